@@ -1,0 +1,30 @@
+//! sonde's typed model: what to measure ([`TcpSpec`]) and what was measured
+//! ([`TcpResult`]), with the units and names they are written in.
+//!
+//! This crate does no I/O. Every other crate speaks in these types: a flag,
+//! a campaign line and a JSON body are three spellings of one Spec, and a
+//! Result is printed, stored and charted from one struct.
+
+pub mod assemble;
+pub mod dscp;
+pub mod env;
+pub mod report;
+pub mod result;
+pub mod serde_secs;
+pub mod spec;
+pub mod units;
+
+pub use dscp::Dscp;
+pub use env::HostEnv;
+pub use report::{
+    SampleWindow, SideReport, SideSample, SocketInForce, StreamRole, StreamSide, TcpInfoSnapshot,
+};
+pub use result::{
+    DirectionSummary, Interval, IntervalSum, StreamInterval, StreamResult, TcpResult, TcpSummary,
+    TestEnv, Timestamp, RESULT_FORMAT_VERSION,
+};
+pub use spec::{Direction, IpFamily, SpecError, TcpSpec};
+pub use units::{ByteSize, Rate, UnitError};
+
+/// The version of sonde that built this crate (all crates share one version).
+pub const SONDE_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,88 @@
+//! What one end of a test measured on its own sockets.
+//!
+//! Each end (client and server) fills a [`SideReport`]; the client joins
+//! the two into a [`crate::TcpResult`] with [`crate::assemble`].
+
+use crate::{Dscp, HostEnv};
+use serde::{Deserialize, Serialize};
+use std::net::SocketAddr;
+
+/// Whether this end wrote or read a stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StreamRole {
+    Sender,
+    Receiver,
+}
+
+/// Socket settings the kernel actually granted (they often differ from
+/// what was asked: Linux doubles SO_SNDBUF/SO_RCVBUF for bookkeeping).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SocketInForce {
+    pub local: SocketAddr,
+    pub remote: SocketAddr,
+    pub sndbuf_bytes: u64,
+    pub rcvbuf_bytes: u64,
+    pub mss_bytes: Option<u32>,
+    pub congestion: Option<String>,
+    pub dscp: Option<Dscp>,
+    pub flowlabel: Option<u32>,
+}
+
+/// A reading of the kernel's TCP_INFO for one socket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct TcpInfoSnapshot {
+    /// Segments retransmitted since the connection opened.
+    pub total_retrans: u64,
+    /// Congestion window in bytes (segments × MSS).
+    pub cwnd_bytes: u64,
+    /// Smoothed round-trip time in microseconds.
+    pub srtt_us: u32,
+    pub rttvar_us: u32,
+    pub min_rtt_us: u32,
+    pub snd_mss: u32,
+    pub pmtu: u32,
+    pub delivery_rate_bps: u64,
+}
+
+/// The time window of one interval report, in seconds from the test start.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SampleWindow {
+    pub start_s: f64,
+    pub end_s: f64,
+}
+
+/// One stream's reading at the end of one interval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SideSample {
+    /// Bytes written (sender) or read (receiver) during the interval.
+    pub bytes: u64,
+    pub tcp: Option<TcpInfoSnapshot>,
+}
+
+/// One stream as one end saw it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StreamSide {
+    pub stream: u16,
+    pub role: StreamRole,
+    pub socket: SocketInForce,
+    /// All bytes moved, warm-up included.
+    pub total_bytes: u64,
+    /// Bytes moved after the warm-up.
+    pub measured_bytes: u64,
+    /// Seconds over which `measured_bytes` moved: the nominal test time
+    /// for a sender, warm-up end to last byte read for a receiver.
+    pub measured_secs: f64,
+    /// Retransmits during the warm-up (subtracted from the summary).
+    pub omitted_retrans: u64,
+    pub samples: Vec<SideSample>,
+    pub final_tcp: Option<TcpInfoSnapshot>,
+}
+
+/// Everything one end measured in one test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SideReport {
+    pub env: HostEnv,
+    pub windows: Vec<SampleWindow>,
+    pub streams: Vec<StreamSide>,
+}

@@ -1,0 +1,23 @@
+//! Durations written as seconds (`f64`) in JSON, with the unit in the
+//! field name (`time_s`, `interval_s`), read from seconds or from a
+//! humantime string (`"5m"`) so TOML files can say what they mean.
+
+use serde::{Deserialize, Deserializer, Serializer};
+use std::time::Duration;
+
+pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
+pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Secs(f64),
+        Text(String),
+    }
+    match Raw::deserialize(d)? {
+        Raw::Secs(v) => Duration::try_from_secs_f64(v).map_err(serde::de::Error::custom),
+        Raw::Text(t) => humantime::parse_duration(&t).map_err(serde::de::Error::custom),
+    }
+}

@@ -1,0 +1,279 @@
+//! What to measure: the TCP throughput test.
+//!
+//! A [`TcpSpec`] is built from flags, from a campaign file or from a JSON
+//! body, and is checked once by [`TcpSpec::validate`]; the server runs the
+//! same check on what it receives.
+
+use crate::{ByteSize, Dscp, Rate};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// Which way data flows, seen from the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// Client sends, server receives (iperf3's default).
+    #[default]
+    Forward,
+    /// Server sends, client receives (`-R`).
+    Reverse,
+    /// Both at once, on separate streams (`--bidir`).
+    Bidir,
+}
+
+impl Direction {
+    /// The directions whose streams this test opens.
+    pub fn flows(self) -> &'static [Direction] {
+        match self {
+            Direction::Forward => &[Direction::Forward],
+            Direction::Reverse => &[Direction::Reverse],
+            Direction::Bidir => &[Direction::Forward, Direction::Reverse],
+        }
+    }
+}
+
+/// Address family to use when the host name has both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum IpFamily {
+    /// IPv6 first, then IPv4.
+    #[default]
+    Any,
+    V4,
+    V6,
+}
+
+/// Limits on a spec that hold for every server, whatever its own limits.
+pub const MAX_PARALLEL: u16 = 128;
+pub const MAX_LENGTH: u64 = 16 << 20;
+pub const MAX_TITLE_CHARS: usize = 200;
+pub const MAX_DURATION: Duration = Duration::from_secs(24 * 3600);
+pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
+pub const MAX_FLOWLABEL: u32 = 0xF_FFFF;
+
+/// A TCP throughput test, as `sonde tcp` runs it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpSpec {
+    /// The server: a host name or an address.
+    pub host: String,
+    pub port: u16,
+    /// How long data flows after the omitted warm-up.
+    #[serde(with = "crate::serde_secs", rename = "time_s")]
+    pub time: Duration,
+    /// Reporting interval; zero means no interval reports.
+    #[serde(with = "crate::serde_secs", rename = "interval_s")]
+    pub interval: Duration,
+    /// Warm-up left out of the summary (iperf3's `-O`).
+    #[serde(with = "crate::serde_secs", rename = "omit_s")]
+    pub omit: Duration,
+    /// Streams per direction.
+    pub parallel: u16,
+    pub direction: Direction,
+    /// Socket send and receive buffer asked for on both ends.
+    #[serde(rename = "window_bytes")]
+    pub window: Option<ByteSize>,
+    /// Congestion control algorithm for the senders.
+    pub congestion: Option<String>,
+    /// TCP maximum segment size asked for.
+    #[serde(rename = "mss_bytes")]
+    pub mss: Option<u32>,
+    /// Size of each write (and read buffer).
+    #[serde(rename = "length_bytes")]
+    pub length: ByteSize,
+    /// Pacing rate per stream; `None` sends as fast as TCP allows.
+    #[serde(rename = "bitrate_bps")]
+    pub bitrate: Option<Rate>,
+    pub dscp: Option<Dscp>,
+    /// IPv6 flow label for the data streams.
+    pub flowlabel: Option<u32>,
+    pub family: IpFamily,
+    pub title: Option<String>,
+}
+
+impl Default for TcpSpec {
+    fn default() -> Self {
+        Self {
+            host: String::new(),
+            port: 5201,
+            time: Duration::from_secs(10),
+            interval: Duration::from_secs(1),
+            omit: Duration::ZERO,
+            parallel: 1,
+            direction: Direction::Forward,
+            window: None,
+            congestion: None,
+            mss: None,
+            length: ByteSize::from_bytes(128 * 1024),
+            bitrate: None,
+            dscp: None,
+            flowlabel: None,
+            family: IpFamily::Any,
+            title: None,
+        }
+    }
+}
+
+/// A spec that cannot run, with the field and the reason.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {reason}")]
+pub struct SpecError {
+    pub field: &'static str,
+    pub reason: String,
+}
+
+fn bad(field: &'static str, reason: impl Into<String>) -> SpecError {
+    SpecError {
+        field,
+        reason: reason.into(),
+    }
+}
+
+impl TcpSpec {
+    /// Checks every field; the one place a spec is validated.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        if self.parallel == 0 || self.parallel > MAX_PARALLEL {
+            return Err(bad(
+                "parallel",
+                format!("{} streams; use 1 to {MAX_PARALLEL}", self.parallel),
+            ));
+        }
+        if self.time.is_zero() || self.time > MAX_DURATION {
+            return Err(bad("time", "must be more than 0 and at most 24h"));
+        }
+        if self.omit > MAX_DURATION {
+            return Err(bad("omit", "must be at most 24h"));
+        }
+        if !self.interval.is_zero() && self.interval < MIN_INTERVAL {
+            return Err(bad("interval", "must be 0 (no reports) or at least 100ms"));
+        }
+        if self.length.bytes() == 0 || self.length.bytes() > MAX_LENGTH {
+            return Err(bad("length", "must be 1 byte to 16 MiB"));
+        }
+        if let Some(w) = self.window {
+            if w.bytes() < 1024 || w.bytes() > 1 << 30 {
+                return Err(bad("window", "must be 1 KiB to 1 GiB"));
+            }
+        }
+        if let Some(mss) = self.mss {
+            if !(88..=65_495).contains(&mss) {
+                return Err(bad("mss", format!("{mss} bytes; use 88 to 65495")));
+            }
+        }
+        if let Some(rate) = self.bitrate {
+            if rate.bps() == 0 {
+                return Err(bad(
+                    "bitrate",
+                    "0 means unpaced: leave the rate out instead",
+                ));
+            }
+        }
+        if let Some(cc) = &self.congestion {
+            if cc.is_empty()
+                || cc.len() > 15
+                || !cc
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+            {
+                return Err(bad(
+                    "congestion",
+                    format!("'{cc}' is not an algorithm name (e.g. cubic, bbr, reno)"),
+                ));
+            }
+        }
+        if let Some(label) = self.flowlabel {
+            if label > MAX_FLOWLABEL {
+                return Err(bad(
+                    "flowlabel",
+                    format!("{label} is above 20 bits (max 1048575)"),
+                ));
+            }
+            if self.family == IpFamily::V4 {
+                return Err(bad("flowlabel", "flow labels exist only in IPv6; drop -4"));
+            }
+        }
+        if let Some(t) = &self.title {
+            if t.chars().count() > MAX_TITLE_CHARS {
+                return Err(bad(
+                    "title",
+                    format!("longer than {MAX_TITLE_CHARS} characters"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Number of TCP data connections the test opens.
+    pub fn stream_count(&self) -> usize {
+        usize::from(self.parallel) * self.direction.flows().len()
+    }
+
+    /// Direction of stream `index` (bidir: the first half forward).
+    pub fn stream_direction(&self, index: usize) -> Direction {
+        match self.direction {
+            Direction::Bidir if index >= usize::from(self.parallel) => Direction::Reverse,
+            Direction::Bidir => Direction::Forward,
+            d => d,
+        }
+    }
+
+    /// Total time data flows: warm-up plus measured time.
+    pub fn send_duration(&self) -> Duration {
+        self.omit + self.time
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_spec_is_valid() {
+        TcpSpec::default().validate().unwrap();
+    }
+
+    #[test]
+    fn limits_name_the_field() {
+        let s = TcpSpec {
+            parallel: 129,
+            ..TcpSpec::default()
+        };
+        assert_eq!(s.validate().unwrap_err().field, "parallel");
+        let s = TcpSpec {
+            flowlabel: Some(1 << 20),
+            ..TcpSpec::default()
+        };
+        assert_eq!(s.validate().unwrap_err().field, "flowlabel");
+        let s = TcpSpec {
+            congestion: Some("cubic; rm".into()),
+            ..TcpSpec::default()
+        };
+        assert_eq!(s.validate().unwrap_err().field, "congestion");
+    }
+
+    #[test]
+    fn bidir_splits_streams() {
+        let s = TcpSpec {
+            parallel: 3,
+            direction: Direction::Bidir,
+            ..TcpSpec::default()
+        };
+        assert_eq!(s.stream_count(), 6);
+        assert_eq!(s.stream_direction(2), Direction::Forward);
+        assert_eq!(s.stream_direction(3), Direction::Reverse);
+    }
+
+    #[test]
+    fn json_uses_unit_names_and_round_trips() {
+        let s = TcpSpec {
+            host: "::1".into(),
+            bitrate: Some(Rate::from_bps(5_000_000)),
+            ..TcpSpec::default()
+        };
+        let j = serde_json::to_value(&s).unwrap();
+        assert_eq!(j["time_s"], 10.0);
+        assert_eq!(j["bitrate_bps"], 5_000_000);
+        let back: TcpSpec = serde_json::from_value(j).unwrap();
+        assert_eq!(back, s);
+    }
+}
