@@ -23,7 +23,7 @@ pub use result::{
     DirectionSummary, Interval, IntervalSum, StreamInterval, StreamResult, TcpResult, TcpSummary,
     TestEnv, Timestamp, RESULT_FORMAT_VERSION,
 };
-pub use spec::{Direction, IpFamily, SpecError, TcpSpec};
+pub use spec::{Direction, IpFamily, SpecError, TcpSpec, TestSpec};
 pub use units::{ByteSize, Rate, UnitError};
 
 /// The version of sonde that built this crate (all crates share one version).

@@ -277,3 +277,19 @@ mod tests {
         assert_eq!(back, s);
     }
 }
+
+/// Any test a client can ask a server to run. Written as
+/// `{"test": "tcp", "spec": {...}}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "test", content = "spec", rename_all = "lowercase")]
+pub enum TestSpec {
+    Tcp(TcpSpec),
+}
+
+impl TestSpec {
+    pub fn validate(&self) -> Result<(), SpecError> {
+        match self {
+            TestSpec::Tcp(s) => s.validate(),
+        }
+    }
+}

@@ -1,0 +1,32 @@
+//! The codecs of sonde's native control protocol. Pure encode and decode:
+//! nothing here reads a socket or a clock, so every function can be fuzzed
+//! (`fuzz/`) and property-tested.
+//!
+//! A control or data connection opens with an 8-byte [`Preamble`]
+//! (magic `SOND`, a protocol version, two reserved bytes). After it, each
+//! side sends frames: a 4-byte big-endian length, then that many bytes of
+//! UTF-8 JSON holding one message. Every frame length is checked against a
+//! cap chosen by the reader *before* any buffer is sized by it.
+
+pub mod frame;
+pub mod message;
+pub mod preamble;
+
+pub use frame::{encode_frame, frame_len, FrameDecoder, FRAME_HEADER_LEN, HANDSHAKE_FRAME_MAX};
+pub use message::{decode_message, encode_message, ClientMessage, Refusal, ServerMessage, TestId};
+pub use preamble::{Preamble, MAGIC, PREAMBLE_LEN, PROTOCOL_VERSION};
+
+/// Bytes that are not a valid part of the protocol.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WireError {
+    #[error("not a sonde peer: the connection opened with {found:02x?}, not the magic 'SOND'")]
+    BadMagic { found: [u8; 4] },
+    #[error("frame of {len} bytes is over the {max}-byte cap")]
+    FrameTooLarge { len: usize, max: usize },
+    #[error("empty frame")]
+    EmptyFrame,
+    #[error("malformed message: {0}")]
+    BadMessage(String),
+    #[error("message could not be encoded: {0}")]
+    Encode(String),
+}

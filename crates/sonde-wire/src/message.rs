@@ -1,0 +1,185 @@
+//! The messages of the native control protocol.
+//!
+//! A test runs as: client → `TestRequest`; server → `Accepted` or
+//! `Refused`; the client opens each data connection with a preamble and
+//! `StreamHello`; server → `Start` once every stream is in; when data
+//! stops, client → `Report`, server → `Report`. Either side may send
+//! `Abort` at any time.
+
+use crate::{encode_frame, WireError};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use sonde_model::{HostEnv, SideReport, TestSpec};
+use std::fmt;
+
+/// A random 128-bit test identifier; data connections present it to join
+/// their test, so it also keeps strangers from joining.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TestId(pub [u8; 16]);
+
+impl fmt::Display for TestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.iter().try_for_each(|b| write!(f, "{b:02x}"))
+    }
+}
+
+impl fmt::Debug for TestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "TestId({self})")
+    }
+}
+
+impl std::str::FromStr for TestId {
+    type Err = WireError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || WireError::BadMessage(format!("test id '{s}' is not 32 hex digits"));
+        if s.len() != 32 || !s.is_ascii() {
+            return Err(bad());
+        }
+        let mut out = [0u8; 16];
+        for (i, byte) in out.iter_mut().enumerate() {
+            *byte = u8::from_str_radix(&s[2 * i..2 * i + 2], 16).map_err(|_| bad())?;
+        }
+        Ok(Self(out))
+    }
+}
+
+impl Serialize for TestId {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for TestId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// Why a server will not run a test. Each names the rule and its value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum Refusal {
+    #[error("{limit} is {value} on this server (asked: {requested})")]
+    LimitExceeded {
+        limit: String,
+        value: String,
+        requested: String,
+    },
+    #[error("client {client} is not in this server's allowed prefixes")]
+    NotAllowed { client: String },
+    #[error("server busy: max_concurrent_tests is {max_concurrent_tests} and all are running")]
+    Busy { max_concurrent_tests: u32 },
+    #[error("protocol version {offered} is not supported (this server speaks {supported})")]
+    UnsupportedVersion { offered: u16, supported: u16 },
+    #[error("invalid test: {field}: {detail}")]
+    InvalidSpec { field: String, detail: String },
+    #[error("not available on the server: {what}")]
+    Unavailable { what: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ClientMessage {
+    TestRequest { request: TestSpec, env: HostEnv },
+    StreamHello { test_id: TestId, stream: u16 },
+    Report { report: SideReport },
+    Abort { reason: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ServerMessage {
+    Accepted { test_id: TestId, env: HostEnv },
+    Refused { refusal: Refusal },
+    Start,
+    Report { report: SideReport },
+    Abort { reason: String },
+}
+
+/// A message as one complete frame.
+pub fn encode_message<M: Serialize>(msg: &M) -> Result<Vec<u8>, WireError> {
+    let json = serde_json::to_vec(msg).map_err(|e| WireError::Encode(e.to_string()))?;
+    encode_frame(&json)
+}
+
+/// A message from one frame's payload.
+pub fn decode_message<M: DeserializeOwned>(payload: &[u8]) -> Result<M, WireError> {
+    serde_json::from_slice(payload).map_err(|e| WireError::BadMessage(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{FrameDecoder, HANDSHAKE_FRAME_MAX};
+    use proptest::prelude::*;
+    use sonde_model::TcpSpec;
+
+    fn round_trip<M: Serialize + DeserializeOwned>(m: &M) -> M {
+        let wire = encode_message(m).unwrap();
+        let mut d = FrameDecoder::new(HANDSHAKE_FRAME_MAX);
+        d.push(&wire).unwrap();
+        decode_message(&d.next_frame().unwrap().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn messages_round_trip() {
+        let req = ClientMessage::TestRequest {
+            request: TestSpec::Tcp(TcpSpec {
+                host: "::1".into(),
+                ..TcpSpec::default()
+            }),
+            env: HostEnv::default(),
+        };
+        assert_eq!(round_trip(&req), req);
+        let refused = ServerMessage::Refused {
+            refusal: Refusal::LimitExceeded {
+                limit: "max_duration".into(),
+                value: "5m".into(),
+                requested: "1h".into(),
+            },
+        };
+        assert_eq!(round_trip(&refused), refused);
+        assert_eq!(round_trip(&ServerMessage::Start), ServerMessage::Start);
+    }
+
+    #[test]
+    fn refusals_read_as_sentences() {
+        let r = Refusal::LimitExceeded {
+            limit: "max_streams".into(),
+            value: "8".into(),
+            requested: "16".into(),
+        };
+        assert_eq!(r.to_string(), "max_streams is 8 on this server (asked: 16)");
+    }
+
+    #[test]
+    fn wrong_types_are_errors() {
+        let bad = br#"{"type":"stream_hello","test_id":5,"stream":"x"}"#;
+        assert!(decode_message::<ClientMessage>(bad).is_err());
+        let bad = br#"{"type":"stream_hello","test_id":"zz","stream":1}"#;
+        assert!(decode_message::<ClientMessage>(bad).is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn test_ids_round_trip(bytes in any::<[u8; 16]>()) {
+            let id = TestId(bytes);
+            prop_assert_eq!(id.to_string().parse::<TestId>().unwrap(), id);
+        }
+
+        #[test]
+        fn hello_round_trips(bytes in any::<[u8; 16]>(), stream in any::<u16>()) {
+            let m = ClientMessage::StreamHello { test_id: TestId(bytes), stream };
+            prop_assert_eq!(round_trip(&m), m);
+        }
+
+        #[test]
+        fn decoding_garbage_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+            let _ = decode_message::<ClientMessage>(&bytes);
+            let _ = decode_message::<ServerMessage>(&bytes);
+        }
+    }
+}
