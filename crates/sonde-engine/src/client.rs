@@ -1,0 +1,194 @@
+//! The client end of a native TCP test: ask the server, open the streams,
+//! run this end, swap reports, assemble the result.
+
+use crate::connect::{connect, connect_any, resolve};
+use crate::control::Control;
+use crate::host_env::{available_congestion, host_env};
+use crate::side::{run_side, DataStream, LiveInterval, SidePlan, DRAIN_GRACE};
+use crate::sockopt::StreamOptions;
+use crate::EngineError;
+use sonde_model::assemble::tcp_result;
+use sonde_model::{HostEnv, SideReport, StreamRole, TcpResult, TcpSpec, TestSpec, Timestamp};
+use sonde_wire::{ClientMessage, Preamble, ServerMessage, HANDSHAKE_FRAME_MAX, PROTOCOL_VERSION};
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long each step of the handshake may take.
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What a running test tells its caller.
+#[derive(Debug)]
+pub enum TestEvent<'a> {
+    /// The server accepted; data streams are next.
+    Accepted {
+        server: SocketAddr,
+        env: &'a HostEnv,
+    },
+    /// Every stream is connected and data starts to flow.
+    Started {
+        streams: &'a [(u16, StreamRole, SocketAddr, SocketAddr)],
+    },
+    Interval(&'a LiveInterval),
+}
+
+/// The largest report frame a test of `spec` can produce: every stream's
+/// samples with room to spare. Both ends use it as the cap.
+pub fn report_frame_cap(spec: &TcpSpec) -> usize {
+    let windows = if spec.interval.is_zero() {
+        2
+    } else {
+        (spec.send_duration().as_secs_f64() / spec.interval.as_secs_f64()).ceil() as usize + 3
+    };
+    HANDSHAKE_FRAME_MAX + spec.stream_count() * windows * 600
+}
+
+/// This end's role for stream `index` of `spec`, seen from the client.
+pub fn client_role(spec: &TcpSpec, index: usize) -> StreamRole {
+    match spec.stream_direction(index) {
+        sonde_model::Direction::Reverse => StreamRole::Receiver,
+        _ => StreamRole::Sender,
+    }
+}
+
+/// The same plan on both ends: the server caps apply where they bind.
+pub fn side_plan(spec: &TcpSpec) -> SidePlan {
+    SidePlan {
+        omit: spec.omit,
+        time: spec.time,
+        interval: spec.interval,
+        length: usize::try_from(spec.length.bytes()).unwrap_or(128 * 1024),
+        send_rate: spec.bitrate,
+        receive_rate: None,
+    }
+}
+
+fn expect_server(msg: ServerMessage, expected: &'static str) -> Result<ServerMessage, EngineError> {
+    match msg {
+        ServerMessage::Refused { refusal } => Err(EngineError::Refused(refusal)),
+        ServerMessage::Abort { reason } => Err(EngineError::Aborted(reason)),
+        other => {
+            let _ = expected;
+            Ok(other)
+        }
+    }
+}
+
+fn unexpected(expected: &'static str, got: &ServerMessage) -> EngineError {
+    EngineError::Unexpected {
+        expected,
+        got: format!("{got:?}").chars().take(80).collect(),
+    }
+}
+
+/// Runs `spec` against a sonde server and returns the joined result.
+pub fn run_tcp(
+    spec: &TcpSpec,
+    on_event: &mut dyn FnMut(TestEvent<'_>),
+) -> Result<TcpResult, EngineError> {
+    if let Some(cc) = &spec.congestion {
+        let available = available_congestion();
+        if !available.is_empty() && !available.iter().any(|a| a == cc) {
+            return Err(EngineError::Unavailable(format!(
+                "congestion control '{cc}' is not available here (available: {})",
+                available.join(", ")
+            )));
+        }
+    }
+    let addrs = resolve(&spec.host, spec.port, spec.family)?;
+    let mut control = Control::new(connect_any(&addrs)?);
+    let server_addr = control
+        .stream()
+        .peer_addr()
+        .map_err(EngineError::io("server address"))?;
+    control.send_preamble()?;
+    control.send(&ClientMessage::TestRequest {
+        request: TestSpec::Tcp(spec.clone()),
+        env: host_env(),
+    })?;
+    let theirs = control.recv_preamble(HANDSHAKE_TIMEOUT)?;
+    let reply = control.recv(
+        HANDSHAKE_FRAME_MAX,
+        HANDSHAKE_TIMEOUT,
+        "the server's answer",
+    )?;
+    let reply = expect_server(reply, "accepted")?;
+    let (test_id, server_env) = match reply {
+        ServerMessage::Accepted { test_id, env } => (test_id, env),
+        other => return Err(unexpected("accepted", &other)),
+    };
+    if theirs.version != PROTOCOL_VERSION {
+        tracing::debug!(
+            server = theirs.version,
+            "server speaks another protocol version"
+        );
+    }
+    on_event(TestEvent::Accepted {
+        server: server_addr,
+        env: &server_env,
+    });
+
+    let opts = StreamOptions::from(spec);
+    let mut streams = Vec::with_capacity(spec.stream_count());
+    for i in 0..spec.stream_count() {
+        let index = u16::try_from(i).unwrap_or(u16::MAX);
+        let mut s = connect(server_addr, &opts)?;
+        let hello = Preamble::CURRENT.encode();
+        let frame = sonde_wire::encode_message(&ClientMessage::StreamHello {
+            test_id,
+            stream: index,
+        })?;
+        std::io::Write::write_all(&mut s, &[&hello[..], &frame[..]].concat())
+            .map_err(EngineError::io("opening a data stream"))?;
+        streams.push(DataStream {
+            index,
+            role: client_role(spec, i),
+            stream: s,
+            flowlabel: spec.flowlabel,
+        });
+    }
+    let start_msg = control.recv(HANDSHAKE_FRAME_MAX, HANDSHAKE_TIMEOUT, "the start signal")?;
+    match expect_server(start_msg, "start")? {
+        ServerMessage::Start => {}
+        other => return Err(unexpected("start", &other)),
+    }
+    let start = Instant::now();
+    let start_ts = Timestamp::now();
+    let summary: Vec<(u16, StreamRole, SocketAddr, SocketAddr)> = streams
+        .iter()
+        .filter_map(|d| {
+            Some((
+                d.index,
+                d.role,
+                d.stream.local_addr().ok()?,
+                d.stream.peer_addr().ok()?,
+            ))
+        })
+        .collect();
+    on_event(TestEvent::Started { streams: &summary });
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let mine = run_side(
+        side_plan(spec),
+        streams,
+        host_env(),
+        start,
+        &stop,
+        &mut |live| {
+            on_event(TestEvent::Interval(live));
+        },
+    );
+    control.send(&ClientMessage::Report {
+        report: mine.clone(),
+    })?;
+    let cap = report_frame_cap(spec);
+    let reply = control.recv(cap, DRAIN_GRACE + HANDSHAKE_TIMEOUT, "the server's report")?;
+    let theirs: SideReport = match expect_server(reply, "report")? {
+        ServerMessage::Report { report } => report,
+        other => return Err(unexpected("report", &other)),
+    };
+    let mut server_report = theirs;
+    server_report.env = server_env;
+    Ok(tcp_result(spec, start_ts, &mine, &server_report)?)
+}

@@ -1,0 +1,92 @@
+//! Finding the server and opening connections to it.
+
+use crate::sockopt::{apply_before_connect, StreamOptions};
+use crate::EngineError;
+use socket2::{Domain, Protocol, SockAddr, Socket, Type};
+use sonde_model::IpFamily;
+use std::net::{SocketAddr, SocketAddrV6, TcpStream, ToSocketAddrs};
+use std::time::Duration;
+
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Addresses of `host`, IPv6 first (or only the family asked for).
+pub fn resolve(host: &str, port: u16, family: IpFamily) -> Result<Vec<SocketAddr>, EngineError> {
+    let host_only = host.trim_start_matches('[').trim_end_matches(']');
+    let mut addrs: Vec<SocketAddr> = (host_only, port)
+        .to_socket_addrs()
+        .map_err(|source| EngineError::Resolve {
+            host: host.to_string(),
+            source,
+        })?
+        .filter(|a| match family {
+            IpFamily::Any => true,
+            IpFamily::V4 => a.is_ipv4(),
+            IpFamily::V6 => a.is_ipv6(),
+        })
+        .collect();
+    addrs.sort_by_key(|a| a.is_ipv4());
+    addrs.dedup();
+    if addrs.is_empty() {
+        return Err(EngineError::NoAddress {
+            host: host.to_string(),
+            family: match family {
+                IpFamily::V4 => "IPv4",
+                IpFamily::V6 => "IPv6",
+                IpFamily::Any => "IP",
+            },
+        });
+    }
+    Ok(addrs)
+}
+
+/// A TCP connection to `addr` with `opts` set before the handshake.
+pub fn connect(addr: SocketAddr, opts: &StreamOptions) -> Result<TcpStream, EngineError> {
+    let sock = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
+        .map_err(EngineError::io("socket"))?;
+    apply_before_connect(&sock, opts, &addr)?;
+    let target = match (addr, opts.flowlabel) {
+        (SocketAddr::V6(v6), Some(label)) => SocketAddr::V6(SocketAddrV6::new(
+            *v6.ip(),
+            v6.port(),
+            (label & 0xF_FFFF).to_be(),
+            v6.scope_id(),
+        )),
+        _ => addr,
+    };
+    sock.connect_timeout(&SockAddr::from(target), CONNECT_TIMEOUT)
+        .map_err(|source| EngineError::Connect { addr, source })?;
+    Ok(sock.into())
+}
+
+/// The first of `addrs` that accepts a control connection (no Nagle delay).
+pub fn connect_any(addrs: &[SocketAddr]) -> Result<TcpStream, EngineError> {
+    let mut last = None;
+    for &addr in addrs {
+        match connect(addr, &StreamOptions::default()) {
+            Ok(s) => {
+                s.set_nodelay(true)
+                    .map_err(EngineError::io("TCP_NODELAY"))?;
+                return Ok(s);
+            }
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or(EngineError::Timeout {
+        what: "an address to connect to",
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literal_addresses_resolve_in_family_order() {
+        assert!(resolve("::1", 1, IpFamily::Any).unwrap()[0].is_ipv6());
+        assert!(resolve("[::1]", 1, IpFamily::V6).is_ok());
+        assert!(matches!(
+            resolve("::1", 1, IpFamily::V4),
+            Err(EngineError::NoAddress { .. })
+        ));
+    }
+}

@@ -1,0 +1,115 @@
+//! The control channel: sonde-wire frames over a TCP stream, with a
+//! deadline on every read.
+
+use crate::EngineError;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use sonde_wire::{
+    decode_message, encode_message, frame_len, Preamble, FRAME_HEADER_LEN, PREAMBLE_LEN,
+};
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+/// Reads exactly `buf.len()` bytes before `deadline`, however slowly the
+/// peer trickles them.
+pub fn read_exact_by(
+    stream: &mut TcpStream,
+    buf: &mut [u8],
+    deadline: Instant,
+    what: &'static str,
+) -> Result<(), EngineError> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        let left = deadline
+            .checked_duration_since(Instant::now())
+            .filter(|d| !d.is_zero())
+            .ok_or(EngineError::Timeout { what })?;
+        stream
+            .set_read_timeout(Some(left))
+            .map_err(EngineError::io("set read timeout"))?;
+        match stream.read(&mut buf[filled..]) {
+            Ok(0) => return Err(EngineError::Closed { during: what }),
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                return Err(EngineError::Timeout { what })
+            }
+            Err(e) => {
+                return Err(EngineError::Io {
+                    context: what,
+                    source: e,
+                })
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One end of a control connection.
+#[derive(Debug)]
+pub struct Control {
+    stream: TcpStream,
+}
+
+impl Control {
+    pub fn new(stream: TcpStream) -> Self {
+        Self { stream }
+    }
+
+    pub fn stream(&self) -> &TcpStream {
+        &self.stream
+    }
+
+    pub fn into_stream(self) -> TcpStream {
+        self.stream
+    }
+
+    /// Writes our preamble.
+    pub fn send_preamble(&mut self) -> Result<(), EngineError> {
+        self.stream
+            .write_all(&Preamble::CURRENT.encode())
+            .map_err(EngineError::io("sending the preamble"))
+    }
+
+    /// Reads the peer's preamble (magic checked, version returned as is).
+    pub fn recv_preamble(&mut self, timeout: Duration) -> Result<Preamble, EngineError> {
+        let mut buf = [0u8; PREAMBLE_LEN];
+        read_exact_by(
+            &mut self.stream,
+            &mut buf,
+            Instant::now() + timeout,
+            "the preamble",
+        )?;
+        Ok(Preamble::decode(&buf)?)
+    }
+
+    pub fn send<M: Serialize>(&mut self, msg: &M) -> Result<(), EngineError> {
+        let frame = encode_message(msg)?;
+        self.stream
+            .write_all(&frame)
+            .map_err(EngineError::io("sending a control message"))
+    }
+
+    /// The next message, refused if its frame is over `max` bytes or it
+    /// does not arrive within `timeout`.
+    pub fn recv<M: DeserializeOwned>(
+        &mut self,
+        max: usize,
+        timeout: Duration,
+        what: &'static str,
+    ) -> Result<M, EngineError> {
+        let deadline = Instant::now() + timeout;
+        let mut header = [0u8; FRAME_HEADER_LEN];
+        read_exact_by(&mut self.stream, &mut header, deadline, what)?;
+        let len = frame_len(header, max)?;
+        let mut payload = vec![0u8; len];
+        read_exact_by(&mut self.stream, &mut payload, deadline, what)?;
+        Ok(decode_message(&payload)?)
+    }
+}

@@ -1,0 +1,21 @@
+//! sonde's measurement engine: TCP senders and receivers, pacing,
+//! counters and TCP_INFO sampling, and the client end of a test.
+//!
+//! The engine moves bytes and counts them; what may run (limits, who may
+//! connect) is the agent's business, and how results look is the
+//! report crate's.
+
+pub mod client;
+pub mod connect;
+pub mod control;
+mod error;
+pub mod host_env;
+pub mod pacer;
+pub mod side;
+pub mod sockopt;
+pub mod stream;
+mod sys;
+pub mod tcp_info;
+
+pub use client::{run_tcp, TestEvent};
+pub use error::EngineError;

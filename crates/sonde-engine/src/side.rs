@@ -1,0 +1,273 @@
+//! Running one end of a test: a thread per stream, and on the calling
+//! thread a sampler that cuts the run into interval windows.
+
+use crate::pacer::Pacer;
+use crate::sockopt::in_force;
+use crate::stream::{receive_loop, send_loop, LoopTiming, StreamCounters};
+use crate::tcp_info::read_tcp_info;
+use sonde_model::{
+    HostEnv, Rate, SampleWindow, SideReport, SideSample, SocketInForce, StreamRole, StreamSide,
+    TcpInfoSnapshot,
+};
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long receivers wait, after senders stop, for queued data to drain.
+pub const DRAIN_GRACE: Duration = Duration::from_secs(30);
+
+/// A connected data stream and what this end does with it.
+#[derive(Debug)]
+pub struct DataStream {
+    pub index: u16,
+    pub role: StreamRole,
+    pub stream: TcpStream,
+    pub flowlabel: Option<u32>,
+}
+
+/// The timing and pacing of one end's run.
+#[derive(Debug, Clone, Copy)]
+pub struct SidePlan {
+    pub omit: Duration,
+    pub time: Duration,
+    /// Zero: no interval windows.
+    pub interval: Duration,
+    pub length: usize,
+    /// Per-stream send rate; `None` is unpaced.
+    pub send_rate: Option<Rate>,
+    /// Per-stream receive cap (a server limit); `None` is uncapped.
+    pub receive_rate: Option<Rate>,
+}
+
+/// One interval as this end saw it, handed out while the test runs.
+#[derive(Debug, Clone)]
+pub struct LiveInterval {
+    pub window: SampleWindow,
+    pub omitted: bool,
+    pub streams: Vec<(u16, StreamRole, SideSample)>,
+}
+
+struct Running {
+    index: u16,
+    role: StreamRole,
+    socket: SocketInForce,
+    probe: Option<TcpStream>,
+    counters: Arc<StreamCounters>,
+    samples: Vec<SideSample>,
+    last_bytes: u64,
+    bytes_at_omit: u64,
+    retrans_at_omit: u64,
+}
+
+impl Running {
+    fn tcp(&self) -> Option<TcpInfoSnapshot> {
+        self.probe.as_ref().and_then(read_tcp_info)
+    }
+    fn bytes(&self) -> u64 {
+        self.counters.bytes.load(Ordering::Relaxed)
+    }
+    fn last_data_s(&self) -> f64 {
+        self.counters.last_data_ns.load(Ordering::Relaxed) as f64 / 1e9
+    }
+}
+
+fn secs(d: Duration) -> f64 {
+    d.as_secs_f64()
+}
+
+/// Runs every stream of this end from `start` until the senders have
+/// sent for `omit + time` and the receivers have read to the end (or
+/// `stop` is set), calling `on_interval` at each window.
+pub fn run_side(
+    plan: SidePlan,
+    streams: Vec<DataStream>,
+    env: HostEnv,
+    start: Instant,
+    stop: &Arc<AtomicBool>,
+    on_interval: &mut dyn FnMut(&LiveInterval),
+) -> SideReport {
+    let nominal_end = plan.omit + plan.time;
+    let timing = LoopTiming {
+        start,
+        send_end: start + nominal_end,
+        hard_end: start + nominal_end + DRAIN_GRACE,
+    };
+    let (done_tx, done_rx) = mpsc::channel::<u16>();
+    let mut running = Vec::with_capacity(streams.len());
+    let mut handles = Vec::with_capacity(streams.len());
+    for ds in streams {
+        let counters = Arc::new(StreamCounters::default());
+        let probe = match ds.role {
+            StreamRole::Sender => ds.stream.try_clone().ok(),
+            StreamRole::Receiver => None,
+        };
+        running.push(Running {
+            index: ds.index,
+            role: ds.role,
+            socket: in_force(&ds.stream, ds.flowlabel),
+            probe,
+            counters: Arc::clone(&counters),
+            samples: Vec::new(),
+            last_bytes: 0,
+            bytes_at_omit: 0,
+            retrans_at_omit: 0,
+        });
+        let (thread_stop, done_tx) = (Arc::clone(stop), done_tx.clone());
+        let (index, role, stream) = (ds.index, ds.role, ds.stream);
+        let handle = std::thread::Builder::new()
+            .name(format!("sonde-stream-{index}"))
+            .spawn(move || {
+                let res = match role {
+                    StreamRole::Sender => send_loop(
+                        stream,
+                        &counters,
+                        timing,
+                        plan.length,
+                        plan.send_rate.map(Pacer::new),
+                        &thread_stop,
+                    ),
+                    StreamRole::Receiver => receive_loop(
+                        stream,
+                        &counters,
+                        timing,
+                        plan.length,
+                        plan.receive_rate.map(Pacer::new),
+                        &thread_stop,
+                    ),
+                };
+                if let Err(e) = res {
+                    tracing::warn!(stream = index, error = %e, "stream ended with an error");
+                }
+                let _ = done_tx.send(index);
+            });
+        match handle {
+            Ok(h) => handles.push(h),
+            Err(e) => {
+                tracing::error!(error = %e, "cannot start a stream thread");
+                stop.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+    drop(done_tx);
+
+    let mut windows = Vec::new();
+    let mut window_start = Duration::ZERO;
+    let mut omit_pending = !plan.omit.is_zero();
+    let mut finished = 0usize;
+    let total = handles.len();
+    let mut cut =
+        |running: &mut Vec<Running>, from: Duration, to_s: f64, windows: &mut Vec<SampleWindow>| {
+            let window = SampleWindow {
+                start_s: secs(from),
+                end_s: to_s,
+            };
+            let mut live = Vec::with_capacity(running.len());
+            for r in running.iter_mut() {
+                let now = r.bytes();
+                let sample = SideSample {
+                    bytes: now - r.last_bytes,
+                    tcp: r.tcp(),
+                };
+                r.last_bytes = now;
+                r.samples.push(sample);
+                live.push((r.index, r.role, sample));
+            }
+            windows.push(window);
+            on_interval(&LiveInterval {
+                window,
+                omitted: to_s <= secs(plan.omit) + 1e-3,
+                streams: live,
+            });
+        };
+
+    while finished < total {
+        let next_window = if plan.interval.is_zero() {
+            None
+        } else {
+            Some((window_start + plan.interval).min(nominal_end))
+        }
+        .filter(|&t| t > window_start && window_start < nominal_end);
+        let next_omit = Some(plan.omit).filter(|_| omit_pending);
+        let next_tick = match (next_window, next_omit) {
+            (Some(w), Some(o)) => Some(w.min(o)),
+            (w, o) => w.or(o),
+        };
+        let wait = next_tick.map_or(Duration::from_millis(500), |t| {
+            (start + t).saturating_duration_since(Instant::now())
+        });
+        match done_rx.recv_timeout(wait) {
+            Ok(_) => {
+                finished += 1;
+                continue;
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        let Some(tick) = next_tick else { continue };
+        if omit_pending && tick == plan.omit {
+            omit_pending = false;
+            for r in &mut running {
+                r.bytes_at_omit = r.bytes();
+                r.retrans_at_omit = r.tcp().map_or(0, |t| t.total_retrans);
+            }
+        }
+        if next_window == Some(tick) && tick < nominal_end {
+            cut(&mut running, window_start, secs(tick), &mut windows);
+            window_start = tick;
+        } else if next_window == Some(tick) {
+            // The last window closes when the data stops, not at the
+            // nominal end: receivers go on reading what was queued.
+            window_start = window_start.max(Duration::ZERO);
+            omit_pending = false;
+            let remaining: Vec<u16> = done_rx.iter().take(total - finished).collect();
+            finished += remaining.len();
+            let last = running
+                .iter()
+                .map(Running::last_data_s)
+                .fold(secs(nominal_end), f64::max);
+            cut(&mut running, window_start, last, &mut windows);
+            window_start = nominal_end;
+        }
+    }
+    for h in handles {
+        let _ = h.join();
+    }
+    if !plan.interval.is_zero() && window_start < nominal_end && !windows.is_empty() {
+        // Stopped early (abort): close the window that was open.
+        let last = running
+            .iter()
+            .map(Running::last_data_s)
+            .fold(secs(window_start), f64::max);
+        cut(&mut running, window_start, last, &mut windows);
+    }
+
+    let streams = running
+        .into_iter()
+        .map(|r| {
+            let total_bytes = r.bytes();
+            let measured_bytes = total_bytes.saturating_sub(r.bytes_at_omit);
+            let measured_secs = match r.role {
+                StreamRole::Sender => secs(plan.time),
+                StreamRole::Receiver => (r.last_data_s() - secs(plan.omit)).max(0.0),
+            };
+            StreamSide {
+                stream: r.index,
+                role: r.role,
+                final_tcp: r.tcp(),
+                socket: r.socket,
+                total_bytes,
+                measured_bytes,
+                measured_secs,
+                omitted_retrans: r.retrans_at_omit,
+                samples: r.samples,
+            }
+        })
+        .collect();
+    SideReport {
+        env,
+        windows,
+        streams,
+    }
+}

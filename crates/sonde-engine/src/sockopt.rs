@@ -1,0 +1,129 @@
+//! Socket options of data streams: what is asked (from the spec) and what
+//! the kernel granted (read back for the result).
+
+use crate::{sys, EngineError};
+use socket2::{SockRef, Socket};
+use sonde_model::{ByteSize, Dscp, SocketInForce, TcpSpec};
+use std::net::{IpAddr, SocketAddr, TcpStream};
+
+/// The per-socket settings a spec asks for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StreamOptions {
+    pub window: Option<ByteSize>,
+    pub congestion: Option<String>,
+    pub mss: Option<u32>,
+    pub dscp: Option<Dscp>,
+    pub flowlabel: Option<u32>,
+}
+
+impl From<&TcpSpec> for StreamOptions {
+    fn from(s: &TcpSpec) -> Self {
+        Self {
+            window: s.window,
+            congestion: s.congestion.clone(),
+            mss: s.mss,
+            dscp: s.dscp,
+            flowlabel: s.flowlabel,
+        }
+    }
+}
+
+fn opt_err(option: impl Into<String>) -> impl FnOnce(std::io::Error) -> EngineError {
+    let option = option.into();
+    move |source| EngineError::SocketOption { option, source }
+}
+
+/// Whether packets to `peer` leave as IPv4 (plain or v4-mapped).
+fn is_v4(peer: &SocketAddr) -> bool {
+    match peer.ip() {
+        IpAddr::V4(_) => true,
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().is_some(),
+    }
+}
+
+/// Settings both ends apply: buffers, congestion control, DSCP.
+fn apply_common(
+    sock: &SockRef<'_>,
+    o: &StreamOptions,
+    peer: &SocketAddr,
+) -> Result<(), EngineError> {
+    if let Some(w) = o.window {
+        let bytes = usize::try_from(w.bytes()).unwrap_or(usize::MAX);
+        sock.set_send_buffer_size(bytes)
+            .map_err(opt_err("SO_SNDBUF"))?;
+        sock.set_recv_buffer_size(bytes)
+            .map_err(opt_err("SO_RCVBUF"))?;
+    }
+    if let Some(cc) = &o.congestion {
+        sock.set_tcp_congestion(cc.as_bytes())
+            .map_err(opt_err(format!("congestion control '{cc}'")))?;
+    }
+    if let Some(d) = o.dscp {
+        let tos = u32::from(d.tos_byte());
+        if is_v4(peer) {
+            sock.set_tos_v4(tos).map_err(opt_err("IP_TOS"))?;
+        } else {
+            sock.set_tclass_v6(tos).map_err(opt_err("IPV6_TCLASS"))?;
+        }
+    }
+    Ok(())
+}
+
+/// Client side, before `connect`: everything, MSS and flow label included.
+pub fn apply_before_connect(
+    sock: &Socket,
+    o: &StreamOptions,
+    peer: &SocketAddr,
+) -> Result<(), EngineError> {
+    let r = SockRef::from(sock);
+    apply_common(&r, o, peer)?;
+    if let Some(mss) = o.mss {
+        sock.set_tcp_mss(mss).map_err(opt_err("TCP_MAXSEG"))?;
+    }
+    if let (Some(label), SocketAddr::V6(v6)) = (o.flowlabel, peer) {
+        sys::enable_flow_label(sock, *v6.ip(), label).map_err(opt_err("IPV6_FLOWLABEL_MGR"))?;
+    }
+    Ok(())
+}
+
+/// Server side, on an accepted stream.
+pub fn apply_accepted(stream: &TcpStream, o: &StreamOptions) -> Result<(), EngineError> {
+    let peer = stream
+        .peer_addr()
+        .map_err(EngineError::io("peer address"))?;
+    apply_common(&SockRef::from(stream), o, &peer)
+}
+
+/// What the kernel has in force on a connected stream.
+pub fn in_force(stream: &TcpStream, flowlabel: Option<u32>) -> SocketInForce {
+    let r = SockRef::from(stream);
+    let unspecified: SocketAddr = (std::net::Ipv6Addr::UNSPECIFIED, 0).into();
+    let peer = stream.peer_addr().unwrap_or(unspecified);
+    let tos = if is_v4(&peer) {
+        r.tos_v4()
+    } else {
+        r.tclass_v6()
+    };
+    SocketInForce {
+        local: stream.local_addr().unwrap_or(unspecified),
+        remote: peer,
+        sndbuf_bytes: r.send_buffer_size().map_or(0, |v| v as u64),
+        rcvbuf_bytes: r.recv_buffer_size().map_or(0, |v| v as u64),
+        mss_bytes: r.tcp_mss().ok(),
+        congestion: r.tcp_congestion().ok().map(|v| {
+            String::from_utf8_lossy(&v)
+                .trim_end_matches('\0')
+                .to_string()
+        }),
+        dscp: tos
+            .ok()
+            .and_then(|t| u8::try_from(t).ok())
+            .map(Dscp::from_tos_byte)
+            .filter(|d| d.value() != 0),
+        flowlabel: if matches!(peer, SocketAddr::V6(_)) && !is_v4(&peer) {
+            flowlabel
+        } else {
+            None
+        },
+    }
+}

@@ -1,0 +1,158 @@
+//! The data loops: one thread per TCP stream, writing or reading as fast
+//! as the path (or the pacer) allows, counting bytes into shared atomics.
+
+use crate::pacer::Pacer;
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// How often a blocked read or write wakes to check the stop flag.
+const POLL: Duration = Duration::from_millis(250);
+
+/// Counters one stream thread updates and the sampler reads.
+#[derive(Debug, Default)]
+pub struct StreamCounters {
+    pub bytes: AtomicU64,
+    /// Nanoseconds from the side's start to the last byte moved.
+    pub last_data_ns: AtomicU64,
+}
+
+impl StreamCounters {
+    fn add(&self, n: usize, start: Instant) {
+        self.bytes.fetch_add(n as u64, Ordering::Relaxed);
+        let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.last_data_ns.store(ns, Ordering::Relaxed);
+    }
+}
+
+/// When and how a stream moves data.
+#[derive(Debug, Clone, Copy)]
+pub struct LoopTiming {
+    /// The side's start (t = 0).
+    pub start: Instant,
+    /// When senders stop writing.
+    pub send_end: Instant,
+    /// When receivers give up waiting for the sender's close.
+    pub hard_end: Instant,
+}
+
+fn transient(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+    )
+}
+
+fn fill_pattern(len: usize) -> Vec<u8> {
+    // A non-repeating byte pattern, so compression on the path gains nothing.
+    let mut x: u32 = 0x9e37_79b9;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x.to_le_bytes()[0]
+        })
+        .collect()
+}
+
+/// Writes until `send_end` or `stop`, then closes its half and waits for
+/// the receiver to close, so that the final TCP_INFO covers every byte.
+pub fn send_loop(
+    mut stream: TcpStream,
+    counters: &StreamCounters,
+    t: LoopTiming,
+    length: usize,
+    pacer: Option<Pacer>,
+    stop: &AtomicBool,
+) -> io::Result<()> {
+    stream.set_write_timeout(Some(POLL))?;
+    if let Some(p) = pacer {
+        // The kernel smooths packets within each paced write; 10 % above
+        // the target so the application pacer stays the one that binds.
+        let cap = p.rate().bytes_per_sec().saturating_add(p.rate().bytes_per_sec() / 10);
+        if let Err(e) = crate::sys::set_max_pacing_rate(&stream, cap) {
+            tracing::debug!(error = %e, "SO_MAX_PACING_RATE not set");
+        }
+    }
+    let chunk = pacer.map_or(length, |p| p.chunk(length));
+    let buf = fill_pattern(chunk);
+    let mut sent: u64 = 0;
+    while !stop.load(Ordering::Relaxed) {
+        let now = Instant::now();
+        if now >= t.send_end {
+            break;
+        }
+        if let Some(wait) = pacer.and_then(|p| p.wait(sent, now - t.start)) {
+            std::thread::sleep(wait.min(t.send_end - now).min(POLL));
+            continue;
+        }
+        match stream.write(&buf) {
+            Ok(n) => {
+                sent += n as u64;
+                counters.add(n, t.start);
+            }
+            Err(e) if transient(&e) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    stream.shutdown(Shutdown::Write)?;
+    drain_until_closed(&mut stream, t.hard_end, stop)
+}
+
+fn drain_until_closed(
+    stream: &mut TcpStream,
+    hard_end: Instant,
+    stop: &AtomicBool,
+) -> io::Result<()> {
+    stream.set_read_timeout(Some(POLL))?;
+    let mut scratch = [0u8; 512];
+    while !stop.load(Ordering::Relaxed) && Instant::now() < hard_end {
+        match stream.read(&mut scratch) {
+            Ok(0) => return Ok(()),
+            Ok(_) => {}
+            Err(e) if transient(&e) => {}
+            Err(e) if e.kind() == io::ErrorKind::ConnectionReset => return Ok(()),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Reads until the sender closes, `hard_end`, or `stop`. With a pacer,
+/// reads no faster than its rate (a server's rate limit, enforced by
+/// TCP flow control whatever the sender does).
+pub fn receive_loop(
+    mut stream: TcpStream,
+    counters: &StreamCounters,
+    t: LoopTiming,
+    length: usize,
+    pacer: Option<Pacer>,
+    stop: &AtomicBool,
+) -> io::Result<()> {
+    stream.set_read_timeout(Some(POLL))?;
+    let size = pacer.map_or(length.max(128 * 1024), |p| p.chunk(length));
+    let mut buf = vec![0u8; size];
+    let mut received: u64 = 0;
+    while !stop.load(Ordering::Relaxed) {
+        let now = Instant::now();
+        if now >= t.hard_end {
+            break;
+        }
+        if let Some(wait) = pacer.and_then(|p| p.wait(received, now - t.start)) {
+            std::thread::sleep(wait.min(POLL));
+            continue;
+        }
+        match stream.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                received += n as u64;
+                counters.add(n, t.start);
+            }
+            Err(e) if transient(&e) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
