@@ -39,7 +39,7 @@ pub enum EngineError {
 }
 
 impl EngineError {
-    pub(crate) fn io(context: &'static str) -> impl FnOnce(io::Error) -> EngineError {
+    pub fn io(context: &'static str) -> impl FnOnce(io::Error) -> EngineError {
         move |source| EngineError::Io { context, source }
     }
 }

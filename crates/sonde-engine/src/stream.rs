@@ -71,7 +71,10 @@ pub fn send_loop(
     if let Some(p) = pacer {
         // The kernel smooths packets within each paced write; 10 % above
         // the target so the application pacer stays the one that binds.
-        let cap = p.rate().bytes_per_sec().saturating_add(p.rate().bytes_per_sec() / 10);
+        let cap = p
+            .rate()
+            .bytes_per_sec()
+            .saturating_add(p.rate().bytes_per_sec() / 10);
         if let Err(e) = crate::sys::set_max_pacing_rate(&stream, cap) {
             tracing::debug!(error = %e, "SO_MAX_PACING_RATE not set");
         }

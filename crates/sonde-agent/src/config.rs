@@ -1,0 +1,179 @@
+//! The server's configuration: where it listens and what it allows.
+//!
+//! Read from a TOML file (`sonde serve --config FILE`), then overridden by
+//! flags, then checked once by [`ServerConfig::validate`]. Every key is
+//! documented in `docs/serve.md`.
+
+use ipnet::IpNet;
+use serde::Deserialize;
+use sonde_model::Rate;
+use std::net::{IpAddr, Ipv6Addr};
+use std::path::Path;
+use std::time::Duration;
+
+/// Limits on what clients may ask for. Each has a default that keeps a
+/// server on a shared network from being monopolised.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    /// Longest test, warm-up (`-O`) included.
+    #[serde(with = "sonde_model::serde_secs")]
+    pub max_duration: Duration,
+    /// Most data connections in one test (`-P` × directions).
+    pub max_streams: u16,
+    /// Most tests running at once, from all clients.
+    pub max_concurrent_tests: u32,
+    /// Highest total rate one test may ask for; `None`: no cap. With a
+    /// cap, tests must be paced (`-b`), and the server paces its own
+    /// sending and reading to the rate asked.
+    pub max_rate: Option<Rate>,
+    /// Client prefixes allowed to run tests.
+    pub allow: Vec<IpNet>,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_duration: Duration::from_secs(300),
+            max_streams: 256,
+            max_concurrent_tests: 4,
+            max_rate: None,
+            allow: vec![
+                IpNet::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), 0).unwrap_or_default(),
+                IpNet::new(IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED), 0).unwrap_or_default(),
+            ],
+        }
+    }
+}
+
+/// Everything `sonde serve` runs with.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerConfig {
+    /// Addresses to listen on; empty: every address, IPv6 and IPv4.
+    pub bind: Vec<IpAddr>,
+    pub port: u16,
+    pub limits: Limits,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            bind: Vec::new(),
+            port: 5201,
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// A configuration that cannot be used, naming the key.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Parse { path: String, message: String },
+    #[error("{key}: {reason}")]
+    Invalid { key: &'static str, reason: String },
+}
+
+impl ServerConfig {
+    /// Parses a TOML document; `origin` names it in errors.
+    pub fn from_toml(text: &str, origin: &str) -> Result<Self, ConfigError> {
+        toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: origin.to_string(),
+            message: e.to_string().trim_end().replace('\n', " "),
+        })
+    }
+
+    pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: shown.clone(),
+            source,
+        })?;
+        Self::from_toml(&text, &shown)
+    }
+
+    /// The one place a configuration is checked.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let l = &self.limits;
+        let invalid = |key, reason: &str| {
+            Err(ConfigError::Invalid {
+                key,
+                reason: reason.to_string(),
+            })
+        };
+        if l.max_duration.is_zero() {
+            return invalid("limits.max_duration", "must be more than 0");
+        }
+        if l.max_streams == 0 {
+            return invalid("limits.max_streams", "must be at least 1");
+        }
+        if l.max_concurrent_tests == 0 {
+            return invalid("limits.max_concurrent_tests", "must be at least 1");
+        }
+        if l.max_rate.is_some_and(|r| r.bps() == 0) {
+            return invalid(
+                "limits.max_rate",
+                "must be more than 0 (leave it out for no cap)",
+            );
+        }
+        if l.allow.is_empty() {
+            return invalid("limits.allow", "is empty, so no client could test");
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_file_parses() {
+        let c = ServerConfig::from_toml(
+            r#"
+            bind = ["::1", "127.0.0.1"]
+            port = 5999
+            [limits]
+            max_duration = "30s"
+            max_streams = 8
+            max_concurrent_tests = 2
+            max_rate = "100M"
+            allow = ["2001:2::/48", "198.18.0.0/15"]
+            "#,
+            "t.toml",
+        )
+        .unwrap();
+        c.validate().unwrap();
+        assert_eq!(c.port, 5999);
+        assert_eq!(c.limits.max_duration, Duration::from_secs(30));
+        assert_eq!(c.limits.max_rate, Some(Rate::from_bps(100_000_000)));
+        assert_eq!(c.limits.allow.len(), 2);
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_are_named() {
+        let e = ServerConfig::from_toml("[limits]\nmax_streems = 3\n", "t.toml").unwrap_err();
+        assert!(e.to_string().contains("max_streems"), "{e}");
+        let e = ServerConfig::from_toml("[limits]\nmax_rate = \"fast\"\n", "t.toml").unwrap_err();
+        assert!(e.to_string().contains("fast"), "{e}");
+        let c = ServerConfig::from_toml("[limits]\nallow = []\n", "t.toml").unwrap();
+        assert!(c
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("limits.allow"));
+    }
+
+    #[test]
+    fn defaults_allow_everyone_and_cap_duration() {
+        let c = ServerConfig::default();
+        c.validate().unwrap();
+        assert_eq!(c.limits.max_duration, Duration::from_secs(300));
+    }
+}

@@ -1,0 +1,14 @@
+//! sonde's daemon: the test endpoint behind `sonde serve`, with the limits
+//! and access rules every request is checked against.
+//!
+//! Connections are handled on their own threads; a client that sends
+//! garbage, stalls or vanishes ends only its own connection.
+
+pub mod config;
+pub mod limits;
+mod registry;
+pub mod server;
+mod session;
+
+pub use config::{ConfigError, Limits, ServerConfig};
+pub use server::{ServeError, Server};

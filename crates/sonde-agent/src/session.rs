@@ -1,0 +1,191 @@
+//! One accepted test on the server: check it, gather its data
+//! connections, run the server's end, and swap reports.
+
+use crate::limits::check_tcp;
+use crate::server::Shared;
+use sonde_engine::client::{client_role, report_frame_cap, side_plan};
+use sonde_engine::control::Control;
+use sonde_engine::host_env::host_env;
+use sonde_engine::side::{run_side, DataStream, DRAIN_GRACE};
+use sonde_engine::sockopt::{apply_accepted, StreamOptions};
+use sonde_engine::EngineError;
+use sonde_model::{HostEnv, Rate, StreamRole, TcpSpec, TestSpec};
+use sonde_wire::{ClientMessage, Refusal, ServerMessage, TestId};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long the server waits for all data connections of a test.
+pub const STREAMS_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A claimed test slot; released on drop.
+struct Slot(Arc<Shared>);
+
+impl Slot {
+    fn claim(shared: &Arc<Shared>) -> Option<Slot> {
+        let max = shared.config.limits.max_concurrent_tests;
+        shared
+            .running_tests
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Slot(Arc::clone(shared)))
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.running_tests.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+fn refuse(mut control: Control, peer: SocketAddr, refusal: Refusal) -> Result<(), EngineError> {
+    tracing::warn!(%peer, %refusal, "test refused");
+    control.send_preamble()?;
+    control.send(&ServerMessage::Refused { refusal })
+}
+
+fn new_test_id() -> TestId {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        // No OS randomness: fall back to time and address bits, still
+        // unique per test and checked against the client address.
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos();
+        bytes = t.to_le_bytes();
+    }
+    TestId(bytes)
+}
+
+/// Runs one test request from `peer` to the end.
+pub fn run_control(
+    control: Control,
+    peer: SocketAddr,
+    request: TestSpec,
+    _client_env: &HostEnv,
+    shared: &Arc<Shared>,
+) -> Result<(), EngineError> {
+    let TestSpec::Tcp(spec) = request;
+    if let Err(e) = spec.validate() {
+        let refusal = Refusal::InvalidSpec {
+            field: e.field.to_string(),
+            detail: e.reason,
+        };
+        return refuse(control, peer, refusal);
+    }
+    let limits = &shared.config.limits;
+    if let Err(refusal) = check_tcp(limits, &spec) {
+        return refuse(control, peer, refusal);
+    }
+    let Some(slot) = Slot::claim(shared) else {
+        let refusal = Refusal::Busy {
+            max_concurrent_tests: limits.max_concurrent_tests,
+        };
+        return refuse(control, peer, refusal);
+    };
+    let id = new_test_id();
+    let rx = shared.registry.open(id, peer.ip(), spec.stream_count());
+    let result = run_accepted(control, peer, &spec, id, &rx, limits.max_rate.is_some());
+    shared.registry.close(id);
+    drop(slot);
+    result
+}
+
+fn run_accepted(
+    mut control: Control,
+    peer: SocketAddr,
+    spec: &TcpSpec,
+    id: TestId,
+    rx: &std::sync::mpsc::Receiver<(u16, std::net::TcpStream)>,
+    rate_capped: bool,
+) -> Result<(), EngineError> {
+    control.send_preamble()?;
+    control.send(&ServerMessage::Accepted {
+        test_id: id,
+        env: host_env(),
+    })?;
+    tracing::info!(%peer, test = %id, streams = spec.stream_count(), direction = ?spec.direction,
+        time = ?spec.time, "test accepted");
+
+    let opts = StreamOptions::from(spec);
+    let mut streams: Vec<Option<DataStream>> = (0..spec.stream_count()).map(|_| None).collect();
+    let deadline = Instant::now() + STREAMS_TIMEOUT;
+    while streams.iter().any(Option::is_none) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Ok((index, conn)) = rx.recv_timeout(left) else {
+            let reason = "not every data connection arrived in time".to_string();
+            control.send(&ServerMessage::Abort {
+                reason: reason.clone(),
+            })?;
+            return Err(EngineError::Aborted(reason));
+        };
+        let i = usize::from(index);
+        if streams.get(i).is_some_and(Option::is_some) {
+            tracing::warn!(%peer, index, "duplicate data connection dropped");
+            continue;
+        }
+        apply_accepted(&conn, &opts)?;
+        let role = match client_role(spec, i) {
+            StreamRole::Sender => StreamRole::Receiver,
+            StreamRole::Receiver => StreamRole::Sender,
+        };
+        if let Some(slot) = streams.get_mut(i) {
+            *slot = Some(DataStream {
+                index,
+                role,
+                stream: conn,
+                flowlabel: None,
+            });
+        }
+    }
+    let streams: Vec<DataStream> = streams.into_iter().flatten().collect();
+    control.send(&ServerMessage::Start)?;
+    let start = Instant::now();
+
+    // A watcher reads the control connection while data flows: the
+    // client's report ends the test; a close or garbage aborts it.
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut reader = Control::new(
+        control
+            .stream()
+            .try_clone()
+            .map_err(EngineError::io("control connection"))?,
+    );
+    let cap = report_frame_cap(spec);
+    let wait = spec.send_duration() + DRAIN_GRACE + Duration::from_secs(10);
+    let watcher_stop = Arc::clone(&stop);
+    let watcher = std::thread::spawn(move || {
+        let got = reader.recv::<ClientMessage>(cap, wait, "the client's report");
+        if !matches!(got, Ok(ClientMessage::Report { .. })) {
+            watcher_stop.store(true, Ordering::Relaxed);
+        }
+        got
+    });
+
+    let mut plan = side_plan(spec);
+    if rate_capped {
+        // Enforce the rate on reads too, whatever the client sends
+        // (2 % above the rate asked, so a fair client is never slowed).
+        plan.receive_rate = spec.bitrate.map(|r| Rate::from_bps(r.bps() + r.bps() / 50));
+    }
+    let report = run_side(plan, streams, host_env(), start, &stop, &mut |_| {});
+    match watcher.join() {
+        Ok(Ok(ClientMessage::Report { report: theirs })) => {
+            control.send(&ServerMessage::Report { report })?;
+            let bytes: u64 = theirs.streams.iter().map(|s| s.measured_bytes).sum::<u64>();
+            tracing::info!(%peer, test = %id, client_bytes = bytes, "test finished");
+            Ok(())
+        }
+        Ok(Ok(ClientMessage::Abort { reason })) => Err(EngineError::Aborted(reason)),
+        Ok(Ok(_)) => Err(EngineError::Unexpected {
+            expected: "the client's report",
+            got: "another message".into(),
+        }),
+        Ok(Err(e)) => Err(e),
+        Err(_) => Err(EngineError::Aborted("control watcher failed".into())),
+    }
+}

@@ -1,0 +1,7 @@
+//! How results look to a person: text tables for the terminal now, charts
+//! for the portal and reports later. Functions here return strings; the
+//! caller decides where they go.
+
+pub mod tcp_text;
+
+pub use tcp_text::{tcp_summary, LiveTable};

@@ -1,0 +1,106 @@
+//! The command line: subcommands, flag parsing, exit codes.
+//!
+//! Exit codes: 0 success, 1 the measurement failed (unreachable, refused,
+//! interrupted), 2 a usage error (bad flag, bad value, bad config).
+
+use crate::{quickstart, serve_cmd, tcp_cmd};
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "sonde",
+    version,
+    about = "Network performance measurement: throughput, loss, latency; IPv6 first, IPv4 always",
+    propagate_version = true
+)]
+pub struct Cli {
+    /// More log output on stderr (repeat for more).
+    #[arg(short = 'v', long = "verbose", global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the measurement endpoint (foreground; logs to stderr).
+    Serve(serve_cmd::ServeArgs),
+    /// Measure TCP throughput to a sonde server.
+    Tcp(tcp_cmd::TcpArgs),
+    /// A quick end-to-end measurement on this machine (server in-process).
+    Quickstart(quickstart::QuickstartArgs),
+}
+
+/// A failure with its exit code.
+#[derive(Debug)]
+pub enum Failure {
+    Usage(anyhow::Error),
+    Run(anyhow::Error),
+}
+
+impl<E: Into<anyhow::Error>> From<E> for Failure {
+    fn from(e: E) -> Self {
+        Failure::Run(e.into())
+    }
+}
+
+/// Parses the command line; on error prints one line and returns code 2
+/// (help and version print in full and return 0).
+pub fn parse() -> Result<Cli, ExitCode> {
+    Cli::try_parse().map_err(|e| {
+        use clap::error::ErrorKind;
+        match e.kind() {
+            ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                let _ = e.print();
+                if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                    ExitCode::from(2)
+                } else {
+                    ExitCode::SUCCESS
+                }
+            }
+            _ => {
+                let rendered = e.render().to_string();
+                let first = rendered.lines().next().unwrap_or("invalid arguments");
+                eprintln!("sonde: {}", first.trim_start_matches("error: "));
+                ExitCode::from(2)
+            }
+        }
+    })
+}
+
+pub fn init_logging(cli: &Cli) {
+    let default = match (&cli.command, cli.verbose) {
+        (_, 2..) => "debug",
+        (Command::Serve(_), _) | (_, 1) => "info",
+        _ => "warn",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("SONDE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}
+
+pub fn run(cli: Cli) -> ExitCode {
+    let outcome = match cli.command {
+        Command::Serve(a) => serve_cmd::run(a),
+        Command::Tcp(a) => tcp_cmd::run(a),
+        Command::Quickstart(a) => quickstart::run(a),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Usage(e)) => {
+            eprintln!("sonde: {e:#}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Run(e)) => {
+            eprintln!("sonde: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,17 @@
+//! `sonde`: flags in, a Spec to the engine, results out.
+
+mod cli;
+mod quickstart;
+mod serve_cmd;
+mod tcp_cmd;
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = match cli::parse() {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    cli::init_logging(&cli);
+    cli::run(cli)
+}

@@ -1,0 +1,83 @@
+//! `sonde quickstart`: the first thing to run on a new machine. Starts a
+//! server inside this process on loopback and measures TCP over IPv6 and
+//! IPv4, each way.
+
+use crate::cli::Failure;
+use crate::tcp_cmd::measure;
+use anyhow::Context;
+use clap::Args;
+use sonde_agent::{Server, ServerConfig};
+use sonde_model::{Direction, IpFamily, Rate, TcpSpec};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::time::Duration;
+
+#[derive(Debug, Args)]
+pub struct QuickstartArgs {
+    /// Length of each test.
+    #[arg(short = 't', long = "time", default_value = "2s", value_parser = humantime::parse_duration)]
+    pub time: Duration,
+}
+
+pub fn run(args: QuickstartArgs) -> Result<(), Failure> {
+    let config = ServerConfig {
+        bind: vec![
+            IpAddr::V6(Ipv6Addr::LOCALHOST),
+            IpAddr::V4(Ipv4Addr::LOCALHOST),
+        ],
+        port: 0,
+        ..ServerConfig::default()
+    };
+    let server = Server::bind(config).context("starting the in-process server")?;
+    let addrs = server.spawn();
+    let port = addrs
+        .first()
+        .map(|a| a.port())
+        .context("the server has no address")?;
+    println!(
+        "sonde quickstart: server on {} (in this process)",
+        addrs
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let mut rows = Vec::new();
+    for (family, host) in [(IpFamily::V6, "::1"), (IpFamily::V4, "127.0.0.1")] {
+        for direction in [Direction::Forward, Direction::Reverse] {
+            let spec = TcpSpec {
+                host: host.to_string(),
+                port,
+                time: args.time,
+                interval: Duration::ZERO,
+                family,
+                direction,
+                ..TcpSpec::default()
+            };
+            let r = measure(&spec, true).with_context(|| format!("TCP test to {host}"))?;
+            rows.push((host, direction, r));
+        }
+    }
+    println!();
+    println!(
+        "{:<10} {:<9} {:>16} {:>8} {:>10}",
+        "path", "direction", "goodput", "retrans", "rtt"
+    );
+    for (host, direction, r) in &rows {
+        let rtt = r
+            .streams
+            .first()
+            .and_then(|s| s.rtt_ms)
+            .map_or_else(|| "-".into(), |v| format!("{v:.3} ms"));
+        println!(
+            "{:<10} {:<9} {:>16} {:>8} {:>10}",
+            host,
+            format!("{direction:?}").to_lowercase(),
+            Rate::from_bps(r.summary.throughput_bps).to_string(),
+            r.summary.retransmits,
+            rtt
+        );
+    }
+    println!();
+    println!("TCP over IPv6 and IPv4 on loopback works. Next: `sonde serve` on one host, `sonde tcp HOST` on another.");
+    Ok(())
+}

@@ -1,0 +1,97 @@
+//! `sonde serve`: the measurement endpoint in the foreground.
+
+use crate::cli::Failure;
+use anyhow::anyhow;
+use clap::Args;
+use ipnet::IpNet;
+use sonde_agent::{Server, ServerConfig};
+use sonde_model::Rate;
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn duration(s: &str) -> Result<Duration, String> {
+    humantime::parse_duration(s).map_err(|_| format!("'{s}' is not a duration (e.g. 30s, 5m)"))
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on (repeatable). Default: every address, IPv6 and IPv4.
+    #[arg(long = "bind", value_name = "ADDR")]
+    pub bind: Vec<IpAddr>,
+    /// Port for control and data connections (0: any free port).
+    #[arg(short = 'p', long)]
+    pub port: Option<u16>,
+    /// TOML configuration file (see docs/serve.md); flags override it.
+    #[arg(long, value_name = "FILE", env = "SONDE_SERVE_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Longest test allowed, warm-up included (default 5m).
+    #[arg(long, value_parser = duration)]
+    pub max_duration: Option<Duration>,
+    /// Most data connections in one test (default 256).
+    #[arg(long)]
+    pub max_streams: Option<u16>,
+    /// Most tests at once (default 4).
+    #[arg(long)]
+    pub max_concurrent_tests: Option<u32>,
+    /// Highest total rate of one test; tests must then be paced with -b.
+    #[arg(long)]
+    pub max_rate: Option<Rate>,
+    /// Client prefix allowed to test (repeatable; replaces the default of all).
+    #[arg(long = "allow", value_name = "CIDR")]
+    pub allow: Vec<IpNet>,
+}
+
+impl ServeArgs {
+    /// The config file (if any) with the flags laid over it.
+    pub fn to_config(&self) -> Result<ServerConfig, Failure> {
+        let mut c = match &self.config {
+            Some(p) => ServerConfig::from_file(p).map_err(|e| Failure::Usage(e.into()))?,
+            None => ServerConfig::default(),
+        };
+        if !self.bind.is_empty() {
+            c.bind.clone_from(&self.bind);
+        }
+        if let Some(p) = self.port {
+            c.port = p;
+        }
+        let l = &mut c.limits;
+        if let Some(v) = self.max_duration {
+            l.max_duration = v;
+        }
+        if let Some(v) = self.max_streams {
+            l.max_streams = v;
+        }
+        if let Some(v) = self.max_concurrent_tests {
+            l.max_concurrent_tests = v;
+        }
+        if let Some(v) = self.max_rate {
+            l.max_rate = Some(v);
+        }
+        if !self.allow.is_empty() {
+            l.allow.clone_from(&self.allow);
+        }
+        c.validate()
+            .map_err(|e| Failure::Usage(anyhow!("invalid configuration: {e}")))?;
+        Ok(c)
+    }
+}
+
+pub fn run(args: ServeArgs) -> Result<(), Failure> {
+    let config = args.to_config()?;
+    let limits = config.limits.clone();
+    let server = Server::bind(config)?;
+    for addr in server.local_addrs() {
+        tracing::info!(%addr, "listening");
+    }
+    tracing::info!(
+        max_duration = %humantime::format_duration(limits.max_duration),
+        max_streams = limits.max_streams,
+        max_concurrent_tests = limits.max_concurrent_tests,
+        max_rate = %limits.max_rate.map_or_else(|| "none".to_string(), |r| r.to_string()),
+        allow = ?limits.allow.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "limits"
+    );
+    server.run();
+    Ok(())
+}
