@@ -60,7 +60,8 @@ impl LiveTable {
         }
         let secs = window.end_s - window.start_s;
         let tail = if omitted { "  (omitted)" } else { "" };
-        let mut sums: Vec<(Direction, u64, u64)> = Vec::new();
+        // Per direction: streams, bytes, retransmits (None: no TCP_INFO here).
+        let mut sums: Vec<(Direction, usize, u64, Option<u64>)> = Vec::new();
         for (stream, _role, sample) in streams {
             let dir = direction_of(*stream);
             let retr = sample.tcp.map(|t| {
@@ -82,16 +83,17 @@ impl LiveTable {
                         .to_string()),
                 ms(sample.tcp.map(|t| f64::from(t.srtt_us) / 1000.0)),
             );
-            match sums.iter_mut().find(|(d, _, _)| *d == dir) {
+            match sums.iter_mut().find(|(d, ..)| *d == dir) {
                 Some(s) => {
-                    s.1 += sample.bytes;
-                    s.2 += retr.unwrap_or(0);
+                    s.1 += 1;
+                    s.2 += sample.bytes;
+                    s.3 = add_opt(s.3, retr);
                 }
-                None => sums.push((dir, sample.bytes, retr.unwrap_or(0))),
+                None => sums.push((dir, 1, sample.bytes, retr)),
             }
         }
-        if streams.len() > 1 {
-            for (dir, bytes, retr) in sums {
+        for (dir, count, bytes, retr) in sums {
+            if count > 1 {
                 let _ = writeln!(
                     out,
                     "{} {}   {}  {:>10}  {:>14}  {:>5}{tail}",
@@ -100,11 +102,18 @@ impl LiveTable {
                     span(window.start_s, window.end_s),
                     ByteSize::from_bytes(bytes).to_string(),
                     Rate::from_bytes_over(bytes, secs).to_string(),
-                    retr
+                    retr.map_or_else(String::new, |r| r.to_string())
                 );
             }
         }
         out
+    }
+}
+
+fn add_opt(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x + y),
+        (x, y) => x.or(y),
     }
 }
 
@@ -146,7 +155,7 @@ pub fn tcp_summary(r: &TcpResult) -> String {
     ];
     for (dir, sum) in dirs {
         let Some(d) = sum else { continue };
-        if r.streams.len() > 1 {
+        if d.streams > 1 {
             let _ = writeln!(
                 out,
                 "{} {}   {}  {:>10}  {:>14}  {:>5}  sender",

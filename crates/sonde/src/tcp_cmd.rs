@@ -5,7 +5,7 @@ use crate::cli::Failure;
 use anyhow::anyhow;
 use clap::Args;
 use sonde_engine::{run_tcp, TestEvent};
-use sonde_model::{ByteSize, Direction, Dscp, IpFamily, Rate, TcpResult, TcpSpec};
+use sonde_model::{ByteSize, Direction, Dscp, IpFamily, Rate, StreamRole, TcpResult, TcpSpec};
 use sonde_report::{tcp_summary, LiveTable};
 use std::io::Write;
 use std::time::Duration;
@@ -135,7 +135,11 @@ pub fn measure(spec: &TcpSpec, quiet: bool) -> anyhow::Result<TcpResult> {
             TestEvent::Started { streams } => streams
                 .iter()
                 .map(|(i, role, local, remote)| {
-                    format!("{prefix}[{i:>3}] local {local} connected to {remote} ({role:?})\n")
+                    let role = match role {
+                        StreamRole::Sender => "sending",
+                        StreamRole::Receiver => "receiving",
+                    };
+                    format!("{prefix}[{i:>3}] local {local} connected to {remote} ({role})\n")
                 })
                 .collect(),
             TestEvent::Interval(live) => {
