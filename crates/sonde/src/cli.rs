@@ -96,12 +96,28 @@ pub fn run(cli: Cli) -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Usage(e)) => {
-            eprintln!("sonde: {e:#}");
+            eprintln!("sonde: {}", one_line(&e));
             ExitCode::from(2)
         }
         Err(Failure::Run(e)) => {
-            eprintln!("sonde: {e:#}");
+            eprintln!("sonde: {}", one_line(&e));
             ExitCode::from(1)
         }
     }
+}
+
+/// An error and its causes on one line, each cause once (library errors
+/// already name their source in their own message).
+fn one_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if !line.contains(&text) {
+            if !line.is_empty() {
+                line.push_str(": ");
+            }
+            line.push_str(&text);
+        }
+    }
+    line.replace('\n', " ")
 }

@@ -1,0 +1,116 @@
+//! Running the real `sonde` binary in tests: a server process on loopback
+//! and client runs against it.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+pub fn sonde() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_sonde"));
+    c.env_remove("SONDE_LOG").env_remove("SONDE_SERVE_CONFIG");
+    c
+}
+
+/// A `sonde serve` process; killed when dropped.
+pub struct ServerProc {
+    child: Child,
+    pub port: u16,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl ServerProc {
+    /// Starts `sonde serve` on ::1 and 127.0.0.1 with a free port.
+    pub fn start(extra: &[&str]) -> Self {
+        Self::start_with(sonde(), &["--bind", "::1", "--bind", "127.0.0.1"], extra)
+    }
+
+    pub fn start_with(mut cmd: Command, bind: &[&str], extra: &[&str]) -> Self {
+        let mut child = cmd
+            .args(["serve", "-p", "0"])
+            .args(bind)
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start sonde serve");
+        let stderr = child.stderr.take().expect("server stderr");
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let sink = Arc::clone(&log);
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(addr) = line.split("addr=").nth(1) {
+                    if let Ok(a) = addr.trim().parse::<SocketAddr>() {
+                        let _ = tx.send(a.port());
+                    }
+                }
+                sink.lock().unwrap().push(line);
+            }
+        });
+        let port = rx
+            .recv_timeout(Duration::from_secs(20))
+            .unwrap_or_else(|_| panic!("server did not report its address; log: {:?}", log.lock().unwrap()));
+        Self { child, port, log }
+    }
+
+    pub fn log(&self) -> String {
+        self.log.lock().unwrap().join("\n")
+    }
+
+    /// Waits up to 5 s for a log line containing `needle`.
+    pub fn wait_for_log(&self, needle: &str) -> bool {
+        let end = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < end {
+            if self.log().contains(needle) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        false
+    }
+
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
+impl Drop for ServerProc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs `sonde tcp HOST -p PORT ARGS -J` and returns the exit status,
+/// parsed stdout (if JSON) and stderr.
+pub fn tcp(host: &str, port: u16, args: &[&str]) -> Output {
+    sonde()
+        .args(["tcp", host, "-p", &port.to_string()])
+        .args(args)
+        .output()
+        .expect("run sonde tcp")
+}
+
+/// A successful JSON run; panics with stderr otherwise.
+pub fn tcp_json(host: &str, port: u16, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["-J"];
+    all.extend_from_slice(args);
+    let out = tcp(host, port, &all);
+    assert!(
+        out.status.success(),
+        "sonde tcp {host} {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("sonde tcp -J prints JSON")
+}
+
+pub fn u(v: &serde_json::Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not an unsigned integer: {v}"))
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
