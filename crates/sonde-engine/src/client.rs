@@ -58,7 +58,7 @@ pub fn side_plan(spec: &TcpSpec) -> SidePlan {
         omit: spec.omit,
         time: spec.time,
         interval: spec.interval,
-        length: usize::try_from(spec.length.bytes()).unwrap_or(128 * 1024),
+        length: usize::try_from(spec.length.bytes()).unwrap_or(usize::MAX),
         send_rate: spec.bitrate,
         receive_rate: None,
     }

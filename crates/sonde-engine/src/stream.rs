@@ -10,6 +10,9 @@ use std::time::{Duration, Instant};
 /// How often a blocked read or write wakes to check the stop flag.
 const POLL: Duration = Duration::from_millis(250);
 
+/// Smallest read buffer of an unpaced receiver.
+const RECEIVE_BUFFER: usize = 128 * 1024;
+
 /// Counters one stream thread updates and the sampler reads.
 #[derive(Debug, Default)]
 pub struct StreamCounters {
@@ -135,7 +138,7 @@ pub fn receive_loop(
     stop: &AtomicBool,
 ) -> io::Result<()> {
     stream.set_read_timeout(Some(POLL))?;
-    let size = pacer.map_or(length.max(128 * 1024), |p| p.chunk(length));
+    let size = pacer.map_or(length.max(RECEIVE_BUFFER), |p| p.chunk(length));
     let mut buf = vec![0u8; size];
     let mut received: u64 = 0;
     while !stop.load(Ordering::Relaxed) {

@@ -50,6 +50,9 @@ pub const MAX_TITLE_CHARS: usize = 200;
 pub const MAX_DURATION: Duration = Duration::from_secs(24 * 3600);
 pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
 pub const MAX_FLOWLABEL: u32 = 0xF_FFFF;
+/// Default write size: 256 KiB. iperf3 writes 128 KiB; twice that halves
+/// the syscalls per byte, which is what bounds a fast path's sender.
+pub const DEFAULT_LENGTH: u64 = 256 * 1024;
 
 /// A TCP throughput test, as `sonde tcp` runs it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -104,7 +107,7 @@ impl Default for TcpSpec {
             window: None,
             congestion: None,
             mss: None,
-            length: ByteSize::from_bytes(128 * 1024),
+            length: ByteSize::from_bytes(DEFAULT_LENGTH),
             bitrate: None,
             dscp: None,
             flowlabel: None,

@@ -54,8 +54,8 @@ pub struct TcpArgs {
     /// TCP maximum segment size in bytes.
     #[arg(short = 'M', long)]
     pub mss: Option<u32>,
-    /// Bytes per write (e.g. 128K).
-    #[arg(short = 'l', long, default_value = "128K")]
+    /// Bytes per write (e.g. 128K; iperf3's default is 128K).
+    #[arg(short = 'l', long, default_value = "256K")]
     pub length: ByteSize,
     /// Pace each stream to this rate (e.g. 100M); 0 = unpaced.
     #[arg(short = 'b', long)]

@@ -7,21 +7,66 @@ use common::{sonde, stderr, tcp, tcp_json, ServerProc};
 fn one_line_error(o: &std::process::Output, code: i32, needle: &str) {
     let err = stderr(o);
     assert_eq!(o.status.code(), Some(code), "exit code; stderr: {err}");
-    assert_eq!(err.trim().lines().count(), 1, "one line on stderr, got: {err}");
+    assert_eq!(
+        err.trim().lines().count(),
+        1,
+        "one line on stderr, got: {err}"
+    );
     assert!(err.starts_with("sonde: "), "{err}");
     assert!(err.contains(needle), "stderr should name '{needle}': {err}");
 }
 
 #[test]
 fn invalid_flag_values_are_usage_errors() {
-    one_line_error(&sonde().args(["tcp", "::1", "-t", "5x"]).output().unwrap(), 2, "'5x'");
-    one_line_error(&sonde().args(["tcp", "::1", "-S", "EFF"]).output().unwrap(), 2, "'EFF'");
-    one_line_error(&sonde().args(["tcp", "::1", "-P", "129"]).output().unwrap(), 2, "129");
-    one_line_error(&sonde().args(["tcp", "::1", "-b", "fast"]).output().unwrap(), 2, "'fast'");
-    one_line_error(&sonde().args(["tcp", "::1", "-R", "--bidir"]).output().unwrap(), 2, "--bidir");
-    one_line_error(&sonde().args(["tcp", "::1", "-i", "10ms"]).output().unwrap(), 2, "interval");
-    one_line_error(&sonde().args(["tcp", "::1", "-4", "--flowlabel", "5"]).output().unwrap(), 2, "flowlabel");
-    one_line_error(&sonde().args(["serve", "--allow", "10.0.0.0/33"]).output().unwrap(), 2, "10.0.0.0/33");
+    one_line_error(
+        &sonde().args(["tcp", "::1", "-t", "5x"]).output().unwrap(),
+        2,
+        "'5x'",
+    );
+    one_line_error(
+        &sonde().args(["tcp", "::1", "-S", "EFF"]).output().unwrap(),
+        2,
+        "'EFF'",
+    );
+    one_line_error(
+        &sonde().args(["tcp", "::1", "-P", "129"]).output().unwrap(),
+        2,
+        "129",
+    );
+    one_line_error(
+        &sonde().args(["tcp", "::1", "-b", "fast"]).output().unwrap(),
+        2,
+        "'fast'",
+    );
+    one_line_error(
+        &sonde()
+            .args(["tcp", "::1", "-R", "--bidir"])
+            .output()
+            .unwrap(),
+        2,
+        "--bidir",
+    );
+    one_line_error(
+        &sonde().args(["tcp", "::1", "-i", "10ms"]).output().unwrap(),
+        2,
+        "interval",
+    );
+    one_line_error(
+        &sonde()
+            .args(["tcp", "::1", "-4", "--flowlabel", "5"])
+            .output()
+            .unwrap(),
+        2,
+        "flowlabel",
+    );
+    one_line_error(
+        &sonde()
+            .args(["serve", "--allow", "10.0.0.0/33"])
+            .output()
+            .unwrap(),
+        2,
+        "10.0.0.0/33",
+    );
 }
 
 #[test]
@@ -30,27 +75,62 @@ fn a_bad_config_file_is_named() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("serve.toml");
     std::fs::write(&path, "[limits]\nmax_streams = \"many\"\n").unwrap();
-    let o = sonde().args(["serve", "--config"]).arg(&path).output().unwrap();
+    let o = sonde()
+        .args(["serve", "--config"])
+        .arg(&path)
+        .output()
+        .unwrap();
     one_line_error(&o, 2, "serve.toml");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn unknown_host_and_refused_port_fail_cleanly() {
-    one_line_error(&tcp("no-such-host.invalid", 5201, &["-t", "1s"]), 1, "no-such-host.invalid");
-    let free = std::net::TcpListener::bind("[::1]:0").unwrap().local_addr().unwrap().port();
+    one_line_error(
+        &tcp("no-such-host.invalid", 5201, &["-t", "1s"]),
+        1,
+        "no-such-host.invalid",
+    );
+    let free = std::net::TcpListener::bind("[::1]:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     one_line_error(&tcp("::1", free, &["-t", "1s"]), 1, "refused");
 }
 
 #[test]
 fn limits_are_refused_by_name_and_the_server_keeps_serving() {
-    let mut server = ServerProc::start(&["--max-duration", "3s", "--max-streams", "4", "--max-rate", "50M"]);
+    let mut server = ServerProc::start(&[
+        "--max-duration",
+        "3s",
+        "--max-streams",
+        "4",
+        "--max-rate",
+        "50M",
+    ]);
     let port = server.port;
-    one_line_error(&tcp("::1", port, &["-t", "5s", "-b", "1M"]), 1, "max_duration is 3s on this server (asked: 5s)");
-    one_line_error(&tcp("::1", port, &["-t", "1s", "-P", "5", "-b", "1M"]), 1, "max_streams is 4 on this server (asked: 5)");
+    one_line_error(
+        &tcp("::1", port, &["-t", "5s", "-b", "1M"]),
+        1,
+        "max_duration is 3s on this server (asked: 5s)",
+    );
+    one_line_error(
+        &tcp("::1", port, &["-t", "1s", "-P", "5", "-b", "1M"]),
+        1,
+        "max_streams is 4 on this server (asked: 5)",
+    );
     one_line_error(&tcp("::1", port, &["-t", "1s"]), 1, "max_rate");
-    one_line_error(&tcp("::1", port, &["-t", "1s", "-P", "2", "-b", "30M"]), 1, "max_rate is 50.0 Mbit/s");
-    assert!(server.wait_for_log("max_duration is 3s"), "the server logs refusals:\n{}", server.log());
+    one_line_error(
+        &tcp("::1", port, &["-t", "1s", "-P", "2", "-b", "30M"]),
+        1,
+        "max_rate is 50.0 Mbit/s",
+    );
+    assert!(
+        server.wait_for_log("max_duration is 3s"),
+        "the server logs refusals:\n{}",
+        server.log()
+    );
     assert!(server.is_running());
     // Within the limits, a paced test runs at the rate asked.
     let r = tcp_json("::1", port, &["-t", "2s", "-P", "2", "-b", "20M"]);
@@ -61,7 +141,11 @@ fn limits_are_refused_by_name_and_the_server_keeps_serving() {
 #[test]
 fn clients_outside_the_allowed_prefixes_are_refused() {
     let server = ServerProc::start(&["--allow", "2001:db8::/32", "--allow", "127.0.0.0/8"]);
-    one_line_error(&tcp("::1", server.port, &["-t", "1s"]), 1, "not in this server's allowed prefixes");
+    one_line_error(
+        &tcp("::1", server.port, &["-t", "1s"]),
+        1,
+        "not in this server's allowed prefixes",
+    );
     let r = tcp_json("127.0.0.1", server.port, &["-t", "1s"]);
     assert!(common::u(&r["summary"]["bytes"]) > 0);
 }

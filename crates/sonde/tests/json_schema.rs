@@ -4,14 +4,20 @@ mod common;
 use common::{tcp_json, ServerProc};
 
 fn schema() -> jsonschema::Validator {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/schema/tcp-result-v1.schema.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/schema/tcp-result-v1.schema.json"
+    );
     let text = std::fs::read_to_string(path).expect("schema file");
     let schema: serde_json::Value = serde_json::from_str(&text).expect("schema is JSON");
     jsonschema::validator_for(&schema).expect("schema compiles")
 }
 
 fn assert_valid(v: &jsonschema::Validator, doc: &serde_json::Value) {
-    let errors: Vec<String> = v.iter_errors(doc).map(|e| format!("{} at {}", e, e.instance_path)).collect();
+    let errors: Vec<String> = v
+        .iter_errors(doc)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect();
     assert!(errors.is_empty(), "schema violations: {errors:#?}");
 }
 
@@ -21,13 +27,32 @@ fn output_matches_the_schema() {
     let server = ServerProc::start(&[]);
     let plain = tcp_json("::1", server.port, &["-t", "1s", "--title", "schema check"]);
     assert_valid(&v, &plain);
-    let bidir = tcp_json("127.0.0.1", server.port, &["-t", "2s", "-O", "1s", "--bidir", "-P", "2", "-S", "AF41", "-w", "512K"]);
+    let bidir = tcp_json(
+        "127.0.0.1",
+        server.port,
+        &[
+            "-t", "2s", "-O", "1s", "--bidir", "-P", "2", "-S", "AF41", "-w", "512K",
+        ],
+    );
     assert_valid(&v, &bidir);
     assert_eq!(bidir["streams"][0]["client_socket"]["dscp"], 34);
     // Linux doubles the buffer asked for; the result shows what was granted.
-    assert_eq!(bidir["streams"][0]["client_socket"]["sndbuf_bytes"], 1024 * 1024);
+    assert_eq!(
+        bidir["streams"][0]["client_socket"]["sndbuf_bytes"],
+        1024 * 1024
+    );
     assert!(bidir["intervals"][0]["omitted"].as_bool().unwrap());
-    for key in ["sonde_version", "test", "spec", "env", "start", "duration_s", "intervals", "streams", "summary"] {
+    for key in [
+        "sonde_version",
+        "test",
+        "spec",
+        "env",
+        "start",
+        "duration_s",
+        "intervals",
+        "streams",
+        "summary",
+    ] {
         assert!(plain.get(key).is_some(), "top-level key {key}");
     }
 }
@@ -38,8 +63,14 @@ fn the_schema_rejects_a_broken_document() {
     let server = ServerProc::start(&[]);
     let mut doc = tcp_json("::1", server.port, &["-t", "1s"]);
     doc["summary"]["throughput_bps"] = serde_json::json!("fast");
-    assert!(v.iter_errors(&doc).next().is_some(), "a string rate must fail validation");
+    assert!(
+        v.iter_errors(&doc).next().is_some(),
+        "a string rate must fail validation"
+    );
     let mut doc2 = tcp_json("::1", server.port, &["-t", "1s", "--bidir"]);
     doc2["summary"].as_object_mut().unwrap().remove("reverse");
-    assert!(v.iter_errors(&doc2).next().is_some(), "bidir without a reverse summary must fail");
+    assert!(
+        v.iter_errors(&doc2).next().is_some(),
+        "bidir without a reverse summary must fail"
+    );
 }

@@ -79,5 +79,8 @@ fn fifty_misbehaving_clients_do_not_stop_the_server() {
     drop(open);
     let r = tcp_json("127.0.0.1", server.port, &["-t", "1s", "-P", "2"]);
     assert!(u(&r["summary"]["bytes"]) > 0);
-    assert!(server.log().contains("connection ended"), "misbehaviour is logged");
+    assert!(
+        server.log().contains("connection ended"),
+        "misbehaviour is logged"
+    );
 }

@@ -18,7 +18,10 @@ fn check_consistent(r: &serde_json::Value) {
         }
         let bps = u(&ds["bytes"]) as f64 * 8.0 / ds["receiver_duration_s"].as_f64().unwrap();
         let reported = u(&ds["throughput_bps"]) as f64;
-        assert!((bps - reported).abs() / reported < 0.01, "{d}: {bps} vs {reported}");
+        assert!(
+            (bps - reported).abs() / reported < 0.01,
+            "{d}: {bps} vs {reported}"
+        );
     }
 }
 
@@ -29,7 +32,11 @@ fn ipv6_and_ipv4_loopback() {
         let r = tcp_json(host, server.port, &["-t", "1s"]);
         check_consistent(&r);
         let remote = r["streams"][0]["client_socket"]["remote"].as_str().unwrap();
-        assert_eq!(remote.starts_with('['), v6, "{host}: stream went to {remote}");
+        assert_eq!(
+            remote.starts_with('['),
+            v6,
+            "{host}: stream went to {remote}"
+        );
         assert_eq!(r["test"], "tcp");
         assert!(r["summary"]["reverse"].is_null());
         // Nothing was lost: with no warm-up every byte sent was received.
@@ -57,7 +64,12 @@ fn four_parallel_streams_each_carry_data() {
     }
     // Interval sums add up their streams.
     for i in r["intervals"].as_array().unwrap() {
-        let per_stream: u64 = i["streams"].as_array().unwrap().iter().map(|s| u(&s["received_bytes"])).sum();
+        let per_stream: u64 = i["streams"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| u(&s["received_bytes"]))
+            .sum();
         assert_eq!(per_stream, u(&i["sums"][0]["received_bytes"]));
     }
 }
@@ -88,7 +100,11 @@ fn bidir_moves_data_both_ways_at_once() {
         let ds = &r["summary"][d];
         assert!(u(&ds["bytes"]) > 0, "{d} moved nothing");
         assert_eq!(u(&ds["streams"]), 2);
-        assert_eq!(u(&ds["bytes"]), u(&ds["sent_bytes"]), "{d}: sent != received");
+        assert_eq!(
+            u(&ds["bytes"]),
+            u(&ds["sent_bytes"]),
+            "{d}: sent != received"
+        );
     }
     // Both directions ran during the same intervals.
     let first = &r["intervals"][0]["sums"];
@@ -118,12 +134,33 @@ fn paced_streams_hold_their_rate() {
 #[test]
 fn human_output_has_intervals_and_a_summary() {
     let server = ServerProc::start(&[]);
-    let out = common::tcp("::1", server.port, &["-t", "2s", "-P", "2", "--title", "lo"]);
+    let out = common::tcp(
+        "::1",
+        server.port,
+        &["-t", "2s", "-P", "2", "--title", "lo"],
+    );
     assert!(out.status.success(), "{}", common::stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
-    let interval_lines = text.lines().filter(|l| l.contains("s ") && l.contains("[SUM]")).count();
-    assert!(interval_lines >= 3, "two interval SUM lines and summary lines:\n{text}");
-    assert!(text.contains("sender") && text.contains("receiver"), "{text}");
-    assert!(text.lines().all(|l| l.is_empty() || l.starts_with("lo: ") || l.starts_with("- -") || l.starts_with("[") || l.starts_with("in force") || l.starts_with("goodput")), "{text}");
+    let interval_lines = text
+        .lines()
+        .filter(|l| l.contains("s ") && l.contains("[SUM]"))
+        .count();
+    assert!(
+        interval_lines >= 3,
+        "two interval SUM lines and summary lines:\n{text}"
+    );
+    assert!(
+        text.contains("sender") && text.contains("receiver"),
+        "{text}"
+    );
+    assert!(
+        text.lines().all(|l| l.is_empty()
+            || l.starts_with("lo: ")
+            || l.starts_with("- -")
+            || l.starts_with("[")
+            || l.starts_with("in force")
+            || l.starts_with("goodput")),
+        "{text}"
+    );
     assert!(text.contains("Gbit/s") || text.contains("Mbit/s"), "{text}");
 }

@@ -52,7 +52,12 @@ impl ServerProc {
         });
         let port = rx
             .recv_timeout(Duration::from_secs(20))
-            .unwrap_or_else(|_| panic!("server did not report its address; log: {:?}", log.lock().unwrap()));
+            .unwrap_or_else(|_| {
+                panic!(
+                    "server did not report its address; log: {:?}",
+                    log.lock().unwrap()
+                )
+            });
         Self { child, port, log }
     }
 
@@ -108,7 +113,8 @@ pub fn tcp_json(host: &str, port: u16, args: &[&str]) -> serde_json::Value {
 }
 
 pub fn u(v: &serde_json::Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("not an unsigned integer: {v}"))
+    v.as_u64()
+        .unwrap_or_else(|| panic!("not an unsigned integer: {v}"))
 }
 
 pub fn stderr(o: &Output) -> String {

@@ -1,0 +1,113 @@
+//! A network namespace that exists as long as its [`Netns`] value.
+
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+#[derive(Debug, thiserror::Error)]
+pub enum LabError {
+    #[error("the lab needs root (CAP_NET_ADMIN); run as root")]
+    NotRoot,
+    #[error("cannot run {program}: {source} (is it installed?)")]
+    Spawn {
+        program: String,
+        source: std::io::Error,
+    },
+    #[error("`{command}` failed: {stderr}")]
+    Failed { command: String, stderr: String },
+}
+
+/// Whether this process runs as root.
+pub fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(2).map(|e| e == "0"))
+        })
+        .unwrap_or(false)
+}
+
+/// Runs a program to completion; an error carries its stderr.
+pub fn run_cmd(program: &str, args: &[&str]) -> Result<Output, LabError> {
+    let out = Command::new(program)
+        .args(args)
+        .output()
+        .map_err(|source| LabError::Spawn {
+            program: program.to_string(),
+            source,
+        })?;
+    if !out.status.success() {
+        return Err(LabError::Failed {
+            command: format!("{program} {}", args.join(" ")),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
+    }
+    Ok(out)
+}
+
+static COUNTER: AtomicU32 = AtomicU32::new(0);
+
+/// A named network namespace, deleted on drop.
+#[derive(Debug)]
+pub struct Netns {
+    name: String,
+}
+
+impl Netns {
+    /// Creates `sonde-<pid>-<n>-<role>`, unique per process and call.
+    pub fn create(role: &str) -> Result<Self, LabError> {
+        if !is_root() {
+            return Err(LabError::NotRoot);
+        }
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let name = format!("sonde-{}-{n}-{role}", std::process::id());
+        run_cmd("ip", &["netns", "add", &name])?;
+        let ns = Self { name };
+        ns.ip(&["link", "set", "lo", "up"])?;
+        Ok(ns)
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// `ip ARGS` inside the namespace.
+    pub fn ip(&self, args: &[&str]) -> Result<Output, LabError> {
+        let mut all = vec!["-n", self.name.as_str()];
+        all.extend_from_slice(args);
+        run_cmd("ip", &all)
+    }
+
+    /// Any program run to completion inside the namespace.
+    pub fn run(&self, program: &str, args: &[&str]) -> Result<Output, LabError> {
+        let mut all = vec!["netns", "exec", self.name.as_str(), program];
+        all.extend_from_slice(args);
+        run_cmd("ip", &all)
+    }
+
+    /// A command that will run inside the namespace (spawn it yourself).
+    pub fn command(&self, program: &str) -> Command {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", self.name.as_str(), program]);
+        c
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        // Processes still inside keep the namespace's interfaces alive;
+        // kill them first, then delete it.
+        if let Ok(out) = Command::new("ip")
+            .args(["netns", "pids", &self.name])
+            .output()
+        {
+            for pid in String::from_utf8_lossy(&out.stdout).split_whitespace() {
+                let _ = Command::new("kill").args(["-9", pid]).output();
+            }
+        }
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.name])
+            .output();
+    }
+}

@@ -1,0 +1,75 @@
+//! Lab test: a link shaped to 20 Mbit/s with TBF must measure as
+//! 18–20 Mbit/s of TCP goodput (headers take ~4–6 % of the line rate:
+//! 1448 of 1514 bytes per frame over IPv4, 1428 over IPv6), over both
+//! address families and both directions. Needs root; set
+//! `SONDE_LAB=skip` to skip on a machine without it.
+
+mod common;
+use common::{u, ServerProc};
+use sonde_lab::{is_root, Link, Pair};
+use sonde_model::Rate;
+
+fn lab_allowed() -> bool {
+    if is_root() {
+        return true;
+    }
+    assert_eq!(
+        std::env::var("SONDE_LAB").as_deref(),
+        Ok("skip"),
+        "lab tests need root; run as root or set SONDE_LAB=skip"
+    );
+    eprintln!("lab test skipped: not root and SONDE_LAB=skip");
+    false
+}
+
+fn mbps(r: &serde_json::Value) -> f64 {
+    u(&r["summary"]["throughput_bps"]) as f64 / 1e6
+}
+
+#[test]
+fn tbf_shaped_link_measures_its_rate() {
+    if !lab_allowed() {
+        return;
+    }
+    let shaped = Link {
+        rate: Some(Rate::from_bps(20_000_000)),
+    };
+    let pair = Pair::new(20, shaped, shaped).expect("build the lab pair");
+    let mut server_cmd = pair.b.command(env!("CARGO_BIN_EXE_sonde"));
+    server_cmd.env_remove("SONDE_LOG");
+    let server = ServerProc::start_with(server_cmd, &["--bind", &pair.b6, "--bind", &pair.b4], &[]);
+    let port = server.port.to_string();
+    let mut failures = Vec::new();
+    for (host, extra) in [(&pair.b6, None), (&pair.b4, None), (&pair.b6, Some("-R"))] {
+        let mut cmd = pair.a.command(env!("CARGO_BIN_EXE_sonde"));
+        cmd.args(["tcp", host, "-p", &port, "-t", "6s", "-O", "2s", "-J"]);
+        cmd.args(extra);
+        let out = cmd.output().expect("run sonde tcp in the lab");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let got = mbps(&r);
+        eprintln!("{host} {extra:?}: {got:.2} Mbit/s");
+        if !(18.0..=20.0).contains(&got) {
+            failures.push(format!("{host} {extra:?}: {got:.2} Mbit/s"));
+        }
+    }
+    drop(server);
+    assert!(failures.is_empty(), "outside 18.0–20.0 Mbit/s: {failures:?}");
+}
+
+#[test]
+fn namespaces_are_removed_even_when_a_test_fails() {
+    if !lab_allowed() {
+        return;
+    }
+    let names = std::panic::catch_unwind(|| {
+        let pair = Pair::new(21, Link::default(), Link::default()).unwrap();
+        let names = (pair.a.name().to_string(), pair.b.name().to_string());
+        std::panic::panic_any(names);
+    })
+    .unwrap_err();
+    let (a, b) = names.downcast_ref::<(String, String)>().unwrap().clone();
+    let list = std::process::Command::new("ip").args(["netns", "list"]).output().unwrap();
+    let list = String::from_utf8_lossy(&list.stdout);
+    assert!(!list.contains(&a) && !list.contains(&b), "left behind: {list}");
+}
