@@ -9,6 +9,7 @@
 //! cap chosen by the reader *before* any buffer is sized by it.
 
 pub mod frame;
+pub mod fuzzing;
 pub mod message;
 pub mod preamble;
 

@@ -45,7 +45,11 @@ fn tbf_shaped_link_measures_its_rate() {
         cmd.args(["tcp", host, "-p", &port, "-t", "6s", "-O", "2s", "-J"]);
         cmd.args(extra);
         let out = cmd.output().expect("run sonde tcp in the lab");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         let got = mbps(&r);
         eprintln!("{host} {extra:?}: {got:.2} Mbit/s");
@@ -54,7 +58,10 @@ fn tbf_shaped_link_measures_its_rate() {
         }
     }
     drop(server);
-    assert!(failures.is_empty(), "outside 18.0–20.0 Mbit/s: {failures:?}");
+    assert!(
+        failures.is_empty(),
+        "outside 18.0–20.0 Mbit/s: {failures:?}"
+    );
 }
 
 #[test]
@@ -69,7 +76,13 @@ fn namespaces_are_removed_even_when_a_test_fails() {
     })
     .unwrap_err();
     let (a, b) = names.downcast_ref::<(String, String)>().unwrap().clone();
-    let list = std::process::Command::new("ip").args(["netns", "list"]).output().unwrap();
+    let list = std::process::Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+        .unwrap();
     let list = String::from_utf8_lossy(&list.stdout);
-    assert!(!list.contains(&a) && !list.contains(&b), "left behind: {list}");
+    assert!(
+        !list.contains(&a) && !list.contains(&b),
+        "left behind: {list}"
+    );
 }
