@@ -60,6 +60,39 @@ fn fill_pattern(len: usize) -> Vec<u8> {
         .collect()
 }
 
+/// Moves data with `op` (one write or read) until `end`, `stop`, or `op`
+/// returns 0 (end of stream), never faster than `pacer`.
+fn pump(
+    counters: &StreamCounters,
+    start: Instant,
+    end: Instant,
+    pacer: Option<Pacer>,
+    stop: &AtomicBool,
+    mut op: impl FnMut() -> io::Result<usize>,
+) -> io::Result<()> {
+    let mut moved: u64 = 0;
+    while !stop.load(Ordering::Relaxed) {
+        let now = Instant::now();
+        if now >= end {
+            break;
+        }
+        if let Some(wait) = pacer.and_then(|p| p.wait(moved, now - start)) {
+            std::thread::sleep(wait.min(end - now).min(POLL));
+            continue;
+        }
+        match op() {
+            Ok(0) => break,
+            Ok(n) => {
+                moved += n as u64;
+                counters.add(n, start);
+            }
+            Err(e) if transient(&e) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
 /// Writes until `send_end` or `stop`, then closes its half and waits for
 /// the receiver to close, so that the final TCP_INFO covers every byte.
 pub fn send_loop(
@@ -82,48 +115,21 @@ pub fn send_loop(
             tracing::debug!(error = %e, "SO_MAX_PACING_RATE not set");
         }
     }
-    let chunk = pacer.map_or(length, |p| p.chunk(length));
-    let buf = fill_pattern(chunk);
-    let mut sent: u64 = 0;
-    while !stop.load(Ordering::Relaxed) {
-        let now = Instant::now();
-        if now >= t.send_end {
-            break;
-        }
-        if let Some(wait) = pacer.and_then(|p| p.wait(sent, now - t.start)) {
-            std::thread::sleep(wait.min(t.send_end - now).min(POLL));
-            continue;
-        }
-        match stream.write(&buf) {
-            Ok(n) => {
-                sent += n as u64;
-                counters.add(n, t.start);
-            }
-            Err(e) if transient(&e) => {}
-            Err(e) => return Err(e),
-        }
-    }
+    let buf = fill_pattern(pacer.map_or(length, |p| p.chunk(length)));
+    pump(counters, t.start, t.send_end, pacer, stop, || {
+        stream.write(&buf)
+    })?;
     stream.shutdown(Shutdown::Write)?;
-    drain_until_closed(&mut stream, t.hard_end, stop)
-}
-
-fn drain_until_closed(
-    stream: &mut TcpStream,
-    hard_end: Instant,
-    stop: &AtomicBool,
-) -> io::Result<()> {
+    // Wait for the receiver's close; what it sends is discarded.
     stream.set_read_timeout(Some(POLL))?;
     let mut scratch = [0u8; 512];
-    while !stop.load(Ordering::Relaxed) && Instant::now() < hard_end {
-        match stream.read(&mut scratch) {
-            Ok(0) => return Ok(()),
-            Ok(_) => {}
-            Err(e) if transient(&e) => {}
-            Err(e) if e.kind() == io::ErrorKind::ConnectionReset => return Ok(()),
-            Err(e) => return Err(e),
-        }
+    let ignore = StreamCounters::default();
+    match pump(&ignore, t.start, t.hard_end, None, stop, || {
+        stream.read(&mut scratch)
+    }) {
+        Err(e) if e.kind() == io::ErrorKind::ConnectionReset => Ok(()),
+        other => other,
     }
-    Ok(())
 }
 
 /// Reads until the sender closes, `hard_end`, or `stop`. With a pacer,
@@ -140,25 +146,7 @@ pub fn receive_loop(
     stream.set_read_timeout(Some(POLL))?;
     let size = pacer.map_or(length.max(RECEIVE_BUFFER), |p| p.chunk(length));
     let mut buf = vec![0u8; size];
-    let mut received: u64 = 0;
-    while !stop.load(Ordering::Relaxed) {
-        let now = Instant::now();
-        if now >= t.hard_end {
-            break;
-        }
-        if let Some(wait) = pacer.and_then(|p| p.wait(received, now - t.start)) {
-            std::thread::sleep(wait.min(POLL));
-            continue;
-        }
-        match stream.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                received += n as u64;
-                counters.add(n, t.start);
-            }
-            Err(e) if transient(&e) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
+    pump(counters, t.start, t.hard_end, pacer, stop, || {
+        stream.read(&mut buf)
+    })
 }

@@ -117,6 +117,41 @@ fn add_opt(a: Option<u64>, b: Option<u64>) -> Option<u64> {
     }
 }
 
+/// One sender or receiver line of the closing summary.
+struct Total {
+    stream: Option<u16>,
+    direction: Direction,
+    from_s: f64,
+    to_s: f64,
+}
+
+impl Total {
+    /// `retransmits`: `None` leaves the column out (receiver lines);
+    /// `Some(None)` leaves it blank (no TCP_INFO).
+    fn write(
+        &self,
+        out: &mut String,
+        bytes: u64,
+        bps: u64,
+        retransmits: Option<Option<u64>>,
+        role: &str,
+    ) {
+        let retr = match retransmits {
+            Some(r) => format!("{:>5}", r.map_or_else(String::new, |v| v.to_string())),
+            None => " ".repeat(5),
+        };
+        let _ = writeln!(
+            out,
+            "{} {}   {}  {:>10}  {:>14}  {retr}  {role}",
+            id(self.stream),
+            arrow(self.direction),
+            span(self.from_s, self.to_s),
+            ByteSize::from_bytes(bytes).to_string(),
+            Rate::from_bps(bps).to_string(),
+        );
+    }
+}
+
 /// The closing summary of a TCP test: per stream and summed, sender and
 /// receiver lines, per direction.
 pub fn tcp_summary(r: &TcpResult) -> String {
@@ -129,53 +164,50 @@ pub fn tcp_summary(r: &TcpResult) -> String {
     let omit = r.spec.omit.as_secs_f64();
     let end = omit + r.duration_s;
     for s in &r.streams {
-        let _ = writeln!(
-            out,
-            "{} {}   {}  {:>10}  {:>14}  {:>5}  sender",
-            id(Some(s.stream)),
-            arrow(s.direction),
-            span(omit, end),
-            ByteSize::from_bytes(s.sent_bytes).to_string(),
-            Rate::from_bps(s.sender_throughput_bps).to_string(),
-            s.retransmits.map_or_else(String::new, |v| v.to_string()),
+        let line = Total {
+            stream: Some(s.stream),
+            direction: s.direction,
+            from_s: omit,
+            to_s: end,
+        };
+        line.write(
+            &mut out,
+            s.sent_bytes,
+            s.sender_throughput_bps,
+            Some(s.retransmits),
+            "sender",
         );
-        let _ = writeln!(
-            out,
-            "{} {}   {}  {:>10}  {:>14}         receiver",
-            id(Some(s.stream)),
-            arrow(s.direction),
-            span(omit, end),
-            ByteSize::from_bytes(s.received_bytes).to_string(),
-            Rate::from_bps(s.throughput_bps).to_string(),
+        line.write(
+            &mut out,
+            s.received_bytes,
+            s.throughput_bps,
+            None,
+            "receiver",
         );
     }
     let dirs = [
         (Direction::Forward, r.summary.forward.as_ref()),
         (Direction::Reverse, r.summary.reverse.as_ref()),
     ];
-    for (dir, sum) in dirs {
-        let Some(d) = sum else { continue };
-        if d.streams > 1 {
-            let _ = writeln!(
-                out,
-                "{} {}   {}  {:>10}  {:>14}  {:>5}  sender",
-                id(None),
-                arrow(dir),
-                span(omit, end),
-                ByteSize::from_bytes(d.sent_bytes).to_string(),
-                Rate::from_bps(d.sender_throughput_bps).to_string(),
-                d.retransmits,
-            );
-            let _ = writeln!(
-                out,
-                "{} {}   {}  {:>10}  {:>14}         receiver",
-                id(None),
-                arrow(dir),
-                span(omit, omit + d.receiver_duration_s),
-                ByteSize::from_bytes(d.bytes).to_string(),
-                Rate::from_bps(d.throughput_bps).to_string(),
-            );
-        }
+    for (direction, sum) in dirs {
+        let Some(d) = sum.filter(|d| d.streams > 1) else {
+            continue;
+        };
+        let mut line = Total {
+            stream: None,
+            direction,
+            from_s: omit,
+            to_s: end,
+        };
+        line.write(
+            &mut out,
+            d.sent_bytes,
+            d.sender_throughput_bps,
+            Some(Some(d.retransmits)),
+            "sender",
+        );
+        line.to_s = omit + d.receiver_duration_s;
+        line.write(&mut out, d.bytes, d.throughput_bps, None, "receiver");
     }
     if let Some(s) = r.streams.first() {
         let c = &s.client_socket;
