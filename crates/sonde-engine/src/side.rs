@@ -71,6 +71,16 @@ impl Running {
     fn last_data_s(&self) -> f64 {
         self.counters.last_data_ns.load(Ordering::Relaxed) as f64 / 1e9
     }
+    /// When the measured part began for a receiver: the end of the
+    /// warm-up, or without one the first byte (the sender starts half a
+    /// round trip after the receiver's clock).
+    fn receive_start_s(&self, omit: Duration) -> f64 {
+        match self.counters.first_data_ns.load(Ordering::Relaxed) {
+            u64::MAX => secs(omit),
+            _ if !omit.is_zero() => secs(omit),
+            first => first as f64 / 1e9,
+        }
+    }
 }
 
 fn secs(d: Duration) -> f64 {
@@ -250,7 +260,7 @@ pub fn run_side(
             let measured_bytes = total_bytes.saturating_sub(r.bytes_at_omit);
             let measured_secs = match r.role {
                 StreamRole::Sender => secs(plan.time),
-                StreamRole::Receiver => (r.last_data_s() - secs(plan.omit)).max(0.0),
+                StreamRole::Receiver => (r.last_data_s() - r.receive_start_s(plan.omit)).max(0.0),
             };
             StreamSide {
                 stream: r.index,

@@ -14,17 +14,33 @@ const POLL: Duration = Duration::from_millis(250);
 const RECEIVE_BUFFER: usize = 128 * 1024;
 
 /// Counters one stream thread updates and the sampler reads.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct StreamCounters {
     pub bytes: AtomicU64,
+    /// Nanoseconds from the side's start to the first byte moved
+    /// (`u64::MAX` until then).
+    pub first_data_ns: AtomicU64,
     /// Nanoseconds from the side's start to the last byte moved.
     pub last_data_ns: AtomicU64,
 }
 
+impl Default for StreamCounters {
+    fn default() -> Self {
+        Self {
+            bytes: AtomicU64::new(0),
+            first_data_ns: AtomicU64::new(u64::MAX),
+            last_data_ns: AtomicU64::new(0),
+        }
+    }
+}
+
 impl StreamCounters {
     fn add(&self, n: usize, start: Instant) {
-        self.bytes.fetch_add(n as u64, Ordering::Relaxed);
-        let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let before = self.bytes.fetch_add(n as u64, Ordering::Relaxed);
+        let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX - 1);
+        if before == 0 {
+            self.first_data_ns.store(ns, Ordering::Relaxed);
+        }
         self.last_data_ns.store(ns, Ordering::Relaxed);
     }
 }

@@ -86,3 +86,78 @@ fn namespaces_are_removed_even_when_a_test_fails() {
         "left behind: {list}"
     );
 }
+
+/// Packets counted by an nftables rule `matcher` on `ns`'s input.
+fn count_input(ns: &sonde_lab::Netns, matchers: &[&str]) -> Vec<u64> {
+    let out = ns
+        .run("nft", &["list", "chain", "inet", "sonde_t", "in"])
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    matchers
+        .iter()
+        .map(|m| {
+            let line = text
+                .lines()
+                .find(|l| l.contains(m))
+                .unwrap_or_else(|| panic!("no rule {m}: {text}"));
+            let after = line.split("packets ").nth(1).unwrap();
+            after.split_whitespace().next().unwrap().parse().unwrap()
+        })
+        .collect()
+}
+
+fn add_counters(ns: &sonde_lab::Netns, rules: &[&str]) {
+    ns.run("nft", &["add", "table", "inet", "sonde_t"]).unwrap();
+    ns.run(
+        "nft",
+        &["add chain inet sonde_t in { type filter hook input priority 0; }"],
+    )
+    .unwrap();
+    for r in rules {
+        ns.run("nft", &[&format!("add rule inet sonde_t in {r} counter")])
+            .unwrap();
+    }
+}
+
+#[test]
+fn dscp_and_flow_label_are_on_the_wire() {
+    if !lab_allowed() {
+        return;
+    }
+    let pair = Pair::new(22, Link::default(), Link::default()).expect("build the lab pair");
+    let ef = "ip6 dscp ef";
+    let label = "ip6 flowlabel 74565";
+    let af41 = "ip dscp af41";
+    add_counters(&pair.b, &[ef, label, af41]);
+    add_counters(&pair.a, &[ef]);
+    let mut server_cmd = pair.b.command(env!("CARGO_BIN_EXE_sonde"));
+    server_cmd.env_remove("SONDE_LOG");
+    let server = ServerProc::start_with(server_cmd, &["--bind", &pair.b6, "--bind", &pair.b4], &[]);
+    let port = server.port.to_string();
+    let run = |host: &str, args: &[&str]| {
+        let mut cmd = pair.a.command(env!("CARGO_BIN_EXE_sonde"));
+        cmd.args(["tcp", host, "-p", &port, "-t", "1s", "-b", "10M", "-J"])
+            .args(args);
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let r = run(&pair.b6, &["-S", "EF", "--flowlabel", "74565"]);
+    assert_eq!(r["streams"][0]["client_socket"]["flowlabel"], 74565);
+    let r4 = run(&pair.b4, &["-S", "AF41"]);
+    assert_eq!(r4["streams"][0]["client_socket"]["dscp"], 34);
+    let counts = count_input(&pair.b, &[ef, label, af41]);
+    // 10 Mbit/s for 1 s is ~860 full-size segments each time.
+    assert!(
+        counts.iter().all(|&c| c > 500),
+        "EF, label, AF41 packets seen at the server: {counts:?}"
+    );
+    // -R: the server marks what it sends.
+    run(&pair.b6, &["-S", "EF", "-R"]);
+    let back = count_input(&pair.a, &[ef]);
+    assert!(back[0] > 500, "EF packets seen at the client: {back:?}");
+}

@@ -164,3 +164,23 @@ fn human_output_has_intervals_and_a_summary() {
     );
     assert!(text.contains("Gbit/s") || text.contains("Mbit/s"), "{text}");
 }
+
+#[test]
+fn congestion_control_and_mss_are_applied_on_both_ends() {
+    let server = ServerProc::start(&[]);
+    let r = tcp_json(
+        "::1",
+        server.port,
+        &["-t", "1s", "-C", "reno", "-M", "1200"],
+    );
+    let s = &r["streams"][0];
+    assert_eq!(s["client_socket"]["congestion"], "reno");
+    assert_eq!(s["server_socket"]["congestion"], "reno");
+    let mss = u(&s["client_socket"]["mss_bytes"]);
+    assert!(mss <= 1200 && mss >= 1000, "client MSS {mss}");
+    // The server's segments are bounded by the MSS the client announced.
+    let server_mss = u(&s["server_socket"]["mss_bytes"]);
+    assert!(server_mss <= 1200, "server MSS {server_mss}");
+    assert_eq!(r["spec"]["congestion"], "reno");
+    assert_eq!(u(&r["spec"]["mss_bytes"]), 1200);
+}
