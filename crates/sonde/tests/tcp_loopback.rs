@@ -177,7 +177,7 @@ fn congestion_control_and_mss_are_applied_on_both_ends() {
     assert_eq!(s["client_socket"]["congestion"], "reno");
     assert_eq!(s["server_socket"]["congestion"], "reno");
     let mss = u(&s["client_socket"]["mss_bytes"]);
-    assert!(mss <= 1200 && mss >= 1000, "client MSS {mss}");
+    assert!((1000..=1200).contains(&mss), "client MSS {mss}");
     // The server's segments are bounded by the MSS the client announced.
     let server_mss = u(&s["server_socket"]["mss_bytes"]);
     assert!(server_mss <= 1200, "server MSS {server_mss}");
