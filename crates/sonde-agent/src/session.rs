@@ -159,11 +159,19 @@ fn run_accepted(
     let wait = spec.send_duration() + DRAIN_GRACE + Duration::from_secs(10);
     let watcher_stop = Arc::clone(&stop);
     let watcher = std::thread::spawn(move || {
-        let got = reader.recv::<ClientMessage>(cap, wait, "the client's report");
-        if !matches!(got, Ok(ClientMessage::Report { .. })) {
-            watcher_stop.store(true, Ordering::Relaxed);
+        let deadline = Instant::now() + wait;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let got = reader.recv::<ClientMessage>(cap, left, "the client's report");
+            match got {
+                Ok(ClientMessage::Stop) => watcher_stop.store(true, Ordering::Relaxed),
+                Ok(ClientMessage::Report { .. }) => return got,
+                other => {
+                    watcher_stop.store(true, Ordering::Relaxed);
+                    return other;
+                }
+            }
         }
-        got
     });
 
     let mut plan = side_plan(spec);

@@ -83,8 +83,11 @@ fn unexpected(expected: &'static str, got: &ServerMessage) -> EngineError {
 }
 
 /// Runs `spec` against a sonde server and returns the joined result.
+/// Setting `stop` ends the data early (Ctrl-C); the result then covers
+/// the time that ran and says it was interrupted.
 pub fn run_tcp(
     spec: &TcpSpec,
+    stop: &Arc<AtomicBool>,
     on_event: &mut dyn FnMut(TestEvent<'_>),
 ) -> Result<TcpResult, EngineError> {
     if let Some(cc) = &spec.congestion {
@@ -168,7 +171,6 @@ pub fn run_tcp(
         .collect();
     on_event(TestEvent::Started { streams: &summary });
 
-    let stop = Arc::new(AtomicBool::new(false));
     let mine = run_side(
         side_plan(spec),
         streams,
@@ -179,6 +181,9 @@ pub fn run_tcp(
             on_event(TestEvent::Interval(live));
         },
     );
+    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+        control.send(&ClientMessage::Stop)?;
+    }
     control.send(&ClientMessage::Report {
         report: mine.clone(),
     })?;

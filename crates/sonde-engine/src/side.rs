@@ -253,12 +253,16 @@ pub fn run_side(
         cut(&mut running, window_start, last, &mut windows);
     }
 
+    let stopped_early = stop.load(Ordering::Relaxed);
     let streams = running
         .into_iter()
         .map(|r| {
             let total_bytes = r.bytes();
             let measured_bytes = total_bytes.saturating_sub(r.bytes_at_omit);
             let measured_secs = match r.role {
+                StreamRole::Sender if stopped_early => {
+                    (r.last_data_s() - secs(plan.omit)).clamp(0.0, secs(plan.time))
+                }
                 StreamRole::Sender => secs(plan.time),
                 StreamRole::Receiver => (r.last_data_s() - r.receive_start_s(plan.omit)).max(0.0),
             };
@@ -279,5 +283,6 @@ pub fn run_side(
         env,
         windows,
         streams,
+        stopped_early,
     }
 }

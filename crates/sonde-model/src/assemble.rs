@@ -200,6 +200,7 @@ pub fn tcp_result(
     server: &SideReport,
 ) -> Result<TcpResult, AssembleError> {
     let pairs = pairs(spec, client, server)?;
+    let interrupted = client.stopped_early || server.stopped_early;
     let omit_s = spec.omit.as_secs_f64();
     let intervals = client
         .windows
@@ -242,7 +243,15 @@ pub fn tcp_result(
             server: server.env.clone(),
         },
         start,
-        duration_s: spec.time.as_secs_f64(),
+        duration_s: if interrupted {
+            pairs
+                .iter()
+                .map(|p| p.sender().measured_secs)
+                .fold(0.0, f64::max)
+        } else {
+            spec.time.as_secs_f64()
+        },
+        interrupted,
         intervals,
         streams,
         summary,
@@ -305,6 +314,7 @@ mod tests {
                 })
                 .collect(),
             streams,
+            stopped_early: false,
         }
     }
 

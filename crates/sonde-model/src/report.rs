@@ -85,4 +85,7 @@ pub struct SideReport {
     pub env: HostEnv,
     pub windows: Vec<SampleWindow>,
     pub streams: Vec<StreamSide>,
+    /// Data stopped before the planned end (interrupted or aborted).
+    #[serde(default)]
+    pub stopped_early: bool,
 }

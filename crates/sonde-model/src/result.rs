@@ -142,8 +142,10 @@ pub struct TcpResult {
     pub spec: TcpSpec,
     pub env: TestEnv,
     pub start: Timestamp,
-    /// Measured time (warm-up excluded).
+    /// Measured time (warm-up excluded): `time_s`, or less if interrupted.
     pub duration_s: f64,
+    /// The test was stopped before its planned end (Ctrl-C, an abort).
+    pub interrupted: bool,
     pub intervals: Vec<Interval>,
     pub streams: Vec<StreamResult>,
     pub summary: TcpSummary,

@@ -235,6 +235,14 @@ pub fn tcp_summary(r: &TcpResult) -> String {
         omit,
         r.summary.retransmits
     );
+    if r.interrupted {
+        let _ = writeln!(
+            out,
+            "interrupted after {:.2} s of the {:.0} s planned",
+            r.duration_s,
+            r.spec.time.as_secs_f64()
+        );
+    }
     out
 }
 

@@ -3,8 +3,9 @@
 //! A test runs as: client → `TestRequest`; server → `Accepted` or
 //! `Refused`; the client opens each data connection with a preamble and
 //! `StreamHello`; server → `Start` once every stream is in; when data
-//! stops, client → `Report`, server → `Report`. Either side may send
-//! `Abort` at any time.
+//! stops, client → `Report`, server → `Report`. An interrupted client
+//! sends `Stop` before its report. Either side may send `Abort` at any
+//! time.
 
 use crate::{encode_frame, WireError};
 use serde::de::DeserializeOwned;
@@ -83,10 +84,22 @@ pub enum Refusal {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ClientMessage {
-    TestRequest { request: TestSpec, env: HostEnv },
-    StreamHello { test_id: TestId, stream: u16 },
-    Report { report: SideReport },
-    Abort { reason: String },
+    TestRequest {
+        request: TestSpec,
+        env: HostEnv,
+    },
+    StreamHello {
+        test_id: TestId,
+        stream: u16,
+    },
+    Report {
+        report: SideReport,
+    },
+    /// The client was interrupted: stop the streams, then swap reports.
+    Stop,
+    Abort {
+        reason: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,7 +1,8 @@
 //! The command line: subcommands, flag parsing, exit codes.
 //!
 //! Exit codes: 0 success, 1 the measurement failed (unreachable, refused,
-//! interrupted), 2 a usage error (bad flag, bad value, bad config).
+//! aborted), 2 a usage error (bad flag, bad value, bad config), 130
+//! interrupted by Ctrl-C (the partial result is still printed).
 
 use crate::{quickstart, serve_cmd, tcp_cmd};
 use clap::{Parser, Subcommand};
@@ -37,6 +38,8 @@ pub enum Command {
 pub enum Failure {
     Usage(anyhow::Error),
     Run(anyhow::Error),
+    /// Stopped by Ctrl-C after printing what was measured.
+    Interrupted,
 }
 
 impl<E: Into<anyhow::Error>> From<E> for Failure {
@@ -103,6 +106,7 @@ pub fn run(cli: Cli) -> ExitCode {
             eprintln!("sonde: {}", one_line(&e));
             ExitCode::from(1)
         }
+        Err(Failure::Interrupted) => ExitCode::from(130),
     }
 }
 

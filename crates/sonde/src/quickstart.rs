@@ -9,6 +9,8 @@ use clap::Args;
 use sonde_agent::{Server, ServerConfig};
 use sonde_model::{Direction, IpFamily, Rate, TcpSpec};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Debug, Args)]
@@ -53,7 +55,8 @@ pub fn run(args: QuickstartArgs) -> Result<(), Failure> {
                 direction,
                 ..TcpSpec::default()
             };
-            let r = measure(&spec, true).with_context(|| format!("TCP test to {host}"))?;
+            let r = measure(&spec, true, &Arc::new(AtomicBool::new(false)))
+                .with_context(|| format!("TCP test to {host}"))?;
             rows.push((host, direction, r));
         }
     }

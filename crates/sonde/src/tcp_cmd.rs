@@ -8,6 +8,8 @@ use sonde_engine::{run_tcp, TestEvent};
 use sonde_model::{ByteSize, Direction, Dscp, IpFamily, Rate, StreamRole, TcpResult, TcpSpec};
 use sonde_report::{tcp_summary, LiveTable};
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 fn duration(s: &str) -> Result<Duration, String> {
@@ -114,8 +116,8 @@ impl TcpArgs {
     }
 }
 
-/// Runs a spec, printing live lines unless `quiet`.
-pub fn measure(spec: &TcpSpec, quiet: bool) -> anyhow::Result<TcpResult> {
+/// Runs a spec, printing live lines unless `quiet`; `stop` ends it early.
+pub fn measure(spec: &TcpSpec, quiet: bool, stop: &Arc<AtomicBool>) -> anyhow::Result<TcpResult> {
     let mut table = LiveTable::new();
     let prefix = spec
         .title
@@ -123,7 +125,7 @@ pub fn measure(spec: &TcpSpec, quiet: bool) -> anyhow::Result<TcpResult> {
         .map(|t| format!("{t}: "))
         .unwrap_or_default();
     let mut out = std::io::stdout();
-    let result = run_tcp(spec, &mut |event| {
+    let result = run_tcp(spec, stop, &mut |event| {
         if quiet {
             return;
         }
@@ -155,17 +157,37 @@ pub fn measure(spec: &TcpSpec, quiet: bool) -> anyhow::Result<TcpResult> {
     Ok(result)
 }
 
+/// A flag that the first Ctrl-C sets (the test then stops and reports
+/// what it measured); a second Ctrl-C exits at once.
+fn interrupt_flag() -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    let installed = ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::Relaxed) {
+            std::process::exit(130);
+        }
+        eprintln!("sonde: interrupted; stopping the test (Ctrl-C again to quit at once)");
+    });
+    if let Err(e) = installed {
+        tracing::debug!(error = %e, "no Ctrl-C handler");
+    }
+    stop
+}
+
 pub fn run(args: TcpArgs) -> Result<(), Failure> {
     let spec = args.to_spec();
     spec.validate()
         .map_err(|e| Failure::Usage(anyhow!("invalid test: {e}")))?;
-    let result = measure(&spec, args.json)?;
+    let result = measure(&spec, args.json, &interrupt_flag())?;
     let mut out = std::io::stdout().lock();
     if args.json {
         serde_json::to_writer_pretty(&mut out, &result)?;
         writeln!(out)?;
     } else {
         write!(out, "{}", tcp_summary(&result))?;
+    }
+    if result.interrupted {
+        return Err(Failure::Interrupted);
     }
     Ok(())
 }

@@ -184,3 +184,50 @@ fn congestion_control_and_mss_are_applied_on_both_ends() {
     assert_eq!(r["spec"]["congestion"], "reno");
     assert_eq!(u(&r["spec"]["mss_bytes"]), 1200);
 }
+
+#[test]
+fn ctrl_c_stops_the_test_and_still_reports_what_ran() {
+    let server = ServerProc::start(&[]);
+    for direction in [None, Some("-R")] {
+        let mut child = common::sonde()
+            .args([
+                "tcp",
+                "::1",
+                "-p",
+                &server.port.to_string(),
+                "-t",
+                "30s",
+                "-b",
+                "50M",
+                "-J",
+            ])
+            .args(direction)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(2500));
+        let killed = std::process::Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(130), "{}", common::stderr(&out));
+        let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(r["interrupted"], true);
+        let secs = r["duration_s"].as_f64().unwrap();
+        assert!(
+            (1.5..10.0).contains(&secs),
+            "{direction:?}: ran {secs} s, not 30"
+        );
+        let got = u(&r["summary"]["throughput_bps"]) as f64;
+        assert!(
+            (got - 50e6).abs() / 50e6 < 0.05,
+            "{direction:?}: {got} bit/s over the time that ran"
+        );
+    }
+    // The server is ready for the next test.
+    let r = tcp_json("::1", server.port, &["-t", "1s"]);
+    assert_eq!(r["interrupted"], false);
+}
