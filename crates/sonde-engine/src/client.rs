@@ -176,7 +176,7 @@ pub fn run_tcp(
         streams,
         host_env(),
         start,
-        &stop,
+        stop,
         &mut |live| {
             on_event(TestEvent::Interval(live));
         },
