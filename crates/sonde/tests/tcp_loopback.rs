@@ -189,7 +189,7 @@ fn congestion_control_and_mss_are_applied_on_both_ends() {
 fn ctrl_c_stops_the_test_and_still_reports_what_ran() {
     let server = ServerProc::start(&[]);
     for direction in [None, Some("-R")] {
-        let mut child = common::sonde()
+        let child = common::sonde()
             .args([
                 "tcp",
                 "::1",
