@@ -66,7 +66,7 @@ pub fn run_control(
     control: Control,
     peer: SocketAddr,
     request: TestSpec,
-    _client_env: &HostEnv,
+    client_env: &HostEnv,
     shared: &Arc<Shared>,
 ) -> Result<(), EngineError> {
     let TestSpec::Tcp(spec) = request;
@@ -89,6 +89,7 @@ pub fn run_control(
     };
     let id = new_test_id();
     let rx = shared.registry.open(id, peer.ip(), spec.stream_count());
+    tracing::info!(%peer, test = %id, client = %format!("sonde {} on {} {}", client_env.sonde_version, client_env.os, client_env.kernel), "client");
     let result = run_accepted(control, peer, &spec, id, &rx, limits.max_rate.is_some());
     shared.registry.close(id);
     drop(slot);

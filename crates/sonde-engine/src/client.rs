@@ -64,14 +64,12 @@ pub fn side_plan(spec: &TcpSpec) -> SidePlan {
     }
 }
 
-fn expect_server(msg: ServerMessage, expected: &'static str) -> Result<ServerMessage, EngineError> {
+/// Turns a refusal or an abort into its error; passes anything else on.
+fn expect_server(msg: ServerMessage) -> Result<ServerMessage, EngineError> {
     match msg {
         ServerMessage::Refused { refusal } => Err(EngineError::Refused(refusal)),
         ServerMessage::Abort { reason } => Err(EngineError::Aborted(reason)),
-        other => {
-            let _ = expected;
-            Ok(other)
-        }
+        other => Ok(other),
     }
 }
 
@@ -116,7 +114,7 @@ pub fn run_tcp(
         HANDSHAKE_TIMEOUT,
         "the server's answer",
     )?;
-    let reply = expect_server(reply, "accepted")?;
+    let reply = expect_server(reply)?;
     let (test_id, server_env) = match reply {
         ServerMessage::Accepted { test_id, env } => (test_id, env),
         other => return Err(unexpected("accepted", &other)),
@@ -152,7 +150,7 @@ pub fn run_tcp(
         });
     }
     let start_msg = control.recv(HANDSHAKE_FRAME_MAX, HANDSHAKE_TIMEOUT, "the start signal")?;
-    match expect_server(start_msg, "start")? {
+    match expect_server(start_msg)? {
         ServerMessage::Start => {}
         other => return Err(unexpected("start", &other)),
     }
@@ -189,7 +187,7 @@ pub fn run_tcp(
     })?;
     let cap = report_frame_cap(spec);
     let reply = control.recv(cap, DRAIN_GRACE + HANDSHAKE_TIMEOUT, "the server's report")?;
-    let theirs: SideReport = match expect_server(reply, "report")? {
+    let theirs: SideReport = match expect_server(reply)? {
         ServerMessage::Report { report } => report,
         other => return Err(unexpected("report", &other)),
     };

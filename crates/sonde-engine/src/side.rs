@@ -87,6 +87,96 @@ fn secs(d: Duration) -> f64 {
     d.as_secs_f64()
 }
 
+impl Running {
+    /// Bytes since the last sample, with the sender's TCP_INFO now.
+    fn take_sample(&mut self) -> SideSample {
+        let now = self.bytes();
+        let sample = SideSample {
+            bytes: now - self.last_bytes,
+            tcp: self.tcp(),
+        };
+        self.last_bytes = now;
+        self.samples.push(sample);
+        sample
+    }
+
+    fn into_side(self, plan: SidePlan, stopped_early: bool) -> StreamSide {
+        let total_bytes = self.bytes();
+        let measured_secs = match self.role {
+            StreamRole::Sender if stopped_early => {
+                (self.last_data_s() - secs(plan.omit)).clamp(0.0, secs(plan.time))
+            }
+            StreamRole::Sender => secs(plan.time),
+            StreamRole::Receiver => (self.last_data_s() - self.receive_start_s(plan.omit)).max(0.0),
+        };
+        StreamSide {
+            stream: self.index,
+            role: self.role,
+            final_tcp: self.tcp(),
+            socket: self.socket,
+            total_bytes,
+            measured_bytes: total_bytes.saturating_sub(self.bytes_at_omit),
+            measured_secs,
+            omitted_retrans: self.retrans_at_omit,
+            samples: self.samples,
+        }
+    }
+}
+
+/// Starts the thread that moves one stream's data; `done` hears its index
+/// when it ends. Without a thread (the system refused one) `stop` is set.
+fn spawn_stream(
+    ds: DataStream,
+    plan: SidePlan,
+    timing: LoopTiming,
+    stop: &Arc<AtomicBool>,
+    done: mpsc::Sender<u16>,
+) -> (Running, Option<std::thread::JoinHandle<()>>) {
+    let counters = Arc::new(StreamCounters::default());
+    let running = Running {
+        index: ds.index,
+        role: ds.role,
+        socket: in_force(&ds.stream, ds.flowlabel),
+        probe: match ds.role {
+            StreamRole::Sender => ds.stream.try_clone().ok(),
+            StreamRole::Receiver => None,
+        },
+        counters: Arc::clone(&counters),
+        samples: Vec::new(),
+        last_bytes: 0,
+        bytes_at_omit: 0,
+        retrans_at_omit: 0,
+    };
+    let thread_stop = Arc::clone(stop);
+    let (index, role, stream) = (ds.index, ds.role, ds.stream);
+    let spawned = std::thread::Builder::new()
+        .name(format!("sonde-stream-{index}"))
+        .spawn(move || {
+            let res = match role {
+                StreamRole::Sender => {
+                    let pacer = plan.send_rate.map(Pacer::new);
+                    send_loop(stream, &counters, timing, plan.length, pacer, &thread_stop)
+                }
+                StreamRole::Receiver => {
+                    let pacer = plan.receive_rate.map(Pacer::new);
+                    receive_loop(stream, &counters, timing, plan.length, pacer, &thread_stop)
+                }
+            };
+            if let Err(e) = res {
+                tracing::warn!(stream = index, error = %e, "stream ended with an error");
+            }
+            let _ = done.send(index);
+        });
+    match spawned {
+        Ok(h) => (running, Some(h)),
+        Err(e) => {
+            tracing::error!(error = %e, "cannot start a stream thread");
+            stop.store(true, Ordering::Relaxed);
+            (running, None)
+        }
+    }
+}
+
 /// Runs every stream of this end from `start` until the senders have
 /// sent for `omit + time` and the receivers have read to the end (or
 /// `stop` is set), calling `on_interval` at each window.
@@ -108,57 +198,9 @@ pub fn run_side(
     let mut running = Vec::with_capacity(streams.len());
     let mut handles = Vec::with_capacity(streams.len());
     for ds in streams {
-        let counters = Arc::new(StreamCounters::default());
-        let probe = match ds.role {
-            StreamRole::Sender => ds.stream.try_clone().ok(),
-            StreamRole::Receiver => None,
-        };
-        running.push(Running {
-            index: ds.index,
-            role: ds.role,
-            socket: in_force(&ds.stream, ds.flowlabel),
-            probe,
-            counters: Arc::clone(&counters),
-            samples: Vec::new(),
-            last_bytes: 0,
-            bytes_at_omit: 0,
-            retrans_at_omit: 0,
-        });
-        let (thread_stop, done_tx) = (Arc::clone(stop), done_tx.clone());
-        let (index, role, stream) = (ds.index, ds.role, ds.stream);
-        let handle = std::thread::Builder::new()
-            .name(format!("sonde-stream-{index}"))
-            .spawn(move || {
-                let res = match role {
-                    StreamRole::Sender => send_loop(
-                        stream,
-                        &counters,
-                        timing,
-                        plan.length,
-                        plan.send_rate.map(Pacer::new),
-                        &thread_stop,
-                    ),
-                    StreamRole::Receiver => receive_loop(
-                        stream,
-                        &counters,
-                        timing,
-                        plan.length,
-                        plan.receive_rate.map(Pacer::new),
-                        &thread_stop,
-                    ),
-                };
-                if let Err(e) = res {
-                    tracing::warn!(stream = index, error = %e, "stream ended with an error");
-                }
-                let _ = done_tx.send(index);
-            });
-        match handle {
-            Ok(h) => handles.push(h),
-            Err(e) => {
-                tracing::error!(error = %e, "cannot start a stream thread");
-                stop.store(true, Ordering::Relaxed);
-            }
-        }
+        let (r, handle) = spawn_stream(ds, plan, timing, stop, done_tx.clone());
+        running.push(r);
+        handles.extend(handle);
     }
     drop(done_tx);
 
@@ -173,22 +215,15 @@ pub fn run_side(
                 start_s: secs(from),
                 end_s: to_s,
             };
-            let mut live = Vec::with_capacity(running.len());
-            for r in running.iter_mut() {
-                let now = r.bytes();
-                let sample = SideSample {
-                    bytes: now - r.last_bytes,
-                    tcp: r.tcp(),
-                };
-                r.last_bytes = now;
-                r.samples.push(sample);
-                live.push((r.index, r.role, sample));
-            }
+            let streams = running
+                .iter_mut()
+                .map(|r| (r.index, r.role, r.take_sample()))
+                .collect();
             windows.push(window);
             on_interval(&LiveInterval {
                 window,
                 omitted: to_s <= secs(plan.omit) + 1e-3,
-                streams: live,
+                streams,
             });
         };
 
@@ -256,28 +291,7 @@ pub fn run_side(
     let stopped_early = stop.load(Ordering::Relaxed);
     let streams = running
         .into_iter()
-        .map(|r| {
-            let total_bytes = r.bytes();
-            let measured_bytes = total_bytes.saturating_sub(r.bytes_at_omit);
-            let measured_secs = match r.role {
-                StreamRole::Sender if stopped_early => {
-                    (r.last_data_s() - secs(plan.omit)).clamp(0.0, secs(plan.time))
-                }
-                StreamRole::Sender => secs(plan.time),
-                StreamRole::Receiver => (r.last_data_s() - r.receive_start_s(plan.omit)).max(0.0),
-            };
-            StreamSide {
-                stream: r.index,
-                role: r.role,
-                final_tcp: r.tcp(),
-                socket: r.socket,
-                total_bytes,
-                measured_bytes,
-                measured_secs,
-                omitted_retrans: r.retrans_at_omit,
-                samples: r.samples,
-            }
-        })
+        .map(|r| r.into_side(plan, stopped_early))
         .collect();
     SideReport {
         env,
