@@ -8,14 +8,20 @@
 pub mod assemble;
 pub mod dscp;
 pub mod env;
+pub mod profile;
 pub mod report;
 pub mod result;
 pub mod serde_secs;
 pub mod spec;
+pub mod udp_assemble;
+pub mod udp_report;
+pub mod udp_result;
+pub mod udp_spec;
 pub mod units;
 
 pub use dscp::Dscp;
 pub use env::HostEnv;
+pub use profile::Profile;
 pub use report::{
     SampleWindow, SideReport, SideSample, SocketInForce, StreamRole, StreamSide, TcpInfoSnapshot,
 };
@@ -24,6 +30,9 @@ pub use result::{
     TestEnv, Timestamp, RESULT_FORMAT_VERSION,
 };
 pub use spec::{Direction, IpFamily, SpecError, TcpSpec, TestSpec};
+pub use udp_report::{UdpSideReport, UdpStreamSide, UdpTally};
+pub use udp_result::UdpResult;
+pub use udp_spec::UdpSpec;
 pub use units::{ByteSize, Rate, UnitError};
 
 /// The version of sonde that built this crate (all crates share one version).

@@ -125,31 +125,75 @@ pub struct SpecError {
     pub reason: String,
 }
 
-fn bad(field: &'static str, reason: impl Into<String>) -> SpecError {
+pub(crate) fn bad(field: &'static str, reason: impl Into<String>) -> SpecError {
     SpecError {
         field,
         reason: reason.into(),
     }
 }
 
+/// The parts every test shares: streams, timing, addressing, title.
+pub(crate) struct RunShape<'a> {
+    pub parallel: u16,
+    pub time: Duration,
+    pub omit: Duration,
+    pub interval: Duration,
+    pub flowlabel: Option<u32>,
+    pub family: IpFamily,
+    pub title: Option<&'a str>,
+}
+
+/// Checks what every test shares; the one place these rules live.
+pub(crate) fn check_run(r: &RunShape<'_>) -> Result<(), SpecError> {
+    if r.parallel == 0 || r.parallel > MAX_PARALLEL {
+        return Err(bad(
+            "parallel",
+            format!("{} streams; use 1 to {MAX_PARALLEL}", r.parallel),
+        ));
+    }
+    if r.time.is_zero() || r.time > MAX_DURATION {
+        return Err(bad("time", "must be more than 0 and at most 24h"));
+    }
+    if r.omit > MAX_DURATION {
+        return Err(bad("omit", "must be at most 24h"));
+    }
+    if !r.interval.is_zero() && r.interval < MIN_INTERVAL {
+        return Err(bad("interval", "must be 0 (no reports) or at least 100ms"));
+    }
+    if let Some(label) = r.flowlabel {
+        if label > MAX_FLOWLABEL {
+            return Err(bad(
+                "flowlabel",
+                format!("{label} is above 20 bits (max 1048575)"),
+            ));
+        }
+        if r.family == IpFamily::V4 {
+            return Err(bad("flowlabel", "flow labels exist only in IPv6; drop -4"));
+        }
+    }
+    if let Some(t) = r.title {
+        if t.chars().count() > MAX_TITLE_CHARS {
+            return Err(bad(
+                "title",
+                format!("longer than {MAX_TITLE_CHARS} characters"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl TcpSpec {
     /// Checks every field; the one place a spec is validated.
     pub fn validate(&self) -> Result<(), SpecError> {
-        if self.parallel == 0 || self.parallel > MAX_PARALLEL {
-            return Err(bad(
-                "parallel",
-                format!("{} streams; use 1 to {MAX_PARALLEL}", self.parallel),
-            ));
-        }
-        if self.time.is_zero() || self.time > MAX_DURATION {
-            return Err(bad("time", "must be more than 0 and at most 24h"));
-        }
-        if self.omit > MAX_DURATION {
-            return Err(bad("omit", "must be at most 24h"));
-        }
-        if !self.interval.is_zero() && self.interval < MIN_INTERVAL {
-            return Err(bad("interval", "must be 0 (no reports) or at least 100ms"));
-        }
+        check_run(&RunShape {
+            parallel: self.parallel,
+            time: self.time,
+            omit: self.omit,
+            interval: self.interval,
+            flowlabel: self.flowlabel,
+            family: self.family,
+            title: self.title.as_deref(),
+        })?;
         if self.length.bytes() == 0 || self.length.bytes() > MAX_LENGTH {
             return Err(bad("length", "must be 1 byte to 16 MiB"));
         }
@@ -181,25 +225,6 @@ impl TcpSpec {
                 return Err(bad(
                     "congestion",
                     format!("'{cc}' is not an algorithm name (e.g. cubic, bbr, reno)"),
-                ));
-            }
-        }
-        if let Some(label) = self.flowlabel {
-            if label > MAX_FLOWLABEL {
-                return Err(bad(
-                    "flowlabel",
-                    format!("{label} is above 20 bits (max 1048575)"),
-                ));
-            }
-            if self.family == IpFamily::V4 {
-                return Err(bad("flowlabel", "flow labels exist only in IPv6; drop -4"));
-            }
-        }
-        if let Some(t) = &self.title {
-            if t.chars().count() > MAX_TITLE_CHARS {
-                return Err(bad(
-                    "title",
-                    format!("longer than {MAX_TITLE_CHARS} characters"),
                 ));
             }
         }
@@ -287,12 +312,14 @@ mod tests {
 #[serde(tag = "test", content = "spec", rename_all = "lowercase")]
 pub enum TestSpec {
     Tcp(TcpSpec),
+    Udp(crate::UdpSpec),
 }
 
 impl TestSpec {
     pub fn validate(&self) -> Result<(), SpecError> {
         match self {
             TestSpec::Tcp(s) => s.validate(),
+            TestSpec::Udp(s) => s.validate(),
         }
     }
 }

@@ -1,0 +1,113 @@
+//! What one end of a UDP test measured: the sender counts what it sent,
+//! the receiver everything else. [`crate::udp_assemble`] joins them.
+
+use crate::{Dscp, HostEnv, SampleWindow, SocketInForce, StreamRole};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Percentiles of a distribution, in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct Quantiles {
+    pub p50_ms: f64,
+    pub p90_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+}
+
+/// One-way delay (RFC 7679): receive time minus the send time stamped in
+/// the packet, both from the hosts' realtime clocks. Only meaningful when
+/// `clock_synced`; `pdv_*` (delay minus its minimum, RFC 5481 PDV) is
+/// meaningful either way.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct OneWayDelay {
+    pub clock_synced: bool,
+    pub min_ms: f64,
+    pub avg_ms: f64,
+    pub max_ms: f64,
+    pub p99_ms: f64,
+    pub pdv_p50_ms: f64,
+    pub pdv_p99_ms: f64,
+}
+
+/// Packets sent with one DSCP that arrived with another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Remark {
+    pub sent: Dscp,
+    pub received: Dscp,
+    pub packets: u64,
+}
+
+/// What a sender counted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct SenderTally {
+    pub packets: u64,
+    /// Payload bytes.
+    pub bytes: u64,
+    /// Packets per DSCP value set.
+    pub dscp_sent: BTreeMap<u8, u64>,
+    /// Seconds over which they were sent.
+    pub secs: f64,
+}
+
+/// What a receiver counted and estimated.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ReceiverTally {
+    /// Distinct packets received.
+    pub packets: u64,
+    /// Payload bytes of distinct packets.
+    pub bytes: u64,
+    pub duplicates: u64,
+    pub reordered: u64,
+    /// Packets the sequence numbers say should have arrived (the advance
+    /// of RFC 4737's NextExp): the loss base within an interval.
+    pub expected: u64,
+    /// RFC 3550 interarrival jitter at the end (ms).
+    pub jitter_ms: f64,
+    pub ipdv: Option<Quantiles>,
+    pub delay: Option<OneWayDelay>,
+    /// Packets per DSCP value seen on arrival.
+    pub dscp_received: BTreeMap<u8, u64>,
+    /// Distinct packets received per DSCP the sender set (from the header).
+    pub received_by_sent_dscp: BTreeMap<u8, u64>,
+    pub remarks: Vec<Remark>,
+    /// Seconds from the first to the last packet received.
+    pub secs: f64,
+}
+
+/// One end's count for one stream (or a direction's sum).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UdpTally {
+    Sent(SenderTally),
+    Received(ReceiverTally),
+}
+
+/// One UDP stream as one end saw it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UdpStreamSide {
+    pub stream: u16,
+    pub role: StreamRole,
+    pub socket: SocketInForce,
+    /// After the warm-up.
+    pub measured: UdpTally,
+    pub windows: Vec<UdpTally>,
+}
+
+/// Everything one end measured in a UDP test. `received_sum` merges the
+/// streams this end received (their distributions cannot be added from
+/// percentiles afterwards).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UdpSideReport {
+    pub env: HostEnv,
+    pub windows: Vec<SampleWindow>,
+    pub streams: Vec<UdpStreamSide>,
+    pub received_sum: Option<ReceivedSum>,
+    #[serde(default)]
+    pub stopped_early: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReceivedSum {
+    pub measured: ReceiverTally,
+    pub windows: Vec<ReceiverTally>,
+}

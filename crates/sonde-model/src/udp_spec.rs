@@ -1,0 +1,182 @@
+//! What to measure: the UDP test (`sonde udp`).
+
+use crate::profile::{Profile, VOIP_INTERVAL, VOIP_PAYLOAD};
+use crate::spec::{bad, check_run, RunShape};
+use crate::{Direction, Dscp, IpFamily, Rate, SpecError};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// Bytes of sonde's test-packet header; the smallest payload that can
+/// carry it (see `sonde_wire::udp_packet`).
+pub const UDP_HEADER_LEN: u32 = 24;
+/// The largest UDP payload over IPv4 (65535 − 20 − 8).
+pub const MAX_UDP_PAYLOAD: u32 = 65_507;
+/// Highest rate a stream may ask for.
+pub const MAX_UDP_RATE_BPS: u64 = 100_000_000_000;
+
+/// A UDP test: paced streams of numbered, timestamped packets.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UdpSpec {
+    pub host: String,
+    pub port: u16,
+    #[serde(with = "crate::serde_secs", rename = "time_s")]
+    pub time: Duration,
+    #[serde(with = "crate::serde_secs", rename = "interval_s")]
+    pub interval: Duration,
+    #[serde(with = "crate::serde_secs", rename = "omit_s")]
+    pub omit: Duration,
+    pub parallel: u16,
+    pub direction: Direction,
+    /// Payload rate per stream; 0: as fast as the path takes.
+    #[serde(rename = "bitrate_bps")]
+    pub bitrate: Rate,
+    /// UDP payload bytes per packet.
+    #[serde(rename = "length_bytes")]
+    pub length: u32,
+    pub profile: Profile,
+    pub dscp: Option<Dscp>,
+    pub flowlabel: Option<u32>,
+    pub family: IpFamily,
+    pub title: Option<String>,
+    /// The user vouches that both clocks are synchronised (PTP, GPS…),
+    /// so one-way delays are meaningful, not only their variation.
+    pub clock_synced: bool,
+}
+
+impl Default for UdpSpec {
+    fn default() -> Self {
+        Self {
+            host: String::new(),
+            port: 5201,
+            time: Duration::from_secs(10),
+            interval: Duration::from_secs(1),
+            omit: Duration::ZERO,
+            parallel: 1,
+            direction: Direction::Forward,
+            bitrate: Rate::from_bps(1_000_000),
+            length: 1400,
+            profile: Profile::Cbr,
+            dscp: None,
+            flowlabel: None,
+            family: IpFamily::Any,
+            title: None,
+            clock_synced: false,
+        }
+    }
+}
+
+impl UdpSpec {
+    pub fn validate(&self) -> Result<(), SpecError> {
+        check_run(&RunShape {
+            parallel: self.parallel,
+            time: self.time,
+            omit: self.omit,
+            interval: self.interval,
+            flowlabel: self.flowlabel,
+            family: self.family,
+            title: self.title.as_deref(),
+        })?;
+        if !(UDP_HEADER_LEN..=MAX_UDP_PAYLOAD).contains(&self.length) {
+            return Err(bad(
+                "length",
+                format!(
+                    "{} bytes; a UDP payload is {UDP_HEADER_LEN} (sonde's header) to {MAX_UDP_PAYLOAD} bytes",
+                    self.length
+                ),
+            ));
+        }
+        if self.bitrate.bps() > MAX_UDP_RATE_BPS {
+            return Err(bad("bitrate", "at most 100 Gbit/s per stream"));
+        }
+        if self.bitrate.bps() > 0 && self.bitrate.bps() < 800 {
+            return Err(bad(
+                "bitrate",
+                "at least 800 bit/s (or 0 for as fast as possible)",
+            ));
+        }
+        if self.bitrate.bps() == 0 && self.profile != Profile::Cbr {
+            return Err(bad("profile", "profiles other than cbr need a rate (-b)"));
+        }
+        Ok(())
+    }
+
+    /// The payload size packets actually carry (VoIP fixes it).
+    pub fn payload_len(&self) -> u32 {
+        match self.profile {
+            Profile::Voip => VOIP_PAYLOAD,
+            _ => self.length,
+        }
+    }
+
+    /// The payload rate per stream actually offered (VoIP fixes it).
+    pub fn stream_rate(&self) -> Rate {
+        match self.profile {
+            Profile::Voip => Rate::from_bps(
+                u64::from(VOIP_PAYLOAD) * 8 * 1_000_000_000 / VOIP_INTERVAL.as_nanos() as u64,
+            ),
+            _ => self.bitrate,
+        }
+    }
+
+    pub fn stream_count(&self) -> usize {
+        usize::from(self.parallel) * self.direction.flows().len()
+    }
+
+    pub fn stream_direction(&self, index: usize) -> Direction {
+        match self.direction {
+            Direction::Bidir if index >= usize::from(self.parallel) => Direction::Reverse,
+            Direction::Bidir => Direction::Forward,
+            d => d,
+        }
+    }
+
+    pub fn send_duration(&self) -> Duration {
+        self.omit + self.time
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_is_one_megabit_cbr() {
+        let s = UdpSpec::default();
+        s.validate().unwrap();
+        assert_eq!(s.stream_rate().bps(), 1_000_000);
+    }
+
+    #[test]
+    fn voip_fixes_size_and_rate() {
+        let s = UdpSpec {
+            profile: Profile::Voip,
+            ..UdpSpec::default()
+        };
+        assert_eq!(s.payload_len(), 160);
+        assert_eq!(s.stream_rate().bps(), 64_000);
+    }
+
+    #[test]
+    fn payload_below_the_header_is_refused_by_name() {
+        let s = UdpSpec {
+            length: 16,
+            ..UdpSpec::default()
+        };
+        let e = s.validate().unwrap_err();
+        assert_eq!(e.field, "length");
+        assert!(e.reason.contains("24"), "{e}");
+    }
+
+    #[test]
+    fn json_round_trips() {
+        let s = UdpSpec {
+            host: "::1".into(),
+            profile: "onoff:1s/1s".parse().unwrap(),
+            ..UdpSpec::default()
+        };
+        let j = serde_json::to_value(&s).unwrap();
+        assert_eq!(j["profile"], "onoff:1s/1s");
+        assert_eq!(serde_json::from_value::<UdpSpec>(j).unwrap(), s);
+    }
+}
