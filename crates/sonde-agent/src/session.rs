@@ -108,6 +108,7 @@ fn run_accepted(
     control.send(&ServerMessage::Accepted {
         test_id: id,
         env: host_env(),
+        udp_ports: Vec::new(),
     })?;
     tracing::info!(%peer, test = %id, streams = spec.stream_count(), direction = ?spec.direction,
         time = ?spec.time, "test accepted");

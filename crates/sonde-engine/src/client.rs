@@ -116,7 +116,7 @@ pub fn run_tcp(
     )?;
     let reply = expect_server(reply)?;
     let (test_id, server_env) = match reply {
-        ServerMessage::Accepted { test_id, env } => (test_id, env),
+        ServerMessage::Accepted { test_id, env, .. } => (test_id, env),
         other => return Err(unexpected("accepted", &other)),
     };
     if theirs.version != PROTOCOL_VERSION {

@@ -6,6 +6,15 @@ use crate::{
     PREAMBLE_LEN,
 };
 
+/// Feeds arbitrary bytes to the UDP test-packet and hello decoders.
+pub fn udp_datagram(data: &[u8]) {
+    if let Some(p) = crate::TestPacket::decode(data) {
+        let mut buf = vec![0u8; crate::TEST_HEADER_LEN];
+        let _ = p.encode(&mut buf);
+    }
+    let _ = crate::UdpHello::decode(data);
+}
+
 /// Feeds arbitrary bytes through everything a server does with the first
 /// bytes of a connection: preamble, frames (in the pieces they arrive
 /// in), and both message types. Must never panic.

@@ -12,10 +12,12 @@ pub mod frame;
 pub mod fuzzing;
 pub mod message;
 pub mod preamble;
+pub mod udp_packet;
 
 pub use frame::{encode_frame, frame_len, FrameDecoder, FRAME_HEADER_LEN, HANDSHAKE_FRAME_MAX};
 pub use message::{decode_message, encode_message, ClientMessage, Refusal, ServerMessage, TestId};
 pub use preamble::{Preamble, MAGIC, PREAMBLE_LEN, PROTOCOL_VERSION};
+pub use udp_packet::{TestPacket, UdpHello, TEST_HEADER_LEN};
 
 /// Bytes that are not a valid part of the protocol.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -10,7 +10,7 @@
 use crate::{encode_frame, WireError};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use sonde_model::{HostEnv, SideReport, TestSpec};
+use sonde_model::{HostEnv, SideReport, TestSpec, UdpSideReport};
 use std::fmt;
 
 /// A random 128-bit test identifier; data connections present it to join
@@ -105,11 +105,26 @@ pub enum ClientMessage {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ServerMessage {
-    Accepted { test_id: TestId, env: HostEnv },
-    Refused { refusal: Refusal },
+    Accepted {
+        test_id: TestId,
+        env: HostEnv,
+        /// For UDP tests: the server's UDP port of each stream.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        udp_ports: Vec<u16>,
+    },
+    Refused {
+        refusal: Refusal,
+    },
     Start,
-    Report { report: SideReport },
-    Abort { reason: String },
+    Report {
+        report: SideReport,
+    },
+    UdpReport {
+        report: UdpSideReport,
+    },
+    Abort {
+        reason: String,
+    },
 }
 
 /// A message as one complete frame.
