@@ -9,6 +9,7 @@ pub mod limits;
 mod registry;
 pub mod server;
 mod session;
+mod udp_session;
 
 pub use config::{ConfigError, Limits, ServerConfig};
 pub use server::{ServeError, Server};

@@ -3,7 +3,7 @@
 
 use crate::config::Limits;
 use sonde_engine::host_env::available_congestion;
-use sonde_model::{Rate, TcpSpec};
+use sonde_model::{Rate, TcpSpec, UdpSpec};
 use sonde_wire::Refusal;
 use std::net::IpAddr;
 
@@ -34,9 +34,14 @@ fn exceeded(limit: &str, value: impl ToString, requested: impl ToString) -> Refu
     }
 }
 
-/// Checks a valid spec against the limits and this host's abilities.
-pub fn check_tcp(limits: &Limits, spec: &TcpSpec) -> Result<(), Refusal> {
-    let total = spec.send_duration();
+/// The limits every test has: duration, streams, total rate (`None`:
+/// unpaced).
+fn check_shape(
+    limits: &Limits,
+    total: std::time::Duration,
+    streams: usize,
+    per_stream: Option<Rate>,
+) -> Result<(), Refusal> {
     if total > limits.max_duration {
         return Err(exceeded(
             "max_duration",
@@ -44,20 +49,34 @@ pub fn check_tcp(limits: &Limits, spec: &TcpSpec) -> Result<(), Refusal> {
             humantime::format_duration(total),
         ));
     }
-    let streams = spec.stream_count();
     if streams > usize::from(limits.max_streams) {
         return Err(exceeded("max_streams", limits.max_streams, streams));
     }
     if let Some(max) = limits.max_rate {
-        let asked = spec
-            .bitrate
-            .map(|r| Rate::from_bps(r.bps().saturating_mul(streams as u64)));
+        let asked = per_stream.map(|r| Rate::from_bps(r.bps().saturating_mul(streams as u64)));
         match asked {
             None => return Err(exceeded("max_rate", max, "unpaced (ask with -b)")),
             Some(a) if a > max => return Err(exceeded("max_rate", max, a)),
             Some(_) => {}
         }
     }
+    Ok(())
+}
+
+/// Checks a valid UDP spec against the limits.
+pub fn check_udp(limits: &Limits, spec: &UdpSpec) -> Result<(), Refusal> {
+    let rate = Some(spec.stream_rate()).filter(|r| r.bps() > 0);
+    check_shape(limits, spec.send_duration(), spec.stream_count(), rate)
+}
+
+/// Checks a valid spec against the limits and this host's abilities.
+pub fn check_tcp(limits: &Limits, spec: &TcpSpec) -> Result<(), Refusal> {
+    check_shape(
+        limits,
+        spec.send_duration(),
+        spec.stream_count(),
+        spec.bitrate,
+    )?;
     if let Some(cc) = &spec.congestion {
         let available = available_congestion();
         if !available.is_empty() && !available.iter().any(|a| a == cc) {

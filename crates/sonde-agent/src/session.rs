@@ -1,7 +1,7 @@
 //! One accepted test on the server: check it, gather its data
 //! connections, run the server's end, and swap reports.
 
-use crate::limits::check_tcp;
+use crate::limits::{check_tcp, check_udp};
 use crate::server::Shared;
 use sonde_engine::client::{client_role, report_frame_cap, side_plan};
 use sonde_engine::control::Control;
@@ -41,7 +41,11 @@ impl Drop for Slot {
     }
 }
 
-fn refuse(mut control: Control, peer: SocketAddr, refusal: Refusal) -> Result<(), EngineError> {
+pub(crate) fn refuse(
+    mut control: Control,
+    peer: SocketAddr,
+    refusal: Refusal,
+) -> Result<(), EngineError> {
     tracing::warn!(%peer, %refusal, "test refused");
     control.send_preamble()?;
     control.send(&ServerMessage::Refused { refusal })
@@ -69,8 +73,7 @@ pub fn run_control(
     client_env: &HostEnv,
     shared: &Arc<Shared>,
 ) -> Result<(), EngineError> {
-    let TestSpec::Tcp(spec) = request;
-    if let Err(e) = spec.validate() {
+    if let Err(e) = request.validate() {
         let refusal = Refusal::InvalidSpec {
             field: e.field.to_string(),
             detail: e.reason,
@@ -78,7 +81,11 @@ pub fn run_control(
         return refuse(control, peer, refusal);
     }
     let limits = &shared.config.limits;
-    if let Err(refusal) = check_tcp(limits, &spec) {
+    let checked = match &request {
+        TestSpec::Tcp(s) => check_tcp(limits, s),
+        TestSpec::Udp(s) => check_udp(limits, s),
+    };
+    if let Err(refusal) = checked {
         return refuse(control, peer, refusal);
     }
     let Some(slot) = Slot::claim(shared) else {
@@ -88,12 +95,75 @@ pub fn run_control(
         return refuse(control, peer, refusal);
     };
     let id = new_test_id();
-    let rx = shared.registry.open(id, peer.ip(), spec.stream_count());
     tracing::info!(%peer, test = %id, client = %format!("sonde {} on {} {}", client_env.sonde_version, client_env.os, client_env.kernel), "client");
-    let result = run_accepted(control, peer, &spec, id, &rx, limits.max_rate.is_some());
-    shared.registry.close(id);
+    let result = match request {
+        TestSpec::Tcp(spec) => {
+            let rx = shared.registry.open(id, peer.ip(), spec.stream_count());
+            let r = run_accepted(control, peer, &spec, id, &rx, limits.max_rate.is_some());
+            shared.registry.close(id);
+            r
+        }
+        TestSpec::Udp(spec) => crate::udp_session::run_udp_accepted(control, peer, &spec, id),
+    };
     drop(slot);
     result
+}
+
+/// Reads the control connection on its own thread while data flows: the
+/// client's report ends the test, `stop` stops the data early, a close or
+/// garbage aborts it (and sets `stop`).
+pub(crate) fn spawn_watcher(
+    control: &Control,
+    cap: usize,
+    wait: Duration,
+    stop: &Arc<AtomicBool>,
+) -> Result<std::thread::JoinHandle<Result<ClientMessage, EngineError>>, EngineError> {
+    let mut reader = Control::new(
+        control
+            .stream()
+            .try_clone()
+            .map_err(EngineError::io("control connection"))?,
+    );
+    let watcher_stop = Arc::clone(stop);
+    Ok(std::thread::spawn(move || {
+        let deadline = Instant::now() + wait;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let got = reader.recv::<ClientMessage>(cap, left, "the client's report");
+            match got {
+                Ok(ClientMessage::Stop) => watcher_stop.store(true, Ordering::Relaxed),
+                Ok(ClientMessage::Report { .. } | ClientMessage::UdpReport { .. }) => return got,
+                other => {
+                    watcher_stop.store(true, Ordering::Relaxed);
+                    return other;
+                }
+            }
+        }
+    }))
+}
+
+/// Waits for the client's report, then answers with ours.
+pub(crate) fn answer_report(
+    watcher: std::thread::JoinHandle<Result<ClientMessage, EngineError>>,
+    control: &mut Control,
+    ours: ServerMessage,
+    peer: SocketAddr,
+    id: TestId,
+) -> Result<(), EngineError> {
+    match watcher.join() {
+        Ok(Ok(ClientMessage::Report { .. } | ClientMessage::UdpReport { .. })) => {
+            control.send(&ours)?;
+            tracing::info!(%peer, test = %id, "test finished");
+            Ok(())
+        }
+        Ok(Ok(ClientMessage::Abort { reason })) => Err(EngineError::Aborted(reason)),
+        Ok(Ok(_)) => Err(EngineError::Unexpected {
+            expected: "the client's report",
+            got: "another message".into(),
+        }),
+        Ok(Err(e)) => Err(e),
+        Err(_) => Err(EngineError::Aborted("control watcher failed".into())),
+    }
 }
 
 fn run_accepted(
@@ -148,33 +218,9 @@ fn run_accepted(
     control.send(&ServerMessage::Start)?;
     let start = Instant::now();
 
-    // A watcher reads the control connection while data flows: the
-    // client's report ends the test; a close or garbage aborts it.
     let stop = Arc::new(AtomicBool::new(false));
-    let mut reader = Control::new(
-        control
-            .stream()
-            .try_clone()
-            .map_err(EngineError::io("control connection"))?,
-    );
-    let cap = report_frame_cap(spec);
     let wait = spec.send_duration() + DRAIN_GRACE + Duration::from_secs(10);
-    let watcher_stop = Arc::clone(&stop);
-    let watcher = std::thread::spawn(move || {
-        let deadline = Instant::now() + wait;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let got = reader.recv::<ClientMessage>(cap, left, "the client's report");
-            match got {
-                Ok(ClientMessage::Stop) => watcher_stop.store(true, Ordering::Relaxed),
-                Ok(ClientMessage::Report { .. }) => return got,
-                other => {
-                    watcher_stop.store(true, Ordering::Relaxed);
-                    return other;
-                }
-            }
-        }
-    });
+    let watcher = spawn_watcher(&control, report_frame_cap(spec), wait, &stop)?;
 
     let mut plan = side_plan(spec);
     if rate_capped {
@@ -183,19 +229,11 @@ fn run_accepted(
         plan.receive_rate = spec.bitrate.map(|r| Rate::from_bps(r.bps() + r.bps() / 50));
     }
     let report = run_side(plan, streams, host_env(), start, &stop, &mut |_| {});
-    match watcher.join() {
-        Ok(Ok(ClientMessage::Report { report: theirs })) => {
-            control.send(&ServerMessage::Report { report })?;
-            let bytes: u64 = theirs.streams.iter().map(|s| s.measured_bytes).sum::<u64>();
-            tracing::info!(%peer, test = %id, client_bytes = bytes, "test finished");
-            Ok(())
-        }
-        Ok(Ok(ClientMessage::Abort { reason })) => Err(EngineError::Aborted(reason)),
-        Ok(Ok(_)) => Err(EngineError::Unexpected {
-            expected: "the client's report",
-            got: "another message".into(),
-        }),
-        Ok(Err(e)) => Err(e),
-        Err(_) => Err(EngineError::Aborted("control watcher failed".into())),
-    }
+    answer_report(
+        watcher,
+        &mut control,
+        ServerMessage::Report { report },
+        peer,
+        id,
+    )
 }

@@ -8,8 +8,12 @@ use crate::side::{run_side, DataStream, LiveInterval, SidePlan, DRAIN_GRACE};
 use crate::sockopt::StreamOptions;
 use crate::EngineError;
 use sonde_model::assemble::tcp_result;
-use sonde_model::{HostEnv, SideReport, StreamRole, TcpResult, TcpSpec, TestSpec, Timestamp};
-use sonde_wire::{ClientMessage, Preamble, ServerMessage, HANDSHAKE_FRAME_MAX, PROTOCOL_VERSION};
+use sonde_model::{
+    HostEnv, IpFamily, SideReport, StreamRole, TcpResult, TcpSpec, TestSpec, Timestamp,
+};
+use sonde_wire::{
+    ClientMessage, Preamble, ServerMessage, TestId, HANDSHAKE_FRAME_MAX, PROTOCOL_VERSION,
+};
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -80,6 +84,67 @@ fn unexpected(expected: &'static str, got: &ServerMessage) -> EngineError {
     }
 }
 
+/// What the server said when it accepted a test.
+#[derive(Debug)]
+pub struct Accepted {
+    pub server: SocketAddr,
+    pub test_id: TestId,
+    pub env: HostEnv,
+    pub udp_ports: Vec<u16>,
+}
+
+/// Connects to the server, asks for `request`, and returns the control
+/// channel once the server has accepted (refusals become errors).
+pub fn handshake(
+    host: &str,
+    port: u16,
+    family: IpFamily,
+    request: TestSpec,
+) -> Result<(Control, Accepted), EngineError> {
+    let addrs = resolve(host, port, family)?;
+    let mut control = Control::new(connect_any(&addrs)?);
+    let server = control
+        .stream()
+        .peer_addr()
+        .map_err(EngineError::io("server address"))?;
+    control.send_preamble()?;
+    control.send(&ClientMessage::TestRequest {
+        request,
+        env: host_env(),
+    })?;
+    let theirs = control.recv_preamble(HANDSHAKE_TIMEOUT)?;
+    let reply = control.recv(
+        HANDSHAKE_FRAME_MAX,
+        HANDSHAKE_TIMEOUT,
+        "the server's answer",
+    )?;
+    let accepted = match expect_server(reply)? {
+        ServerMessage::Accepted {
+            test_id,
+            env,
+            udp_ports,
+        } => Accepted {
+            server,
+            test_id,
+            env,
+            udp_ports,
+        },
+        other => return Err(unexpected("accepted", &other)),
+    };
+    if theirs.version != PROTOCOL_VERSION {
+        tracing::debug!(
+            server = theirs.version,
+            "server speaks another protocol version"
+        );
+    }
+    Ok((control, accepted))
+}
+
+/// How long to wait for the peer's report after this end's data stopped:
+/// the peer may still be draining (DRAIN_GRACE), then answers.
+pub const REPORT_WAIT: Duration =
+    Duration::from_secs(DRAIN_GRACE.as_secs() + HANDSHAKE_TIMEOUT.as_secs());
+
 /// Runs `spec` against a sonde server and returns the joined result.
 /// Setting `stop` ends the data early (Ctrl-C); the result then covers
 /// the time that ran and says it was interrupted.
@@ -97,34 +162,13 @@ pub fn run_tcp(
             )));
         }
     }
-    let addrs = resolve(&spec.host, spec.port, spec.family)?;
-    let mut control = Control::new(connect_any(&addrs)?);
-    let server_addr = control
-        .stream()
-        .peer_addr()
-        .map_err(EngineError::io("server address"))?;
-    control.send_preamble()?;
-    control.send(&ClientMessage::TestRequest {
-        request: TestSpec::Tcp(spec.clone()),
-        env: host_env(),
-    })?;
-    let theirs = control.recv_preamble(HANDSHAKE_TIMEOUT)?;
-    let reply = control.recv(
-        HANDSHAKE_FRAME_MAX,
-        HANDSHAKE_TIMEOUT,
-        "the server's answer",
+    let (mut control, accepted) = handshake(
+        &spec.host,
+        spec.port,
+        spec.family,
+        TestSpec::Tcp(spec.clone()),
     )?;
-    let reply = expect_server(reply)?;
-    let (test_id, server_env) = match reply {
-        ServerMessage::Accepted { test_id, env, .. } => (test_id, env),
-        other => return Err(unexpected("accepted", &other)),
-    };
-    if theirs.version != PROTOCOL_VERSION {
-        tracing::debug!(
-            server = theirs.version,
-            "server speaks another protocol version"
-        );
-    }
+    let (server_addr, test_id, server_env) = (accepted.server, accepted.test_id, accepted.env);
     on_event(TestEvent::Accepted {
         server: server_addr,
         env: &server_env,
@@ -186,7 +230,7 @@ pub fn run_tcp(
         report: mine.clone(),
     })?;
     let cap = report_frame_cap(spec);
-    let reply = control.recv(cap, DRAIN_GRACE + HANDSHAKE_TIMEOUT, "the server's report")?;
+    let reply = control.recv(cap, REPORT_WAIT, "the server's report")?;
     let theirs: SideReport = match expect_server(reply)? {
         ServerMessage::Report { report } => report,
         other => return Err(unexpected("report", &other)),

@@ -76,6 +76,68 @@ pub fn connect_any(addrs: &[SocketAddr]) -> Result<TcpStream, EngineError> {
     }))
 }
 
+/// Socket buffer for UDP streams: room for bursts at high rates.
+pub const UDP_BUFFER: usize = 4 << 20;
+
+/// A UDP socket bound to `local` (any port) and connected to `peer`,
+/// marked with `dscp` and, for IPv6, the flow label.
+pub fn udp_connect(
+    local: std::net::IpAddr,
+    peer: SocketAddr,
+    dscp: Option<sonde_model::Dscp>,
+    flowlabel: Option<u32>,
+) -> Result<std::net::UdpSocket, EngineError> {
+    let sock = Socket::new(Domain::for_address(peer), Type::DGRAM, Some(Protocol::UDP))
+        .map_err(EngineError::io("UDP socket"))?;
+    if peer.is_ipv6() && local.is_ipv6() {
+        let _ = sock.set_only_v6(false);
+    }
+    sock.bind(&SockAddr::from(SocketAddr::new(local, 0)))
+        .map_err(EngineError::io("binding a UDP socket"))?;
+    let _ = sock.set_send_buffer_size(UDP_BUFFER);
+    let _ = sock.set_recv_buffer_size(UDP_BUFFER);
+    let udp: std::net::UdpSocket = sock.into();
+    udp_finish(&udp, peer, dscp, flowlabel)?;
+    Ok(udp)
+}
+
+/// Connects an already bound UDP socket to `peer` with the marking asked.
+pub fn udp_finish(
+    udp: &std::net::UdpSocket,
+    peer: SocketAddr,
+    dscp: Option<sonde_model::Dscp>,
+    flowlabel: Option<u32>,
+) -> Result<(), EngineError> {
+    if let Some(d) = dscp {
+        crate::sockopt::set_udp_dscp(udp, d, &peer)?;
+    }
+    let target = match (peer, flowlabel) {
+        (SocketAddr::V6(v6), Some(label)) if v6.ip().to_ipv4_mapped().is_none() => {
+            crate::sys::enable_flow_label(udp, *v6.ip(), label).map_err(|source| {
+                EngineError::SocketOption {
+                    option: "IPV6_FLOWLABEL_MGR".into(),
+                    source,
+                }
+            })?;
+            SocketAddr::V6(SocketAddrV6::new(
+                *v6.ip(),
+                v6.port(),
+                (label & 0xF_FFFF).to_be(),
+                v6.scope_id(),
+            ))
+        }
+        _ => peer,
+    };
+    udp.connect(target)
+        .map_err(|source| EngineError::Connect { addr: peer, source })?;
+    crate::sys::enable_udp_rx_info(udp, peer.is_ipv6()).map_err(|source| {
+        EngineError::SocketOption {
+            option: "SO_TIMESTAMPNS / IP_RECVTOS".into(),
+            source,
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

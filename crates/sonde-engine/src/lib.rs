@@ -16,6 +16,12 @@ pub mod sockopt;
 pub mod stream;
 mod sys;
 pub mod tcp_info;
+pub mod udp_client;
+pub mod udp_recv;
+pub mod udp_schedule;
+pub mod udp_send;
+pub mod udp_side;
+pub mod udp_stats;
 
 pub use client::{run_tcp, TestEvent};
 pub use error::EngineError;

@@ -94,36 +94,74 @@ pub fn apply_accepted(stream: &TcpStream, o: &StreamOptions) -> Result<(), Engin
     apply_common(&SockRef::from(stream), o, &peer)
 }
 
-/// What the kernel has in force on a connected stream.
+/// What the kernel has in force on a connected TCP stream.
 pub fn in_force(stream: &TcpStream, flowlabel: Option<u32>) -> SocketInForce {
-    let r = SockRef::from(stream);
     let unspecified: SocketAddr = (std::net::Ipv6Addr::UNSPECIFIED, 0).into();
+    let local = stream.local_addr().unwrap_or(unspecified);
     let peer = stream.peer_addr().unwrap_or(unspecified);
+    socket_in_force(&SockRef::from(stream), local, peer, flowlabel, true)
+}
+
+/// What the kernel has in force on a connected UDP socket.
+pub fn udp_in_force(sock: &std::net::UdpSocket, flowlabel: Option<u32>) -> SocketInForce {
+    let unspecified: SocketAddr = (std::net::Ipv6Addr::UNSPECIFIED, 0).into();
+    let local = sock.local_addr().unwrap_or(unspecified);
+    let peer = sock.peer_addr().unwrap_or(unspecified);
+    socket_in_force(&SockRef::from(sock), local, peer, flowlabel, false)
+}
+
+fn socket_in_force(
+    r: &SockRef<'_>,
+    local: SocketAddr,
+    peer: SocketAddr,
+    flowlabel: Option<u32>,
+    tcp: bool,
+) -> SocketInForce {
     let tos = if is_v4(&peer) {
         r.tos_v4()
     } else {
         r.tclass_v6()
     };
     SocketInForce {
-        local: stream.local_addr().unwrap_or(unspecified),
+        local,
         remote: peer,
         sndbuf_bytes: r.send_buffer_size().map_or(0, |v| v as u64),
         rcvbuf_bytes: r.recv_buffer_size().map_or(0, |v| v as u64),
-        mss_bytes: r.tcp_mss().ok(),
-        congestion: r.tcp_congestion().ok().map(|v| {
-            String::from_utf8_lossy(&v)
-                .trim_end_matches('\0')
-                .to_string()
-        }),
+        mss_bytes: if tcp { r.tcp_mss().ok() } else { None },
+        congestion: if tcp {
+            r.tcp_congestion().ok().map(|v| {
+                String::from_utf8_lossy(&v)
+                    .trim_end_matches('\0')
+                    .to_string()
+            })
+        } else {
+            None
+        },
         dscp: tos
             .ok()
             .and_then(|t| u8::try_from(t).ok())
             .map(Dscp::from_tos_byte)
             .filter(|d| d.value() != 0),
-        flowlabel: if matches!(peer, SocketAddr::V6(_)) && !is_v4(&peer) {
-            flowlabel
-        } else {
-            None
-        },
+        flowlabel: if is_v4(&peer) { None } else { flowlabel },
     }
+}
+
+/// Marks a UDP socket's packets with `dscp` (IPv4, v4-mapped or IPv6).
+pub fn set_udp_dscp(
+    sock: &std::net::UdpSocket,
+    dscp: Dscp,
+    peer: &SocketAddr,
+) -> Result<(), EngineError> {
+    let r = SockRef::from(sock);
+    let tos = u32::from(dscp.tos_byte());
+    if is_v4(peer) {
+        r.set_tos_v4(tos).map_err(opt_err("IP_TOS"))
+    } else {
+        r.set_tclass_v6(tos).map_err(opt_err("IPV6_TCLASS"))
+    }
+}
+
+/// Whether packets to `peer` leave as IPv6 (not v4-mapped).
+pub fn is_v6_path(peer: &SocketAddr) -> bool {
+    !is_v4(peer)
 }

@@ -40,7 +40,7 @@ impl VideoProfile {
         let k = n % u64::from(self.gop.max(1));
         if k == 0 {
             FrameKind::I
-        } else if k % 3 == 0 {
+        } else if k.is_multiple_of(3) {
             FrameKind::P
         } else {
             FrameKind::B

@@ -87,8 +87,8 @@ fn add_sent(into: &mut SenderTally, t: &SenderTally) {
     into.packets += t.packets;
     into.bytes += t.bytes;
     into.secs = into.secs.max(t.secs);
-    for (d, n) in &t.dscp_sent {
-        *into.dscp_sent.entry(*d).or_default() += n;
+    for (d, n) in t.dscp_sent.iter() {
+        into.dscp_sent.add(d, n);
     }
 }
 

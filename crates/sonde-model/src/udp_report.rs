@@ -5,6 +5,48 @@ use crate::{Dscp, HostEnv, SampleWindow, SocketInForce, StreamRole};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// Packet counts per DSCP value. Written in JSON as an object keyed by
+/// the DSCP number (`{"46": 1000}`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DscpCounts(pub BTreeMap<u8, u64>);
+
+impl DscpCounts {
+    pub fn add(&mut self, dscp: u8, n: u64) {
+        *self.0.entry(dscp).or_default() += n;
+    }
+    pub fn get(&self, dscp: u8) -> u64 {
+        self.0.get(&dscp).copied().unwrap_or(0)
+    }
+    pub fn iter(&self) -> impl Iterator<Item = (u8, u64)> + '_ {
+        self.0.iter().map(|(k, v)| (*k, *v))
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl Serialize for DscpCounts {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter().map(|(k, v)| (k.to_string(), v)))
+    }
+}
+
+impl<'de> Deserialize<'de> for DscpCounts {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = BTreeMap::<String, u64>::deserialize(d)?;
+        raw.into_iter()
+            .map(|(k, v)| {
+                k.parse::<u8>()
+                    .ok()
+                    .filter(|d| *d < 64)
+                    .map(|d| (d, v))
+                    .ok_or_else(|| serde::de::Error::custom(format!("'{k}' is not a DSCP number")))
+            })
+            .collect::<Result<_, _>>()
+            .map(DscpCounts)
+    }
+}
+
 /// Percentiles of a distribution, in milliseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
 pub struct Quantiles {
@@ -44,7 +86,7 @@ pub struct SenderTally {
     /// Payload bytes.
     pub bytes: u64,
     /// Packets per DSCP value set.
-    pub dscp_sent: BTreeMap<u8, u64>,
+    pub dscp_sent: DscpCounts,
     /// Seconds over which they were sent.
     pub secs: f64,
 }
@@ -66,9 +108,9 @@ pub struct ReceiverTally {
     pub ipdv: Option<Quantiles>,
     pub delay: Option<OneWayDelay>,
     /// Packets per DSCP value seen on arrival.
-    pub dscp_received: BTreeMap<u8, u64>,
+    pub dscp_received: DscpCounts,
     /// Distinct packets received per DSCP the sender set (from the header).
-    pub received_by_sent_dscp: BTreeMap<u8, u64>,
+    pub received_by_sent_dscp: DscpCounts,
     pub remarks: Vec<Remark>,
     /// Seconds from the first to the last packet received.
     pub secs: f64,

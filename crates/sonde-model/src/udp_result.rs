@@ -1,10 +1,9 @@
 //! What was measured in a UDP test: the document `sonde udp -J` prints
 //! (schema: `docs/schema/udp-result-v1.schema.json`).
 
-use crate::udp_report::{OneWayDelay, Quantiles, ReceiverTally, Remark, SenderTally};
+use crate::udp_report::{DscpCounts, OneWayDelay, Quantiles, ReceiverTally, Remark, SenderTally};
 use crate::{Direction, Dscp, Rate, SocketInForce, TestEnv, Timestamp, UdpSpec};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
 /// The figures of a stream, a direction or an interval. Loss and PDR
 /// follow RFC 7680: against the sender's count for a whole test (so loss
@@ -30,8 +29,8 @@ pub struct UdpCounts {
     /// RFC 5481 IPDV between consecutive packets, absolute value.
     pub ipdv: Option<Quantiles>,
     pub delay: Option<OneWayDelay>,
-    pub dscp_sent: BTreeMap<u8, u64>,
-    pub dscp_received: BTreeMap<u8, u64>,
+    pub dscp_sent: DscpCounts,
+    pub dscp_received: DscpCounts,
     pub remarks: Vec<Remark>,
 }
 
@@ -94,13 +93,8 @@ impl DscpClassCounts {
     pub fn classes(tx: &SenderTally, rx: &ReceiverTally) -> Vec<Self> {
         tx.dscp_sent
             .iter()
-            .map(|(&d, &sent)| {
-                let received = rx
-                    .received_by_sent_dscp
-                    .get(&d)
-                    .copied()
-                    .unwrap_or(0)
-                    .min(sent);
+            .map(|(d, sent)| {
+                let received = rx.received_by_sent_dscp.get(d).min(sent);
                 Self {
                     dscp: Dscp::new(d).unwrap_or_default(),
                     sent,
@@ -119,12 +113,7 @@ pub fn remarking_words(rx: &ReceiverTally) -> Vec<String> {
     rx.remarks
         .iter()
         .map(|r| {
-            let of = rx
-                .received_by_sent_dscp
-                .get(&r.sent.value())
-                .copied()
-                .unwrap_or(0)
-                .max(r.packets);
+            let of = rx.received_by_sent_dscp.get(r.sent.value()).max(r.packets);
             format!(
                 "{} arrived as {} in {} of {} packets ({:.1} %): remarked on the path",
                 r.sent,
@@ -236,7 +225,7 @@ mod tests {
     #[test]
     fn remarking_is_described_in_words() {
         let rx = ReceiverTally {
-            received_by_sent_dscp: [(46, 200)].into_iter().collect(),
+            received_by_sent_dscp: DscpCounts([(46, 200)].into_iter().collect()),
             remarks: vec![Remark {
                 sent: Dscp::EF,
                 received: Dscp::BEST_EFFORT,

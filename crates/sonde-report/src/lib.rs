@@ -3,5 +3,7 @@
 //! caller decides where they go.
 
 pub mod tcp_text;
+pub mod udp_text;
 
 pub use tcp_text::{tcp_summary, LiveTable};
+pub use udp_text::{udp_interval, udp_summary};

@@ -95,6 +95,9 @@ pub enum ClientMessage {
     Report {
         report: SideReport,
     },
+    UdpReport {
+        report: UdpSideReport,
+    },
     /// The client was interrupted: stop the streams, then swap reports.
     Stop,
     Abort {

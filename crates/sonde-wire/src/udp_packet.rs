@@ -47,7 +47,7 @@ impl TestPacket {
             )))?;
         head[0..2].copy_from_slice(&TEST_PACKET_MAGIC);
         head[2] = UDP_PACKET_VERSION;
-        head[3] = u8::from(self.warmup) * FLAG_WARMUP | u8::from(self.end) * FLAG_END;
+        head[3] = (u8::from(self.warmup) * FLAG_WARMUP) | (u8::from(self.end) * FLAG_END);
         head[4..6].copy_from_slice(&self.stream.to_be_bytes());
         head[6] = self.dscp & 0x3f;
         head[7] = 0;

@@ -4,7 +4,7 @@
 //! aborted), 2 a usage error (bad flag, bad value, bad config), 130
 //! interrupted by Ctrl-C (the partial result is still printed).
 
-use crate::{quickstart, serve_cmd, tcp_cmd};
+use crate::{quickstart, serve_cmd, tcp_cmd, udp_cmd};
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
@@ -29,6 +29,8 @@ pub enum Command {
     Serve(serve_cmd::ServeArgs),
     /// Measure TCP throughput to a sonde server.
     Tcp(tcp_cmd::TcpArgs),
+    /// Measure UDP loss, PDR, jitter, delay and DSCP handling to a sonde server.
+    Udp(udp_cmd::UdpArgs),
     /// A quick end-to-end measurement on this machine (server in-process).
     Quickstart(quickstart::QuickstartArgs),
 }
@@ -94,6 +96,7 @@ pub fn run(cli: Cli) -> ExitCode {
     let outcome = match cli.command {
         Command::Serve(a) => serve_cmd::run(a),
         Command::Tcp(a) => tcp_cmd::run(a),
+        Command::Udp(a) => udp_cmd::run(a),
         Command::Quickstart(a) => quickstart::run(a),
     };
     match outcome {

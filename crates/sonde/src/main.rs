@@ -4,6 +4,7 @@ mod cli;
 mod quickstart;
 mod serve_cmd;
 mod tcp_cmd;
+mod udp_cmd;
 
 use std::process::ExitCode;
 

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-fn duration(s: &str) -> Result<Duration, String> {
+pub fn duration(s: &str) -> Result<Duration, String> {
     humantime::parse_duration(s)
         .or_else(|_| {
             s.parse::<f64>()
@@ -159,7 +159,7 @@ pub fn measure(spec: &TcpSpec, quiet: bool, stop: &Arc<AtomicBool>) -> anyhow::R
 
 /// A flag that the first Ctrl-C sets (the test then stops and reports
 /// what it measured); a second Ctrl-C exits at once.
-fn interrupt_flag() -> Arc<AtomicBool> {
+pub fn interrupt_flag() -> Arc<AtomicBool> {
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
     let installed = ctrlc::set_handler(move || {

@@ -1,0 +1,175 @@
+//! The client end of a native UDP test: ask the server, open and
+//! introduce the UDP streams, run this end, swap reports, assemble.
+
+use crate::client::{handshake, HANDSHAKE_TIMEOUT, REPORT_WAIT};
+use crate::connect::udp_connect;
+use crate::host_env::host_env;
+use crate::sockopt::udp_in_force;
+use crate::udp_side::{run_udp_side, UdpDataStream, UdpLive, UdpSidePlan};
+use crate::EngineError;
+use sonde_model::udp_assemble::udp_result;
+use sonde_model::{
+    Direction, HostEnv, StreamRole, TestSpec, Timestamp, UdpResult, UdpSideReport, UdpSpec,
+};
+use sonde_wire::{ClientMessage, ServerMessage, TestId, UdpHello, HANDSHAKE_FRAME_MAX};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How often a new UDP stream repeats its hello until the server starts.
+const HELLO_EVERY: Duration = Duration::from_millis(50);
+
+/// What a running UDP test tells its caller.
+#[derive(Debug)]
+pub enum UdpEvent<'a> {
+    Accepted {
+        server: SocketAddr,
+        env: &'a HostEnv,
+    },
+    Interval(&'a UdpLive),
+}
+
+/// The largest UDP report a test of `spec` can produce.
+pub fn udp_report_cap(spec: &UdpSpec) -> usize {
+    let windows = if spec.interval.is_zero() {
+        2
+    } else {
+        (spec.send_duration().as_secs_f64() / spec.interval.as_secs_f64()).ceil() as usize + 3
+    };
+    HANDSHAKE_FRAME_MAX + (spec.stream_count() + 1) * windows * 2048
+}
+
+/// This end's role for stream `index`, seen from the client.
+pub fn udp_client_role(spec: &UdpSpec, index: usize) -> StreamRole {
+    match spec.stream_direction(index) {
+        Direction::Reverse => StreamRole::Receiver,
+        _ => StreamRole::Sender,
+    }
+}
+
+pub fn udp_side_plan(spec: &UdpSpec) -> UdpSidePlan {
+    UdpSidePlan {
+        omit: spec.omit,
+        time: spec.time,
+        interval: spec.interval,
+        profile: spec.profile,
+        rate: spec.bitrate,
+        length: spec.payload_len(),
+        clock_synced: spec.clock_synced,
+    }
+}
+
+fn hellos(streams: &[UdpDataStream], id: TestId, done: &AtomicBool) {
+    let deadline = Instant::now() + HANDSHAKE_TIMEOUT;
+    while !done.load(Ordering::Relaxed) && Instant::now() < deadline {
+        for s in streams {
+            let hello = UdpHello {
+                test_id: id.0,
+                stream: s.index,
+            };
+            let _ = s.socket.send(&hello.encode());
+        }
+        std::thread::sleep(HELLO_EVERY);
+    }
+}
+
+/// Runs `spec` against a sonde server; `stop` ends it early.
+pub fn run_udp(
+    spec: &UdpSpec,
+    stop: &Arc<AtomicBool>,
+    on_event: &mut dyn FnMut(UdpEvent<'_>),
+) -> Result<UdpResult, EngineError> {
+    let (mut control, accepted) = handshake(
+        &spec.host,
+        spec.port,
+        spec.family,
+        TestSpec::Udp(spec.clone()),
+    )?;
+    let server = accepted.server;
+    on_event(UdpEvent::Accepted {
+        server,
+        env: &accepted.env,
+    });
+    if accepted.udp_ports.len() != spec.stream_count() {
+        return Err(EngineError::Unexpected {
+            expected: "one UDP port per stream",
+            got: format!(
+                "{} ports for {} streams",
+                accepted.udp_ports.len(),
+                spec.stream_count()
+            ),
+        });
+    }
+    let local = control
+        .stream()
+        .local_addr()
+        .map_err(EngineError::io("control address"))?
+        .ip();
+    let mut streams = Vec::with_capacity(spec.stream_count());
+    for (i, port) in accepted.udp_ports.iter().enumerate() {
+        let peer = SocketAddr::new(server.ip(), *port);
+        let socket = udp_connect(local, peer, spec.dscp, spec.flowlabel)?;
+        streams.push(UdpDataStream {
+            index: u16::try_from(i).unwrap_or(u16::MAX),
+            role: udp_client_role(spec, i),
+            info: udp_in_force(&socket, spec.flowlabel),
+            socket,
+            dscp: spec.dscp.map_or(0, sonde_model::Dscp::value),
+        });
+    }
+    let introduced = AtomicBool::new(false);
+    let start_msg = std::thread::scope(|s| {
+        s.spawn(|| hellos(&streams, accepted.test_id, &introduced));
+        let msg = control.recv::<ServerMessage>(
+            HANDSHAKE_FRAME_MAX,
+            HANDSHAKE_TIMEOUT,
+            "the start signal",
+        );
+        introduced.store(true, Ordering::Relaxed);
+        msg
+    })?;
+    match start_msg {
+        ServerMessage::Start => {}
+        ServerMessage::Refused { refusal } => return Err(EngineError::Refused(refusal)),
+        ServerMessage::Abort { reason } => return Err(EngineError::Aborted(reason)),
+        other => {
+            return Err(EngineError::Unexpected {
+                expected: "start",
+                got: format!("{other:?}").chars().take(80).collect(),
+            })
+        }
+    }
+    let start = Instant::now();
+    let start_ts = Timestamp::now();
+    let mine = run_udp_side(
+        udp_side_plan(spec),
+        streams,
+        host_env(),
+        start,
+        stop,
+        &mut |live| {
+            on_event(UdpEvent::Interval(live));
+        },
+    );
+    if stop.load(Ordering::Relaxed) {
+        control.send(&ClientMessage::Stop)?;
+    }
+    control.send(&ClientMessage::UdpReport {
+        report: mine.clone(),
+    })?;
+    let reply =
+        control.recv::<ServerMessage>(udp_report_cap(spec), REPORT_WAIT, "the server's report")?;
+    let mut theirs: UdpSideReport = match reply {
+        ServerMessage::UdpReport { report } => report,
+        ServerMessage::Abort { reason } => return Err(EngineError::Aborted(reason)),
+        other => {
+            return Err(EngineError::Unexpected {
+                expected: "the server's UDP report",
+                got: format!("{other:?}").chars().take(80).collect(),
+            })
+        }
+    };
+    theirs.env = accepted.env;
+    Ok(udp_result(spec, start_ts, &mine, &theirs)?)
+}

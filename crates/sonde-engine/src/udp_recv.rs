@@ -1,0 +1,275 @@
+//! The UDP receiver: every arriving packet goes through the estimators
+//! of [`crate::udp_stats`] (loss, reordering, duplicates, RFC 3550
+//! jitter, one-way delay, IPDV) and the DSCP checks, once for the current
+//! interval and once for the measured part of the test.
+
+use crate::sys::{Datagram, RecvBatch};
+use crate::udp_stats::{Arrival, DelayStats, IpdvStats, JitterEstimator, SequenceTracker};
+use sonde_model::udp_report::{DscpCounts, OneWayDelay, Quantiles, ReceiverTally, Remark};
+use sonde_model::Dscp;
+use sonde_wire::TestPacket;
+use std::collections::BTreeMap;
+use std::io;
+use std::net::UdpSocket;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Datagrams per `recvmmsg`.
+const BATCH: usize = 64;
+/// After the sender's end marker, how long stragglers may still arrive.
+const END_LINGER: Duration = Duration::from_millis(200);
+
+/// One accumulator: an interval, or the measured part of a test.
+#[derive(Debug, Default)]
+pub struct RxAcc {
+    packets: u64,
+    bytes: u64,
+    duplicates: u64,
+    reordered: u64,
+    expected: u64,
+    delay: DelayStats,
+    ipdv: IpdvStats,
+    dscp_received: BTreeMap<u8, u64>,
+    by_sent: BTreeMap<u8, u64>,
+    remarks: BTreeMap<(u8, u8), u64>,
+    first_rx_ns: Option<i64>,
+    last_rx_ns: i64,
+    jitter_sum_ms: f64,
+    jitter_n: u32,
+}
+
+fn ms(ns: f64) -> f64 {
+    ns / 1e6
+}
+
+impl RxAcc {
+    fn record(
+        &mut self,
+        p: &TestPacket,
+        arrival: Arrival,
+        rx_ns: i64,
+        tos: Option<u8>,
+        len: usize,
+    ) {
+        if let Some(t) = tos {
+            let got = t >> 2;
+            *self.dscp_received.entry(got).or_default() += 1;
+            if got != p.dscp {
+                *self.remarks.entry((p.dscp, got)).or_default() += 1;
+            }
+        }
+        if arrival == Arrival::Duplicate {
+            self.duplicates += 1;
+            return;
+        }
+        if arrival == Arrival::Reordered {
+            self.reordered += 1;
+        }
+        self.packets += 1;
+        self.bytes += len as u64;
+        *self.by_sent.entry(p.dscp).or_default() += 1;
+        let delay = rx_ns.saturating_sub(i64::try_from(p.send_ns).unwrap_or(i64::MAX));
+        self.delay.record(delay);
+        self.ipdv.record(p.seq, delay);
+        self.first_rx_ns.get_or_insert(rx_ns);
+        self.last_rx_ns = rx_ns;
+    }
+
+    /// Adds another stream's accumulator (for a direction's sum).
+    pub fn merge(&mut self, o: &RxAcc, jitter_ms: f64) {
+        self.packets += o.packets;
+        self.bytes += o.bytes;
+        self.duplicates += o.duplicates;
+        self.reordered += o.reordered;
+        self.expected += o.expected;
+        self.delay.merge(&o.delay);
+        self.ipdv.merge(&o.ipdv);
+        for (k, v) in &o.dscp_received {
+            *self.dscp_received.entry(*k).or_default() += v;
+        }
+        for (k, v) in &o.by_sent {
+            *self.by_sent.entry(*k).or_default() += v;
+        }
+        for (k, v) in &o.remarks {
+            *self.remarks.entry(*k).or_default() += v;
+        }
+        self.first_rx_ns = match (self.first_rx_ns, o.first_rx_ns) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.last_rx_ns = self.last_rx_ns.max(o.last_rx_ns);
+        self.jitter_sum_ms += jitter_ms;
+        self.jitter_n += 1;
+    }
+
+    /// The figures of this accumulator; `jitter_ms` is the stream's
+    /// running RFC 3550 value (a sum's is the mean of its streams').
+    pub fn tally(&self, jitter_ms: Option<f64>, clock_synced: bool) -> ReceiverTally {
+        let jitter_ms = jitter_ms.unwrap_or(if self.jitter_n > 0 {
+            self.jitter_sum_ms / f64::from(self.jitter_n)
+        } else {
+            0.0
+        });
+        let q = |f: &dyn Fn(f64) -> Option<f64>| -> Option<Quantiles> {
+            Some(Quantiles {
+                p50_ms: f(50.0)?,
+                p90_ms: f(90.0)?,
+                p99_ms: f(99.0)?,
+                max_ms: f(100.0)?,
+            })
+        };
+        let ipdv = q(&|p| self.ipdv.abs_percentile_ns(p).map(|v| ms(v as f64)));
+        let d = &self.delay;
+        let delay = (|| {
+            Some(OneWayDelay {
+                clock_synced,
+                min_ms: ms(d.min_ns()? as f64),
+                avg_ms: ms(d.mean_ns()?),
+                max_ms: ms(d.max_ns()? as f64),
+                p99_ms: ms(d.percentile_ns(99.0)? as f64),
+                pdv_p50_ms: ms(d.pdv_percentile_ns(50.0)? as f64),
+                pdv_p99_ms: ms(d.pdv_percentile_ns(99.0)? as f64),
+            })
+        })();
+        ReceiverTally {
+            packets: self.packets,
+            bytes: self.bytes,
+            duplicates: self.duplicates,
+            reordered: self.reordered,
+            expected: self.expected,
+            jitter_ms,
+            ipdv,
+            delay,
+            dscp_received: DscpCounts(self.dscp_received.clone()),
+            received_by_sent_dscp: DscpCounts(self.by_sent.clone()),
+            remarks: self
+                .remarks
+                .iter()
+                .map(|(&(s, r), &n)| Remark {
+                    sent: Dscp::new(s).unwrap_or_default(),
+                    received: Dscp::new(r).unwrap_or_default(),
+                    packets: n,
+                })
+                .collect(),
+            secs: self
+                .first_rx_ns
+                .map_or(0.0, |f| (self.last_rx_ns - f) as f64 / 1e9),
+        }
+    }
+}
+
+/// Everything a receiving stream knows, shared with the sampler.
+#[derive(Debug, Default)]
+pub struct RxStream {
+    seq: SequenceTracker,
+    jitter: JitterEstimator,
+    /// The current interval; swapped out at each cut.
+    pub window: RxAcc,
+    window_next_exp: u64,
+    pub measured: RxAcc,
+    measured_seq: SequenceTracker,
+    /// Datagrams that were not test packets of this stream.
+    pub strays: u64,
+    measured_first_seq: Option<u64>,
+}
+
+impl RxStream {
+    pub fn jitter_ms(&self) -> f64 {
+        ms(self.jitter.jitter_ns())
+    }
+
+    /// Takes one datagram; returns whether it was the sender's end marker.
+    pub fn on_datagram(&mut self, stream: u16, d: &Datagram<'_>, now_wall_ns: i64) -> bool {
+        let Some(p) = TestPacket::decode(d.payload).filter(|p| p.stream == stream && !d.truncated)
+        else {
+            self.strays += 1;
+            return false;
+        };
+        if p.end {
+            return true;
+        }
+        let rx_ns = d.rx_ns.unwrap_or(now_wall_ns);
+        let arrival = self.seq.observe(p.seq);
+        if arrival != Arrival::Duplicate {
+            self.jitter
+                .update(i64::try_from(p.send_ns).unwrap_or(i64::MAX), rx_ns);
+        }
+        let len = d.payload.len();
+        self.window.record(&p, arrival, rx_ns, d.tos, len);
+        if !p.warmup {
+            // The measured part has its own sequence space: its first
+            // packet's number is its zero.
+            let first = *self.measured_first_seq.get_or_insert(p.seq);
+            let m = self.measured_seq.observe(p.seq.saturating_sub(first));
+            self.measured.record(&p, m, rx_ns, d.tos, len);
+        }
+        false
+    }
+
+    /// Closes the current interval and returns it.
+    pub fn cut(&mut self) -> RxAcc {
+        let now = self.seq.next_expected();
+        let mut w = std::mem::take(&mut self.window);
+        w.expected = now.saturating_sub(self.window_next_exp);
+        self.window_next_exp = now;
+        w
+    }
+
+    /// The measured part so far.
+    pub fn measured(&mut self) -> &RxAcc {
+        self.measured.expected = self.measured_seq.next_expected();
+        &self.measured
+    }
+}
+
+fn transient(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock
+            | io::ErrorKind::TimedOut
+            | io::ErrorKind::Interrupted
+            | io::ErrorKind::ConnectionRefused
+    )
+}
+
+fn wall_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+}
+
+/// Receives until `hard_end`, `stop`, or shortly after the sender's end
+/// marker. The socket needs a read timeout (it is the polling period).
+pub fn udp_receive_loop(
+    sock: &UdpSocket,
+    stream: u16,
+    state: &Mutex<RxStream>,
+    hard_end: Instant,
+    max_len: usize,
+    stop: &AtomicBool,
+) -> io::Result<()> {
+    let mut batch = RecvBatch::new(BATCH, max_len + 1);
+    let mut end_seen: Option<Instant> = None;
+    while !stop.load(Ordering::Relaxed) {
+        let now = Instant::now();
+        if now >= hard_end || end_seen.is_some_and(|t| now >= t + END_LINGER) {
+            break;
+        }
+        let n = match batch.recv(sock) {
+            Ok(n) => n,
+            Err(e) if transient(&e) => continue,
+            Err(e) => return Err(e),
+        };
+        let wall = wall_ns();
+        let Ok(mut st) = state.lock() else { break };
+        for i in 0..n {
+            if let Some(d) = batch.get(i) {
+                if st.on_datagram(stream, &d, wall) && end_seen.is_none() {
+                    end_seen = Some(Instant::now());
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,249 @@
+//! When each UDP packet leaves, how large it is and how it is marked,
+//! for every traffic profile. Pure: times are offsets from the stream's
+//! start, so the arithmetic is tested without a clock.
+
+use sonde_model::profile::{FrameKind, Profile, VideoProfile, VOIP_INTERVAL, VOIP_PAYLOAD};
+use sonde_model::{Dscp, Rate};
+
+/// One packet to send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Departure {
+    /// Nanoseconds after the stream's start.
+    pub at_ns: u64,
+    /// Payload bytes.
+    pub len: u32,
+    /// A DSCP for this packet alone (video frames); `None`: the socket's.
+    pub dscp: Option<Dscp>,
+}
+
+/// The DSCPs of video frames: AF11 (I, green), AF12 (P, yellow), AF13
+/// (B, red), as the DiffServ-aware video of seed 004 §5.1.
+pub fn frame_dscp(kind: FrameKind) -> Dscp {
+    let v = match kind {
+        FrameKind::I => 10,
+        FrameKind::P => 12,
+        FrameKind::B => 14,
+    };
+    Dscp::new(v).unwrap_or_default()
+}
+
+/// The departures of one stream, in order.
+#[derive(Debug, Clone)]
+pub struct Schedule {
+    profile: Profile,
+    /// Payload bits per second; 0: no pacing (every packet is due now).
+    rate_bps: u64,
+    len: u32,
+    /// Packets scheduled so far.
+    n: u64,
+    /// Poisson: the next departure.
+    poisson_ns: f64,
+    rng: u64,
+    /// Video: packets left in the current frame and where it is.
+    video: VideoState,
+}
+
+#[derive(Debug, Clone, Default)]
+struct VideoState {
+    frame: u64,
+    packet: u32,
+    packets: u32,
+    last_len: u32,
+}
+
+impl Schedule {
+    pub fn new(profile: Profile, rate: Rate, len: u32, seed: u64) -> Self {
+        let (rate_bps, len) = match profile {
+            Profile::Voip => (
+                u64::from(VOIP_PAYLOAD) * 8 * 1_000_000_000 / VOIP_INTERVAL.as_nanos() as u64,
+                VOIP_PAYLOAD,
+            ),
+            _ => (rate.bps(), len.max(1)),
+        };
+        Self {
+            profile,
+            rate_bps,
+            len,
+            n: 0,
+            poisson_ns: 0.0,
+            rng: seed | 1,
+            video: VideoState::default(),
+        }
+    }
+
+    /// Unpaced: the caller sends as fast as it can.
+    pub fn unpaced(&self) -> bool {
+        self.rate_bps == 0
+    }
+
+    /// Nanoseconds between packets at the rate (CBR).
+    fn gap_ns(&self) -> f64 {
+        if self.rate_bps == 0 {
+            0.0
+        } else {
+            f64::from(self.len) * 8.0 * 1e9 / self.rate_bps as f64
+        }
+    }
+
+    fn uniform(&mut self) -> f64 {
+        // xorshift64*: a fixed seed makes a run repeatable.
+        self.rng ^= self.rng >> 12;
+        self.rng ^= self.rng << 25;
+        self.rng ^= self.rng >> 27;
+        let x = self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d);
+        ((x >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+
+    pub fn next_departure(&mut self) -> Departure {
+        let k = self.n;
+        self.n += 1;
+        let cbr_at = (k as f64 * self.gap_ns()) as u64;
+        let (at_ns, len, dscp) = match self.profile {
+            Profile::Cbr | Profile::Voip => (cbr_at, self.len, None),
+            Profile::OnOff { on, off } => {
+                let on_ns = on.as_nanos() as u64;
+                let period = on_ns + off.as_nanos() as u64;
+                let at = (cbr_at / on_ns.max(1)) * period + cbr_at % on_ns.max(1);
+                (at, self.len, None)
+            }
+            Profile::Poisson => {
+                let at = self.poisson_ns as u64;
+                let u = self.uniform();
+                self.poisson_ns += -u.ln() * self.gap_ns();
+                (at, self.len, None)
+            }
+            Profile::Video(v) => return self.next_video(v),
+        };
+        Departure { at_ns, len, dscp }
+    }
+
+    fn next_video(&mut self, v: VideoProfile) -> Departure {
+        let frame_ns = 1e9 / f64::from(v.fps.max(1));
+        if self.video.packet >= self.video.packets {
+            // Start the next frame: its bytes are the rate's share for one
+            // frame time, weighted by kind over the group of pictures.
+            if self.video.packets > 0 {
+                self.video.frame += 1;
+            }
+            let gop = u64::from(v.gop.max(1));
+            let total_weight: u64 = (0..gop)
+                .map(|n| VideoProfile::weight(v.frame_kind(n)))
+                .sum();
+            let kind = v.frame_kind(self.video.frame);
+            let gop_bytes = self.rate_bps as f64 / 8.0 * frame_ns / 1e9 * gop as f64;
+            let bytes =
+                (gop_bytes * VideoProfile::weight(kind) as f64 / total_weight as f64) as u64;
+            let bytes = bytes.max(u64::from(sonde_model::udp_spec::UDP_HEADER_LEN));
+            let full = u64::from(self.len);
+            self.video.packets = u32::try_from(bytes.div_ceil(full)).unwrap_or(u32::MAX);
+            let rest = bytes - (u64::from(self.video.packets) - 1) * full;
+            self.video.last_len = u32::try_from(rest)
+                .unwrap_or(self.len)
+                .max(sonde_model::udp_spec::UDP_HEADER_LEN);
+            self.video.packet = 0;
+        }
+        let kind = v.frame_kind(self.video.frame);
+        let i = self.video.packet;
+        self.video.packet += 1;
+        // Packets of a frame spread evenly over the frame time.
+        let at = self.video.frame as f64 * frame_ns
+            + f64::from(i) * frame_ns / f64::from(self.video.packets.max(1));
+        let len = if self.video.packet == self.video.packets {
+            self.video.last_len
+        } else {
+            self.len
+        };
+        Departure {
+            at_ns: at as u64,
+            len,
+            dscp: Some(frame_dscp(kind)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn bytes_until(s: &mut Schedule, until_ns: u64) -> (u64, Vec<Departure>) {
+        let mut total = 0;
+        let mut all = Vec::new();
+        loop {
+            let d = s.next_departure();
+            if d.at_ns >= until_ns {
+                return (total, all);
+            }
+            total += u64::from(d.len);
+            all.push(d);
+        }
+    }
+
+    #[test]
+    fn cbr_is_evenly_spaced_at_the_rate() {
+        let mut s = Schedule::new(Profile::Cbr, Rate::from_bps(1_000_000), 1250, 1);
+        let (bytes, d) = bytes_until(&mut s, 1_000_000_000);
+        assert_eq!(bytes * 8, 1_000_000);
+        assert_eq!(d[1].at_ns - d[0].at_ns, 10_000_000);
+        assert_eq!(d[99].at_ns, 990_000_000);
+    }
+
+    #[test]
+    fn onoff_is_silent_in_the_off_phase() {
+        let p = Profile::OnOff {
+            on: Duration::from_secs(1),
+            off: Duration::from_secs(1),
+        };
+        let mut s = Schedule::new(p, Rate::from_bps(1_000_000), 1250, 1);
+        let (_, d) = bytes_until(&mut s, 4_000_000_000);
+        assert!(d.iter().all(|d| (d.at_ns / 1_000_000_000) % 2 == 0));
+        assert_eq!(d.len(), 200, "two on-seconds at 100 packets/s");
+    }
+
+    #[test]
+    fn poisson_keeps_the_mean_rate() {
+        let mut s = Schedule::new(Profile::Poisson, Rate::from_bps(8_000_000), 1000, 42);
+        let (bytes, d) = bytes_until(&mut s, 10_000_000_000);
+        let rate = bytes as f64 * 8.0 / 10.0;
+        assert!((rate - 8e6).abs() / 8e6 < 0.02, "{rate}");
+        let gaps: Vec<u64> = d.windows(2).map(|w| w[1].at_ns - w[0].at_ns).collect();
+        let short = gaps.iter().filter(|&&g| g < 500_000).count() as f64 / gaps.len() as f64;
+        // P(gap < mean/2) = 1 - e^-0.5 = 0.39 for exponential gaps.
+        assert!((short - 0.393).abs() < 0.03, "{short}");
+    }
+
+    #[test]
+    fn voip_is_fifty_packets_of_160_bytes() {
+        let mut s = Schedule::new(Profile::Voip, Rate::from_bps(1), 1400, 1);
+        let (bytes, d) = bytes_until(&mut s, 1_000_000_000);
+        assert_eq!(d.len(), 50);
+        assert_eq!(bytes, 8000);
+    }
+
+    #[test]
+    fn video_marks_frames_and_keeps_the_rate() {
+        let mut s = Schedule::new(
+            Profile::Video(VideoProfile::default()),
+            Rate::from_bps(2_000_000),
+            1200,
+            1,
+        );
+        let (bytes, d) = bytes_until(&mut s, 4_800_000_000); // 10 GOPs of 12 frames at 25 fps
+        let rate = bytes as f64 * 8.0 / 4.8;
+        assert!((rate - 2e6).abs() / 2e6 < 0.01, "{rate}");
+        let count = |v: u8| {
+            d.iter()
+                .filter(|d| d.dscp.map(Dscp::value) == Some(v))
+                .count()
+        };
+        assert!(count(10) > 0 && count(12) > 0 && count(14) > 0);
+        // I frames carry 8 of the 36 weight units of a GOP: 1 I, 3 P, 8 B.
+        let i_bytes: u64 = d
+            .iter()
+            .filter(|d| d.dscp.map(Dscp::value) == Some(10))
+            .map(|d| u64::from(d.len))
+            .sum();
+        let share = i_bytes as f64 / bytes as f64;
+        assert!((share - 8.0 / 25.0).abs() < 0.02, "{share}");
+    }
+}

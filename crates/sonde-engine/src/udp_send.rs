@@ -1,0 +1,226 @@
+//! The UDP sender: packets leave when the [`Schedule`] says, evenly
+//! spaced at low rates (sleep, then spin the last stretch), in batches
+//! with UDP GSO at high rates (every packet that is due goes in one call).
+
+use crate::sys;
+use crate::udp_schedule::Schedule;
+use sonde_wire::TestPacket;
+use std::io;
+use std::net::UdpSocket;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// Most packets one call carries (UDP GSO allows 64 segments).
+const BATCH: usize = 64;
+/// Most bytes one GSO call carries.
+const GSO_BYTES: usize = 65_000;
+/// Below this gap between packets the sender spins the last stretch to
+/// leave on time; above, it sleeps and sends what is due.
+const SPIN_GAP: Duration = Duration::from_micros(200);
+/// Sleeps end this much early; the rest is spun.
+const SPIN_SLACK: Duration = Duration::from_micros(150);
+/// How often a sleeping sender checks the stop flag.
+const POLL: Duration = Duration::from_millis(50);
+
+/// What a UDP sender has sent, read by the sampler.
+#[derive(Debug)]
+pub struct UdpSendCounters {
+    pub packets: AtomicU64,
+    pub bytes: AtomicU64,
+    /// Packets and bytes after the warm-up.
+    pub measured_packets: AtomicU64,
+    pub measured_bytes: AtomicU64,
+    /// Measured packets per DSCP set.
+    pub dscp: [AtomicU64; 64],
+    /// ns from the start to the last packet sent.
+    pub last_ns: AtomicU64,
+}
+
+impl Default for UdpSendCounters {
+    fn default() -> Self {
+        Self {
+            packets: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+            measured_packets: AtomicU64::new(0),
+            measured_bytes: AtomicU64::new(0),
+            dscp: std::array::from_fn(|_| AtomicU64::new(0)),
+            last_ns: AtomicU64::new(0),
+        }
+    }
+}
+
+/// Timing and marking of one sending stream.
+#[derive(Debug, Clone, Copy)]
+pub struct UdpSendPlan {
+    pub stream: u16,
+    pub start: Instant,
+    /// The realtime clock at `start`, ns since the epoch.
+    pub start_wall_ns: u64,
+    pub omit: Duration,
+    pub send_end: Instant,
+    /// The socket's DSCP (set on the socket by the caller).
+    pub dscp: u8,
+    pub ipv6: bool,
+}
+
+fn transient(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted | io::ErrorKind::ConnectionRefused
+    ) || e.raw_os_error() == Some(libc::ENOBUFS)
+}
+
+struct Batch {
+    buf: Vec<u8>,
+    len: usize,
+    count: usize,
+    dscp: Option<u8>,
+}
+
+/// Sends until `send_end` or `stop`, then a few end markers.
+pub fn udp_send_loop(
+    sock: &UdpSocket,
+    plan: UdpSendPlan,
+    mut schedule: Schedule,
+    counters: &UdpSendCounters,
+    stop: &AtomicBool,
+) -> io::Result<()> {
+    let spin = !schedule.unpaced() && {
+        let mut probe = schedule.clone();
+        let (a, b) = (probe.next_departure(), probe.next_departure());
+        Duration::from_nanos(b.at_ns.saturating_sub(a.at_ns)) >= SPIN_GAP
+    };
+    let mut next = schedule.next_departure();
+    let max_len = 65_535usize;
+    let mut batch = Batch {
+        buf: vec![0u8; max_len.max(GSO_BYTES) + max_len],
+        len: 0,
+        count: 0,
+        dscp: None,
+    };
+    let mut gso_ok = true;
+    let mut seq: u64 = 0;
+    while !stop.load(Ordering::Relaxed) {
+        let now = Instant::now();
+        if now >= plan.send_end {
+            break;
+        }
+        let target = plan.start + Duration::from_nanos(next.at_ns);
+        if target > now {
+            let wait = target - now;
+            if spin && wait <= SPIN_SLACK {
+                while Instant::now() < target {
+                    std::hint::spin_loop();
+                }
+            } else {
+                let nap = if spin { wait - SPIN_SLACK } else { wait };
+                std::thread::sleep(nap.min(POLL).min(plan.send_end - now));
+                continue;
+            }
+        }
+        // Everything due now goes in one batch of equal packets.
+        let elapsed = plan.start.elapsed();
+        let send_ns = plan.start_wall_ns + elapsed.as_nanos() as u64;
+        let warmup = elapsed < plan.omit;
+        batch.len = next.len as usize;
+        batch.dscp = next.dscp.map(sonde_model::Dscp::value);
+        batch.count = 0;
+        let elapsed_ns = elapsed.as_nanos() as u64;
+        loop {
+            let off = batch.count * batch.len;
+            let packet = TestPacket {
+                stream: plan.stream,
+                seq: seq + batch.count as u64,
+                send_ns,
+                dscp: batch.dscp.unwrap_or(plan.dscp),
+                warmup,
+                end: false,
+            };
+            if packet.encode(&mut batch.buf[off..off + batch.len]).is_err() {
+                break;
+            }
+            batch.count += 1;
+            next = schedule.next_departure();
+            let fits = (batch.count + 1) * batch.len <= GSO_BYTES && batch.count < BATCH;
+            let same = next.len as usize == batch.len
+                && next.dscp.map(sonde_model::Dscp::value) == batch.dscp;
+            if !(gso_ok && fits && same && batch.dscp.is_none() && next.at_ns <= elapsed_ns) {
+                break;
+            }
+        }
+        let sent = send_batch(sock, &batch, plan.ipv6, &mut gso_ok)?;
+        seq += batch.count as u64;
+        if sent > 0 {
+            let bytes = (sent * batch.len) as u64;
+            counters.packets.fetch_add(sent as u64, Ordering::Relaxed);
+            counters.bytes.fetch_add(bytes, Ordering::Relaxed);
+            if !warmup {
+                counters
+                    .measured_packets
+                    .fetch_add(sent as u64, Ordering::Relaxed);
+                counters.measured_bytes.fetch_add(bytes, Ordering::Relaxed);
+                let d = usize::from(batch.dscp.unwrap_or(plan.dscp) & 0x3f);
+                counters.dscp[d].fetch_add(sent as u64, Ordering::Relaxed);
+            }
+            counters.last_ns.store(elapsed_ns, Ordering::Relaxed);
+        }
+    }
+    send_end_markers(sock, &plan, seq);
+    Ok(())
+}
+
+/// Sends the batch; returns how many packets the kernel took. A packet
+/// the kernel refused for lack of buffer is not sent, and not counted.
+fn send_batch(sock: &UdpSocket, b: &Batch, ipv6: bool, gso_ok: &mut bool) -> io::Result<usize> {
+    let data = &b.buf[..b.count * b.len];
+    if b.count > 1 && *gso_ok {
+        let seg = u16::try_from(b.len).unwrap_or(u16::MAX);
+        match sys::send_gso(sock, data, seg) {
+            Ok(n) => return Ok(n / b.len),
+            Err(e) if transient(&e) => return Ok(0),
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::EINVAL | libc::EIO | libc::EOPNOTSUPP)
+                ) =>
+            {
+                tracing::debug!(error = %e, "UDP GSO unavailable; sending one by one");
+                *gso_ok = false;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    let mut sent = 0;
+    for chunk in data.chunks(b.len) {
+        let r = match b.dscp {
+            Some(d) => sys::send_with_tos(sock, chunk, d << 2, ipv6),
+            None => sock.send(chunk),
+        };
+        match r {
+            Ok(_) => sent += 1,
+            Err(e) if transient(&e) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(sent)
+}
+
+/// Tells the receiver the stream is over (it stops waiting soon after);
+/// three copies in case some are lost.
+fn send_end_markers(sock: &UdpSocket, plan: &UdpSendPlan, seq: u64) {
+    let mut buf = [0u8; sonde_wire::TEST_HEADER_LEN];
+    let marker = TestPacket {
+        stream: plan.stream,
+        seq,
+        send_ns: plan.start_wall_ns + plan.start.elapsed().as_nanos() as u64,
+        dscp: plan.dscp,
+        warmup: false,
+        end: true,
+    };
+    if marker.encode(&mut buf).is_ok() {
+        for _ in 0..3 {
+            let _ = sock.send(&buf);
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}

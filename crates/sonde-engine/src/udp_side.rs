@@ -1,0 +1,357 @@
+//! Running one end of a UDP test: a thread per stream (sending on a
+//! schedule or receiving into the estimators) and, on the calling
+//! thread, the cut of the run into interval windows.
+
+use crate::udp_recv::{udp_receive_loop, RxAcc, RxStream};
+use crate::udp_schedule::Schedule;
+use crate::udp_send::{udp_send_loop, UdpSendCounters, UdpSendPlan};
+use sonde_model::udp_report::{DscpCounts, ReceivedSum, ReceiverTally, SenderTally, UdpTally};
+use sonde_model::{
+    HostEnv, Profile, Rate, SampleWindow, SocketInForce, StreamRole, UdpSideReport, UdpStreamSide,
+};
+use std::net::UdpSocket;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+/// How long a receiver waits past the planned end when no end marker
+/// arrives (all of them lost).
+pub const UDP_RX_GRACE: Duration = Duration::from_secs(2);
+
+/// A UDP socket connected to its peer and what this end does with it.
+#[derive(Debug)]
+pub struct UdpDataStream {
+    pub index: u16,
+    pub role: StreamRole,
+    pub socket: UdpSocket,
+    pub info: SocketInForce,
+    /// DSCP set on the socket (0 if none).
+    pub dscp: u8,
+}
+
+/// Timing, pacing and profile of one end's run.
+#[derive(Debug, Clone, Copy)]
+pub struct UdpSidePlan {
+    pub omit: Duration,
+    pub time: Duration,
+    pub interval: Duration,
+    pub profile: Profile,
+    pub rate: Rate,
+    pub length: u32,
+    pub clock_synced: bool,
+}
+
+/// One interval as this end saw it, while the test runs.
+#[derive(Debug, Clone)]
+pub struct UdpLive {
+    pub window: SampleWindow,
+    pub omitted: bool,
+    pub streams: Vec<(u16, UdpTally)>,
+}
+
+enum Worker {
+    Sender(Arc<UdpSendCounters>, SenderTally),
+    Receiver(Arc<Mutex<RxStream>>),
+}
+
+struct Running {
+    index: u16,
+    role: StreamRole,
+    info: SocketInForce,
+    worker: Worker,
+    windows: Vec<UdpTally>,
+}
+
+fn sender_snapshot(c: &UdpSendCounters) -> SenderTally {
+    SenderTally {
+        packets: c.packets.load(Ordering::Relaxed),
+        bytes: c.bytes.load(Ordering::Relaxed),
+        dscp_sent: DscpCounts(
+            c.dscp
+                .iter()
+                .enumerate()
+                .filter_map(|(d, n)| {
+                    let n = n.load(Ordering::Relaxed);
+                    (n > 0).then_some((u8::try_from(d).unwrap_or(0), n))
+                })
+                .collect(),
+        ),
+        secs: 0.0,
+    }
+}
+
+fn delta(now: &SenderTally, before: &SenderTally, secs: f64) -> SenderTally {
+    let mut dscp_sent = DscpCounts::default();
+    for (d, n) in now.dscp_sent.iter() {
+        let was = before.dscp_sent.get(d);
+        if n > was {
+            dscp_sent.add(d, n - was);
+        }
+    }
+    SenderTally {
+        packets: now.packets - before.packets,
+        bytes: now.bytes - before.bytes,
+        dscp_sent,
+        secs,
+    }
+}
+
+/// Runs every stream of this end from `start`, calling `on_interval` at
+/// each window, and returns what this end measured.
+pub fn run_udp_side(
+    plan: UdpSidePlan,
+    streams: Vec<UdpDataStream>,
+    env: HostEnv,
+    start: Instant,
+    stop: &Arc<AtomicBool>,
+    on_interval: &mut dyn FnMut(&UdpLive),
+) -> UdpSideReport {
+    let nominal_end = plan.omit + plan.time;
+    let start_wall_ns = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+        .saturating_sub(start.elapsed().as_nanos() as u64);
+    let (done_tx, done_rx) = mpsc::channel::<u16>();
+    let mut running = Vec::new();
+    let mut handles = Vec::new();
+    for ds in streams {
+        let (worker, handle) = spawn(&ds, plan, start, start_wall_ns, stop, done_tx.clone());
+        running.push(Running {
+            index: ds.index,
+            role: ds.role,
+            info: ds.info,
+            worker,
+            windows: Vec::new(),
+        });
+        handles.extend(handle);
+    }
+    drop(done_tx);
+
+    let mut windows = Vec::new();
+    let mut sums = Vec::new();
+    let mut from = Duration::ZERO;
+    let mut finished = 0;
+    let total = handles.len();
+    let mut cut = |running: &mut Vec<Running>, from: Duration, to_s: f64| {
+        let window = SampleWindow {
+            start_s: from.as_secs_f64(),
+            end_s: to_s,
+        };
+        let secs = (window.end_s - window.start_s).max(1e-9);
+        let mut sum = RxAcc::default();
+        let mut any_rx = false;
+        let mut live = Vec::new();
+        for r in running.iter_mut() {
+            let tally = match &mut r.worker {
+                Worker::Sender(c, last) => {
+                    let now = sender_snapshot(c);
+                    let t = delta(&now, last, secs);
+                    *last = now;
+                    UdpTally::Sent(t)
+                }
+                Worker::Receiver(st) => {
+                    let Ok(mut st) = st.lock() else { continue };
+                    let jitter = st.jitter_ms();
+                    let acc = st.cut();
+                    sum.merge(&acc, jitter);
+                    any_rx = true;
+                    UdpTally::Received(acc.tally(Some(jitter), plan.clock_synced))
+                }
+            };
+            r.windows.push(tally.clone());
+            live.push((r.index, tally));
+        }
+        on_interval(&UdpLive {
+            window,
+            omitted: to_s <= plan.omit.as_secs_f64() + 1e-3,
+            streams: live,
+        });
+        (window, any_rx.then(|| sum.tally(None, plan.clock_synced)))
+    };
+    while finished < total {
+        let next = (from + plan.interval).min(nominal_end);
+        let ticking = !plan.interval.is_zero() && from < nominal_end;
+        let wait = if ticking {
+            (start + next).saturating_duration_since(Instant::now())
+        } else {
+            Duration::from_millis(200)
+        };
+        match done_rx.recv_timeout(wait) {
+            Ok(_) => {
+                finished += 1;
+                continue;
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        if ticking && next < nominal_end {
+            let (w, s) = cut(&mut running, from, next.as_secs_f64());
+            windows.push(w);
+            sums.extend(s);
+            from = next;
+        } else if ticking {
+            // The last window closes when the streams are done.
+            finished += done_rx.iter().take(total - finished).count();
+            let end = start
+                .elapsed()
+                .as_secs_f64()
+                .min((nominal_end + UDP_RX_GRACE).as_secs_f64());
+            let (w, s) = cut(&mut running, from, end.max(next.as_secs_f64()));
+            windows.push(w);
+            sums.extend(s);
+            from = nominal_end;
+        }
+    }
+    for h in handles {
+        let _ = h.join();
+    }
+    let stopped_early = stop.load(Ordering::Relaxed);
+    if !plan.interval.is_zero() && from < nominal_end {
+        // Every stream ended before the last tick: close the open window
+        // at the planned end, or where the test was stopped.
+        let end = if stopped_early {
+            start.elapsed().min(nominal_end)
+        } else {
+            nominal_end
+        };
+        let (w, s) = cut(&mut running, from, end.as_secs_f64());
+        windows.push(w);
+        sums.extend(s);
+    }
+    finish(plan, running, windows, sums, env, stopped_early)
+}
+
+fn finish(
+    plan: UdpSidePlan,
+    running: Vec<Running>,
+    windows: Vec<SampleWindow>,
+    sums: Vec<ReceiverTally>,
+    env: HostEnv,
+    stopped_early: bool,
+) -> UdpSideReport {
+    let mut sum = RxAcc::default();
+    let mut any_rx = false;
+    let streams = running
+        .into_iter()
+        .map(|r| {
+            let measured = match &r.worker {
+                Worker::Sender(c, _) => {
+                    let mut t = sender_snapshot(c);
+                    t.packets = c.measured_packets.load(Ordering::Relaxed);
+                    t.bytes = c.measured_bytes.load(Ordering::Relaxed);
+                    let last_s = c.last_ns.load(Ordering::Relaxed) as f64 / 1e9;
+                    t.secs = if stopped_early {
+                        (last_s - plan.omit.as_secs_f64()).clamp(0.0, plan.time.as_secs_f64())
+                    } else {
+                        plan.time.as_secs_f64()
+                    };
+                    UdpTally::Sent(t)
+                }
+                Worker::Receiver(st) => match st.lock() {
+                    Ok(mut st) => {
+                        let jitter = st.jitter_ms();
+                        let m = st.measured();
+                        sum.merge(m, jitter);
+                        any_rx = true;
+                        UdpTally::Received(m.tally(Some(jitter), plan.clock_synced))
+                    }
+                    Err(_) => UdpTally::Received(ReceiverTally::default()),
+                },
+            };
+            UdpStreamSide {
+                stream: r.index,
+                role: r.role,
+                socket: r.info,
+                measured,
+                windows: r.windows,
+            }
+        })
+        .collect();
+    UdpSideReport {
+        env,
+        windows,
+        streams,
+        received_sum: any_rx.then(|| ReceivedSum {
+            measured: sum.tally(None, plan.clock_synced),
+            windows: sums,
+        }),
+        stopped_early,
+    }
+}
+
+fn spawn(
+    ds: &UdpDataStream,
+    plan: UdpSidePlan,
+    start: Instant,
+    start_wall_ns: u64,
+    stop: &Arc<AtomicBool>,
+    done: mpsc::Sender<u16>,
+) -> (Worker, Option<std::thread::JoinHandle<()>>) {
+    let sock = match ds.socket.try_clone() {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot share a UDP socket with its thread");
+            stop.store(true, Ordering::Relaxed);
+            return (Worker::Receiver(Arc::default()), None);
+        }
+    };
+    let (index, thread_stop) = (ds.index, Arc::clone(stop));
+    let nominal_end = start + plan.omit + plan.time;
+    let (worker, body): (Worker, Box<dyn FnOnce() -> std::io::Result<()> + Send>) = match ds.role {
+        StreamRole::Sender => {
+            let counters = Arc::new(UdpSendCounters::default());
+            let c = Arc::clone(&counters);
+            let send_plan = UdpSendPlan {
+                stream: index,
+                start,
+                start_wall_ns,
+                omit: plan.omit,
+                send_end: nominal_end,
+                dscp: ds.dscp,
+                ipv6: crate::sockopt::is_v6_path(&ds.info.remote),
+            };
+            let schedule = Schedule::new(
+                plan.profile,
+                plan.rate,
+                plan.length,
+                0x5eed ^ u64::from(index),
+            );
+            let body =
+                Box::new(move || udp_send_loop(&sock, send_plan, schedule, &c, &thread_stop));
+            (Worker::Sender(counters, SenderTally::default()), body)
+        }
+        StreamRole::Receiver => {
+            let state = Arc::new(Mutex::new(RxStream::default()));
+            let s = Arc::clone(&state);
+            let max_len = plan.length.max(sonde_model::profile::VOIP_PAYLOAD) as usize;
+            let body = Box::new(move || {
+                sock.set_read_timeout(Some(Duration::from_millis(50)))?;
+                udp_receive_loop(
+                    &sock,
+                    index,
+                    &s,
+                    nominal_end + UDP_RX_GRACE,
+                    max_len,
+                    &thread_stop,
+                )
+            });
+            (Worker::Receiver(state), body)
+        }
+    };
+    let spawned = std::thread::Builder::new()
+        .name(format!("sonde-udp-{index}"))
+        .spawn(move || {
+            if let Err(e) = body() {
+                tracing::warn!(stream = index, error = %e, "UDP stream ended with an error");
+            }
+            let _ = done.send(index);
+        });
+    match spawned {
+        Ok(h) => (worker, Some(h)),
+        Err(e) => {
+            tracing::error!(error = %e, "cannot start a UDP stream thread");
+            stop.store(true, Ordering::Relaxed);
+            (worker, None)
+        }
+    }
+}

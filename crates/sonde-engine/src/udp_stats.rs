@@ -1,0 +1,644 @@
+//! Per-packet UDP estimators: interarrival jitter, reordering, duplicates and
+//! loss, one-way delay with PDV, and IPDV.
+//!
+//! Pure computation, no I/O and no clock: times are `i64` nanoseconds passed
+//! in (send time from the packet header, the sender's realtime clock; receive
+//! time from the receiver's kernel timestamp). No input panics: arithmetic is
+//! widened to `i128` or saturates.
+
+use hdrhistogram::Histogram;
+
+/// Largest magnitude the histograms hold: one hour. [`DelayStats`] clamps the
+/// deviation from its first sample to ±this, [`IpdvStats`] clamps |IPDV|.
+pub const MAX_HIST_NS: u64 = 3_600_000_000_000;
+
+/// How many sequence numbers below `NextExp` [`SequenceTracker`] remembers.
+pub const DUP_WINDOW: u64 = 65_536;
+
+const WORDS: usize = (DUP_WINDOW / 64) as usize;
+
+/// Auto-resizing hdrhistogram with 3 significant digits (0.1 %): its memory
+/// follows the largest value recorded.
+#[derive(Debug, Clone)]
+struct Hist(Histogram<u64>);
+
+impl Default for Hist {
+    fn default() -> Self {
+        Self(Histogram::new(3).expect("3 significant digits is a valid precision"))
+    }
+}
+
+/// Records `n` samples of `value` into `below` (as |value|) if negative, else
+/// into `above`, clamped to [`MAX_HIST_NS`].
+fn record_signed(below: &mut Hist, above: &mut Hist, value: i128, n: u64) {
+    let magnitude = u64::try_from(value.unsigned_abs()).map_or(MAX_HIST_NS, |m| m.min(MAX_HIST_NS));
+    let hist = if value < 0 { below } else { above };
+    // Cannot fail: auto-resizing, and magnitude ≤ MAX_HIST_NS < i64::MAX / 2.
+    let _ = hist.0.record_n(magnitude, n);
+}
+
+/// Nearest-rank (1-based) of percentile `q` (clamped to 0..=100) among `n`
+/// samples: `ceil(q * n / 100)`, at least 1. `None` if empty or `q` is NaN.
+fn nearest_rank(q: f64, n: u64) -> Option<u64> {
+    if n == 0 || q.is_nan() {
+        return None;
+    }
+    let rank = (q.clamp(0.0, 100.0) * n as f64 / 100.0).ceil() as u64;
+    Some(rank.clamp(1, n))
+}
+
+/// The `rank`-th smallest recorded value (1-based), as the top of its bucket.
+fn value_at_rank(h: &Hist, rank: u64) -> Option<u64> {
+    let mut seen = 0u64;
+    h.0.iter_recorded().find_map(|v| {
+        seen = seen.saturating_add(v.count_at_value());
+        (seen >= rank).then(|| v.value_iterated_to())
+    })
+}
+
+/// Interarrival jitter, RFC 3550 §6.4.1, computed as in RFC 3550 Appendix A.8.
+///
+/// For packets i-1, i taken in ARRIVAL order, with S the send and R the
+/// receive time, `D(i-1,i) = (Ri - Ri-1) - (Si - Si-1)` (the change in transit
+/// time `R - S`) and `J += (|D(i-1,i)| - J) / 16`. A constant clock offset
+/// cancels in D, so the clocks need not be synchronised.
+#[derive(Debug, Clone, Default)]
+pub struct JitterEstimator {
+    last_transit_ns: Option<i128>,
+    jitter_ns: f64,
+}
+
+impl JitterEstimator {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn update(&mut self, send_ns: i64, recv_ns: i64) {
+        let transit_ns = i128::from(recv_ns) - i128::from(send_ns);
+        if let Some(last) = self.last_transit_ns {
+            let d_ns = (transit_ns - last).unsigned_abs() as f64;
+            self.jitter_ns += (d_ns - self.jitter_ns) / 16.0;
+        }
+        self.last_transit_ns = Some(transit_ns);
+    }
+
+    /// J in nanoseconds; 0.0 until two packets have been fed.
+    pub fn jitter_ns(&self) -> f64 {
+        self.jitter_ns
+    }
+}
+
+/// What one arriving sequence number was, per RFC 4737 §3.3.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arrival {
+    /// `s >= NextExp` (any gap before it is a sequence discontinuity, not reordering).
+    InOrder,
+    /// `s < NextExp`, first copy: Type-P-Reordered = TRUE.
+    Reordered,
+    /// A copy of a number already received, or one too old to tell (see [`SequenceTracker`]).
+    Duplicate,
+}
+
+/// Reordering, duplicates and loss of one stream's sequence numbers.
+///
+/// * RFC 4737 §3.3 (Type-P-Reordered): `NextExp` is 0 before any packet; an
+///   arriving `s` is reordered iff `s < NextExp`, else `NextExp = s + 1`. A lost
+///   packet is thus no reordering, and an early packet makes all it passed reordered.
+/// * RFC 4737 §3.3: duplicates MUST be noted and only the first copy analysed, so
+///   a duplicate counts neither as reordered nor as received (RFC 7680 §2.5: a
+///   duplicated packet is received once). `reordered / received` is §4.1's ratio.
+/// * Duplicate window: a bitmap of the [`DUP_WINDOW`] numbers
+///   `NextExp - 65,536 .. NextExp` tells first copies from copies. An older number
+///   cannot be told apart and is classed [`Arrival::Duplicate`] (and counted by
+///   [`Self::stale`]), so `received` never counts a number twice and loss is never
+///   understated; a packet reordered by more than 65,536 numbers therefore counts
+///   as lost, like one arriving after RFC 7680's waiting time.
+/// * `u64` numbers do not wrap: `NextExp` saturates at `u64::MAX`.
+#[derive(Debug, Clone, Default)]
+pub struct SequenceTracker {
+    highest: Option<u64>,
+    received: u64,
+    duplicates: u64,
+    reordered: u64,
+    stale: u64,
+    /// Bit `s % DUP_WINDOW` is set iff `s`, inside the window, was received
+    /// (`WORDS` words, allocated by the first packet).
+    seen: Vec<u64>,
+}
+
+impl SequenceTracker {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `seq`'s bit; returns whether it was already set.
+    fn test_and_set(&mut self, seq: u64) -> bool {
+        let slot = seq % DUP_WINDOW;
+        let (word, bit) = (&mut self.seen[(slot / 64) as usize], 1u64 << (slot % 64));
+        let was = *word & bit != 0;
+        *word |= bit;
+        was
+    }
+
+    /// Clears the bits of `from..=to`, whose slots the advancing window reuses.
+    fn forget(&mut self, from: u64, to: u64) {
+        let mut left = to.saturating_sub(from).saturating_add(1);
+        if left >= DUP_WINDOW {
+            self.seen.fill(0);
+            return;
+        }
+        let mut slot = from % DUP_WINDOW;
+        while left > 0 {
+            let (word, bit) = ((slot / 64) as usize, slot % 64);
+            let step = if bit == 0 && left >= 64 { 64 } else { 1 };
+            self.seen[word] &= if step == 64 { 0 } else { !(1u64 << bit) };
+            slot = (slot + step) % DUP_WINDOW;
+            left -= step;
+        }
+    }
+
+    pub fn observe(&mut self, seq: u64) -> Arrival {
+        let inc = |c: &mut u64| *c = c.saturating_add(1);
+        if self.seen.is_empty() {
+            self.seen = vec![0; WORDS];
+        }
+        match self.highest {
+            Some(high) if seq <= high && high - seq >= DUP_WINDOW => {
+                inc(&mut self.stale);
+                inc(&mut self.duplicates);
+                Arrival::Duplicate
+            }
+            Some(high) if seq <= high => {
+                if self.test_and_set(seq) {
+                    inc(&mut self.duplicates);
+                    return Arrival::Duplicate;
+                }
+                inc(&mut self.received);
+                inc(&mut self.reordered);
+                Arrival::Reordered
+            }
+            _ => {
+                if let Some(high) = self.highest {
+                    self.forget(high.saturating_add(1), seq);
+                }
+                self.test_and_set(seq);
+                self.highest = Some(seq);
+                inc(&mut self.received);
+                Arrival::InOrder
+            }
+        }
+    }
+
+    /// Unique sequence numbers received (first copies).
+    pub fn received(&self) -> u64 {
+        self.received
+    }
+
+    /// Arrivals classed [`Arrival::Duplicate`], the [`Self::stale`] ones included.
+    pub fn duplicates(&self) -> u64 {
+        self.duplicates
+    }
+
+    /// Arrivals classed [`Arrival::Reordered`].
+    pub fn reordered(&self) -> u64 {
+        self.reordered
+    }
+
+    /// Duplicates that were older than the window, so unverifiable.
+    pub fn stale(&self) -> u64 {
+        self.stale
+    }
+
+    /// RFC 4737 `NextExp`: 0 before any packet, else highest + 1 (saturating).
+    pub fn next_expected(&self) -> u64 {
+        self.highest.map_or(0, |h| h.saturating_add(1))
+    }
+
+    /// Packets lost given that the sender sent `sent` packets (seq 0..sent):
+    /// `sent - received`, saturating. Tail loss (packets after the last one
+    /// received) is therefore counted.
+    pub fn lost(&self, sent: u64) -> u64 {
+        sent.saturating_sub(self.received)
+    }
+}
+
+/// One-way delay, RFC 7679 §3.4: `delay = Rx - Tx`, negative when the clocks
+/// are not synchronised; and PDV, RFC 5481 §4.2: `PDV(i) = D(i) - D(min)`,
+/// which needs no clock sync.
+///
+/// Count, min, max and mean are exact. Percentiles (nearest rank, reported as
+/// the top of the sample's bucket, clamped into `[min, max]`) come from two
+/// 3-significant-digit hdrhistograms of the deviation from the FIRST sample
+/// (one below it, one at or above it), so resolution is 0.1 % of the
+/// deviation, not of a possibly huge, skewed absolute delay. Supported range:
+/// deviations within ±[`MAX_HIST_NS`] (1 h) of the first sample; beyond it the
+/// histograms clamp.
+#[derive(Debug, Clone, Default)]
+pub struct DelayStats {
+    /// The first sample; like `min_ns` and `max_ns`, meaningful once `count > 0`.
+    base_ns: i64,
+    count: u64,
+    sum_ns: i128,
+    min_ns: i64,
+    max_ns: i64,
+    below: Hist,
+    above: Hist,
+}
+
+impl DelayStats {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn add_exact(&mut self, count: u64, sum_ns: i128, min_ns: i64, max_ns: i64) {
+        self.count = self.count.saturating_add(count);
+        self.sum_ns = self.sum_ns.saturating_add(sum_ns);
+        self.min_ns = self.min_ns.min(min_ns);
+        self.max_ns = self.max_ns.max(max_ns);
+    }
+
+    pub fn record(&mut self, delay_ns: i64) {
+        if self.count == 0 {
+            (self.base_ns, self.min_ns, self.max_ns) = (delay_ns, delay_ns, delay_ns);
+        }
+        self.add_exact(1, delay_ns.into(), delay_ns, delay_ns);
+        let dev = i128::from(delay_ns) - i128::from(self.base_ns);
+        record_signed(&mut self.below, &mut self.above, dev, 1);
+    }
+
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    pub fn min_ns(&self) -> Option<i64> {
+        (self.count > 0).then_some(self.min_ns)
+    }
+
+    pub fn max_ns(&self) -> Option<i64> {
+        (self.count > 0).then_some(self.max_ns)
+    }
+
+    pub fn mean_ns(&self) -> Option<f64> {
+        (self.count > 0).then(|| self.sum_ns as f64 / self.count as f64)
+    }
+
+    /// Delay at percentile `q` (clamped to 0..=100; NaN gives `None`).
+    pub fn percentile_ns(&self, q: f64) -> Option<i64> {
+        let below_n = self.below.0.len();
+        let rank = nearest_rank(q, below_n.saturating_add(self.above.0.len()))?;
+        let base = i128::from(self.base_ns);
+        let delay = if rank <= below_n {
+            // The smallest delays are the largest magnitudes below the base.
+            let m = value_at_rank(&self.below, below_n - rank + 1)?;
+            base - i128::from(self.below.0.lowest_equivalent(m))
+        } else {
+            base + i128::from(value_at_rank(&self.above, rank - below_n)?)
+        };
+        let (lo, hi) = (i128::from(self.min_ns), i128::from(self.max_ns));
+        i64::try_from(delay.clamp(lo, hi)).ok()
+    }
+
+    /// PDV at percentile `q`: `percentile_ns(q) - min`, saturating.
+    pub fn pdv_percentile_ns(&self, q: f64) -> Option<i64> {
+        Some(self.percentile_ns(q)?.saturating_sub(self.min_ns))
+    }
+
+    /// Adds `other`'s samples (to sum streams). Its buckets are moved whole onto
+    /// this base: exact when both bases are equal, otherwise at most one more
+    /// 0.1 % quantisation step.
+    pub fn merge(&mut self, other: &DelayStats) {
+        if other.count == 0 {
+            return;
+        }
+        if self.count == 0 {
+            *self = other.clone();
+            return;
+        }
+        self.add_exact(other.count, other.sum_ns, other.min_ns, other.max_ns);
+        let shift = i128::from(other.base_ns) - i128::from(self.base_ns);
+        for (hist, sign) in [(&other.below, -1i128), (&other.above, 1)] {
+            for v in hist.0.iter_recorded() {
+                let m = i128::from(hist.0.lowest_equivalent(v.value_iterated_to()));
+                let n = v.count_at_value();
+                record_signed(&mut self.below, &mut self.above, shift + sign * m, n);
+            }
+        }
+    }
+}
+
+/// IPDV, RFC 5481 §4.1: for consecutive sequence numbers i, i+1 both received,
+/// `IPDV = D(i+1) - D(i)`.
+///
+/// Only the last (seq, delay) is kept, so a pair is measured when its packets
+/// arrive back to back, in either order (|IPDV| is symmetric); any other step
+/// (gap, reordering, same number) restarts the pairing. Feed it no duplicates.
+/// |IPDV| goes to a 3-significant-digit histogram, clamped to [`MAX_HIST_NS`];
+/// the exact largest |IPDV| caps the percentiles.
+#[derive(Debug, Clone, Default)]
+pub struct IpdvStats {
+    last: Option<(u64, i64)>,
+    count: u64,
+    max_abs_ns: u64,
+    abs_ns: Hist,
+}
+
+impl IpdvStats {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn record(&mut self, seq: u64, delay_ns: i64) {
+        if let Some((_, last_delay)) = self.last.filter(|l| l.0.abs_diff(seq) == 1) {
+            let ipdv = i128::from(delay_ns) - i128::from(last_delay);
+            let abs = u64::try_from(ipdv.unsigned_abs()).unwrap_or(u64::MAX);
+            self.max_abs_ns = self.max_abs_ns.max(abs);
+            self.count = self.count.saturating_add(1);
+            let _ = self.abs_ns.0.record(abs.min(MAX_HIST_NS)); // cannot fail: auto-resizing
+        }
+        self.last = Some((seq, delay_ns));
+    }
+
+    /// IPDV samples taken.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// |IPDV| at percentile `q` (clamped to 0..=100; NaN gives `None`).
+    pub fn abs_percentile_ns(&self, q: f64) -> Option<u64> {
+        let rank = nearest_rank(q, self.abs_ns.0.len())?;
+        Some(value_at_rank(&self.abs_ns, rank)?.min(self.max_abs_ns))
+    }
+
+    /// Adds `other`'s samples; the pairing state (last packet) stays this one's.
+    pub fn merge(&mut self, other: &IpdvStats) {
+        self.count = self.count.saturating_add(other.count);
+        self.max_abs_ns = self.max_abs_ns.max(other.max_abs_ns);
+        let _ = self.abs_ns.0.add(&other.abs_ns.0); // cannot fail: both auto-resizing
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use Arrival::{Duplicate as D, InOrder as I, Reordered as R};
+
+    fn feed(t: &mut SequenceTracker, seqs: &[u64]) -> Vec<Arrival> {
+        seqs.iter().map(|&s| t.observe(s)).collect()
+    }
+
+    fn near(got: Option<i128>, want: u64) -> bool {
+        got.is_some_and(|g| (g as f64 / want as f64 - 1.0).abs() < 1e-3)
+    }
+
+    #[test]
+    fn jitter_hand_computed_rfc3550_a8() {
+        let mut j = JitterEstimator::new();
+        j.update(0, 1_000); // transit 1000; one packet: J = 0
+        assert_eq!(j.jitter_ns(), 0.0);
+        j.update(20_000, 21_160); // transit 1160, D = 160: J = 0 + (160 - 0)/16 = 10
+        assert_eq!(j.jitter_ns(), 10.0);
+        j.update(40_000, 41_000); // transit 1000, |D| = 160: J = 10 + (160 - 10)/16 = 19.375
+        assert_eq!(j.jitter_ns(), 19.375);
+        j.update(60_000, 61_000); // transit 1000, D = 0: J = 19.375 - 19.375/16 = 18.1640625
+        assert_eq!(j.jitter_ns(), 18.164_062_5);
+    }
+
+    #[test]
+    fn jitter_constant_transit_and_single_packet_are_zero() {
+        let mut j = JitterEstimator::default();
+        j.update(5, -7_000_000_000); // skewed clocks: negative transit
+        assert_eq!(j.jitter_ns(), 0.0);
+        for i in 1..100i64 {
+            j.update(5 + i * 1_000_000, i * 1_000_000 - 7_000_000_000);
+        }
+        assert_eq!(j.jitter_ns(), 0.0);
+    }
+
+    #[test]
+    fn rfc4737_s3_3_late_packet_is_reordered() {
+        // §3.3's NextExp rule on arrivals 1,2,3,5,6,7,4,8: only 4 has s < NextExp (8).
+        let mut t = SequenceTracker::new();
+        assert_eq!(t.next_expected(), 0);
+        let (mut got, mut next) = (vec![], vec![]);
+        for s in [1, 2, 3, 5, 6, 7, 4, 8] {
+            got.push(t.observe(s));
+            next.push(t.next_expected());
+        }
+        assert_eq!(got, [I, I, I, I, I, I, R, I]);
+        assert_eq!(next, [2, 3, 4, 6, 7, 8, 8, 9]);
+        assert_eq!([t.received(), t.reordered(), t.duplicates()], [8, 1, 0]);
+        assert_eq!(t.lost(9), 1); // seq 0 never arrived
+    }
+
+    #[test]
+    fn rfc4737_s3_3_loss_is_not_reordering_early_packet_reorders_passed_ones() {
+        let mut t = SequenceTracker::new();
+        assert_eq!(feed(&mut t, &[0, 1, 3, 4]), [I, I, I, I]); // 2 lost: discontinuity
+                                                               // 8 arrives early: 5, 6, 7 all have s < NextExp = 9.
+        assert_eq!(feed(&mut t, &[8, 5, 6, 7, 9]), [I, R, R, R, I]);
+        assert_eq!([t.received(), t.reordered(), t.lost(10)], [9, 3, 1]);
+    }
+
+    #[test]
+    fn rfc4737_s3_3_duplicates_are_noted_not_reordered() {
+        let mut t = SequenceTracker::new();
+        let got = feed(&mut t, &[0, 1, 1, 2, 0, 4, 3, 3, 4]);
+        assert_eq!(got, [I, I, D, I, D, I, R, D, D]);
+        assert_eq!([t.received(), t.duplicates(), t.reordered()], [5, 4, 1]);
+        assert_eq!([t.stale(), t.lost(5)], [0, 0]);
+    }
+
+    #[test]
+    fn tail_loss_with_duplicate_and_reordering() {
+        // Sender sent 0..10; receiver got 0..6 as 0,2,1,3,3,5,4; 6..10 never came.
+        let mut t = SequenceTracker::new();
+        assert_eq!(feed(&mut t, &[0, 2, 1, 3, 3, 5, 4]), [I, I, R, I, D, I, R]);
+        assert_eq!([t.received(), t.duplicates(), t.reordered()], [6, 1, 2]);
+        assert_eq!(t.lost(10), 4);
+        assert_eq!(t.lost(3), 0); // more received than "sent": saturates
+    }
+
+    #[test]
+    fn window_edge_stale_and_recycled_slots() {
+        let mut t = SequenceTracker::new();
+        feed(&mut t, &[0, 65_536]); // NextExp 65_537: window is 1..=65_536
+        assert_eq!(t.observe(1), R); // oldest number inside the window
+        assert_eq!(t.observe(0), D); // received before, now outside: stale
+        assert_eq!(t.observe(65_535), R);
+        assert_eq!([t.stale(), t.received()], [1, 4]);
+        let mut t = SequenceTracker::new();
+        feed(&mut t, &[0, 60_000, 65_537]); // 2nd jump clears 60_001..=65_537
+        assert_eq!(t.observe(65_536), R); // slot 0, as seq 0's was
+        feed(&mut t, &[10_000_000]); // a jump past the window clears it all
+        assert_eq!(feed(&mut t, &[9_999_999, 9_999_999]), [R, D]);
+        assert_eq!(t.observe(70_000), D); // never seen, but too old to tell
+        assert_eq!([t.stale(), t.received()], [1, 6]);
+    }
+
+    #[test]
+    fn sequence_numbers_near_u64_max() {
+        let (mut t, m) = (SequenceTracker::new(), u64::MAX);
+        assert_eq!(feed(&mut t, &[m - 1, m, m, m - 2, 0]), [I, I, D, R, D]);
+        assert_eq!([t.next_expected(), t.received(), t.lost(m)], [m, 3, m - 3]);
+        let mut t = SequenceTracker::new();
+        assert_eq!(feed(&mut t, &[m, m]), [I, D]);
+    }
+
+    #[test]
+    fn delay_negative_values_percentiles_and_pdv() {
+        let mut d = DelayStats::new();
+        assert_eq!([d.min_ns(), d.percentile_ns(50.0)], [None, None]);
+        assert_eq!(d.mean_ns(), None);
+        for v in [500, -300, -100, 200, 0] {
+            d.record(v);
+        }
+        // Sorted -300 -100 0 200 500; rank = ceil(q * 5 / 100); mean 300 / 5.
+        assert_eq!([d.min_ns(), d.max_ns()], [Some(-300), Some(500)]);
+        assert_eq!((d.count(), d.mean_ns()), (5, Some(60.0)));
+        let p = |q| d.percentile_ns(q).unwrap_or(i64::MIN);
+        assert_eq!(
+            [p(0.0), p(20.0), p(21.0), p(40.0)],
+            [-300, -300, -100, -100]
+        );
+        assert_eq!([p(50.0), p(80.0), p(100.0), p(1e9)], [0, 200, 500, 500]);
+        assert_eq!(d.percentile_ns(f64::NAN), None);
+        let pdv = |q| d.pdv_percentile_ns(q).unwrap_or(i64::MIN);
+        assert_eq!([pdv(0.0), pdv(50.0), pdv(100.0)], [0, 300, 800]);
+    }
+
+    #[test]
+    fn delay_resolution_relative_to_first_sample_and_clamped_range() {
+        let (mut d, skew) = (DelayStats::new(), -5_000_000_000); // clocks 5 s apart
+        for v in [1_000, 2_000, 123_456, 1_000_000] {
+            d.record(skew + v);
+        }
+        assert_eq!(d.percentile_ns(25.0), Some(skew + 1_000)); // exact below 2048
+        let p75 = d.percentile_ns(75.0).map(|p| i128::from(p - skew));
+        assert!(near(p75, 123_456), "{p75:?}"); // within 0.1 %
+        assert_eq!(d.percentile_ns(100.0), Some(skew + 1_000_000)); // max, exact
+        let mut x = DelayStats::new();
+        for v in [0, i64::MAX, i64::MIN] {
+            x.record(v);
+        }
+        assert_eq!([x.min_ns(), x.max_ns()], [Some(i64::MIN), Some(i64::MAX)]);
+        assert_eq!(x.mean_ns(), Some(-1.0 / 3.0));
+        // The histograms clamp at ±1 h from the first sample (0).
+        assert!(near(x.percentile_ns(100.0).map(i128::from), MAX_HIST_NS));
+        assert!(near(
+            x.percentile_ns(0.0).map(|p| -i128::from(p)),
+            MAX_HIST_NS
+        ));
+        assert_eq!(x.pdv_percentile_ns(100.0), Some(i64::MAX)); // saturates
+    }
+
+    #[test]
+    fn delay_merge() {
+        let (mut a, mut b, mut empty) = (DelayStats::new(), DelayStats::new(), DelayStats::new());
+        a.record(100);
+        a.record(300);
+        b.record(-50);
+        b.record(1_000);
+        empty.merge(&a);
+        assert_eq!((empty.count(), empty.percentile_ns(50.0)), (2, Some(100)));
+        a.merge(&DelayStats::new());
+        a.merge(&b); // sorted: -50 100 300 1000
+        assert_eq!([a.min_ns(), a.max_ns()], [Some(-50), Some(1_000)]);
+        assert_eq!((a.count(), a.mean_ns()), (4, Some(337.5)));
+        let p = |q| a.percentile_ns(q).unwrap_or(i64::MIN);
+        assert_eq!(
+            [p(25.0), p(50.0), p(75.0), p(100.0)],
+            [-50, 100, 300, 1_000]
+        );
+        assert_eq!(a.pdv_percentile_ns(75.0), Some(350));
+    }
+
+    #[test]
+    fn ipdv_consecutive_pairs_only_gap_resets() {
+        let mut s = IpdvStats::new();
+        assert_eq!(s.abs_percentile_ns(50.0), None);
+        s.record(0, 100);
+        s.record(2, 900); // gap: no pair
+        assert_eq!(s.count(), 0);
+        s.record(3, 1_000); // |1000 - 900| = 100
+        s.record(3, 1_500); // same number: restarts the pairing
+        s.record(5, 10); // gap
+        s.record(7, 300); // gap
+        s.record(6, 250); // 6, 7 both received, arrived swapped: |250 - 300| = 50
+        s.record(7, 330); // |330 - 250| = 80
+        assert_eq!(s.count(), 3);
+        let p = |q| s.abs_percentile_ns(q).unwrap_or(0);
+        assert_eq!([p(0.0), p(50.0), p(100.0)], [50, 80, 100]);
+        let mut w = IpdvStats::new();
+        w.record(u64::MAX, 0);
+        w.record(0, 5); // no wrap-around pair
+        w.record(u64::MAX, i64::MIN);
+        w.record(u64::MAX - 1, i64::MAX); // |IPDV| = 2^64 - 1, clamped to 1 h
+        assert_eq!(w.count(), 1);
+        assert!(near(
+            w.abs_percentile_ns(100.0).map(i128::from),
+            MAX_HIST_NS
+        ));
+    }
+
+    #[test]
+    fn ipdv_merge() {
+        let (mut a, mut b) = (IpdvStats::new(), IpdvStats::new());
+        for (seq, delay) in [(0, 0), (1, 10), (2, 40)] {
+            a.record(seq, delay); // |IPDV| 10, 30
+        }
+        for (seq, delay) in [(10, 0), (11, -20), (12, 1_000)] {
+            b.record(seq, delay); // |IPDV| 20, 1020
+        }
+        a.merge(&b);
+        a.record(3, 45); // a's own pairing goes on: |45 - 40| = 5
+        assert_eq!(a.count(), 5);
+        let p = |q| a.abs_percentile_ns(q).unwrap_or(0);
+        assert_eq!(
+            [p(0.0), p(40.0), p(60.0), p(80.0), p(100.0)],
+            [5, 10, 20, 30, 1_020]
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn random_inputs_never_panic(
+            pkts in prop::collection::vec(any::<(u64, i64, i64)>(), 0..200),
+            qs in prop::collection::vec(any::<f64>(), 0..8),
+        ) {
+            let (mut t, mut j) = (SequenceTracker::new(), JitterEstimator::new());
+            let (mut d, mut i) = (DelayStats::new(), IpdvStats::new());
+            for &(seq, send, recv) in &pkts {
+                t.observe(seq);
+                j.update(send, recv);
+                d.record(recv.wrapping_sub(send));
+                d.record(send);
+                i.record(seq, recv);
+            }
+            d.merge(&d.clone());
+            i.merge(&i.clone());
+            for &q in &qs {
+                let _ = (d.percentile_ns(q), d.pdv_percentile_ns(q), i.abs_percentile_ns(q));
+            }
+            prop_assert!(j.jitter_ns().is_finite() && j.jitter_ns() >= 0.0);
+            prop_assert_eq!(t.received() + t.duplicates(), pkts.len() as u64);
+            let _ = (d.mean_ns(), t.lost(u64::MAX), t.next_expected());
+        }
+
+        #[test]
+        fn matches_naive_model_inside_window(seqs in prop::collection::vec(0u64..300, 0..400)) {
+            let (mut t, mut seen, mut high) = (SequenceTracker::new(), vec![false; 300], None);
+            for s in seqs {
+                let want = match (seen[s as usize], high) {
+                    (true, _) => D,
+                    (false, Some(h)) if s < h => R,
+                    _ => I,
+                };
+                seen[s as usize] = true;
+                high = high.max(Some(s));
+                prop_assert_eq!(t.observe(s), want);
+            }
+            prop_assert_eq!(t.received(), seen.iter().filter(|&&x| x).count() as u64);
+        }
+    }
+}
