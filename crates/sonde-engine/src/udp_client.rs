@@ -62,15 +62,20 @@ pub fn udp_side_plan(spec: &UdpSpec) -> UdpSidePlan {
 
 fn hellos(streams: &[UdpDataStream], id: TestId, done: &AtomicBool) {
     let deadline = Instant::now() + HANDSHAKE_TIMEOUT;
+    let mut next = Instant::now();
     while !done.load(Ordering::Relaxed) && Instant::now() < deadline {
-        for s in streams {
-            let hello = UdpHello {
-                test_id: id.0,
-                stream: s.index,
-            };
-            let _ = s.socket.send(&hello.encode());
+        if Instant::now() >= next {
+            for s in streams {
+                let hello = UdpHello {
+                    test_id: id.0,
+                    stream: s.index,
+                };
+                let _ = s.socket.send(&hello.encode());
+            }
+            next += HELLO_EVERY;
         }
-        std::thread::sleep(HELLO_EVERY);
+        // Short naps, so the test starts as soon as the server says so.
+        std::thread::sleep(Duration::from_millis(1));
     }
 }
 
@@ -119,7 +124,7 @@ pub fn run_udp(
         });
     }
     let introduced = AtomicBool::new(false);
-    let start_msg = std::thread::scope(|s| {
+    let (start_msg, start, start_ts) = std::thread::scope(|s| {
         s.spawn(|| hellos(&streams, accepted.test_id, &introduced));
         let msg = control.recv::<ServerMessage>(
             HANDSHAKE_FRAME_MAX,
@@ -127,8 +132,9 @@ pub fn run_udp(
             "the start signal",
         );
         introduced.store(true, Ordering::Relaxed);
-        msg
-    })?;
+        (msg, Instant::now(), Timestamp::now())
+    });
+    let (start_msg, start, start_ts) = (start_msg?, start, start_ts);
     match start_msg {
         ServerMessage::Start => {}
         ServerMessage::Refused { refusal } => return Err(EngineError::Refused(refusal)),
@@ -140,8 +146,6 @@ pub fn run_udp(
             })
         }
     }
-    let start = Instant::now();
-    let start_ts = Timestamp::now();
     let mine = run_udp_side(
         udp_side_plan(spec),
         streams,

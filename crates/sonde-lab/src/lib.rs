@@ -8,8 +8,10 @@
 //!
 //! Needs root (CAP_NET_ADMIN), `ip` and `tc` from iproute2, and `ethtool`.
 
+mod chain;
 mod netns;
 mod pair;
 
+pub use chain::Chain;
 pub use netns::{is_root, run_cmd, LabError, Netns};
 pub use pair::{Link, Pair};

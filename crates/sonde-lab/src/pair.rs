@@ -24,12 +24,13 @@ pub struct Pair {
 
 const IFACE: &str = "eth0";
 
-fn shape(ns: &Netns, link: Link) -> Result<(), LabError> {
+/// Turns offloads off on `dev` and shapes its egress as `link` says.
+pub(crate) fn shape(ns: &Netns, dev: &str, link: Link) -> Result<(), LabError> {
     // Offloads off: each frame is a real packet, as on a wire, so the
     // shaper counts what a real link would carry.
     ns.run(
         "ethtool",
-        &["-K", IFACE, "tso", "off", "gso", "off", "gro", "off"],
+        &["-K", dev, "tso", "off", "gso", "off", "gro", "off"],
     )?;
     if let Some(rate) = link.rate {
         // Burst of ~2 ms at the rate (at least a few frames), queue up
@@ -41,7 +42,7 @@ fn shape(ns: &Netns, link: Link) -> Result<(), LabError> {
                 "qdisc",
                 "replace",
                 "dev",
-                IFACE,
+                dev,
                 "root",
                 "tbf",
                 "rate",
@@ -89,8 +90,8 @@ impl Pair {
             ns.ip(&["addr", "add", &format!("{v4}/24"), "dev", IFACE])?;
             ns.ip(&["link", "set", IFACE, "up"])?;
         }
-        shape(&pair.a, a_to_b)?;
-        shape(&pair.b, b_to_a)?;
+        shape(&pair.a, IFACE, a_to_b)?;
+        shape(&pair.b, IFACE, b_to_a)?;
         Ok(pair)
     }
 }

@@ -5,22 +5,9 @@
 //! `SONDE_LAB=skip` to skip on a machine without it.
 
 mod common;
-use common::{u, ServerProc};
+use common::{lab_allowed, u, ServerProc};
 use sonde_lab::{is_root, Link, Pair};
 use sonde_model::Rate;
-
-fn lab_allowed() -> bool {
-    if is_root() {
-        return true;
-    }
-    assert_eq!(
-        std::env::var("SONDE_LAB").as_deref(),
-        Ok("skip"),
-        "lab tests need root; run as root or set SONDE_LAB=skip"
-    );
-    eprintln!("lab test skipped: not root and SONDE_LAB=skip");
-    false
-}
 
 fn mbps(r: &serde_json::Value) -> f64 {
     u(&r["summary"]["throughput_bps"]) as f64 / 1e6

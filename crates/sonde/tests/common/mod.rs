@@ -120,3 +120,46 @@ pub fn u(v: &serde_json::Value) -> u64 {
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// Whether lab tests (network namespaces) can run: as root, yes; without
+/// root they fail unless `SONDE_LAB=skip` says to skip them.
+pub fn lab_allowed() -> bool {
+    if sonde_lab::is_root() {
+        return true;
+    }
+    assert_eq!(
+        std::env::var("SONDE_LAB").as_deref(),
+        Ok("skip"),
+        "lab tests need root; run as root or set SONDE_LAB=skip"
+    );
+    eprintln!("lab test skipped: not root and SONDE_LAB=skip");
+    false
+}
+
+/// A `sonde serve` inside a lab namespace, bound to the given addresses.
+pub fn lab_server(ns: &sonde_lab::Netns, addrs: &[&str]) -> ServerProc {
+    let mut cmd = ns.command(env!("CARGO_BIN_EXE_sonde"));
+    cmd.env_remove("SONDE_LOG");
+    let bind: Vec<&str> = addrs.iter().flat_map(|a| ["--bind", *a]).collect();
+    ServerProc::start_with(cmd, &bind, &[])
+}
+
+/// Runs `sonde SUBCOMMAND HOST -p PORT ARGS -J` inside `ns`.
+pub fn lab_json(
+    ns: &sonde_lab::Netns,
+    sub: &str,
+    host: &str,
+    port: u16,
+    args: &[&str],
+) -> serde_json::Value {
+    let mut cmd = ns.command(env!("CARGO_BIN_EXE_sonde"));
+    cmd.args([sub, host, "-p", &port.to_string(), "-J"])
+        .args(args);
+    let out = cmd.output().expect("run sonde in the lab");
+    assert!(
+        out.status.success(),
+        "sonde {sub} {host} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON output")
+}

@@ -1,0 +1,162 @@
+//! Lab tests of `sonde udp` against known truths on emulated paths:
+//! a router shaping to 9 Mbit/s with TBF, random loss injected with
+//! nftables, DSCP rewritten on the path, and an on/off profile.
+//! Needs root; `SONDE_LAB=skip` skips elsewhere.
+
+mod common;
+use common::{lab_allowed, lab_json, lab_server, u};
+use sonde_lab::{Chain, Link};
+use sonde_model::Rate;
+
+fn f(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+#[test]
+fn a_nine_megabit_shaper_passes_what_it_should() {
+    if !lab_allowed() {
+        return;
+    }
+    let shaped = Link {
+        rate: Some(Rate::from_bps(9_000_000)),
+    };
+    let chain = Chain::new(30, shaped, Link::default()).expect("build the lab chain");
+    let server = lab_server(&chain.b, &[&chain.b6, &chain.b4]);
+    let port = server.port;
+
+    // Below the shaper's rate nothing is lost.
+    let r = lab_json(&chain.a, "udp", &chain.b6, port, &["-t", "3s", "-b", "5M"]);
+    let s = &r["summary"]["forward"];
+    assert_eq!(u(&s["lost"]), 0, "{s}");
+    assert_eq!(f(&s["pdr_pct"]), 100.0);
+
+    // At twice the rate, the receiver gets what TBF lets through: 9 Mbit/s
+    // of frames, of which payload is 1400 / (1400 + 8 UDP + 40 IPv6 + 14
+    // Ethernet) bytes.
+    let r = lab_json(
+        &chain.a,
+        "udp",
+        &chain.b6,
+        port,
+        &["-t", "5s", "-b", "18M", "-l", "1400"],
+    );
+    let s = &r["summary"]["forward"];
+    let expected = 9e6 * 1400.0 / 1462.0;
+    let got = f(&s["throughput_bps"]);
+    eprintln!(
+        "18 Mbit/s into 9: received {got:.0} bit/s (expected {expected:.0}), PDR {:.2} %",
+        f(&s["pdr_pct"])
+    );
+    assert!(
+        (got - expected).abs() / expected < 0.03,
+        "received {got:.0} bit/s, expected {expected:.0}"
+    );
+    let expected_pdr = 100.0 * expected / f(&s["offered_bps"]);
+    let pdr = f(&s["pdr_pct"]);
+    assert!(
+        (pdr - expected_pdr).abs() < 2.0,
+        "PDR {pdr:.2} %, expected {expected_pdr:.2} %"
+    );
+
+    // On/off: the per-interval series alternates between the rate and zero.
+    let r = lab_json(
+        &chain.a,
+        "udp",
+        &chain.b4,
+        port,
+        &["-t", "4s", "-b", "2M", "--profile", "onoff:1s/1s"],
+    );
+    let rates: Vec<f64> = r["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| f(&i["sums"][0]["throughput_bps"]))
+        .collect();
+    eprintln!("on/off interval rates: {rates:?}");
+    assert_eq!(rates.len(), 4, "{rates:?}");
+    for (k, rate) in rates.iter().enumerate() {
+        if k % 2 == 0 {
+            assert!(
+                (rate - 2e6).abs() / 2e6 < 0.05,
+                "on interval {k}: {rates:?}"
+            );
+        } else {
+            assert!(*rate < 0.05 * 2e6, "off interval {k}: {rates:?}");
+        }
+    }
+}
+
+#[test]
+fn injected_random_loss_is_measured() {
+    if !lab_allowed() {
+        return;
+    }
+    let chain = Chain::new(32, Link::default(), Link::default()).expect("build the lab chain");
+    chain.router_nft("add table inet lab").unwrap();
+    chain
+        .router_nft("add chain inet lab pass { type filter hook forward priority 0; }")
+        .unwrap();
+    chain
+        .router_nft("add rule inet lab pass meta l4proto udp numgen random mod 1000 < 50 drop")
+        .unwrap();
+    let server = lab_server(&chain.b, &[&chain.b6]);
+    // 100-byte payloads at 20 Mbit/s for 5 s: 125,000 packets.
+    let r = lab_json(
+        &chain.a,
+        "udp",
+        &chain.b6,
+        server.port,
+        &["-t", "5s", "-b", "20M", "-l", "100"],
+    );
+    let s = &r["summary"]["forward"];
+    assert!(u(&s["sent"]) >= 100_000, "{s}");
+    let loss = f(&s["loss_pct"]);
+    eprintln!(
+        "injected 5 %: measured {loss:.3} % over {} packets",
+        u(&s["sent"])
+    );
+    assert!(
+        (loss - 5.0).abs() <= 0.5,
+        "measured loss {loss:.3} %, injected 5 %"
+    );
+    assert!((f(&s["pdr_pct"]) + loss - 100.0).abs() < 1e-6);
+}
+
+#[test]
+fn dscp_rewritten_on_the_path_is_reported() {
+    if !lab_allowed() {
+        return;
+    }
+    let chain = Chain::new(34, Link::default(), Link::default()).expect("build the lab chain");
+    let server = lab_server(&chain.b, &[&chain.b6]);
+    let port = server.port;
+    let args = ["-t", "2s", "-b", "1M", "-S", "EF"];
+    let clean = lab_json(&chain.a, "udp", &chain.b6, port, &args);
+    let s = &clean["summary"]["forward"];
+    assert!(s["remarks"].as_array().unwrap().is_empty(), "{s}");
+    assert_eq!(u(&s["dscp_received"]["46"]), u(&s["received"]));
+
+    chain.router_nft("add table inet lab").unwrap();
+    chain
+        .router_nft("add chain inet lab pass { type filter hook forward priority 0; }")
+        .unwrap();
+    chain
+        .router_nft("add rule inet lab pass ip6 dscp ef ip6 dscp set cs0")
+        .unwrap();
+    let remarked = lab_json(&chain.a, "udp", &chain.b6, port, &args);
+    let s = &remarked["summary"]["forward"];
+    let remarks = s["remarks"].as_array().unwrap();
+    assert_eq!(remarks.len(), 1, "{s}");
+    assert_eq!(remarks[0]["sent"], 46);
+    assert_eq!(remarks[0]["received"], 0);
+    assert_eq!(
+        u(&remarks[0]["packets"]),
+        u(&s["received"]),
+        "every EF packet remarked"
+    );
+    let words = s["remarking"][0].as_str().unwrap();
+    assert!(
+        words.contains("EF (46) arrived as CS0 (0)") && words.contains("(100.0 %)"),
+        "{words}"
+    );
+}
