@@ -106,6 +106,11 @@ pub fn udp_send_loop(
             break;
         }
         let target = plan.start + Duration::from_nanos(next.at_ns);
+        if target >= plan.send_end {
+            // The schedule's next packet falls after the end (also the
+            // whole off phase of an on/off profile that ends the test).
+            break;
+        }
         if target > now {
             let wait = target - now;
             if spin && wait <= SPIN_SLACK {

@@ -1,0 +1,144 @@
+//! `sonde udp` against `sonde serve` on loopback: rates, directions,
+//! parallel streams, DSCP, profiles, bad input and limits.
+
+mod common;
+use common::{sonde, stderr, u, ServerProc};
+
+fn udp_json(host: &str, port: u16, args: &[&str]) -> serde_json::Value {
+    let out = sonde()
+        .args(["udp", host, "-p", &port.to_string(), "-J"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "sonde udp {args:?}: {}", stderr(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn f(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+#[test]
+fn paced_stream_arrives_whole_at_its_rate() {
+    let server = ServerProc::start(&[]);
+    for host in ["::1", "127.0.0.1"] {
+        let r = udp_json(host, server.port, &["-t", "2s", "-b", "8M", "-l", "1000"]);
+        let s = &r["summary"]["forward"];
+        // 8 Mbit/s of 1000-byte payloads for 2 s: 2000 packets.
+        assert_eq!(u(&s["sent"]), 2000, "{host}: {s}");
+        assert_eq!(u(&s["received"]), 2000);
+        assert_eq!(u(&s["lost"]), 0);
+        assert_eq!(f(&s["pdr_pct"]), 100.0);
+        let offered = f(&s["offered_bps"]);
+        assert!((offered - 8e6).abs() / 8e6 < 0.005, "offered {offered}");
+        let got = f(&s["throughput_bps"]);
+        assert!((got - 8e6).abs() / 8e6 < 0.02, "received {got}");
+        assert!(f(&s["jitter_ms"]) < 1.0);
+        assert_eq!(r["test"], "udp");
+        assert_eq!(r["intervals"].as_array().unwrap().len(), 2);
+    }
+}
+
+#[test]
+fn reverse_parallel_and_marked() {
+    let server = ServerProc::start(&[]);
+    let r = udp_json(
+        "::1",
+        server.port,
+        &["-t", "1s", "-R", "-P", "2", "-S", "AF41", "-b", "2M"],
+    );
+    assert!(r["summary"]["forward"].is_null());
+    let s = &r["summary"]["reverse"];
+    assert_eq!(u(&s["streams"]), 2);
+    assert_eq!(u(&s["lost"]), 0, "{s}");
+    assert_eq!(u(&s["dscp_sent"]["34"]), u(&s["sent"]));
+    assert_eq!(u(&s["dscp_received"]["34"]), u(&s["received"]));
+    assert!(s["remarking"].as_array().unwrap().is_empty());
+    assert_eq!(r["streams"][0]["server_socket"]["dscp"], 34);
+}
+
+#[test]
+fn bidir_reports_each_direction() {
+    let server = ServerProc::start(&[]);
+    let r = udp_json(
+        "127.0.0.1",
+        server.port,
+        &["-t", "1s", "--bidir", "-b", "1M"],
+    );
+    for d in ["forward", "reverse"] {
+        let s = &r["summary"][d];
+        assert!(u(&s["received"]) > 80, "{d}: {s}");
+        assert_eq!(u(&s["lost"]), 0, "{d}: {s}");
+    }
+}
+
+#[test]
+fn video_reports_loss_per_frame_type() {
+    let server = ServerProc::start(&[]);
+    let r = udp_json(
+        "::1",
+        server.port,
+        &["-t", "2s", "--profile", "video", "-b", "2M", "-l", "1200"],
+    );
+    let classes = r["summary"]["forward"]["classes"].as_array().unwrap();
+    let dscps: Vec<u64> = classes.iter().map(|c| u(&c["dscp"])).collect();
+    assert_eq!(dscps, [10, 12, 14], "AF11 I, AF12 P, AF13 B frames");
+    for c in classes {
+        assert_eq!(u(&c["lost"]), 0);
+        assert!(u(&c["sent"]) > 0);
+    }
+}
+
+#[test]
+fn voip_sends_fifty_small_packets_a_second() {
+    let server = ServerProc::start(&[]);
+    let r = udp_json("::1", server.port, &["-t", "2s", "--profile", "voip"]);
+    let s = &r["summary"]["forward"];
+    assert_eq!(u(&s["sent"]), 100);
+    assert_eq!(u(&s["bytes"]), 100 * 160);
+}
+
+#[test]
+fn bad_udp_input_is_a_usage_error() {
+    for (args, needle) in [
+        (vec!["-l", "16"], "length"),
+        (vec!["--profile", "bursty"], "'bursty'"),
+        (vec!["--profile", "onoff:1s"], "onoff:1s"),
+        (vec!["-b", "0", "--profile", "poisson"], "profile"),
+    ] {
+        let out = sonde().args(["udp", "::1"]).args(&args).output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn udp_limits_are_refused_by_name() {
+    let server = ServerProc::start(&["--max-rate", "10M", "--max-duration", "5s"]);
+    let run = |args: &[&str]| {
+        sonde()
+            .args(["udp", "::1", "-p", &server.port.to_string()])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let o = run(&["-t", "1s", "-b", "0"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("max_rate is 10.0 Mbit/s on this server (asked: unpaced"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&["-t", "1s", "-b", "6M", "-P", "2"]);
+    assert!(
+        stderr(&o).contains("max_rate is 10.0 Mbit/s on this server (asked: 12.0 Mbit/s)"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&["-t", "10s"]);
+    assert!(stderr(&o).contains("max_duration is 5s"), "{}", stderr(&o));
+    let r = udp_json("::1", server.port, &["-t", "1s", "-b", "4M", "-P", "2"]);
+    assert_eq!(u(&r["summary"]["forward"]["lost"]), 0);
+}
