@@ -152,9 +152,16 @@ impl RxAcc {
                     packets: n,
                 })
                 .collect(),
-            secs: self
-                .first_rx_ns
-                .map_or(0.0, |f| (self.last_rx_ns - f) as f64 / 1e9),
+            // n packets span n − 1 gaps: stretch the span by one mean gap
+            // so the rate of n packets is not overstated.
+            secs: self.first_rx_ns.map_or(0.0, |f| {
+                let span = (self.last_rx_ns - f) as f64 / 1e9;
+                if self.packets > 1 {
+                    span * self.packets as f64 / (self.packets - 1) as f64
+                } else {
+                    span
+                }
+            }),
         }
     }
 }

@@ -4,10 +4,11 @@
 
 use crate::cli::Failure;
 use crate::tcp_cmd::measure;
+use crate::udp_cmd::measure_udp;
 use anyhow::Context;
 use clap::Args;
 use sonde_agent::{Server, ServerConfig};
-use sonde_model::{Direction, IpFamily, Rate, TcpSpec};
+use sonde_model::{Direction, IpFamily, Rate, TcpSpec, UdpSpec};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -81,6 +82,44 @@ pub fn run(args: QuickstartArgs) -> Result<(), Failure> {
         );
     }
     println!();
-    println!("TCP over IPv6 and IPv4 on loopback works. Next: `sonde serve` on one host, `sonde tcp HOST` on another.");
+    udp_flows(port, args.time)?;
+    println!();
+    println!("TCP and UDP over IPv6 and IPv4 on loopback work. Next: `sonde serve` on one host, `sonde tcp HOST` or `sonde udp HOST` on another.");
+    Ok(())
+}
+
+/// A 1 Mbit/s UDP flow each way over IPv6 (the seeds' PDR probe).
+fn udp_flows(port: u16, time: Duration) -> Result<(), Failure> {
+    println!(
+        "{:<10} {:<9} {:>14} {:>9} {:>12} {:>11}",
+        "path", "direction", "UDP rate", "PDR", "lost/sent", "jitter"
+    );
+    for direction in [Direction::Forward, Direction::Reverse] {
+        let spec = UdpSpec {
+            host: "::1".to_string(),
+            port,
+            time,
+            interval: Duration::ZERO,
+            direction,
+            ..UdpSpec::default()
+        };
+        let r = measure_udp(&spec, true, &Arc::new(AtomicBool::new(false)))
+            .context("UDP test to ::1")?;
+        let s = r
+            .summary
+            .forward
+            .as_ref()
+            .or(r.summary.reverse.as_ref())
+            .context("the UDP result has no summary")?;
+        println!(
+            "{:<10} {:<9} {:>14} {:>8.2}% {:>12} {:>8.3} ms",
+            "::1",
+            format!("{direction:?}").to_lowercase(),
+            Rate::from_bps(s.counts.throughput_bps).to_string(),
+            s.counts.pdr_pct,
+            format!("{}/{}", s.counts.lost, s.counts.sent),
+            s.counts.jitter_ms
+        );
+    }
     Ok(())
 }
