@@ -19,6 +19,9 @@ const GSO_BYTES: usize = 65_000;
 const SPIN_GAP: Duration = Duration::from_micros(200);
 /// Sleeps end this much early; the rest is spun.
 const SPIN_SLACK: Duration = Duration::from_micros(150);
+/// A sender that fell behind (a busy CPU) still sends every packet its
+/// schedule has before the end, for at most this long after it.
+const CATCH_UP: Duration = Duration::from_millis(250);
 /// How often a sleeping sender checks the stop flag.
 const POLL: Duration = Duration::from_millis(50);
 
@@ -30,8 +33,10 @@ pub struct UdpSendCounters {
     /// Packets and bytes after the warm-up.
     pub measured_packets: AtomicU64,
     pub measured_bytes: AtomicU64,
-    /// Measured packets per DSCP set.
+    /// Packets per DSCP set, warm-up included (for intervals).
     pub dscp: [AtomicU64; 64],
+    /// Packets per DSCP set after the warm-up.
+    pub measured_dscp: [AtomicU64; 64],
     /// ns from the start to the last packet sent.
     pub last_ns: AtomicU64,
 }
@@ -44,6 +49,7 @@ impl Default for UdpSendCounters {
             measured_packets: AtomicU64::new(0),
             measured_bytes: AtomicU64::new(0),
             dscp: std::array::from_fn(|_| AtomicU64::new(0)),
+            measured_dscp: std::array::from_fn(|_| AtomicU64::new(0)),
             last_ns: AtomicU64::new(0),
         }
     }
@@ -90,6 +96,12 @@ pub fn udp_send_loop(
         let (a, b) = (probe.next_departure(), probe.next_departure());
         Duration::from_nanos(b.at_ns.saturating_sub(a.at_ns)) >= SPIN_GAP
     };
+    // Unpaced packets are always due: those stop at the end itself.
+    let catch_up = if schedule.unpaced() {
+        Duration::ZERO
+    } else {
+        CATCH_UP
+    };
     let mut next = schedule.next_departure();
     let max_len = 65_535usize;
     let mut batch = Batch {
@@ -102,7 +114,7 @@ pub fn udp_send_loop(
     let mut seq: u64 = 0;
     while !stop.load(Ordering::Relaxed) {
         let now = Instant::now();
-        if now >= plan.send_end {
+        if now >= plan.send_end + catch_up {
             break;
         }
         let target = plan.start + Duration::from_nanos(next.at_ns);
@@ -119,7 +131,7 @@ pub fn udp_send_loop(
                 }
             } else {
                 let nap = if spin { wait - SPIN_SLACK } else { wait };
-                std::thread::sleep(nap.min(POLL).min(plan.send_end - now));
+                std::thread::sleep(nap.min(POLL));
                 continue;
             }
         }
@@ -159,13 +171,14 @@ pub fn udp_send_loop(
             let bytes = (sent * batch.len) as u64;
             counters.packets.fetch_add(sent as u64, Ordering::Relaxed);
             counters.bytes.fetch_add(bytes, Ordering::Relaxed);
+            let d = usize::from(batch.dscp.unwrap_or(plan.dscp) & 0x3f);
+            counters.dscp[d].fetch_add(sent as u64, Ordering::Relaxed);
             if !warmup {
                 counters
                     .measured_packets
                     .fetch_add(sent as u64, Ordering::Relaxed);
                 counters.measured_bytes.fetch_add(bytes, Ordering::Relaxed);
-                let d = usize::from(batch.dscp.unwrap_or(plan.dscp) & 0x3f);
-                counters.dscp[d].fetch_add(sent as u64, Ordering::Relaxed);
+                counters.measured_dscp[d].fetch_add(sent as u64, Ordering::Relaxed);
             }
             counters.last_ns.store(elapsed_ns, Ordering::Relaxed);
         }

@@ -62,20 +62,24 @@ struct Running {
     windows: Vec<UdpTally>,
 }
 
+fn dscp_counts(per_dscp: &[std::sync::atomic::AtomicU64; 64]) -> DscpCounts {
+    DscpCounts(
+        per_dscp
+            .iter()
+            .enumerate()
+            .filter_map(|(d, n)| {
+                let n = n.load(Ordering::Relaxed);
+                (n > 0).then_some((u8::try_from(d).unwrap_or(0), n))
+            })
+            .collect(),
+    )
+}
+
 fn sender_snapshot(c: &UdpSendCounters) -> SenderTally {
     SenderTally {
         packets: c.packets.load(Ordering::Relaxed),
         bytes: c.bytes.load(Ordering::Relaxed),
-        dscp_sent: DscpCounts(
-            c.dscp
-                .iter()
-                .enumerate()
-                .filter_map(|(d, n)| {
-                    let n = n.load(Ordering::Relaxed);
-                    (n > 0).then_some((u8::try_from(d).unwrap_or(0), n))
-                })
-                .collect(),
-        ),
+        dscp_sent: dscp_counts(&c.dscp),
         secs: 0.0,
     }
 }
@@ -239,6 +243,7 @@ fn finish(
                     let mut t = sender_snapshot(c);
                     t.packets = c.measured_packets.load(Ordering::Relaxed);
                     t.bytes = c.measured_bytes.load(Ordering::Relaxed);
+                    t.dscp_sent = dscp_counts(&c.measured_dscp);
                     let last_s = c.last_ns.load(Ordering::Relaxed) as f64 / 1e9;
                     t.secs = if stopped_early {
                         (last_s - plan.omit.as_secs_f64()).clamp(0.0, plan.time.as_secs_f64())

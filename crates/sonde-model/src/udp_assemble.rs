@@ -106,7 +106,11 @@ fn direction_counts(
             Some(s) => UdpCounts::interval(tx, rx, s),
             None => UdpCounts::whole(tx, rx),
         },
-        classes: DscpClassCounts::classes(tx, rx),
+        classes: if secs.is_some() {
+            Vec::new()
+        } else {
+            DscpClassCounts::classes(tx, rx)
+        },
         remarking: remarking_words(rx),
     }
 }

@@ -45,7 +45,9 @@ fn pct(part: u64, whole: u64) -> f64 {
 impl UdpCounts {
     /// Figures for a whole test: loss against what the sender sent.
     pub fn whole(tx: &SenderTally, rx: &ReceiverTally) -> Self {
-        Self::from_parts(tx, rx, tx.packets, rx.secs)
+        // Over the test time, or the arrival span if longer: a span that
+        // ends in an on/off profile's silence would overstate the rate.
+        Self::from_parts(tx, rx, tx.packets, rx.secs.max(tx.secs))
     }
 
     /// Figures for one interval of `secs`: loss against the sequence
@@ -89,7 +91,8 @@ pub struct DscpClassCounts {
 }
 
 impl DscpClassCounts {
-    /// One entry per DSCP sent; only worth showing when there are several.
+    /// One entry per DSCP sent, over a whole test (intervals have none:
+    /// packets in flight would show as lost in one and found in the next).
     pub fn classes(tx: &SenderTally, rx: &ReceiverTally) -> Vec<Self> {
         tx.dscp_sent
             .iter()

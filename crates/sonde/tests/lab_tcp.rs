@@ -6,7 +6,7 @@
 
 mod common;
 use common::{lab_allowed, u, ServerProc};
-use sonde_lab::{is_root, Link, Pair};
+use sonde_lab::{Link, Pair};
 use sonde_model::Rate;
 
 fn mbps(r: &serde_json::Value) -> f64 {
