@@ -142,3 +142,39 @@ fn udp_limits_are_refused_by_name() {
     let r = udp_json("::1", server.port, &["-t", "1s", "-b", "4M", "-P", "2"]);
     assert_eq!(u(&r["summary"]["forward"]["lost"]), 0);
 }
+
+#[test]
+fn ctrl_c_stops_a_udp_test_and_reports_what_ran() {
+    let server = ServerProc::start(&[]);
+    let child = sonde()
+        .args([
+            "udp",
+            "::1",
+            "-p",
+            &server.port.to_string(),
+            "-t",
+            "30s",
+            "-b",
+            "4M",
+            "-R",
+            "-J",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    assert!(std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["interrupted"], true);
+    let s = &r["summary"]["reverse"];
+    assert!(u(&s["received"]) > 500, "{s}");
+    // Stopped cleanly: what was sent arrived (a few in flight at most).
+    assert!(u(&s["lost"]) <= 2, "{s}");
+}
