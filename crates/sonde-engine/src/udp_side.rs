@@ -194,13 +194,10 @@ pub fn run_udp_side(
             sums.extend(s);
             from = next;
         } else if ticking {
-            // The last window closes when the streams are done.
+            // The last window is cut when the streams are done; packets
+            // still arriving after the planned end belong to it.
             finished += done_rx.iter().take(total - finished).count();
-            let end = start
-                .elapsed()
-                .as_secs_f64()
-                .min((nominal_end + UDP_RX_GRACE).as_secs_f64());
-            let (w, s) = cut(&mut running, from, end.max(next.as_secs_f64()));
+            let (w, s) = cut(&mut running, from, nominal_end.as_secs_f64());
             windows.push(w);
             sums.extend(s);
             from = nominal_end;

@@ -174,9 +174,44 @@ fn direction_details(out: &mut String, d: &UdpDirectionCounts) {
     }
 }
 
+/// Per-interval lines of what the server received (client → server),
+/// which a sending client could not show while the test ran.
+fn server_received_intervals(out: &mut String, r: &UdpResult) {
+    if r.summary.forward.is_none() {
+        return;
+    }
+    let _ = writeln!(out, "Received by the server, per interval:");
+    let _ = writeln!(out, "{UDP_HEADER}");
+    for i in &r.intervals {
+        for d in i.sums.iter().filter(|d| d.direction == Direction::Forward) {
+            let c = &d.counts;
+            let base = c.received + c.lost;
+            let remarked: u64 = c.remarks.iter().map(|m| m.packets).sum();
+            let _ = writeln!(
+                out,
+                "{} {}   {}  {:>10}  {:>14}  {:>7.3} ms  {}{}{}",
+                id(None),
+                arrow(d.direction),
+                span(i.start_s, i.end_s),
+                ByteSize::from_bytes(c.bytes).to_string(),
+                Rate::from_bps(c.throughput_bps).to_string(),
+                c.jitter_ms,
+                lost_total(c.lost, base),
+                if remarked > 0 {
+                    format!("  remarked {remarked}")
+                } else {
+                    String::new()
+                },
+                if i.omitted { "  (omitted)" } else { "" }
+            );
+        }
+    }
+}
+
 /// The closing summary of a UDP test.
 pub fn udp_summary(r: &UdpResult) -> String {
     let mut out = String::new();
+    server_received_intervals(&mut out, r);
     let _ = writeln!(out, "- - - - - - - - - - - - - - - - - - - - - - - - -");
     let omit = r.spec.omit.as_secs_f64();
     let end = omit + r.duration_s;
