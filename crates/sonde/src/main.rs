@@ -2,6 +2,7 @@
 
 mod cli;
 mod quickstart;
+mod run_args;
 mod serve_cmd;
 mod tcp_cmd;
 mod udp_cmd;

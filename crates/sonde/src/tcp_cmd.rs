@@ -2,51 +2,20 @@
 //! [`TcpSpec`], run, and printed.
 
 use crate::cli::Failure;
+use crate::run_args::{interrupt_flag, RunArgs};
 use anyhow::anyhow;
 use clap::Args;
 use sonde_engine::{run_tcp, TestEvent};
-use sonde_model::{ByteSize, Direction, Dscp, IpFamily, Rate, StreamRole, TcpResult, TcpSpec};
+use sonde_model::{ByteSize, Rate, StreamRole, TcpResult, TcpSpec};
 use sonde_report::{tcp_summary, LiveTable};
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::Duration;
-
-pub fn duration(s: &str) -> Result<Duration, String> {
-    humantime::parse_duration(s)
-        .or_else(|_| {
-            s.parse::<f64>()
-                .map_err(|_| ())
-                .and_then(|v| Duration::try_from_secs_f64(v).map_err(|_| ()))
-        })
-        .map_err(|()| format!("'{s}' is not a duration (e.g. 10s, 500ms, 5m)"))
-}
 
 #[derive(Debug, Args)]
 pub struct TcpArgs {
-    /// The sonde server: host name, IPv6 or IPv4 address.
-    pub host: String,
-    /// Server port.
-    #[arg(short = 'p', long, default_value_t = 5201)]
-    pub port: u16,
-    /// How long to send after the warm-up (10s, 5m; bare numbers are seconds).
-    #[arg(short = 't', long = "time", default_value = "10s", value_parser = duration)]
-    pub time: Duration,
-    /// Interval between reports; 0 for none.
-    #[arg(short = 'i', long, default_value = "1s", value_parser = duration)]
-    pub interval: Duration,
-    /// Warm-up to leave out of the summary (TCP slow start).
-    #[arg(short = 'O', long, default_value = "0s", value_parser = duration)]
-    pub omit: Duration,
-    /// Parallel streams (per direction), 1–128.
-    #[arg(short = 'P', long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=128))]
-    pub parallel: u16,
-    /// Server sends, client receives.
-    #[arg(short = 'R', long, conflicts_with = "bidir")]
-    pub reverse: bool,
-    /// Both directions at once, reported per direction.
-    #[arg(long)]
-    pub bidir: bool,
+    #[command(flatten)]
+    pub run: RunArgs,
     /// Socket send and receive buffer on both ends (e.g. 256K, 4M).
     #[arg(short = 'w', long)]
     pub window: Option<ByteSize>,
@@ -62,56 +31,29 @@ pub struct TcpArgs {
     /// Pace each stream to this rate (e.g. 100M); 0 = unpaced.
     #[arg(short = 'b', long)]
     pub bitrate: Option<Rate>,
-    /// DSCP for data packets: EF, AF11…AF43, CS0…CS7, LE, or 0–63.
-    #[arg(short = 'S', long)]
-    pub dscp: Option<Dscp>,
-    /// IPv6 flow label for the data streams (0–1048575).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=0xF_FFFF))]
-    pub flowlabel: Option<u32>,
-    /// IPv4 only.
-    #[arg(short = '4', long = "ipv4", conflicts_with = "ipv6")]
-    pub ipv4: bool,
-    /// IPv6 only.
-    #[arg(short = '6', long = "ipv6")]
-    pub ipv6: bool,
-    /// A title for the output and the stored result.
-    #[arg(long)]
-    pub title: Option<String>,
-    /// Print one JSON document (see docs/schema/tcp-result-v1.schema.json).
-    #[arg(short = 'J', long)]
-    pub json: bool,
 }
 
 impl TcpArgs {
     /// The flags as a spec (checked afterwards by `TcpSpec::validate`).
     pub fn to_spec(&self) -> TcpSpec {
+        let r = &self.run;
         TcpSpec {
-            host: self.host.clone(),
-            port: self.port,
-            time: self.time,
-            interval: self.interval,
-            omit: self.omit,
-            parallel: self.parallel,
-            direction: if self.bidir {
-                Direction::Bidir
-            } else if self.reverse {
-                Direction::Reverse
-            } else {
-                Direction::Forward
-            },
+            host: r.host.clone(),
+            port: r.port,
+            time: r.time,
+            interval: r.interval,
+            omit: r.omit,
+            parallel: r.parallel,
+            direction: r.direction(),
             window: self.window,
             congestion: self.congestion.clone(),
             mss: self.mss,
             length: self.length,
-            bitrate: self.bitrate.filter(|r| r.bps() > 0),
-            dscp: self.dscp,
-            flowlabel: self.flowlabel,
-            family: match (self.ipv4, self.ipv6) {
-                (true, _) => IpFamily::V4,
-                (_, true) => IpFamily::V6,
-                _ => IpFamily::Any,
-            },
-            title: self.title.clone(),
+            bitrate: self.bitrate.filter(|b| b.bps() > 0),
+            dscp: r.dscp,
+            flowlabel: r.flowlabel,
+            family: r.family(),
+            title: r.title.clone(),
         }
     }
 }
@@ -157,30 +99,13 @@ pub fn measure(spec: &TcpSpec, quiet: bool, stop: &Arc<AtomicBool>) -> anyhow::R
     Ok(result)
 }
 
-/// A flag that the first Ctrl-C sets (the test then stops and reports
-/// what it measured); a second Ctrl-C exits at once.
-pub fn interrupt_flag() -> Arc<AtomicBool> {
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = Arc::clone(&stop);
-    let installed = ctrlc::set_handler(move || {
-        if flag.swap(true, Ordering::Relaxed) {
-            std::process::exit(130);
-        }
-        eprintln!("sonde: interrupted; stopping the test (Ctrl-C again to quit at once)");
-    });
-    if let Err(e) = installed {
-        tracing::debug!(error = %e, "no Ctrl-C handler");
-    }
-    stop
-}
-
 pub fn run(args: TcpArgs) -> Result<(), Failure> {
     let spec = args.to_spec();
     spec.validate()
         .map_err(|e| Failure::Usage(anyhow!("invalid test: {e}")))?;
-    let result = measure(&spec, args.json, &interrupt_flag())?;
+    let result = measure(&spec, args.run.json, &interrupt_flag())?;
     let mut out = std::io::stdout().lock();
-    if args.json {
+    if args.run.json {
         serde_json::to_writer_pretty(&mut out, &result)?;
         writeln!(out)?;
     } else {

@@ -2,41 +2,20 @@
 //! reordering and DSCP as the receiver saw them.
 
 use crate::cli::Failure;
-use crate::tcp_cmd::{duration, interrupt_flag};
+use crate::run_args::{interrupt_flag, RunArgs};
 use anyhow::anyhow;
 use clap::Args;
 use sonde_engine::udp_client::{run_udp, UdpEvent};
-use sonde_model::{Direction, Dscp, IpFamily, Profile, Rate, UdpResult, UdpSpec};
+use sonde_model::{Profile, Rate, UdpResult, UdpSpec};
 use sonde_report::{udp_interval, udp_summary};
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::Duration;
 
 #[derive(Debug, Args)]
 pub struct UdpArgs {
-    /// The sonde server: host name, IPv6 or IPv4 address.
-    pub host: String,
-    #[arg(short = 'p', long, default_value_t = 5201)]
-    pub port: u16,
-    /// How long to send after the warm-up (10s, 5m).
-    #[arg(short = 't', long = "time", default_value = "10s", value_parser = duration)]
-    pub time: Duration,
-    /// Interval between reports; 0 for none.
-    #[arg(short = 'i', long, default_value = "1s", value_parser = duration)]
-    pub interval: Duration,
-    /// Warm-up left out of the summary.
-    #[arg(short = 'O', long, default_value = "0s", value_parser = duration)]
-    pub omit: Duration,
-    /// Parallel streams (per direction), 1–128.
-    #[arg(short = 'P', long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=128))]
-    pub parallel: u16,
-    /// Server sends, client receives.
-    #[arg(short = 'R', long, conflicts_with = "bidir")]
-    pub reverse: bool,
-    /// Both directions at once.
-    #[arg(long)]
-    pub bidir: bool,
+    #[command(flatten)]
+    pub run: RunArgs,
     /// Payload rate per stream (e.g. 1M, 100M); 0 = as fast as possible.
     #[arg(short = 'b', long, default_value = "1M")]
     pub bitrate: Rate,
@@ -46,53 +25,29 @@ pub struct UdpArgs {
     /// Traffic profile: cbr, onoff:ON/OFF, poisson, voip, video[:gop=N,fps=N].
     #[arg(long, default_value = "cbr")]
     pub profile: Profile,
-    /// DSCP of the packets: EF, AF11…AF43, CS0…CS7, LE, or 0–63.
-    #[arg(short = 'S', long)]
-    pub dscp: Option<Dscp>,
-    /// IPv6 flow label of the client's packets.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=0xF_FFFF))]
-    pub flowlabel: Option<u32>,
-    #[arg(short = '4', long = "ipv4", conflicts_with = "ipv6")]
-    pub ipv4: bool,
-    #[arg(short = '6', long = "ipv6")]
-    pub ipv6: bool,
     /// Both hosts' clocks are synchronised (PTP, GPS): report one-way delay.
     #[arg(long)]
     pub clock_synced: bool,
-    #[arg(long)]
-    pub title: Option<String>,
-    /// Print one JSON document (see docs/schema/udp-result-v1.schema.json).
-    #[arg(short = 'J', long)]
-    pub json: bool,
 }
 
 impl UdpArgs {
     pub fn to_spec(&self) -> UdpSpec {
+        let r = &self.run;
         UdpSpec {
-            host: self.host.clone(),
-            port: self.port,
-            time: self.time,
-            interval: self.interval,
-            omit: self.omit,
-            parallel: self.parallel,
-            direction: if self.bidir {
-                Direction::Bidir
-            } else if self.reverse {
-                Direction::Reverse
-            } else {
-                Direction::Forward
-            },
+            host: r.host.clone(),
+            port: r.port,
+            time: r.time,
+            interval: r.interval,
+            omit: r.omit,
+            parallel: r.parallel,
+            direction: r.direction(),
             bitrate: self.bitrate,
             length: self.length,
             profile: self.profile,
-            dscp: self.dscp,
-            flowlabel: self.flowlabel,
-            family: match (self.ipv4, self.ipv6) {
-                (true, _) => IpFamily::V4,
-                (_, true) => IpFamily::V6,
-                _ => IpFamily::Any,
-            },
-            title: self.title.clone(),
+            dscp: r.dscp,
+            flowlabel: r.flowlabel,
+            family: r.family(),
+            title: r.title.clone(),
             clock_synced: self.clock_synced,
         }
     }
@@ -141,9 +96,9 @@ pub fn run(args: UdpArgs) -> Result<(), Failure> {
     let spec = args.to_spec();
     spec.validate()
         .map_err(|e| Failure::Usage(anyhow!("invalid test: {e}")))?;
-    let result = measure_udp(&spec, args.json, &interrupt_flag())?;
+    let result = measure_udp(&spec, args.run.json, &interrupt_flag())?;
     let mut out = std::io::stdout().lock();
-    if args.json {
+    if args.run.json {
         serde_json::to_writer_pretty(&mut out, &result)?;
         writeln!(out)?;
     } else {

@@ -1,0 +1,102 @@
+//! Flags every measurement shares (`sonde tcp`, `sonde udp`, …): where,
+//! how long, how many streams, which way, marking, output. Parsed once
+//! here, flattened into each command.
+
+use clap::Args;
+use sonde_model::{Direction, Dscp, IpFamily};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A duration as humantime (`10s`, `500ms`, `5m`) or bare seconds.
+pub fn duration(s: &str) -> Result<Duration, String> {
+    humantime::parse_duration(s)
+        .or_else(|_| {
+            s.parse::<f64>()
+                .map_err(|_| ())
+                .and_then(|v| Duration::try_from_secs_f64(v).map_err(|_| ()))
+        })
+        .map_err(|()| format!("'{s}' is not a duration (e.g. 10s, 500ms, 5m)"))
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The sonde server: host name, IPv6 or IPv4 address.
+    pub host: String,
+    /// Server port.
+    #[arg(short = 'p', long, default_value_t = 5201)]
+    pub port: u16,
+    /// How long to send after the warm-up (10s, 5m; bare numbers are seconds).
+    #[arg(short = 't', long = "time", default_value = "10s", value_parser = duration)]
+    pub time: Duration,
+    /// Interval between reports; 0 for none.
+    #[arg(short = 'i', long, default_value = "1s", value_parser = duration)]
+    pub interval: Duration,
+    /// Warm-up shown but left out of the summary.
+    #[arg(short = 'O', long, default_value = "0s", value_parser = duration)]
+    pub omit: Duration,
+    /// Parallel streams (per direction), 1–128.
+    #[arg(short = 'P', long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=128))]
+    pub parallel: u16,
+    /// Server sends, client receives.
+    #[arg(short = 'R', long, conflicts_with = "bidir")]
+    pub reverse: bool,
+    /// Both directions at once, reported per direction.
+    #[arg(long)]
+    pub bidir: bool,
+    /// DSCP of the data packets: EF, AF11…AF43, CS0…CS7, LE, or 0–63.
+    #[arg(short = 'S', long)]
+    pub dscp: Option<Dscp>,
+    /// IPv6 flow label of the client's data packets (0–1048575).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=0xF_FFFF))]
+    pub flowlabel: Option<u32>,
+    /// IPv4 only.
+    #[arg(short = '4', long = "ipv4", conflicts_with = "ipv6")]
+    pub ipv4: bool,
+    /// IPv6 only.
+    #[arg(short = '6', long = "ipv6")]
+    pub ipv6: bool,
+    /// A title for the output and the stored result.
+    #[arg(long)]
+    pub title: Option<String>,
+    /// Print one JSON document (schemas in docs/schema/).
+    #[arg(short = 'J', long)]
+    pub json: bool,
+}
+
+impl RunArgs {
+    pub fn direction(&self) -> Direction {
+        if self.bidir {
+            Direction::Bidir
+        } else if self.reverse {
+            Direction::Reverse
+        } else {
+            Direction::Forward
+        }
+    }
+
+    pub fn family(&self) -> IpFamily {
+        match (self.ipv4, self.ipv6) {
+            (true, _) => IpFamily::V4,
+            (_, true) => IpFamily::V6,
+            _ => IpFamily::Any,
+        }
+    }
+}
+
+/// A flag that the first Ctrl-C sets (the test then stops and reports
+/// what it measured); a second Ctrl-C exits at once.
+pub fn interrupt_flag() -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    let installed = ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::Relaxed) {
+            std::process::exit(130);
+        }
+        eprintln!("sonde: interrupted; stopping the test (Ctrl-C again to quit at once)");
+    });
+    if let Err(e) = installed {
+        tracing::debug!(error = %e, "no Ctrl-C handler");
+    }
+    stop
+}
