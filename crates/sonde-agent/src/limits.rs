@@ -3,6 +3,7 @@
 
 use crate::config::Limits;
 use sonde_engine::host_env::available_congestion;
+use sonde_model::StreamLayout;
 use sonde_model::{Rate, TcpSpec, UdpSpec};
 use sonde_wire::Refusal;
 use std::net::IpAddr;

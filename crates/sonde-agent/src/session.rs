@@ -9,6 +9,7 @@ use sonde_engine::host_env::host_env;
 use sonde_engine::side::{run_side, DataStream, DRAIN_GRACE};
 use sonde_engine::sockopt::{apply_accepted, StreamOptions};
 use sonde_engine::EngineError;
+use sonde_model::StreamLayout;
 use sonde_model::{HostEnv, Rate, StreamRole, TcpSpec, TestSpec};
 use sonde_wire::{ClientMessage, Refusal, ServerMessage, TestId};
 use std::net::SocketAddr;

@@ -12,6 +12,7 @@ use sonde_engine::sockopt::udp_in_force;
 use sonde_engine::udp_client::{udp_client_role, udp_report_cap, udp_side_plan};
 use sonde_engine::udp_side::{run_udp_side, UdpDataStream, UDP_RX_GRACE};
 use sonde_engine::EngineError;
+use sonde_model::StreamLayout;
 use sonde_model::{StreamRole, UdpSpec};
 use sonde_wire::{ServerMessage, TestId, UdpHello};
 use std::net::{SocketAddr, UdpSocket};

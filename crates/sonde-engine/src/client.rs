@@ -8,6 +8,7 @@ use crate::side::{run_side, DataStream, LiveInterval, SidePlan, DRAIN_GRACE};
 use crate::sockopt::StreamOptions;
 use crate::EngineError;
 use sonde_model::assemble::tcp_result;
+use sonde_model::StreamLayout;
 use sonde_model::{
     HostEnv, IpFamily, SideReport, StreamRole, TcpResult, TcpSpec, TestSpec, Timestamp,
 };

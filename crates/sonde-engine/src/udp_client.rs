@@ -8,6 +8,7 @@ use crate::sockopt::udp_in_force;
 use crate::udp_side::{run_udp_side, UdpDataStream, UdpLive, UdpSidePlan};
 use crate::EngineError;
 use sonde_model::udp_assemble::udp_result;
+use sonde_model::StreamLayout;
 use sonde_model::{
     Direction, HostEnv, StreamRole, TestSpec, Timestamp, UdpResult, UdpSideReport, UdpSpec,
 };

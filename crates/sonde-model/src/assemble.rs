@@ -2,6 +2,7 @@
 //! [`TcpResult`]: the sender's side gives bytes written and TCP_INFO, the
 //! receiver's side gives goodput.
 
+use crate::spec::StreamLayout;
 use crate::{
     Direction, DirectionSummary, Interval, IntervalSum, Rate, SideReport, StreamInterval,
     StreamResult, StreamRole, StreamSide, TcpResult, TcpSpec, TcpSummary, TestEnv, Timestamp,

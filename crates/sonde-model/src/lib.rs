@@ -29,7 +29,7 @@ pub use result::{
     DirectionSummary, Interval, IntervalSum, StreamInterval, StreamResult, TcpResult, TcpSummary,
     TestEnv, Timestamp, RESULT_FORMAT_VERSION,
 };
-pub use spec::{Direction, IpFamily, SpecError, TcpSpec, TestSpec};
+pub use spec::{Direction, IpFamily, SpecError, StreamLayout, TcpSpec, TestSpec};
 pub use udp_report::{UdpSideReport, UdpStreamSide, UdpTally};
 pub use udp_result::UdpResult;
 pub use udp_spec::UdpSpec;

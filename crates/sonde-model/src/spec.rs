@@ -43,6 +43,37 @@ pub enum IpFamily {
     V6,
 }
 
+/// How a test's streams are laid out: `parallel` per direction, bidir
+/// tests numbering the forward streams first. One definition for every
+/// kind of test.
+pub trait StreamLayout {
+    fn parallel(&self) -> u16;
+    fn direction(&self) -> Direction;
+
+    /// Data streams the test opens.
+    fn stream_count(&self) -> usize {
+        usize::from(self.parallel()) * self.direction().flows().len()
+    }
+
+    /// Direction of stream `index` (bidir: the first half forward).
+    fn stream_direction(&self, index: usize) -> Direction {
+        match self.direction() {
+            Direction::Bidir if index >= usize::from(self.parallel()) => Direction::Reverse,
+            Direction::Bidir => Direction::Forward,
+            d => d,
+        }
+    }
+}
+
+impl StreamLayout for TcpSpec {
+    fn parallel(&self) -> u16 {
+        self.parallel
+    }
+    fn direction(&self) -> Direction {
+        self.direction
+    }
+}
+
 /// Limits on a spec that hold for every server, whatever its own limits.
 pub const MAX_PARALLEL: u16 = 128;
 pub const MAX_LENGTH: u64 = 16 << 20;
@@ -229,20 +260,6 @@ impl TcpSpec {
             }
         }
         Ok(())
-    }
-
-    /// Number of TCP data connections the test opens.
-    pub fn stream_count(&self) -> usize {
-        usize::from(self.parallel) * self.direction.flows().len()
-    }
-
-    /// Direction of stream `index` (bidir: the first half forward).
-    pub fn stream_direction(&self, index: usize) -> Direction {
-        match self.direction {
-            Direction::Bidir if index >= usize::from(self.parallel) => Direction::Reverse,
-            Direction::Bidir => Direction::Forward,
-            d => d,
-        }
     }
 
     /// Total time data flows: warm-up plus measured time.

@@ -3,6 +3,7 @@
 //! receiver's everything measured on arrival.
 
 use crate::assemble::AssembleError;
+use crate::spec::StreamLayout;
 use crate::udp_report::{ReceiverTally, SenderTally, UdpSideReport, UdpStreamSide, UdpTally};
 use crate::udp_result::{
     remarking_words, DscpClassCounts, UdpCounts, UdpDirectionCounts, UdpInterval,

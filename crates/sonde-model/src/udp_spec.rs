@@ -1,7 +1,7 @@
 //! What to measure: the UDP test (`sonde udp`).
 
 use crate::profile::{Profile, VOIP_INTERVAL, VOIP_PAYLOAD};
-use crate::spec::{bad, check_run, RunShape};
+use crate::spec::{bad, check_run, RunShape, StreamLayout};
 use crate::{Direction, Dscp, IpFamily, Rate, SpecError};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -119,20 +119,17 @@ impl UdpSpec {
         }
     }
 
-    pub fn stream_count(&self) -> usize {
-        usize::from(self.parallel) * self.direction.flows().len()
-    }
-
-    pub fn stream_direction(&self, index: usize) -> Direction {
-        match self.direction {
-            Direction::Bidir if index >= usize::from(self.parallel) => Direction::Reverse,
-            Direction::Bidir => Direction::Forward,
-            d => d,
-        }
-    }
-
     pub fn send_duration(&self) -> Duration {
         self.omit + self.time
+    }
+}
+
+impl StreamLayout for UdpSpec {
+    fn parallel(&self) -> u16 {
+        self.parallel
+    }
+    fn direction(&self) -> Direction {
+        self.direction
     }
 }
 

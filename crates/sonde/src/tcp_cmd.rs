@@ -6,6 +6,7 @@ use crate::run_args::{interrupt_flag, RunArgs};
 use anyhow::anyhow;
 use clap::Args;
 use sonde_engine::{run_tcp, TestEvent};
+use sonde_model::StreamLayout;
 use sonde_model::{ByteSize, Rate, StreamRole, TcpResult, TcpSpec};
 use sonde_report::{tcp_summary, LiveTable};
 use std::io::Write;

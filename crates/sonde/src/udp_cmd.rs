@@ -6,6 +6,7 @@ use crate::run_args::{interrupt_flag, RunArgs};
 use anyhow::anyhow;
 use clap::Args;
 use sonde_engine::udp_client::{run_udp, UdpEvent};
+use sonde_model::StreamLayout;
 use sonde_model::{Profile, Rate, UdpResult, UdpSpec};
 use sonde_report::{udp_interval, udp_summary};
 use std::io::Write;
