@@ -1,108 +1,10 @@
-//! The only module with `unsafe`: socket options that neither std nor
-//! socket2 expose. Each block is one syscall on a caller-owned descriptor.
+//! UDP syscalls: receive timestamps and TOS, `recvmmsg` batches, and
+//! sends with one control message (GSO segment size, per-packet TOS).
 #![allow(unsafe_code)]
 
+use super::setsockopt_raw;
 use std::io;
-use std::net::Ipv6Addr;
 use std::os::fd::AsRawFd;
-
-/// Length of the TCP_INFO prefix sonde reads (through tcpi_delivery_rate,
-/// Linux 4.9+). Older kernels fill less; the rest stays zero.
-pub const TCP_INFO_LEN: usize = 168;
-
-/// Raw TCP_INFO bytes of a TCP socket, and how many the kernel wrote.
-pub fn tcp_info_bytes(sock: &impl AsRawFd) -> io::Result<([u8; TCP_INFO_LEN], usize)> {
-    let mut buf = [0u8; TCP_INFO_LEN];
-    let mut len = TCP_INFO_LEN as libc::socklen_t;
-    // SAFETY: buf is a live, writable TCP_INFO_LEN-byte buffer and len tells
-    // the kernel its size; the kernel writes at most len bytes and updates len.
-    let rc = unsafe {
-        libc::getsockopt(
-            sock.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_INFO,
-            buf.as_mut_ptr().cast(),
-            &mut len,
-        )
-    };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok((buf, usize::try_from(len).unwrap_or(0).min(TCP_INFO_LEN)))
-}
-
-/// `struct in6_flowlabel_req` from linux/in6.h.
-#[repr(C)]
-struct FlowLabelReq {
-    dst: [u8; 16],
-    label_be: u32,
-    action: u8,
-    share: u8,
-    flags: u16,
-    expires: u16,
-    linger: u16,
-    pad: u32,
-}
-
-const IPV6_FLOWLABEL_MGR: libc::c_int = 32;
-const IPV6_FLOWINFO_SEND: libc::c_int = 33;
-const IPV6_FL_A_GET: u8 = 0;
-const IPV6_FL_S_ANY: u8 = 255;
-const IPV6_FL_F_CREATE: u16 = 1;
-
-fn setsockopt_raw<T>(
-    sock: &impl AsRawFd,
-    level: libc::c_int,
-    name: libc::c_int,
-    value: &T,
-) -> io::Result<()> {
-    let len = libc::socklen_t::try_from(std::mem::size_of::<T>())
-        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-    // SAFETY: value points to a live T of exactly len bytes, which the
-    // kernel only reads.
-    let rc = unsafe {
-        libc::setsockopt(
-            sock.as_raw_fd(),
-            level,
-            name,
-            std::ptr::from_ref(value).cast(),
-            len,
-        )
-    };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-/// Leases flow label `label` towards `dst` and makes the socket send the
-/// flow info given at connect time. Call before `connect`, then connect
-/// with `sin6_flowinfo` set to the label.
-pub fn enable_flow_label(sock: &impl AsRawFd, dst: Ipv6Addr, label: u32) -> io::Result<()> {
-    let req = FlowLabelReq {
-        dst: dst.octets(),
-        label_be: (label & 0xF_FFFF).to_be(),
-        action: IPV6_FL_A_GET,
-        share: IPV6_FL_S_ANY,
-        flags: IPV6_FL_F_CREATE,
-        expires: 0,
-        linger: 0,
-        pad: 0,
-    };
-    setsockopt_raw(sock, libc::IPPROTO_IPV6, IPV6_FLOWLABEL_MGR, &req)?;
-    let on: libc::c_int = 1;
-    setsockopt_raw(sock, libc::IPPROTO_IPV6, IPV6_FLOWINFO_SEND, &on)
-}
-
-/// Caps the kernel's pacing of this socket (SO_MAX_PACING_RATE, bytes/s).
-pub fn set_max_pacing_rate(sock: &impl AsRawFd, bytes_per_sec: u64) -> io::Result<()> {
-    setsockopt_raw(
-        sock,
-        libc::SOL_SOCKET,
-        libc::SO_MAX_PACING_RATE,
-        &bytes_per_sec,
-    )
-}
 
 /// Turns on what a UDP receiver needs per packet: kernel receive
 /// timestamps (SO_TIMESTAMPNS) and the arriving TOS / traffic class.
@@ -273,31 +175,41 @@ fn parse_cmsgs(msg: &libc::msghdr) -> (Option<i64>, Option<u8>) {
     (rx_ns, tos)
 }
 
-/// Sends `buf` as datagrams of `segment` bytes each in one call with UDP
-/// generic segmentation offload (UDP_SEGMENT, Linux 4.18+). The last
-/// segment may be shorter. Returns the bytes accepted.
-pub fn send_gso(sock: &impl AsRawFd, buf: &[u8], segment: u16) -> io::Result<usize> {
+/// Sends `buf` as one `sendmsg` with one control message (`level`,
+/// `kind`) carrying `value`.
+fn send_with_cmsg<T: Copy>(
+    sock: &impl AsRawFd,
+    buf: &[u8],
+    level: libc::c_int,
+    kind: libc::c_int,
+    value: T,
+) -> io::Result<usize> {
+    let size = u32::try_from(std::mem::size_of::<T>()).unwrap_or(u32::MAX);
     let mut iov = libc::iovec {
         iov_base: buf.as_ptr().cast_mut().cast(),
         iov_len: buf.len(),
     };
-    let mut control = [0u8; 64];
+    let mut control = [0u64; 8];
     // SAFETY: msghdr is a plain C struct for which all-zero is valid.
     let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
     msg.msg_iov = std::ptr::from_mut(&mut iov);
     msg.msg_iovlen = 1;
     msg.msg_control = control.as_mut_ptr().cast();
     // SAFETY: CMSG_SPACE only computes a size.
-    msg.msg_controllen = unsafe { libc::CMSG_SPACE(std::mem::size_of::<u16>() as u32) } as _;
-    // SAFETY: the control buffer is 64 bytes, more than CMSG_SPACE(2);
-    // the header and its 2-byte payload are written inside it. The
-    // kernel only reads `buf` (iov_base is never written through).
+    let space = unsafe { libc::CMSG_SPACE(size) } as usize;
+    if space > std::mem::size_of_val(&control) {
+        return Err(io::Error::from(io::ErrorKind::InvalidInput));
+    }
+    msg.msg_controllen = space as _;
+    // SAFETY: the 64-byte, 8-aligned control buffer holds CMSG_SPACE(size)
+    // bytes (checked above); the header and its payload are written inside
+    // it. The kernel only reads `buf` (iov_base is never written through).
     let rc = unsafe {
         let c = libc::CMSG_FIRSTHDR(&msg);
-        (*c).cmsg_level = libc::SOL_UDP;
-        (*c).cmsg_type = libc::UDP_SEGMENT;
-        (*c).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<u16>() as u32) as _;
-        std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<u16>(), segment);
+        (*c).cmsg_level = level;
+        (*c).cmsg_type = kind;
+        (*c).cmsg_len = libc::CMSG_LEN(size) as _;
+        std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<T>(), value);
         libc::sendmsg(sock.as_raw_fd(), &msg, 0)
     };
     if rc < 0 {
@@ -306,40 +218,20 @@ pub fn send_gso(sock: &impl AsRawFd, buf: &[u8], segment: u16) -> io::Result<usi
     Ok(usize::try_from(rc).unwrap_or(0))
 }
 
+/// Sends `buf` as datagrams of `segment` bytes each in one call with UDP
+/// generic segmentation offload (UDP_SEGMENT, Linux 4.18+). The last
+/// segment may be shorter. Returns the bytes accepted.
+pub fn send_gso(sock: &impl AsRawFd, buf: &[u8], segment: u16) -> io::Result<usize> {
+    send_with_cmsg(sock, buf, libc::SOL_UDP, libc::UDP_SEGMENT, segment)
+}
+
 /// Sends one datagram with its own TOS / traffic class (per-packet
 /// marking, as a DiffServ-aware video sender needs).
 pub fn send_with_tos(sock: &impl AsRawFd, buf: &[u8], tos: u8, ipv6: bool) -> io::Result<usize> {
-    let mut iov = libc::iovec {
-        iov_base: buf.as_ptr().cast_mut().cast(),
-        iov_len: buf.len(),
-    };
-    let mut control = [0u8; 64];
-    // SAFETY: msghdr is a plain C struct for which all-zero is valid.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = std::ptr::from_mut(&mut iov);
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.as_mut_ptr().cast();
-    let value: libc::c_int = libc::c_int::from(tos);
-    // SAFETY: CMSG_SPACE only computes a size.
-    msg.msg_controllen =
-        unsafe { libc::CMSG_SPACE(std::mem::size_of::<libc::c_int>() as u32) } as _;
-    // SAFETY: the control buffer holds CMSG_SPACE(4) bytes; the header and
-    // its int payload are written inside it; `buf` is only read.
-    let rc = unsafe {
-        let c = libc::CMSG_FIRSTHDR(&msg);
-        if ipv6 {
-            (*c).cmsg_level = libc::IPPROTO_IPV6;
-            (*c).cmsg_type = libc::IPV6_TCLASS;
-        } else {
-            (*c).cmsg_level = libc::IPPROTO_IP;
-            (*c).cmsg_type = libc::IP_TOS;
-        }
-        (*c).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<libc::c_int>() as u32) as _;
-        std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<libc::c_int>(), value);
-        libc::sendmsg(sock.as_raw_fd(), &msg, 0)
-    };
-    if rc < 0 {
-        return Err(io::Error::last_os_error());
+    let value = libc::c_int::from(tos);
+    if ipv6 {
+        send_with_cmsg(sock, buf, libc::IPPROTO_IPV6, libc::IPV6_TCLASS, value)
+    } else {
+        send_with_cmsg(sock, buf, libc::IPPROTO_IP, libc::IP_TOS, value)
     }
-    Ok(usize::try_from(rc).unwrap_or(0))
 }

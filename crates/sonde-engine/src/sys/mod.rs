@@ -1,0 +1,110 @@
+//! The only module with `unsafe`: socket options and batched socket
+//! calls that neither std nor socket2 expose. Each block is one syscall
+//! on a caller-owned descriptor, or builds the C structs for one.
+#![allow(unsafe_code)]
+
+mod udp;
+
+pub use udp::{enable_udp_rx_info, send_gso, send_with_tos, Datagram, RecvBatch};
+
+use std::io;
+use std::net::Ipv6Addr;
+use std::os::fd::AsRawFd;
+
+/// Length of the TCP_INFO prefix sonde reads (through tcpi_delivery_rate,
+/// Linux 4.9+). Older kernels fill less; the rest stays zero.
+pub const TCP_INFO_LEN: usize = 168;
+
+/// Raw TCP_INFO bytes of a TCP socket, and how many the kernel wrote.
+pub fn tcp_info_bytes(sock: &impl AsRawFd) -> io::Result<([u8; TCP_INFO_LEN], usize)> {
+    let mut buf = [0u8; TCP_INFO_LEN];
+    let mut len = TCP_INFO_LEN as libc::socklen_t;
+    // SAFETY: buf is a live, writable TCP_INFO_LEN-byte buffer and len tells
+    // the kernel its size; the kernel writes at most len bytes and updates len.
+    let rc = unsafe {
+        libc::getsockopt(
+            sock.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            buf.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((buf, usize::try_from(len).unwrap_or(0).min(TCP_INFO_LEN)))
+}
+
+/// `struct in6_flowlabel_req` from linux/in6.h.
+#[repr(C)]
+struct FlowLabelReq {
+    dst: [u8; 16],
+    label_be: u32,
+    action: u8,
+    share: u8,
+    flags: u16,
+    expires: u16,
+    linger: u16,
+    pad: u32,
+}
+
+const IPV6_FLOWLABEL_MGR: libc::c_int = 32;
+const IPV6_FLOWINFO_SEND: libc::c_int = 33;
+const IPV6_FL_A_GET: u8 = 0;
+const IPV6_FL_S_ANY: u8 = 255;
+const IPV6_FL_F_CREATE: u16 = 1;
+
+pub(crate) fn setsockopt_raw<T>(
+    sock: &impl AsRawFd,
+    level: libc::c_int,
+    name: libc::c_int,
+    value: &T,
+) -> io::Result<()> {
+    let len = libc::socklen_t::try_from(std::mem::size_of::<T>())
+        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: value points to a live T of exactly len bytes, which the
+    // kernel only reads.
+    let rc = unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            level,
+            name,
+            std::ptr::from_ref(value).cast(),
+            len,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Leases flow label `label` towards `dst` and makes the socket send the
+/// flow info given at connect time. Call before `connect`, then connect
+/// with `sin6_flowinfo` set to the label.
+pub fn enable_flow_label(sock: &impl AsRawFd, dst: Ipv6Addr, label: u32) -> io::Result<()> {
+    let req = FlowLabelReq {
+        dst: dst.octets(),
+        label_be: (label & 0xF_FFFF).to_be(),
+        action: IPV6_FL_A_GET,
+        share: IPV6_FL_S_ANY,
+        flags: IPV6_FL_F_CREATE,
+        expires: 0,
+        linger: 0,
+        pad: 0,
+    };
+    setsockopt_raw(sock, libc::IPPROTO_IPV6, IPV6_FLOWLABEL_MGR, &req)?;
+    let on: libc::c_int = 1;
+    setsockopt_raw(sock, libc::IPPROTO_IPV6, IPV6_FLOWINFO_SEND, &on)
+}
+
+/// Caps the kernel's pacing of this socket (SO_MAX_PACING_RATE, bytes/s).
+pub fn set_max_pacing_rate(sock: &impl AsRawFd, bytes_per_sec: u64) -> io::Result<()> {
+    setsockopt_raw(
+        sock,
+        libc::SOL_SOCKET,
+        libc::SO_MAX_PACING_RATE,
+        &bytes_per_sec,
+    )
+}
