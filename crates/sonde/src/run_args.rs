@@ -2,8 +2,10 @@
 //! how long, how many streams, which way, marking, output. Parsed once
 //! here, flattened into each command.
 
+use crate::cli::Failure;
 use clap::Args;
 use sonde_model::{Direction, Dscp, IpFamily};
+use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -99,4 +101,25 @@ pub fn interrupt_flag() -> Arc<AtomicBool> {
         tracing::debug!(error = %e, "no Ctrl-C handler");
     }
     stop
+}
+
+/// Prints a result as JSON or as the text `summary` makes of it; an
+/// interrupted test exits 130 after printing.
+pub fn print_result<T: serde::Serialize>(
+    result: &T,
+    json: bool,
+    summary: fn(&T) -> String,
+    interrupted: bool,
+) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    if json {
+        serde_json::to_writer_pretty(&mut out, result)?;
+        writeln!(out)?;
+    } else {
+        write!(out, "{}", summary(result))?;
+    }
+    if interrupted {
+        return Err(Failure::Interrupted);
+    }
+    Ok(())
 }

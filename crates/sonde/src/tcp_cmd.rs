@@ -2,7 +2,7 @@
 //! [`TcpSpec`], run, and printed.
 
 use crate::cli::Failure;
-use crate::run_args::{interrupt_flag, RunArgs};
+use crate::run_args::{interrupt_flag, print_result, RunArgs};
 use anyhow::anyhow;
 use clap::Args;
 use sonde_engine::{run_tcp, TestEvent};
@@ -105,15 +105,5 @@ pub fn run(args: TcpArgs) -> Result<(), Failure> {
     spec.validate()
         .map_err(|e| Failure::Usage(anyhow!("invalid test: {e}")))?;
     let result = measure(&spec, args.run.json, &interrupt_flag())?;
-    let mut out = std::io::stdout().lock();
-    if args.run.json {
-        serde_json::to_writer_pretty(&mut out, &result)?;
-        writeln!(out)?;
-    } else {
-        write!(out, "{}", tcp_summary(&result))?;
-    }
-    if result.interrupted {
-        return Err(Failure::Interrupted);
-    }
-    Ok(())
+    print_result(&result, args.run.json, tcp_summary, result.interrupted)
 }

@@ -2,7 +2,7 @@
 //! reordering and DSCP as the receiver saw them.
 
 use crate::cli::Failure;
-use crate::run_args::{interrupt_flag, RunArgs};
+use crate::run_args::{interrupt_flag, print_result, RunArgs};
 use anyhow::anyhow;
 use clap::Args;
 use sonde_engine::udp_client::{run_udp, UdpEvent};
@@ -98,15 +98,5 @@ pub fn run(args: UdpArgs) -> Result<(), Failure> {
     spec.validate()
         .map_err(|e| Failure::Usage(anyhow!("invalid test: {e}")))?;
     let result = measure_udp(&spec, args.run.json, &interrupt_flag())?;
-    let mut out = std::io::stdout().lock();
-    if args.run.json {
-        serde_json::to_writer_pretty(&mut out, &result)?;
-        writeln!(out)?;
-    } else {
-        write!(out, "{}", udp_summary(&result))?;
-    }
-    if result.interrupted {
-        return Err(Failure::Interrupted);
-    }
-    Ok(())
+    print_result(&result, args.run.json, udp_summary, result.interrupted)
 }
