@@ -8,6 +8,7 @@ use sonde_engine::control::Control;
 use sonde_engine::host_env::host_env;
 use sonde_engine::side::{run_side, DataStream, DRAIN_GRACE};
 use sonde_engine::sockopt::{apply_accepted, StreamOptions};
+use sonde_engine::udp_flow::Credits;
 use sonde_engine::EngineError;
 use sonde_model::StreamLayout;
 use sonde_model::{HostEnv, Rate, StreamRole, TcpSpec, TestSpec};
@@ -118,6 +119,7 @@ pub(crate) fn spawn_watcher(
     cap: usize,
     wait: Duration,
     stop: &Arc<AtomicBool>,
+    credits: Option<Arc<Credits>>,
 ) -> Result<std::thread::JoinHandle<Result<ClientMessage, EngineError>>, EngineError> {
     let mut reader = Control::new(
         control
@@ -133,6 +135,11 @@ pub(crate) fn spawn_watcher(
             let got = reader.recv::<ClientMessage>(cap, left, "the client's report");
             match got {
                 Ok(ClientMessage::Stop) => watcher_stop.store(true, Ordering::Relaxed),
+                Ok(ClientMessage::Progress { acks }) => {
+                    if let Some(c) = &credits {
+                        c.update(&acks);
+                    }
+                }
                 Ok(ClientMessage::Report { .. } | ClientMessage::UdpReport { .. }) => return got,
                 other => {
                     watcher_stop.store(true, Ordering::Relaxed);
@@ -221,7 +228,7 @@ fn run_accepted(
 
     let stop = Arc::new(AtomicBool::new(false));
     let wait = spec.send_duration() + DRAIN_GRACE + Duration::from_secs(10);
-    let watcher = spawn_watcher(&control, report_frame_cap(spec), wait, &stop)?;
+    let watcher = spawn_watcher(&control, report_frame_cap(spec), wait, &stop, None)?;
 
     let mut plan = side_plan(spec);
     if rate_capped {

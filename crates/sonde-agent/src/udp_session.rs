@@ -5,16 +5,17 @@
 use crate::limits::canonical;
 use crate::session::{answer_report, spawn_watcher};
 use sonde_engine::client::HANDSHAKE_TIMEOUT;
-use sonde_engine::connect::{udp_finish, UDP_BUFFER};
+use sonde_engine::connect::{size_udp_buffers, udp_finish};
 use sonde_engine::control::Control;
 use sonde_engine::host_env::host_env;
 use sonde_engine::sockopt::udp_in_force;
 use sonde_engine::udp_client::{udp_client_role, udp_report_cap, udp_side_plan};
-use sonde_engine::udp_side::{run_udp_side, UdpDataStream, UDP_RX_GRACE};
+use sonde_engine::udp_flow::Credits;
+use sonde_engine::udp_side::{run_udp_side, UdpDataStream, UdpFlow, UDP_RX_GRACE};
 use sonde_engine::EngineError;
 use sonde_model::StreamLayout;
 use sonde_model::{StreamRole, UdpSpec};
-use sonde_wire::{ServerMessage, TestId, UdpHello};
+use sonde_wire::{ServerMessage, StreamAck, TestId, UdpHello};
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -27,9 +28,7 @@ fn bind_near(control: &Control) -> Result<UdpSocket, EngineError> {
         .map_err(EngineError::io("control address"))?;
     let sock = UdpSocket::bind(SocketAddr::new(local.ip(), 0))
         .map_err(EngineError::io("binding a UDP socket"))?;
-    let r = socket2::SockRef::from(&sock);
-    let _ = r.set_recv_buffer_size(UDP_BUFFER);
-    let _ = r.set_send_buffer_size(UDP_BUFFER);
+    size_udp_buffers(&sock);
     Ok(sock)
 }
 
@@ -116,13 +115,43 @@ pub(crate) fn run_udp_accepted(
     let start = Instant::now();
     let stop = Arc::new(AtomicBool::new(false));
     let wait = spec.send_duration() + UDP_RX_GRACE + Duration::from_secs(15);
-    let watcher = spawn_watcher(&control, udp_report_cap(spec), wait, &stop)?;
+    // Unpaced: the client's progress reports arrive through the watcher,
+    // ours go out on a clone of the control connection.
+    let unpaced = spec.stream_rate().bps() == 0;
+    let credits = Credits::new(spec.stream_count());
+    let watcher = spawn_watcher(
+        &control,
+        udp_report_cap(spec),
+        wait,
+        &stop,
+        unpaced.then(|| Arc::clone(&credits)),
+    )?;
+    let flow = if unpaced {
+        let mut w = Control::new(
+            control
+                .stream()
+                .try_clone()
+                .map_err(EngineError::io("control connection"))?,
+        );
+        Some(UdpFlow {
+            credits,
+            publish: Box::new(move |acks: &[StreamAck]| {
+                w.send(&ServerMessage::Progress {
+                    acks: acks.to_vec(),
+                })
+                .is_ok()
+            }),
+        })
+    } else {
+        None
+    };
     let report = run_udp_side(
         udp_side_plan(spec),
         streams,
         host_env(),
         start,
         &stop,
+        flow,
         &mut |_| {},
     );
     answer_report(

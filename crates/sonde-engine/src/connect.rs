@@ -76,8 +76,19 @@ pub fn connect_any(addrs: &[SocketAddr]) -> Result<TcpStream, EngineError> {
     }))
 }
 
-/// Socket buffer for UDP streams: room for bursts at high rates.
-pub const UDP_BUFFER: usize = 4 << 20;
+/// Socket buffer for UDP streams: room for a flow-control window of
+/// small packets and for bursts at high rates.
+pub const UDP_BUFFER: usize = 16 << 20;
+
+/// Gives a UDP socket [`UDP_BUFFER`] (beyond the system cap where root
+/// may), or as much as the system allows.
+pub fn size_udp_buffers(sock: &std::net::UdpSocket) {
+    if !crate::sys::force_buffers(sock, UDP_BUFFER) {
+        let r = socket2::SockRef::from(sock);
+        let _ = r.set_recv_buffer_size(UDP_BUFFER);
+        let _ = r.set_send_buffer_size(UDP_BUFFER);
+    }
+}
 
 /// A UDP socket bound to `local` (any port) and connected to `peer`,
 /// marked with `dscp` and, for IPv6, the flow label.
@@ -94,9 +105,8 @@ pub fn udp_connect(
     }
     sock.bind(&SockAddr::from(SocketAddr::new(local, 0)))
         .map_err(EngineError::io("binding a UDP socket"))?;
-    let _ = sock.set_send_buffer_size(UDP_BUFFER);
-    let _ = sock.set_recv_buffer_size(UDP_BUFFER);
     let udp: std::net::UdpSocket = sock.into();
+    size_udp_buffers(&udp);
     udp_finish(&udp, peer, dscp, flowlabel)?;
     Ok(udp)
 }

@@ -17,6 +17,7 @@ pub mod stream;
 mod sys;
 pub mod tcp_info;
 pub mod udp_client;
+pub mod udp_flow;
 pub mod udp_recv;
 pub mod udp_schedule;
 pub mod udp_send;

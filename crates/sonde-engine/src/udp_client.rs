@@ -3,16 +3,18 @@
 
 use crate::client::{handshake, HANDSHAKE_TIMEOUT, REPORT_WAIT};
 use crate::connect::udp_connect;
+use crate::control::Control;
 use crate::host_env::host_env;
 use crate::sockopt::udp_in_force;
-use crate::udp_side::{run_udp_side, UdpDataStream, UdpLive, UdpSidePlan};
+use crate::udp_flow::Credits;
+use crate::udp_side::{run_udp_side, UdpDataStream, UdpFlow, UdpLive, UdpSidePlan, UDP_RX_GRACE};
 use crate::EngineError;
 use sonde_model::udp_assemble::udp_result;
 use sonde_model::StreamLayout;
 use sonde_model::{
     Direction, HostEnv, StreamRole, TestSpec, Timestamp, UdpResult, UdpSideReport, UdpSpec,
 };
-use sonde_wire::{ClientMessage, ServerMessage, TestId, UdpHello, HANDSHAKE_FRAME_MAX};
+use sonde_wire::{ClientMessage, ServerMessage, StreamAck, TestId, UdpHello, HANDSHAKE_FRAME_MAX};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -147,12 +149,58 @@ pub fn run_udp(
             })
         }
     }
+    // Unpaced: progress reports flow both ways on the control connection
+    // while data flows; a reader takes the server's until its report.
+    let unpaced = spec.stream_rate().bps() == 0;
+    let credits = Credits::new(spec.stream_count());
+    let reader = if unpaced {
+        let mut r = Control::new(
+            control
+                .stream()
+                .try_clone()
+                .map_err(EngineError::io("control connection"))?,
+        );
+        let (cap, c) = (udp_report_cap(spec), Arc::clone(&credits));
+        let wait = spec.send_duration() + UDP_RX_GRACE + REPORT_WAIT;
+        Some(std::thread::spawn(move || {
+            let deadline = Instant::now() + wait;
+            loop {
+                let left = deadline.saturating_duration_since(Instant::now());
+                match r.recv::<ServerMessage>(cap, left, "the server's report") {
+                    Ok(ServerMessage::Progress { acks }) => c.update(&acks),
+                    other => return other,
+                }
+            }
+        }))
+    } else {
+        None
+    };
+    let flow = if unpaced {
+        let mut w = Control::new(
+            control
+                .stream()
+                .try_clone()
+                .map_err(EngineError::io("control connection"))?,
+        );
+        Some(UdpFlow {
+            credits,
+            publish: Box::new(move |acks: &[StreamAck]| {
+                w.send(&ClientMessage::Progress {
+                    acks: acks.to_vec(),
+                })
+                .is_ok()
+            }),
+        })
+    } else {
+        None
+    };
     let mine = run_udp_side(
         udp_side_plan(spec),
         streams,
         host_env(),
         start,
         stop,
+        flow,
         &mut |live| {
             on_event(UdpEvent::Interval(live));
         },
@@ -163,8 +211,16 @@ pub fn run_udp(
     control.send(&ClientMessage::UdpReport {
         report: mine.clone(),
     })?;
-    let reply =
-        control.recv::<ServerMessage>(udp_report_cap(spec), REPORT_WAIT, "the server's report")?;
+    let reply = match reader {
+        Some(h) => h
+            .join()
+            .map_err(|_| EngineError::Aborted("control reader failed".into()))??,
+        None => control.recv::<ServerMessage>(
+            udp_report_cap(spec),
+            REPORT_WAIT,
+            "the server's report",
+        )?,
+    };
     let mut theirs: UdpSideReport = match reply {
         ServerMessage::UdpReport { report } => report,
         ServerMessage::Abort { reason } => return Err(EngineError::Aborted(reason)),

@@ -182,6 +182,11 @@ pub struct RxStream {
 }
 
 impl RxStream {
+    /// RFC 4737 NextExp: the sequence number expected next.
+    pub fn next_expected(&self) -> u64 {
+        self.seq.next_expected()
+    }
+
     pub fn jitter_ms(&self) -> f64 {
         ms(self.jitter.jitter_ns())
     }

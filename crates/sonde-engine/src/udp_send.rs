@@ -3,6 +3,7 @@
 //! with UDP GSO at high rates (every packet that is due goes in one call).
 
 use crate::sys;
+use crate::udp_flow::{window_open, window_packets, Credits, FLOW_PROBE};
 use crate::udp_schedule::Schedule;
 use sonde_wire::TestPacket;
 use std::io;
@@ -69,6 +70,13 @@ pub struct UdpSendPlan {
     pub ipv6: bool,
 }
 
+/// Flow control of an unpaced sender (see [`crate::udp_flow`]).
+#[derive(Debug, Default)]
+struct Window {
+    probe_floor: u64,
+    stalled_since: Option<Instant>,
+}
+
 fn transient(e: &io::Error) -> bool {
     matches!(
         e.kind(),
@@ -89,8 +97,10 @@ pub fn udp_send_loop(
     plan: UdpSendPlan,
     mut schedule: Schedule,
     counters: &UdpSendCounters,
+    credits: Option<&Credits>,
     stop: &AtomicBool,
 ) -> io::Result<()> {
+    let mut window = Window::default();
     let spin = !schedule.unpaced() && {
         let mut probe = schedule.clone();
         let (a, b) = (probe.next_departure(), probe.next_departure());
@@ -134,6 +144,26 @@ pub fn udp_send_loop(
                 std::thread::sleep(nap.min(POLL));
                 continue;
             }
+        }
+        if let Some(c) = credits {
+            let w = window_packets(next.len);
+            if !window_open(
+                seq,
+                BATCH as u64,
+                c.acked(plan.stream),
+                window.probe_floor,
+                w,
+            ) {
+                let since = *window.stalled_since.get_or_insert(now);
+                if now - since >= FLOW_PROBE {
+                    window.probe_floor = seq;
+                    window.stalled_since = None;
+                } else {
+                    std::thread::sleep(Duration::from_micros(50));
+                }
+                continue;
+            }
+            window.stalled_since = None;
         }
         // Everything due now goes in one batch of equal packets.
         let elapsed = plan.start.elapsed();

@@ -2,6 +2,7 @@
 //! schedule or receiving into the estimators) and, on the calling
 //! thread, the cut of the run into interval windows.
 
+use crate::udp_flow::{Credits, ACK_EVERY};
 use crate::udp_recv::{udp_receive_loop, RxAcc, RxStream};
 use crate::udp_schedule::Schedule;
 use crate::udp_send::{udp_send_loop, UdpSendCounters, UdpSendPlan};
@@ -9,6 +10,7 @@ use sonde_model::udp_report::{DscpCounts, ReceivedSum, ReceiverTally, SenderTall
 use sonde_model::{
     HostEnv, Profile, Rate, SampleWindow, SocketInForce, StreamRole, UdpSideReport, UdpStreamSide,
 };
+use sonde_wire::StreamAck;
 use std::net::UdpSocket;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
@@ -39,6 +41,57 @@ pub struct UdpSidePlan {
     pub rate: Rate,
     pub length: u32,
     pub clock_synced: bool,
+}
+
+/// Sends this end's receivers' progress to the peer; `false` once the
+/// peer is gone.
+pub type PublishAcks = Box<dyn FnMut(&[StreamAck]) -> bool + Send>;
+
+/// Flow control wiring of an unpaced test (`-b 0`) for this end.
+pub struct UdpFlow {
+    /// Progress heard from the peer, read by this end's senders.
+    pub credits: Arc<Credits>,
+    pub publish: PublishAcks,
+}
+
+impl std::fmt::Debug for UdpFlow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UdpFlow")
+            .field("credits", &self.credits)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Reports the receivers' progress every [`ACK_EVERY`] until `done`.
+fn spawn_publisher(
+    receivers: Vec<(u16, Arc<Mutex<RxStream>>)>,
+    mut publish: PublishAcks,
+    done: Arc<AtomicBool>,
+) -> Option<std::thread::JoinHandle<()>> {
+    if receivers.is_empty() {
+        return None;
+    }
+    std::thread::Builder::new()
+        .name("sonde-udp-acks".into())
+        .spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                let acks: Vec<StreamAck> = receivers
+                    .iter()
+                    .filter_map(|(stream, st)| {
+                        let next_expected = st.lock().ok()?.next_expected();
+                        Some(StreamAck {
+                            stream: *stream,
+                            next_expected,
+                        })
+                    })
+                    .collect();
+                if !publish(&acks) {
+                    break;
+                }
+                std::thread::sleep(ACK_EVERY);
+            }
+        })
+        .ok()
 }
 
 /// One interval as this end saw it, while the test runs.
@@ -108,8 +161,10 @@ pub fn run_udp_side(
     env: HostEnv,
     start: Instant,
     stop: &Arc<AtomicBool>,
+    flow: Option<UdpFlow>,
     on_interval: &mut dyn FnMut(&UdpLive),
 ) -> UdpSideReport {
+    let credits = flow.as_ref().map(|f| Arc::clone(&f.credits));
     let nominal_end = plan.omit + plan.time;
     let start_wall_ns = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
@@ -119,7 +174,15 @@ pub fn run_udp_side(
     let mut running = Vec::new();
     let mut handles = Vec::new();
     for ds in streams {
-        let (worker, handle) = spawn(&ds, plan, start, start_wall_ns, stop, done_tx.clone());
+        let (worker, handle) = spawn(
+            &ds,
+            plan,
+            start,
+            start_wall_ns,
+            stop,
+            credits.clone(),
+            done_tx.clone(),
+        );
         running.push(Running {
             index: ds.index,
             role: ds.role,
@@ -130,6 +193,17 @@ pub fn run_udp_side(
         handles.extend(handle);
     }
     drop(done_tx);
+    let publisher_done = Arc::new(AtomicBool::new(false));
+    let publisher = flow.and_then(|f| {
+        let receivers = running
+            .iter()
+            .filter_map(|r| match &r.worker {
+                Worker::Receiver(st) => Some((r.index, Arc::clone(st))),
+                Worker::Sender(..) => None,
+            })
+            .collect();
+        spawn_publisher(receivers, f.publish, Arc::clone(&publisher_done))
+    });
 
     let mut windows = Vec::new();
     let mut sums = Vec::new();
@@ -205,6 +279,10 @@ pub fn run_udp_side(
     }
     for h in handles {
         let _ = h.join();
+    }
+    publisher_done.store(true, Ordering::Relaxed);
+    if let Some(p) = publisher {
+        let _ = p.join();
     }
     let stopped_early = stop.load(Ordering::Relaxed);
     if !plan.interval.is_zero() && from < nominal_end {
@@ -287,6 +365,7 @@ fn spawn(
     start: Instant,
     start_wall_ns: u64,
     stop: &Arc<AtomicBool>,
+    credits: Option<Arc<Credits>>,
     done: mpsc::Sender<u16>,
 ) -> (Worker, Option<std::thread::JoinHandle<()>>) {
     let sock = match ds.socket.try_clone() {
@@ -318,8 +397,16 @@ fn spawn(
                 plan.length,
                 0x5eed ^ u64::from(index),
             );
-            let body =
-                Box::new(move || udp_send_loop(&sock, send_plan, schedule, &c, &thread_stop));
+            let body = Box::new(move || {
+                udp_send_loop(
+                    &sock,
+                    send_plan,
+                    schedule,
+                    &c,
+                    credits.as_deref(),
+                    &thread_stop,
+                )
+            });
             (Worker::Sender(counters, SenderTally::default()), body)
         }
         StreamRole::Receiver => {

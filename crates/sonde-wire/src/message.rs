@@ -59,6 +59,16 @@ impl<'de> Deserialize<'de> for TestId {
     }
 }
 
+/// A receiver's progress on one stream: the next sequence number it
+/// expects (RFC 4737 NextExp). Unpaced UDP senders keep a bounded window
+/// of packets beyond it, so "as fast as possible" means as fast as the
+/// receiver takes, not as fast as the sender can drop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StreamAck {
+    pub stream: u16,
+    pub next_expected: u64,
+}
+
 /// Why a server will not run a test. Each names the rule and its value.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
 #[serde(tag = "reason", rename_all = "snake_case")]
@@ -100,6 +110,10 @@ pub enum ClientMessage {
     },
     /// The client was interrupted: stop the streams, then swap reports.
     Stop,
+    /// Unpaced UDP: how far each stream the client receives has got.
+    Progress {
+        acks: Vec<StreamAck>,
+    },
     Abort {
         reason: String,
     },
@@ -119,6 +133,10 @@ pub enum ServerMessage {
         refusal: Refusal,
     },
     Start,
+    /// Unpaced UDP: how far each stream the server receives has got.
+    Progress {
+        acks: Vec<StreamAck>,
+    },
     Report {
         report: SideReport,
     },

@@ -108,3 +108,12 @@ pub fn set_max_pacing_rate(sock: &impl AsRawFd, bytes_per_sec: u64) -> io::Resul
         &bytes_per_sec,
     )
 }
+
+/// Asks for `bytes` of socket send and receive buffer beyond the
+/// system's `rmem_max`/`wmem_max` (SO_*BUFFORCE, which root may use);
+/// returns false where that is not allowed, and the caller falls back.
+pub fn force_buffers(sock: &impl AsRawFd, bytes: usize) -> bool {
+    let v = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);
+    setsockopt_raw(sock, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, &v).is_ok()
+        && setsockopt_raw(sock, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, &v).is_ok()
+}
