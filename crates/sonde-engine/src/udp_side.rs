@@ -421,6 +421,7 @@ fn spawn(
                     &s,
                     nominal_end + UDP_RX_GRACE,
                     max_len,
+                    plan.rate.bps() == 0,
                     &thread_stop,
                 )
             });

@@ -40,11 +40,9 @@ impl TestPacket {
     /// Writes the header into the first 24 bytes of `buf`; the rest of
     /// `buf` (the fill) is left as it is.
     pub fn encode(&self, buf: &mut [u8]) -> Result<(), WireError> {
-        let head = buf
-            .get_mut(..TEST_HEADER_LEN)
-            .ok_or(WireError::BadMessage(format!(
-                "a test packet needs {TEST_HEADER_LEN} bytes"
-            )))?;
+        let head = buf.get_mut(..TEST_HEADER_LEN).ok_or_else(|| {
+            WireError::BadMessage(format!("a test packet needs {TEST_HEADER_LEN} bytes"))
+        })?;
         head[0..2].copy_from_slice(&TEST_PACKET_MAGIC);
         head[2] = UDP_PACKET_VERSION;
         head[3] = (u8::from(self.warmup) * FLAG_WARMUP) | (u8::from(self.end) * FLAG_END);

@@ -178,3 +178,20 @@ fn ctrl_c_stops_a_udp_test_and_reports_what_ran() {
     // Stopped cleanly: what was sent arrived (a few in flight at most).
     assert!(u(&s["lost"]) <= 2, "{s}");
 }
+
+#[test]
+fn unpaced_udp_is_flow_controlled_and_loses_almost_nothing() {
+    let server = ServerProc::start(&[]);
+    for args in [["-l", "64"], ["-l", "1400"]] {
+        let r = udp_json(
+            "127.0.0.1",
+            server.port,
+            &["-t", "2s", "-b", "0", args[0], args[1]],
+        );
+        let s = &r["summary"]["forward"];
+        assert!(u(&s["received"]) > 10_000, "{args:?}: {s}");
+        // Without flow control the sender overruns the receiver's socket
+        // buffer and loses a quarter or more on loopback.
+        assert!(f(&s["loss_pct"]) <= 1.0, "{args:?}: {s}");
+    }
+}

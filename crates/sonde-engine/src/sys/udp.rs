@@ -19,6 +19,17 @@ pub fn enable_udp_rx_info(sock: &impl AsRawFd, ipv6: bool) -> io::Result<()> {
     Ok(())
 }
 
+/// `UDP_GRO` from linux/udp.h (not in the libc crate for glibc targets).
+const UDP_GRO: libc::c_int = 104;
+
+/// Lets the kernel hand this socket runs of same-sized datagrams of one
+/// flow as one buffer (UDP GRO, Linux 5.0+); each [`Datagram`] then says
+/// its segment size. Returns false where the kernel has no UDP GRO.
+pub fn enable_udp_gro(sock: &impl AsRawFd) -> bool {
+    let on: libc::c_int = 1;
+    setsockopt_raw(sock, libc::SOL_UDP, UDP_GRO, &on).is_ok()
+}
+
 /// One datagram of a [`RecvBatch`].
 #[derive(Debug, Clone, Copy)]
 pub struct Datagram<'a> {
@@ -29,6 +40,9 @@ pub struct Datagram<'a> {
     pub tos: Option<u8>,
     /// The datagram was longer than the buffer.
     pub truncated: bool,
+    /// With UDP GRO: the payload holds several datagrams of this size
+    /// (the last may be shorter).
+    pub segment: Option<u16>,
 }
 
 const CMSG_BUF: usize = 128;
@@ -124,18 +138,19 @@ impl RecvBatch {
         let h = &self.hdrs[i];
         let len = (h.msg_len as usize).min(self.cap);
         let payload = &self.bufs[i * self.cap..i * self.cap + len];
-        let (rx_ns, tos) = parse_cmsgs(&h.msg_hdr);
+        let (rx_ns, tos, segment) = parse_cmsgs(&h.msg_hdr);
         Some(Datagram {
             payload,
             rx_ns,
             tos,
             truncated: h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0,
+            segment,
         })
     }
 }
 
-fn parse_cmsgs(msg: &libc::msghdr) -> (Option<i64>, Option<u8>) {
-    let (mut rx_ns, mut tos) = (None, None);
+fn parse_cmsgs(msg: &libc::msghdr) -> (Option<i64>, Option<u8>, Option<u16>) {
+    let (mut rx_ns, mut tos, mut segment) = (None, None, None);
     // SAFETY: msg was filled by recvmmsg; the CMSG_* macros walk its
     // control buffer within msg_controllen and each data read below
     // stays within the cmsg_len the kernel set.
@@ -167,12 +182,19 @@ fn parse_cmsgs(msg: &libc::msghdr) -> (Option<i64>, Option<u8>) {
                     let v: libc::c_int = std::ptr::read_unaligned(data.cast());
                     tos = u8::try_from(v).ok();
                 }
+                (libc::SOL_UDP, UDP_GRO)
+                    if len
+                        >= libc::CMSG_LEN(std::mem::size_of::<libc::c_int>() as u32) as usize =>
+                {
+                    let v: libc::c_int = std::ptr::read_unaligned(data.cast());
+                    segment = u16::try_from(v).ok().filter(|s| *s > 0);
+                }
                 _ => {}
             }
             c = libc::CMSG_NXTHDR(msg, c);
         }
     }
-    (rx_ns, tos)
+    (rx_ns, tos, segment)
 }
 
 /// Sends `buf` as one `sendmsg` with one control message (`level`,
