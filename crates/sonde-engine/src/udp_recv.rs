@@ -8,7 +8,6 @@ use crate::udp_stats::{Arrival, DelayStats, IpdvStats, JitterEstimator, Sequence
 use sonde_model::udp_report::{DscpCounts, OneWayDelay, Quantiles, ReceiverTally, Remark};
 use sonde_model::Dscp;
 use sonde_wire::TestPacket;
-use std::collections::BTreeMap;
 use std::io;
 use std::net::UdpSocket;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -23,7 +22,7 @@ const GRO_BATCH: usize = 8;
 const END_LINGER: Duration = Duration::from_millis(200);
 
 /// One accumulator: an interval, or the measured part of a test.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct RxAcc {
     packets: u64,
     bytes: u64,
@@ -32,13 +31,45 @@ pub struct RxAcc {
     expected: u64,
     delay: DelayStats,
     ipdv: IpdvStats,
-    dscp_received: BTreeMap<u8, u64>,
-    by_sent: BTreeMap<u8, u64>,
-    remarks: BTreeMap<(u8, u8), u64>,
+    dscp_received: [u64; 64],
+    by_sent: [u64; 64],
+    remarks: Vec<((u8, u8), u64)>,
     first_rx_ns: Option<i64>,
     last_rx_ns: i64,
     jitter_sum_ms: f64,
     jitter_n: u32,
+}
+
+fn counts(per_dscp: &[u64; 64]) -> DscpCounts {
+    DscpCounts(
+        per_dscp
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| **n > 0)
+            .map(|(d, n)| (u8::try_from(d).unwrap_or(0), *n))
+            .collect(),
+    )
+}
+
+impl Default for RxAcc {
+    fn default() -> Self {
+        Self {
+            packets: 0,
+            bytes: 0,
+            duplicates: 0,
+            reordered: 0,
+            expected: 0,
+            delay: DelayStats::default(),
+            ipdv: IpdvStats::default(),
+            dscp_received: [0; 64],
+            by_sent: [0; 64],
+            remarks: Vec::new(),
+            first_rx_ns: None,
+            last_rx_ns: 0,
+            jitter_sum_ms: 0.0,
+            jitter_n: 0,
+        }
+    }
 }
 
 fn ms(ns: f64) -> f64 {
@@ -56,9 +87,9 @@ impl RxAcc {
     ) {
         if let Some(t) = tos {
             let got = t >> 2;
-            *self.dscp_received.entry(got).or_default() += 1;
+            self.dscp_received[usize::from(got)] += 1;
             if got != p.dscp {
-                *self.remarks.entry((p.dscp, got)).or_default() += 1;
+                self.remark(p.dscp, got, 1);
             }
         }
         if arrival == Arrival::Duplicate {
@@ -70,12 +101,19 @@ impl RxAcc {
         }
         self.packets += 1;
         self.bytes += len as u64;
-        *self.by_sent.entry(p.dscp).or_default() += 1;
+        self.by_sent[usize::from(p.dscp & 0x3f)] += 1;
         let delay = rx_ns.saturating_sub(i64::try_from(p.send_ns).unwrap_or(i64::MAX));
         self.delay.record(delay);
         self.ipdv.record(p.seq, delay);
         self.first_rx_ns.get_or_insert(rx_ns);
         self.last_rx_ns = rx_ns;
+    }
+
+    fn remark(&mut self, sent: u8, got: u8, n: u64) {
+        match self.remarks.iter_mut().find(|(k, _)| *k == (sent, got)) {
+            Some((_, c)) => *c += n,
+            None => self.remarks.push(((sent, got), n)),
+        }
     }
 
     /// Adds another stream's accumulator (for a direction's sum).
@@ -87,14 +125,12 @@ impl RxAcc {
         self.expected += o.expected;
         self.delay.merge(&o.delay);
         self.ipdv.merge(&o.ipdv);
-        for (k, v) in &o.dscp_received {
-            *self.dscp_received.entry(*k).or_default() += v;
+        for d in 0..64 {
+            self.dscp_received[d] += o.dscp_received[d];
+            self.by_sent[d] += o.by_sent[d];
         }
-        for (k, v) in &o.by_sent {
-            *self.by_sent.entry(*k).or_default() += v;
-        }
-        for (k, v) in &o.remarks {
-            *self.remarks.entry(*k).or_default() += v;
+        for &((sent, got), n) in &o.remarks {
+            self.remark(sent, got, n);
         }
         self.first_rx_ns = match (self.first_rx_ns, o.first_rx_ns) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -143,12 +179,12 @@ impl RxAcc {
             jitter_ms,
             ipdv,
             delay,
-            dscp_received: DscpCounts(self.dscp_received.clone()),
-            received_by_sent_dscp: DscpCounts(self.by_sent.clone()),
+            dscp_received: counts(&self.dscp_received),
+            received_by_sent_dscp: counts(&self.by_sent),
             remarks: self
                 .remarks
                 .iter()
-                .map(|(&(s, r), &n)| Remark {
+                .map(|&((s, r), n)| Remark {
                     sent: Dscp::new(s).unwrap_or_default(),
                     received: Dscp::new(r).unwrap_or_default(),
                     packets: n,
@@ -173,14 +209,15 @@ impl RxAcc {
 pub struct RxStream {
     seq: SequenceTracker,
     jitter: JitterEstimator,
-    /// The current interval; swapped out at each cut.
-    pub window: RxAcc,
+    /// The current interval: packets of the warm-up and of the measured
+    /// part apart, so each packet is recorded once and the measured part
+    /// is the sum of the `window_measured` parts at each cut.
+    window_warmup: RxAcc,
+    window_measured: RxAcc,
     window_next_exp: u64,
-    pub measured: RxAcc,
-    measured_seq: SequenceTracker,
+    measured: RxAcc,
     /// Datagrams that were not test packets of this stream.
     pub strays: u64,
-    measured_first_seq: Option<u64>,
 }
 
 impl RxStream {
@@ -209,30 +246,36 @@ impl RxStream {
             self.jitter
                 .update(i64::try_from(p.send_ns).unwrap_or(i64::MAX), rx_ns);
         }
-        let len = d.payload.len();
-        self.window.record(&p, arrival, rx_ns, d.tos, len);
-        if !p.warmup {
-            // The measured part has its own sequence space: its first
-            // packet's number is its zero.
-            let first = *self.measured_first_seq.get_or_insert(p.seq);
-            let m = self.measured_seq.observe(p.seq.saturating_sub(first));
-            self.measured.record(&p, m, rx_ns, d.tos, len);
-        }
+        let acc = if p.warmup {
+            &mut self.window_warmup
+        } else {
+            &mut self.window_measured
+        };
+        acc.record(&p, arrival, rx_ns, d.tos, d.payload.len());
         false
     }
 
     /// Closes the current interval and returns it.
     pub fn cut(&mut self) -> RxAcc {
         let now = self.seq.next_expected();
-        let mut w = std::mem::take(&mut self.window);
+        let meas = std::mem::take(&mut self.window_measured);
+        self.measured.merge(&meas, 0.0);
+        let mut w = std::mem::take(&mut self.window_warmup);
+        w.merge(&meas, 0.0);
+        w.jitter_n = 0;
+        w.jitter_sum_ms = 0.0;
         w.expected = now.saturating_sub(self.window_next_exp);
         self.window_next_exp = now;
         w
     }
 
-    /// The measured part so far.
+    /// The measured part so far (every interval cut up to now, and what
+    /// arrived since the last cut).
     pub fn measured(&mut self) -> &RxAcc {
-        self.measured.expected = self.measured_seq.next_expected();
+        let meas = std::mem::take(&mut self.window_measured);
+        self.measured.merge(&meas, 0.0);
+        self.measured.jitter_n = 0;
+        self.measured.jitter_sum_ms = 0.0;
         &self.measured
     }
 }
