@@ -64,7 +64,7 @@ fn value_at_rank(h: &Hist, rank: u64) -> Option<u64> {
 /// cancels in D, so the clocks need not be synchronised.
 #[derive(Debug, Clone, Default)]
 pub struct JitterEstimator {
-    last_transit_ns: Option<i128>,
+    last_transit_ns: Option<i64>,
     jitter_ns: f64,
 }
 
@@ -74,9 +74,11 @@ impl JitterEstimator {
     }
 
     pub fn update(&mut self, send_ns: i64, recv_ns: i64) {
-        let transit_ns = i128::from(recv_ns) - i128::from(send_ns);
+        // Saturating i64 (±292 years) keeps the hot path free of 128-bit
+        // arithmetic; real transit times are far inside it.
+        let transit_ns = recv_ns.saturating_sub(send_ns);
         if let Some(last) = self.last_transit_ns {
-            let d_ns = (transit_ns - last).unsigned_abs() as f64;
+            let d_ns = transit_ns.saturating_sub(last).unsigned_abs() as f64;
             self.jitter_ns += (d_ns - self.jitter_ns) / 16.0;
         }
         self.last_transit_ns = Some(transit_ns);
