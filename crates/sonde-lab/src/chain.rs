@@ -101,10 +101,10 @@ impl Chain {
             ns.ip(&["-6", "route", "add", "default", "via", &gw6])?;
             ns.ip(&["route", "add", "default", "via", &gw4])?;
         }
-        shape(&chain.a, "eth0", Link::default())?;
-        shape(&chain.b, "eth0", Link::default())?;
-        shape(&chain.r, "to_b", a_to_b)?;
-        shape(&chain.r, "to_a", b_to_a)?;
+        shape(&chain.a, "eth0", Link::default(), 50)?;
+        shape(&chain.b, "eth0", Link::default(), 50)?;
+        shape(&chain.r, "to_b", a_to_b, 50)?;
+        shape(&chain.r, "to_a", b_to_a, 50)?;
         Ok(chain)
     }
 

@@ -9,9 +9,12 @@
 //! Needs root (CAP_NET_ADMIN), `ip` and `tc` from iproute2, and `ethtool`.
 
 mod chain;
+pub mod lab;
 mod netns;
 mod pair;
+pub mod topology;
 
 pub use chain::Chain;
 pub use netns::{is_root, run_cmd, LabError, Netns};
 pub use pair::{Link, Pair};
+pub use topology::{Topology, TopologyError};

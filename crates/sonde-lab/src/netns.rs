@@ -48,10 +48,12 @@ pub fn run_cmd(program: &str, args: &[&str]) -> Result<Output, LabError> {
 
 static COUNTER: AtomicU32 = AtomicU32::new(0);
 
-/// A named network namespace, deleted on drop.
+/// A named network namespace, deleted on drop unless it belongs to a
+/// lab that outlives the process (`sonde lab up`).
 #[derive(Debug)]
 pub struct Netns {
     name: String,
+    keep: bool,
 }
 
 impl Netns {
@@ -63,9 +65,56 @@ impl Netns {
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let name = format!("sonde-{}-{n}-{role}", std::process::id());
         run_cmd("ip", &["netns", "add", &name])?;
-        let ns = Self { name };
+        let ns = Self { name, keep: false };
         ns.ip(&["link", "set", "lo", "up"])?;
         Ok(ns)
+    }
+
+    /// Creates the namespace `name` and keeps it after this value is
+    /// dropped (a lab's node).
+    pub fn create_kept(name: &str) -> Result<Self, LabError> {
+        if !is_root() {
+            return Err(LabError::NotRoot);
+        }
+        run_cmd("ip", &["netns", "add", name])?;
+        let ns = Self {
+            name: name.to_string(),
+            keep: true,
+        };
+        ns.ip(&["link", "set", "lo", "up"])?;
+        Ok(ns)
+    }
+
+    /// An existing namespace, left alone on drop.
+    pub fn adopt(name: &str) -> Self {
+        Self {
+            name: name.to_string(),
+            keep: true,
+        }
+    }
+
+    /// Kills what runs inside the namespace `name` and deletes it.
+    pub fn delete(name: &str) {
+        if let Ok(out) = Command::new("ip").args(["netns", "pids", name]).output() {
+            for pid in String::from_utf8_lossy(&out.stdout).split_whitespace() {
+                let _ = Command::new("kill").args(["-9", pid]).output();
+            }
+        }
+        let _ = Command::new("ip").args(["netns", "del", name]).output();
+    }
+
+    /// Names of every network namespace on this host.
+    pub fn list_all() -> Vec<String> {
+        Command::new("ip")
+            .args(["netns", "list"])
+            .output()
+            .map(|o| {
+                String::from_utf8_lossy(&o.stdout)
+                    .lines()
+                    .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     pub fn name(&self) -> &str {
@@ -96,18 +145,8 @@ impl Netns {
 
 impl Drop for Netns {
     fn drop(&mut self) {
-        // Processes still inside keep the namespace's interfaces alive;
-        // kill them first, then delete it.
-        if let Ok(out) = Command::new("ip")
-            .args(["netns", "pids", &self.name])
-            .output()
-        {
-            for pid in String::from_utf8_lossy(&out.stdout).split_whitespace() {
-                let _ = Command::new("kill").args(["-9", pid]).output();
-            }
+        if !self.keep {
+            Netns::delete(&self.name);
         }
-        let _ = Command::new("ip")
-            .args(["netns", "del", &self.name])
-            .output();
     }
 }

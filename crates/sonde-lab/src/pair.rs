@@ -25,7 +25,7 @@ pub struct Pair {
 const IFACE: &str = "eth0";
 
 /// Turns offloads off on `dev` and shapes its egress as `link` says.
-pub(crate) fn shape(ns: &Netns, dev: &str, link: Link) -> Result<(), LabError> {
+pub(crate) fn shape(ns: &Netns, dev: &str, link: Link, queue_ms: u32) -> Result<(), LabError> {
     // Offloads off: each frame is a real packet, as on a wire, so the
     // shaper counts what a real link would carry.
     ns.run(
@@ -50,7 +50,7 @@ pub(crate) fn shape(ns: &Netns, dev: &str, link: Link) -> Result<(), LabError> {
                 "burst",
                 &burst.to_string(),
                 "latency",
-                "50ms",
+                &format!("{queue_ms}ms"),
             ],
         )?;
     }
@@ -90,8 +90,8 @@ impl Pair {
             ns.ip(&["addr", "add", &format!("{v4}/24"), "dev", IFACE])?;
             ns.ip(&["link", "set", IFACE, "up"])?;
         }
-        shape(&pair.a, IFACE, a_to_b)?;
-        shape(&pair.b, IFACE, b_to_a)?;
+        shape(&pair.a, IFACE, a_to_b, 50)?;
+        shape(&pair.b, IFACE, b_to_a, 50)?;
         Ok(pair)
     }
 }

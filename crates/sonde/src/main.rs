@@ -1,6 +1,7 @@
 //! `sonde`: flags in, a Spec to the engine, results out.
 
 mod cli;
+mod lab_cmd;
 mod quickstart;
 mod run_args;
 mod serve_cmd;

@@ -1,0 +1,324 @@
+//! Building, listing and removing labs from a [`Topology`]: one network
+//! namespace per node (`sonde-lab-LAB-NODE`), one veth pair per link
+//! (interface `lN` on both ends for link N), addresses from 2001:2::/48 and
+//! 198.18.0.0/15 (link N: `2001:2:0:N::/64`, `198.18.N.0/24`, end `a` is
+//! `::1`/`.1`, end `b` `::2`/`.2`), static routes so every node reaches
+//! every other through routers, and each link direction shaped on its
+//! sending interface. A lab outlives the process that built it.
+
+use crate::netns::{run_cmd, LabError, Netns};
+use crate::pair::{shape, Link};
+use crate::topology::{NodeKind, Topology};
+use std::collections::{BTreeMap, VecDeque};
+
+const PREFIX: &str = "sonde-lab-";
+
+fn ns_name(lab: &str, node: &str) -> String {
+    format!("{PREFIX}{lab}-{node}")
+}
+
+/// Addresses of end `a` (or `b`) of link `n` (1-based).
+pub fn link_addrs(n: usize, end_a: bool) -> (String, String) {
+    let host = if end_a { 1 } else { 2 };
+    (
+        format!("2001:2:0:{n:x}::{host}"),
+        format!("198.18.{n}.{host}"),
+    )
+}
+
+/// The MAC address of end `a` (or `b`) of link `n`: locally administered.
+fn link_mac(n: usize, end_a: bool) -> String {
+    format!(
+        "02:53:00:00:{:02x}:{:02x}",
+        n & 0xff,
+        if end_a { 1 } else { 2 }
+    )
+}
+
+/// Every lab on this host and its nodes.
+pub fn list() -> BTreeMap<String, Vec<String>> {
+    let mut labs: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for ns in Netns::list_all() {
+        if let Some((lab, node)) = ns.strip_prefix(PREFIX).and_then(|r| r.split_once('-')) {
+            labs.entry(lab.to_string())
+                .or_default()
+                .push(node.to_string());
+        }
+    }
+    labs
+}
+
+/// Removes every namespace (and so every link and process) of `lab`;
+/// returns how many nodes it had.
+pub fn down(lab: &str) -> usize {
+    let nodes = list().remove(lab).unwrap_or_default();
+    for n in &nodes {
+        Netns::delete(&ns_name(lab, n));
+    }
+    nodes.len()
+}
+
+/// The namespace of `node` in `lab`, if it exists.
+pub fn node(lab: &str, node: &str) -> Option<Netns> {
+    list()
+        .get(lab)
+        .filter(|nodes| nodes.iter().any(|n| n == node))
+        .map(|_| Netns::adopt(&ns_name(lab, node)))
+}
+
+/// Builds `topo` as lab `lab`, first removing what a crashed or earlier
+/// run of the same lab left. On failure, nothing of the new lab is left.
+pub fn up(topo: &Topology, lab: &str) -> Result<(), LabError> {
+    down(lab);
+    let built = build(topo, lab);
+    if built.is_err() {
+        down(lab);
+    }
+    built
+}
+
+fn build(topo: &Topology, lab: &str) -> Result<(), LabError> {
+    let mut nodes = BTreeMap::new();
+    for n in &topo.nodes {
+        let node = Netns::create_kept(&ns_name(lab, &n.name))?;
+        // No duplicate address detection: a lab's addresses are unique by
+        // construction, and links are usable the moment they are up.
+        node.run(
+            "sysctl",
+            &[
+                "-qw",
+                "net.ipv6.conf.all.accept_dad=0",
+                "net.ipv6.conf.default.accept_dad=0",
+            ],
+        )?;
+        nodes.insert(n.name.clone(), node);
+    }
+    let ns = |name: &str| {
+        nodes.get(name).ok_or_else(|| LabError::Failed {
+            command: "lab".into(),
+            stderr: format!("no node '{name}'"),
+        })
+    };
+    for (i, l) in topo.links.iter().enumerate() {
+        let n = i + 1;
+        let dev = format!("l{n}");
+        let (a, b) = (ns(&l.a)?, ns(&l.b)?);
+        // Fixed MAC addresses and permanent neighbour entries: the link
+        // carries traffic the moment it is up, with no first packets held
+        // back by neighbour discovery.
+        let (mac_a, mac_b) = (link_mac(n, true), link_mac(n, false));
+        a.ip(&[
+            "link",
+            "add",
+            &dev,
+            "address",
+            &mac_a,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            &dev,
+            "address",
+            &mac_b,
+            "netns",
+            b.name(),
+        ])?;
+        for (node, end_a) in [(a, true), (b, false)] {
+            let (v6, v4) = link_addrs(n, end_a);
+            node.ip(&["addr", "add", &format!("{v6}/64"), "dev", &dev, "nodad"])?;
+            node.ip(&["addr", "add", &format!("{v4}/24"), "dev", &dev])?;
+            let (peer6, peer4) = link_addrs(n, !end_a);
+            let peer_mac = link_mac(n, !end_a);
+            for peer in [&peer6, &peer4] {
+                let neigh = [
+                    "neigh",
+                    "replace",
+                    peer,
+                    "lladdr",
+                    &peer_mac,
+                    "dev",
+                    &dev,
+                    "nud",
+                    "permanent",
+                ];
+                node.ip(&neigh)?;
+            }
+            if let Some(mtu) = l.mtu {
+                node.ip(&["link", "set", &dev, "mtu", &mtu.to_string()])?;
+            }
+            node.ip(&["link", "set", &dev, "up"])?;
+            let p = l.direction(end_a);
+            let queue_ms = p.queue_ms.unwrap_or(50);
+            shape(node, &dev, Link { rate: p.rate }, queue_ms)?;
+            if let Some(loss) = p.loss.filter(|l| l.0 > 0.0) {
+                add_loss(node, &dev, loss.0)?;
+            }
+        }
+    }
+    for n in &topo.nodes {
+        if n.kind == NodeKind::Router {
+            let node = ns(&n.name)?;
+            node.run("sysctl", &["-qw", "net.ipv6.conf.all.forwarding=1"])?;
+            node.run("sysctl", &["-qw", "net.ipv4.ip_forward=1"])?;
+        }
+    }
+    for n in &topo.nodes {
+        for (subnet, via) in routes(topo, &n.name) {
+            let node = ns(&n.name)?;
+            let (v6, v4) = link_addrs(via.0, via.1);
+            let (net6, net4) = (
+                format!("2001:2:0:{subnet:x}::/64"),
+                format!("198.18.{subnet}.0/24"),
+            );
+            node.ip(&["-6", "route", "add", &net6, "via", &v6])?;
+            node.ip(&["route", "add", &net4, "via", &v4])?;
+        }
+    }
+    Ok(())
+}
+
+/// Random loss on packets leaving `dev` (nftables `numgen random`).
+fn add_loss(node: &Netns, dev: &str, p: f64) -> Result<(), LabError> {
+    let per_million = (p * 1e6).round() as u64;
+    let _ = node.run("nft", &["add table inet sonde_lab"]);
+    let _ = node.run(
+        "nft",
+        &["add chain inet sonde_lab egress { type filter hook postrouting priority 0; }"],
+    );
+    node.run(
+        "nft",
+        &[&format!(
+            "add rule inet sonde_lab egress oifname \"{dev}\" numgen random mod 1000000 < {per_million} drop"
+        )],
+    )
+    .map(|_| ())
+}
+
+/// Static routes of `from`: for each link it is not on, the link number
+/// and the next hop as (link number, is end a) of the neighbour's address.
+fn routes(topo: &Topology, from: &str) -> Vec<(usize, (usize, bool))> {
+    // Breadth-first over links, going on only through routers: the first
+    // hop to reach each node.
+    let mut first_hop: BTreeMap<&str, (usize, bool)> = BTreeMap::new();
+    let mut queue = VecDeque::from([from]);
+    let mut seen = vec![from];
+    while let Some(cur) = queue.pop_front() {
+        if cur != from && topo.kind_of(cur) != NodeKind::Router {
+            continue;
+        }
+        for (i, l) in topo.links.iter().enumerate() {
+            let (next, next_is_a) = if l.a == cur {
+                (l.b.as_str(), false)
+            } else if l.b == cur {
+                (l.a.as_str(), true)
+            } else {
+                continue;
+            };
+            if seen.contains(&next) {
+                continue;
+            }
+            seen.push(next);
+            let hop = if cur == from {
+                (i + 1, next_is_a)
+            } else {
+                first_hop[cur]
+            };
+            first_hop.insert(next, hop);
+            queue.push_back(next);
+        }
+    }
+    topo.links
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.a != from && l.b != from)
+        .filter_map(|(i, l)| {
+            let hop = first_hop
+                .get(l.a.as_str())
+                .or_else(|| first_hop.get(l.b.as_str()))?;
+            Some((i + 1, *hop))
+        })
+        .collect()
+}
+
+/// What the kernel has for each node of `lab`: addresses, routes, queues
+/// and nftables rules.
+pub fn show(lab: &str) -> Result<String, LabError> {
+    let nodes = list().remove(lab).ok_or_else(|| LabError::Failed {
+        command: format!("lab show {lab}"),
+        stderr: format!("no lab named '{lab}' (see `sonde lab list`)"),
+    })?;
+    let mut out = String::new();
+    for n in nodes {
+        let ns = Netns::adopt(&ns_name(lab, &n));
+        out.push_str(&format!("== {n} ({})\n", ns.name()));
+        for (what, args) in [
+            ("addresses", vec!["-br", "addr"]),
+            ("routes", vec!["route"]),
+            ("IPv6 routes", vec!["-6", "route"]),
+        ] {
+            let o = ns.ip(&args)?;
+            out.push_str(&format!(
+                "-- {what}\n{}",
+                String::from_utf8_lossy(&o.stdout)
+            ));
+        }
+        let q = run_cmd("tc", &["-n", ns.name(), "qdisc", "show"])?;
+        out.push_str(&format!(
+            "-- queues\n{}",
+            String::from_utf8_lossy(&q.stdout)
+        ));
+        if let Ok(r) = ns.run("nft", &["list", "ruleset"]) {
+            let text = String::from_utf8_lossy(&r.stdout);
+            if !text.trim().is_empty() {
+                out.push_str(&format!("-- nftables\n{text}"));
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_go_through_routers_only() {
+        let t = Topology::from_toml(
+            r#"
+            [[node]]
+            name = "a"
+            [[node]]
+            name = "r1"
+            kind = "router"
+            [[node]]
+            name = "r2"
+            kind = "router"
+            [[node]]
+            name = "b"
+            [[node]]
+            name = "c"
+            [[link]]
+            a = "a"
+            b = "r1"
+            [[link]]
+            a = "r1"
+            b = "r2"
+            [[link]]
+            a = "r2"
+            b = "b"
+            [[link]]
+            a = "b"
+            b = "c"
+            "#,
+            "t",
+        )
+        .unwrap();
+        // From a: links 2, 3 and 4 via r1 (end b of link 1). Link 4's
+        // subnet holds host b's own address, reached through the routers;
+        // c behind b stays unreachable, as b does not forward.
+        let r = routes(&t, "a");
+        assert_eq!(r, vec![(2, (1, false)), (3, (1, false)), (4, (1, false))]);
+        // From r2: link 1 via r1 (end a of link 2).
+        assert_eq!(routes(&t, "r2"), vec![(1, (2, true)), (4, (3, false))]);
+    }
+}
