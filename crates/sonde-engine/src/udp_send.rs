@@ -79,11 +79,13 @@ struct Window {
     stalled_since: Option<Instant>,
 }
 
+/// Errors after which the sender goes on: a full buffer, an ICMP error
+/// from an earlier packet, a packet this host's firewall dropped (EPERM).
 fn transient(e: &io::Error) -> bool {
     matches!(
         e.kind(),
         io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted | io::ErrorKind::ConnectionRefused
-    ) || e.raw_os_error() == Some(libc::ENOBUFS)
+    ) || matches!(e.raw_os_error(), Some(libc::ENOBUFS | libc::EPERM))
 }
 
 struct Batch {

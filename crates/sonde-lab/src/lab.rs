@@ -151,7 +151,8 @@ fn build(topo: &Topology, lab: &str) -> Result<(), LabError> {
             let queue_ms = p.queue_ms.unwrap_or(50);
             shape(node, &dev, Link { rate: p.rate }, queue_ms)?;
             if let Some(loss) = p.loss.filter(|l| l.0 > 0.0) {
-                add_loss(node, &dev, loss.0)?;
+                let peer = if end_a { b } else { a };
+                add_loss(peer, &dev, loss.0)?;
             }
         }
     }
@@ -177,18 +178,21 @@ fn build(topo: &Topology, lab: &str) -> Result<(), LabError> {
     Ok(())
 }
 
-/// Random loss on packets leaving `dev` (nftables `numgen random`).
+/// Random loss of packets arriving on `dev` (nftables `numgen random`
+/// at prerouting): a lossy link as the receiving end sees it. Dropping on
+/// arrival, not on departure, keeps the sender's own stack out of it (a
+/// local drop would fail its send with EPERM).
 fn add_loss(node: &Netns, dev: &str, p: f64) -> Result<(), LabError> {
     let per_million = (p * 1e6).round() as u64;
     let _ = node.run("nft", &["add table inet sonde_lab"]);
     let _ = node.run(
         "nft",
-        &["add chain inet sonde_lab egress { type filter hook postrouting priority 0; }"],
+        &["add chain inet sonde_lab ingress { type filter hook prerouting priority 0; }"],
     );
     node.run(
         "nft",
         &[&format!(
-            "add rule inet sonde_lab egress oifname \"{dev}\" numgen random mod 1000000 < {per_million} drop"
+            "add rule inet sonde_lab ingress iifname \"{dev}\" numgen random mod 1000000 < {per_million} drop"
         )],
     )
     .map(|_| ())
