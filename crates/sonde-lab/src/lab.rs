@@ -10,6 +10,7 @@ use crate::netns::{run_cmd, LabError, Netns};
 use crate::pair::{shape, Link};
 use crate::topology::{NodeKind, Topology};
 use std::collections::{BTreeMap, VecDeque};
+use std::path::Path;
 
 const PREFIX: &str = "sonde-lab-";
 
@@ -35,8 +36,8 @@ fn link_mac(n: usize, end_a: bool) -> String {
     )
 }
 
-/// Every lab on this host and its nodes.
-pub fn list() -> BTreeMap<String, Vec<String>> {
+/// Every lab namespace on this host, nodes and emulators (`_eN`) alike.
+fn namespaces() -> BTreeMap<String, Vec<String>> {
     let mut labs: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for ns in Netns::list_all() {
         if let Some((lab, node)) = ns.strip_prefix(PREFIX).and_then(|r| r.split_once('-')) {
@@ -48,14 +49,23 @@ pub fn list() -> BTreeMap<String, Vec<String>> {
     labs
 }
 
-/// Removes every namespace (and so every link and process) of `lab`;
-/// returns how many nodes it had.
+/// Every lab on this host and its nodes.
+pub fn list() -> BTreeMap<String, Vec<String>> {
+    let mut labs = namespaces();
+    for nodes in labs.values_mut() {
+        nodes.retain(|n| !n.starts_with('_'));
+    }
+    labs
+}
+
+/// Removes every namespace (and so every link, emulator and process) of
+/// `lab`; returns how many nodes it had.
 pub fn down(lab: &str) -> usize {
-    let nodes = list().remove(lab).unwrap_or_default();
-    for n in &nodes {
+    let all = namespaces().remove(lab).unwrap_or_default();
+    for n in &all {
         Netns::delete(&ns_name(lab, n));
     }
-    nodes.len()
+    all.iter().filter(|n| !n.starts_with('_')).count()
 }
 
 /// The namespace of `node` in `lab`, if it exists.
@@ -68,16 +78,16 @@ pub fn node(lab: &str, node: &str) -> Option<Netns> {
 
 /// Builds `topo` as lab `lab`, first removing what a crashed or earlier
 /// run of the same lab left. On failure, nothing of the new lab is left.
-pub fn up(topo: &Topology, lab: &str) -> Result<(), LabError> {
+pub fn up(topo: &Topology, lab: &str, emulator: Option<&Path>) -> Result<(), LabError> {
     down(lab);
-    let built = build(topo, lab);
+    let built = build(topo, lab, emulator);
     if built.is_err() {
         down(lab);
     }
     built
 }
 
-fn build(topo: &Topology, lab: &str) -> Result<(), LabError> {
+fn build(topo: &Topology, lab: &str, emulator: Option<&Path>) -> Result<(), LabError> {
     let mut nodes = BTreeMap::new();
     for n in &topo.nodes {
         let node = Netns::create_kept(&ns_name(lab, &n.name))?;
@@ -107,22 +117,59 @@ fn build(topo: &Topology, lab: &str) -> Result<(), LabError> {
         // carries traffic the moment it is up, with no first packets held
         // back by neighbour discovery.
         let (mac_a, mac_b) = (link_mac(n, true), link_mac(n, false));
-        a.ip(&[
-            "link",
-            "add",
-            &dev,
-            "address",
-            &mac_a,
-            "type",
-            "veth",
-            "peer",
-            "name",
-            &dev,
-            "address",
-            &mac_b,
-            "netns",
-            b.name(),
-        ])?;
+        if l.emulated() {
+            let exe = emulator.ok_or_else(|| LabError::Failed {
+                command: "lab up".into(),
+                stderr: "delay and jitter need the sonde binary to run the emulator".into(),
+            })?;
+            let emu = Netns::create_kept(&ns_name(lab, &format!("_e{n}")))?;
+            a.ip(&[
+                "link",
+                "add",
+                &dev,
+                "address",
+                &mac_a,
+                "type",
+                "veth",
+                "peer",
+                "name",
+                "la",
+                "netns",
+                emu.name(),
+            ])?;
+            b.ip(&[
+                "link",
+                "add",
+                &dev,
+                "address",
+                &mac_b,
+                "type",
+                "veth",
+                "peer",
+                "name",
+                "lb",
+                "netns",
+                emu.name(),
+            ])?;
+            start_emulator(&emu, exe, l, n)?;
+        } else {
+            a.ip(&[
+                "link",
+                "add",
+                &dev,
+                "address",
+                &mac_a,
+                "type",
+                "veth",
+                "peer",
+                "name",
+                &dev,
+                "address",
+                &mac_b,
+                "netns",
+                b.name(),
+            ])?;
+        }
         for (node, end_a) in [(a, true), (b, false)] {
             let (v6, v4) = link_addrs(n, end_a);
             node.ip(&["addr", "add", &format!("{v6}/64"), "dev", &dev, "nodad"])?;
@@ -176,6 +223,54 @@ fn build(topo: &Topology, lab: &str) -> Result<(), LabError> {
         }
     }
     Ok(())
+}
+
+/// Brings up the emulator namespace of link `n` and starts the emulator
+/// process in it (it lives until `sonde lab down` kills it).
+fn start_emulator(
+    emu: &Netns,
+    exe: &Path,
+    l: &crate::topology::LinkSpec,
+    n: usize,
+) -> Result<(), LabError> {
+    for dev in ["la", "lb"] {
+        if let Some(mtu) = l.mtu {
+            emu.ip(&["link", "set", dev, "mtu", &mtu.to_string()])?;
+        }
+        emu.ip(&["link", "set", dev, "promisc", "on"])?;
+        emu.ip(&["link", "set", dev, "up"])?;
+        emu.run(
+            "ethtool",
+            &[
+                "-K", dev, "tso", "off", "gso", "off", "gro", "off", "tx", "off",
+            ],
+        )?;
+    }
+    let ns = |d: Option<std::time::Duration>| d.unwrap_or_default().as_nanos().to_string();
+    let (ab, ba) = (l.direction(true), l.direction(false));
+    let spawned = emu
+        .command(&exe.display().to_string())
+        .args(["lab", "emulate", "--left", "la", "--right", "lb"])
+        .args([
+            "--l2r-delay-ns",
+            &ns(ab.delay),
+            "--l2r-jitter-ns",
+            &ns(ab.jitter),
+        ])
+        .args([
+            "--r2l-delay-ns",
+            &ns(ba.delay),
+            "--r2l-jitter-ns",
+            &ns(ba.jitter),
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    spawned.map(drop).map_err(|source| LabError::Spawn {
+        program: format!("the emulator of link {n}"),
+        source,
+    })
 }
 
 /// Random loss of packets arriving on `dev` (nftables `numgen random`

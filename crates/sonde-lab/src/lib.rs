@@ -9,9 +9,11 @@
 //! Needs root (CAP_NET_ADMIN), `ip` and `tc` from iproute2, and `ethtool`.
 
 mod chain;
+pub mod emulator;
 pub mod lab;
 mod netns;
 mod pair;
+mod sys;
 pub mod topology;
 
 pub use chain::Chain;

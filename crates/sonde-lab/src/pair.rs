@@ -30,7 +30,9 @@ pub(crate) fn shape(ns: &Netns, dev: &str, link: Link, queue_ms: u32) -> Result<
     // shaper counts what a real link would carry.
     ns.run(
         "ethtool",
-        &["-K", dev, "tso", "off", "gso", "off", "gro", "off"],
+        &[
+            "-K", dev, "tso", "off", "gso", "off", "gro", "off", "tx", "off",
+        ],
     )?;
     if let Some(rate) = link.rate {
         // Burst of ~2 ms at the rate (at least a few frames), queue up

@@ -19,6 +19,7 @@
 use serde::Deserialize;
 use sonde_model::Rate;
 use std::collections::BTreeSet;
+use std::time::Duration;
 
 /// What a node does with packets not addressed to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
@@ -50,10 +51,20 @@ pub struct DirectionProfile {
     pub queue_ms: Option<u32>,
     /// Random loss, as a percentage string ("1%") or a fraction (0.01).
     pub loss: Option<Loss>,
-    /// Delay, jitter, reordering and duplication need sonde's emulator,
-    /// which this kernel's missing netem makes necessary; not yet built.
-    pub delay: Option<String>,
-    pub jitter: Option<String>,
+    /// One-way delay added by sonde's link emulator ("20ms").
+    #[serde(default, deserialize_with = "opt_duration")]
+    pub delay: Option<Duration>,
+    /// Uniform jitter of ± this around the delay ("2ms"); frames leave in
+    /// release order, so it reorders when larger than their spacing.
+    #[serde(default, deserialize_with = "opt_duration")]
+    pub jitter: Option<Duration>,
+}
+
+fn opt_duration<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    let s = String::deserialize(d)?;
+    humantime::parse_duration(&s)
+        .map(Some)
+        .map_err(|_| serde::de::Error::custom(format!("'{s}' is not a duration (e.g. 20ms)")))
 }
 
 /// A loss probability in [0, 1].
@@ -107,6 +118,14 @@ pub struct LinkSpec {
 }
 
 impl LinkSpec {
+    /// Whether either direction needs sonde's emulator (delay, jitter).
+    pub fn emulated(&self) -> bool {
+        [true, false].iter().any(|&a| {
+            let d = self.direction(a);
+            d.delay.is_some() || d.jitter.is_some()
+        })
+    }
+
     /// The profile of one direction: its own keys over the link-wide ones.
     pub fn direction(&self, from_a: bool) -> DirectionProfile {
         let own = if from_a { &self.a_to_b } else { &self.b_to_a };
@@ -115,8 +134,8 @@ impl LinkSpec {
             rate: own.rate.or(self.both.rate),
             queue_ms: own.queue_ms.or(self.both.queue_ms),
             loss: own.loss.or(self.both.loss),
-            delay: own.delay.or_else(|| self.both.delay.clone()),
-            jitter: own.jitter.or_else(|| self.both.jitter.clone()),
+            delay: own.delay.or(self.both.delay),
+            jitter: own.jitter.or(self.both.jitter),
         }
     }
 }
@@ -203,9 +222,11 @@ impl Topology {
             }
             for from_a in [true, false] {
                 let d = l.direction(from_a);
-                if d.delay.is_some() || d.jitter.is_some() {
+                if d.delay.is_some_and(|x| x > Duration::from_secs(10))
+                    || d.jitter.is_some_and(|j| j > d.delay.unwrap_or_default())
+                {
                     return err(format!(
-                        "link {} ({}–{}): delay and jitter need sonde's link emulator, which is not built yet (this kernel has no netem)",
+                        "link {} ({}–{}): delay at most 10s, and jitter at most the delay",
                         i + 1,
                         l.a,
                         l.b
@@ -277,9 +298,10 @@ mod tests {
         bad("[[link]]\na = \"a\"\nb = \"zz\"", "'zz'");
         bad("[[node]]\nname = \"a\"", "defined twice");
         bad(
-            "[[link]]\na = \"a\"\nb = \"b\"\ndelay = \"10ms\"",
-            "emulator",
+            "[[link]]\na = \"a\"\nb = \"b\"\ndelay = \"10ms\"\njitter = \"20ms\"",
+            "jitter at most",
         );
+        bad("[[link]]\na = \"a\"\nb = \"b\"\ndelay = \"soon\"", "soon");
         bad("[[link]]\na = \"a\"\nb = \"b\"\nloss = \"150%\"", "outside");
         bad("[[link]]\na = \"a\"\nb = \"b\"\nspeed = 1", "speed");
     }

@@ -4,9 +4,11 @@
 use crate::cli::Failure;
 use anyhow::{anyhow, Context};
 use clap::{Args, Subcommand};
+use sonde_lab::emulator::{self, Impairment};
 use sonde_lab::lab;
 use sonde_lab::Topology;
 use std::path::PathBuf;
+use std::time::Duration;
 
 #[derive(Debug, Args)]
 pub struct LabArgs {
@@ -25,6 +27,22 @@ pub enum LabCommand {
     List,
     /// Addresses, routes, queues and rules of every node, as the kernel has them.
     Show { name: String },
+    /// The link emulator (started by `lab up` inside a link's emulator namespace).
+    #[command(hide = true)]
+    Emulate {
+        #[arg(long)]
+        left: String,
+        #[arg(long)]
+        right: String,
+        #[arg(long)]
+        l2r_delay_ns: u64,
+        #[arg(long)]
+        l2r_jitter_ns: u64,
+        #[arg(long)]
+        r2l_delay_ns: u64,
+        #[arg(long)]
+        r2l_jitter_ns: u64,
+    },
     /// Run a command inside a node: `sonde lab exec [--lab NAME] NODE -- CMD ...`.
     Exec {
         /// The lab (needed when several labs have the node).
@@ -65,7 +83,8 @@ pub fn run(args: LabArgs) -> Result<(), Failure> {
             let topo = Topology::from_toml(&text, &file.display().to_string())
                 .map_err(|e| Failure::Usage(e.into()))?;
             let name = lab_name(&topo, &file)?;
-            lab::up(&topo, &name).with_context(|| format!("building lab '{name}'"))?;
+            lab::up(&topo, &name, std::env::current_exe().ok().as_deref())
+                .with_context(|| format!("building lab '{name}'"))?;
             println!(
                 "lab '{name}' is up: {} nodes, {} links",
                 topo.nodes.len(),
@@ -88,6 +107,27 @@ pub fn run(args: LabArgs) -> Result<(), Failure> {
                 Ok(())
             }
         },
+        LabCommand::Emulate {
+            left,
+            right,
+            l2r_delay_ns,
+            l2r_jitter_ns,
+            r2l_delay_ns,
+            r2l_jitter_ns,
+        } => {
+            let imp = |d: u64, j: u64| Impairment {
+                delay: Duration::from_nanos(d),
+                jitter: Duration::from_nanos(j),
+            };
+            emulator::run(
+                &left,
+                &right,
+                imp(l2r_delay_ns, l2r_jitter_ns),
+                imp(r2l_delay_ns, r2l_jitter_ns),
+            )
+            .with_context(|| format!("emulating between {left} and {right}"))?;
+            Ok(())
+        }
         LabCommand::List => {
             for (name, nodes) in lab::list() {
                 println!("{name}: {}", nodes.join(" "));

@@ -171,8 +171,81 @@ fn bad_topologies_are_refused_by_name() {
     let o = lab(&["up", f.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("'zz'"), "{}", stderr(&o));
-    let f = write_topology("lc5", "[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\ndelay = \"20ms\"\n");
+    let f = write_topology(
+        "lc5",
+        "[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\ndelay = \"1ms\"\njitter = \"5ms\"\n",
+    );
     let o = lab(&["up", f.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("emulator"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("jitter at most the delay"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// The average RTT of `ping -c 20 -i 0.05` from `node` to `target`, in ms.
+fn ping_avg_ms(labname: &str, node: &str, target: &str) -> f64 {
+    let o = lab(&[
+        "exec", "--lab", labname, node, "--", "ping", "-c", "20", "-i", "0.05", target,
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(o.status.success(), "ping {target}: {text}");
+    let line = text
+        .lines()
+        .find(|l| l.contains("min/avg/max"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let numbers = line.split('=').nth(1).unwrap().trim();
+    numbers.split('/').nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn the_emulator_delays_each_direction_as_configured() {
+    if !lab_allowed() {
+        return;
+    }
+    let file = write_topology(
+        "lc6",
+        "[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\ndelay = \"20ms\"\n",
+    );
+    let _down = Down("lc6");
+    let up = lab(&["up", file.to_str().unwrap()]);
+    assert!(up.status.success(), "{}", stderr(&up));
+    for target in ["2001:2:0:1::2", "198.18.1.2"] {
+        let avg = ping_avg_ms("lc6", "a", target);
+        eprintln!("20 ms each way, {target}: system ping avg {avg:.3} ms");
+        assert!(
+            (avg - 40.0).abs() <= 0.3,
+            "{target}: RTT {avg:.3} ms, expected 40 ± 0.3"
+        );
+    }
+}
+
+#[test]
+fn tcp_fills_an_emulated_long_link() {
+    if !lab_allowed() {
+        return;
+    }
+    let file = write_topology(
+        "lc7",
+        "[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\nrate = \"100M\"\ndelay = \"10ms\"\n",
+    );
+    let _down = Down("lc7");
+    let up = lab(&["up", file.to_str().unwrap()]);
+    assert!(up.status.success(), "{}", stderr(&up));
+    let mut server = serve_in("lc7", "b", "2001:2:0:1::2");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let out = sonde()
+        .args(["lab", "exec", "--lab", "lc7", "a", "--"])
+        .arg(env!("CARGO_BIN_EXE_sonde"))
+        .args(["tcp", "2001:2:0:1::2", "-t", "5s", "-O", "2s", "-J"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mbps = u(&r["summary"]["throughput_bps"]) as f64 / 1e6;
+    eprintln!("100 Mbit/s, 10 ms each way: TCP {mbps:.1} Mbit/s");
+    assert!(mbps >= 90.0, "TCP through the emulator: {mbps:.1} Mbit/s");
+    let _ = server.kill();
+    let _ = server.wait();
 }
