@@ -63,6 +63,21 @@ impl PacketSocket {
                 std::mem::size_of::<libc::c_int>() as libc::socklen_t,
             )
         })?;
+        // A deep receive queue: frames arrive in line-rate bursts while the
+        // reader is busy. Root may go past rmem_max; otherwise keep the default.
+        let buf: libc::c_int = 32 << 20;
+        for opt in [libc::SO_RCVBUFFORCE, libc::SO_SNDBUFFORCE] {
+            // SAFETY: buf is a live c_int whose size is passed.
+            let _ = unsafe {
+                libc::setsockopt(
+                    fd.as_raw_fd(),
+                    libc::SOL_SOCKET,
+                    opt,
+                    std::ptr::from_ref(&buf).cast(),
+                    std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+                )
+            };
+        }
         let tv = libc::timeval {
             tv_sec: libc::time_t::try_from(read_timeout.as_secs()).unwrap_or(1),
             tv_usec: libc::suseconds_t::from(read_timeout.subsec_micros()),
