@@ -249,3 +249,20 @@ fn tcp_fills_an_emulated_long_link() {
     let _ = server.kill();
     let _ = server.wait();
 }
+
+#[test]
+fn every_example_topology_is_valid() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/lab");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("toml") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        sonde_lab::Topology::from_toml(&text, &path.display().to_string())
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        seen += 1;
+    }
+    assert!(seen >= 2, "examples/lab has {seen} topologies");
+}
