@@ -10,14 +10,38 @@ use std::collections::BinaryHeap;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+/// The shape of the jitter around the delay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum JitterDist {
+    /// Uniform in ± jitter.
+    #[default]
+    Uniform,
+    /// Normal with standard deviation jitter (cut at 0 total delay).
+    Normal,
+}
+
 /// How frames of one direction are delayed.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Impairment {
     pub delay: Duration,
-    /// Half-width of a uniform jitter around `delay` (0: none). Frames
-    /// leave in release order, so jitter larger than the gap between
-    /// frames reorders them, as on a real path with parallel queues.
+    /// Size of the jitter (0: none): the half-width of a uniform one, the
+    /// standard deviation of a normal one. Frames leave in release order,
+    /// so jitter larger than the gap between frames reorders them, as on
+    /// a real path with parallel queues.
     pub jitter: Duration,
+    pub dist: JitterDist,
+}
+
+/// One jitter sample in ns for `imp`, from uniform draws in [0, 1).
+pub fn jitter_ns(imp: &Impairment, u1: f64, u2: f64) -> f64 {
+    let j = imp.jitter.as_nanos() as f64;
+    match imp.dist {
+        JitterDist::Uniform => (u1 * 2.0 - 1.0) * j,
+        // Box-Muller.
+        JitterDist::Normal => {
+            (-2.0 * (1.0 - u1).ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos() * j
+        }
+    }
 }
 
 /// A frame and when it may leave.
@@ -52,11 +76,15 @@ const SPIN: Duration = Duration::from_micros(300);
 /// Most frames one direction holds (beyond: dropped, like a full queue).
 const MAX_HELD: usize = 100_000;
 
-fn xorshift(state: &mut u64) -> f64 {
-    *state ^= *state << 13;
-    *state ^= *state >> 7;
-    *state ^= *state << 17;
-    (*state >> 11) as f64 / (1u64 << 53) as f64
+/// A uniform draw in [0, 1) (splitmix64: successive draws are
+/// independent enough for Box-Muller pairs and for per-frame jitter).
+fn uniform01(state: &mut u64) -> f64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^= z >> 31;
+    (z >> 11) as f64 / (1u64 << 53) as f64
 }
 
 fn reader(rx: PacketSocket, q: Queue, imp: Impairment, seed: u64) {
@@ -79,8 +107,8 @@ fn reader(rx: PacketSocket, q: Queue, imp: Impairment, seed: u64) {
             Err(_) => return,
         };
         let now = Instant::now();
-        let jitter_ns = imp.jitter.as_nanos() as f64;
-        let offset = (xorshift(&mut rng) * 2.0 - 1.0) * jitter_ns;
+        let (u1, u2) = (uniform01(&mut rng), uniform01(&mut rng));
+        let offset = jitter_ns(&imp, u1, u2);
         let delay_ns = (imp.delay.as_nanos() as f64 + offset).max(0.0);
         let release = now + Duration::from_nanos(delay_ns as u64);
         let (lock, cv) = &*q;
@@ -163,4 +191,41 @@ pub fn run(left: &str, right: &str, l2r: Impairment, r2l: Impairment) -> std::io
         let _ = t.join();
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn samples(dist: JitterDist) -> Vec<f64> {
+        let imp = Impairment {
+            delay: Duration::from_millis(10),
+            jitter: Duration::from_millis(2),
+            dist,
+        };
+        let mut rng = 42u64;
+        (0..200_000)
+            .map(|_| jitter_ns(&imp, uniform01(&mut rng), uniform01(&mut rng)) / 1e6)
+            .collect()
+    }
+
+    #[test]
+    fn uniform_jitter_stays_within_its_width() {
+        let s = samples(JitterDist::Uniform);
+        assert!(s.iter().all(|v| v.abs() <= 2.0));
+        let mean: f64 = s.iter().sum::<f64>() / s.len() as f64;
+        let var: f64 = s.iter().map(|v| v * v).sum::<f64>() / s.len() as f64;
+        assert!(mean.abs() < 0.02, "{mean}");
+        assert!(
+            (var - 4.0 / 3.0).abs() < 0.02,
+            "variance of U(-2, 2) is 4/3: {var}"
+        );
+    }
+
+    #[test]
+    fn normal_jitter_has_its_standard_deviation() {
+        let s = samples(JitterDist::Normal);
+        let var: f64 = s.iter().map(|v| v * v).sum::<f64>() / s.len() as f64;
+        assert!((var.sqrt() - 2.0).abs() < 0.03, "σ {}", var.sqrt());
+    }
 }

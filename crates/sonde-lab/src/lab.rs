@@ -248,6 +248,10 @@ fn start_emulator(
     }
     let ns = |d: Option<std::time::Duration>| d.unwrap_or_default().as_nanos().to_string();
     let (ab, ba) = (l.direction(true), l.direction(false));
+    let dist = |d: Option<crate::topology::JitterDistName>| match d {
+        Some(crate::topology::JitterDistName::Normal) => "normal",
+        _ => "uniform",
+    };
     let spawned = emu
         .command(&exe.display().to_string())
         .args(["lab", "emulate", "--left", "la", "--right", "lb"])
@@ -262,6 +266,12 @@ fn start_emulator(
             &ns(ba.delay),
             "--r2l-jitter-ns",
             &ns(ba.jitter),
+        ])
+        .args([
+            "--l2r-dist",
+            dist(ab.jitter_dist),
+            "--r2l-dist",
+            dist(ba.jitter_dist),
         ])
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())

@@ -58,6 +58,17 @@ pub struct DirectionProfile {
     /// release order, so it reorders when larger than their spacing.
     #[serde(default, deserialize_with = "opt_duration")]
     pub jitter: Option<Duration>,
+    /// Shape of the jitter: "uniform" (± jitter, default) or "normal"
+    /// (standard deviation jitter).
+    pub jitter_dist: Option<JitterDistName>,
+}
+
+/// The jitter distributions a topology may name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JitterDistName {
+    Uniform,
+    Normal,
 }
 
 fn opt_duration<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
@@ -136,6 +147,7 @@ impl LinkSpec {
             loss: own.loss.or(self.both.loss),
             delay: own.delay.or(self.both.delay),
             jitter: own.jitter.or(self.both.jitter),
+            jitter_dist: own.jitter_dist.or(self.both.jitter_dist),
         }
     }
 }
@@ -222,11 +234,12 @@ impl Topology {
             }
             for from_a in [true, false] {
                 let d = l.direction(from_a);
+                let uniform = d.jitter_dist != Some(JitterDistName::Normal);
                 if d.delay.is_some_and(|x| x > Duration::from_secs(10))
-                    || d.jitter.is_some_and(|j| j > d.delay.unwrap_or_default())
+                    || (uniform && d.jitter.is_some_and(|j| j > d.delay.unwrap_or_default()))
                 {
                     return err(format!(
-                        "link {} ({}–{}): delay at most 10s, and jitter at most the delay",
+                        "link {} ({}–{}): delay at most 10s, and uniform jitter at most the delay",
                         i + 1,
                         l.a,
                         l.b

@@ -4,7 +4,7 @@
 use crate::cli::Failure;
 use anyhow::{anyhow, Context};
 use clap::{Args, Subcommand};
-use sonde_lab::emulator::{self, Impairment};
+use sonde_lab::emulator::{self, Impairment, JitterDist};
 use sonde_lab::lab;
 use sonde_lab::Topology;
 use std::path::PathBuf;
@@ -42,6 +42,10 @@ pub enum LabCommand {
         r2l_delay_ns: u64,
         #[arg(long)]
         r2l_jitter_ns: u64,
+        #[arg(long, default_value = "uniform")]
+        l2r_dist: String,
+        #[arg(long, default_value = "uniform")]
+        r2l_dist: String,
     },
     /// Run a command inside a node: `sonde lab exec [--lab NAME] NODE -- CMD ...`.
     Exec {
@@ -114,16 +118,23 @@ pub fn run(args: LabArgs) -> Result<(), Failure> {
             l2r_jitter_ns,
             r2l_delay_ns,
             r2l_jitter_ns,
+            l2r_dist,
+            r2l_dist,
         } => {
-            let imp = |d: u64, j: u64| Impairment {
+            let imp = |d: u64, j: u64, dist: &str| Impairment {
                 delay: Duration::from_nanos(d),
                 jitter: Duration::from_nanos(j),
+                dist: if dist == "normal" {
+                    JitterDist::Normal
+                } else {
+                    JitterDist::Uniform
+                },
             };
             emulator::run(
                 &left,
                 &right,
-                imp(l2r_delay_ns, l2r_jitter_ns),
-                imp(r2l_delay_ns, r2l_jitter_ns),
+                imp(l2r_delay_ns, l2r_jitter_ns, &l2r_dist),
+                imp(r2l_delay_ns, r2l_jitter_ns, &r2l_dist),
             )
             .with_context(|| format!("emulating between {left} and {right}"))?;
             Ok(())

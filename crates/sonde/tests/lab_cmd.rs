@@ -266,3 +266,56 @@ fn every_example_topology_is_valid() {
     }
     assert!(seen >= 2, "examples/lab has {seen} topologies");
 }
+
+/// Mean of the per-interval RFC 3550 jitter of a UDP run from a to b.
+fn mean_interval_jitter_ms(labname: &str) -> f64 {
+    // 1250-byte payloads at 2 Mbit/s: a packet every 5 ms, far more than
+    // the jitter, so the emulator does not reorder them.
+    let r = udp_in(
+        labname,
+        "a",
+        "2001:2:0:1::2",
+        &["-t", "10s", "-i", "500ms", "-b", "2M", "-l", "1250"],
+    );
+    let values: Vec<f64> = r["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .skip(1)
+        .map(|i| i["sums"][0]["jitter_ms"].as_f64().unwrap())
+        .collect();
+    values.iter().sum::<f64>() / values.len() as f64
+}
+
+#[test]
+fn udp_jitter_matches_the_emulated_distribution() {
+    if !lab_allowed() {
+        return;
+    }
+    // RFC 3550 jitter converges on E|D|, D the difference of two transit
+    // times: for uniform ±J that is 2J/3, for normal σ it is 2σ/√π.
+    for (name, dist, expected) in [
+        ("lc8", "uniform", 2.0 / 3.0),
+        ("lc9", "normal", 2.0 / std::f64::consts::PI.sqrt()),
+    ] {
+        let file = write_topology(
+            name,
+            &format!(
+                "[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\ndelay = \"10ms\"\njitter = \"1ms\"\njitter_dist = \"{dist}\"\n"
+            ),
+        );
+        let up = lab(&["up", file.to_str().unwrap()]);
+        assert!(up.status.success(), "{}", stderr(&up));
+        let mut server = serve_in(name, "b", "2001:2:0:1::2");
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let got = mean_interval_jitter_ms(name);
+        let _ = server.kill();
+        let _ = server.wait();
+        let _ = lab(&["down", name]);
+        eprintln!("{dist} jitter 1 ms: RFC 3550 jitter {got:.3} ms, expected {expected:.3} ms");
+        assert!(
+            (got - expected).abs() / expected <= 0.10,
+            "{dist}: {got:.3} ms vs {expected:.3} ms"
+        );
+    }
+}
