@@ -97,7 +97,16 @@ impl Schedule {
     pub fn next_departure(&mut self) -> Departure {
         let k = self.n;
         self.n += 1;
-        let cbr_at = (k as f64 * self.gap_ns()) as u64;
+        // Exact integer time of packet k, so no rounding lets one more
+        // packet in before the end.
+        let cbr_at = if self.rate_bps == 0 {
+            0
+        } else {
+            u64::try_from(
+                u128::from(k) * u128::from(self.len) * 8_000_000_000 / u128::from(self.rate_bps),
+            )
+            .unwrap_or(u64::MAX)
+        };
         let (at_ns, len, dscp) = match self.profile {
             Profile::Cbr | Profile::Voip => (cbr_at, self.len, None),
             Profile::OnOff { on, off } => {

@@ -319,3 +319,54 @@ fn udp_jitter_matches_the_emulated_distribution() {
         );
     }
 }
+
+#[test]
+fn one_percent_loss_over_two_hundred_thousand_packets() {
+    if !lab_allowed() {
+        return;
+    }
+    let file = write_topology(
+        "lc10",
+        "[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\nloss = \"1%\"\n",
+    );
+    let _down = Down("lc10");
+    let up = lab(&["up", file.to_str().unwrap()]);
+    assert!(up.status.success(), "{}", stderr(&up));
+    let mut server = serve_in("lc10", "b", "2001:2:0:1::2");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    // 100-byte payloads at 16 Mbit/s for 10 s: 200,000 packets.
+    let r = udp_in(
+        "lc10",
+        "a",
+        "2001:2:0:1::2",
+        &["-t", "10s", "-b", "16M", "-l", "100", "-i", "0"],
+    );
+    let s = &r["summary"]["forward"];
+    let loss = s["loss_pct"].as_f64().unwrap();
+    eprintln!(
+        "configured 1 %: measured {loss:.3} % over {} packets",
+        u(&s["sent"])
+    );
+    assert!(u(&s["sent"]) >= 200_000, "{s}");
+    assert!((loss - 1.0).abs() <= 0.2, "loss {loss:.3} %");
+    let _ = server.kill();
+    let _ = server.wait();
+}
+
+#[test]
+fn without_root_the_lab_says_so() {
+    if !lab_allowed() {
+        return;
+    }
+    let file = write_topology("lc11", "[[node]]\nname = \"a\"\n");
+    let o = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_sonde"))
+        .args(["lab", "up", file.to_str().unwrap()])
+        .output()
+        .expect("setpriv (util-linux)");
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("the lab needs root"), "{}", stderr(&o));
+    let left = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&left.stdout).contains("sonde-lab-lc11"));
+}
