@@ -123,52 +123,11 @@ fn build(topo: &Topology, lab: &str, emulator: Option<&Path>) -> Result<(), LabE
                 stderr: "delay and jitter need the sonde binary to run the emulator".into(),
             })?;
             let emu = Netns::create_kept(&ns_name(lab, &format!("_e{n}")))?;
-            a.ip(&[
-                "link",
-                "add",
-                &dev,
-                "address",
-                &mac_a,
-                "type",
-                "veth",
-                "peer",
-                "name",
-                "la",
-                "netns",
-                emu.name(),
-            ])?;
-            b.ip(&[
-                "link",
-                "add",
-                &dev,
-                "address",
-                &mac_b,
-                "type",
-                "veth",
-                "peer",
-                "name",
-                "lb",
-                "netns",
-                emu.name(),
-            ])?;
+            veth(a, &dev, &mac_a, "la", None, &emu)?;
+            veth(b, &dev, &mac_b, "lb", None, &emu)?;
             start_emulator(&emu, exe, l, n)?;
         } else {
-            a.ip(&[
-                "link",
-                "add",
-                &dev,
-                "address",
-                &mac_a,
-                "type",
-                "veth",
-                "peer",
-                "name",
-                &dev,
-                "address",
-                &mac_b,
-                "netns",
-                b.name(),
-            ])?;
+            veth(a, &dev, &mac_a, &dev, Some(&mac_b), b)?;
         }
         for (node, end_a) in [(a, true), (b, false)] {
             let (v6, v4) = link_addrs(n, end_a);
@@ -223,6 +182,26 @@ fn build(topo: &Topology, lab: &str, emulator: Option<&Path>) -> Result<(), LabE
         }
     }
     Ok(())
+}
+
+/// A veth pair: `dev` (with `mac`) in `node`, its peer `peer_dev` in
+/// `peer_ns` (with `peer_mac` if given).
+fn veth(
+    node: &Netns,
+    dev: &str,
+    mac: &str,
+    peer_dev: &str,
+    peer_mac: Option<&str>,
+    peer_ns: &Netns,
+) -> Result<(), LabError> {
+    let mut args = vec![
+        "link", "add", dev, "address", mac, "type", "veth", "peer", "name", peer_dev,
+    ];
+    if let Some(m) = peer_mac {
+        args.extend(["address", m]);
+    }
+    args.extend(["netns", peer_ns.name()]);
+    node.ip(&args).map(|_| ())
 }
 
 /// Brings up the emulator namespace of link `n` and starts the emulator
