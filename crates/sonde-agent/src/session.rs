@@ -121,12 +121,7 @@ pub(crate) fn spawn_watcher(
     stop: &Arc<AtomicBool>,
     credits: Option<Arc<Credits>>,
 ) -> Result<std::thread::JoinHandle<Result<ClientMessage, EngineError>>, EngineError> {
-    let mut reader = Control::new(
-        control
-            .stream()
-            .try_clone()
-            .map_err(EngineError::io("control connection"))?,
-    );
+    let mut reader = control.try_clone()?;
     let watcher_stop = Arc::clone(stop);
     Ok(std::thread::spawn(move || {
         let deadline = Instant::now() + wait;

@@ -15,7 +15,7 @@ use sonde_engine::udp_side::{run_udp_side, UdpDataStream, UdpFlow, UDP_RX_GRACE}
 use sonde_engine::EngineError;
 use sonde_model::StreamLayout;
 use sonde_model::{StreamRole, UdpSpec};
-use sonde_wire::{ServerMessage, StreamAck, TestId, UdpHello};
+use sonde_wire::{ServerMessage, TestId, UdpHello};
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -127,21 +127,9 @@ pub(crate) fn run_udp_accepted(
         unpaced.then(|| Arc::clone(&credits)),
     )?;
     let flow = if unpaced {
-        let mut w = Control::new(
-            control
-                .stream()
-                .try_clone()
-                .map_err(EngineError::io("control connection"))?,
-        );
-        Some(UdpFlow {
-            credits,
-            publish: Box::new(move |acks: &[StreamAck]| {
-                w.send(&ServerMessage::Progress {
-                    acks: acks.to_vec(),
-                })
-                .is_ok()
-            }),
-        })
+        Some(UdpFlow::over_control(&control, credits, |acks| {
+            ServerMessage::Progress { acks }
+        })?)
     } else {
         None
     };

@@ -70,6 +70,15 @@ impl Control {
         self.stream
     }
 
+    /// A second handle on the same connection, for a reader or writer on
+    /// another thread.
+    pub fn try_clone(&self) -> Result<Self, EngineError> {
+        self.stream
+            .try_clone()
+            .map(Self::new)
+            .map_err(EngineError::io("control connection"))
+    }
+
     /// Writes our preamble.
     pub fn send_preamble(&mut self) -> Result<(), EngineError> {
         self.stream

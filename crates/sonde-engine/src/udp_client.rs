@@ -3,7 +3,6 @@
 
 use crate::client::{handshake, HANDSHAKE_TIMEOUT, REPORT_WAIT};
 use crate::connect::udp_connect;
-use crate::control::Control;
 use crate::host_env::host_env;
 use crate::sockopt::udp_in_force;
 use crate::udp_flow::Credits;
@@ -14,7 +13,7 @@ use sonde_model::StreamLayout;
 use sonde_model::{
     Direction, HostEnv, StreamRole, TestSpec, Timestamp, UdpResult, UdpSideReport, UdpSpec,
 };
-use sonde_wire::{ClientMessage, ServerMessage, StreamAck, TestId, UdpHello, HANDSHAKE_FRAME_MAX};
+use sonde_wire::{ClientMessage, ServerMessage, TestId, UdpHello, HANDSHAKE_FRAME_MAX};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -154,12 +153,7 @@ pub fn run_udp(
     let unpaced = spec.stream_rate().bps() == 0;
     let credits = Credits::new(spec.stream_count());
     let reader = if unpaced {
-        let mut r = Control::new(
-            control
-                .stream()
-                .try_clone()
-                .map_err(EngineError::io("control connection"))?,
-        );
+        let mut r = control.try_clone()?;
         let (cap, c) = (udp_report_cap(spec), Arc::clone(&credits));
         let wait = spec.send_duration() + UDP_RX_GRACE + REPORT_WAIT;
         Some(std::thread::spawn(move || {
@@ -176,21 +170,9 @@ pub fn run_udp(
         None
     };
     let flow = if unpaced {
-        let mut w = Control::new(
-            control
-                .stream()
-                .try_clone()
-                .map_err(EngineError::io("control connection"))?,
-        );
-        Some(UdpFlow {
-            credits,
-            publish: Box::new(move |acks: &[StreamAck]| {
-                w.send(&ClientMessage::Progress {
-                    acks: acks.to_vec(),
-                })
-                .is_ok()
-            }),
-        })
+        Some(UdpFlow::over_control(&control, credits, |acks| {
+            ClientMessage::Progress { acks }
+        })?)
     } else {
         None
     };

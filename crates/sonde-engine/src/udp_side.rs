@@ -2,10 +2,12 @@
 //! schedule or receiving into the estimators) and, on the calling
 //! thread, the cut of the run into interval windows.
 
+use crate::control::Control;
 use crate::udp_flow::{Credits, ACK_EVERY};
 use crate::udp_recv::{udp_receive_loop, RxAcc, RxStream};
 use crate::udp_schedule::Schedule;
 use crate::udp_send::{udp_send_loop, UdpSendCounters, UdpSendPlan};
+use crate::EngineError;
 use sonde_model::udp_report::{DscpCounts, ReceivedSum, ReceiverTally, SenderTally, UdpTally};
 use sonde_model::{
     HostEnv, Profile, Rate, SampleWindow, SocketInForce, StreamRole, UdpSideReport, UdpStreamSide,
@@ -59,6 +61,22 @@ impl std::fmt::Debug for UdpFlow {
         f.debug_struct("UdpFlow")
             .field("credits", &self.credits)
             .finish_non_exhaustive()
+    }
+}
+
+impl UdpFlow {
+    /// Flow control whose progress reports go out on `control`, each
+    /// wrapped by `message` (a client or a server message).
+    pub fn over_control<M: serde::Serialize + Send + 'static>(
+        control: &Control,
+        credits: Arc<Credits>,
+        message: fn(Vec<StreamAck>) -> M,
+    ) -> Result<Self, EngineError> {
+        let mut w = control.try_clone()?;
+        Ok(Self {
+            credits,
+            publish: Box::new(move |acks: &[StreamAck]| w.send(&message(acks.to_vec())).is_ok()),
+        })
     }
 }
 
