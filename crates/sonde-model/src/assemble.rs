@@ -45,22 +45,46 @@ impl Pair<'_> {
     }
 }
 
-fn find<'a>(
-    report: &'a SideReport,
+/// A stream as one end reports it: its number and this end's role.
+pub(crate) trait ReportedStream {
+    fn stream(&self) -> u16;
+    fn role(&self) -> StreamRole;
+}
+
+impl ReportedStream for StreamSide {
+    fn stream(&self) -> u16 {
+        self.stream
+    }
+    fn role(&self) -> StreamRole {
+        self.role
+    }
+}
+
+impl ReportedStream for crate::UdpStreamSide {
+    fn stream(&self) -> u16 {
+        self.stream
+    }
+    fn role(&self) -> StreamRole {
+        self.role
+    }
+}
+
+/// Stream `stream` of one end's report, which must have the `expected` role.
+pub(crate) fn find<'a, T: ReportedStream>(
+    streams: &'a [T],
     side: &'static str,
     stream: u16,
     expected: StreamRole,
-) -> Result<&'a StreamSide, AssembleError> {
-    let s = report
-        .streams
+) -> Result<&'a T, AssembleError> {
+    let s = streams
         .iter()
-        .find(|s| s.stream == stream)
+        .find(|s| s.stream() == stream)
         .ok_or(AssembleError::MissingStream { side, stream })?;
-    if s.role != expected {
+    if s.role() != expected {
         return Err(AssembleError::WrongRole {
             side,
             stream,
-            found: s.role,
+            found: s.role(),
             expected,
         });
     }
@@ -83,8 +107,8 @@ fn pairs<'a>(
             Ok(Pair {
                 stream,
                 direction,
-                client: find(client, "client", stream, client_role)?,
-                server: find(server, "server", stream, server_role)?,
+                client: find(&client.streams, "client", stream, client_role)?,
+                server: find(&server.streams, "server", stream, server_role)?,
             })
         })
         .collect()

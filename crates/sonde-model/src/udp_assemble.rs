@@ -2,7 +2,7 @@
 //! sender's counts give the loss base and the offered rate, the
 //! receiver's everything measured on arrival.
 
-use crate::assemble::AssembleError;
+use crate::assemble::{find, AssembleError};
 use crate::spec::StreamLayout;
 use crate::udp_report::{ReceiverTally, SenderTally, UdpSideReport, UdpStreamSide, UdpTally};
 use crate::udp_result::{
@@ -60,28 +60,6 @@ impl Pair<'_> {
             .unwrap_or_default();
         (tx, rx)
     }
-}
-
-fn find<'a>(
-    r: &'a UdpSideReport,
-    side: &'static str,
-    stream: u16,
-    expected: StreamRole,
-) -> Result<&'a UdpStreamSide, AssembleError> {
-    let s = r
-        .streams
-        .iter()
-        .find(|s| s.stream == stream)
-        .ok_or(AssembleError::MissingStream { side, stream })?;
-    if s.role != expected {
-        return Err(AssembleError::WrongRole {
-            side,
-            stream,
-            found: s.role,
-            expected,
-        });
-    }
-    Ok(s)
 }
 
 fn add_sent(into: &mut SenderTally, t: &SenderTally) {
@@ -146,8 +124,8 @@ pub fn udp_result(
             Ok(Pair {
                 stream,
                 direction,
-                client: find(client, "client", stream, c)?,
-                server: find(server, "server", stream, s)?,
+                client: find(&client.streams, "client", stream, c)?,
+                server: find(&server.streams, "server", stream, s)?,
             })
         })
         .collect::<Result<Vec<_>, AssembleError>>()?;
