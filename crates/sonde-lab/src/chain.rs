@@ -3,7 +3,8 @@
 //! sender feels no back-pressure, as on a real network).
 
 use crate::netns::{LabError, Netns};
-use crate::pair::{shape, Link};
+use crate::pair::Link;
+use crate::shaper::{shape, Shaping};
 
 /// `a` (`2001:2:0:N::1`, `198.18.N.1`) — `r` — `b` (`2001:2:0:N+1::2`,
 /// `198.18.N+1.2`). `r`'s interface towards `a` is `to_a`, towards `b`
@@ -101,10 +102,10 @@ impl Chain {
             ns.ip(&["-6", "route", "add", "default", "via", &gw6])?;
             ns.ip(&["route", "add", "default", "via", &gw4])?;
         }
-        shape(&chain.a, "eth0", Link::default(), 50)?;
-        shape(&chain.b, "eth0", Link::default(), 50)?;
-        shape(&chain.r, "to_b", a_to_b, 50)?;
-        shape(&chain.r, "to_a", b_to_a, 50)?;
+        shape(&chain.a, "eth0", &Shaping::from(Link::default()))?;
+        shape(&chain.b, "eth0", &Shaping::from(Link::default()))?;
+        shape(&chain.r, "to_b", &Shaping::from(a_to_b))?;
+        shape(&chain.r, "to_a", &Shaping::from(b_to_a))?;
         Ok(chain)
     }
 

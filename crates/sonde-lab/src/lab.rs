@@ -6,9 +6,10 @@
 //! every other through routers, and each link direction shaped on its
 //! sending interface. A lab outlives the process that built it.
 
+use crate::ingress;
 use crate::netns::{run_cmd, LabError, Netns};
-use crate::pair::{shape, Link};
-use crate::topology::{NodeKind, Topology};
+use crate::shaper::{shape, Queue, Shaping};
+use crate::topology::{LinkSpec, NodeKind, Topology};
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
 
@@ -120,7 +121,7 @@ fn build(topo: &Topology, lab: &str, emulator: Option<&Path>) -> Result<(), LabE
         if l.emulated() {
             let exe = emulator.ok_or_else(|| LabError::Failed {
                 command: "lab up".into(),
-                stderr: "delay and jitter need the sonde binary to run the emulator".into(),
+                stderr: "this link needs the sonde binary to run its emulator".into(),
             })?;
             let emu = Netns::create_kept(&ns_name(lab, &format!("_e{n}")))?;
             veth(a, &dev, &mac_a, "la", None, &emu)?;
@@ -153,12 +154,24 @@ fn build(topo: &Topology, lab: &str, emulator: Option<&Path>) -> Result<(), LabE
                 node.ip(&["link", "set", &dev, "mtu", &mtu.to_string()])?;
             }
             node.ip(&["link", "set", &dev, "up"])?;
+            // This end sends the direction from it; the peer receives it.
             let p = l.direction(end_a);
-            let queue_ms = p.queue_ms.unwrap_or(50);
-            shape(node, &dev, Link { rate: p.rate }, queue_ms)?;
-            if let Some(loss) = p.loss.filter(|l| l.0 > 0.0) {
-                let peer = if end_a { b } else { a };
-                add_loss(peer, &dev, loss.0)?;
+            let queue = match (p.queue, p.queue_ms) {
+                (Some(limit), _) => Queue::Limit(limit),
+                (None, ms) => Queue::Ms(ms.unwrap_or(50)),
+            };
+            let shaping = Shaping {
+                rate: p.rate,
+                queue,
+                diffserv: p.diffserv.clone(),
+            };
+            shape(node, &dev, &shaping)?;
+            let peer = if end_a { b } else { a };
+            if let Some(m) = p.marking {
+                ingress::marking(peer, &dev, m, p.ef_from.as_deref().unwrap_or_default())?;
+            }
+            if let Some(loss) = p.random_loss() {
+                ingress::random_loss(peer, &dev, loss)?;
             }
         }
     }
@@ -206,12 +219,7 @@ fn veth(
 
 /// Brings up the emulator namespace of link `n` and starts the emulator
 /// process in it (it lives until `sonde lab down` kills it).
-fn start_emulator(
-    emu: &Netns,
-    exe: &Path,
-    l: &crate::topology::LinkSpec,
-    n: usize,
-) -> Result<(), LabError> {
+fn start_emulator(emu: &Netns, exe: &Path, l: &LinkSpec, n: usize) -> Result<(), LabError> {
     for dev in ["la", "lb"] {
         if let Some(mtu) = l.mtu {
             emu.ip(&["link", "set", dev, "mtu", &mtu.to_string()])?;
@@ -225,33 +233,12 @@ fn start_emulator(
             ],
         )?;
     }
-    let ns = |d: Option<std::time::Duration>| d.unwrap_or_default().as_nanos().to_string();
-    let (ab, ba) = (l.direction(true), l.direction(false));
-    let dist = |d: Option<crate::topology::JitterDistName>| match d {
-        Some(crate::topology::JitterDistName::Normal) => "normal",
-        _ => "uniform",
-    };
+    let json =
+        |from_a: bool| serde_json::to_string(&l.direction(from_a).impairment()).unwrap_or_default();
     let spawned = emu
         .command(&exe.display().to_string())
         .args(["lab", "emulate", "--left", "la", "--right", "lb"])
-        .args([
-            "--l2r-delay-ns",
-            &ns(ab.delay),
-            "--l2r-jitter-ns",
-            &ns(ab.jitter),
-        ])
-        .args([
-            "--r2l-delay-ns",
-            &ns(ba.delay),
-            "--r2l-jitter-ns",
-            &ns(ba.jitter),
-        ])
-        .args([
-            "--l2r-dist",
-            dist(ab.jitter_dist),
-            "--r2l-dist",
-            dist(ba.jitter_dist),
-        ])
+        .args(["--l2r", &json(true), "--r2l", &json(false)])
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -260,26 +247,6 @@ fn start_emulator(
         program: format!("the emulator of link {n}"),
         source,
     })
-}
-
-/// Random loss of packets arriving on `dev` (nftables `numgen random`
-/// at prerouting): a lossy link as the receiving end sees it. Dropping on
-/// arrival, not on departure, keeps the sender's own stack out of it (a
-/// local drop would fail its send with EPERM).
-fn add_loss(node: &Netns, dev: &str, p: f64) -> Result<(), LabError> {
-    let per_million = (p * 1e6).round() as u64;
-    let _ = node.run("nft", &["add table inet sonde_lab"]);
-    let _ = node.run(
-        "nft",
-        &["add chain inet sonde_lab ingress { type filter hook prerouting priority 0; }"],
-    );
-    node.run(
-        "nft",
-        &[&format!(
-            "add rule inet sonde_lab ingress iifname \"{dev}\" numgen random mod 1000000 < {per_million} drop"
-        )],
-    )
-    .map(|_| ())
 }
 
 /// Static routes of `from`: for each link it is not on, the link number

@@ -10,9 +10,12 @@
 
 mod chain;
 pub mod emulator;
+mod ingress;
 pub mod lab;
 mod netns;
 mod pair;
+pub mod profile;
+mod shaper;
 mod sys;
 pub mod topology;
 

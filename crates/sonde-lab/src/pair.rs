@@ -1,6 +1,7 @@
 //! Two hosts joined by one veth link, each direction shaped on its own.
 
 use crate::netns::{LabError, Netns};
+use crate::shaper::{shape, Queue, Shaping};
 use sonde_model::Rate;
 
 /// The shaping of one direction of a link.
@@ -24,39 +25,14 @@ pub struct Pair {
 
 const IFACE: &str = "eth0";
 
-/// Turns offloads off on `dev` and shapes its egress as `link` says.
-pub(crate) fn shape(ns: &Netns, dev: &str, link: Link, queue_ms: u32) -> Result<(), LabError> {
-    // Offloads off: each frame is a real packet, as on a wire, so the
-    // shaper counts what a real link would carry.
-    ns.run(
-        "ethtool",
-        &[
-            "-K", dev, "tso", "off", "gso", "off", "gro", "off", "tx", "off",
-        ],
-    )?;
-    if let Some(rate) = link.rate {
-        // Burst of ~2 ms at the rate (at least a few frames), queue up
-        // to 50 ms: a shaped access link, not a policer.
-        let burst = (rate.bytes_per_sec() / 500).max(8 * 1514);
-        ns.run(
-            "tc",
-            &[
-                "qdisc",
-                "replace",
-                "dev",
-                dev,
-                "root",
-                "tbf",
-                "rate",
-                &format!("{}bit", rate.bps()),
-                "burst",
-                &burst.to_string(),
-                "latency",
-                &format!("{queue_ms}ms"),
-            ],
-        )?;
+impl From<Link> for Shaping {
+    fn from(l: Link) -> Self {
+        Shaping {
+            rate: l.rate,
+            queue: Queue::Ms(50),
+            diffserv: None,
+        }
     }
-    Ok(())
 }
 
 impl Pair {
@@ -92,8 +68,8 @@ impl Pair {
             ns.ip(&["addr", "add", &format!("{v4}/24"), "dev", IFACE])?;
             ns.ip(&["link", "set", IFACE, "up"])?;
         }
-        shape(&pair.a, IFACE, a_to_b, 50)?;
-        shape(&pair.b, IFACE, b_to_a, 50)?;
+        shape(&pair.a, IFACE, &a_to_b.into())?;
+        shape(&pair.b, IFACE, &b_to_a.into())?;
         Ok(pair)
     }
 }

@@ -16,10 +16,9 @@
 //! loss = "1%"          # one direction only
 //! ```
 
+pub use crate::profile::DirectionProfile;
 use serde::Deserialize;
-use sonde_model::Rate;
 use std::collections::BTreeSet;
-use std::time::Duration;
 
 /// What a node does with packets not addressed to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
@@ -40,78 +39,6 @@ pub struct NodeSpec {
     pub kind: NodeKind,
 }
 
-/// How one direction of a link behaves. Keys not given stay as the
-/// link-wide value, then as a plain link.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DirectionProfile {
-    /// Bottleneck rate (TBF on the sending interface).
-    pub rate: Option<Rate>,
-    /// Queue of the bottleneck, in milliseconds at the rate (default 50).
-    pub queue_ms: Option<u32>,
-    /// Random loss, as a percentage string ("1%") or a fraction (0.01).
-    pub loss: Option<Loss>,
-    /// One-way delay added by sonde's link emulator ("20ms").
-    #[serde(default, deserialize_with = "opt_duration")]
-    pub delay: Option<Duration>,
-    /// Uniform jitter of ± this around the delay ("2ms"); frames leave in
-    /// release order, so it reorders when larger than their spacing.
-    #[serde(default, deserialize_with = "opt_duration")]
-    pub jitter: Option<Duration>,
-    /// Shape of the jitter: "uniform" (± jitter, default) or "normal"
-    /// (standard deviation jitter).
-    pub jitter_dist: Option<JitterDistName>,
-}
-
-/// The jitter distributions a topology may name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum JitterDistName {
-    Uniform,
-    Normal,
-}
-
-fn opt_duration<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
-    let s = String::deserialize(d)?;
-    humantime::parse_duration(&s)
-        .map(Some)
-        .map_err(|_| serde::de::Error::custom(format!("'{s}' is not a duration (e.g. 20ms)")))
-}
-
-/// A loss probability in [0, 1].
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Loss(pub f64);
-
-impl<'de> Deserialize<'de> for Loss {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Fraction(f64),
-            Text(String),
-        }
-        let p = match Raw::deserialize(d)? {
-            Raw::Fraction(f) => f,
-            Raw::Text(t) => {
-                let body = t.trim();
-                let (num, scale) = match body.strip_suffix('%') {
-                    Some(n) => (n.trim(), 100.0),
-                    None => (body, 1.0),
-                };
-                num.parse::<f64>().map(|v| v / scale).map_err(|_| {
-                    serde::de::Error::custom(format!("'{t}' is not a loss (e.g. \"1%\" or 0.01)"))
-                })?
-            }
-        };
-        if !(0.0..=1.0).contains(&p) {
-            return Err(serde::de::Error::custom(format!(
-                "loss {p} is outside 0–100 %"
-            )));
-        }
-        Ok(Loss(p))
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
@@ -129,26 +56,15 @@ pub struct LinkSpec {
 }
 
 impl LinkSpec {
-    /// Whether either direction needs sonde's emulator (delay, jitter).
+    /// Whether either direction needs sonde's emulator.
     pub fn emulated(&self) -> bool {
-        [true, false].iter().any(|&a| {
-            let d = self.direction(a);
-            d.delay.is_some() || d.jitter.is_some()
-        })
+        self.direction(true).emulated() || self.direction(false).emulated()
     }
 
     /// The profile of one direction: its own keys over the link-wide ones.
     pub fn direction(&self, from_a: bool) -> DirectionProfile {
         let own = if from_a { &self.a_to_b } else { &self.b_to_a };
-        let own = own.clone().unwrap_or_default();
-        DirectionProfile {
-            rate: own.rate.or(self.both.rate),
-            queue_ms: own.queue_ms.or(self.both.queue_ms),
-            loss: own.loss.or(self.both.loss),
-            delay: own.delay.or(self.both.delay),
-            jitter: own.jitter.or(self.both.jitter),
-            jitter_dist: own.jitter_dist.or(self.both.jitter_dist),
-        }
+        own.clone().unwrap_or_default().over(&self.both)
     }
 }
 
@@ -233,26 +149,15 @@ impl Topology {
                 }
             }
             for from_a in [true, false] {
-                let d = l.direction(from_a);
-                let uniform = d.jitter_dist != Some(JitterDistName::Normal);
-                if d.delay.is_some_and(|x| x > Duration::from_secs(10))
-                    || (uniform && d.jitter.is_some_and(|j| j > d.delay.unwrap_or_default()))
-                {
-                    return err(format!(
-                        "link {} ({}–{}): delay at most 10s, and uniform jitter at most the delay",
+                let (from, to) = if from_a { (&l.a, &l.b) } else { (&l.b, &l.a) };
+                l.direction(from_a).check().map_err(|m| {
+                    TopologyError(format!(
+                        "link {} ({}–{}), {from} → {to}: {m}",
                         i + 1,
                         l.a,
                         l.b
-                    ));
-                }
-                if d.rate.is_some_and(|r| r.bps() < 8_000) {
-                    return err(format!(
-                        "link {} ({}–{}): rate below 8 kbit/s",
-                        i + 1,
-                        l.a,
-                        l.b
-                    ));
-                }
+                    ))
+                })?;
             }
         }
         Ok(())
@@ -296,10 +201,11 @@ mod tests {
         let t = Topology::from_toml(LADDER, "t.toml").unwrap();
         assert_eq!(t.kind_of("r"), NodeKind::Router);
         let l = &t.links[0];
-        assert_eq!(l.direction(true).rate, Some(Rate::from_bps(100_000_000)));
+        let rate = Some(sonde_model::Rate::from_bps(100_000_000));
+        assert_eq!(l.direction(true).rate, rate);
         assert_eq!(l.direction(true).loss, None);
-        assert_eq!(l.direction(false).loss, Some(Loss(0.01)));
-        assert_eq!(l.direction(false).rate, Some(Rate::from_bps(100_000_000)));
+        assert_eq!(l.direction(false).random_loss(), Some(0.01));
+        assert_eq!(l.direction(false).rate, rate);
     }
 
     #[test]
@@ -317,5 +223,91 @@ mod tests {
         bad("[[link]]\na = \"a\"\nb = \"b\"\ndelay = \"soon\"", "soon");
         bad("[[link]]\na = \"a\"\nb = \"b\"\nloss = \"150%\"", "outside");
         bad("[[link]]\na = \"a\"\nb = \"b\"\nspeed = 1", "speed");
+        let link = |keys: &str| format!("[[link]]\na = \"a\"\nb = \"b\"\n{keys}");
+        bad(&link("loss = { p = \"1%\" }"), "needs 'r'");
+        bad(
+            &link("loss = { p = \"1%\", r = 0.3, q = 1 }"),
+            "unknown key 'q'",
+        );
+        bad(&link("loss = { p = \"1%\", r = \"300%\" }"), "loss.r");
+        bad(&link("reorder = \"5%\""), "reorder needs a delay");
+        bad(&link("diffserv = {}"), "diffserv needs a rate");
+        bad(
+            &link("rate = \"10M\"\ndiffserv = { lbe = [\"EF\"] }"),
+            "both priority and lbe",
+        );
+        bad(&link("marking = \"filter\""), "needs ef_from");
+        bad(&link("ef_from = [\"2001:2::/48\"]"), "only for marking");
+        bad(&link("queue = \"lots\""), "queue 'lots'");
+        bad(&link("queue = \"10p\"\nqueue_ms = 5"), "not both");
+        bad(
+            &link("policer = [{ rate = \"1M\", action = \"shout\" }]"),
+            "'shout'",
+        );
+        bad(
+            &link("policer = [{ rate = \"1M\", burst = 1000 }]"),
+            "below one full-size",
+        );
+        bad(
+            &link("policer = [{ rate = \"1M\" }]\nmarking = \"reset\""),
+            "before the receiving end's marking",
+        );
+        // The direction is named in the message.
+        bad(&link("[link.b_to_a]\nreorder = \"1%\""), "b → a: reorder");
+    }
+
+    #[test]
+    fn every_impairment_key_reaches_the_emulator() {
+        let t = Topology::from_toml(
+            &format!(
+                "{LADDER}\n{}",
+                r#"[[link]]
+                a = "a"
+                b = "b"
+                delay = "10ms"
+                jitter = "1ms"
+                jitter_dist = "pareto-normal"
+                loss = { p = "1%", r = "25%", loss_bad = "50%" }
+                duplicate = "0.5%"
+                reorder = 0.02
+                queue = "100p"
+                policer = [{ rate = "7.75M", dscp = "EF" }, { rate = "1.55M", dscp = 8, action = "remark:CS0", punish = "5%" }]
+                [link.a_to_b]
+                rate = "155M"
+                diffserv = { lbe_min = "2%" }
+                [link.b_to_a]
+                policer = []
+                marking = "filter"
+                ef_from = ["2001:2:0:1::/64", "198.18.1.0/24"]"#
+            ),
+            "t.toml",
+        )
+        .unwrap();
+        let l = &t.links[2];
+        assert!(l.emulated());
+        let d = l.direction(true);
+        assert_eq!(d.queue, Some(crate::profile::QueueLimit::Packets(100)));
+        assert_eq!(d.diffserv.as_ref().map(|d| d.lbe_share()), Some(0.02));
+        let imp = d.impairment();
+        assert_eq!((imp.delay_ns, imp.jitter_ns), (10_000_000, 1_000_000));
+        assert_eq!(imp.dist, crate::emulator::JitterDist::ParetoNormal);
+        let g = imp.gilbert.unwrap();
+        assert_eq!((g.p, g.r, g.loss_good, g.loss_bad), (0.01, 0.25, 0.0, 0.5));
+        assert_eq!((imp.duplicate, imp.reorder), (0.005, 0.02));
+        assert_eq!(imp.policers.len(), 2);
+        assert_eq!(imp.policers[0].burst, 9687, "10 ms at 7.75 Mbit/s");
+        assert_eq!(imp.policers[0].dscp, Some(46));
+        assert_eq!(imp.policers[1].exceed, crate::emulator::Exceed::Remark(0));
+        assert_eq!(imp.policers[1].punish, Some(0.05));
+        // b → a has the link-wide keys but none of a → b's, and its own
+        // empty policer list overrides the link's.
+        let back = l.direction(false);
+        assert!(back.diffserv.is_none() && back.rate.is_none());
+        assert_eq!(back.ef_from.as_ref().map(Vec::len), Some(2));
+        assert!(back.impairment().policers.is_empty());
+        assert_eq!(
+            back.impairment().dist,
+            crate::emulator::JitterDist::ParetoNormal
+        );
     }
 }

@@ -4,11 +4,10 @@
 use crate::cli::Failure;
 use anyhow::{anyhow, Context};
 use clap::{Args, Subcommand};
-use sonde_lab::emulator::{self, Impairment, JitterDist};
+use sonde_lab::emulator::{self, Impairment};
 use sonde_lab::lab;
 use sonde_lab::Topology;
 use std::path::PathBuf;
-use std::time::Duration;
 
 #[derive(Debug, Args)]
 pub struct LabArgs {
@@ -34,18 +33,11 @@ pub enum LabCommand {
         left: String,
         #[arg(long)]
         right: String,
+        /// What happens to frames from left to right (JSON, as `lab up` writes it).
         #[arg(long)]
-        l2r_delay_ns: u64,
+        l2r: String,
         #[arg(long)]
-        l2r_jitter_ns: u64,
-        #[arg(long)]
-        r2l_delay_ns: u64,
-        #[arg(long)]
-        r2l_jitter_ns: u64,
-        #[arg(long, default_value = "uniform")]
-        l2r_dist: String,
-        #[arg(long, default_value = "uniform")]
-        r2l_dist: String,
+        r2l: String,
     },
     /// Run a command inside a node: `sonde lab exec [--lab NAME] NODE -- CMD ...`.
     Exec {
@@ -114,29 +106,15 @@ pub fn run(args: LabArgs) -> Result<(), Failure> {
         LabCommand::Emulate {
             left,
             right,
-            l2r_delay_ns,
-            l2r_jitter_ns,
-            r2l_delay_ns,
-            r2l_jitter_ns,
-            l2r_dist,
-            r2l_dist,
+            l2r,
+            r2l,
         } => {
-            let imp = |d: u64, j: u64, dist: &str| Impairment {
-                delay: Duration::from_nanos(d),
-                jitter: Duration::from_nanos(j),
-                dist: if dist == "normal" {
-                    JitterDist::Normal
-                } else {
-                    JitterDist::Uniform
-                },
+            let parse = |flag: &str, text: &str| -> Result<Impairment, Failure> {
+                serde_json::from_str(text).map_err(|e| Failure::Usage(anyhow!("--{flag}: {e}")))
             };
-            emulator::run(
-                &left,
-                &right,
-                imp(l2r_delay_ns, l2r_jitter_ns, &l2r_dist),
-                imp(r2l_delay_ns, r2l_jitter_ns, &r2l_dist),
-            )
-            .with_context(|| format!("emulating between {left} and {right}"))?;
+            let (l2r, r2l) = (parse("l2r", &l2r)?, parse("r2l", &r2l)?);
+            emulator::run(&left, &right, l2r, r2l)
+                .with_context(|| format!("emulating between {left} and {right}"))?;
             Ok(())
         }
         LabCommand::List => {

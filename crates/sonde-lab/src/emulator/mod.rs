@@ -1,48 +1,27 @@
 //! sonde's link emulator: a bump in the wire between two interfaces of a
-//! namespace that holds every frame for its direction's delay (plus
-//! jitter) and then sends it on, unchanged. This kernel has no netem, so
-//! delay and jitter come from here; rate and loss stay with the kernel
-//! (TBF, nftables) on the link's ends.
+//! namespace. Each frame that arrives on one side is policed, may be lost
+//! (Gilbert-Elliott) or duplicated, is held for its direction's delay
+//! plus jitter (or not at all, when it is picked to be reordered) and is
+//! then sent out of the other side. This kernel has no netem, so these
+//! come from here; rate, random loss and marking stay with the kernel
+//! (TBF/HTB, nftables) on the link's ends.
+
+mod frame;
+mod gilbert;
+mod impairment;
+mod policer;
+mod random;
+
+pub use gilbert::Gilbert;
+pub use impairment::{Direction, Fate, Impairment};
+pub use policer::{Exceed, Policer};
+pub use random::{jitter_ns, JitterDist, Rng};
 
 use crate::sys::PacketSocket;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
-
-/// The shape of the jitter around the delay.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum JitterDist {
-    /// Uniform in ± jitter.
-    #[default]
-    Uniform,
-    /// Normal with standard deviation jitter (cut at 0 total delay).
-    Normal,
-}
-
-/// How frames of one direction are delayed.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Impairment {
-    pub delay: Duration,
-    /// Size of the jitter (0: none): the half-width of a uniform one, the
-    /// standard deviation of a normal one. Frames leave in release order,
-    /// so jitter larger than the gap between frames reorders them, as on
-    /// a real path with parallel queues.
-    pub jitter: Duration,
-    pub dist: JitterDist,
-}
-
-/// One jitter sample in ns for `imp`, from uniform draws in [0, 1).
-pub fn jitter_ns(imp: &Impairment, u1: f64, u2: f64) -> f64 {
-    let j = imp.jitter.as_nanos() as f64;
-    match imp.dist {
-        JitterDist::Uniform => (u1 * 2.0 - 1.0) * j,
-        // Box-Muller.
-        JitterDist::Normal => {
-            (-2.0 * (1.0 - u1).ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos() * j
-        }
-    }
-}
 
 /// A frame and when it may leave.
 struct Held {
@@ -76,21 +55,9 @@ const SPIN: Duration = Duration::from_micros(300);
 /// Most frames one direction holds (beyond: dropped, like a full queue).
 const MAX_HELD: usize = 100_000;
 
-/// A uniform draw in [0, 1) (splitmix64: successive draws are
-/// independent enough for Box-Muller pairs and for per-frame jitter).
-fn uniform01(state: &mut u64) -> f64 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^= z >> 31;
-    (z >> 11) as f64 / (1u64 << 53) as f64
-}
-
-fn reader(rx: PacketSocket, q: Queue, imp: Impairment, seed: u64) {
+fn reader(rx: PacketSocket, q: Queue, mut dir: Direction, start: Instant) {
     let mut buf = vec![0u8; 65_536];
     let mut seq = 0u64;
-    let mut rng = seed | 1;
     loop {
         let n = match rx.recv(&mut buf) {
             Ok(n) => n,
@@ -107,21 +74,24 @@ fn reader(rx: PacketSocket, q: Queue, imp: Impairment, seed: u64) {
             Err(_) => return,
         };
         let now = Instant::now();
-        let (u1, u2) = (uniform01(&mut rng), uniform01(&mut rng));
-        let offset = jitter_ns(&imp, u1, u2);
-        let delay_ns = (imp.delay.as_nanos() as f64 + offset).max(0.0);
-        let release = now + Duration::from_nanos(delay_ns as u64);
+        let now_ns = now.duration_since(start).as_nanos() as u64;
+        let Fate::Forward { delay_ns, copies } = dir.process(&mut buf[..n], now_ns) else {
+            continue;
+        };
+        let release = now + Duration::from_nanos(delay_ns);
         let (lock, cv) = &*q;
         let Ok(mut heap) = lock.lock() else { return };
-        if heap.len() < MAX_HELD {
-            heap.push(Reverse(Held {
-                release,
-                seq,
-                frame: buf[..n].to_vec(),
-            }));
-            seq += 1;
-            cv.notify_one();
+        for _ in 0..copies {
+            if heap.len() < MAX_HELD {
+                heap.push(Reverse(Held {
+                    release,
+                    seq,
+                    frame: buf[..n].to_vec(),
+                }));
+                seq += 1;
+            }
         }
+        cv.notify_one();
     }
 }
 
@@ -177,6 +147,7 @@ pub fn run(left: &str, right: &str, l2r: Impairment, r2l: Impairment) -> std::io
     let poll = Duration::from_millis(200);
     let l = PacketSocket::bind(left, poll)?;
     let r = PacketSocket::bind(right, poll)?;
+    let start = Instant::now();
     let mut threads = Vec::new();
     for (rx, tx, imp, seed) in [
         (l.try_clone()?, r.try_clone()?, l2r, 1u64),
@@ -184,48 +155,12 @@ pub fn run(left: &str, right: &str, l2r: Impairment, r2l: Impairment) -> std::io
     ] {
         let q: Queue = Arc::new((Mutex::new(BinaryHeap::new()), Condvar::new()));
         let q2 = Arc::clone(&q);
-        threads.push(std::thread::spawn(move || reader(rx, q2, imp, seed)));
+        let dir = Direction::new(imp, seed);
+        threads.push(std::thread::spawn(move || reader(rx, q2, dir, start)));
         threads.push(std::thread::spawn(move || writer(tx, q)));
     }
     for t in threads {
         let _ = t.join();
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn samples(dist: JitterDist) -> Vec<f64> {
-        let imp = Impairment {
-            delay: Duration::from_millis(10),
-            jitter: Duration::from_millis(2),
-            dist,
-        };
-        let mut rng = 42u64;
-        (0..200_000)
-            .map(|_| jitter_ns(&imp, uniform01(&mut rng), uniform01(&mut rng)) / 1e6)
-            .collect()
-    }
-
-    #[test]
-    fn uniform_jitter_stays_within_its_width() {
-        let s = samples(JitterDist::Uniform);
-        assert!(s.iter().all(|v| v.abs() <= 2.0));
-        let mean: f64 = s.iter().sum::<f64>() / s.len() as f64;
-        let var: f64 = s.iter().map(|v| v * v).sum::<f64>() / s.len() as f64;
-        assert!(mean.abs() < 0.02, "{mean}");
-        assert!(
-            (var - 4.0 / 3.0).abs() < 0.02,
-            "variance of U(-2, 2) is 4/3: {var}"
-        );
-    }
-
-    #[test]
-    fn normal_jitter_has_its_standard_deviation() {
-        let s = samples(JitterDist::Normal);
-        let var: f64 = s.iter().map(|v| v * v).sum::<f64>() / s.len() as f64;
-        assert!((var.sqrt() - 2.0).abs() < 0.03, "σ {}", var.sqrt());
-    }
 }

@@ -1,0 +1,195 @@
+//! What one direction of an emulated link does to each frame, in order:
+//! policers, Gilbert-Elliott loss, duplication, then delay with jitter (or,
+//! for a reordered frame, no delay at all).
+
+use super::frame;
+use super::gilbert::{Gilbert, GilbertState};
+use super::policer::{Bucket, Exceed, Policer, Verdict};
+use super::random::{jitter_ns, JitterDist, Rng};
+use serde::{Deserialize, Serialize};
+
+/// One direction's settings, as `sonde lab up` hands them to the emulator.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Impairment {
+    pub delay_ns: u64,
+    /// Half-width (uniform) or standard deviation (normal, pareto-normal).
+    /// Frames leave in release order, so jitter larger than the gap
+    /// between frames reorders them, as on a path with parallel queues.
+    pub jitter_ns: u64,
+    pub dist: JitterDist,
+    pub gilbert: Option<Gilbert>,
+    /// Probability that a frame is sent twice.
+    pub duplicate: f64,
+    /// Probability that a frame skips the delay and so overtakes those
+    /// held before it.
+    pub reorder: f64,
+    /// The first policer whose DSCP matches a packet polices it.
+    pub policers: Vec<Policer>,
+}
+
+/// What becomes of a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fate {
+    Dropped,
+    /// Leaves `delay_ns` after it arrived, `copies` times (1 or 2).
+    Forward {
+        delay_ns: u64,
+        copies: u8,
+    },
+}
+
+/// One direction of the emulator at work.
+#[derive(Debug)]
+pub struct Direction {
+    imp: Impairment,
+    rng: Rng,
+    gilbert: Option<GilbertState>,
+    buckets: Vec<Bucket>,
+}
+
+impl Direction {
+    pub fn new(imp: Impairment, seed: u64) -> Self {
+        Self {
+            rng: Rng::new(seed),
+            gilbert: imp.gilbert.map(GilbertState::new),
+            buckets: imp.policers.iter().copied().map(Bucket::new).collect(),
+            imp,
+        }
+    }
+
+    /// Decides the fate of `frame`, arriving `now_ns` after the start;
+    /// a remarking policer rewrites its DSCP in place.
+    pub fn process(&mut self, frame: &mut [u8], now_ns: u64) -> Fate {
+        if !self.buckets.is_empty() {
+            let dscp = frame::dscp(frame);
+            if let Some(b) = self.buckets.iter_mut().find(|b| b.matches(dscp)) {
+                match b.police(frame::ip_len(frame), now_ns, &mut self.rng) {
+                    Verdict::Pass => {}
+                    Verdict::Exceed(Exceed::Drop) => return Fate::Dropped,
+                    Verdict::Exceed(Exceed::Remark(to)) => {
+                        frame::set_dscp(frame, to);
+                    }
+                }
+            }
+        }
+        if let Some(g) = &mut self.gilbert {
+            if g.lose(&mut self.rng) {
+                return Fate::Dropped;
+            }
+        }
+        let copies = 1 + u8::from(self.rng.chance(self.imp.duplicate));
+        if self.rng.chance(self.imp.reorder) {
+            return Fate::Forward {
+                delay_ns: 0,
+                copies,
+            };
+        }
+        let offset = jitter_ns(self.imp.dist, self.imp.jitter_ns as f64, &mut self.rng);
+        let delay_ns = (self.imp.delay_ns as f64 + offset).max(0.0) as u64;
+        Fate::Forward { delay_ns, copies }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(imp: Impairment, n: u64) -> Vec<Fate> {
+        let mut d = Direction::new(imp, 9);
+        let mut f = vec![0u8; 100];
+        (0..n).map(|i| d.process(&mut f, i * 1_000_000)).collect()
+    }
+
+    #[test]
+    fn a_plain_delay_holds_every_frame_as_long() {
+        let imp = Impairment {
+            delay_ns: 20_000_000,
+            ..Default::default()
+        };
+        assert!(run(imp, 1000).iter().all(|f| *f
+            == Fate::Forward {
+                delay_ns: 20_000_000,
+                copies: 1
+            }));
+    }
+
+    #[test]
+    fn duplicates_and_reorders_come_at_their_rates() {
+        let imp = Impairment {
+            delay_ns: 10_000_000,
+            duplicate: 0.02,
+            reorder: 0.05,
+            ..Default::default()
+        };
+        let fates = run(imp, 200_000);
+        let dup = fates
+            .iter()
+            .filter(|f| matches!(f, Fate::Forward { copies: 2, .. }))
+            .count() as f64
+            / 2e5;
+        let early = fates
+            .iter()
+            .filter(|f| matches!(f, Fate::Forward { delay_ns: 0, .. }))
+            .count() as f64
+            / 2e5;
+        assert!((dup - 0.02).abs() < 0.002, "{dup}");
+        assert!((early - 0.05).abs() < 0.003, "{early}");
+    }
+
+    #[test]
+    fn gilbert_loss_drops_at_its_mean_rate() {
+        let g = Gilbert {
+            p: 0.02,
+            r: 0.3,
+            loss_good: 0.0,
+            loss_bad: 1.0,
+        };
+        let imp = Impairment {
+            gilbert: Some(g),
+            ..Default::default()
+        };
+        let lost = run(imp, 300_000)
+            .iter()
+            .filter(|f| **f == Fate::Dropped)
+            .count() as f64
+            / 3e5;
+        assert!(
+            (lost - g.mean_loss()).abs() / g.mean_loss() < 0.05,
+            "{lost}"
+        );
+    }
+
+    #[test]
+    fn a_remarking_policer_rewrites_the_excess() {
+        // IPv6 EF frames of 1000 bytes, one per ms = 8 Mbit/s, against a
+        // 4 Mbit/s policer that remarks the excess to CS1.
+        let mut d = Direction::new(
+            Impairment {
+                policers: vec![Policer {
+                    rate_bps: 4_000_000,
+                    burst: 2000,
+                    dscp: Some(46),
+                    exceed: Exceed::Remark(8),
+                    punish: None,
+                }],
+                ..Default::default()
+            },
+            1,
+        );
+        let mut remarked = 0;
+        for i in 0..10_000u64 {
+            let mut f = vec![0u8; 1014];
+            f[12] = 0x86;
+            f[13] = 0xdd;
+            f[14] = 0x6b;
+            f[15] = 0x80;
+            assert!(matches!(
+                d.process(&mut f, i * 1_000_000),
+                Fate::Forward { .. }
+            ));
+            remarked += usize::from(frame::dscp(&f) == Some(8));
+        }
+        assert!((4_900..=5_100).contains(&remarked), "{remarked}");
+    }
+}
