@@ -191,6 +191,8 @@ pub struct PolicerSpec {
     pub burst: Option<ByteSize>,
     /// Police only this DSCP (default: every IP packet).
     pub dscp: Option<Dscp>,
+    /// Police only "udp" or "tcp" (default: every protocol).
+    pub protocol: Option<PolicedProtocol>,
     /// "drop" (default) or "remark:DSCP".
     pub action: Option<PoliceAction>,
     /// Punishing limiter: beyond the rate only this fraction passes.
@@ -202,6 +204,23 @@ impl PolicerSpec {
         self.burst
             .map(|b| b.bytes())
             .unwrap_or((self.rate.bytes_per_sec() / 100).max(3000))
+    }
+}
+
+/// The transport a policer may be limited to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PolicedProtocol {
+    Udp,
+    Tcp,
+}
+
+impl PolicedProtocol {
+    pub fn number(self) -> u8 {
+        match self {
+            PolicedProtocol::Udp => 17,
+            PolicedProtocol::Tcp => 6,
+        }
     }
 }
 
@@ -310,6 +329,7 @@ impl DirectionProfile {
                     rate_bps: p.rate.bps(),
                     burst: p.burst_bytes(),
                     dscp: p.dscp.map(Dscp::value),
+                    protocol: p.protocol.map(PolicedProtocol::number),
                     exceed: match p.action {
                         Some(PoliceAction::Remark(d)) => Exceed::Remark(d.value()),
                         _ => Exceed::Drop,

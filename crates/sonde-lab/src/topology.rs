@@ -271,7 +271,7 @@ mod tests {
                 duplicate = "0.5%"
                 reorder = 0.02
                 queue = "100p"
-                policer = [{ rate = "7.75M", dscp = "EF" }, { rate = "1.55M", dscp = 8, action = "remark:CS0", punish = "5%" }]
+                policer = [{ rate = "7.75M", dscp = "EF" }, { rate = "1.55M", dscp = 8, protocol = "udp", action = "remark:CS0", punish = "5%" }]
                 [link.a_to_b]
                 rate = "155M"
                 diffserv = { lbe_min = "2%" }
@@ -299,6 +299,7 @@ mod tests {
         assert_eq!(imp.policers[0].dscp, Some(46));
         assert_eq!(imp.policers[1].exceed, crate::emulator::Exceed::Remark(0));
         assert_eq!(imp.policers[1].punish, Some(0.05));
+        assert_eq!(imp.policers[1].protocol, Some(17));
         // b → a has the link-wide keys but none of a → b's, and its own
         // empty policer list overrides the link's.
         let back = l.direction(false);

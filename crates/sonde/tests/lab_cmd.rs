@@ -4,16 +4,9 @@
 //! Needs root; `SONDE_LAB=skip` skips elsewhere.
 
 mod common;
+use common::lab_cli::{lab, serve_in, udp_in, write_topology, Down};
 use common::{lab_allowed, sonde, stderr, u};
-use std::process::{Child, Command, Stdio};
-
-fn write_topology(name: &str, body: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("sonde-labcmd-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("{name}.toml"));
-    std::fs::write(&path, format!("name = \"{name}\"\n{body}")).unwrap();
-    path
-}
+use std::process::Command;
 
 const THREE: &str = r#"
 [[node]]
@@ -34,40 +27,6 @@ b = "b"
 [link.a_to_b]
 rate = "9M"
 "#;
-
-fn lab(args: &[&str]) -> std::process::Output {
-    sonde().arg("lab").args(args).output().unwrap()
-}
-
-struct Down(&'static str);
-impl Drop for Down {
-    fn drop(&mut self) {
-        let _ = lab(&["down", self.0]);
-    }
-}
-
-fn serve_in(labname: &str, node: &str, addr: &str) -> Child {
-    sonde()
-        .args(["lab", "exec", "--lab", labname, node, "--"])
-        .arg(env!("CARGO_BIN_EXE_sonde"))
-        .args(["serve", "--bind", addr, "-p", "5201"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
-}
-
-fn udp_in(labname: &str, node: &str, host: &str, args: &[&str]) -> serde_json::Value {
-    let out = sonde()
-        .args(["lab", "exec", "--lab", labname, node, "--"])
-        .arg(env!("CARGO_BIN_EXE_sonde"))
-        .args(["udp", host, "-J"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    serde_json::from_slice(&out.stdout).unwrap()
-}
 
 #[test]
 fn a_lab_measures_as_its_file_says() {

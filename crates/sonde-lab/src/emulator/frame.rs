@@ -15,6 +15,16 @@ pub fn dscp(frame: &[u8]) -> Option<u8> {
     }
 }
 
+/// The transport protocol of the IP packet in `frame` (IPv4 protocol,
+/// IPv6 next header, extension headers not followed).
+pub fn protocol(frame: &[u8]) -> Option<u8> {
+    match (frame.get(12..14)?, frame.get(14)? >> 4) {
+        (t, 4) if t == IPV4 => frame.get(14 + 9).copied(),
+        (t, 6) if t == IPV6 => frame.get(14 + 6).copied(),
+        _ => None,
+    }
+}
+
 /// Rewrites the DSCP of the IP packet in `frame` (ECN bits kept). An IPv4
 /// header checksum is updated incrementally (RFC 1624), so the packet stays
 /// valid; IPv6 has no header checksum, and neither TCP's nor UDP's covers
@@ -90,6 +100,7 @@ mod tests {
             for to in [0u8, 8, 46, 63] {
                 let mut f = v4_frame(tos);
                 assert_eq!(dscp(&f), Some(tos >> 2));
+                assert_eq!(protocol(&f), Some(17));
                 assert!(set_dscp(&mut f, to));
                 assert_eq!(dscp(&f), Some(to));
                 assert_eq!(f[15] & 3, tos & 3, "ECN bits kept");
@@ -108,7 +119,9 @@ mod tests {
         f[15] = 0x9a;
         f[16] = 0xbc;
         f[17] = 0xde;
+        f[20] = 6;
         assert_eq!(dscp(&f), Some(46));
+        assert_eq!(protocol(&f), Some(6));
         assert!(set_dscp(&mut f, 8));
         assert_eq!(dscp(&f), Some(8));
         assert_eq!(f[14], 0x62, "version kept");
@@ -122,6 +135,7 @@ mod tests {
         arp[12] = 0x08;
         arp[13] = 0x06;
         assert_eq!(dscp(&arp), None);
+        assert_eq!(protocol(&arp), None);
         assert!(!set_dscp(&mut arp, 46));
         assert!(arp[14..].iter().all(|&b| b == 0));
         assert_eq!(dscp(&[0u8; 10]), None);

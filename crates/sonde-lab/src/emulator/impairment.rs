@@ -62,8 +62,8 @@ impl Direction {
     /// a remarking policer rewrites its DSCP in place.
     pub fn process(&mut self, frame: &mut [u8], now_ns: u64) -> Fate {
         if !self.buckets.is_empty() {
-            let dscp = frame::dscp(frame);
-            if let Some(b) = self.buckets.iter_mut().find(|b| b.matches(dscp)) {
+            let (dscp, proto) = (frame::dscp(frame), frame::protocol(frame));
+            if let Some(b) = self.buckets.iter_mut().find(|b| b.matches(dscp, proto)) {
                 match b.police(frame::ip_len(frame), now_ns, &mut self.rng) {
                     Verdict::Pass => {}
                     Verdict::Exceed(Exceed::Drop) => return Fate::Dropped,
@@ -170,6 +170,7 @@ mod tests {
                     rate_bps: 4_000_000,
                     burst: 2000,
                     dscp: Some(46),
+                    protocol: None,
                     exceed: Exceed::Remark(8),
                     punish: None,
                 }],

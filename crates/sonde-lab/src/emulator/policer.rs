@@ -23,6 +23,9 @@ pub struct Policer {
     pub burst: u64,
     /// Only packets with this DSCP are policed (`None`: all IP packets).
     pub dscp: Option<u8>,
+    /// Only packets of this IP protocol (17 UDP, 6 TCP; `None`: all).
+    #[serde(default)]
+    pub protocol: Option<u8>,
     pub exceed: Exceed,
     /// Punishing limiter: while the offered traffic exceeds the rate, only
     /// this fraction of it passes (the rest gets `exceed`). Every offered
@@ -56,9 +59,13 @@ impl Bucket {
         }
     }
 
-    /// Whether this policer looks at a packet with this DSCP.
-    pub fn matches(&self, dscp: Option<u8>) -> bool {
-        dscp.is_some() && (self.policer.dscp.is_none() || self.policer.dscp == dscp)
+    /// Whether this policer looks at an IP packet with this DSCP and
+    /// protocol (`None`: not IP).
+    pub fn matches(&self, dscp: Option<u8>, protocol: Option<u8>) -> bool {
+        let p = &self.policer;
+        dscp.is_some()
+            && (p.dscp.is_none() || p.dscp == dscp)
+            && (p.protocol.is_none() || p.protocol == protocol)
     }
 
     /// Charges `len` bytes arriving at `now_ns`.
@@ -109,6 +116,7 @@ mod tests {
         rate_bps: 7_750_000,
         burst: 15_000,
         dscp: Some(46),
+        protocol: None,
         exceed: Exceed::Drop,
         punish: None,
     };
@@ -131,6 +139,7 @@ mod tests {
             rate_bps: 88_000_000,
             burst: 110_000,
             dscp: None,
+            protocol: Some(17),
             exceed: Exceed::Drop,
             punish: Some(0.05),
         };
@@ -144,15 +153,21 @@ mod tests {
     }
 
     #[test]
-    fn a_policer_matches_its_dscp_and_ip_only() {
+    fn a_policer_matches_its_dscp_protocol_and_ip_only() {
         let b = Bucket::new(EF_5PCT);
-        assert!(b.matches(Some(46)));
-        assert!(!b.matches(Some(0)));
-        assert!(!b.matches(None));
+        assert!(b.matches(Some(46), Some(6)));
+        assert!(!b.matches(Some(0), Some(6)));
+        assert!(!b.matches(None, None));
         let all = Bucket::new(Policer {
             dscp: None,
             ..EF_5PCT
         });
-        assert!(all.matches(Some(0)) && !all.matches(None));
+        assert!(all.matches(Some(0), None) && !all.matches(None, None));
+        let udp = Bucket::new(Policer {
+            dscp: None,
+            protocol: Some(17),
+            ..EF_5PCT
+        });
+        assert!(udp.matches(Some(0), Some(17)) && !udp.matches(Some(0), Some(6)));
     }
 }

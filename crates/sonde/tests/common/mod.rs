@@ -2,6 +2,8 @@
 //! and client runs against it.
 #![allow(dead_code)]
 
+pub mod lab_cli;
+
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::process::{Child, Command, Output, Stdio};

@@ -1,0 +1,90 @@
+//! Labs built with the `sonde lab` command line, and sonde run inside them.
+
+use super::{sonde, stderr};
+use std::process::{Child, Stdio};
+
+/// Writes a topology named `name` to a temporary file.
+pub fn write_topology(name: &str, body: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("sonde-labcmd-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, format!("name = \"{name}\"\n{body}")).unwrap();
+    path
+}
+
+pub fn lab(args: &[&str]) -> std::process::Output {
+    sonde().arg("lab").args(args).output().unwrap()
+}
+
+pub struct Down(pub &'static str);
+impl Drop for Down {
+    fn drop(&mut self) {
+        let _ = lab(&["down", self.0]);
+    }
+}
+
+pub fn serve_in(labname: &str, node: &str, addr: &str) -> Child {
+    sonde()
+        .args(["lab", "exec", "--lab", labname, node, "--"])
+        .arg(env!("CARGO_BIN_EXE_sonde"))
+        .args(["serve", "--bind", addr, "-p", "5201"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+pub fn udp_in(labname: &str, node: &str, host: &str, args: &[&str]) -> serde_json::Value {
+    let out = sonde()
+        .args(["lab", "exec", "--lab", labname, node, "--"])
+        .arg(env!("CARGO_BIN_EXE_sonde"))
+        .args(["udp", host, "-J"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// A process killed when the test lets go of it, also when it panics.
+pub struct KillOnDrop(pub Child);
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `sonde udp HOST -J ARGS` in a node without waiting for it.
+pub fn udp_spawn(labname: &str, node: &str, host: &str, args: &[&str]) -> Child {
+    sonde()
+        .args(["lab", "exec", "--lab", labname, node, "--"])
+        .arg(env!("CARGO_BIN_EXE_sonde"))
+        .args(["udp", host, "-J"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// The JSON result of a run started with [`udp_spawn`].
+pub fn json_of(child: Child) -> serde_json::Value {
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Brings up a lab from `body` (named `name`); it is removed on drop.
+pub fn lab_up(name: &'static str, body: &str) -> Down {
+    let file = write_topology(name, body);
+    let down = Down(name);
+    let up = lab(&["up", file.to_str().unwrap()]);
+    assert!(up.status.success(), "{}", stderr(&up));
+    down
+}
+
+/// A field of a JSON result as f64.
+pub fn num(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
