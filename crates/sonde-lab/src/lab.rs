@@ -322,6 +322,13 @@ pub fn show(lab: &str) -> Result<String, LabError> {
             "-- queues\n{}",
             String::from_utf8_lossy(&q.stdout)
         ));
+        // Classes and filters hang off a device's root qdisc.
+        for (what, object) in [("classes", "class"), ("filters", "filter")] {
+            let text = per_device(&ns, object)?;
+            if !text.trim().is_empty() {
+                out.push_str(&format!("-- {what}\n{text}"));
+            }
+        }
         if let Ok(r) = ns.run("nft", &["list", "ruleset"]) {
             let text = String::from_utf8_lossy(&r.stdout);
             if !text.trim().is_empty() {
@@ -329,7 +336,72 @@ pub fn show(lab: &str) -> Result<String, LabError> {
             }
         }
     }
+    for (link, settings) in emulators(lab) {
+        out.push_str(&format!("== link {link}: sonde's emulator\n{settings}"));
+    }
     Ok(out)
+}
+
+/// `tc OBJECT show dev D` for every link device of `ns`.
+fn per_device(ns: &Netns, object: &str) -> Result<String, LabError> {
+    let links = ns.ip(&["-o", "link", "show"])?;
+    let mut out = String::new();
+    for line in String::from_utf8_lossy(&links.stdout).lines() {
+        let Some(dev) = line
+            .split(':')
+            .nth(1)
+            .map(|d| d.trim().split('@').next().unwrap_or(""))
+        else {
+            continue;
+        };
+        if dev.is_empty() || dev == "lo" {
+            continue;
+        }
+        let o = run_cmd("tc", &["-n", ns.name(), object, "show", "dev", dev])?;
+        out.push_str(&String::from_utf8_lossy(&o.stdout));
+    }
+    Ok(out)
+}
+
+/// The settings of each link emulator of `lab`, read back from the
+/// running emulator's command line: link number, then one line per
+/// direction.
+fn emulators(lab: &str) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for node in namespaces().remove(lab).unwrap_or_default() {
+        let Some(link) = node.strip_prefix("_e") else {
+            continue;
+        };
+        let pids = run_cmd("ip", &["netns", "pids", &ns_name(lab, &node)])
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default();
+        let mut text = String::new();
+        for pid in pids.split_whitespace() {
+            let Ok(raw) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+                continue;
+            };
+            let args: Vec<String> = raw
+                .split(|b| *b == 0)
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect();
+            for (flag, label) in [("--l2r", "a → b"), ("--r2l", "b → a")] {
+                let imp = args
+                    .iter()
+                    .position(|a| a == flag)
+                    .and_then(|i| args.get(i + 1))
+                    .and_then(|j| serde_json::from_str::<crate::emulator::Impairment>(j).ok());
+                if let Some(imp) = imp {
+                    text.push_str(&format!("{label}: {imp}\n"));
+                }
+            }
+        }
+        if text.is_empty() {
+            text = "not running\n".into();
+        }
+        found.push((link.to_string(), text));
+    }
+    found.sort_by_key(|(l, _)| l.parse::<usize>().unwrap_or(0));
+    found
 }
 
 #[cfg(test)]

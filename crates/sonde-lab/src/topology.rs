@@ -104,8 +104,9 @@ impl Topology {
     pub fn validate(&self) -> Result<(), TopologyError> {
         let err = |m: String| Err(TopologyError(m));
         if let Some(n) = &self.name {
-            if !valid_name(n, 12) {
-                return err(format!("name '{n}': use 1–12 letters, digits or '-'"));
+            // No '-': it separates the lab from the node in namespace names.
+            if n.is_empty() || n.len() > 12 || !n.bytes().all(|b| b.is_ascii_alphanumeric()) {
+                return err(format!("name '{n}': use 1–12 letters or digits"));
             }
         }
         if self.nodes.is_empty() {

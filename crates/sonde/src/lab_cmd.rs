@@ -59,7 +59,7 @@ fn lab_name(topo: &Topology, file: &std::path::Path) -> Result<String, Failure> 
         .and_then(|s| s.to_str())
         .unwrap_or_default()
         .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .filter(char::is_ascii_alphanumeric)
         .take(12)
         .collect::<String>();
     if stem.is_empty() {

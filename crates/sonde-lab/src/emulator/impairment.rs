@@ -28,6 +28,69 @@ pub struct Impairment {
     pub policers: Vec<Policer>,
 }
 
+impl std::fmt::Display for Impairment {
+    /// One line, as `sonde lab show` prints it: "delay 10 ms, jitter 1 ms
+    /// (normal), loss Gilbert-Elliott p 1 % r 25 % (mean 3.85 %), …".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let pct = |p: f64| format!("{} %", p * 100.0);
+        let ms = |ns: u64| format!("{} ms", ns as f64 / 1e6);
+        let mut parts = Vec::new();
+        if self.delay_ns > 0 {
+            parts.push(format!("delay {}", ms(self.delay_ns)));
+        }
+        if self.jitter_ns > 0 {
+            let dist = serde_json::to_string(&self.dist).unwrap_or_default();
+            parts.push(format!(
+                "jitter {} ({})",
+                ms(self.jitter_ns),
+                dist.trim_matches('"')
+            ));
+        }
+        if let Some(g) = &self.gilbert {
+            parts.push(format!(
+                "loss Gilbert-Elliott p {} r {} good {} bad {} (mean {:.3} %)",
+                pct(g.p),
+                pct(g.r),
+                pct(g.loss_good),
+                pct(g.loss_bad),
+                g.mean_loss() * 100.0
+            ));
+        }
+        if self.duplicate > 0.0 {
+            parts.push(format!("duplicate {}", pct(self.duplicate)));
+        }
+        if self.reorder > 0.0 {
+            parts.push(format!("reorder {}", pct(self.reorder)));
+        }
+        for p in &self.policers {
+            let mut what = String::from("policer");
+            if let Some(d) = p.dscp {
+                what.push_str(&format!(" DSCP {d}"));
+            }
+            if let Some(proto) = p.protocol {
+                what.push_str(&format!(" protocol {proto}"));
+            }
+            what.push_str(&format!(
+                " {} bit/s burst {} B, excess {}",
+                p.rate_bps,
+                p.burst,
+                match p.exceed {
+                    Exceed::Drop => "dropped".to_string(),
+                    Exceed::Remark(d) => format!("remarked to DSCP {d}"),
+                }
+            ));
+            if let Some(keep) = p.punish {
+                what.push_str(&format!(", punishing: {} passes above the rate", pct(keep)));
+            }
+            parts.push(what);
+        }
+        if parts.is_empty() {
+            parts.push("passes every frame at once".into());
+        }
+        f.write_str(&parts.join(", "))
+    }
+}
+
 /// What becomes of a frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fate {
@@ -99,6 +162,34 @@ mod tests {
         let mut d = Direction::new(imp, 9);
         let mut f = vec![0u8; 100];
         (0..n).map(|i| d.process(&mut f, i * 1_000_000)).collect()
+    }
+
+    #[test]
+    fn settings_read_back_in_words() {
+        let imp = Impairment {
+            delay_ns: 10_000_000,
+            jitter_ns: 1_500_000,
+            dist: JitterDist::ParetoNormal,
+            reorder: 0.05,
+            policers: vec![Policer {
+                rate_bps: 7_750_000,
+                burst: 9687,
+                dscp: Some(46),
+                protocol: None,
+                exceed: Exceed::Drop,
+                punish: None,
+            }],
+            ..Default::default()
+        };
+        assert_eq!(
+            imp.to_string(),
+            "delay 10 ms, jitter 1.5 ms (pareto-normal), reorder 5 %, \
+             policer DSCP 46 7750000 bit/s burst 9687 B, excess dropped"
+        );
+        assert_eq!(
+            Impairment::default().to_string(),
+            "passes every frame at once"
+        );
     }
 
     #[test]
