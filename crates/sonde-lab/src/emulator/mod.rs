@@ -52,6 +52,9 @@ type Queue = Arc<(Mutex<BinaryHeap<Reverse<Held>>>, Condvar)>;
 /// Waits for a release end this early; the rest is spun.
 const SPIN: Duration = Duration::from_micros(300);
 
+/// While spinning, yields the core when the release is further than this.
+const YIELD_ABOVE: Duration = Duration::from_micros(50);
+
 /// Most frames one direction holds (beyond: dropped, like a full queue).
 const MAX_HELD: usize = 100_000;
 
@@ -81,6 +84,10 @@ fn reader(rx: PacketSocket, q: Queue, mut dir: Direction, start: Instant) {
         let release = now + Duration::from_nanos(delay_ns);
         let (lock, cv) = &*q;
         let Ok(mut heap) = lock.lock() else { return };
+        // The writer sleeps until the earliest release it knows of: wake it
+        // only when this frame comes before that (with a steady delay, almost
+        // never), not once per frame.
+        let wake = heap.peek().is_none_or(|Reverse(h)| release < h.release);
         for _ in 0..copies {
             if heap.len() < MAX_HELD {
                 heap.push(Reverse(Held {
@@ -91,7 +98,9 @@ fn reader(rx: PacketSocket, q: Queue, mut dir: Direction, start: Instant) {
                 seq += 1;
             }
         }
-        cv.notify_one();
+        if wake {
+            cv.notify_one();
+        }
     }
 }
 
@@ -116,8 +125,18 @@ fn writer(tx: PacketSocket, q: Queue) {
                 // on a busy or virtual machine.
                 let release = h.release;
                 drop(heap);
-                while Instant::now() < release {
-                    std::hint::spin_loop();
+                // Far from it, give the core to whatever else is runnable
+                // (the hosts' own stacks share this machine's cores).
+                loop {
+                    let now = Instant::now();
+                    if now >= release {
+                        break;
+                    }
+                    if release - now > YIELD_ABOVE {
+                        std::thread::yield_now();
+                    } else {
+                        std::hint::spin_loop();
+                    }
                 }
                 heap = match lock.lock() {
                     Ok(g) => g,
