@@ -11,6 +11,7 @@ pub mod control;
 mod error;
 pub mod host_env;
 pub mod pacer;
+pub mod ping;
 pub mod side;
 pub mod sockopt;
 pub mod stream;

@@ -8,9 +8,11 @@
 pub mod assemble;
 pub mod dscp;
 pub mod env;
+pub mod ping;
 pub mod profile;
 pub mod report;
 pub mod result;
+pub mod rtt;
 pub mod serde_secs;
 pub mod spec;
 pub mod udp_assemble;
@@ -21,6 +23,7 @@ pub mod units;
 
 pub use dscp::Dscp;
 pub use env::HostEnv;
+pub use ping::{PingProto, PingResult, PingSpec};
 pub use profile::Profile;
 pub use report::{
     SampleWindow, SideReport, SideSample, SocketInForce, StreamRole, StreamSide, TcpInfoSnapshot,
@@ -29,6 +32,7 @@ pub use result::{
     DirectionSummary, Interval, IntervalSum, StreamInterval, StreamResult, TcpResult, TcpSummary,
     TestEnv, Timestamp, RESULT_FORMAT_VERSION,
 };
+pub use rtt::{PingCounts, RttStats};
 pub use spec::{Direction, IpFamily, SpecError, StreamLayout, TcpSpec, TestSpec};
 pub use udp_report::{UdpSideReport, UdpStreamSide, UdpTally};
 pub use udp_result::UdpResult;

@@ -4,7 +4,7 @@
 //! aborted), 2 a usage error (bad flag, bad value, bad config), 130
 //! interrupted by Ctrl-C (the partial result is still printed).
 
-use crate::{lab_cmd, quickstart, serve_cmd, tcp_cmd, udp_cmd};
+use crate::{lab_cmd, ping_cmd, quickstart, serve_cmd, tcp_cmd, udp_cmd};
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
@@ -31,6 +31,8 @@ pub enum Command {
     Tcp(tcp_cmd::TcpArgs),
     /// Measure UDP loss, PDR, jitter, delay and DSCP handling to a sonde server.
     Udp(udp_cmd::UdpArgs),
+    /// Round-trip time: ICMP/ICMPv6 echo, or STAMP to a sonde reflector.
+    Ping(ping_cmd::PingArgs),
     /// Emulated network paths on this machine (network namespaces; root).
     Lab(lab_cmd::LabArgs),
     /// A quick end-to-end measurement on this machine (server in-process).
@@ -99,6 +101,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Serve(a) => serve_cmd::run(a),
         Command::Tcp(a) => tcp_cmd::run(a),
         Command::Udp(a) => udp_cmd::run(a),
+        Command::Ping(a) => ping_cmd::run(a),
         Command::Quickstart(a) => quickstart::run(a),
         Command::Lab(a) => lab_cmd::run(a),
     };

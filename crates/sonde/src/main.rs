@@ -2,6 +2,7 @@
 
 mod cli;
 mod lab_cmd;
+mod ping_cmd;
 mod quickstart;
 mod run_args;
 mod serve_cmd;

@@ -5,7 +5,10 @@
 
 mod udp;
 
-pub use udp::{enable_udp_gro, enable_udp_rx_info, send_gso, send_with_tos, Datagram, RecvBatch};
+pub use udp::{
+    enable_rx_timestamps, enable_udp_gro, enable_udp_rx_info, send_gso, send_with_tos, Datagram,
+    RecvBatch,
+};
 
 use std::io;
 use std::net::Ipv6Addr;

@@ -9,14 +9,20 @@ use std::os::fd::AsRawFd;
 /// Turns on what a UDP receiver needs per packet: kernel receive
 /// timestamps (SO_TIMESTAMPNS) and the arriving TOS / traffic class.
 pub fn enable_udp_rx_info(sock: &impl AsRawFd, ipv6: bool) -> io::Result<()> {
+    enable_rx_timestamps(sock)?;
     let on: libc::c_int = 1;
-    setsockopt_raw(sock, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, &on)?;
     // IPv4 (and v4-mapped) packets report IP_TOS, IPv6 ones IPV6_TCLASS.
     setsockopt_raw(sock, libc::IPPROTO_IP, libc::IP_RECVTOS, &on)?;
     if ipv6 {
         setsockopt_raw(sock, libc::IPPROTO_IPV6, libc::IPV6_RECVTCLASS, &on)?;
     }
     Ok(())
+}
+
+/// Kernel receive timestamps (SO_TIMESTAMPNS) on any datagram socket.
+pub fn enable_rx_timestamps(sock: &impl AsRawFd) -> io::Result<()> {
+    let on: libc::c_int = 1;
+    setsockopt_raw(sock, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, &on)
 }
 
 /// `UDP_GRO` from linux/udp.h (not in the libc crate for glibc targets).

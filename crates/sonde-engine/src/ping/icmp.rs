@@ -1,0 +1,155 @@
+//! The ICMP / ICMPv6 echo socket: an unprivileged datagram ICMP socket
+//! where the system allows one (`net.ipv4.ping_group_range`), a raw socket
+//! otherwise (root or CAP_NET_RAW).
+
+use super::echo::{self, ECHO_HEADER};
+use super::series::{Answer, Prober};
+use crate::sys::RecvBatch;
+use socket2::{Domain, Protocol, SockAddr, Socket, Type};
+use sonde_model::Dscp;
+use std::io;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// How the socket was opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IcmpMethod {
+    Datagram,
+    Raw,
+}
+
+impl IcmpMethod {
+    pub fn name(self) -> &'static str {
+        match self {
+            IcmpMethod::Datagram => "icmp-datagram",
+            IcmpMethod::Raw => "icmp-raw",
+        }
+    }
+}
+
+/// An echo socket connected to one target.
+pub struct IcmpProber {
+    sock: Socket,
+    v6: bool,
+    method: IcmpMethod,
+    id: u16,
+    batch: RecvBatch,
+}
+
+/// Nanoseconds since the Unix epoch, now.
+pub fn now_ns() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64)
+}
+
+fn denied(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EACCES | libc::EPERM))
+        || e.kind() == io::ErrorKind::PermissionDenied
+}
+
+impl IcmpProber {
+    /// Opens and connects an echo socket to `target`, marking with `dscp`.
+    pub fn open(target: SocketAddr, dscp: Option<Dscp>) -> io::Result<Self> {
+        let v6 = target.is_ipv6();
+        let (domain, proto) = if v6 {
+            (Domain::IPV6, Protocol::ICMPV6)
+        } else {
+            (Domain::IPV4, Protocol::ICMPV4)
+        };
+        let (sock, method) = match Socket::new(domain, Type::DGRAM, Some(proto)) {
+            Ok(s) => (s, IcmpMethod::Datagram),
+            Err(e) if denied(&e) => match Socket::new(domain, Type::RAW, Some(proto)) {
+                Ok(s) => (s, IcmpMethod::Raw),
+                Err(e) if denied(&e) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::PermissionDenied,
+                        "ICMP echo needs a datagram ICMP socket (allow this group in \
+                         net.ipv4.ping_group_range) or a raw one (root or CAP_NET_RAW); \
+                         or use --proto udp against a sonde reflector",
+                    ))
+                }
+                Err(e) => return Err(e),
+            },
+            Err(e) => return Err(e),
+        };
+        sock.connect(&SockAddr::from(target))?;
+        if let Some(d) = dscp {
+            if v6 {
+                sock.set_tclass_v6(u32::from(d.tos_byte()))?;
+            } else {
+                sock.set_tos_v4(u32::from(d.tos_byte()))?;
+            }
+        }
+        crate::sys::enable_rx_timestamps(&sock)?;
+        // A raw socket sees every echo reply on the host: ours carry this id.
+        let id = (std::process::id() as u16) ^ 0x5d00;
+        Ok(Self {
+            sock,
+            v6,
+            method,
+            id,
+            batch: RecvBatch::new(16, 65_536),
+        })
+    }
+}
+
+impl Prober for IcmpProber {
+    fn seq_bits(&self) -> u32 {
+        16
+    }
+
+    fn method(&self) -> &'static str {
+        self.method.name()
+    }
+
+    fn send(&mut self, seq: u64, size: u32) -> io::Result<i64> {
+        let t = now_ns();
+        let p = echo::request(self.v6, self.id, seq as u16, size as usize, t as u64);
+        self.sock.send(&p)?;
+        Ok(t)
+    }
+
+    fn recv(&mut self, until: Instant, out: &mut Vec<Answer>) -> io::Result<()> {
+        let wait = until.saturating_duration_since(Instant::now());
+        if wait.is_zero() {
+            return Ok(());
+        }
+        self.sock
+            .set_read_timeout(Some(wait.max(Duration::from_micros(1))))?;
+        let n = match self.batch.recv(&self.sock) {
+            Ok(n) => n,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
+                ) =>
+            {
+                return Ok(())
+            }
+            Err(e) => return Err(e),
+        };
+        let raw_v4 = self.method == IcmpMethod::Raw && !self.v6;
+        for i in 0..n {
+            let Some(d) = self.batch.get(i) else { continue };
+            let Some(r) = echo::parse_reply(self.v6, raw_v4, d.payload) else {
+                continue;
+            };
+            // A datagram socket only hands over its own replies (the kernel
+            // set and checks the identifier); a raw one hands over all.
+            if self.method == IcmpMethod::Raw && r.id != self.id {
+                continue;
+            }
+            out.push(Answer {
+                seq_low: u64::from(r.seq),
+                rx_ns: d.rx_ns.unwrap_or_else(now_ns),
+                ttl: r.ttl,
+                bytes: r.payload_len + ECHO_HEADER,
+                remote: None,
+            });
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,160 @@
+//! `sonde ping`: ICMP/ICMPv6 echo or STAMP test packets to a reflector,
+//! one series per size, with RTT statistics per series and per interval.
+
+mod echo;
+pub mod icmp;
+pub mod series;
+
+use crate::connect::resolve;
+use crate::EngineError;
+use icmp::IcmpProber;
+use series::{Prober, SeriesOutcome, SeriesPlan};
+use sonde_model::ping::{OneWayDelays, PingInterval, PingReply, PingSeries};
+use sonde_model::{
+    PingCounts, PingProto, PingResult, PingSpec, RttStats, Timestamp, SONDE_VERSION,
+};
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+/// What the caller learns while a ping runs.
+pub enum PingEvent<'a> {
+    /// A series is about to start: its size, target and method.
+    Series {
+        size: u32,
+        target: &'a str,
+        method: &'a str,
+    },
+    Reply(&'a PingReply),
+}
+
+/// Counts for the first answers among `replies` to `sent` requests.
+fn counts(sent: u64, replies: &[&PingReply], reordered: u64) -> PingCounts {
+    let firsts: Vec<f64> = replies
+        .iter()
+        .filter(|r| !r.duplicate)
+        .map(|r| r.rtt_ms)
+        .collect();
+    let dups = replies.iter().filter(|r| r.duplicate).count() as u64;
+    PingCounts::new(sent, &firsts, dups, reordered)
+}
+
+fn one_way(replies: &[&PingReply], clock_synced: bool) -> Option<OneWayDelays> {
+    let firsts: Vec<&&PingReply> = replies.iter().filter(|r| !r.duplicate).collect();
+    let pick = |f: fn(&PingReply) -> Option<f64>| {
+        let v: Vec<f64> = firsts.iter().filter_map(|r| f(r)).collect();
+        RttStats::from_ms(&v)
+    };
+    let dwell = pick(|r| r.dwell_ms);
+    dwell.map(|d| OneWayDelays {
+        clock_synced,
+        forward_ms: pick(|r| r.forward_ms),
+        backward_ms: pick(|r| r.backward_ms),
+        dwell_ms: Some(d),
+    })
+}
+
+/// Splits a series into reporting intervals by send time.
+fn intervals(o: &SeriesOutcome, size: u32, every_s: f64) -> Vec<PingInterval> {
+    let Some(&first) = o.sent_at_s.first() else {
+        return Vec::new();
+    };
+    let last = o.sent_at_s.last().copied().unwrap_or(first);
+    let n = (((last - first) / every_s).floor() as usize) + 1;
+    (0..n)
+        .map(|i| {
+            let (from, to) = (first + i as f64 * every_s, first + (i + 1) as f64 * every_s);
+            let in_window = |t: f64| t >= from && (t < to || (i + 1 == n && t <= to));
+            let sent = o.sent_at_s.iter().filter(|t| in_window(**t)).count() as u64;
+            let replies: Vec<&PingReply> =
+                o.replies.iter().filter(|r| in_window(r.sent_s)).collect();
+            PingInterval {
+                start_s: from,
+                end_s: to.min(last.max(from)),
+                size,
+                counts: counts(sent, &replies, 0),
+            }
+        })
+        .collect()
+}
+
+/// Runs `spec`: every size in turn, `on_event` seeing each series start
+/// and each answer.
+pub fn run_ping(
+    spec: &PingSpec,
+    stop: &AtomicBool,
+    on_event: &mut dyn FnMut(PingEvent<'_>),
+) -> Result<PingResult, EngineError> {
+    let addrs = resolve(&spec.host, spec.port, spec.family)?;
+    let target = *addrs.first().ok_or_else(|| EngineError::NoAddress {
+        host: spec.host.clone(),
+        family: "usable",
+    })?;
+    let mut prober: Box<dyn Prober> = match spec.proto {
+        PingProto::Icmp => Box::new(
+            IcmpProber::open(target, spec.dscp)
+                .map_err(EngineError::io("opening the ICMP socket"))?,
+        ),
+        PingProto::Udp => {
+            return Err(EngineError::Unavailable(
+                "--proto udp is not built yet".into(),
+            ))
+        }
+    };
+    let method = prober.method();
+    let start = Timestamp::now();
+    let t0 = Instant::now();
+    let target_s = target.ip().to_string();
+    let mut series = Vec::new();
+    let mut all_intervals = Vec::new();
+    let (mut sent, mut all_replies, mut reordered, mut interrupted) = (0, Vec::new(), 0, false);
+    for &size in &spec.sizes {
+        on_event(PingEvent::Series {
+            size,
+            target: &target_s,
+            method,
+        });
+        let plan = SeriesPlan {
+            size,
+            count: spec.count,
+            interval: spec.interval,
+            timeout: spec.timeout,
+        };
+        let o = series::run(prober.as_mut(), plan, t0, stop, &mut |r| {
+            on_event(PingEvent::Reply(r))
+        })
+        .map_err(EngineError::io("pinging"))?;
+        let replies: Vec<&PingReply> = o.replies.iter().collect();
+        series.push(PingSeries {
+            size,
+            counts: counts(o.sent, &replies, o.reordered),
+            one_way: one_way(&replies, spec.clock_synced),
+        });
+        all_intervals.extend(intervals(
+            &o,
+            size,
+            spec.report_interval.as_secs_f64().max(1e-3),
+        ));
+        sent += o.sent;
+        reordered += o.reordered;
+        all_replies.extend(o.replies);
+        if o.interrupted {
+            interrupted = true;
+            break;
+        }
+    }
+    let refs: Vec<&PingReply> = all_replies.iter().collect();
+    Ok(PingResult {
+        format_version: 1,
+        sonde_version: SONDE_VERSION.to_string(),
+        test: "ping".into(),
+        spec: spec.clone(),
+        target: target_s,
+        method: method.to_string(),
+        start,
+        duration_s: t0.elapsed().as_secs_f64(),
+        interrupted,
+        intervals: all_intervals,
+        series,
+        summary: counts(sent, &refs, reordered),
+    })
+}

@@ -1,0 +1,256 @@
+//! One ping series: requests every interval, answers matched to them,
+//! first answers, duplicates and late (reordered) ones told apart.
+
+use sonde_model::ping::PingReply;
+use std::collections::HashMap;
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Times a reflector stamped on a request (ns, its clock).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RemoteTimes {
+    pub received_ns: i64,
+    pub sent_ns: i64,
+}
+
+/// One answer as a socket delivered it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Answer {
+    /// The request's sequence number, modulo 2^seq_bits.
+    pub seq_low: u64,
+    /// Receive time, ns since the Unix epoch (kernel stamp where there is one).
+    pub rx_ns: i64,
+    pub ttl: Option<u8>,
+    pub bytes: usize,
+    pub remote: Option<RemoteTimes>,
+}
+
+/// A way to send requests and collect answers.
+pub trait Prober {
+    /// Bits of the sequence number on the wire.
+    fn seq_bits(&self) -> u32;
+    /// How requests travel, as results name it.
+    fn method(&self) -> &'static str;
+    /// Sends request `seq` with `size` bytes of data; returns its send time
+    /// (ns since the Unix epoch).
+    fn send(&mut self, seq: u64, size: u32) -> io::Result<i64>;
+    /// Waits until `until` at most for answers and appends them.
+    fn recv(&mut self, until: Instant, out: &mut Vec<Answer>) -> io::Result<()>;
+}
+
+/// How a series runs.
+#[derive(Debug, Clone, Copy)]
+pub struct SeriesPlan {
+    pub size: u32,
+    /// 0: until `stop`.
+    pub count: u64,
+    pub interval: Duration,
+    /// Wait for answers after the last request.
+    pub timeout: Duration,
+}
+
+/// What a series sent and got back.
+#[derive(Debug, Clone, Default)]
+pub struct SeriesOutcome {
+    pub sent: u64,
+    /// Send times, s after `t0`, by sequence number.
+    pub sent_at_s: Vec<f64>,
+    /// Every answer, duplicates included, in arrival order.
+    pub replies: Vec<PingReply>,
+    /// First answers that came after an answer to a later request.
+    pub reordered: u64,
+    pub interrupted: bool,
+}
+
+/// The full sequence number of `low` (its low `bits`), the one nearest
+/// below `next` (the next number to be sent).
+pub fn widen(low: u64, bits: u32, next: u64) -> Option<u64> {
+    let modulus = 1u64 << bits;
+    let back = next.wrapping_sub(low) % modulus;
+    let back = if back == 0 { modulus } else { back };
+    next.checked_sub(back)
+}
+
+/// Runs `plan` on `prober`; `on_reply` sees each answer as it comes.
+/// `t0` is the test's start (send times are reported from it).
+pub fn run(
+    prober: &mut dyn Prober,
+    plan: SeriesPlan,
+    t0: Instant,
+    stop: &AtomicBool,
+    on_reply: &mut dyn FnMut(&PingReply),
+) -> io::Result<SeriesOutcome> {
+    let mut out = SeriesOutcome::default();
+    let mut tx_ns: HashMap<u64, i64> = HashMap::new();
+    let mut answered: HashMap<u64, ()> = HashMap::new();
+    let mut highest: Option<u64> = None;
+    let mut answers = Vec::new();
+    let start = Instant::now();
+    let mut next_send = start;
+    let mut last_send = start;
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            out.interrupted = true;
+            break;
+        }
+        let more = plan.count == 0 || out.sent < plan.count;
+        let now = Instant::now();
+        if more && now >= next_send {
+            let seq = out.sent;
+            tx_ns.insert(seq, prober.send(seq, plan.size)?);
+            out.sent_at_s.push(now.duration_since(t0).as_secs_f64());
+            out.sent += 1;
+            last_send = now;
+            // Keep the schedule, but never send a burst to catch up.
+            next_send = (next_send + plan.interval).max(now);
+            continue;
+        }
+        if !more && (answered.len() as u64 >= out.sent || now >= last_send + plan.timeout) {
+            break;
+        }
+        let until = if more {
+            next_send
+        } else {
+            last_send + plan.timeout
+        };
+        // Wake at least every 100 ms to see `stop`.
+        let until = until.min(Instant::now() + Duration::from_millis(100));
+        answers.clear();
+        prober.recv(until, &mut answers)?;
+        for a in &answers {
+            let Some(seq) = widen(a.seq_low, prober.seq_bits(), out.sent) else {
+                continue;
+            };
+            let Some(&sent_ns) = tx_ns.get(&seq) else {
+                continue;
+            };
+            let duplicate = answered.insert(seq, ()).is_some();
+            if !duplicate {
+                if highest.is_some_and(|h| seq < h) {
+                    out.reordered += 1;
+                }
+                highest = highest.max(Some(seq));
+            }
+            let (forward_ms, backward_ms, dwell_ms, rtt_ns) = match a.remote {
+                Some(r) => {
+                    let dwell = r.sent_ns - r.received_ns;
+                    (
+                        Some((r.received_ns - sent_ns) as f64 / 1e6),
+                        Some((a.rx_ns - r.sent_ns) as f64 / 1e6),
+                        Some(dwell as f64 / 1e6),
+                        a.rx_ns - sent_ns - dwell,
+                    )
+                }
+                None => (None, None, None, a.rx_ns - sent_ns),
+            };
+            let reply = PingReply {
+                seq,
+                size: plan.size,
+                sent_s: out.sent_at_s.get(seq as usize).copied().unwrap_or_default(),
+                rtt_ms: rtt_ns as f64 / 1e6,
+                ttl: a.ttl,
+                duplicate,
+                forward_ms,
+                backward_ms,
+                dwell_ms,
+            };
+            on_reply(&reply);
+            out.replies.push(reply);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sequence_numbers_widen_to_the_latest_sent() {
+        assert_eq!(widen(5, 16, 10), Some(5));
+        assert_eq!(widen(9, 16, 10), Some(9));
+        assert_eq!(widen(10, 16, 10), None, "not sent yet");
+        // After wrapping: 70,001 sent (0..=70,000); 70,000 is 4,464 in 16
+        // bits, and 4,464 itself is long past.
+        assert_eq!(widen(69_999 & 0xffff, 16, 70_001), Some(69_999));
+        assert_eq!(widen(4_464, 16, 70_001), Some(70_000));
+        assert_eq!(widen(4_464, 16, 70_000), Some(4_464));
+        assert_eq!(widen(7, 32, 8), Some(7));
+    }
+
+    /// A prober that answers each request after a fixed delay, twice for
+    /// every fifth, and never for every seventh.
+    struct Echoes {
+        pending: Vec<(Instant, u64, i64)>,
+    }
+
+    impl Prober for Echoes {
+        fn seq_bits(&self) -> u32 {
+            16
+        }
+        fn method(&self) -> &'static str {
+            "test"
+        }
+        fn send(&mut self, seq: u64, _size: u32) -> io::Result<i64> {
+            let t = super::super::icmp::now_ns();
+            if seq % 7 != 6 {
+                let at = Instant::now() + Duration::from_millis(2);
+                self.pending.push((at, seq, t));
+                if seq.is_multiple_of(5) {
+                    self.pending.push((at, seq, t));
+                }
+            }
+            Ok(t)
+        }
+        fn recv(&mut self, until: Instant, out: &mut Vec<Answer>) -> io::Result<()> {
+            std::thread::sleep(
+                until
+                    .saturating_duration_since(Instant::now())
+                    .min(Duration::from_millis(1)),
+            );
+            let now = Instant::now();
+            let (due, rest): (Vec<_>, Vec<_>) = self.pending.drain(..).partition(|p| p.0 <= now);
+            self.pending = rest;
+            for (_, seq, t) in due {
+                out.push(Answer {
+                    seq_low: seq & 0xffff,
+                    rx_ns: t + 2_000_000,
+                    ttl: None,
+                    bytes: 64,
+                    remote: None,
+                });
+            }
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_series_counts_answers_duplicates_and_silence() {
+        let mut p = Echoes {
+            pending: Vec::new(),
+        };
+        let plan = SeriesPlan {
+            size: 56,
+            count: 21,
+            interval: Duration::from_millis(1),
+            timeout: Duration::from_millis(50),
+        };
+        let mut seen = 0;
+        let o = run(
+            &mut p,
+            plan,
+            Instant::now(),
+            &AtomicBool::new(false),
+            &mut |_| seen += 1,
+        )
+        .unwrap();
+        assert_eq!(o.sent, 21);
+        // 0..=20: 6, 13 and 20 unanswered; 0, 5, 10, 15 answered twice.
+        let firsts = o.replies.iter().filter(|r| !r.duplicate).count();
+        let dups = o.replies.iter().filter(|r| r.duplicate).count();
+        assert_eq!((firsts, dups, seen), (18, 4, 22));
+        assert!(o.replies.iter().all(|r| (r.rtt_ms - 2.0).abs() < 1e-9));
+        assert_eq!(o.reordered, 0);
+    }
+}

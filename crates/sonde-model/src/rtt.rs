@@ -1,0 +1,118 @@
+//! Round-trip time figures, with the same field names in every test that
+//! reports RTT (`sonde ping`, latency under load).
+
+use serde::{Deserialize, Serialize};
+
+/// RTT statistics over a set of replies, in milliseconds. `mdev` is the
+/// population standard deviation (as iputils `ping` reports it);
+/// percentiles are nearest-rank.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RttStats {
+    pub min: f64,
+    pub avg: f64,
+    pub max: f64,
+    pub mdev: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+}
+
+impl RttStats {
+    /// The statistics of `samples` (ms); `None` when there are none.
+    pub fn from_ms(samples: &[f64]) -> Option<Self> {
+        if samples.is_empty() {
+            return None;
+        }
+        let mut sorted: Vec<f64> = samples.iter().copied().filter(|v| v.is_finite()).collect();
+        if sorted.is_empty() {
+            return None;
+        }
+        sorted.sort_by(f64::total_cmp);
+        let n = sorted.len() as f64;
+        let avg = sorted.iter().sum::<f64>() / n;
+        let var = sorted.iter().map(|v| (v - avg).powi(2)).sum::<f64>() / n;
+        Some(Self {
+            min: sorted[0],
+            avg,
+            max: sorted[sorted.len() - 1],
+            mdev: var.sqrt(),
+            p50: nearest_rank(&sorted, 50.0),
+            p90: nearest_rank(&sorted, 90.0),
+            p99: nearest_rank(&sorted, 99.0),
+        })
+    }
+}
+
+/// The nearest-rank percentile `p` of ascending `sorted` (not empty).
+fn nearest_rank(sorted: &[f64], p: f64) -> f64 {
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// What a series of echo requests found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct PingCounts {
+    pub sent: u64,
+    /// Distinct requests answered (duplicates not counted).
+    pub received: u64,
+    pub loss_pct: f64,
+    /// Extra answers to a request already answered.
+    pub duplicates: u64,
+    /// Answers that arrived after an answer to a later request.
+    pub reordered: u64,
+    pub rtt_ms: Option<RttStats>,
+}
+
+impl PingCounts {
+    /// Counts from what was sent and the RTTs of the first answers.
+    pub fn new(sent: u64, rtts_ms: &[f64], duplicates: u64, reordered: u64) -> Self {
+        let received = rtts_ms.len() as u64;
+        let loss_pct = if sent == 0 {
+            0.0
+        } else {
+            sent.saturating_sub(received) as f64 * 100.0 / sent as f64
+        };
+        Self {
+            sent,
+            received,
+            loss_pct,
+            duplicates,
+            reordered,
+            rtt_ms: RttStats::from_ms(rtts_ms),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statistics_of_a_known_series() {
+        // 1..=100 ms: mean 50.5, population σ = sqrt((100² - 1) / 12).
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        let s = RttStats::from_ms(&v).unwrap();
+        assert_eq!((s.min, s.max), (1.0, 100.0));
+        assert!((s.avg - 50.5).abs() < 1e-12);
+        assert!((s.mdev - (9999.0f64 / 12.0).sqrt()).abs() < 1e-9);
+        assert_eq!((s.p50, s.p90, s.p99), (50.0, 90.0, 99.0));
+    }
+
+    #[test]
+    fn percentiles_of_few_samples_are_samples() {
+        let s = RttStats::from_ms(&[3.0, 1.0, 2.0]).unwrap();
+        assert_eq!((s.p50, s.p90, s.p99), (2.0, 3.0, 3.0));
+        assert_eq!(s.mdev, (2.0f64 / 3.0).sqrt());
+        assert!(RttStats::from_ms(&[]).is_none());
+        assert!(RttStats::from_ms(&[f64::NAN]).is_none());
+    }
+
+    #[test]
+    fn loss_counts_what_was_never_answered() {
+        let c = PingCounts::new(10, &[1.0; 9], 2, 1);
+        assert_eq!((c.received, c.duplicates, c.reordered), (9, 2, 1));
+        assert!((c.loss_pct - 10.0).abs() < 1e-12);
+        assert_eq!(PingCounts::new(0, &[], 0, 0).loss_pct, 0.0);
+        assert!(PingCounts::new(5, &[], 0, 0).rtt_ms.is_none());
+    }
+}

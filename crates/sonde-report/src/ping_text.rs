@@ -1,0 +1,151 @@
+//! `sonde ping` as text: a line per answer and a summary in the shape of
+//! iputils `ping`, plus percentiles, and a table of RTT against size for
+//! a sweep.
+
+use sonde_model::ping::{PingReply, PingSeries};
+use sonde_model::{PingCounts, PingResult};
+use std::fmt::Write;
+
+/// The header line of a series, as `ping` prints it.
+pub fn ping_header(target: &str, host: &str, size: u32, method: &str) -> String {
+    let shown = if host == target {
+        target.to_string()
+    } else {
+        format!("{host} ({target})")
+    };
+    format!("PING {shown}: {size} data bytes ({method})\n")
+}
+
+/// One answer: "64 bytes from …: seq=3 ttl=61 time=40.12 ms".
+pub fn ping_reply_line(target: &str, r: &PingReply, bytes: u32) -> String {
+    let mut line = format!("{bytes} bytes from {target}: seq={}", r.seq);
+    if let Some(t) = r.ttl {
+        let _ = write!(line, " ttl={t}");
+    }
+    let _ = write!(line, " time={:.3} ms", r.rtt_ms);
+    if let (Some(f), Some(b), Some(d)) = (r.forward_ms, r.backward_ms, r.dwell_ms) {
+        let _ = write!(
+            line,
+            " (out {f:.3} ms, back {b:.3} ms, reflector {:.1} µs)",
+            d * 1e3
+        );
+    }
+    if r.duplicate {
+        line.push_str(" (DUP!)");
+    }
+    line.push('\n');
+    line
+}
+
+fn counts_lines(out: &mut String, c: &PingCounts, duration_s: f64) {
+    let _ = write!(
+        out,
+        "{} packets transmitted, {} received, ",
+        c.sent, c.received
+    );
+    if c.duplicates > 0 {
+        let _ = write!(out, "+{} duplicates, ", c.duplicates);
+    }
+    if c.reordered > 0 {
+        let _ = write!(out, "{} reordered, ", c.reordered);
+    }
+    let _ = writeln!(
+        out,
+        "{:.3}% packet loss, time {:.0}ms",
+        c.loss_pct,
+        duration_s * 1e3
+    );
+    if let Some(r) = &c.rtt_ms {
+        let _ = writeln!(
+            out,
+            "rtt min/avg/max/mdev = {:.3}/{:.3}/{:.3}/{:.3} ms",
+            r.min, r.avg, r.max, r.mdev
+        );
+        let _ = writeln!(
+            out,
+            "rtt p50/p90/p99 = {:.3}/{:.3}/{:.3} ms",
+            r.p50, r.p90, r.p99
+        );
+    }
+}
+
+fn one_way_lines(out: &mut String, s: &PingSeries) {
+    let Some(o) = &s.one_way else { return };
+    let f = |name: &str, v: &Option<sonde_model::RttStats>| {
+        v.map(|r| {
+            format!(
+                "{name} min/avg/max = {:.3}/{:.3}/{:.3} ms",
+                r.min, r.avg, r.max
+            )
+        })
+    };
+    if o.clock_synced {
+        for line in [
+            f("one-way out", &o.forward_ms),
+            f("one-way back", &o.backward_ms),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    if let Some(d) = &o.dwell_ms {
+        let _ = writeln!(
+            out,
+            "reflector dwell avg {:.1} µs, max {:.1} µs",
+            d.avg * 1e3,
+            d.max * 1e3
+        );
+    }
+}
+
+/// The summary after the answers: per series, then (for a sweep) a table.
+pub fn ping_summary(r: &PingResult) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "\n--- {} ping statistics ---", r.spec.host);
+    if r.series.len() == 1 {
+        counts_lines(&mut out, &r.summary, r.duration_s);
+        one_way_lines(&mut out, &r.series[0]);
+    } else {
+        let _ = writeln!(
+            out,
+            "{:>6} {:>6} {:>6} {:>7} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9}",
+            "size",
+            "sent",
+            "recv",
+            "loss%",
+            "min ms",
+            "avg ms",
+            "max ms",
+            "mdev",
+            "p50 ms",
+            "p99 ms"
+        );
+        for s in &r.series {
+            let c = &s.counts;
+            let _ = write!(
+                out,
+                "{:>6} {:>6} {:>6} {:>7.2}",
+                s.size, c.sent, c.received, c.loss_pct
+            );
+            match &c.rtt_ms {
+                Some(t) => {
+                    let _ = writeln!(
+                        out,
+                        " {:>9.3} {:>9.3} {:>9.3} {:>8.3} {:>9.3} {:>9.3}",
+                        t.min, t.avg, t.max, t.mdev, t.p50, t.p99
+                    );
+                }
+                None => {
+                    out.push_str("         -         -         -        -         -         -\n")
+                }
+            }
+        }
+        counts_lines(&mut out, &r.summary, r.duration_s);
+    }
+    if r.interrupted {
+        let _ = writeln!(out, "interrupted");
+    }
+    out
+}
