@@ -175,8 +175,10 @@ fn ctrl_c_stops_a_udp_test_and_reports_what_ran() {
     assert_eq!(r["interrupted"], true);
     let s = &r["summary"]["reverse"];
     assert!(u(&s["received"]) > 500, "{s}");
-    // Stopped cleanly: what was sent arrived (a few in flight at most).
-    assert!(u(&s["lost"]) <= 2, "{s}");
+    // Stopped cleanly: what was sent arrived, but for what was in flight
+    // when the stop reached the sender (10 packets: 28 ms at 4 Mbit/s; a
+    // busy machine has shown 3).
+    assert!(u(&s["lost"]) <= 10, "{s}");
 }
 
 #[test]
