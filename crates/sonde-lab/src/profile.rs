@@ -26,6 +26,8 @@ pub struct DirectionProfile {
     #[serde(default, deserialize_with = "opt_duration")]
     pub jitter: Option<Duration>,
     pub jitter_dist: Option<JitterDist>,
+    /// Line rate: each frame takes its size / rate to cross (emulator).
+    pub line_rate: Option<Rate>,
     /// Fraction of frames sent twice.
     pub duplicate: Option<Probability>,
     /// Fraction of frames that skip the delay (and so overtake).
@@ -299,6 +301,7 @@ impl DirectionProfile {
             delay: o.delay.or(b.delay),
             jitter: o.jitter.or(b.jitter),
             jitter_dist: o.jitter_dist.or(b.jitter_dist),
+            line_rate: o.line_rate.or(b.line_rate),
             duplicate: o.duplicate.or(b.duplicate),
             reorder: o.reorder.or(b.reorder),
             policer: o.policer.or(b.policer),
@@ -321,6 +324,7 @@ impl DirectionProfile {
             },
             duplicate: self.duplicate.map_or(0.0, |p| p.0),
             reorder: self.reorder.map_or(0.0, |p| p.0),
+            line_rate_bps: self.line_rate.map_or(0, Rate::bps),
             policers: self
                 .policer
                 .iter()
@@ -368,6 +372,9 @@ impl DirectionProfile {
         }
         if self.rate.is_some_and(|r| r.bps() < 8_000) {
             return Err("rate below 8 kbit/s".into());
+        }
+        if self.line_rate.is_some_and(|r| r.bps() < 8_000) {
+            return Err("line_rate below 8 kbit/s".into());
         }
         if self.queue.is_some() && self.queue_ms.is_some() {
             return Err("give queue or queue_ms, not both".into());

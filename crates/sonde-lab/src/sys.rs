@@ -78,6 +78,16 @@ impl PacketSocket {
                 )
             };
         }
+        // SAFETY: on is a live c_int whose size is passed.
+        check(unsafe {
+            libc::setsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_TIMESTAMPNS,
+                std::ptr::from_ref(&on).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        })?;
         let tv = libc::timeval {
             tv_sec: libc::time_t::try_from(read_timeout.as_secs()).unwrap_or(1),
             tv_usec: libc::suseconds_t::from(read_timeout.subsec_micros()),
@@ -95,14 +105,51 @@ impl PacketSocket {
         Ok(Self { fd })
     }
 
-    /// One arriving frame into `buf`; its length.
-    pub fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        // SAFETY: buf is live and writable for buf.len() bytes.
-        let n = unsafe { libc::recv(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
+    /// One arriving frame into `buf`: its length and the kernel's receive
+    /// time (ns since the Unix epoch), which does not include how long
+    /// this thread took to wake up.
+    pub fn recv(&self, buf: &mut [u8]) -> io::Result<(usize, Option<i64>)> {
+        let mut iov = libc::iovec {
+            iov_base: buf.as_mut_ptr().cast(),
+            iov_len: buf.len(),
+        };
+        let mut control = [0u64; 8];
+        // SAFETY: msghdr is a plain C struct for which all-zero is valid.
+        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+        msg.msg_iov = std::ptr::from_mut(&mut iov);
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = std::mem::size_of_val(&control) as _;
+        // SAFETY: msg points to a live iovec over buf and a live control
+        // buffer, with their lengths; the kernel writes within them.
+        let n = unsafe { libc::recvmsg(self.fd.as_raw_fd(), &mut msg, 0) };
         if n < 0 {
             return Err(io::Error::last_os_error());
         }
-        Ok(usize::try_from(n).unwrap_or(0))
+        let mut stamp = None;
+        // SAFETY: the CMSG_* macros walk msg's control buffer within the
+        // msg_controllen the kernel set; the timespec read stays inside
+        // a control message the kernel sized for it.
+        unsafe {
+            let mut c = libc::CMSG_FIRSTHDR(&msg);
+            while !c.is_null() {
+                let len = (*c).cmsg_len as usize;
+                let want = libc::CMSG_LEN(std::mem::size_of::<libc::timespec>() as u32) as usize;
+                if (*c).cmsg_level == libc::SOL_SOCKET
+                    && (*c).cmsg_type == libc::SCM_TIMESTAMPNS
+                    && len >= want
+                {
+                    let ts: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
+                    stamp = Some(
+                        ts.tv_sec
+                            .saturating_mul(1_000_000_000)
+                            .saturating_add(ts.tv_nsec),
+                    );
+                }
+                c = libc::CMSG_NXTHDR(&msg, c);
+            }
+        }
+        Ok((usize::try_from(n).unwrap_or(0), stamp))
     }
 
     /// Sends one frame out of the interface as it is.

@@ -26,6 +26,9 @@ pub struct Impairment {
     pub reorder: f64,
     /// The first policer whose DSCP matches a packet polices it.
     pub policers: Vec<Policer>,
+    /// Line rate (0: none): each frame takes its length / rate to cross,
+    /// after the frames before it, so RTT grows with packet size.
+    pub line_rate_bps: u64,
 }
 
 impl std::fmt::Display for Impairment {
@@ -61,6 +64,9 @@ impl std::fmt::Display for Impairment {
         }
         if self.reorder > 0.0 {
             parts.push(format!("reorder {}", pct(self.reorder)));
+        }
+        if self.line_rate_bps > 0 {
+            parts.push(format!("line rate {} bit/s", self.line_rate_bps));
         }
         for p in &self.policers {
             let mut what = String::from("policer");
@@ -109,6 +115,8 @@ pub struct Direction {
     rng: Rng,
     gilbert: Option<GilbertState>,
     buckets: Vec<Bucket>,
+    /// When the line is free again (ns, the `now_ns` scale).
+    line_free_ns: u64,
 }
 
 impl Direction {
@@ -117,6 +125,7 @@ impl Direction {
             rng: Rng::new(seed),
             gilbert: imp.gilbert.map(GilbertState::new),
             buckets: imp.policers.iter().copied().map(Bucket::new).collect(),
+            line_free_ns: 0,
             imp,
         }
     }
@@ -142,15 +151,31 @@ impl Direction {
             }
         }
         let copies = 1 + u8::from(self.rng.chance(self.imp.duplicate));
+        let serialized = self.serialize(frame.len() * usize::from(copies), now_ns);
         if self.rng.chance(self.imp.reorder) {
             return Fate::Forward {
-                delay_ns: 0,
+                delay_ns: serialized,
                 copies,
             };
         }
         let offset = jitter_ns(self.imp.dist, self.imp.jitter_ns as f64, &mut self.rng);
         let delay_ns = (self.imp.delay_ns as f64 + offset).max(0.0) as u64;
-        Fate::Forward { delay_ns, copies }
+        Fate::Forward {
+            delay_ns: serialized + delay_ns,
+            copies,
+        }
+    }
+
+    /// Puts `len` bytes on the line at `now_ns`: how long until their
+    /// last bit is across (0 without a line rate).
+    fn serialize(&mut self, len: usize, now_ns: u64) -> u64 {
+        if self.imp.line_rate_bps == 0 {
+            return 0;
+        }
+        let start = self.line_free_ns.max(now_ns);
+        let bits = len as u128 * 8 * 1_000_000_000;
+        self.line_free_ns = start + (bits / u128::from(self.imp.line_rate_bps)) as u64;
+        self.line_free_ns - now_ns
     }
 }
 
@@ -203,6 +228,29 @@ mod tests {
                 delay_ns: 20_000_000,
                 copies: 1
             }));
+    }
+
+    #[test]
+    fn a_line_rate_serialises_frames_one_after_another() {
+        // 1 Mbit/s: a 1000-byte frame takes 8 ms; two back to back, 16.
+        let mut d = Direction::new(
+            Impairment {
+                line_rate_bps: 1_000_000,
+                delay_ns: 1_000_000,
+                ..Default::default()
+            },
+            3,
+        );
+        let mut f = vec![0u8; 1000];
+        let fwd = |delay_ns| Fate::Forward {
+            delay_ns,
+            copies: 1,
+        };
+        assert_eq!(d.process(&mut f, 0), fwd(9_000_000));
+        assert_eq!(d.process(&mut f, 0), fwd(17_000_000));
+        // After the line has gone idle, a small frame waits only for itself.
+        let mut small = vec![0u8; 100];
+        assert_eq!(d.process(&mut small, 100_000_000), fwd(1_800_000));
     }
 
     #[test]

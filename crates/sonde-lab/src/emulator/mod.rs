@@ -52,18 +52,33 @@ type Queue = Arc<(Mutex<BinaryHeap<Reverse<Held>>>, Condvar)>;
 /// Waits for a release end this early; the rest is spun.
 const SPIN: Duration = Duration::from_micros(300);
 
-/// While spinning, yields the core when the release is further than this.
-const YIELD_ABOVE: Duration = Duration::from_micros(50);
-
 /// Most frames one direction holds (beyond: dropped, like a full queue).
 const MAX_HELD: usize = 100_000;
+
+/// When a frame stamped `stamp` (realtime ns) arrived, on the monotonic
+/// clock; now, without a stamp (or with one from the future).
+fn arrival(stamp: Option<i64>) -> Instant {
+    let now = Instant::now();
+    let Some(stamp) = stamp else { return now };
+    let real_now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64);
+    let ago = real_now.saturating_sub(stamp);
+    // A stamp over a second old means the clock was stepped: ignore it.
+    if (0..1_000_000_000).contains(&ago) {
+        now.checked_sub(Duration::from_nanos(ago as u64))
+            .unwrap_or(now)
+    } else {
+        now
+    }
+}
 
 fn reader(rx: PacketSocket, q: Queue, mut dir: Direction, start: Instant) {
     let mut buf = vec![0u8; 65_536];
     let mut seq = 0u64;
     loop {
-        let n = match rx.recv(&mut buf) {
-            Ok(n) => n,
+        let (n, stamp) = match rx.recv(&mut buf) {
+            Ok(r) => r,
             Err(e)
                 if matches!(
                     e.kind(),
@@ -76,8 +91,10 @@ fn reader(rx: PacketSocket, q: Queue, mut dir: Direction, start: Instant) {
             }
             Err(_) => return,
         };
-        let now = Instant::now();
-        let now_ns = now.duration_since(start).as_nanos() as u64;
+        // The frame arrived when the kernel stamped it, before this thread
+        // woke up: hold it from then.
+        let now = arrival(stamp);
+        let now_ns = now.saturating_duration_since(start).as_nanos() as u64;
         let Fate::Forward { delay_ns, copies } = dir.process(&mut buf[..n], now_ns) else {
             continue;
         };
@@ -125,18 +142,8 @@ fn writer(tx: PacketSocket, q: Queue) {
                 // on a busy or virtual machine.
                 let release = h.release;
                 drop(heap);
-                // Far from it, give the core to whatever else is runnable
-                // (the hosts' own stacks share this machine's cores).
-                loop {
-                    let now = Instant::now();
-                    if now >= release {
-                        break;
-                    }
-                    if release - now > YIELD_ABOVE {
-                        std::thread::yield_now();
-                    } else {
-                        std::hint::spin_loop();
-                    }
+                while Instant::now() < release {
+                    std::hint::spin_loop();
                 }
                 heap = match lock.lock() {
                     Ok(g) => g,

@@ -1,0 +1,169 @@
+//! `sonde ping` across lab links whose delay, loss and line rate are
+//! known, beside the system's `ping` (iputils). Needs root;
+//! `SONDE_LAB=skip` skips elsewhere.
+
+mod common;
+use common::lab_allowed;
+use common::lab_cli::{lab, lab_up, num};
+
+/// One lab at a time: each emulator spins before its releases, and two
+/// busy labs on two cores blur the sub-millisecond comparisons here.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+const TWO: &str =
+    "[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\n";
+
+/// `sonde ping ARGS -J` in node a of `labname`.
+fn sonde_ping(labname: &str, args: &[&str]) -> serde_json::Value {
+    let mut cmd = vec![
+        "exec",
+        "--lab",
+        labname,
+        "a",
+        "--",
+        env!("CARGO_BIN_EXE_sonde"),
+        "ping",
+        "-J",
+    ];
+    cmd.extend(args);
+    let o = lab(&cmd);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// The average RTT the system's ping reports from node a.
+fn system_ping_avg_ms(labname: &str, target: &str) -> f64 {
+    let o = lab(&[
+        "exec", "--lab", labname, "a", "--", "ping", "-c", "20", "-i", "0.05", target,
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(o.status.success(), "ping {target}: {text}");
+    let line = text
+        .lines()
+        .find(|l| l.contains("min/avg/max"))
+        .unwrap_or_else(|| panic!("{text}"));
+    line.split('=')
+        .nth(1)
+        .unwrap()
+        .trim()
+        .split('/')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn sonde_ping_and_the_system_ping_agree_on_an_emulated_delay() {
+    if !lab_allowed() {
+        return;
+    }
+    let _serial = serial();
+    let _lab = lab_up("lp1", &format!("{TWO}delay = \"20ms\"\n"));
+    for target in ["2001:2:0:1::2", "198.18.1.2"] {
+        let system = system_ping_avg_ms("lp1", target);
+        let r = sonde_ping("lp1", &["-c", "20", "-i", "50ms", target]);
+        let avg = num(&r["rtt_ms"]["avg"]);
+        eprintln!(
+            "20 ms each way, {target}: sonde ping {avg:.3} ms ({}), system ping {system:.3} ms",
+            r["method"]
+        );
+        assert_eq!(r["received"], 20, "{r}");
+        assert!((avg - 40.0).abs() <= 0.3, "{target}: sonde RTT {avg:.3} ms");
+        assert!(
+            (avg - system).abs() <= 0.2,
+            "{target}: sonde {avg:.3} vs system {system:.3} ms"
+        );
+    }
+    // With datagram ICMP sockets allowed in the node, sonde uses them.
+    let allow = lab(&[
+        "exec",
+        "--lab",
+        "lp1",
+        "a",
+        "--",
+        "sysctl",
+        "-qw",
+        "net.ipv4.ping_group_range=0 2147483647",
+    ]);
+    assert!(allow.status.success());
+    let r = sonde_ping("lp1", &["-c", "5", "-i", "50ms", "2001:2:0:1::2"]);
+    assert_eq!(r["method"], "icmp-datagram");
+    assert!((num(&r["rtt_ms"]["avg"]) - 40.0).abs() <= 0.3, "{r}");
+}
+
+#[test]
+fn a_tenth_of_echo_requests_dropped_measures_as_ten_percent_loss() {
+    if !lab_allowed() {
+        return;
+    }
+    let _serial = serial();
+    let _lab = lab_up("lp2", TWO);
+    // b drops 10 % of the echo requests it receives, nothing else.
+    for rule in [
+        "add table inet t",
+        "add chain inet t in { type filter hook input priority 0; }",
+        "add rule inet t in icmpv6 type echo-request numgen random mod 100 < 10 drop",
+    ] {
+        let o = lab(&["exec", "--lab", "lp2", "b", "--", "nft", rule]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let r = sonde_ping(
+        "lp2",
+        &["-c", "1000", "-i", "2ms", "-W", "500ms", "2001:2:0:1::2"],
+    );
+    let loss = num(&r["loss_pct"]);
+    eprintln!(
+        "10 % of echo requests dropped: {loss:.1} % loss over {} pings",
+        r["sent"]
+    );
+    assert_eq!(r["sent"], 1000);
+    assert!((loss - 10.0).abs() <= 3.0, "loss {loss:.2} %");
+    // Reporting intervals cover every request once.
+    let per_interval: f64 = r["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| num(&i["sent"]))
+        .sum();
+    assert_eq!(per_interval, 1000.0);
+}
+
+#[test]
+fn rtt_grows_with_size_by_the_serialisation_time_of_the_line() {
+    if !lab_allowed() {
+        return;
+    }
+    let _serial = serial();
+    // 2 Mbit/s each way: a request and its reply each take their frame
+    // size × 8 / 2e6 to cross, so RTT grows by 2 × 8 µs per byte.
+    let _lab = lab_up("lp3", &format!("{TWO}line_rate = \"2M\"\n"));
+    let r = sonde_ping(
+        "lp3",
+        &[
+            "-c",
+            "10",
+            "-i",
+            "50ms",
+            "--sizes",
+            "64,512,1408",
+            "2001:2:0:1::2",
+        ],
+    );
+    let series = r["series"].as_array().unwrap();
+    let p50 = |i: usize| num(&series[i]["rtt_ms"]["p50"]);
+    let base = p50(0);
+    for (i, size) in [(1, 512.0), (2, 1408.0)] {
+        let grew = p50(i) - base;
+        let expected = 2.0 * (size - 64.0) * 8.0 / 2e6 * 1e3;
+        eprintln!("{size} bytes: RTT {:.3} ms, {grew:.3} ms above 64 bytes; serialisation predicts {expected:.3}", p50(i));
+        assert!(
+            (grew - expected).abs() <= 0.05 * expected + 0.1,
+            "{size}: grew {grew:.3} ms"
+        );
+    }
+}
