@@ -54,6 +54,32 @@ pub struct ServerConfig {
     pub bind: Vec<IpAddr>,
     pub port: u16,
     pub limits: Limits,
+    pub reflector: ReflectorConfig,
+}
+
+/// The STAMP reflector (RFC 8762) of `sonde serve`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReflectorConfig {
+    pub enabled: bool,
+    /// UDP port (default 862, STAMP's; 0: any free port).
+    pub port: u16,
+    /// Most test packets per second answered for one source address.
+    pub rate_limit: u32,
+    /// A file holding the authentication key in hex: authenticated mode
+    /// (HMAC-SHA-256); without it, unauthenticated.
+    pub key_file: Option<std::path::PathBuf>,
+}
+
+impl Default for ReflectorConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            port: 862,
+            rate_limit: 1000,
+            key_file: None,
+        }
+    }
 }
 
 impl Default for ServerConfig {
@@ -62,6 +88,7 @@ impl Default for ServerConfig {
             bind: Vec::new(),
             port: 5201,
             limits: Limits::default(),
+            reflector: ReflectorConfig::default(),
         }
     }
 }
@@ -120,6 +147,12 @@ impl ServerConfig {
             return invalid(
                 "limits.max_rate",
                 "must be more than 0 (leave it out for no cap)",
+            );
+        }
+        if self.reflector.rate_limit == 0 {
+            return invalid(
+                "reflector.rate_limit",
+                "must be at least 1 packet per second",
             );
         }
         if l.allow.is_empty() {

@@ -6,10 +6,12 @@
 
 pub mod config;
 pub mod limits;
+pub mod reflector;
 mod registry;
 pub mod server;
 mod session;
 mod udp_session;
 
-pub use config::{ConfigError, Limits, ServerConfig};
+pub use config::{ConfigError, Limits, ReflectorConfig, ServerConfig};
+pub use reflector::Reflector;
 pub use server::{ServeError, Server};

@@ -14,6 +14,7 @@ pub mod pacer;
 pub mod ping;
 pub mod side;
 pub mod sockopt;
+pub mod stamp_reflector;
 pub mod stream;
 mod sys;
 pub mod tcp_info;

@@ -12,6 +12,7 @@ pub mod frame;
 pub mod fuzzing;
 pub mod message;
 pub mod preamble;
+pub mod stamp;
 pub mod udp_packet;
 
 pub use frame::{encode_frame, frame_len, FrameDecoder, FRAME_HEADER_LEN, HANDSHAKE_FRAME_MAX};

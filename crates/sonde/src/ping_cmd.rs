@@ -47,6 +47,9 @@ pub struct PingArgs {
     /// The reflector's UDP port (--proto udp).
     #[arg(short = 'p', long, default_value_t = 862)]
     pub port: u16,
+    /// File with the reflector's key in hex: authenticated STAMP (--proto udp).
+    #[arg(long, value_name = "FILE")]
+    pub key_file: Option<std::path::PathBuf>,
     /// Length of the reporting intervals in the JSON result.
     #[arg(long, default_value = "10s", value_parser = duration)]
     pub report_interval: Duration,
@@ -70,6 +73,7 @@ fn parse_proto(s: &str) -> Result<PingProto, String> {
 }
 
 const STAMP_MIN: u32 = 44;
+const STAMP_AUTH_MIN: u32 = 112;
 
 impl PingArgs {
     pub fn to_spec(&self) -> Result<PingSpec, Failure> {
@@ -80,9 +84,17 @@ impl PingArgs {
                 self.interval
             ));
         }
+        if self.key_file.is_some() && self.proto != PingProto::Udp {
+            return usage("--key-file is for --proto udp (authenticated STAMP)".into());
+        }
+        let stamp_min = if self.key_file.is_some() {
+            STAMP_AUTH_MIN
+        } else {
+            STAMP_MIN
+        };
         let default = match self.proto {
             PingProto::Icmp => 56,
-            PingProto::Udp => STAMP_MIN,
+            PingProto::Udp => stamp_min,
         };
         let sizes = if !self.sizes.is_empty() {
             self.sizes.clone()
@@ -92,7 +104,7 @@ impl PingArgs {
         for &s in &sizes {
             let (min, max) = match self.proto {
                 PingProto::Icmp => (0, 65_000),
-                PingProto::Udp => (STAMP_MIN, 65_000),
+                PingProto::Udp => (stamp_min, 65_000),
             };
             if !(min..=max).contains(&s) {
                 return usage(format!("size {s}: use {min} to {max} bytes"));
@@ -120,12 +132,23 @@ impl PingArgs {
 
 pub fn run(args: PingArgs) -> Result<(), Failure> {
     let spec = args.to_spec()?;
+    let key = match &args.key_file {
+        None => None,
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| Failure::Usage(anyhow!("--key-file {}: {e}", path.display())))?;
+            Some(
+                sonde_agent::reflector::parse_key(&text)
+                    .map_err(|e| Failure::Usage(anyhow!("--key-file {}: {e}", path.display())))?,
+            )
+        }
+    };
     let stop = interrupt_flag();
     let live = !args.json && !args.quiet;
     let mut out = std::io::stdout();
     let mut target = String::new();
     let mut bytes = 0;
-    let result = run_ping(&spec, &stop, &mut |event| {
+    let result = run_ping(&spec, key.as_deref(), &stop, &mut |event| {
         let text = match event {
             PingEvent::Series {
                 size,

@@ -4,10 +4,13 @@ use crate::cli::Failure;
 use anyhow::anyhow;
 use clap::Args;
 use ipnet::IpNet;
-use sonde_agent::{Server, ServerConfig};
+use sonde_agent::{Reflector, Server, ServerConfig};
+use sonde_engine::stamp_reflector::ReflectorStats;
 use sonde_model::Rate;
 use std::net::IpAddr;
 use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 
 fn duration(s: &str) -> Result<Duration, String> {
@@ -40,6 +43,18 @@ pub struct ServeArgs {
     /// Client prefix allowed to test (repeatable; replaces the default of all).
     #[arg(long = "allow", value_name = "CIDR")]
     pub allow: Vec<IpNet>,
+    /// UDP port of the STAMP reflector (default 862; 0: any free port).
+    #[arg(long)]
+    pub reflector_port: Option<u16>,
+    /// No STAMP reflector.
+    #[arg(long, conflicts_with = "reflector_port")]
+    pub no_reflector: bool,
+    /// Most STAMP packets per second answered for one source (default 1000).
+    #[arg(long)]
+    pub reflector_rate: Option<u32>,
+    /// File with the reflector's key in hex: authenticated STAMP (HMAC-SHA-256).
+    #[arg(long, value_name = "FILE")]
+    pub reflector_key_file: Option<PathBuf>,
 }
 
 impl ServeArgs {
@@ -71,6 +86,19 @@ impl ServeArgs {
         if !self.allow.is_empty() {
             l.allow.clone_from(&self.allow);
         }
+        let r = &mut c.reflector;
+        if let Some(p) = self.reflector_port {
+            r.port = p;
+        }
+        if self.no_reflector {
+            r.enabled = false;
+        }
+        if let Some(v) = self.reflector_rate {
+            r.rate_limit = v;
+        }
+        if let Some(f) = &self.reflector_key_file {
+            r.key_file = Some(f.clone());
+        }
         c.validate()
             .map_err(|e| Failure::Usage(anyhow!("invalid configuration: {e}")))?;
         Ok(c)
@@ -80,6 +108,8 @@ impl ServeArgs {
 pub fn run(args: ServeArgs) -> Result<(), Failure> {
     let config = args.to_config()?;
     let limits = config.limits.clone();
+    let reflector = Reflector::bind(&config.reflector, &config.bind)
+        .map_err(|e| (config.reflector.key_file.is_some(), e));
     let server = Server::bind(config)?;
     for addr in server.local_addrs() {
         tracing::info!(%addr, "listening");
@@ -92,6 +122,50 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
         allow = ?limits.allow.iter().map(ToString::to_string).collect::<Vec<_>>(),
         "limits"
     );
+    match reflector {
+        Ok(Some(r)) => {
+            for addr in r.local_addrs() {
+                tracing::info!(reflector = %addr, "STAMP reflector listening");
+            }
+            log_reflector_stats(Arc::clone(&r.stats));
+            r.spawn();
+        }
+        Ok(None) => tracing::info!("STAMP reflector off"),
+        // A bad key is a usage error; a port that cannot be bound (862
+        // needs root, or is taken) leaves the rest of the server running.
+        Err((true, e)) if !e.starts_with("reflector on") => {
+            return Err(Failure::Usage(anyhow!("invalid configuration: {e}")))
+        }
+        Err((_, e)) => tracing::warn!(error = %e, "no STAMP reflector"),
+    }
     server.run();
     Ok(())
+}
+
+/// Logs the reflector's counters once a second while they change.
+fn log_reflector_stats(stats: Arc<ReflectorStats>) {
+    let _ = std::thread::Builder::new()
+        .name("sonde-reflector-stats".into())
+        .spawn(move || {
+            let mut last = [0u64; 4];
+            loop {
+                std::thread::sleep(Duration::from_secs(1));
+                let now = [
+                    stats.answered.load(Ordering::Relaxed),
+                    stats.malformed.load(Ordering::Relaxed),
+                    stats.bad_hmac.load(Ordering::Relaxed),
+                    stats.rate_limited.load(Ordering::Relaxed),
+                ];
+                if now != last {
+                    tracing::info!(
+                        answered = now[0],
+                        malformed = now[1],
+                        bad_hmac = now[2],
+                        rate_limited = now[3],
+                        "reflector"
+                    );
+                    last = now;
+                }
+            }
+        });
 }

@@ -4,6 +4,7 @@
 mod echo;
 pub mod icmp;
 pub mod series;
+pub mod stamp;
 
 use crate::connect::resolve;
 use crate::EngineError;
@@ -13,6 +14,8 @@ use sonde_model::ping::{OneWayDelays, PingInterval, PingReply, PingSeries};
 use sonde_model::{
     PingCounts, PingProto, PingResult, PingSpec, RttStats, Timestamp, SONDE_VERSION,
 };
+use sonde_wire::stamp::{HmacKey, Mode};
+use stamp::StampProber;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
@@ -78,9 +81,11 @@ fn intervals(o: &SeriesOutcome, size: u32, every_s: f64) -> Vec<PingInterval> {
 }
 
 /// Runs `spec`: every size in turn, `on_event` seeing each series start
-/// and each answer.
+/// and each answer. `stamp_key`: the key of authenticated STAMP (`proto =
+/// udp`; `None`: unauthenticated).
 pub fn run_ping(
     spec: &PingSpec,
+    stamp_key: Option<&[u8]>,
     stop: &AtomicBool,
     on_event: &mut dyn FnMut(PingEvent<'_>),
 ) -> Result<PingResult, EngineError> {
@@ -95,9 +100,16 @@ pub fn run_ping(
                 .map_err(EngineError::io("opening the ICMP socket"))?,
         ),
         PingProto::Udp => {
-            return Err(EngineError::Unavailable(
-                "--proto udp is not built yet".into(),
-            ))
+            let mode = match stamp_key {
+                None => Mode::Unauthenticated,
+                Some(k) => Mode::Authenticated(
+                    HmacKey::new(k).map_err(|e| EngineError::Unavailable(e.to_string()))?,
+                ),
+            };
+            Box::new(
+                StampProber::open(target, spec.dscp, mode, spec.clock_synced)
+                    .map_err(EngineError::io("opening the STAMP socket"))?,
+            )
         }
     };
     let method = prober.method();

@@ -49,6 +49,8 @@ pub struct Datagram<'a> {
     /// With UDP GRO: the payload holds several datagrams of this size
     /// (the last may be shorter).
     pub segment: Option<u16>,
+    /// Who sent it (IP sockets).
+    pub source: Option<std::net::SocketAddr>,
 }
 
 const CMSG_BUF: usize = 128;
@@ -59,6 +61,7 @@ pub struct RecvBatch {
     bufs: Vec<u8>,
     cap: usize,
     cmsgs: Vec<u8>,
+    names: Vec<libc::sockaddr_storage>,
     iovecs: Vec<libc::iovec>,
     hdrs: Vec<libc::mmsghdr>,
     count: usize,
@@ -89,10 +92,15 @@ impl RecvBatch {
         let hdrs = (0..n)
             .map(|_| unsafe { std::mem::zeroed::<libc::mmsghdr>() })
             .collect();
+        // SAFETY: sockaddr_storage is a plain C struct; all-zero is valid.
+        let names = (0..n)
+            .map(|_| unsafe { std::mem::zeroed::<libc::sockaddr_storage>() })
+            .collect();
         let mut b = Self {
             bufs: Vec::new(),
             cap,
             cmsgs: Vec::new(),
+            names,
             iovecs,
             hdrs,
             count: 0,
@@ -101,6 +109,7 @@ impl RecvBatch {
             h.msg_hdr.msg_iov = std::ptr::from_mut(&mut b.iovecs[i]);
             h.msg_hdr.msg_iovlen = 1;
             h.msg_hdr.msg_control = cmsgs[i * CMSG_BUF..].as_mut_ptr().cast();
+            h.msg_hdr.msg_name = std::ptr::from_mut(&mut b.names[i]).cast();
         }
         b.bufs = std::mem::take(&mut bufs);
         b.cmsgs = std::mem::take(&mut cmsgs);
@@ -111,6 +120,7 @@ impl RecvBatch {
     /// datagram (blocks per the socket's read timeout). Returns how many.
     pub fn recv(&mut self, sock: &impl AsRawFd) -> io::Result<usize> {
         for h in &mut self.hdrs {
+            h.msg_hdr.msg_namelen = std::mem::size_of::<libc::sockaddr_storage>() as _;
             h.msg_hdr.msg_controllen = CMSG_BUF as _;
             h.msg_hdr.msg_flags = 0;
             h.msg_len = 0;
@@ -145,13 +155,45 @@ impl RecvBatch {
         let len = (h.msg_len as usize).min(self.cap);
         let payload = &self.bufs[i * self.cap..i * self.cap + len];
         let (rx_ns, tos, segment) = parse_cmsgs(&h.msg_hdr);
+        let source = socket_addr(&self.names[i], h.msg_hdr.msg_namelen);
         Some(Datagram {
             payload,
             rx_ns,
             tos,
             truncated: h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0,
             segment,
+            source,
         })
+    }
+}
+
+/// The IPv4 or IPv6 address the kernel wrote into `ss` (`len` bytes).
+fn socket_addr(ss: &libc::sockaddr_storage, len: libc::socklen_t) -> Option<std::net::SocketAddr> {
+    use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
+    let len = len as usize;
+    match libc::c_int::from(ss.ss_family) {
+        libc::AF_INET if len >= std::mem::size_of::<libc::sockaddr_in>() => {
+            // SAFETY: the family says ss holds a sockaddr_in, which fits
+            // in a sockaddr_storage; read_unaligned copies it out.
+            let a: libc::sockaddr_in =
+                unsafe { std::ptr::read_unaligned(std::ptr::from_ref(ss).cast()) };
+            Some(SocketAddr::V4(SocketAddrV4::new(
+                Ipv4Addr::from(u32::from_be(a.sin_addr.s_addr)),
+                u16::from_be(a.sin_port),
+            )))
+        }
+        libc::AF_INET6 if len >= std::mem::size_of::<libc::sockaddr_in6>() => {
+            // SAFETY: as above, for a sockaddr_in6.
+            let a: libc::sockaddr_in6 =
+                unsafe { std::ptr::read_unaligned(std::ptr::from_ref(ss).cast()) };
+            Some(SocketAddr::V6(SocketAddrV6::new(
+                Ipv6Addr::from(a.sin6_addr.s6_addr),
+                u16::from_be(a.sin6_port),
+                a.sin6_flowinfo,
+                a.sin6_scope_id,
+            )))
+        }
+        _ => None,
     }
 }
 

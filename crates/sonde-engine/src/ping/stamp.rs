@@ -1,0 +1,130 @@
+//! STAMP test packets (RFC 8762) to a session-reflector: the prober of
+//! `sonde ping --proto udp`.
+
+use super::icmp::now_ns;
+use super::series::{Answer, Prober, RemoteTimes};
+use crate::sys::{enable_rx_timestamps, RecvBatch};
+use socket2::{Domain, Socket, Type};
+use sonde_model::Dscp;
+use sonde_wire::stamp::{
+    ErrorEstimate, Mode, NtpTimestamp, ReflectorPacket, SenderPacket, TimestampFormat,
+};
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::time::{Duration, Instant};
+
+/// A UDP socket connected to one reflector.
+pub struct StampProber {
+    sock: UdpSocket,
+    mode: Mode,
+    synced: bool,
+    batch: RecvBatch,
+}
+
+impl StampProber {
+    pub fn open(
+        target: SocketAddr,
+        dscp: Option<Dscp>,
+        mode: Mode,
+        synced: bool,
+    ) -> io::Result<Self> {
+        let domain = if target.is_ipv6() {
+            Domain::IPV6
+        } else {
+            Domain::IPV4
+        };
+        let sock = Socket::new(domain, Type::DGRAM, None)?;
+        if let Some(d) = dscp {
+            if target.is_ipv6() {
+                sock.set_tclass_v6(u32::from(d.tos_byte()))?;
+            } else {
+                sock.set_tos_v4(u32::from(d.tos_byte()))?;
+            }
+        }
+        sock.connect(&target.into())?;
+        let sock: UdpSocket = sock.into();
+        enable_rx_timestamps(&sock)?;
+        Ok(Self {
+            sock,
+            mode,
+            synced,
+            batch: RecvBatch::new(16, 65_536),
+        })
+    }
+}
+
+impl Prober for StampProber {
+    fn seq_bits(&self) -> u32 {
+        32
+    }
+
+    fn method(&self) -> &'static str {
+        match self.mode {
+            Mode::Unauthenticated => "stamp",
+            Mode::Authenticated(_) => "stamp-authenticated",
+        }
+    }
+
+    fn send(&mut self, seq: u64, size: u32) -> io::Result<i64> {
+        let t = now_ns();
+        let packet = SenderPacket {
+            seq: seq as u32,
+            timestamp: NtpTimestamp::from_unix_nanos(i128::from(t)),
+            error_estimate: ErrorEstimate {
+                synchronized: self.synced,
+                format: TimestampFormat::Ntp,
+                scale: 22,
+                multiplier: 1,
+            },
+            len: size as usize,
+        }
+        .encode(&self.mode)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+        self.sock.send(&packet)?;
+        Ok(t)
+    }
+
+    fn recv(&mut self, until: Instant, out: &mut Vec<Answer>) -> io::Result<()> {
+        let wait = until.saturating_duration_since(Instant::now());
+        if wait.is_zero() {
+            return Ok(());
+        }
+        self.sock
+            .set_read_timeout(Some(wait.max(Duration::from_micros(1))))?;
+        let n = match self.batch.recv(&self.sock) {
+            Ok(n) => n,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
+                ) =>
+            {
+                return Ok(())
+            }
+            Err(e) => return Err(e),
+        };
+        for i in 0..n {
+            let Some(d) = self.batch.get(i) else { continue };
+            let Ok(r) = ReflectorPacket::decode(d.payload, &self.mode) else {
+                continue;
+            };
+            let rx_ns = d.rx_ns.unwrap_or_else(now_ns);
+            let near = i128::from(rx_ns);
+            let as_ns =
+                |t: NtpTimestamp| i64::try_from(t.to_unix_nanos_near(near)).unwrap_or(rx_ns);
+            out.push(Answer {
+                seq_low: u64::from(r.sender_seq),
+                rx_ns,
+                ttl: None,
+                bytes: d.payload.len(),
+                remote: Some(RemoteTimes {
+                    received_ns: as_ns(r.receive_timestamp),
+                    sent_ns: as_ns(r.timestamp),
+                }),
+            });
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,186 @@
+//! A STAMP session-reflector (RFC 8762, stateless): answers each test
+//! packet with one of exactly its length, stamped with when it arrived
+//! (the kernel's receive time) and when the answer left; drops sources
+//! above a packet-rate limit; ignores and counts what it cannot read.
+
+use crate::sys::{enable_rx_timestamps, RecvBatch};
+use sonde_wire::stamp::{
+    ErrorEstimate, Mode, NtpTimestamp, ReflectorPacket, SenderPacket, StampError, TimestampFormat,
+};
+use std::collections::HashMap;
+use std::io;
+use std::net::{IpAddr, UdpSocket};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+/// What the reflector has done, for logs and tests.
+#[derive(Debug, Default)]
+pub struct ReflectorStats {
+    pub answered: AtomicU64,
+    /// Too short, too long, or otherwise not a STAMP test packet.
+    pub malformed: AtomicU64,
+    /// Authenticated mode: the HMAC did not match.
+    pub bad_hmac: AtomicU64,
+    /// Over the per-source rate limit: dropped, not answered.
+    pub rate_limited: AtomicU64,
+}
+
+/// How the reflector runs.
+#[derive(Debug, Clone)]
+pub struct ReflectorOptions {
+    pub mode: Mode,
+    /// Most packets per second answered for one source address (a bucket
+    /// of a tenth of a second of them, at least 10).
+    pub rate_pps: u32,
+}
+
+/// Per-source token buckets, bounded in number.
+struct Limiter {
+    rate: f64,
+    burst: f64,
+    sources: HashMap<IpAddr, (f64, Instant)>,
+}
+
+const MAX_SOURCES: usize = 65_536;
+
+impl Limiter {
+    fn new(rate_pps: u32) -> Self {
+        let rate = f64::from(rate_pps.max(1));
+        Self {
+            rate,
+            burst: (rate / 10.0).max(10.0),
+            sources: HashMap::new(),
+        }
+    }
+
+    fn allow(&mut self, ip: IpAddr, now: Instant) -> bool {
+        if self.sources.len() >= MAX_SOURCES && !self.sources.contains_key(&ip) {
+            // Forget sources whose bucket has long been full again.
+            let idle = self.burst / self.rate;
+            self.sources
+                .retain(|_, (_, last)| now.duration_since(*last).as_secs_f64() < idle);
+            if self.sources.len() >= MAX_SOURCES {
+                return false;
+            }
+        }
+        let (tokens, last) = self.sources.entry(ip).or_insert((self.burst, now));
+        *tokens = (*tokens + now.duration_since(*last).as_secs_f64() * self.rate).min(self.burst);
+        *last = now;
+        if *tokens >= 1.0 {
+            *tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+fn unix_nanos(t: SystemTime) -> i128 {
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i128)
+}
+
+/// The reflector's own error estimate: NTP format, not known to be
+/// synchronised, about a millisecond.
+fn error_estimate() -> ErrorEstimate {
+    ErrorEstimate {
+        synchronized: false,
+        format: TimestampFormat::Ntp,
+        scale: 22,
+        multiplier: 1,
+    }
+}
+
+/// Answers on `sock` until it fails for good.
+pub fn run_reflector(
+    sock: &UdpSocket,
+    opts: &ReflectorOptions,
+    stats: &ReflectorStats,
+) -> io::Result<()> {
+    enable_rx_timestamps(sock)?;
+    let mut batch = RecvBatch::new(32, 65_536);
+    let mut limiter = Limiter::new(opts.rate_pps);
+    let mut reply = vec![0u8; 65_536];
+    loop {
+        let n = match batch.recv(sock) {
+            Ok(n) => n,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::Interrupted
+                        | io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                ) =>
+            {
+                continue
+            }
+            Err(e) => return Err(e),
+        };
+        let now = Instant::now();
+        for i in 0..n {
+            let Some(d) = batch.get(i) else { continue };
+            let Some(source) = d.source else { continue };
+            if !limiter.allow(source.ip(), now) {
+                stats.rate_limited.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
+            let request = match SenderPacket::decode(d.payload, &opts.mode) {
+                Ok(r) if !d.truncated => r,
+                Err(StampError::BadHmac) => {
+                    stats.bad_hmac.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
+                _ => {
+                    stats.malformed.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
+            };
+            let received = d
+                .rx_ns
+                .map_or_else(|| unix_nanos(SystemTime::now()), i128::from);
+            let transmit = unix_nanos(SystemTime::now());
+            let answer = ReflectorPacket::reply_to(
+                &request,
+                request.seq,
+                NtpTimestamp::from_unix_nanos(received),
+                NtpTimestamp::from_unix_nanos(transmit),
+                255,
+                error_estimate(),
+            );
+            // Exactly the request's length: never more bytes than came in.
+            let Ok(len) = answer.encode_into(&opts.mode, &mut reply) else {
+                stats.malformed.fetch_add(1, Ordering::Relaxed);
+                continue;
+            };
+            if sock.send_to(&reply[..len], source).is_ok() {
+                stats.answered.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn a_source_gets_its_rate_and_burst_and_no_more() {
+        let mut l = Limiter::new(100);
+        let t = Instant::now();
+        let ip: IpAddr = "2001:db8::1".parse().unwrap();
+        let other: IpAddr = "2001:db8::2".parse().unwrap();
+        // A burst of 10 (a tenth of a second at 100/s, at least 10).
+        let first = (0..50).filter(|_| l.allow(ip, t)).count();
+        assert_eq!(first, 10);
+        assert!(l.allow(other, t), "another source has its own bucket");
+        // One second later: 100 more tokens, capped at the burst.
+        let later = (0..50)
+            .filter(|_| l.allow(ip, t + Duration::from_secs(1)))
+            .count();
+        assert_eq!(later, 10);
+        // 10 ms later: one more.
+        assert!(l.allow(ip, t + Duration::from_millis(1010)));
+        assert!(!l.allow(ip, t + Duration::from_millis(1010)));
+    }
+}
