@@ -3,7 +3,7 @@
 //! (the kernel's receive time) and when the answer left; drops sources
 //! above a packet-rate limit; ignores and counts what it cannot read.
 
-use crate::sys::{enable_rx_timestamps, RecvBatch};
+use crate::sys::{enable_rx_timestamps, enable_rx_ttl, RecvBatch};
 use sonde_wire::stamp::{
     ErrorEstimate, Mode, NtpTimestamp, ReflectorPacket, SenderPacket, StampError, TimestampFormat,
 };
@@ -98,6 +98,8 @@ pub fn run_reflector(
     stats: &ReflectorStats,
 ) -> io::Result<()> {
     enable_rx_timestamps(sock)?;
+    let v6 = sock.local_addr()?.is_ipv6();
+    enable_rx_ttl(sock, v6)?;
     let mut batch = RecvBatch::new(32, 65_536);
     let mut limiter = Limiter::new(opts.rate_pps);
     let mut reply = vec![0u8; 65_536];
@@ -144,7 +146,7 @@ pub fn run_reflector(
                 request.seq,
                 NtpTimestamp::from_unix_nanos(received),
                 NtpTimestamp::from_unix_nanos(transmit),
-                255,
+                d.ttl.unwrap_or(255),
                 error_estimate(),
             );
             // Exactly the request's length: never more bytes than came in.
@@ -152,6 +154,11 @@ pub fn run_reflector(
                 stats.malformed.fetch_add(1, Ordering::Relaxed);
                 continue;
             };
+            // RFC 8762 §4.3: what follows the base packet is copied back.
+            let base = opts.mode.base_len();
+            if len > base {
+                reply[base..len].copy_from_slice(&d.payload[base..len]);
+            }
             if sock.send_to(&reply[..len], source).is_ok() {
                 stats.answered.fetch_add(1, Ordering::Relaxed);
             }

@@ -280,6 +280,7 @@ pub fn tcp_result(
         intervals,
         streams,
         summary,
+        latency: None,
     })
 }
 

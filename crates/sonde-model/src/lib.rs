@@ -32,7 +32,7 @@ pub use result::{
     DirectionSummary, Interval, IntervalSum, StreamInterval, StreamResult, TcpResult, TcpSummary,
     TestEnv, Timestamp, RESULT_FORMAT_VERSION,
 };
-pub use rtt::{PingCounts, RttStats};
+pub use rtt::{LatencyUnderLoad, PingCounts, RttStats};
 pub use spec::{Direction, IpFamily, SpecError, StreamLayout, TcpSpec, TestSpec};
 pub use udp_report::{UdpSideReport, UdpStreamSide, UdpTally};
 pub use udp_result::UdpResult;

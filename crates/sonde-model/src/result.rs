@@ -149,4 +149,7 @@ pub struct TcpResult {
     pub intervals: Vec<Interval>,
     pub streams: Vec<StreamResult>,
     pub summary: TcpSummary,
+    /// With `--latency`: RTT to the server idle and under this load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<crate::rtt::LatencyUnderLoad>,
 }

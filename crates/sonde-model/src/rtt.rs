@@ -83,6 +83,35 @@ impl PingCounts {
     }
 }
 
+/// RTT before a load and while it runs: the figure that shows a bloated
+/// buffer (`sonde tcp --latency`, `sonde udp --latency`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencyUnderLoad {
+    /// How the pings went (`icmp-raw`, `icmp-datagram`).
+    pub method: String,
+    /// Pings to the server before the test.
+    pub idle: PingCounts,
+    /// Pings to the server while the test ran.
+    pub loaded: PingCounts,
+    /// Median RTT under load minus median RTT idle.
+    pub increase_ms: Option<f64>,
+}
+
+impl LatencyUnderLoad {
+    pub fn new(method: String, idle: PingCounts, loaded: PingCounts) -> Self {
+        let increase_ms = match (&idle.rtt_ms, &loaded.rtt_ms) {
+            (Some(i), Some(l)) => Some(l.p50 - i.p50),
+            _ => None,
+        };
+        Self {
+            method,
+            idle,
+            loaded,
+            increase_ms,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -105,6 +134,22 @@ mod tests {
         assert_eq!(s.mdev, (2.0f64 / 3.0).sqrt());
         assert!(RttStats::from_ms(&[]).is_none());
         assert!(RttStats::from_ms(&[f64::NAN]).is_none());
+    }
+
+    #[test]
+    fn the_increase_is_between_medians() {
+        let l = LatencyUnderLoad::new(
+            "icmp-raw".into(),
+            PingCounts::new(3, &[1.0, 2.0, 30.0], 0, 0),
+            PingCounts::new(3, &[40.0, 50.0, 60.0], 0, 0),
+        );
+        assert_eq!(l.increase_ms, Some(48.0));
+        let none = LatencyUnderLoad::new(
+            "x".into(),
+            PingCounts::new(3, &[], 0, 0),
+            PingCounts::new(1, &[1.0], 0, 0),
+        );
+        assert_eq!(none.increase_ms, None);
     }
 
     #[test]

@@ -229,5 +229,6 @@ pub fn udp_result(
             forward: summary_of(Direction::Forward),
             reverse: summary_of(Direction::Reverse),
         },
+        latency: None,
     })
 }

@@ -194,6 +194,9 @@ pub struct UdpResult {
     pub intervals: Vec<UdpInterval>,
     pub streams: Vec<UdpStreamResult>,
     pub summary: UdpSummary,
+    /// With `--latency`: RTT to the server idle and under this load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<crate::rtt::LatencyUnderLoad>,
 }
 
 #[cfg(test)]

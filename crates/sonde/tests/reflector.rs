@@ -37,7 +37,7 @@ fn client(port: u16) -> UdpSocket {
 }
 
 fn request(seq: u32, len: usize, mode: &Mode) -> Vec<u8> {
-    SenderPacket {
+    let mut p = SenderPacket {
         seq,
         timestamp: NtpTimestamp::from_unix_nanos(1_700_000_000_000_000_000),
         error_estimate: ErrorEstimate {
@@ -49,7 +49,13 @@ fn request(seq: u32, len: usize, mode: &Mode) -> Vec<u8> {
         len,
     }
     .encode(mode)
-    .unwrap()
+    .unwrap();
+    // Recognisable padding.
+    let base = mode.base_len();
+    for (i, b) in p.iter_mut().enumerate().skip(base) {
+        *b = i as u8;
+    }
+    p
 }
 
 /// The length of the answer to `packet`, if one comes.
@@ -72,6 +78,10 @@ fn an_answer_is_never_longer_than_its_request() {
         let n = s.recv(&mut buf).unwrap();
         let r = ReflectorPacket::decode(&buf[..n], &mode).unwrap();
         assert_eq!(r.sender_seq, 7);
+        // Loopback: the request arrived with the sender's hop limit (64).
+        assert_eq!(r.sender_ttl, 64, "the TTL the request came with");
+        // RFC 8762 §4.3: padding is copied back.
+        assert_eq!(&buf[44..n], &p[44..], "padding of a {len}-byte request");
         assert!(
             r.timestamp.0 >= r.receive_timestamp.0,
             "sent after received"

@@ -25,6 +25,17 @@ pub fn enable_rx_timestamps(sock: &impl AsRawFd) -> io::Result<()> {
     setsockopt_raw(sock, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, &on)
 }
 
+/// The TTL / hop limit of each arriving datagram ([`Datagram::ttl`]); on
+/// an IPv6 socket, of IPv4-mapped ones too.
+pub fn enable_rx_ttl(sock: &impl AsRawFd, ipv6: bool) -> io::Result<()> {
+    let on: libc::c_int = 1;
+    setsockopt_raw(sock, libc::IPPROTO_IP, libc::IP_RECVTTL, &on)?;
+    if ipv6 {
+        setsockopt_raw(sock, libc::IPPROTO_IPV6, libc::IPV6_RECVHOPLIMIT, &on)?;
+    }
+    Ok(())
+}
+
 /// `UDP_GRO` from linux/udp.h (not in the libc crate for glibc targets).
 const UDP_GRO: libc::c_int = 104;
 
@@ -51,6 +62,9 @@ pub struct Datagram<'a> {
     pub segment: Option<u16>,
     /// Who sent it (IP sockets).
     pub source: Option<std::net::SocketAddr>,
+    /// The IPv4 TTL or IPv6 hop limit it arrived with (with
+    /// [`enable_rx_ttl`]).
+    pub ttl: Option<u8>,
 }
 
 const CMSG_BUF: usize = 128;
@@ -154,7 +168,12 @@ impl RecvBatch {
         let h = &self.hdrs[i];
         let len = (h.msg_len as usize).min(self.cap);
         let payload = &self.bufs[i * self.cap..i * self.cap + len];
-        let (rx_ns, tos, segment) = parse_cmsgs(&h.msg_hdr);
+        let Cmsgs {
+            rx_ns,
+            tos,
+            segment,
+            ttl,
+        } = parse_cmsgs(&h.msg_hdr);
         let source = socket_addr(&self.names[i], h.msg_hdr.msg_namelen);
         Some(Datagram {
             payload,
@@ -163,6 +182,7 @@ impl RecvBatch {
             truncated: h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0,
             segment,
             source,
+            ttl,
         })
     }
 }
@@ -197,8 +217,23 @@ fn socket_addr(ss: &libc::sockaddr_storage, len: libc::socklen_t) -> Option<std:
     }
 }
 
-fn parse_cmsgs(msg: &libc::msghdr) -> (Option<i64>, Option<u8>, Option<u16>) {
-    let (mut rx_ns, mut tos, mut segment) = (None, None, None);
+/// What the control messages of one datagram said.
+#[derive(Default)]
+struct Cmsgs {
+    rx_ns: Option<i64>,
+    tos: Option<u8>,
+    segment: Option<u16>,
+    ttl: Option<u8>,
+}
+
+fn parse_cmsgs(msg: &libc::msghdr) -> Cmsgs {
+    let mut found = Cmsgs::default();
+    let Cmsgs {
+        rx_ns,
+        tos,
+        segment,
+        ttl,
+    } = &mut found;
     // SAFETY: msg was filled by recvmmsg; the CMSG_* macros walk its
     // control buffer within msg_controllen and each data read below
     // stays within the cmsg_len the kernel set.
@@ -214,35 +249,42 @@ fn parse_cmsgs(msg: &libc::msghdr) -> (Option<i64>, Option<u8>, Option<u16>) {
                             as usize =>
                 {
                     let ts: libc::timespec = std::ptr::read_unaligned(data.cast());
-                    rx_ns = Some(
+                    *rx_ns = Some(
                         ts.tv_sec
                             .saturating_mul(1_000_000_000)
                             .saturating_add(ts.tv_nsec),
                     );
                 }
                 (libc::IPPROTO_IP, libc::IP_TOS) if len >= libc::CMSG_LEN(1) as usize => {
-                    tos = Some(*data);
+                    *tos = Some(*data);
                 }
                 (libc::IPPROTO_IPV6, libc::IPV6_TCLASS)
                     if len
                         >= libc::CMSG_LEN(std::mem::size_of::<libc::c_int>() as u32) as usize =>
                 {
                     let v: libc::c_int = std::ptr::read_unaligned(data.cast());
-                    tos = u8::try_from(v).ok();
+                    *tos = u8::try_from(v).ok();
                 }
                 (libc::SOL_UDP, UDP_GRO)
                     if len
                         >= libc::CMSG_LEN(std::mem::size_of::<libc::c_int>() as u32) as usize =>
                 {
                     let v: libc::c_int = std::ptr::read_unaligned(data.cast());
-                    segment = u16::try_from(v).ok().filter(|s| *s > 0);
+                    *segment = u16::try_from(v).ok().filter(|s| *s > 0);
+                }
+                (libc::IPPROTO_IP, libc::IP_TTL) | (libc::IPPROTO_IPV6, libc::IPV6_HOPLIMIT)
+                    if len
+                        >= libc::CMSG_LEN(std::mem::size_of::<libc::c_int>() as u32) as usize =>
+                {
+                    let v: libc::c_int = std::ptr::read_unaligned(data.cast());
+                    *ttl = u8::try_from(v).ok();
                 }
                 _ => {}
             }
             c = libc::CMSG_NXTHDR(msg, c);
         }
     }
-    (rx_ns, tos, segment)
+    found
 }
 
 /// Sends `buf` as one `sendmsg` with one control message (`level`,
