@@ -6,6 +6,6 @@ pub mod ping_text;
 pub mod tcp_text;
 pub mod udp_text;
 
-pub use ping_text::{ping_header, ping_reply_line, ping_summary};
+pub use ping_text::{latency_lines, ping_header, ping_reply_line, ping_summary};
 pub use tcp_text::{tcp_summary, LiveTable};
 pub use udp_text::{udp_interval, udp_summary};

@@ -100,6 +100,30 @@ fn one_way_lines(out: &mut String, s: &PingSeries) {
     }
 }
 
+/// Latency under load in two lines: idle and loaded RTT, and the increase.
+pub fn latency_lines(l: &sonde_model::LatencyUnderLoad) -> String {
+    let mut out = String::new();
+    let line = |name: &str, c: &PingCounts| match &c.rtt_ms {
+        Some(r) => format!(
+            "{name:<10} rtt p50 {:.3} ms, p90 {:.3} ms, max {:.3} ms ({} of {} answered)\n",
+            r.p50, r.p90, r.max, c.received, c.sent
+        ),
+        None => format!("{name:<10} no answers ({} sent)\n", c.sent),
+    };
+    let _ = writeln!(out, "latency ({}):", l.method);
+    out.push_str(&line("  idle", &l.idle));
+    out.push_str(&line("  loaded", &l.loaded));
+    if let Some(d) = l.increase_ms {
+        let change = if d >= 0.0 { "grew" } else { "fell" };
+        let _ = writeln!(
+            out,
+            "  under load the median RTT {change} by {:.3} ms",
+            d.abs()
+        );
+    }
+    out
+}
+
 /// The summary after the answers: per series, then (for a sweep) a table.
 pub fn ping_summary(r: &PingResult) -> String {
     let mut out = String::new();

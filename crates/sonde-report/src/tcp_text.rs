@@ -235,6 +235,9 @@ pub fn tcp_summary(r: &TcpResult) -> String {
         omit,
         r.summary.retransmits
     );
+    if let Some(l) = &r.latency {
+        out.push_str(&crate::ping_text::latency_lines(l));
+    }
     if r.interrupted {
         let _ = writeln!(
             out,

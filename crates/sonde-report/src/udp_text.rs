@@ -232,6 +232,9 @@ pub fn udp_summary(r: &UdpResult) -> String {
     {
         direction_details(&mut out, d);
     }
+    if let Some(l) = &r.latency {
+        out.push_str(&crate::ping_text::latency_lines(l));
+    }
     if r.interrupted {
         let _ = writeln!(
             out,

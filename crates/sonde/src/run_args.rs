@@ -4,6 +4,8 @@
 
 use crate::cli::Failure;
 use clap::Args;
+use sonde_engine::ping::latency::measure_idle;
+use sonde_model::LatencyUnderLoad;
 use sonde_model::{Direction, Dscp, IpFamily};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -64,6 +66,10 @@ pub struct RunArgs {
     /// Print one JSON document (schemas in docs/schema/).
     #[arg(short = 'J', long)]
     pub json: bool,
+    /// Ping the server (ICMP) for 1 s before the test and all through it:
+    /// RTT idle, under load, and the increase (a bloated buffer shows here).
+    #[arg(long)]
+    pub latency: bool,
 }
 
 impl RunArgs {
@@ -84,6 +90,29 @@ impl RunArgs {
             _ => IpFamily::Any,
         }
     }
+}
+
+/// Runs `load` with latency pings around it when `args.latency` asks;
+/// `attach` puts the figure into the load's result.
+pub fn with_latency<R>(
+    args: &RunArgs,
+    load: impl FnOnce() -> anyhow::Result<R>,
+    attach: impl FnOnce(&mut R, LatencyUnderLoad),
+) -> anyhow::Result<R> {
+    if !args.latency {
+        return load();
+    }
+    let idle =
+        measure_idle(&args.host, args.family()).map_err(|e| anyhow::anyhow!("--latency: {e}"))?;
+    let loaded = idle.start_loaded();
+    let mut result = load()?;
+    attach(
+        &mut result,
+        loaded
+            .finish()
+            .map_err(|e| anyhow::anyhow!("--latency: {e}"))?,
+    );
+    Ok(result)
 }
 
 /// A flag that the first Ctrl-C sets (the test then stops and reports

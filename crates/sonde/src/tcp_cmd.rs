@@ -2,7 +2,7 @@
 //! [`TcpSpec`], run, and printed.
 
 use crate::cli::Failure;
-use crate::run_args::{interrupt_flag, print_result, RunArgs};
+use crate::run_args::{interrupt_flag, print_result, with_latency, RunArgs};
 use anyhow::anyhow;
 use clap::Args;
 use sonde_engine::{run_tcp, TestEvent};
@@ -104,6 +104,11 @@ pub fn run(args: TcpArgs) -> Result<(), Failure> {
     let spec = args.to_spec();
     spec.validate()
         .map_err(|e| Failure::Usage(anyhow!("invalid test: {e}")))?;
-    let result = measure(&spec, args.run.json, &interrupt_flag())?;
+    let stop = interrupt_flag();
+    let result = with_latency(
+        &args.run,
+        || measure(&spec, args.run.json, &stop),
+        |r, l| r.latency = Some(l),
+    )?;
     print_result(&result, args.run.json, tcp_summary, result.interrupted)
 }

@@ -2,7 +2,7 @@
 //! reordering and DSCP as the receiver saw them.
 
 use crate::cli::Failure;
-use crate::run_args::{interrupt_flag, print_result, RunArgs};
+use crate::run_args::{interrupt_flag, print_result, with_latency, RunArgs};
 use anyhow::anyhow;
 use clap::Args;
 use sonde_engine::udp_client::{run_udp, UdpEvent};
@@ -97,6 +97,11 @@ pub fn run(args: UdpArgs) -> Result<(), Failure> {
     let spec = args.to_spec();
     spec.validate()
         .map_err(|e| Failure::Usage(anyhow!("invalid test: {e}")))?;
-    let result = measure_udp(&spec, args.run.json, &interrupt_flag())?;
+    let stop = interrupt_flag();
+    let result = with_latency(
+        &args.run,
+        || measure_udp(&spec, args.run.json, &stop),
+        |r, l| r.latency = Some(l),
+    )?;
     print_result(&result, args.run.json, udp_summary, result.interrupted)
 }

@@ -3,6 +3,7 @@
 
 mod echo;
 pub mod icmp;
+pub mod latency;
 pub mod series;
 pub mod stamp;
 

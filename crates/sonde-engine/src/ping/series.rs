@@ -89,13 +89,21 @@ pub fn run(
     let start = Instant::now();
     let mut next_send = start;
     let mut last_send = start;
+    // Once stopped: no more requests, and answers in flight are waited
+    // for until this (three times the longest RTT seen, within the
+    // timeout) so that they do not count as lost.
+    let mut drain_until: Option<Instant> = None;
+    let mut longest = Duration::from_millis(10);
     loop {
-        if stop.load(Ordering::Relaxed) {
+        let now = Instant::now();
+        if drain_until.is_none() && stop.load(Ordering::Relaxed) {
             out.interrupted = true;
+            drain_until = Some(now + (longest * 3).min(plan.timeout));
+        }
+        if drain_until.is_some_and(|d| now >= d) {
             break;
         }
-        let more = plan.count == 0 || out.sent < plan.count;
-        let now = Instant::now();
+        let more = drain_until.is_none() && (plan.count == 0 || out.sent < plan.count);
         if more && now >= next_send {
             let seq = out.sent;
             tx_ns.insert(seq, prober.send(seq, plan.size)?);
@@ -109,10 +117,10 @@ pub fn run(
         if !more && (answered.len() as u64 >= out.sent || now >= last_send + plan.timeout) {
             break;
         }
-        let until = if more {
-            next_send
-        } else {
-            last_send + plan.timeout
+        let until = match (more, drain_until) {
+            (true, _) => next_send,
+            (false, Some(d)) => d.min(last_send + plan.timeout),
+            (false, None) => last_send + plan.timeout,
         };
         // Wake at least every 100 ms to see `stop`.
         let until = until.min(Instant::now() + Duration::from_millis(100));
@@ -126,6 +134,8 @@ pub fn run(
                 continue;
             };
             let duplicate = answered.insert(seq, ()).is_some();
+            let rtt = Duration::from_nanos(u64::try_from(a.rx_ns - sent_ns).unwrap_or(0));
+            longest = longest.max(rtt);
             if !duplicate {
                 if highest.is_some_and(|h| seq < h) {
                     out.reordered += 1;
