@@ -16,19 +16,26 @@ pub fn ping_header(target: &str, host: &str, size: u32, method: &str) -> String 
     format!("PING {shown}: {size} data bytes ({method})\n")
 }
 
-/// One answer: "64 bytes from …: seq=3 ttl=61 time=40.12 ms".
-pub fn ping_reply_line(target: &str, r: &PingReply, bytes: u32) -> String {
+/// One answer: "64 bytes from …: seq=3 ttl=61 time=40.12 ms"; with
+/// `clock_synced`, a STAMP answer's one-way delays too.
+pub fn ping_reply_line(target: &str, r: &PingReply, bytes: u32, clock_synced: bool) -> String {
     let mut line = format!("{bytes} bytes from {target}: seq={}", r.seq);
     if let Some(t) = r.ttl {
         let _ = write!(line, " ttl={t}");
     }
     let _ = write!(line, " time={:.3} ms", r.rtt_ms);
-    if let (Some(f), Some(b), Some(d)) = (r.forward_ms, r.backward_ms, r.dwell_ms) {
-        let _ = write!(
-            line,
-            " (out {f:.3} ms, back {b:.3} ms, reflector {:.1} µs)",
-            d * 1e3
-        );
+    match (r.forward_ms, r.backward_ms, r.dwell_ms) {
+        (Some(f), Some(b), Some(d)) if clock_synced => {
+            let _ = write!(
+                line,
+                " (out {f:.3} ms, back {b:.3} ms, reflector {:.1} µs)",
+                d * 1e3
+            );
+        }
+        (_, _, Some(d)) => {
+            let _ = write!(line, " (reflector {:.1} µs)", d * 1e3);
+        }
+        _ => {}
     }
     if r.duplicate {
         line.push_str(" (DUP!)");

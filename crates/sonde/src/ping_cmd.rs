@@ -162,7 +162,7 @@ pub fn run(args: PingArgs) -> Result<(), Failure> {
                 };
                 ping_header(t, &spec.host, size, method)
             }
-            PingEvent::Reply(r) => ping_reply_line(&target, r, bytes),
+            PingEvent::Reply(r) => ping_reply_line(&target, r, bytes, spec.clock_synced),
         };
         if live {
             let _ = out.write_all(text.as_bytes());
