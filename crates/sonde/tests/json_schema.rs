@@ -1,24 +1,11 @@
 //! Real `sonde tcp -J` output validates against the published schema.
 
 mod common;
+use common::schema::{assert_valid, validator};
 use common::{tcp_json, ServerProc};
 
 fn schema() -> jsonschema::Validator {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../docs/schema/tcp-result-v1.schema.json"
-    );
-    let text = std::fs::read_to_string(path).expect("schema file");
-    let schema: serde_json::Value = serde_json::from_str(&text).expect("schema is JSON");
-    jsonschema::validator_for(&schema).expect("schema compiles")
-}
-
-fn assert_valid(v: &jsonschema::Validator, doc: &serde_json::Value) {
-    let errors: Vec<String> = v
-        .iter_errors(doc)
-        .map(|e| format!("{} at {}", e, e.instance_path))
-        .collect();
-    assert!(errors.is_empty(), "schema violations: {errors:#?}");
+    validator("tcp-result-v1.schema.json")
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //! Needs root; `SONDE_LAB=skip` skips elsewhere.
 
 mod common;
-use common::lab_cli::{lab, serve_in, udp_in, write_topology, Down};
+use common::lab_cli::{lab, serve_in, system_ping_avg_ms, udp_in, write_topology, Down};
 use common::{lab_allowed, sonde, stderr, u};
 use std::process::Command;
 
@@ -145,20 +145,6 @@ fn bad_topologies_are_refused_by_name() {
 }
 
 /// The average RTT of `ping -c 20 -i 0.05` from `node` to `target`, in ms.
-fn ping_avg_ms(labname: &str, node: &str, target: &str) -> f64 {
-    let o = lab(&[
-        "exec", "--lab", labname, node, "--", "ping", "-c", "20", "-i", "0.05", target,
-    ]);
-    let text = String::from_utf8_lossy(&o.stdout).to_string();
-    assert!(o.status.success(), "ping {target}: {text}");
-    let line = text
-        .lines()
-        .find(|l| l.contains("min/avg/max"))
-        .unwrap_or_else(|| panic!("{text}"));
-    let numbers = line.split('=').nth(1).unwrap().trim();
-    numbers.split('/').nth(1).unwrap().parse().unwrap()
-}
-
 #[test]
 fn the_emulator_delays_each_direction_as_configured() {
     if !lab_allowed() {
@@ -172,7 +158,7 @@ fn the_emulator_delays_each_direction_as_configured() {
     let up = lab(&["up", file.to_str().unwrap()]);
     assert!(up.status.success(), "{}", stderr(&up));
     for target in ["2001:2:0:1::2", "198.18.1.2"] {
-        let avg = ping_avg_ms("lc6", "a", target);
+        let avg = system_ping_avg_ms("lc6", "a", target);
         eprintln!("20 ms each way, {target}: system ping avg {avg:.3} ms");
         assert!(
             (avg - 40.0).abs() <= 0.3,

@@ -4,7 +4,7 @@
 
 mod common;
 use common::lab_allowed;
-use common::lab_cli::{lab, lab_up, num, serve_in, KillOnDrop};
+use common::lab_cli::{lab, lab_up, num, serve_in, system_ping_avg_ms, KillOnDrop};
 use common::{sonde, stderr};
 
 /// One lab at a time: each emulator spins before its releases, and two
@@ -36,28 +36,6 @@ fn sonde_ping(labname: &str, args: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
-/// The average RTT the system's ping reports from node a.
-fn system_ping_avg_ms(labname: &str, target: &str) -> f64 {
-    let o = lab(&[
-        "exec", "--lab", labname, "a", "--", "ping", "-c", "20", "-i", "0.05", target,
-    ]);
-    let text = String::from_utf8_lossy(&o.stdout).to_string();
-    assert!(o.status.success(), "ping {target}: {text}");
-    let line = text
-        .lines()
-        .find(|l| l.contains("min/avg/max"))
-        .unwrap_or_else(|| panic!("{text}"));
-    line.split('=')
-        .nth(1)
-        .unwrap()
-        .trim()
-        .split('/')
-        .nth(1)
-        .unwrap()
-        .parse()
-        .unwrap()
-}
-
 #[test]
 fn sonde_ping_and_the_system_ping_agree_on_an_emulated_delay() {
     if !lab_allowed() {
@@ -69,7 +47,7 @@ fn sonde_ping_and_the_system_ping_agree_on_an_emulated_delay() {
     let _server = KillOnDrop(serve_in("lp1", "b", "::"));
     std::thread::sleep(std::time::Duration::from_millis(500));
     for target in ["2001:2:0:1::2", "198.18.1.2"] {
-        let system = system_ping_avg_ms("lp1", target);
+        let system = system_ping_avg_ms("lp1", "a", target);
         for proto in ["icmp", "udp"] {
             let r = sonde_ping("lp1", &["-c", "20", "-i", "50ms", "--proto", proto, target]);
             let avg = num(&r["rtt_ms"]["avg"]);

@@ -2,22 +2,8 @@
 //! and `sonde udp`, validate against the published schemas.
 
 mod common;
+use common::schema::{assert_valid, validator};
 use common::{sonde, stderr, tcp_json, ServerProc};
-
-fn validator(file: &str) -> jsonschema::Validator {
-    let path = format!("{}/../../docs/schema/{file}", env!("CARGO_MANIFEST_DIR"));
-    let schema: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    jsonschema::validator_for(&schema).expect("schema compiles")
-}
-
-fn assert_valid(v: &jsonschema::Validator, doc: &serde_json::Value) {
-    let errors: Vec<String> = v
-        .iter_errors(doc)
-        .map(|e| format!("{} at {}", e, e.instance_path))
-        .collect();
-    assert!(errors.is_empty(), "schema violations: {errors:#?}\n{doc}");
-}
 
 fn ping_json(args: &[&str]) -> serde_json::Value {
     let o = sonde().arg("ping").args(args).arg("-J").output().unwrap();
@@ -42,15 +28,7 @@ fn ping_output_matches_its_schema() {
     assert_valid(&v, &icmp);
     assert!(icmp["intervals"].as_array().unwrap().len() >= 2, "{icmp}");
     let server = ServerProc::start(&["--reflector-port", "0"]);
-    assert!(server.wait_for_log("reflector="));
-    let port = server
-        .log()
-        .split("reflector=")
-        .nth(1)
-        .and_then(|r| r.split_whitespace().next())
-        .and_then(|a| a.parse::<std::net::SocketAddr>().ok())
-        .unwrap()
-        .port();
+    let port = server.reflector_port();
     let stamp = ping_json(&[
         "127.0.0.1",
         "--proto",

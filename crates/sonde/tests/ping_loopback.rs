@@ -75,13 +75,7 @@ fn ctrl_c_stops_an_endless_ping_and_prints_what_it_found() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1000));
-    assert!(std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap()
-        .success());
-    let out = child.wait_with_output().unwrap();
+    let out = common::interrupt_after(child, std::time::Duration::from_millis(1000));
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["interrupted"], true);

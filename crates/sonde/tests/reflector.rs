@@ -16,15 +16,7 @@ fn reflector(extra: &[&str]) -> (ServerProc, u16) {
     let mut args = vec!["--reflector-port", "0"];
     args.extend(extra);
     let server = ServerProc::start(&args);
-    assert!(server.wait_for_log("reflector="), "{}", server.log());
-    let log = server.log();
-    let port = log
-        .split("reflector=")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|a| a.parse::<std::net::SocketAddr>().ok())
-        .map(|a| a.port())
-        .unwrap_or_else(|| panic!("no reflector address in {log}"));
+    let port = server.reflector_port();
     (server, port)
 }
 

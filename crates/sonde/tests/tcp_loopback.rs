@@ -206,13 +206,7 @@ fn ctrl_c_stops_the_test_and_still_reports_what_ran() {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(2500));
-        let killed = std::process::Command::new("kill")
-            .args(["-INT", &child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(killed.success());
-        let out = child.wait_with_output().unwrap();
+        let out = common::interrupt_after(child, std::time::Duration::from_millis(2500));
         assert_eq!(out.status.code(), Some(130), "{}", common::stderr(&out));
         let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(r["interrupted"], true);

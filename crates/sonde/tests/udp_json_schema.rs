@@ -2,17 +2,12 @@
 //! and the schema is strict enough to refuse a broken document.
 
 mod common;
+use common::schema::{assert_valid, validator};
 use common::{sonde, stderr, u, ServerProc};
 use serde_json::{json, Value};
 
 fn schema() -> jsonschema::Validator {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../docs/schema/udp-result-v1.schema.json"
-    );
-    let text = std::fs::read_to_string(path).expect("schema file");
-    let schema: Value = serde_json::from_str(&text).expect("schema is JSON");
-    jsonschema::validator_for(&schema).expect("schema compiles")
+    validator("udp-result-v1.schema.json")
 }
 
 /// A successful `sonde udp HOST -p PORT ARGS -J` run, parsed; panics
@@ -30,17 +25,6 @@ fn udp_json(host: &str, port: u16, args: &[&str]) -> Value {
         stderr(&out)
     );
     serde_json::from_slice(&out.stdout).expect("sonde udp -J prints JSON")
-}
-
-fn errors(v: &jsonschema::Validator, doc: &Value) -> Vec<String> {
-    v.iter_errors(doc)
-        .map(|e| format!("{} at {}", e, e.instance_path))
-        .collect()
-}
-
-fn assert_valid(v: &jsonschema::Validator, doc: &Value) {
-    let errors = errors(v, doc);
-    assert!(errors.is_empty(), "schema violations: {errors:#?}");
 }
 
 /// `mutate` applied to a copy of `doc` must make it invalid.

@@ -3,13 +3,13 @@
 //! otherwise (root or CAP_NET_RAW).
 
 use super::echo::{self, ECHO_HEADER};
-use super::series::{Answer, Prober};
+use super::series::{recv_until, Answer, Prober};
 use crate::sys::RecvBatch;
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 use sonde_model::Dscp;
 use std::io;
 use std::net::SocketAddr;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// How the socket was opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,26 +111,7 @@ impl Prober for IcmpProber {
     }
 
     fn recv(&mut self, until: Instant, out: &mut Vec<Answer>) -> io::Result<()> {
-        let wait = until.saturating_duration_since(Instant::now());
-        if wait.is_zero() {
-            return Ok(());
-        }
-        self.sock
-            .set_read_timeout(Some(wait.max(Duration::from_micros(1))))?;
-        let n = match self.batch.recv(&self.sock) {
-            Ok(n) => n,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock
-                        | io::ErrorKind::TimedOut
-                        | io::ErrorKind::Interrupted
-                ) =>
-            {
-                return Ok(())
-            }
-            Err(e) => return Err(e),
-        };
+        let n = recv_until(&mut self.batch, &self.sock, until)?;
         let raw_v4 = self.method == IcmpMethod::Raw && !self.v6;
         for i in 0..n {
             let Some(d) = self.batch.get(i) else { continue };

@@ -1,6 +1,7 @@
 //! One ping series: requests every interval, answers matched to them,
 //! first answers, duplicates and late (reordered) ones told apart.
 
+use crate::sys::RecvBatch;
 use sonde_model::ping::PingReply;
 use std::collections::HashMap;
 use std::io;
@@ -37,6 +38,31 @@ pub trait Prober {
     fn send(&mut self, seq: u64, size: u32) -> io::Result<i64>;
     /// Waits until `until` at most for answers and appends them.
     fn recv(&mut self, until: Instant, out: &mut Vec<Answer>) -> io::Result<()>;
+}
+
+/// Waits until `until` at most for a batch of datagrams on `sock`; how
+/// many came (0 when the time ran out first).
+pub fn recv_until<S>(batch: &mut RecvBatch, sock: &S, until: Instant) -> io::Result<usize>
+where
+    S: std::os::fd::AsFd + std::os::fd::AsRawFd,
+{
+    let wait = until.saturating_duration_since(Instant::now());
+    if wait.is_zero() {
+        return Ok(0);
+    }
+    socket2::SockRef::from(sock).set_read_timeout(Some(wait.max(Duration::from_micros(1))))?;
+    match batch.recv(sock) {
+        Ok(n) => Ok(n),
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+            ) =>
+        {
+            Ok(0)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// How a series runs.

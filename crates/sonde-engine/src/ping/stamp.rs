@@ -2,7 +2,7 @@
 //! `sonde ping --proto udp`.
 
 use super::icmp::now_ns;
-use super::series::{Answer, Prober, RemoteTimes};
+use super::series::{recv_until, Answer, Prober, RemoteTimes};
 use crate::sys::{enable_rx_timestamps, RecvBatch};
 use socket2::{Domain, Socket, Type};
 use sonde_model::Dscp;
@@ -11,7 +11,7 @@ use sonde_wire::stamp::{
 };
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// A UDP socket connected to one reflector.
 pub struct StampProber {
@@ -85,26 +85,7 @@ impl Prober for StampProber {
     }
 
     fn recv(&mut self, until: Instant, out: &mut Vec<Answer>) -> io::Result<()> {
-        let wait = until.saturating_duration_since(Instant::now());
-        if wait.is_zero() {
-            return Ok(());
-        }
-        self.sock
-            .set_read_timeout(Some(wait.max(Duration::from_micros(1))))?;
-        let n = match self.batch.recv(&self.sock) {
-            Ok(n) => n,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock
-                        | io::ErrorKind::TimedOut
-                        | io::ErrorKind::Interrupted
-                ) =>
-            {
-                return Ok(())
-            }
-            Err(e) => return Err(e),
-        };
+        let n = recv_until(&mut self.batch, &self.sock, until)?;
         for i in 0..n {
             let Some(d) = self.batch.get(i) else { continue };
             let Ok(r) = ReflectorPacket::decode(d.payload, &self.mode) else {

@@ -88,3 +88,19 @@ pub fn lab_up(name: &'static str, body: &str) -> Down {
 pub fn num(v: &serde_json::Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
+
+/// The average RTT the system's `ping` (iputils) reports from `node` to
+/// `target`: 20 echoes, 50 ms apart.
+pub fn system_ping_avg_ms(labname: &str, node: &str, target: &str) -> f64 {
+    let o = lab(&[
+        "exec", "--lab", labname, node, "--", "ping", "-c", "20", "-i", "0.05", target,
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(o.status.success(), "ping {target}: {text}");
+    let line = text
+        .lines()
+        .find(|l| l.contains("min/avg/max"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let numbers = line.split('=').nth(1).unwrap().trim();
+    numbers.split('/').nth(1).unwrap().parse().unwrap()
+}

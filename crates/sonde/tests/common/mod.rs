@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod lab_cli;
+pub mod schema;
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -77,6 +78,19 @@ impl ServerProc {
             std::thread::sleep(Duration::from_millis(50));
         }
         false
+    }
+
+    /// The port of the server's STAMP reflector, from its log (start the
+    /// server with `--reflector-port 0`).
+    pub fn reflector_port(&self) -> u16 {
+        assert!(self.wait_for_log("reflector="), "{}", self.log());
+        let log = self.log();
+        log.split("reflector=")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|a| a.parse::<SocketAddr>().ok())
+            .map(|a| a.port())
+            .unwrap_or_else(|| panic!("no reflector address in {log}"))
     }
 
     pub fn is_running(&mut self) -> bool {
@@ -164,4 +178,18 @@ pub fn lab_json(
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).expect("JSON output")
+}
+
+/// Sends SIGINT (Ctrl-C) to `child` after `after` and returns what it
+/// printed; the caller checks the exit code.
+pub fn interrupt_after(child: Child, after: Duration) -> Output {
+    std::thread::sleep(after);
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    child
+        .wait_with_output()
+        .expect("wait for the interrupted child")
 }
