@@ -192,3 +192,32 @@ fn latency_under_load_shows_the_bottleneck_queue() {
     // (62 ms measured here); never more than the queue holds.
     assert!((30.0..=110.0).contains(&increase), "increase {increase} ms");
 }
+
+#[test]
+fn requests_carry_the_dscp_asked_for() {
+    if !lab_allowed() {
+        return;
+    }
+    let _serial = serial();
+    let _lab = lab_up("lp5", TWO);
+    for rule in [
+        "add table inet t",
+        "add chain inet t in { type filter hook input priority 0; }",
+        "add rule inet t in icmpv6 type echo-request ip6 dscp ef counter",
+        "add rule inet t in icmp type echo-request ip dscp af41 counter",
+    ] {
+        let o = lab(&["exec", "--lab", "lp5", "b", "--", "nft", rule]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    sonde_ping(
+        "lp5",
+        &["-c", "7", "-i", "5ms", "-S", "EF", "2001:2:0:1::2"],
+    );
+    sonde_ping("lp5", &["-c", "5", "-i", "5ms", "-S", "AF41", "198.18.1.2"]);
+    let o = lab(&[
+        "exec", "--lab", "lp5", "b", "--", "nft", "list", "chain", "inet", "t", "in",
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("counter packets 7 "), "{text}");
+    assert!(text.contains("counter packets 5 "), "{text}");
+}
