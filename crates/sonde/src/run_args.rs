@@ -63,16 +63,31 @@ pub struct RunArgs {
     /// A title for the output and the stored result.
     #[arg(long)]
     pub title: Option<String>,
-    /// Print one JSON document (schemas in docs/schema/).
-    #[arg(short = 'J', long)]
-    pub json: bool,
+    /// Print one JSON document: sonde's (schemas in docs/schema/), or with
+    /// `--json=iperf3` in iperf3's layout, for scripts written for iperf3.
+    #[arg(short = 'J', long, num_args = 0..=1, require_equals = true, default_missing_value = "sonde", value_name = "FORMAT")]
+    pub json: Option<JsonFormat>,
     /// Ping the server (ICMP) for 1 s before the test and all through it:
     /// RTT idle, under load, and the increase (a bloated buffer shows here).
     #[arg(long)]
     pub latency: bool,
 }
 
+/// The layout of `-J` output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum JsonFormat {
+    /// sonde's own result (docs/schema/).
+    Sonde,
+    /// iperf3's `-J` layout.
+    Iperf3,
+}
+
 impl RunArgs {
+    /// Whether any JSON was asked for (live text lines are then off).
+    pub fn json(&self) -> bool {
+        self.json.is_some()
+    }
+
     pub fn direction(&self) -> Direction {
         if self.bidir {
             Direction::Bidir

@@ -107,8 +107,8 @@ pub fn run(args: TcpArgs) -> Result<(), Failure> {
     let stop = interrupt_flag();
     let result = with_latency(
         &args.run,
-        || measure(&spec, args.run.json, &stop),
+        || measure(&spec, args.run.json(), &stop),
         |r, l| r.latency = Some(l),
     )?;
-    print_result(&result, args.run.json, tcp_summary, result.interrupted)
+    print_result(&result, args.run.json(), tcp_summary, result.interrupted)
 }

@@ -100,8 +100,8 @@ pub fn run(args: UdpArgs) -> Result<(), Failure> {
     let stop = interrupt_flag();
     let result = with_latency(
         &args.run,
-        || measure_udp(&spec, args.run.json, &stop),
+        || measure_udp(&spec, args.run.json(), &stop),
         |r, l| r.latency = Some(l),
     )?;
-    print_result(&result, args.run.json, udp_summary, result.interrupted)
+    print_result(&result, args.run.json(), udp_summary, result.interrupted)
 }
