@@ -5,6 +5,7 @@
 //! garbage, stalls or vanishes ends only its own connection.
 
 pub mod config;
+mod iperf3_session;
 pub mod limits;
 pub mod reflector;
 mod registry;

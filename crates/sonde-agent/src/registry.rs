@@ -13,6 +13,9 @@ use std::sync::Mutex;
 struct Waiting {
     client: IpAddr,
     streams: usize,
+    /// How many were delivered in arrival order (iperf3's data connections
+    /// carry no index: the order they come in is their order).
+    arrived: usize,
     tx: SyncSender<(u16, TcpStream)>,
 }
 
@@ -31,6 +34,7 @@ impl Registry {
                 Waiting {
                     client: canonical(client),
                     streams,
+                    arrived: 0,
                     tx,
                 },
             );
@@ -43,6 +47,27 @@ impl Registry {
         if let Ok(mut w) = self.waiting.lock() {
             w.remove(&id);
         }
+    }
+
+    /// Whether `id` is a test waiting for data connections.
+    pub fn is_open(&self, id: TestId) -> bool {
+        self.waiting.lock().is_ok_and(|w| w.contains_key(&id))
+    }
+
+    /// Hands an index-less data connection (iperf3's) to its test as the
+    /// next stream.
+    pub fn deliver_next(&self, id: TestId, from: IpAddr, conn: TcpStream) {
+        let index = match self.waiting.lock() {
+            Ok(mut w) => match w.get_mut(&id) {
+                Some(t) => {
+                    t.arrived += 1;
+                    u16::try_from(t.arrived - 1).unwrap_or(u16::MAX)
+                }
+                None => return,
+            },
+            Err(_) => return,
+        };
+        self.deliver(id, index, from, conn);
     }
 
     /// Hands a data connection to its test; drops it if the test is

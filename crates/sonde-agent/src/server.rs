@@ -188,6 +188,18 @@ fn handle_connection(
     shared: &Arc<Shared>,
 ) -> Result<(), EngineError> {
     let _ = stream.set_nodelay(true);
+    // sonde's peers open with its magic; anything else is taken for an
+    // iperf3 client (whose cookie is 37 printable bytes).
+    let mut first = [0u8; 4];
+    stream
+        .set_read_timeout(Some(HELLO_TIMEOUT))
+        .map_err(EngineError::io("setting a read timeout"))?;
+    let peeked = stream
+        .peek(&mut first)
+        .map_err(EngineError::io("the first bytes"))?;
+    if peeked > 0 && first[..peeked] != sonde_wire::MAGIC[..peeked] {
+        return crate::iperf3_session::handle(stream, peer, shared, HELLO_TIMEOUT);
+    }
     let mut control = Control::new(stream);
     let preamble: Preamble = control.recv_preamble(HELLO_TIMEOUT)?;
     if preamble.version != PROTOCOL_VERSION {

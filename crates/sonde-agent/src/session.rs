@@ -22,10 +22,10 @@ use std::time::{Duration, Instant};
 pub const STREAMS_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A claimed test slot; released on drop.
-struct Slot(Arc<Shared>);
+pub(crate) struct Slot(Arc<Shared>);
 
 impl Slot {
-    fn claim(shared: &Arc<Shared>) -> Option<Slot> {
+    pub(crate) fn claim(shared: &Arc<Shared>) -> Option<Slot> {
         let max = shared.config.limits.max_concurrent_tests;
         shared
             .running_tests

@@ -66,6 +66,7 @@ pub fn side_plan(spec: &TcpSpec) -> SidePlan {
         length: usize::try_from(spec.length.bytes()).unwrap_or(usize::MAX),
         send_rate: spec.bitrate,
         receive_rate: None,
+        receive_grace: DRAIN_GRACE,
     }
 }
 
@@ -113,6 +114,11 @@ pub fn handshake(
         request,
         env: host_env(),
     })?;
+    // An iperf3 server takes sonde's first bytes for its cookie and asks
+    // for parameters (state 9) or says it is busy (state -1).
+    if matches!(control.peek_byte(HANDSHAKE_TIMEOUT)?, 9 | 0xff) {
+        return Err(EngineError::PeerIsIperf3);
+    }
     let theirs = control.recv_preamble(HANDSHAKE_TIMEOUT)?;
     let reply = control.recv(
         HANDSHAKE_FRAME_MAX,

@@ -87,6 +87,34 @@ impl Control {
     }
 
     /// Reads the peer's preamble (magic checked, version returned as is).
+    /// The first byte the peer sent, left in place for the next read.
+    pub fn peek_byte(&mut self, timeout: Duration) -> Result<u8, EngineError> {
+        self.stream
+            .set_read_timeout(Some(timeout.max(Duration::from_millis(1))))
+            .map_err(EngineError::io("setting a read timeout"))?;
+        let mut b = [0u8; 1];
+        match self.stream.peek(&mut b) {
+            Ok(0) => Err(EngineError::Closed {
+                during: "the handshake",
+            }),
+            Ok(_) => Ok(b[0]),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                Err(EngineError::Timeout {
+                    what: "the server's answer",
+                })
+            }
+            Err(e) => Err(EngineError::Io {
+                context: "the handshake",
+                source: e,
+            }),
+        }
+    }
+
     pub fn recv_preamble(&mut self, timeout: Duration) -> Result<Preamble, EngineError> {
         let mut buf = [0u8; PREAMBLE_LEN];
         read_exact_by(

@@ -34,6 +34,8 @@ pub enum EngineError {
     SocketOption { option: String, source: io::Error },
     #[error("{0}")]
     Unavailable(String),
+    #[error("the server speaks iperf3's protocol, not sonde's (use --iperf3)")]
+    PeerIsIperf3,
     #[error("results do not match: {0}")]
     Assemble(#[from] AssembleError),
 }

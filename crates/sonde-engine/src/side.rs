@@ -39,6 +39,12 @@ pub struct SidePlan {
     pub send_rate: Option<Rate>,
     /// Per-stream receive cap (a server limit); `None` is uncapped.
     pub receive_rate: Option<Rate>,
+    /// How long after the end of the time receivers go on reading (and
+    /// senders wait for the peer's close). A sonde peer closes its end
+    /// after the data, so this is only a limit ([`DRAIN_GRACE`]); an
+    /// iperf3 peer keeps its data connections open until the test is
+    /// over, so against one this is what is left for data in flight.
+    pub receive_grace: Duration,
 }
 
 /// One interval as this end saw it, handed out while the test runs.
@@ -192,7 +198,7 @@ pub fn run_side(
     let timing = LoopTiming {
         start,
         send_end: start + nominal_end,
-        hard_end: start + nominal_end + DRAIN_GRACE,
+        hard_end: start + nominal_end + plan.receive_grace,
     };
     let (done_tx, done_rx) = mpsc::channel::<u16>();
     let mut running = Vec::with_capacity(streams.len());

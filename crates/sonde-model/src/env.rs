@@ -15,3 +15,15 @@ pub struct HostEnv {
     /// The system-wide default congestion control.
     pub default_congestion: Option<String>,
 }
+
+impl HostEnv {
+    /// A peer known only by the software it runs (an iperf3 server or
+    /// client does not describe its host): `software` stands where the
+    /// sonde version would, the rest is empty.
+    pub fn unknown(software: &str) -> Self {
+        Self {
+            sonde_version: software.to_string(),
+            ..Self::default()
+        }
+    }
+}

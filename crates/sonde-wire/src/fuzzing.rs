@@ -1,6 +1,10 @@
 //! The harness the fuzz targets in `fuzz/` call, kept here so that the
 //! property tests run the very same code on every `cargo test`.
 
+use crate::iperf3::{
+    self, ControlDecoder, Cookie, CounterWidth, Inbound, JsonFrameReader, Params, Reader, Results,
+    ServerError, State, UdpHeader,
+};
 use crate::stamp::{
     self, ErrorEstimate, HmacKey, Mode, NtpTimestamp, ReflectorPacket, SenderPacket, StampError,
 };
@@ -127,6 +131,155 @@ fn stamp_authenticated(packet: SenderPacket, data: &[u8], mode: &Mode) {
     assert_eq!(SenderPacket::decode(&bytes, mode), Err(StampError::BadHmac));
 }
 
+/// Cap on iperf3 JSON frames in [`iperf3_control`]: small, so that the
+/// fuzzer also reaches the refusals.
+const IPERF3_FUZZ_CAP: usize = 4096;
+
+/// Feeds arbitrary bytes to the iperf3 codecs. The first byte picks the
+/// side whose control stream the rest is (even: the server reading the
+/// client, odd: the client reading the server) and, from its other bits,
+/// the size of the reads; the rest goes through the control decoder:
+/// cookie, state bytes, length-prefixed JSON under a cap, error codes.
+/// Every item that decodes must encode back to an equal item. The whole
+/// input is also tried as a UDP datagram (both header layouts, connect
+/// request and reply), a cookie, server error codes, and parameters and
+/// results JSON. Panics only on a codec bug.
+pub fn iperf3_control(data: &[u8]) {
+    let Some((&mode, rest)) = data.split_first() else {
+        return;
+    };
+    let reader = if mode & 1 == 0 {
+        Reader::Server
+    } else {
+        Reader::Client
+    };
+    let cut = usize::from(mode >> 1).max(1);
+    let mut decoder = ControlDecoder::new(reader, IPERF3_FUZZ_CAP, IPERF3_FUZZ_CAP);
+    'feed: for piece in rest.chunks(cut) {
+        let mut piece = piece;
+        while !piece.is_empty() {
+            let Ok((used, item)) = decoder.feed(piece) else {
+                break 'feed;
+            };
+            assert!(
+                used > 0 && used <= piece.len(),
+                "the decoder took {used} bytes"
+            );
+            piece = piece.get(used..).unwrap_or_default();
+            if let Some(item) = item {
+                iperf3_round_trip(&item);
+            }
+        }
+    }
+    if let Ok(Some(item)) = decoder.finish() {
+        iperf3_round_trip(&item);
+    }
+    iperf3_whole_input(data);
+    iperf3_whole_input(rest);
+}
+
+fn iperf3_round_trip(item: &Inbound) {
+    match item {
+        Inbound::Cookie(cookie) => assert_eq!(Cookie::parse(cookie.as_bytes()), Ok(*cookie)),
+        Inbound::State(state) => assert_eq!(State::from_byte(state.to_byte()), Ok(*state)),
+        Inbound::Params(params) => assert_eq!(
+            params.to_json().and_then(|j| Params::from_json(&j)),
+            Ok(params.clone())
+        ),
+        Inbound::Results(results) => iperf3_results_round_trip(results),
+        Inbound::ServerError(report) => {
+            let codes = report.encode();
+            let sent = if report.errno.is_some() { 9 } else { 5 };
+            assert_eq!(codes[0], State::ServerError.to_byte());
+            assert_eq!(ServerError::decode(&codes[1..sent]), Ok(*report));
+        }
+    }
+}
+
+/// Results that decoded must encode (their numbers are finite, their
+/// omitted counts paired) and decode again to the same values, floats
+/// within rounding: serde_json's default float parsing may differ from
+/// the printed value in the last bit.
+fn iperf3_results_round_trip(results: &Results) {
+    let json = results.to_json();
+    assert!(json.is_ok(), "decoded results did not encode: {json:?}");
+    let again = json.and_then(|j| Results::from_json(&j));
+    let Ok(again) = again else {
+        panic!("encoded results did not decode: {again:?}");
+    };
+    let floats = |r: &Results| {
+        let mut v = vec![r.cpu_util_total, r.cpu_util_user, r.cpu_util_system];
+        for s in &r.streams {
+            v.extend([
+                s.jitter,
+                s.start_time.unwrap_or(0.0),
+                s.end_time.unwrap_or(0.0),
+            ]);
+        }
+        v
+    };
+    let (a, b) = (floats(results), floats(&again));
+    assert!(
+        a.iter().zip(&b).all(|(x, y)| close(*x, *y)),
+        "{a:?} != {b:?}"
+    );
+    let without_floats = |r: &Results| {
+        let mut r = r.clone();
+        (r.cpu_util_total, r.cpu_util_user, r.cpu_util_system) = (0.0, 0.0, 0.0);
+        for s in &mut r.streams {
+            s.jitter = 0.0;
+            s.start_time = s.start_time.map(|_| 0.0);
+            s.end_time = s.end_time.map(|_| 0.0);
+        }
+        r.server_output_json = None;
+        r
+    };
+    assert_eq!(without_floats(results), without_floats(&again));
+    assert_eq!(
+        results.server_output_json.is_some(),
+        again.server_output_json.is_some()
+    );
+}
+
+fn close(a: f64, b: f64) -> bool {
+    a == b || (a - b).abs() <= 4.0 * f64::EPSILON * a.abs().max(b.abs())
+}
+
+/// Tries `data` whole as each fixed-size or self-contained iperf3 item.
+fn iperf3_whole_input(data: &[u8]) {
+    for width in [CounterWidth::Bits32, CounterWidth::Bits64] {
+        if let Ok(header) = UdpHeader::decode(data, width) {
+            let mut again = data.to_vec();
+            assert!(header.encode(width, &mut again).is_ok());
+            assert_eq!(again, data);
+        }
+    }
+    if let Some(flavor) = iperf3::classify_connect_request(data) {
+        assert_eq!(flavor.request(), data);
+    }
+    if let Some(flavor) = iperf3::classify_connect_reply(data) {
+        assert_eq!(flavor.reply(), data);
+    }
+    if let Ok(cookie) = Cookie::parse(data) {
+        assert_eq!(cookie.as_bytes(), data);
+    }
+    if let Ok(report) = ServerError::decode(data) {
+        iperf3_round_trip(&Inbound::ServerError(report));
+    }
+    if let Ok((used, Some(payload))) = JsonFrameReader::new(IPERF3_FUZZ_CAP).feed(data) {
+        assert_eq!(
+            iperf3::encode_json_frame(&payload).ok().as_deref(),
+            data.get(..used)
+        );
+    }
+    if let Ok(params) = Params::from_json(data) {
+        iperf3_round_trip(&Inbound::Params(params));
+    }
+    if let Ok(results) = Results::from_json(data) {
+        iperf3_results_round_trip(&results);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,6 +301,60 @@ mod tests {
             data.extend_from_slice(&len.to_be_bytes());
             data.extend_from_slice(&payload);
             control_stream(&data);
+        }
+
+        #[test]
+        fn the_iperf3_harness_survives_random_input(data in proptest::collection::vec(any::<u8>(), 0..2048)) {
+            iperf3_control(&data);
+        }
+
+        #[test]
+        fn the_iperf3_harness_survives_near_valid_input(
+            server_side in any::<bool>(),
+            cut in 0u8..64,
+            flip in any::<usize>(),
+            bit in 0u8..8,
+            time in any::<u32>(),
+            bytes in any::<u64>(),
+        ) {
+            let mut data = vec![(cut << 1) | u8::from(!server_side)];
+            let results = Results {
+                cpu_util_total: 1.5,
+                cpu_util_user: 0.5,
+                cpu_util_system: 1.0,
+                sender_has_retransmits: -1,
+                congestion_used: None,
+                server_output_json: None,
+                server_output_text: None,
+                streams: vec![iperf3::StreamResult {
+                    id: 1,
+                    bytes,
+                    retransmits: -1,
+                    jitter: 0.25,
+                    errors: 0,
+                    omitted_errors: Some(0),
+                    packets: 0,
+                    omitted_packets: Some(0),
+                    start_time: Some(0.0),
+                    end_time: Some(f64::from(time)),
+                }],
+            };
+            if server_side {
+                let params = Params::client(iperf3::Protocol::Udp, iperf3::Direction::Reverse, time, 2);
+                data.extend_from_slice(Cookie::from_random(&[7; 36]).as_bytes());
+                data.extend(params.to_frame().unwrap());
+                data.push(State::TestEnd.to_byte());
+                data.extend(results.to_frame().unwrap());
+                data.push(State::IperfDone.to_byte());
+            } else {
+                data.extend([9, 10, 1, 2, 13]);
+                data.extend(results.to_frame().unwrap());
+                data.extend([14, 0xfe, 0, 0, 0, 0x79, 0, 0, 0, 0]);
+            }
+            iperf3_control(&data);
+            let at = 1 + flip % (data.len() - 1);
+            data[at] ^= 1 << bit;
+            iperf3_control(&data);
         }
 
         #[test]

@@ -10,6 +10,7 @@
 
 pub mod frame;
 pub mod fuzzing;
+pub mod iperf3;
 pub mod message;
 pub mod preamble;
 pub mod stamp;

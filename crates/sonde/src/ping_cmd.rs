@@ -3,7 +3,7 @@
 //! size sweep gives a table of RTT against size.
 
 use crate::cli::Failure;
-use crate::run_args::{duration, interrupt_flag, print_result};
+use crate::run_args::{duration, interrupt_flag, print_result, JsonFormat};
 use anyhow::anyhow;
 use clap::Args;
 use sonde_engine::ping::{run_ping, PingEvent};
@@ -170,5 +170,8 @@ pub fn run(args: PingArgs) -> Result<(), Failure> {
         }
     })
     .map_err(|e| Failure::Run(e.into()))?;
-    print_result(&result, args.json, ping_summary, result.interrupted)
+    // ping has no iperf3 layout: -J is sonde's.
+    let json = args.json.then_some(JsonFormat::Sonde);
+    let as_value = |r: &sonde_model::PingResult| serde_json::to_value(r).unwrap_or_default();
+    print_result(&result, json, ping_summary, as_value, result.interrupted)
 }

@@ -71,6 +71,10 @@ pub struct RunArgs {
     /// RTT idle, under load, and the increase (a bloated buffer shows here).
     #[arg(long)]
     pub latency: bool,
+    /// The server is a stock iperf3 server: speak its protocol (without
+    /// this flag sonde switches to it when the server turns out to be one).
+    #[arg(long)]
+    pub iperf3: bool,
 }
 
 /// The layout of `-J` output.
@@ -147,20 +151,27 @@ pub fn interrupt_flag() -> Arc<AtomicBool> {
     stop
 }
 
-/// Prints a result as JSON or as the text `summary` makes of it; an
-/// interrupted test exits 130 after printing.
+/// Prints a result as JSON (sonde's, or `iperf3`'s layout made by
+/// `as_iperf3`) or as the text `summary` makes of it; an interrupted
+/// result is printed, then reported as [`Failure::Interrupted`].
 pub fn print_result<T: serde::Serialize>(
     result: &T,
-    json: bool,
+    json: Option<JsonFormat>,
     summary: fn(&T) -> String,
+    as_iperf3: fn(&T) -> serde_json::Value,
     interrupted: bool,
 ) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
-    if json {
-        serde_json::to_writer_pretty(&mut out, result)?;
-        writeln!(out)?;
-    } else {
-        write!(out, "{}", summary(result))?;
+    match json {
+        Some(JsonFormat::Sonde) => {
+            serde_json::to_writer_pretty(&mut out, result)?;
+            writeln!(out)?;
+        }
+        Some(JsonFormat::Iperf3) => {
+            serde_json::to_writer_pretty(&mut out, &as_iperf3(result))?;
+            writeln!(out)?;
+        }
+        None => write!(out, "{}", summary(result))?,
     }
     if interrupted {
         return Err(Failure::Interrupted);

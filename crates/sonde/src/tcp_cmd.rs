@@ -5,10 +5,11 @@ use crate::cli::Failure;
 use crate::run_args::{interrupt_flag, print_result, with_latency, RunArgs};
 use anyhow::anyhow;
 use clap::Args;
-use sonde_engine::{run_tcp, TestEvent};
+use sonde_engine::iperf3::tcp_client::run_iperf3_tcp;
+use sonde_engine::{run_tcp, EngineError, TestEvent};
 use sonde_model::StreamLayout;
 use sonde_model::{ByteSize, Rate, StreamRole, TcpResult, TcpSpec};
-use sonde_report::{tcp_summary, LiveTable};
+use sonde_report::{tcp_summary, tcp_to_iperf3, LiveTable};
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -59,8 +60,27 @@ impl TcpArgs {
     }
 }
 
+/// Which server a test talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Peer {
+    /// sonde's protocol, falling back to iperf3's if the server speaks it.
+    Sonde,
+    /// iperf3's protocol from the start (`--iperf3`).
+    Iperf3,
+}
+
 /// Runs a spec, printing live lines unless `quiet`; `stop` ends it early.
 pub fn measure(spec: &TcpSpec, quiet: bool, stop: &Arc<AtomicBool>) -> anyhow::Result<TcpResult> {
+    measure_with(spec, Peer::Sonde, quiet, stop)
+}
+
+/// [`measure`] against the given kind of server.
+pub fn measure_with(
+    spec: &TcpSpec,
+    peer: Peer,
+    quiet: bool,
+    stop: &Arc<AtomicBool>,
+) -> anyhow::Result<TcpResult> {
     let mut table = LiveTable::new();
     let prefix = spec
         .title
@@ -68,11 +88,14 @@ pub fn measure(spec: &TcpSpec, quiet: bool, stop: &Arc<AtomicBool>) -> anyhow::R
         .map(|t| format!("{t}: "))
         .unwrap_or_default();
     let mut out = std::io::stdout();
-    let result = run_tcp(spec, stop, &mut |event| {
+    let mut on_event = |event: TestEvent<'_>| {
         if quiet {
             return;
         }
         let text = match event {
+            TestEvent::Accepted { server, env } if env.os.is_empty() => {
+                format!("{prefix}Connected to {server} ({})\n", env.sonde_version)
+            }
             TestEvent::Accepted { server, env } => format!(
                 "{prefix}Connected to {server} (sonde {} on {} {})\n",
                 env.sonde_version, env.os, env.kernel
@@ -96,7 +119,20 @@ pub fn measure(spec: &TcpSpec, quiet: bool, stop: &Arc<AtomicBool>) -> anyhow::R
         };
         let _ = out.write_all(text.as_bytes());
         let _ = out.flush();
-    })?;
+    };
+    let result = match peer {
+        Peer::Iperf3 => run_iperf3_tcp(spec, stop, &mut on_event),
+        Peer::Sonde => match run_tcp(spec, stop, &mut on_event) {
+            Err(EngineError::PeerIsIperf3) => {
+                eprintln!(
+                    "sonde: {}:{} is an iperf3 server; speaking iperf3's protocol",
+                    spec.host, spec.port
+                );
+                run_iperf3_tcp(spec, stop, &mut on_event)
+            }
+            other => other,
+        },
+    }?;
     Ok(result)
 }
 
@@ -107,8 +143,21 @@ pub fn run(args: TcpArgs) -> Result<(), Failure> {
     let stop = interrupt_flag();
     let result = with_latency(
         &args.run,
-        || measure(&spec, args.run.json(), &stop),
+        || {
+            let peer = if args.run.iperf3 {
+                Peer::Iperf3
+            } else {
+                Peer::Sonde
+            };
+            measure_with(&spec, peer, args.run.json(), &stop)
+        },
         |r, l| r.latency = Some(l),
     )?;
-    print_result(&result, args.run.json(), tcp_summary, result.interrupted)
+    print_result(
+        &result,
+        args.run.json,
+        tcp_summary,
+        tcp_to_iperf3,
+        result.interrupted,
+    )
 }

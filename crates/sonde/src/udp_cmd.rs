@@ -8,7 +8,7 @@ use clap::Args;
 use sonde_engine::udp_client::{run_udp, UdpEvent};
 use sonde_model::StreamLayout;
 use sonde_model::{Profile, Rate, UdpResult, UdpSpec};
-use sonde_report::{udp_interval, udp_summary};
+use sonde_report::{udp_interval, udp_summary, udp_to_iperf3};
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -103,5 +103,11 @@ pub fn run(args: UdpArgs) -> Result<(), Failure> {
         || measure_udp(&spec, args.run.json(), &stop),
         |r, l| r.latency = Some(l),
     )?;
-    print_result(&result, args.run.json(), udp_summary, result.interrupted)
+    print_result(
+        &result,
+        args.run.json,
+        udp_summary,
+        udp_to_iperf3,
+        result.interrupted,
+    )
 }

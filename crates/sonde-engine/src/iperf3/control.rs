@@ -1,0 +1,132 @@
+//! iperf3's control connection as sonde speaks it: the cookie, state
+//! bytes and length-prefixed JSON, over a TCP stream with deadlines. The
+//! byte layouts are sonde-wire's (`sonde_wire::iperf3`).
+
+use crate::EngineError;
+use sonde_wire::iperf3::{self as wire, Cookie, Params, Results, State};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+/// The control connection of one iperf3 test.
+#[derive(Debug)]
+pub struct Iperf3Control {
+    stream: TcpStream,
+}
+
+impl Iperf3Control {
+    pub fn new(stream: TcpStream) -> Self {
+        let _ = stream.set_nodelay(true);
+        Self { stream }
+    }
+
+    pub fn stream(&self) -> &TcpStream {
+        &self.stream
+    }
+
+    pub fn into_stream(self) -> TcpStream {
+        self.stream
+    }
+
+    fn read_exact(
+        &mut self,
+        buf: &mut [u8],
+        timeout: Duration,
+        what: &'static str,
+    ) -> Result<(), EngineError> {
+        self.stream
+            .set_read_timeout(Some(timeout.max(Duration::from_millis(1))))
+            .map_err(EngineError::io("setting a read timeout"))?;
+        self.stream.read_exact(buf).map_err(|e| match e.kind() {
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
+                EngineError::Timeout { what }
+            }
+            std::io::ErrorKind::UnexpectedEof => EngineError::Closed { during: what },
+            _ => EngineError::Io {
+                context: what,
+                source: e,
+            },
+        })
+    }
+
+    pub fn send_cookie(&mut self, cookie: &Cookie) -> Result<(), EngineError> {
+        self.stream
+            .write_all(cookie.as_bytes())
+            .map_err(EngineError::io("sending the iperf3 cookie"))
+    }
+
+    pub fn recv_cookie(&mut self, timeout: Duration) -> Result<Cookie, EngineError> {
+        let mut buf = [0u8; wire::COOKIE_LEN];
+        self.read_exact(&mut buf, timeout, "the iperf3 cookie")?;
+        Cookie::parse(&buf).map_err(Self::wire_error)
+    }
+
+    pub fn send_state(&mut self, state: State) -> Result<(), EngineError> {
+        self.stream
+            .write_all(&[state.to_byte()])
+            .map_err(EngineError::io("sending an iperf3 state"))
+    }
+
+    pub fn recv_state(&mut self, timeout: Duration) -> Result<State, EngineError> {
+        let mut b = [0u8; 1];
+        self.read_exact(&mut b, timeout, "an iperf3 state")?;
+        State::from_byte(b[0]).map_err(Self::wire_error)
+    }
+
+    /// The two 4-byte numbers that follow SERVER_ERROR: iperf3's error
+    /// number and the system's.
+    pub fn recv_server_error(&mut self, timeout: Duration) -> Result<(i32, i32), EngineError> {
+        let mut b = [0u8; 8];
+        self.read_exact(&mut b, timeout, "an iperf3 server error")?;
+        Ok((
+            i32::from_be_bytes([b[0], b[1], b[2], b[3]]),
+            i32::from_be_bytes([b[4], b[5], b[6], b[7]]),
+        ))
+    }
+
+    fn wire_error(e: impl std::fmt::Display) -> EngineError {
+        EngineError::Wire(sonde_wire::WireError::BadMessage(e.to_string()))
+    }
+
+    fn send_frame(&mut self, frame: Result<Vec<u8>, wire::Iperf3Error>) -> Result<(), EngineError> {
+        let frame =
+            frame.map_err(|e| EngineError::Wire(sonde_wire::WireError::Encode(e.to_string())))?;
+        self.stream
+            .write_all(&frame)
+            .map_err(EngineError::io("sending iperf3 JSON"))
+    }
+
+    /// One length-prefixed JSON frame, refused before reading it if the
+    /// length is 0 or over `max`.
+    fn recv_frame(
+        &mut self,
+        max: usize,
+        timeout: Duration,
+        what: &'static str,
+    ) -> Result<Vec<u8>, EngineError> {
+        let mut prefix = [0u8; wire::JSON_LEN_PREFIX];
+        self.read_exact(&mut prefix, timeout, what)?;
+        let n = wire::json_frame_len(prefix, max).map_err(Self::wire_error)?;
+        let mut body = vec![0u8; n];
+        self.read_exact(&mut body, timeout, what)?;
+        Ok(body)
+    }
+
+    pub fn send_params(&mut self, params: &Params) -> Result<(), EngineError> {
+        self.send_frame(params.to_frame())
+    }
+
+    pub fn recv_params(&mut self, timeout: Duration) -> Result<Params, EngineError> {
+        let body = self.recv_frame(wire::PARAMS_MAX_LEN, timeout, "the iperf3 parameters")?;
+        Params::from_json(&body).map_err(Self::wire_error)
+    }
+
+    pub fn send_results(&mut self, results: &Results) -> Result<(), EngineError> {
+        self.send_frame(results.to_frame())
+    }
+
+    pub fn recv_results(&mut self, timeout: Duration) -> Result<Results, EngineError> {
+        let body = self.recv_frame(wire::RESULTS_MAX_LEN, timeout, "the iperf3 results")?;
+        Results::from_json(&body).map_err(Self::wire_error)
+    }
+}

@@ -1,0 +1,179 @@
+//! `sonde tcp --iperf3`: a TCP test against a stock iperf3 server. sonde
+//! moves and measures the data as it does against its own server; what
+//! the iperf3 server reports (bytes per stream, its retransmits) takes the
+//! place of a sonde server's report.
+
+use super::{refuse_unsupported_tcp, results_of, STATE_WAIT};
+use crate::client::{client_role, side_plan, TestEvent};
+use crate::connect::{connect, resolve};
+use crate::host_env::host_env;
+use crate::side::{run_side, DataStream};
+use crate::sockopt::StreamOptions;
+use crate::EngineError;
+use sonde_model::assemble::tcp_result;
+use sonde_model::{
+    HostEnv, SideReport, StreamLayout, StreamRole, StreamSide, TcpResult, TcpSpec, Timestamp,
+};
+use sonde_wire::iperf3::{stream_id, Direction, Params, Protocol, Results, State};
+use std::io::Write;
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The parameters of `spec` as iperf3 takes them.
+pub fn tcp_params(spec: &TcpSpec) -> Params {
+    let direction = match spec.direction {
+        sonde_model::Direction::Forward => Direction::Forward,
+        sonde_model::Direction::Reverse => Direction::Reverse,
+        sonde_model::Direction::Bidir => Direction::Bidirectional,
+    };
+    let secs = |d: std::time::Duration| u32::try_from(d.as_secs()).unwrap_or(u32::MAX);
+    let mut p = Params::client(
+        Protocol::Tcp,
+        direction,
+        secs(spec.time),
+        u32::from(spec.parallel),
+    )
+    .with_omit(secs(spec.omit))
+    .with_len(u32::try_from(spec.length.bytes()).unwrap_or(u32::MAX));
+    if let Some(r) = spec.bitrate {
+        p = p.with_bandwidth(r.bps());
+    }
+    if let Some(w) = spec.window {
+        p = p.with_window(u32::try_from(w.bytes()).unwrap_or(u32::MAX));
+    }
+    if let Some(d) = spec.dscp {
+        p = p.with_tos(d.tos_byte());
+    }
+    if let Some(f) = spec.flowlabel {
+        p = p.with_flowlabel(f);
+    }
+    p.mss = spec.mss.unwrap_or(0);
+    p.congestion = spec.congestion.clone();
+    p.title = spec.title.clone();
+    p
+}
+
+/// The iperf3 server's results as the report a sonde server would give.
+fn their_report(spec: &TcpSpec, theirs: &Results, mine: &SideReport) -> SideReport {
+    let streams = mine
+        .streams
+        .iter()
+        .map(|ours| {
+            let found = theirs.stream(stream_id(u32::from(ours.stream)));
+            let bytes = found.map_or(0, |s| s.bytes);
+            StreamSide {
+                stream: ours.stream,
+                role: match ours.role {
+                    StreamRole::Sender => StreamRole::Receiver,
+                    StreamRole::Receiver => StreamRole::Sender,
+                },
+                final_tcp: None,
+                socket: ours.socket.clone(),
+                total_bytes: bytes,
+                measured_bytes: bytes,
+                measured_secs: found
+                    .and_then(|s| s.duration())
+                    .filter(|t| *t > 0.0)
+                    .unwrap_or(spec.time.as_secs_f64()),
+                omitted_retrans: 0,
+                samples: Vec::new(),
+            }
+        })
+        .collect();
+    SideReport {
+        env: HostEnv::unknown("iperf3"),
+        windows: Vec::new(),
+        streams,
+        stopped_early: false,
+    }
+}
+
+/// Runs `spec` against the iperf3 server at its host and port.
+pub fn run_iperf3_tcp(
+    spec: &TcpSpec,
+    stop: &Arc<AtomicBool>,
+    on_event: &mut dyn FnMut(TestEvent<'_>),
+) -> Result<TcpResult, EngineError> {
+    refuse_unsupported_tcp(spec)?;
+    let addrs = resolve(&spec.host, spec.port, spec.family)?;
+    let (mut control, cookie, first) = super::open_test(&addrs)?;
+    let server: SocketAddr = control
+        .stream()
+        .peer_addr()
+        .map_err(EngineError::io("reading the server's address"))?;
+    let mut next = Some(first);
+    let opts = StreamOptions::from(spec);
+    let mut streams = Vec::new();
+    let mut mine: Option<(SideReport, Timestamp)> = None;
+    let mut held = Vec::new();
+    loop {
+        let state = match next.take() {
+            Some(s) => s,
+            None => control.recv_state(STATE_WAIT)?,
+        };
+        match state {
+            State::ParamExchange => control.send_params(&tcp_params(spec))?,
+            State::CreateStreams => {
+                for i in 0..spec.stream_count() {
+                    let index = u16::try_from(i).unwrap_or(u16::MAX);
+                    let mut s = connect(server, &opts)?;
+                    s.write_all(cookie.as_bytes())
+                        .map_err(EngineError::io("opening an iperf3 data stream"))?;
+                    streams.push(DataStream {
+                        index,
+                        role: client_role(spec, i),
+                        stream: s,
+                        flowlabel: spec.flowlabel,
+                    });
+                }
+            }
+            State::TestStart => {
+                let env = HostEnv::unknown("iperf3");
+                on_event(TestEvent::Accepted { server, env: &env });
+            }
+            State::TestRunning => {
+                let start = Instant::now();
+                let start_ts = Timestamp::now();
+                let mut plan = side_plan(spec);
+                // iperf3's client counts what arrived until its timer;
+                // so does sonde against an iperf3 server.
+                plan.receive_grace = std::time::Duration::ZERO;
+                held = super::hold_open(&streams);
+                let report = run_side(
+                    plan,
+                    std::mem::take(&mut streams),
+                    host_env(),
+                    start,
+                    stop,
+                    &mut |live| {
+                        on_event(TestEvent::Interval(live));
+                    },
+                );
+                control.send_state(State::TestEnd)?;
+                mine = Some((report, start_ts));
+            }
+            State::ExchangeResults => {
+                let (report, _) = mine.as_ref().ok_or(EngineError::Unexpected {
+                    expected: "TEST_RUNNING before EXCHANGE_RESULTS",
+                    got: "EXCHANGE_RESULTS".into(),
+                })?;
+                control.send_results(&results_of(report))?;
+                let theirs = control.recv_results(STATE_WAIT)?;
+                let (report, start_ts) = mine
+                    .take()
+                    .ok_or(EngineError::Closed { during: "results" })?;
+                let server_report = their_report(spec, &theirs, &report);
+                // DISPLAY_RESULTS, then we are done.
+                let next = control.recv_state(STATE_WAIT)?;
+                if next == State::DisplayResults {
+                    control.send_state(State::IperfDone)?;
+                }
+                drop(held);
+                return Ok(tcp_result(spec, start_ts, &report, &server_report)?);
+            }
+            other => return Err(super::state_error(&mut control, other)),
+        }
+    }
+}

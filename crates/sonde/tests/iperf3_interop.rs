@@ -1,0 +1,145 @@
+//! sonde and the real iperf3 binary, both ways: sonde's client against a
+//! stock `iperf3 -s`, and iperf3's client against `sonde serve`, for each
+//! direction and 1 or 4 streams; both ends must agree on the bytes moved.
+//! Loopback only.
+
+mod common;
+use common::lab_cli::KillOnDrop;
+use common::{sonde, stderr, ServerProc};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A stock iperf3 server on `port` (one per test: it serves one test at a
+/// time), ready when this returns.
+fn iperf3_server(port: u16) -> KillOnDrop {
+    let child = Command::new("iperf3")
+        .args(["-s", "-p", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("iperf3 (installed by scripts/system-deps.sh)");
+    let end = Instant::now() + Duration::from_secs(10);
+    while TcpStream::connect(("::1", port)).is_err() {
+        assert!(Instant::now() < end, "iperf3 -s did not start on {port}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // That probe connection looked like a client that left; let the
+    // server settle before the real one.
+    std::thread::sleep(Duration::from_millis(200));
+    KillOnDrop(child)
+}
+
+fn json(out: &std::process::Output, what: &str) -> serde_json::Value {
+    assert!(out.status.success(), "{what}: {}", stderr(out));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{what}: {e}"))
+}
+
+fn n(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// Sent and received bytes within 1 % (plus 64 KiB in flight per stream).
+fn agree(sent: f64, received: f64, streams: f64, what: &str) {
+    assert!(
+        sent > 0.0 && received > 0.0,
+        "{what}: sent {sent}, received {received}"
+    );
+    let slack = 0.01 * sent + 65_536.0 * streams;
+    assert!(
+        (sent - received).abs() <= slack,
+        "{what}: sent {sent}, received {received}"
+    );
+}
+
+const DIRECTIONS: [(&str, &[&str]); 3] = [
+    ("forward", &[]),
+    ("reverse", &["-R"]),
+    ("bidir", &["--bidir"]),
+];
+
+#[test]
+fn sonde_tcp_against_an_iperf3_server() {
+    let server = iperf3_server(15_201);
+    for (name, dir) in DIRECTIONS {
+        for streams in ["1", "4"] {
+            let what = format!("sonde tcp --iperf3 {name} -P {streams}");
+            let out = sonde()
+                .args([
+                    "tcp", "::1", "-p", "15201", "--iperf3", "-t", "2", "-b", "100M", "-P",
+                    streams, "-J",
+                ])
+                .args(dir)
+                .output()
+                .unwrap();
+            let r = json(&out, &what);
+            for s in r["streams"].as_array().unwrap() {
+                agree(n(&s["sent_bytes"]), n(&s["received_bytes"]), 1.0, &what);
+            }
+            let count = r["streams"].as_array().unwrap().len();
+            let per_dir: usize = streams.parse().unwrap();
+            assert_eq!(
+                count,
+                if name == "bidir" {
+                    2 * per_dir
+                } else {
+                    per_dir
+                },
+                "{what}"
+            );
+        }
+    }
+    drop(server);
+}
+
+#[test]
+fn sonde_finds_out_that_the_server_is_iperf3() {
+    let _server = iperf3_server(15_202);
+    let out = sonde()
+        .args(["tcp", "127.0.0.1", "-p", "15202", "-t", "1", "-J"])
+        .output()
+        .unwrap();
+    let r = json(&out, "sonde tcp without --iperf3");
+    assert!(stderr(&out).contains("iperf3 server"), "{}", stderr(&out));
+    assert!(n(&r["summary"]["bytes"]) > 0.0);
+}
+
+#[test]
+fn iperf3_clients_against_sonde_serve() {
+    let server = ServerProc::start(&["--no-reflector"]);
+    let port = server.port.to_string();
+    for (name, dir) in DIRECTIONS {
+        for streams in ["1", "4"] {
+            let what = format!("iperf3 -c {name} -P {streams}");
+            let out = Command::new("iperf3")
+                .args([
+                    "-c", "::1", "-p", &port, "-t", "2", "-b", "100M", "-P", streams, "-J",
+                ])
+                .args(dir)
+                .output()
+                .unwrap();
+            let r = json(&out, &what);
+            let end = &r["end"];
+            let p: f64 = streams.parse().unwrap();
+            agree(
+                n(&end["sum_sent"]["bytes"]),
+                n(&end["sum_received"]["bytes"]),
+                p,
+                &what,
+            );
+            if name == "bidir" {
+                agree(
+                    n(&end["sum_sent_bidir_reverse"]["bytes"]),
+                    n(&end["sum_received_bidir_reverse"]["bytes"]),
+                    p,
+                    &what,
+                );
+            }
+        }
+    }
+    assert!(
+        server.log().contains("iperf3 test done"),
+        "{}",
+        server.log()
+    );
+}
