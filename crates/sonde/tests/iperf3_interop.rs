@@ -143,3 +143,72 @@ fn iperf3_clients_against_sonde_serve() {
         server.log()
     );
 }
+
+/// Opens an iperf3-style control connection to `port` and sends `bytes`;
+/// returns what the server sent back before closing (or 2 s passing).
+fn iperf3_handshake(port: u16, bytes: &[u8]) -> Vec<u8> {
+    use std::io::{Read, Write};
+    let mut s = TcpStream::connect(("::1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let _ = s.write_all(bytes);
+    let mut got = Vec::new();
+    let mut buf = [0u8; 256];
+    let end = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < end {
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+        }
+    }
+    got
+}
+
+#[test]
+fn a_malformed_iperf3_handshake_is_refused_and_the_server_keeps_serving() {
+    let server = ServerProc::start(&["--no-reflector"]);
+    let port = server.port;
+    let cookie = b"abcdefghijklmnopqrstuvwxyz234567abcd\0";
+    let with = |rest: &[u8]| [&cookie[..], rest].concat();
+    let params = |json: &str| {
+        let mut v = (json.len() as u32).to_be_bytes().to_vec();
+        v.extend_from_slice(json.as_bytes());
+        with(&v)
+    };
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("a short cookie", b"abcdefgh".to_vec()),
+        (
+            "a cookie of the wrong alphabet",
+            [&[0xffu8; 36][..], &[0]].concat(),
+        ),
+        ("a length prefix of 0", with(&[0, 0, 0, 0])),
+        ("a length prefix of 4 GiB", with(&[0xff, 0xff, 0xff, 0xff])),
+        (
+            "JSON of the wrong types",
+            params(r#"{"tcp":true,"time":"ten","parallel":"two"}"#),
+        ),
+        ("not JSON", params("{{{{")),
+    ];
+    for (what, bytes) in cases {
+        let start = Instant::now();
+        let got = iperf3_handshake(port, &bytes);
+        // At most PARAM_EXCHANGE (9) comes back, never CREATE_STREAMS (10).
+        assert!(!got.contains(&10), "{what}: the server went on: {got:?}");
+        assert!(
+            start.elapsed() < Duration::from_secs(12),
+            "{what}: took {:?}",
+            start.elapsed()
+        );
+    }
+    // Still serving sonde and iperf3 clients.
+    let ours = sonde()
+        .args(["tcp", "::1", "-p", &port.to_string(), "-t", "1s", "-J"])
+        .output()
+        .unwrap();
+    json(&ours, "sonde tcp after the malformed handshakes");
+    let theirs = Command::new("iperf3")
+        .args(["-c", "::1", "-p", &port.to_string(), "-t", "1", "-J"])
+        .output()
+        .unwrap();
+    let r = json(&theirs, "iperf3 -c after the malformed handshakes");
+    assert!(n(&r["end"]["sum_received"]["bytes"]) > 0.0);
+}
