@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How long the client has for each step of the handshake and results.
-const STEP_WAIT: Duration = Duration::from_secs(10);
+pub(crate) const STEP_WAIT: Duration = Duration::from_secs(10);
 
 /// The test id a cookie stands for in the registry.
 pub(crate) fn cookie_id(cookie: &Cookie) -> TestId {
@@ -100,6 +100,9 @@ fn run_test(
     }
     control.send_state(State::ParamExchange)?;
     let params = control.recv_params(STEP_WAIT)?;
+    if params.protocol == Protocol::Udp {
+        return crate::iperf3_udp_session::run(control, peer, &params, shared);
+    }
     let spec = match tcp_spec(&params, peer) {
         Ok(s) => s,
         Err(reason) => {

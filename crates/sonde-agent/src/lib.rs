@@ -6,6 +6,7 @@
 
 pub mod config;
 mod iperf3_session;
+mod iperf3_udp_session;
 pub mod limits;
 pub mod reflector;
 mod registry;

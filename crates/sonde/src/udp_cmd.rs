@@ -3,9 +3,12 @@
 
 use crate::cli::Failure;
 use crate::run_args::{interrupt_flag, print_result, with_latency, RunArgs};
+use crate::tcp_cmd::Peer;
 use anyhow::anyhow;
 use clap::Args;
+use sonde_engine::iperf3::udp_client::run_iperf3_udp;
 use sonde_engine::udp_client::{run_udp, UdpEvent};
+use sonde_engine::EngineError;
 use sonde_model::StreamLayout;
 use sonde_model::{Profile, Rate, UdpResult, UdpSpec};
 use sonde_report::{udp_interval, udp_summary, udp_to_iperf3};
@@ -60,6 +63,20 @@ pub fn measure_udp(
     quiet: bool,
     stop: &Arc<AtomicBool>,
 ) -> anyhow::Result<UdpResult> {
+    measure_udp_with(spec, Peer::Sonde, quiet, stop)
+}
+
+/// [`measure_udp`] against the given kind of server. Against iperf3 there
+/// are no live interval lines: iperf3's server reports only totals.
+pub fn measure_udp_with(
+    spec: &UdpSpec,
+    peer: Peer,
+    quiet: bool,
+    stop: &Arc<AtomicBool>,
+) -> anyhow::Result<UdpResult> {
+    if peer == Peer::Iperf3 {
+        return Ok(run_iperf3_udp(spec, stop)?);
+    }
     let prefix = spec
         .title
         .as_ref()
@@ -67,7 +84,7 @@ pub fn measure_udp(
         .unwrap_or_default();
     let mut out = std::io::stdout();
     let mut header = true;
-    let result = run_udp(spec, stop, &mut |event| {
+    let result = match run_udp(spec, stop, &mut |event| {
         if quiet {
             return;
         }
@@ -89,7 +106,16 @@ pub fn measure_udp(
         };
         let _ = out.write_all(text.as_bytes());
         let _ = out.flush();
-    })?;
+    }) {
+        Err(EngineError::PeerIsIperf3) => {
+            eprintln!(
+                "sonde: {}:{} is an iperf3 server; speaking iperf3's protocol",
+                spec.host, spec.port
+            );
+            run_iperf3_udp(spec, stop)
+        }
+        other => other,
+    }?;
     Ok(result)
 }
 
@@ -100,7 +126,14 @@ pub fn run(args: UdpArgs) -> Result<(), Failure> {
     let stop = interrupt_flag();
     let result = with_latency(
         &args.run,
-        || measure_udp(&spec, args.run.json(), &stop),
+        || {
+            let peer = if args.run.iperf3 {
+                Peer::Iperf3
+            } else {
+                Peer::Sonde
+            };
+            measure_udp_with(&spec, peer, args.run.json(), &stop)
+        },
         |r, l| r.latency = Some(l),
     )?;
     print_result(

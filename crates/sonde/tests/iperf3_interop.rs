@@ -59,34 +59,43 @@ const DIRECTIONS: [(&str, &[&str]); 3] = [
 ];
 
 #[test]
-fn sonde_tcp_against_an_iperf3_server() {
+fn sonde_against_an_iperf3_server() {
     let server = iperf3_server(15_201);
-    for (name, dir) in DIRECTIONS {
-        for streams in ["1", "4"] {
-            let what = format!("sonde tcp --iperf3 {name} -P {streams}");
-            let out = sonde()
-                .args([
-                    "tcp", "::1", "-p", "15201", "--iperf3", "-t", "2", "-b", "100M", "-P",
-                    streams, "-J",
-                ])
-                .args(dir)
-                .output()
-                .unwrap();
-            let r = json(&out, &what);
-            for s in r["streams"].as_array().unwrap() {
-                agree(n(&s["sent_bytes"]), n(&s["received_bytes"]), 1.0, &what);
+    for proto in ["tcp", "udp"] {
+        for (name, dir) in DIRECTIONS {
+            for streams in ["1", "4"] {
+                let what = format!("sonde {proto} --iperf3 {name} -P {streams}");
+                let rate = if proto == "tcp" { "100M" } else { "20M" };
+                let out = sonde()
+                    .args([
+                        proto, "::1", "-p", "15201", "--iperf3", "-t", "2", "-b", rate, "-P",
+                        streams, "-J",
+                    ])
+                    .args(dir)
+                    .output()
+                    .unwrap();
+                let r = json(&out, &what);
+                let list = r["streams"].as_array().unwrap();
+                for s in list {
+                    if proto == "tcp" {
+                        agree(n(&s["sent_bytes"]), n(&s["received_bytes"]), 1.0, &what);
+                    } else {
+                        // Packets, not bytes: both ends count datagrams.
+                        agree(n(&s["sent"]) * 1e3, n(&s["received"]) * 1e3, 0.0, &what);
+                        assert!(n(&s["sent"]) > 1000.0, "{what}: {s}");
+                    }
+                }
+                let per_dir: usize = streams.parse().unwrap();
+                assert_eq!(
+                    list.len(),
+                    if name == "bidir" {
+                        2 * per_dir
+                    } else {
+                        per_dir
+                    },
+                    "{what}"
+                );
             }
-            let count = r["streams"].as_array().unwrap().len();
-            let per_dir: usize = streams.parse().unwrap();
-            assert_eq!(
-                count,
-                if name == "bidir" {
-                    2 * per_dir
-                } else {
-                    per_dir
-                },
-                "{what}"
-            );
         }
     }
     drop(server);
@@ -108,32 +117,45 @@ fn sonde_finds_out_that_the_server_is_iperf3() {
 fn iperf3_clients_against_sonde_serve() {
     let server = ServerProc::start(&["--no-reflector"]);
     let port = server.port.to_string();
-    for (name, dir) in DIRECTIONS {
-        for streams in ["1", "4"] {
-            let what = format!("iperf3 -c {name} -P {streams}");
-            let out = Command::new("iperf3")
-                .args([
-                    "-c", "::1", "-p", &port, "-t", "2", "-b", "100M", "-P", streams, "-J",
-                ])
-                .args(dir)
-                .output()
-                .unwrap();
-            let r = json(&out, &what);
-            let end = &r["end"];
-            let p: f64 = streams.parse().unwrap();
-            agree(
-                n(&end["sum_sent"]["bytes"]),
-                n(&end["sum_received"]["bytes"]),
-                p,
-                &what,
-            );
-            if name == "bidir" {
+    for proto in ["tcp", "udp"] {
+        for (name, dir) in DIRECTIONS {
+            for streams in ["1", "4"] {
+                let what = format!("iperf3 -c {proto} {name} -P {streams}");
+                let udp: &[&str] = if proto == "udp" {
+                    &["-u", "-l", "1400"]
+                } else {
+                    &[]
+                };
+                let rate = if proto == "tcp" { "100M" } else { "20M" };
+                let out = Command::new("iperf3")
+                    .args([
+                        "-c", "::1", "-p", &port, "-t", "2", "-b", rate, "-P", streams, "-J",
+                    ])
+                    .args(udp)
+                    .args(dir)
+                    .output()
+                    .unwrap();
+                let r = json(&out, &what);
+                let end = &r["end"];
+                let p: f64 = streams.parse().unwrap();
                 agree(
-                    n(&end["sum_sent_bidir_reverse"]["bytes"]),
-                    n(&end["sum_received_bidir_reverse"]["bytes"]),
+                    n(&end["sum_sent"]["bytes"]),
+                    n(&end["sum_received"]["bytes"]),
                     p,
                     &what,
                 );
+                if name == "bidir" {
+                    agree(
+                        n(&end["sum_sent_bidir_reverse"]["bytes"]),
+                        n(&end["sum_received_bidir_reverse"]["bytes"]),
+                        p,
+                        &what,
+                    );
+                }
+                if proto == "udp" {
+                    let lost = n(&end["sum"]["lost_percent"]);
+                    assert!(lost < 1.0, "{what}: {lost} % lost on loopback");
+                }
             }
         }
     }

@@ -73,15 +73,23 @@ impl Iperf3Control {
         State::from_byte(b[0]).map_err(Self::wire_error)
     }
 
-    /// The two 4-byte numbers that follow SERVER_ERROR: iperf3's error
-    /// number and the system's.
-    pub fn recv_server_error(&mut self, timeout: Duration) -> Result<(i32, i32), EngineError> {
-        let mut b = [0u8; 8];
-        self.read_exact(&mut b, timeout, "an iperf3 server error")?;
-        Ok((
-            i32::from_be_bytes([b[0], b[1], b[2], b[3]]),
-            i32::from_be_bytes([b[4], b[5], b[6], b[7]]),
-        ))
+    /// What follows SERVER_ERROR: iperf3's error number, and the system's
+    /// when the server sends it (iperf3 3.12 sometimes sends only the first).
+    pub fn recv_server_error(
+        &mut self,
+        timeout: Duration,
+    ) -> Result<wire::ServerError, EngineError> {
+        let mut b = [0u8; wire::SERVER_ERROR_CODES_LEN];
+        self.read_exact(&mut b[..4], timeout, "an iperf3 server error")?;
+        let n = match self.read_exact(
+            &mut b[4..],
+            Duration::from_millis(200),
+            "an iperf3 server error",
+        ) {
+            Ok(()) => 8,
+            Err(_) => 4,
+        };
+        wire::ServerError::decode(&b[..n]).map_err(Self::wire_error)
     }
 
     fn wire_error(e: impl std::fmt::Display) -> EngineError {
@@ -107,8 +115,14 @@ impl Iperf3Control {
         let mut prefix = [0u8; wire::JSON_LEN_PREFIX];
         self.read_exact(&mut prefix, timeout, what)?;
         let n = wire::json_frame_len(prefix, max).map_err(Self::wire_error)?;
-        let mut body = vec![0u8; n];
-        self.read_exact(&mut body, timeout, what)?;
+        // Grown as bytes arrive: a length alone never sizes a buffer.
+        let mut body = Vec::new();
+        let mut chunk = [0u8; 16 * 1024];
+        while body.len() < n {
+            let take = (n - body.len()).min(chunk.len());
+            self.read_exact(&mut chunk[..take], timeout, what)?;
+            body.extend_from_slice(&chunk[..take]);
+        }
         Ok(body)
     }
 

@@ -4,6 +4,8 @@
 
 pub mod control;
 pub mod tcp_client;
+pub mod udp_client;
+pub mod udp_data;
 
 use crate::EngineError;
 use control::Iperf3Control;
@@ -158,8 +160,13 @@ fn state_error(control: &mut Iperf3Control, state: State) -> EngineError {
             EngineError::Unavailable("the iperf3 server is busy (access denied)".into())
         }
         State::ServerError => match control.recv_server_error(Duration::from_secs(2)) {
-            Ok((code, errno)) => EngineError::Aborted(format!(
-                "the iperf3 server reported error {code} (system error {errno})"
+            Ok(e) => EngineError::Aborted(format!(
+                "the iperf3 server reported error {} ({}){}",
+                e.i_errno,
+                e.description().unwrap_or("no description"),
+                e.errno
+                    .map(|n| format!(", system error {n}"))
+                    .unwrap_or_default()
             )),
             Err(e) => e,
         },

@@ -117,7 +117,8 @@ impl ControlDecoder {
 
     /// Tells the decoder the connection has ended. Returns the error
     /// report of an iperf3 server that closed after its first code; an
-    /// error if an item was cut off; otherwise nothing.
+    /// error if an item was cut off (or the codes `SERVER_ERROR` promised
+    /// never came); otherwise nothing.
     pub fn finish(&mut self) -> Result<Option<Inbound>, Iperf3Error> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
@@ -139,7 +140,10 @@ impl ControlDecoder {
             Awaiting::Params => frame_progress("the parameters", &self.params),
             Awaiting::Results => frame_progress("the results", &self.results),
         };
-        if have == 0 {
+        // Between items the connection may end (the caller knows whether
+        // it expected more), except right after SERVER_ERROR, which
+        // promises its codes.
+        if have == 0 && self.awaiting != Awaiting::ServerErrorCodes {
             return Ok(None);
         }
         Err(Iperf3Error::Truncated { what, have, need })

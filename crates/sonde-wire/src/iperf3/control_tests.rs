@@ -142,6 +142,16 @@ fn the_decoder_reports_items_cut_off_by_the_end_of_the_connection() {
             need: 37
         })
     );
+    let mut decoder = ControlDecoder::with_default_caps(Reader::Client);
+    decoder.feed(&[0xfe]).unwrap();
+    assert_eq!(
+        decoder.finish(),
+        Err(Iperf3Error::Truncated {
+            what: "the server error codes",
+            have: 0,
+            need: 8
+        })
+    );
     let (wire, _, _) = client_side_bytes();
     let mut decoder = ControlDecoder::with_default_caps(Reader::Server);
     decode_all(&mut decoder, &wire[..37 + 10], 47);

@@ -8,7 +8,9 @@ use super::Iperf3Error;
 /// Bytes in the length prefix.
 pub const JSON_LEN_PREFIX: usize = 4;
 
-/// Cap for a parameters frame, the same iperf3 3.21 servers apply (8 KiB).
+/// Cap for a parameters frame, the one iperf3 3.21 servers apply (8 KiB):
+/// a client must keep its parameters (title and extra data included)
+/// under it.
 pub const PARAMS_MAX_LEN: usize = 8 * 1024;
 
 /// A default cap for a results frame. iperf3 sets none; results are small

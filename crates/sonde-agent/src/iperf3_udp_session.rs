@@ -1,0 +1,198 @@
+//! iperf3 UDP clients on sonde's port: iperf3's UDP connect exchange on
+//! the control port's UDP twin, iperf3's datagrams and counting, sonde's
+//! limits.
+
+use crate::iperf3_session::STEP_WAIT;
+use crate::limits::{canonical, check_udp};
+use crate::server::Shared;
+use crate::session::Slot;
+use sonde_engine::iperf3::control::Iperf3Control;
+use sonde_engine::iperf3::udp_client::udp_results;
+use sonde_engine::iperf3::udp_data::{self, UdpTally};
+use sonde_engine::EngineError;
+use sonde_model::{Direction, Dscp, Rate, StreamLayout, UdpSpec};
+use sonde_wire::iperf3::{self as wire, Params, State};
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// One test at a time takes UDP connects on the port (the unconnected
+/// socket there belongs to the test that bound it).
+static CONNECTS: Mutex<()> = Mutex::new(());
+
+fn udp_spec(p: &Params, peer: SocketAddr) -> Result<UdpSpec, String> {
+    let spec = UdpSpec {
+        host: peer.ip().to_string(),
+        port: peer.port(),
+        time: Duration::from_secs(u64::from(p.time)),
+        omit: Duration::from_secs(u64::from(p.omit)),
+        interval: Duration::ZERO,
+        parallel: u16::try_from(p.parallel.max(1))
+            .map_err(|_| format!("{} streams", p.parallel))?,
+        direction: match p.direction() {
+            wire::Direction::Forward => Direction::Forward,
+            wire::Direction::Reverse => Direction::Reverse,
+            wire::Direction::Bidirectional => Direction::Bidir,
+        },
+        bitrate: Rate::from_bps(p.bandwidth),
+        length: if p.len > 0 { p.len } else { 1448 },
+        dscp: Dscp::new(p.tos >> 2).filter(|d| d.value() > 0),
+        title: p.title.clone(),
+        ..UdpSpec::default()
+    };
+    spec.validate().map_err(|e| e.reason)?;
+    Ok(spec)
+}
+
+/// A UDP socket on `local` that other sockets may share.
+fn shared_udp(local: SocketAddr) -> std::io::Result<UdpSocket> {
+    let domain = if local.is_ipv6() {
+        socket2::Domain::IPV6
+    } else {
+        socket2::Domain::IPV4
+    };
+    let s = socket2::Socket::new(domain, socket2::Type::DGRAM, None)?;
+    s.set_reuse_address(true)?;
+    if local.is_ipv6() {
+        s.set_only_v6(!local.ip().is_unspecified())?;
+    }
+    let _ = s.set_recv_buffer_size(sonde_engine::connect::UDP_BUFFER);
+    let _ = s.set_send_buffer_size(sonde_engine::connect::UDP_BUFFER);
+    s.bind(&local.into())?;
+    Ok(s.into())
+}
+
+/// Takes `n` UDP connects from `client`, the first on `listener` (bound
+/// before the client was told to connect): each connect request gets the
+/// socket connected to its sender and a reply, and the next socket is
+/// bound before that reply goes out, so the client's next request never
+/// finds the port closed.
+fn take_connects(
+    mut listener: UdpSocket,
+    local: SocketAddr,
+    client: std::net::IpAddr,
+    n: usize,
+) -> Result<Vec<UdpSocket>, EngineError> {
+    let deadline = Instant::now() + STEP_WAIT;
+    let mut socks = Vec::with_capacity(n);
+    let mut buf = [0u8; 64];
+    while socks.len() < n {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(EngineError::Timeout {
+                what: "the iperf3 UDP connects",
+            });
+        }
+        listener
+            .set_read_timeout(Some(left.min(Duration::from_millis(200))))
+            .map_err(EngineError::io("UDP timeout"))?;
+        let Ok((len, from)) = listener.recv_from(&mut buf) else {
+            continue;
+        };
+        let from_client = canonical(from.ip()) == canonical(client);
+        let Some(flavor) = wire::classify_connect_request(&buf[..len]).filter(|_| from_client)
+        else {
+            continue;
+        };
+        listener
+            .connect(from)
+            .map_err(EngineError::io("connecting a UDP stream"))?;
+        let next = if socks.len() + 1 < n {
+            Some(shared_udp(local).map_err(EngineError::io("the iperf3 UDP port"))?)
+        } else {
+            None
+        };
+        listener
+            .send(&flavor.reply())
+            .map_err(EngineError::io("the UDP connect reply"))?;
+        socks.push(listener);
+        match next {
+            Some(l) => listener = l,
+            None => break,
+        }
+    }
+    Ok(socks)
+}
+
+pub(crate) fn run(
+    mut control: Iperf3Control,
+    peer: SocketAddr,
+    params: &Params,
+    shared: &Arc<Shared>,
+) -> Result<(), EngineError> {
+    let limits = &shared.config.limits;
+    let spec = match udp_spec(params, peer)
+        .and_then(|s| check_udp(limits, &s).map(|()| s).map_err(|r| r.to_string()))
+    {
+        Ok(s) => s,
+        Err(reason) => {
+            tracing::warn!(%peer, %reason, "iperf3 UDP test refused");
+            return control.send_state(State::AccessDenied);
+        }
+    };
+    let Some(slot) = Slot::claim(shared) else {
+        tracing::warn!(%peer, "iperf3 test refused: server busy");
+        return control.send_state(State::AccessDenied);
+    };
+    tracing::info!(%peer, streams = spec.stream_count(), direction = ?spec.direction, rate = %spec.bitrate,
+        time = ?spec.time, "iperf3 UDP test accepted");
+    let local = control
+        .stream()
+        .local_addr()
+        .map_err(EngineError::io("the control address"))?;
+    let socks = {
+        let _one = CONNECTS.lock().unwrap_or_else(|e| e.into_inner());
+        let first = shared_udp(local).map_err(EngineError::io("the iperf3 UDP port"))?;
+        control.send_state(State::CreateStreams)?;
+        take_connects(first, local, peer.ip(), spec.stream_count())?
+    };
+    control.send_state(State::TestStart)?;
+    control.send_state(State::TestRunning)?;
+    let width = params.counter_width();
+    let stop = Arc::new(AtomicBool::new(false));
+    let end = Instant::now() + spec.omit + spec.time + STEP_WAIT;
+    // This end sends where the client receives.
+    let sending: Vec<bool> = (0..socks.len())
+        .map(|i| spec.stream_direction(i) == Direction::Reverse)
+        .collect();
+    let run_end = Instant::now() + spec.omit + spec.time;
+    let handles: Vec<_> = socks
+        .iter()
+        .zip(&sending)
+        .map(|(s, &send)| {
+            let s = s.try_clone().map_err(EngineError::io("a UDP socket"))?;
+            let (len, rate, stop) = (spec.length as usize, spec.bitrate.bps(), Arc::clone(&stop));
+            Ok(std::thread::spawn(move || {
+                if send {
+                    udp_data::send(&s, len, rate, width, run_end, &stop)
+                } else {
+                    udp_data::receive(&s, width, end, &stop)
+                }
+            }))
+        })
+        .collect::<Result<_, EngineError>>()?;
+    let ended = control.recv_state(STEP_WAIT + spec.omit + spec.time);
+    stop.store(true, Ordering::Relaxed);
+    let mut tallies: Vec<UdpTally> = Vec::new();
+    for h in handles {
+        let t = h
+            .join()
+            .map_err(|_| EngineError::Aborted("a UDP stream thread failed".into()))?;
+        tallies.push(t.map_err(EngineError::io("UDP data"))?);
+    }
+    if ended? != State::TestEnd {
+        return Err(EngineError::Aborted(
+            "the iperf3 client did not end the test".into(),
+        ));
+    }
+    control.send_state(State::ExchangeResults)?;
+    let _theirs = control.recv_results(STEP_WAIT)?;
+    control.send_results(&udp_results(&tallies, &sending))?;
+    control.send_state(State::DisplayResults)?;
+    let _ = control.recv_state(STEP_WAIT);
+    let packets: u64 = tallies.iter().map(|t| t.packets).sum();
+    tracing::info!(%peer, packets, "iperf3 test done");
+    drop(slot);
+    Ok(())
+}

@@ -1,0 +1,189 @@
+//! iperf3's UDP data streams: datagrams that start with its header (send
+//! time, sequence number from 1), sent at a rate, and received with loss,
+//! order and RFC 3550-style jitter counted as iperf3 counts them.
+
+use sonde_wire::iperf3::{CounterWidth, UdpHeader};
+use std::io;
+use std::net::UdpSocket;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// What one stream moved.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct UdpTally {
+    /// Datagrams sent, or received.
+    pub packets: u64,
+    pub bytes: u64,
+    /// Receiver: the highest sequence number seen.
+    pub highest: u64,
+    /// Receiver: datagrams missing, as iperf3 counts them (a gap adds, a
+    /// late datagram takes one back).
+    pub lost: u64,
+    pub out_of_order: u64,
+    /// Receiver: smoothed |transit difference|, seconds.
+    pub jitter_s: f64,
+    /// Seconds from the first to the last datagram (or the run).
+    pub secs: f64,
+}
+
+fn now_unix() -> Duration {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+}
+
+/// Sends `len`-byte datagrams at `rate_bps` (0: as fast as possible)
+/// until `end` or `stop`.
+pub fn send(
+    sock: &UdpSocket,
+    len: usize,
+    rate_bps: u64,
+    width: CounterWidth,
+    end: Instant,
+    stop: &AtomicBool,
+) -> io::Result<UdpTally> {
+    let mut buf = vec![0u8; len.max(width.header_len())];
+    for (i, b) in buf.iter_mut().enumerate().skip(width.header_len()) {
+        *b = (i as u8).wrapping_mul(31);
+    }
+    let start = Instant::now();
+    let mut t = UdpTally::default();
+    let per_packet_bits = (buf.len() * 8) as f64;
+    while !stop.load(Ordering::Relaxed) {
+        let now = Instant::now();
+        if now >= end {
+            break;
+        }
+        if rate_bps > 0 {
+            let due = (now.duration_since(start).as_secs_f64() * rate_bps as f64 / per_packet_bits)
+                as u64
+                + 1;
+            if t.packets >= due {
+                let next = start
+                    + Duration::from_secs_f64(
+                        (t.packets as f64) * per_packet_bits / rate_bps as f64,
+                    );
+                std::thread::sleep(
+                    next.saturating_duration_since(now)
+                        .min(Duration::from_millis(5)),
+                );
+                continue;
+            }
+        }
+        let sent_at = now_unix();
+        let header = UdpHeader {
+            sec: sent_at.as_secs() as u32,
+            usec: sent_at.subsec_micros(),
+            count: t.packets + 1,
+        };
+        if header.encode(width, &mut buf).is_err() {
+            break;
+        }
+        match sock.send(&buf) {
+            Ok(n) => {
+                t.packets += 1;
+                t.bytes += n as u64;
+            }
+            // A full buffer or an ICMP error from an earlier datagram.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::ConnectionRefused
+                ) => {}
+            Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    t.secs = start.elapsed().as_secs_f64();
+    Ok(t)
+}
+
+/// Receives until `end` or `stop`.
+pub fn receive(
+    sock: &UdpSocket,
+    width: CounterWidth,
+    end: Instant,
+    stop: &AtomicBool,
+) -> io::Result<UdpTally> {
+    sock.set_read_timeout(Some(Duration::from_millis(50)))?;
+    let mut buf = vec![0u8; 65_536];
+    let mut t = UdpTally::default();
+    let mut prev_transit: Option<f64> = None;
+    let (mut first, mut last) = (None, None);
+    while !stop.load(Ordering::Relaxed) && Instant::now() < end {
+        let n = match sock.recv(&mut buf) {
+            Ok(n) => n,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
+                        | io::ErrorKind::ConnectionRefused
+                ) =>
+            {
+                continue
+            }
+            Err(e) => return Err(e),
+        };
+        let Ok(h) = UdpHeader::decode(&buf[..n], width) else {
+            continue;
+        };
+        let arrived = now_unix().as_secs_f64();
+        first.get_or_insert(Instant::now());
+        last = Some(Instant::now());
+        t.packets += 1;
+        t.bytes += n as u64;
+        if h.count > t.highest {
+            t.lost += h.count - t.highest - 1;
+            t.highest = h.count;
+        } else {
+            t.out_of_order += 1;
+            t.lost = t.lost.saturating_sub(1);
+        }
+        let transit = arrived - (f64::from(h.sec) + f64::from(h.usec) / 1e6);
+        if let Some(p) = prev_transit {
+            t.jitter_s += ((transit - p).abs() - t.jitter_s) / 16.0;
+        }
+        prev_transit = Some(transit);
+    }
+    t.secs = match (first, last) {
+        (Some(f), Some(l)) => l.duration_since(f).as_secs_f64(),
+        _ => 0.0,
+    };
+    Ok(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_paced_stream_arrives_whole_and_in_order_on_loopback() {
+        let rx = UdpSocket::bind("[::1]:0").unwrap();
+        let tx = UdpSocket::bind("[::1]:0").unwrap();
+        tx.connect(rx.local_addr().unwrap()).unwrap();
+        rx.connect(tx.local_addr().unwrap()).unwrap();
+        let stop = AtomicBool::new(false);
+        let end = Instant::now() + Duration::from_millis(500);
+        let receiver = std::thread::spawn(move || {
+            receive(
+                &rx,
+                CounterWidth::Bits64,
+                end + Duration::from_millis(200),
+                &AtomicBool::new(false),
+            )
+            .unwrap()
+        });
+        // 1 Mbit/s of 1250-byte datagrams: 100 a second, 50 in 0.5 s.
+        let sent = send(&tx, 1250, 1_000_000, CounterWidth::Bits64, end, &stop).unwrap();
+        let got = receiver.join().unwrap();
+        assert!((49..=51).contains(&sent.packets), "{sent:?}");
+        assert_eq!(got.packets, sent.packets);
+        assert_eq!(
+            (got.lost, got.out_of_order, got.highest),
+            (0, 0, sent.packets)
+        );
+        assert_eq!(got.bytes, sent.packets * 1250);
+    }
+}
