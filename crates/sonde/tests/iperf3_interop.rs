@@ -234,3 +234,40 @@ fn a_malformed_iperf3_handshake_is_refused_and_the_server_keeps_serving() {
     let r = json(&theirs, "iperf3 -c after the malformed handshakes");
     assert!(n(&r["end"]["sum_received"]["bytes"]) > 0.0);
 }
+
+#[test]
+fn iperf3_clients_get_sonde_limits_but_no_busy_server() {
+    let server = ServerProc::start(&["--no-reflector", "--max-duration", "3s"]);
+    let port = server.port.to_string();
+    // A sonde test runs; an iperf3 client is served beside it.
+    let busy = sonde()
+        .args(["udp", "::1", "-p", &port, "-t", "3s", "-b", "10M", "-J"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let beside = Command::new("iperf3")
+        .args(["-c", "::1", "-p", &port, "-t", "1", "-J"])
+        .output()
+        .unwrap();
+    let r = json(&beside, "iperf3 beside a sonde test");
+    assert!(n(&r["end"]["sum_received"]["bytes"]) > 0.0);
+    json(&busy.wait_with_output().unwrap(), "the sonde test");
+    // Over the server's max_duration: refused, and the server says why.
+    let long = Command::new("iperf3")
+        .args(["-c", "::1", "-p", &port, "-t", "10"])
+        .output()
+        .unwrap();
+    assert!(!long.status.success(), "a 10 s test over a 3 s limit ran");
+    assert!(
+        server.wait_for_log("iperf3 test refused"),
+        "{}",
+        server.log()
+    );
+    assert!(
+        server.log().contains("max_duration") || server.log().contains("longest"),
+        "{}",
+        server.log()
+    );
+}
