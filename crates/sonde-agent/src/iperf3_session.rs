@@ -10,12 +10,12 @@ use crate::session::{Slot, STREAMS_TIMEOUT};
 use sonde_engine::client::{client_role, side_plan};
 use sonde_engine::host_env::host_env;
 use sonde_engine::iperf3::control::Iperf3Control;
-use sonde_engine::iperf3::{hold_open, results_of};
+use sonde_engine::iperf3::{hold_open, results_of, sonde_direction};
 use sonde_engine::side::{run_side, DataStream};
 use sonde_engine::sockopt::{apply_accepted, StreamOptions};
 use sonde_engine::EngineError;
 use sonde_model::{ByteSize, Dscp, Rate, StreamLayout, StreamRole, TcpSpec};
-use sonde_wire::iperf3::{Cookie, Direction, Params, Protocol, State};
+use sonde_wire::iperf3::{Cookie, Params, Protocol, State};
 use sonde_wire::TestId;
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -70,11 +70,7 @@ fn tcp_spec(p: &Params, peer: SocketAddr) -> Result<TcpSpec, String> {
         interval: Duration::ZERO,
         parallel: u16::try_from(p.parallel.max(1))
             .map_err(|_| format!("{} streams", p.parallel))?,
-        direction: match p.direction() {
-            Direction::Forward => sonde_model::Direction::Forward,
-            Direction::Reverse => sonde_model::Direction::Reverse,
-            Direction::Bidirectional => sonde_model::Direction::Bidir,
-        },
+        direction: sonde_direction(p.direction()),
         length: nonzero(u64::from(p.len)).map_or(TcpSpec::default().length, ByteSize::from_bytes),
         bitrate: nonzero(p.bandwidth).map(Rate::from_bps),
         window: nonzero(u64::from(p.window)).map(ByteSize::from_bytes),

@@ -7,6 +7,7 @@ use crate::limits::{canonical, check_udp};
 use crate::server::Shared;
 use crate::session::Slot;
 use sonde_engine::iperf3::control::Iperf3Control;
+use sonde_engine::iperf3::sonde_direction;
 use sonde_engine::iperf3::udp_client::udp_results;
 use sonde_engine::iperf3::udp_data::{self, UdpTally};
 use sonde_engine::EngineError;
@@ -30,11 +31,7 @@ fn udp_spec(p: &Params, peer: SocketAddr) -> Result<UdpSpec, String> {
         interval: Duration::ZERO,
         parallel: u16::try_from(p.parallel.max(1))
             .map_err(|_| format!("{} streams", p.parallel))?,
-        direction: match p.direction() {
-            wire::Direction::Forward => Direction::Forward,
-            wire::Direction::Reverse => Direction::Reverse,
-            wire::Direction::Bidirectional => Direction::Bidir,
-        },
+        direction: sonde_direction(p.direction()),
         bitrate: Rate::from_bps(p.bandwidth),
         length: if p.len > 0 { p.len } else { 1448 },
         dscp: Dscp::new(p.tos >> 2).filter(|d| d.value() > 0),

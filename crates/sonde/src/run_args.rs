@@ -77,6 +77,15 @@ pub struct RunArgs {
     pub iperf3: bool,
 }
 
+/// Which server a test talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Peer {
+    /// sonde's protocol, falling back to iperf3's if the server speaks it.
+    Sonde,
+    /// iperf3's protocol from the start (`--iperf3`).
+    Iperf3,
+}
+
 /// The layout of `-J` output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum JsonFormat {
@@ -87,6 +96,15 @@ pub enum JsonFormat {
 }
 
 impl RunArgs {
+    /// The kind of server `--iperf3` says this is.
+    pub fn peer(&self) -> Peer {
+        if self.iperf3 {
+            Peer::Iperf3
+        } else {
+            Peer::Sonde
+        }
+    }
+
     /// Whether any JSON was asked for (live text lines are then off).
     pub fn json(&self) -> bool {
         self.json.is_some()

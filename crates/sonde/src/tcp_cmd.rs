@@ -2,7 +2,7 @@
 //! [`TcpSpec`], run, and printed.
 
 use crate::cli::Failure;
-use crate::run_args::{interrupt_flag, print_result, with_latency, RunArgs};
+use crate::run_args::{interrupt_flag, print_result, with_latency, Peer, RunArgs};
 use anyhow::anyhow;
 use clap::Args;
 use sonde_engine::iperf3::tcp_client::run_iperf3_tcp;
@@ -58,15 +58,6 @@ impl TcpArgs {
             title: r.title.clone(),
         }
     }
-}
-
-/// Which server a test talks to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Peer {
-    /// sonde's protocol, falling back to iperf3's if the server speaks it.
-    Sonde,
-    /// iperf3's protocol from the start (`--iperf3`).
-    Iperf3,
 }
 
 /// Runs a spec, printing live lines unless `quiet`; `stop` ends it early.
@@ -143,14 +134,7 @@ pub fn run(args: TcpArgs) -> Result<(), Failure> {
     let stop = interrupt_flag();
     let result = with_latency(
         &args.run,
-        || {
-            let peer = if args.run.iperf3 {
-                Peer::Iperf3
-            } else {
-                Peer::Sonde
-            };
-            measure_with(&spec, peer, args.run.json(), &stop)
-        },
+        || measure_with(&spec, args.run.peer(), args.run.json(), &stop),
         |r, l| r.latency = Some(l),
     )?;
     print_result(

@@ -2,8 +2,7 @@
 //! reordering and DSCP as the receiver saw them.
 
 use crate::cli::Failure;
-use crate::run_args::{interrupt_flag, print_result, with_latency, RunArgs};
-use crate::tcp_cmd::Peer;
+use crate::run_args::{interrupt_flag, print_result, with_latency, Peer, RunArgs};
 use anyhow::anyhow;
 use clap::Args;
 use sonde_engine::iperf3::udp_client::run_iperf3_udp;
@@ -126,14 +125,7 @@ pub fn run(args: UdpArgs) -> Result<(), Failure> {
     let stop = interrupt_flag();
     let result = with_latency(
         &args.run,
-        || {
-            let peer = if args.run.iperf3 {
-                Peer::Iperf3
-            } else {
-                Peer::Sonde
-            };
-            measure_udp_with(&spec, peer, args.run.json(), &stop)
-        },
+        || measure_udp_with(&spec, args.run.peer(), args.run.json(), &stop),
         |r, l| r.latency = Some(l),
     )?;
     print_result(

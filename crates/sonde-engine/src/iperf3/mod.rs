@@ -9,8 +9,8 @@ pub mod udp_data;
 
 use crate::EngineError;
 use control::Iperf3Control;
-use sonde_model::{SideReport, StreamRole, TcpSpec};
-use sonde_wire::iperf3::{stream_id, Cookie, Results, State, StreamResult};
+use sonde_model::{Direction, SideReport, StreamRole, TcpSpec};
+use sonde_wire::iperf3::{self as wire, stream_id, Cookie, Results, State, StreamResult};
 use std::time::Duration;
 
 /// How long to wait for the iperf3 server's next state (iperf3's own
@@ -136,13 +136,23 @@ pub fn results_of(side: &SideReport) -> Results {
 /// Refuses the options of `spec` that an iperf3 server cannot honour,
 /// naming them.
 pub fn refuse_unsupported_tcp(spec: &TcpSpec) -> Result<(), EngineError> {
+    refuse(whole_seconds(spec.time, spec.omit))
+}
+
+/// iperf3 takes whole seconds for `-t` and `-O`.
+pub fn whole_seconds(time: Duration, omit: Duration) -> Vec<String> {
     let mut bad = Vec::new();
-    if spec.time.subsec_nanos() != 0 {
-        bad.push(format!("-t {:?} (iperf3 takes whole seconds)", spec.time));
+    if time.subsec_nanos() != 0 {
+        bad.push(format!("-t {time:?} (iperf3 takes whole seconds)"));
     }
-    if spec.omit.subsec_nanos() != 0 {
-        bad.push(format!("-O {:?} (iperf3 takes whole seconds)", spec.omit));
+    if omit.subsec_nanos() != 0 {
+        bad.push(format!("-O {omit:?} (iperf3 takes whole seconds)"));
     }
+    bad
+}
+
+/// An error naming every option in `bad`, if any.
+pub fn refuse(bad: Vec<String>) -> Result<(), EngineError> {
     if bad.is_empty() {
         Ok(())
     } else {
@@ -150,6 +160,24 @@ pub fn refuse_unsupported_tcp(spec: &TcpSpec) -> Result<(), EngineError> {
             "an iperf3 server cannot honour: {}",
             bad.join("; ")
         )))
+    }
+}
+
+/// sonde's direction as iperf3's parameters say it.
+pub fn wire_direction(d: Direction) -> wire::Direction {
+    match d {
+        Direction::Forward => wire::Direction::Forward,
+        Direction::Reverse => wire::Direction::Reverse,
+        Direction::Bidir => wire::Direction::Bidirectional,
+    }
+}
+
+/// iperf3's direction as sonde says it.
+pub fn sonde_direction(d: wire::Direction) -> Direction {
+    match d {
+        wire::Direction::Forward => Direction::Forward,
+        wire::Direction::Reverse => Direction::Reverse,
+        wire::Direction::Bidirectional => Direction::Bidir,
     }
 }
 

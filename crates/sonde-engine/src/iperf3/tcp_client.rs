@@ -14,7 +14,7 @@ use sonde_model::assemble::tcp_result;
 use sonde_model::{
     HostEnv, SideReport, StreamLayout, StreamRole, StreamSide, TcpResult, TcpSpec, Timestamp,
 };
-use sonde_wire::iperf3::{stream_id, Direction, Params, Protocol, Results, State};
+use sonde_wire::iperf3::{stream_id, Params, Protocol, Results, State};
 use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
@@ -23,11 +23,7 @@ use std::time::Instant;
 
 /// The parameters of `spec` as iperf3 takes them.
 pub fn tcp_params(spec: &TcpSpec) -> Params {
-    let direction = match spec.direction {
-        sonde_model::Direction::Forward => Direction::Forward,
-        sonde_model::Direction::Reverse => Direction::Reverse,
-        sonde_model::Direction::Bidir => Direction::Bidirectional,
-    };
+    let direction = super::wire_direction(spec.direction);
     let secs = |d: std::time::Duration| u32::try_from(d.as_secs()).unwrap_or(u32::MAX);
     let mut p = Params::client(
         Protocol::Tcp,

@@ -22,32 +22,18 @@ use std::time::{Duration, Instant};
 
 /// Refuses what an iperf3 server cannot do, naming it.
 fn refuse_unsupported(spec: &UdpSpec) -> Result<(), EngineError> {
-    let mut bad = Vec::new();
+    let mut bad = super::whole_seconds(spec.time, spec.omit);
     if spec.profile != Profile::Cbr {
         bad.push("--profile (iperf3 sends constant-rate UDP only)".to_string());
     }
     if spec.clock_synced {
         bad.push("--clock-synced (iperf3 reports no one-way delay)".to_string());
     }
-    if spec.time.subsec_nanos() != 0 || spec.omit.subsec_nanos() != 0 {
-        bad.push("-t/-O with fractions of a second (iperf3 takes whole seconds)".to_string());
-    }
-    if bad.is_empty() {
-        Ok(())
-    } else {
-        Err(EngineError::Unavailable(format!(
-            "an iperf3 server cannot honour: {}",
-            bad.join("; ")
-        )))
-    }
+    super::refuse(bad)
 }
 
 fn udp_params(spec: &UdpSpec) -> Params {
-    let direction = match spec.direction {
-        Direction::Forward => wire::Direction::Forward,
-        Direction::Reverse => wire::Direction::Reverse,
-        Direction::Bidir => wire::Direction::Bidirectional,
-    };
+    let direction = super::wire_direction(spec.direction);
     let secs = |d: Duration| u32::try_from(d.as_secs()).unwrap_or(u32::MAX);
     let mut p = Params::client(
         Protocol::Udp,
@@ -111,11 +97,11 @@ fn connect_stream(server: SocketAddr, spec: &UdpSpec) -> Result<UdpSocket, Engin
     })
 }
 
-fn socket_info(s: &UdpSocket, spec: &UdpSpec) -> SocketInForce {
+fn socket_info(s: Option<&UdpSocket>, spec: &UdpSpec) -> SocketInForce {
     let any: SocketAddr = (std::net::Ipv6Addr::UNSPECIFIED, 0).into();
     SocketInForce {
-        local: s.local_addr().unwrap_or(any),
-        remote: s.peer_addr().unwrap_or(any),
+        local: s.and_then(|s| s.local_addr().ok()).unwrap_or(any),
+        remote: s.and_then(|s| s.peer_addr().ok()).unwrap_or(any),
         sndbuf_bytes: 0,
         rcvbuf_bytes: 0,
         mss_bytes: None,
@@ -315,17 +301,16 @@ fn assemble(
                     secs,
                 )
             };
-            let info = socks.get(i).map(|s| socket_info(s, spec));
-            let any = socket_info_default(spec);
+            let client = socket_info(socks.get(i), spec);
             UdpStreamResult {
                 stream: i as u16,
                 direction,
-                client_socket: info.clone().unwrap_or(any.clone()),
-                server_socket: info.map_or(any, |s| SocketInForce {
-                    local: s.remote,
-                    remote: s.local,
-                    ..s
-                }),
+                server_socket: SocketInForce {
+                    local: client.remote,
+                    remote: client.local,
+                    ..client.clone()
+                },
+                client_socket: client,
                 counts: c,
                 classes: Vec::new(),
             }
@@ -375,19 +360,5 @@ fn assemble(
         },
         streams,
         latency: None,
-    }
-}
-
-fn socket_info_default(spec: &UdpSpec) -> SocketInForce {
-    let any: SocketAddr = (std::net::Ipv6Addr::UNSPECIFIED, 0).into();
-    SocketInForce {
-        local: any,
-        remote: any,
-        sndbuf_bytes: 0,
-        rcvbuf_bytes: 0,
-        mss_bytes: None,
-        congestion: None,
-        dscp: spec.dscp,
-        flowlabel: spec.flowlabel,
     }
 }
