@@ -131,13 +131,18 @@ fn stream_result(p: &Pair<'_>) -> StreamResult {
         throughput_bps: Rate::from_bytes_over(rx.measured_bytes, rx.measured_secs).bps(),
         sender_throughput_bps: Rate::from_bytes_over(tx.measured_bytes, tx.measured_secs).bps(),
         retransmits: tcp.map(|t| t.total_retrans.saturating_sub(tx.omitted_retrans)),
-        rtt_ms: tcp.map(|t| us_to_ms(t.srtt_us)),
-        min_rtt_ms: tcp.map(|t| us_to_ms(t.min_rtt_us)),
+        // A peer that reports only retransmits (an iperf3 server) leaves
+        // the rest at 0, which no real connection reads: unknown.
+        rtt_ms: tcp.filter(|t| t.srtt_us > 0).map(|t| us_to_ms(t.srtt_us)),
+        min_rtt_ms: tcp
+            .filter(|t| t.min_rtt_us > 0)
+            .map(|t| us_to_ms(t.min_rtt_us)),
         max_cwnd_bytes: tx
             .samples
             .iter()
             .filter_map(|s| s.tcp.map(|t| t.cwnd_bytes))
             .chain(tcp.map(|t| t.cwnd_bytes))
+            .filter(|c| *c > 0)
             .max(),
     }
 }

@@ -79,6 +79,8 @@ fn sonde_against_an_iperf3_server() {
                 for s in list {
                     if proto == "tcp" {
                         agree(n(&s["sent_bytes"]), n(&s["received_bytes"]), 1.0, &what);
+                        // Reverse streams: the iperf3 server's retransmits.
+                        assert!(s["retransmits"].is_number(), "{what}: {s}");
                     } else {
                         // Packets, not bytes: both ends count datagrams.
                         agree(n(&s["sent"]) * 1e3, n(&s["received"]) * 1e3, 0.0, &what);

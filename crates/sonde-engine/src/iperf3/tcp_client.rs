@@ -12,7 +12,8 @@ use crate::sockopt::StreamOptions;
 use crate::EngineError;
 use sonde_model::assemble::tcp_result;
 use sonde_model::{
-    HostEnv, SideReport, StreamLayout, StreamRole, StreamSide, TcpResult, TcpSpec, Timestamp,
+    HostEnv, SideReport, StreamLayout, StreamRole, StreamSide, TcpInfoSnapshot, TcpResult, TcpSpec,
+    Timestamp,
 };
 use sonde_wire::iperf3::{stream_id, Params, Protocol, Results, State};
 use std::io::Write;
@@ -65,7 +66,14 @@ fn their_report(spec: &TcpSpec, theirs: &Results, mine: &SideReport) -> SideRepo
                     StreamRole::Sender => StreamRole::Receiver,
                     StreamRole::Receiver => StreamRole::Sender,
                 },
-                final_tcp: None,
+                // iperf3 reports a sender's retransmits and nothing else of
+                // its TCP_INFO.
+                final_tcp: found
+                    .and_then(|s| s.retransmits())
+                    .map(|r| TcpInfoSnapshot {
+                        total_retrans: r,
+                        ..TcpInfoSnapshot::default()
+                    }),
                 socket: ours.socket.clone(),
                 total_bytes: bytes,
                 measured_bytes: bytes,
