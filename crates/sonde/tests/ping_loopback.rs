@@ -98,3 +98,16 @@ fn an_unreachable_name_is_a_clear_error() {
         stderr(&o)
     );
 }
+
+#[test]
+fn each_reply_line_shows_its_ttl() {
+    for host in ["::1", "127.0.0.1"] {
+        let o = sonde()
+            .args(["ping", host, "-c", "2", "-i", "5ms"])
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(out.matches(" ttl=64 ").count(), 2, "{host}: {out}");
+    }
+}

@@ -82,6 +82,11 @@ impl IcmpProber {
             }
         }
         crate::sys::enable_rx_timestamps(&sock)?;
+        // The TTL / hop limit of each reply, as ping prints it (a raw IPv4
+        // socket has it in the IP header anyway).
+        if let Err(e) = crate::sys::enable_rx_hop_limit(&sock, v6) {
+            tracing::debug!(error = %e, "no TTL of replies");
+        }
         // A raw socket sees every echo reply on the host: ours carry this id.
         let id = (std::process::id() as u16) ^ 0x5d00;
         Ok(Self {
@@ -126,7 +131,7 @@ impl Prober for IcmpProber {
             out.push(Answer {
                 seq_low: u64::from(r.seq),
                 rx_ns: d.rx_ns.unwrap_or_else(now_ns),
-                ttl: r.ttl,
+                ttl: r.ttl.or(d.ttl),
                 bytes: r.payload_len + ECHO_HEADER,
                 remote: None,
             });

@@ -6,8 +6,8 @@
 mod udp;
 
 pub use udp::{
-    enable_rx_timestamps, enable_rx_ttl, enable_udp_gro, enable_udp_rx_info, send_gso,
-    send_with_tos, Datagram, RecvBatch,
+    enable_rx_hop_limit, enable_rx_timestamps, enable_rx_ttl, enable_udp_gro, enable_udp_rx_info,
+    send_gso, send_with_tos, Datagram, RecvBatch,
 };
 
 use std::io;

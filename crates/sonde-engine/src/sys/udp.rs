@@ -36,6 +36,18 @@ pub fn enable_rx_ttl(sock: &impl AsRawFd, ipv6: bool) -> io::Result<()> {
     Ok(())
 }
 
+/// The TTL (IPv4) or hop limit (IPv6) of each arriving datagram on a
+/// socket of one family ([`Datagram::ttl`]): ICMP sockets take only their
+/// own family's option.
+pub fn enable_rx_hop_limit(sock: &impl AsRawFd, ipv6: bool) -> io::Result<()> {
+    let on: libc::c_int = 1;
+    if ipv6 {
+        setsockopt_raw(sock, libc::IPPROTO_IPV6, libc::IPV6_RECVHOPLIMIT, &on)
+    } else {
+        setsockopt_raw(sock, libc::IPPROTO_IP, libc::IP_RECVTTL, &on)
+    }
+}
+
 /// `UDP_GRO` from linux/udp.h (not in the libc crate for glibc targets).
 const UDP_GRO: libc::c_int = 104;
 
