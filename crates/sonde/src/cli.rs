@@ -111,6 +111,14 @@ pub fn run(cli: Cli) -> ExitCode {
             eprintln!("sonde: {}", one_line(&e));
             ExitCode::from(2)
         }
+        // The reader of the output went away (`sonde ... | head`): stop
+        // quietly, as other tools do.
+        Err(Failure::Run(e))
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            ExitCode::SUCCESS
+        }
         Err(Failure::Run(e)) => {
             eprintln!("sonde: {}", one_line(&e));
             ExitCode::from(1)

@@ -111,3 +111,23 @@ fn each_reply_line_shows_its_ttl() {
         assert_eq!(out.matches(" ttl=64 ").count(), 2, "{host}: {out}");
     }
 }
+
+#[test]
+fn a_reader_that_goes_away_early_ends_the_run_quietly() {
+    use std::io::BufRead;
+    let mut child = sonde()
+        .args(["ping", "::1", "-c", "20", "-i", "5ms"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    // The reader is dropped here, as `| head -1` would.
+    let out = child.wait_with_output().unwrap();
+    assert!(first.starts_with("PING"), "{first}");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+}
