@@ -5,6 +5,7 @@
 //! data connections makes it one, any other starts a test.
 
 use crate::limits::{check_client, check_tcp};
+use crate::registry::Delivered;
 use crate::server::Shared;
 use crate::session::{Slot, STREAMS_TIMEOUT};
 use sonde_engine::client::{client_role, side_plan};
@@ -41,13 +42,16 @@ pub(crate) fn handle(
     peer: SocketAddr,
     shared: &Arc<Shared>,
     hello_wait: Duration,
+    accepted: u64,
 ) -> Result<(), EngineError> {
     let mut control = Iperf3Control::new(stream);
     let cookie = control.recv_cookie(hello_wait)?;
     let id = cookie_id(&cookie);
     if shared.registry.is_open(id) {
         let stream = control.into_stream();
-        shared.registry.deliver_next(id, peer.ip(), stream);
+        shared
+            .registry
+            .deliver_accepted(id, accepted, peer.ip(), stream);
         return Ok(());
     }
     run_test(control, peer, id, shared)
@@ -131,27 +135,34 @@ fn serve(
     control: &mut Iperf3Control,
     peer: SocketAddr,
     spec: &TcpSpec,
-    rx: &std::sync::mpsc::Receiver<(u16, TcpStream)>,
+    rx: &std::sync::mpsc::Receiver<Delivered>,
 ) -> Result<(), EngineError> {
     control.send_state(State::CreateStreams)?;
     let opts = StreamOptions::from(spec);
-    let mut streams = Vec::with_capacity(spec.stream_count());
+    let mut arrived = Vec::with_capacity(spec.stream_count());
     let deadline = Instant::now() + STREAMS_TIMEOUT;
-    while streams.len() < spec.stream_count() {
+    while arrived.len() < spec.stream_count() {
         let left = deadline.saturating_duration_since(Instant::now());
-        let Ok((index, conn)) = rx.recv_timeout(left) else {
+        let Ok(delivered) = rx.recv_timeout(left) else {
             let _ = control.send_state(State::ServerTerminate);
             return Err(EngineError::Aborted(
                 "not every iperf3 data connection arrived in time".into(),
             ));
         };
+        arrived.push(delivered);
+    }
+    // Their order is the order the client opened them, which is what
+    // says each one's direction (and iperf3 id).
+    arrived.sort_by_key(|(accepted, _)| *accepted);
+    let mut streams = Vec::with_capacity(arrived.len());
+    for (i, (_, conn)) in arrived.into_iter().enumerate() {
         apply_accepted(&conn, &opts)?;
-        let role = match client_role(spec, usize::from(index)) {
+        let role = match client_role(spec, i) {
             StreamRole::Sender => StreamRole::Receiver,
             StreamRole::Receiver => StreamRole::Sender,
         };
         streams.push(DataStream {
-            index,
+            index: u16::try_from(i).unwrap_or(u16::MAX),
             role,
             stream: conn,
             flowlabel: None,

@@ -7,6 +7,10 @@ use sonde_wire::TestId;
 use std::collections::HashMap;
 use std::net::{IpAddr, TcpStream};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+
+/// A data connection as a test receives it: its stream index (sonde),
+/// or its place in the server's accept order (iperf3), and the socket.
+pub type Delivered = (u64, TcpStream);
 use std::sync::Mutex;
 
 #[derive(Debug)]
@@ -16,7 +20,7 @@ struct Waiting {
     /// How many were delivered in arrival order (iperf3's data connections
     /// carry no index: the order they come in is their order).
     arrived: usize,
-    tx: SyncSender<(u16, TcpStream)>,
+    tx: SyncSender<(u64, TcpStream)>,
 }
 
 #[derive(Debug, Default)]
@@ -26,7 +30,7 @@ pub struct Registry {
 
 impl Registry {
     /// Opens a test for `streams` data connections from `client`.
-    pub fn open(&self, id: TestId, client: IpAddr, streams: usize) -> Receiver<(u16, TcpStream)> {
+    pub fn open(&self, id: TestId, client: IpAddr, streams: usize) -> Receiver<(u64, TcpStream)> {
         let (tx, rx) = sync_channel(streams.max(1));
         if let Ok(mut w) = self.waiting.lock() {
             w.insert(
@@ -54,20 +58,26 @@ impl Registry {
         self.waiting.lock().is_ok_and(|w| w.contains_key(&id))
     }
 
-    /// Hands an index-less data connection (iperf3's) to its test as the
-    /// next stream.
-    pub fn deliver_next(&self, id: TestId, from: IpAddr, conn: TcpStream) {
-        let index = match self.waiting.lock() {
-            Ok(mut w) => match w.get_mut(&id) {
-                Some(t) => {
-                    t.arrived += 1;
-                    u16::try_from(t.arrived - 1).unwrap_or(u16::MAX)
-                }
-                None => return,
-            },
-            Err(_) => return,
+    /// Hands an index-less data connection (iperf3's) to its test, with
+    /// the place it had in the server's accept order: the test sorts its
+    /// connections by that (they are read on threads of their own, which
+    /// may finish in any order; iperf3's client opens them one by one).
+    pub fn deliver_accepted(&self, id: TestId, accepted: u64, from: IpAddr, conn: TcpStream) {
+        let Ok(mut w) = self.waiting.lock() else {
+            return;
         };
-        self.deliver(id, index, from, conn);
+        match w.get_mut(&id) {
+            Some(t) if t.client == canonical(from) && t.arrived < t.streams => {
+                t.arrived += 1;
+                if t.tx.try_send((accepted, conn)).is_err() {
+                    tracing::warn!(%from, "surplus data connection dropped");
+                }
+            }
+            Some(_) => {
+                tracing::warn!(%from, "data connection refused: wrong client or one too many")
+            }
+            None => tracing::warn!(%from, %id, "data connection for an unknown test"),
+        }
     }
 
     /// Hands a data connection to its test; drops it if the test is
@@ -76,7 +86,7 @@ impl Registry {
         let Ok(w) = self.waiting.lock() else { return };
         match w.get(&id) {
             Some(t) if t.client == canonical(from) && usize::from(stream) < t.streams => {
-                if t.tx.try_send((stream, conn)).is_err() {
+                if t.tx.try_send((u64::from(stream), conn)).is_err() {
                     tracing::warn!(%from, stream, "surplus data connection dropped");
                 }
             }

@@ -13,7 +13,7 @@ use sonde_wire::{
     ClientMessage, Preamble, Refusal, ServerMessage, HANDSHAKE_FRAME_MAX, PROTOCOL_VERSION,
 };
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -41,6 +41,8 @@ pub struct Shared {
     pub registry: Registry,
     pub running_tests: AtomicU32,
     connections: AtomicUsize,
+    /// Connections accepted so far: each one's place in the accept order.
+    accepted: AtomicU64,
 }
 
 /// A bound server, ready to run.
@@ -96,6 +98,7 @@ impl Server {
                 registry: Registry::default(),
                 running_tests: AtomicU32::new(0),
                 connections: AtomicUsize::new(0),
+                accepted: AtomicU64::new(0),
             }),
         })
     }
@@ -162,11 +165,12 @@ fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>) {
             continue;
         }
         let slot = ConnectionSlot(Arc::clone(shared));
+        let accepted = shared.accepted.fetch_add(1, Ordering::AcqRel);
         let spawned = std::thread::Builder::new()
             .name("sonde-conn".into())
             .spawn(move || {
                 let shared = Arc::clone(&slot.0);
-                if let Err(e) = handle_connection(stream, peer, &shared) {
+                if let Err(e) = handle_connection(stream, peer, &shared, accepted) {
                     tracing::info!(%peer, error = %e, "connection ended");
                 }
                 drop(slot);
@@ -182,10 +186,12 @@ fn refuse(control: &mut Control, refusal: Refusal) -> Result<(), EngineError> {
     control.send(&ServerMessage::Refused { refusal })
 }
 
+/// Serves one connection; `accepted` is its place in the accept order.
 fn handle_connection(
     stream: TcpStream,
     peer: SocketAddr,
     shared: &Arc<Shared>,
+    accepted: u64,
 ) -> Result<(), EngineError> {
     let _ = stream.set_nodelay(true);
     // sonde's peers open with its magic; anything else is taken for an
@@ -198,7 +204,7 @@ fn handle_connection(
         .peek(&mut first)
         .map_err(EngineError::io("the first bytes"))?;
     if peeked > 0 && first[..peeked] != sonde_wire::MAGIC[..peeked] {
-        return crate::iperf3_session::handle(stream, peer, shared, HELLO_TIMEOUT);
+        return crate::iperf3_session::handle(stream, peer, shared, HELLO_TIMEOUT, accepted);
     }
     let mut control = Control::new(stream);
     let preamble: Preamble = control.recv_preamble(HELLO_TIMEOUT)?;

@@ -174,7 +174,7 @@ fn run_accepted(
     peer: SocketAddr,
     spec: &TcpSpec,
     id: TestId,
-    rx: &std::sync::mpsc::Receiver<(u16, std::net::TcpStream)>,
+    rx: &std::sync::mpsc::Receiver<crate::registry::Delivered>,
     rate_capped: bool,
 ) -> Result<(), EngineError> {
     control.send_preamble()?;
@@ -198,6 +198,7 @@ fn run_accepted(
             })?;
             return Err(EngineError::Aborted(reason));
         };
+        let index = u16::try_from(index).unwrap_or(u16::MAX);
         let i = usize::from(index);
         if streams.get(i).is_some_and(Option::is_some) {
             tracing::warn!(%peer, index, "duplicate data connection dropped");

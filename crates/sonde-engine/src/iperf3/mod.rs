@@ -21,14 +21,16 @@ pub const STATE_WAIT: Duration = Duration::from_secs(30);
 /// Connects the control connection. An iperf3 server that has just
 /// dropped a test (sonde's own opening, when it did not yet know the
 /// server was iperf3) closes its port for a moment before it listens
-/// again, so a refusal is retried for up to 3 s.
+/// again: a refused or reset connect is retried for up to 3 s.
 pub fn connect_control(addrs: &[std::net::SocketAddr]) -> Result<std::net::TcpStream, EngineError> {
     let end = std::time::Instant::now() + Duration::from_secs(3);
     loop {
         match crate::connect::connect_any(addrs) {
             Err(EngineError::Connect { source, .. })
-                if source.kind() == std::io::ErrorKind::ConnectionRefused
-                    && std::time::Instant::now() < end =>
+                if matches!(
+                    source.kind(),
+                    std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::ConnectionReset
+                ) && std::time::Instant::now() < end =>
             {
                 std::thread::sleep(Duration::from_millis(100));
             }
@@ -51,7 +53,7 @@ pub fn hold_open(streams: &[crate::side::DataStream]) -> Vec<std::net::TcpStream
 /// Opens a test: connects, sends a fresh cookie and reads the server's
 /// first state. An iperf3 server that has just dropped a connection (as
 /// after sonde's own opening) closes and reopens its listening socket; a
-/// connection caught in between is reset, so this tries three times.
+/// connection caught in between is reset, so this tries five times.
 pub fn open_test(
     addrs: &[std::net::SocketAddr],
 ) -> Result<(Iperf3Control, Cookie, State), EngineError> {
@@ -65,7 +67,7 @@ pub fn open_test(
             .and_then(|()| control.recv_state(STATE_WAIT));
         match first {
             Ok(state) => return Ok((control, cookie, state)),
-            Err(EngineError::Closed { .. } | EngineError::Io { .. }) if attempt < 3 => {
+            Err(EngineError::Closed { .. } | EngineError::Io { .. }) if attempt < 5 => {
                 std::thread::sleep(Duration::from_millis(300));
             }
             Err(e) => return Err(e),
