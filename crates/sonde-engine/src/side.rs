@@ -285,8 +285,10 @@ pub fn run_side(
     for h in handles {
         let _ = h.join();
     }
-    if !plan.interval.is_zero() && window_start < nominal_end && !windows.is_empty() {
-        // Stopped early (abort): close the window that was open.
+    if !plan.interval.is_zero() && window_start < nominal_end {
+        // Stopped early (abort), or every stream ended before this thread
+        // woke for the last tick (a loaded machine): close the window that
+        // was open.
         let last = running
             .iter()
             .map(Running::last_data_s)
