@@ -86,6 +86,12 @@ pub enum Peer {
     Iperf3,
 }
 
+/// Says on stderr that the server at `host`:`port` turned out to speak
+/// iperf3's protocol, which the test now switches to.
+pub fn note_iperf3_server(host: &str, port: u16) {
+    eprintln!("sonde: {host}:{port} is an iperf3 server; speaking iperf3's protocol");
+}
+
 /// The layout of `-J` output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum JsonFormat {

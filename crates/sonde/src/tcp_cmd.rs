@@ -2,7 +2,9 @@
 //! [`TcpSpec`], run, and printed.
 
 use crate::cli::Failure;
-use crate::run_args::{interrupt_flag, print_result, with_latency, Peer, RunArgs};
+use crate::run_args::{
+    interrupt_flag, note_iperf3_server, print_result, with_latency, Peer, RunArgs,
+};
 use anyhow::anyhow;
 use clap::Args;
 use sonde_engine::iperf3::tcp_client::run_iperf3_tcp;
@@ -115,10 +117,7 @@ pub fn measure_with(
         Peer::Iperf3 => run_iperf3_tcp(spec, stop, &mut on_event),
         Peer::Sonde => match run_tcp(spec, stop, &mut on_event) {
             Err(EngineError::PeerIsIperf3) => {
-                eprintln!(
-                    "sonde: {}:{} is an iperf3 server; speaking iperf3's protocol",
-                    spec.host, spec.port
-                );
+                note_iperf3_server(&spec.host, spec.port);
                 run_iperf3_tcp(spec, stop, &mut on_event)
             }
             other => other,

@@ -2,7 +2,9 @@
 //! reordering and DSCP as the receiver saw them.
 
 use crate::cli::Failure;
-use crate::run_args::{interrupt_flag, print_result, with_latency, Peer, RunArgs};
+use crate::run_args::{
+    interrupt_flag, note_iperf3_server, print_result, with_latency, Peer, RunArgs,
+};
 use anyhow::anyhow;
 use clap::Args;
 use sonde_engine::iperf3::udp_client::run_iperf3_udp;
@@ -107,10 +109,7 @@ pub fn measure_udp_with(
         let _ = out.flush();
     }) {
         Err(EngineError::PeerIsIperf3) => {
-            eprintln!(
-                "sonde: {}:{} is an iperf3 server; speaking iperf3's protocol",
-                spec.host, spec.port
-            );
+            note_iperf3_server(&spec.host, spec.port);
             run_iperf3_udp(spec, stop)
         }
         other => other,

@@ -148,6 +148,23 @@ pub(crate) struct RunInfo<'a> {
 }
 
 /// The `start` object both protocols share (TCP adds its MSS key).
+/// The whole document: `start`, `intervals`, `end`, and `title` when set.
+pub(crate) fn document(
+    start: Map<String, Value>,
+    intervals: Value,
+    end: Value,
+    title: Option<&str>,
+) -> Value {
+    let mut top = Map::new();
+    top.insert("start".into(), Value::Object(start));
+    top.insert("intervals".into(), intervals);
+    top.insert("end".into(), end);
+    if let Some(title) = title {
+        top.insert("title".into(), Value::from(title));
+    }
+    Value::Object(top)
+}
+
 pub(crate) fn start_section(run: &RunInfo<'_>) -> Map<String, Value> {
     let first = run.sockets.first().map(|(_, s)| *s);
     let mut start = Map::new();

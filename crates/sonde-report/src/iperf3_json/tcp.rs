@@ -1,8 +1,8 @@
 //! A TCP result in iperf3's layout (see the module docs for the mapping).
 
 use super::{
-    bits_per_second, client_sends, cpu_utilization, merged, micros, span, start_section, RunInfo,
-    SumNames,
+    bits_per_second, client_sends, cpu_utilization, document, merged, micros, span, start_section,
+    RunInfo, SumNames,
 };
 use serde_json::{json, Map, Value};
 use sonde_model::{
@@ -11,17 +11,12 @@ use sonde_model::{
 
 /// `r` as `iperf3 -J` would have written it on the client.
 pub fn tcp_to_iperf3(r: &TcpResult) -> Value {
-    let mut top = Map::new();
-    top.insert("start".into(), Value::Object(start(r)));
-    top.insert(
-        "intervals".into(),
+    document(
+        start(r),
         r.intervals.iter().map(|iv| interval(r, iv)).collect(),
-    );
-    top.insert("end".into(), end(r));
-    if let Some(title) = &r.title {
-        top.insert("title".into(), json!(title));
-    }
-    Value::Object(top)
+        end(r),
+        r.title.as_deref(),
+    )
 }
 
 fn start(r: &TcpResult) -> Map<String, Value> {

@@ -1,23 +1,20 @@
 //! A UDP result in iperf3's layout (see the module docs for the mapping).
 
-use super::{client_sends, cpu_utilization, merged, span, start_section, RunInfo, SumNames};
+use super::{
+    client_sends, cpu_utilization, document, merged, span, start_section, RunInfo, SumNames,
+};
 use serde_json::{json, Map, Value};
 use sonde_model::udp_result::{UdpCounts, UdpInterval};
 use sonde_model::{Direction, UdpResult};
 
 /// `r` as `iperf3 -u -J` would have written it on the client.
 pub fn udp_to_iperf3(r: &UdpResult) -> Value {
-    let mut top = Map::new();
-    top.insert("start".into(), Value::Object(start(r)));
-    top.insert(
-        "intervals".into(),
+    document(
+        start(r),
         r.intervals.iter().map(|iv| interval(r, iv)).collect(),
-    );
-    top.insert("end".into(), end(r));
-    if let Some(title) = &r.title {
-        top.insert("title".into(), json!(title));
-    }
-    Value::Object(top)
+        end(r),
+        r.title.as_deref(),
+    )
 }
 
 fn start(r: &UdpResult) -> Map<String, Value> {
