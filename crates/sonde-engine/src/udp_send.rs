@@ -180,6 +180,12 @@ pub fn udp_send_loop(
         batch.dscp = next.dscp.map(sonde_model::Dscp::value);
         batch.count = 0;
         let elapsed_ns = elapsed.as_nanos() as u64;
+        // A late wake-up may find packets due past the end: they are not
+        // part of the test.
+        let end_ns = plan
+            .send_end
+            .saturating_duration_since(plan.start)
+            .as_nanos() as u64;
         loop {
             let off = batch.count * batch.len;
             let packet = TestPacket {
@@ -198,7 +204,8 @@ pub fn udp_send_loop(
             let fits = (batch.count + 1) * batch.len <= GSO_BYTES && batch.count < BATCH;
             let same = next.len as usize == batch.len
                 && next.dscp.map(sonde_model::Dscp::value) == batch.dscp;
-            if !(gso_ok && fits && same && batch.dscp.is_none() && next.at_ns <= elapsed_ns) {
+            let due = next.at_ns <= elapsed_ns && next.at_ns < end_ns;
+            if !(gso_ok && fits && same && batch.dscp.is_none() && due) {
                 break;
             }
         }
@@ -277,5 +284,43 @@ fn send_end_markers(sock: &UdpSocket, plan: &UdpSendPlan, seq: u64) {
             let _ = sock.send(&buf);
             std::thread::sleep(Duration::from_millis(5));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sonde_model::{Profile, Rate};
+
+    #[test]
+    fn a_late_sender_sends_nothing_due_after_the_end() {
+        // One 1000-byte packet a second for 2 s: packets at 0 s and 1 s.
+        // The sender starts 2.05 s late (within its catch-up time), when
+        // the packet of 2 s is also "due": it must not go out.
+        let rx = UdpSocket::bind("[::1]:0").unwrap();
+        let tx = UdpSocket::bind("[::1]:0").unwrap();
+        tx.connect(rx.local_addr().unwrap()).unwrap();
+        let start = Instant::now() - Duration::from_millis(2050);
+        let plan = UdpSendPlan {
+            stream: 0,
+            start,
+            start_wall_ns: 0,
+            omit: Duration::ZERO,
+            send_end: start + Duration::from_secs(2),
+            dscp: 0,
+            ipv6: true,
+        };
+        let schedule = Schedule::new(Profile::Cbr, Rate::from_bps(8_000), 1000, 1);
+        let counters = UdpSendCounters::default();
+        udp_send_loop(
+            &tx,
+            plan,
+            schedule,
+            &counters,
+            None,
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        assert_eq!(counters.packets.load(Ordering::Relaxed), 2);
     }
 }
