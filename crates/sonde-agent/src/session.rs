@@ -3,12 +3,12 @@
 
 use crate::limits::{check_tcp, check_udp};
 use crate::server::Shared;
-use sonde_engine::client::{client_role, report_frame_cap, side_plan};
 use sonde_engine::control::Control;
 use sonde_engine::host_env::host_env;
-use sonde_engine::side::{run_side, DataStream, DRAIN_GRACE};
 use sonde_engine::sockopt::{apply_accepted, StreamOptions};
-use sonde_engine::udp_flow::Credits;
+use sonde_engine::tcp::client::{client_role, report_frame_cap, side_plan};
+use sonde_engine::tcp::side::{run_side, DataStream, DRAIN_GRACE};
+use sonde_engine::udp::flow::Credits;
 use sonde_engine::EngineError;
 use sonde_model::StreamLayout;
 use sonde_model::{HostEnv, Rate, StreamRole, TcpSpec, TestSpec};

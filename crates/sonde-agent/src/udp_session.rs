@@ -4,14 +4,14 @@
 
 use crate::limits::canonical;
 use crate::session::{answer_report, spawn_watcher};
-use sonde_engine::client::HANDSHAKE_TIMEOUT;
 use sonde_engine::connect::{size_udp_buffers, udp_finish};
 use sonde_engine::control::Control;
 use sonde_engine::host_env::host_env;
 use sonde_engine::sockopt::udp_in_force;
-use sonde_engine::udp_client::{udp_client_role, udp_report_cap, udp_side_plan};
-use sonde_engine::udp_flow::Credits;
-use sonde_engine::udp_side::{run_udp_side, UdpDataStream, UdpFlow, UDP_RX_GRACE};
+use sonde_engine::tcp::client::HANDSHAKE_TIMEOUT;
+use sonde_engine::udp::client::{udp_client_role, udp_report_cap, udp_side_plan};
+use sonde_engine::udp::flow::Credits;
+use sonde_engine::udp::side::{run_udp_side, UdpDataStream, UdpFlow, UDP_RX_GRACE};
 use sonde_engine::EngineError;
 use sonde_model::StreamLayout;
 use sonde_model::{StreamRole, UdpSpec};

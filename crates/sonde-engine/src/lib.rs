@@ -5,7 +5,6 @@
 //! connect) is the agent's business, and how results look is the
 //! report crate's.
 
-pub mod client;
 pub mod connect;
 pub mod control;
 mod error;
@@ -13,19 +12,11 @@ pub mod host_env;
 pub mod iperf3;
 pub mod pacer;
 pub mod ping;
-pub mod side;
 pub mod sockopt;
 pub mod stamp_reflector;
-pub mod stream;
 mod sys;
-pub mod tcp_info;
-pub mod udp_client;
-pub mod udp_flow;
-pub mod udp_recv;
-pub mod udp_schedule;
-pub mod udp_send;
-pub mod udp_side;
-pub mod udp_stats;
+pub mod tcp;
+pub mod udp;
 
-pub use client::{run_tcp, TestEvent};
 pub use error::EngineError;
+pub use tcp::client::{run_tcp, TestEvent};

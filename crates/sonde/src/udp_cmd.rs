@@ -8,7 +8,7 @@ use crate::run_args::{
 use anyhow::anyhow;
 use clap::Args;
 use sonde_engine::iperf3::udp_client::run_iperf3_udp;
-use sonde_engine::udp_client::{run_udp, UdpEvent};
+use sonde_engine::udp::client::{run_udp, UdpEvent};
 use sonde_engine::EngineError;
 use sonde_model::StreamLayout;
 use sonde_model::{Profile, Rate, UdpResult, UdpSpec};

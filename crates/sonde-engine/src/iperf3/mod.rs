@@ -43,7 +43,7 @@ pub fn connect_control(addrs: &[std::net::SocketAddr]) -> Result<std::net::TcpSt
 /// an iperf3 peer keeps writing until it has seen TEST_END, and a
 /// connection closed under it (with data unread) resets, which iperf3
 /// takes for a failed test.
-pub fn hold_open(streams: &[crate::side::DataStream]) -> Vec<std::net::TcpStream> {
+pub fn hold_open(streams: &[crate::tcp::side::DataStream]) -> Vec<std::net::TcpStream> {
     streams
         .iter()
         .filter_map(|d| d.stream.try_clone().ok())

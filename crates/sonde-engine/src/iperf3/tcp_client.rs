@@ -4,11 +4,11 @@
 //! place of a sonde server's report.
 
 use super::{refuse_unsupported_tcp, results_of, STATE_WAIT};
-use crate::client::{client_role, side_plan, TestEvent};
 use crate::connect::{connect, resolve};
 use crate::host_env::host_env;
-use crate::side::{run_side, DataStream};
 use crate::sockopt::StreamOptions;
+use crate::tcp::client::{client_role, side_plan, TestEvent};
+use crate::tcp::side::{run_side, DataStream};
 use crate::EngineError;
 use sonde_model::assemble::tcp_result;
 use sonde_model::{

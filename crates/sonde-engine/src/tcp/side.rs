@@ -3,8 +3,8 @@
 
 use crate::pacer::Pacer;
 use crate::sockopt::in_force;
-use crate::stream::{receive_loop, send_loop, LoopTiming, StreamCounters};
-use crate::tcp_info::read_tcp_info;
+use crate::tcp::info::read_tcp_info;
+use crate::tcp::stream::{receive_loop, send_loop, LoopTiming, StreamCounters};
 use sonde_model::{
     HostEnv, Rate, SampleWindow, SideReport, SideSample, SocketInForce, StreamRole, StreamSide,
     TcpInfoSnapshot,

@@ -3,10 +3,10 @@
 //! thread, the cut of the run into interval windows.
 
 use crate::control::Control;
-use crate::udp_flow::{Credits, ACK_EVERY};
-use crate::udp_recv::{udp_receive_loop, RxAcc, RxStream};
-use crate::udp_schedule::Schedule;
-use crate::udp_send::{udp_send_loop, UdpSendCounters, UdpSendPlan};
+use crate::udp::flow::{Credits, ACK_EVERY};
+use crate::udp::recv::{udp_receive_loop, RxAcc, RxStream};
+use crate::udp::schedule::Schedule;
+use crate::udp::send::{udp_send_loop, UdpSendCounters, UdpSendPlan};
 use crate::EngineError;
 use sonde_model::udp_report::{DscpCounts, ReceivedSum, ReceiverTally, SenderTally, UdpTally};
 use sonde_model::{

@@ -3,8 +3,8 @@
 //! with UDP GSO at high rates (every packet that is due goes in one call).
 
 use crate::sys;
-use crate::udp_flow::{window_open, window_packets, Credits, FLOW_PROBE};
-use crate::udp_schedule::Schedule;
+use crate::udp::flow::{window_open, window_packets, Credits, FLOW_PROBE};
+use crate::udp::schedule::Schedule;
 use sonde_wire::TestPacket;
 use std::io;
 use std::net::UdpSocket;
@@ -72,7 +72,7 @@ pub struct UdpSendPlan {
     pub ipv6: bool,
 }
 
-/// Flow control of an unpaced sender (see [`crate::udp_flow`]).
+/// Flow control of an unpaced sender (see [`crate::udp::flow`]).
 #[derive(Debug, Default)]
 struct Window {
     probe_floor: u64,

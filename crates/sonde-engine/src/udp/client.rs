@@ -1,12 +1,12 @@
 //! The client end of a native UDP test: ask the server, open and
 //! introduce the UDP streams, run this end, swap reports, assemble.
 
-use crate::client::{handshake, HANDSHAKE_TIMEOUT, REPORT_WAIT};
 use crate::connect::udp_connect;
 use crate::host_env::host_env;
 use crate::sockopt::udp_in_force;
-use crate::udp_flow::Credits;
-use crate::udp_side::{run_udp_side, UdpDataStream, UdpFlow, UdpLive, UdpSidePlan, UDP_RX_GRACE};
+use crate::tcp::client::{handshake, HANDSHAKE_TIMEOUT, REPORT_WAIT};
+use crate::udp::flow::Credits;
+use crate::udp::side::{run_udp_side, UdpDataStream, UdpFlow, UdpLive, UdpSidePlan, UDP_RX_GRACE};
 use crate::EngineError;
 use sonde_model::udp_assemble::udp_result;
 use sonde_model::StreamLayout;

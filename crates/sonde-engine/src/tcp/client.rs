@@ -4,8 +4,8 @@
 use crate::connect::{connect, connect_any, resolve};
 use crate::control::Control;
 use crate::host_env::{available_congestion, host_env};
-use crate::side::{run_side, DataStream, LiveInterval, SidePlan, DRAIN_GRACE};
 use crate::sockopt::StreamOptions;
+use crate::tcp::side::{run_side, DataStream, LiveInterval, SidePlan, DRAIN_GRACE};
 use crate::EngineError;
 use sonde_model::assemble::tcp_result;
 use sonde_model::StreamLayout;

@@ -1,10 +1,10 @@
 //! The UDP receiver: every arriving packet goes through the estimators
-//! of [`crate::udp_stats`] (loss, reordering, duplicates, RFC 3550
+//! of [`crate::udp::stats`] (loss, reordering, duplicates, RFC 3550
 //! jitter, one-way delay, IPDV) and the DSCP checks, once for the current
 //! interval and once for the measured part of the test.
 
 use crate::sys::{Datagram, RecvBatch};
-use crate::udp_stats::{Arrival, DelayStats, IpdvStats, JitterEstimator, SequenceTracker};
+use crate::udp::stats::{Arrival, DelayStats, IpdvStats, JitterEstimator, SequenceTracker};
 use sonde_model::udp_report::{DscpCounts, OneWayDelay, Quantiles, ReceiverTally, Remark};
 use sonde_model::Dscp;
 use sonde_wire::TestPacket;
