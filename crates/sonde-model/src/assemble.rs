@@ -1,12 +1,12 @@
-//! Joining the client's and the server's [`SideReport`] into one
-//! [`TcpResult`]: the sender's side gives bytes written and TCP_INFO, the
-//! receiver's side gives goodput.
+//! Joining the client's and the server's [`SideReport`] into one TCP
+//! [`TestResult`]: the sender's side gives bytes written and TCP_INFO, the
+//! receiver's side gives goodput. A sonde server and an iperf3 server
+//! (whose report knows less: `None`) go through the same assembly.
 
 use crate::spec::StreamLayout;
 use crate::{
-    Direction, DirectionSummary, Interval, IntervalSum, Rate, SideReport, StreamInterval,
-    StreamResult, StreamRole, StreamSide, TcpResult, TcpSpec, TcpSummary, TestEnv, Timestamp,
-    RESULT_FORMAT_VERSION, SONDE_VERSION,
+    Direction, Figures, Interval, PeerKind, Rate, SideReport, StreamResult, StreamRole, StreamSide,
+    Summary, TcpSpec, TestEnv, TestResult, TestSpec, Timestamp,
 };
 
 /// The two reports do not describe the same test.
@@ -121,33 +121,37 @@ fn us_to_ms(us: u32) -> f64 {
 fn stream_result(p: &Pair<'_>) -> StreamResult {
     let (tx, rx) = (p.sender(), p.receiver());
     let tcp = tx.final_tcp;
-    StreamResult {
-        stream: p.stream,
-        direction: p.direction,
-        client_socket: p.client.socket.clone(),
-        server_socket: p.server.socket.clone(),
-        sent_bytes: tx.measured_bytes,
-        received_bytes: rx.measured_bytes,
-        throughput_bps: Rate::from_bytes_over(rx.measured_bytes, rx.measured_secs).bps(),
-        sender_throughput_bps: Rate::from_bytes_over(tx.measured_bytes, tx.measured_secs).bps(),
-        retransmits: tcp.map(|t| t.total_retrans.saturating_sub(tx.omitted_retrans)),
-        // A peer that reports only retransmits (an iperf3 server) leaves
-        // the rest at 0, which no real connection reads: unknown.
-        rtt_ms: tcp.filter(|t| t.srtt_us > 0).map(|t| us_to_ms(t.srtt_us)),
-        min_rtt_ms: tcp
-            .filter(|t| t.min_rtt_us > 0)
-            .map(|t| us_to_ms(t.min_rtt_us)),
+    let retransmits = tcp
+        .and_then(|t| t.total_retrans)
+        .map(|r| r.saturating_sub(tx.omitted_retrans));
+    let figures = Figures {
+        sent_bytes: Some(tx.measured_bytes),
+        received_bytes: Some(rx.measured_bytes),
+        throughput_bps: Some(Rate::from_bytes_over(rx.measured_bytes, rx.measured_secs).bps()),
+        sender_throughput_bps: Some(
+            Rate::from_bytes_over(tx.measured_bytes, tx.measured_secs).bps(),
+        ),
+        receiver_duration_s: Some(rx.measured_secs),
+        retransmits,
+        srtt_ms: tcp.and_then(|t| t.srtt_us).map(us_to_ms),
+        min_rtt_ms: tcp.and_then(|t| t.min_rtt_us).map(us_to_ms),
+        cwnd_bytes: tcp.and_then(|t| t.cwnd_bytes),
         max_cwnd_bytes: tx
             .samples
             .iter()
-            .filter_map(|s| s.tcp.map(|t| t.cwnd_bytes))
-            .chain(tcp.map(|t| t.cwnd_bytes))
-            .filter(|c| *c > 0)
+            .filter_map(|s| s.tcp.and_then(|t| t.cwnd_bytes))
+            .chain(tcp.and_then(|t| t.cwnd_bytes))
             .max(),
+        ..Figures::default()
+    };
+    StreamResult {
+        figures: figures.of_stream(p.stream, p.direction),
+        client_socket: p.client.socket.clone(),
+        server_socket: p.server.socket.clone(),
     }
 }
 
-fn stream_interval(p: &Pair<'_>, k: usize, secs: f64) -> StreamInterval {
+fn stream_interval(p: &Pair<'_>, k: usize, secs: f64) -> Figures {
     let (tx, rx) = (p.sender(), p.receiver());
     let tcp_now = tx.samples.get(k).and_then(|s| s.tcp);
     let retrans_before = if k == 0 {
@@ -156,37 +160,69 @@ fn stream_interval(p: &Pair<'_>, k: usize, secs: f64) -> StreamInterval {
         tx.samples
             .get(k - 1)
             .and_then(|s| s.tcp)
-            .map(|t| t.total_retrans)
+            .and_then(|t| t.total_retrans)
     };
-    let received = rx.samples.get(k).map_or(0, |s| s.bytes);
-    StreamInterval {
-        stream: p.stream,
-        direction: p.direction,
-        sent_bytes: tx.samples.get(k).map_or(0, |s| s.bytes),
+    let sent = tx.samples.get(k).map(|s| s.bytes);
+    let received = rx.samples.get(k).map(|s| s.bytes);
+    Figures {
+        sent_bytes: sent,
         received_bytes: received,
-        throughput_bps: Rate::from_bytes_over(received, secs).bps(),
+        throughput_bps: received.map(|b| Rate::from_bytes_over(b, secs).bps()),
+        sender_throughput_bps: sent.map(|b| Rate::from_bytes_over(b, secs).bps()),
         retransmits: tcp_now
+            .and_then(|t| t.total_retrans)
             .zip(retrans_before)
-            .map(|(t, before)| t.total_retrans.saturating_sub(before)),
-        cwnd_bytes: tcp_now.map(|t| t.cwnd_bytes),
-        rtt_ms: tcp_now.map(|t| us_to_ms(t.srtt_us)),
+            .map(|(now, before)| now.saturating_sub(before)),
+        cwnd_bytes: tcp_now.and_then(|t| t.cwnd_bytes),
+        srtt_ms: tcp_now.and_then(|t| t.srtt_us).map(us_to_ms),
+        ..Figures::default()
+    }
+    .of_stream(p.stream, p.direction)
+}
+
+/// The sum of an optional figure over `items`: `None` when no item has it.
+fn sum_of<'a, T: 'a>(
+    items: impl IntoIterator<Item = &'a T>,
+    f: impl Fn(&T) -> Option<u64>,
+) -> Option<u64> {
+    items
+        .into_iter()
+        .filter_map(f)
+        .fold(None, |acc, v| Some(acc.unwrap_or(0) + v))
+}
+
+/// Adds up the byte, rate and retransmit figures of `parts`.
+pub(crate) fn add_tcp(parts: &[&Figures]) -> Figures {
+    Figures {
+        streams: u16::try_from(parts.len()).ok(),
+        sent_bytes: sum_of(parts.iter().copied(), |f| f.sent_bytes),
+        received_bytes: sum_of(parts.iter().copied(), |f| f.received_bytes),
+        throughput_bps: sum_of(parts.iter().copied(), |f| f.throughput_bps),
+        sender_throughput_bps: sum_of(parts.iter().copied(), |f| f.sender_throughput_bps),
+        retransmits: sum_of(parts.iter().copied(), |f| f.retransmits),
+        ..Figures::default()
     }
 }
 
-fn interval_sums(spec: &TcpSpec, streams: &[StreamInterval], secs: f64) -> Vec<IntervalSum> {
+fn interval_sums(spec: &TcpSpec, streams: &[Figures], secs: f64) -> Vec<Figures> {
     spec.direction
         .flows()
         .iter()
         .map(|&direction| {
-            let of_dir = || streams.iter().filter(move |s| s.direction == direction);
-            let received: u64 = of_dir().map(|s| s.received_bytes).sum();
-            IntervalSum {
-                direction,
-                sent_bytes: of_dir().map(|s| s.sent_bytes).sum(),
-                received_bytes: received,
-                throughput_bps: Rate::from_bytes_over(received, secs).bps(),
-                retransmits: of_dir().map(|s| s.retransmits).sum(),
-            }
+            let of_dir: Vec<&Figures> = streams
+                .iter()
+                .filter(|s| s.direction == Some(direction))
+                .collect();
+            let mut sum = add_tcp(&of_dir);
+            // Rates of a sum are its bytes over the window, not a sum of
+            // rounded rates.
+            sum.throughput_bps = sum
+                .received_bytes
+                .map(|b| Rate::from_bytes_over(b, secs).bps());
+            sum.sender_throughput_bps =
+                sum.sent_bytes.map(|b| Rate::from_bytes_over(b, secs).bps());
+            sum.direction = Some(direction);
+            sum
         })
         .collect()
 }
@@ -195,8 +231,12 @@ fn direction_summary(
     pairs: &[Pair<'_>],
     streams: &[StreamResult],
     d: Direction,
-) -> Option<DirectionSummary> {
-    let of_dir: Vec<&StreamResult> = streams.iter().filter(|s| s.direction == d).collect();
+) -> Option<Figures> {
+    let of_dir: Vec<&Figures> = streams
+        .iter()
+        .map(|s| &s.figures)
+        .filter(|f| f.direction == Some(d))
+        .collect();
     if of_dir.is_empty() {
         return None;
     }
@@ -209,26 +249,26 @@ fn direction_summary(
     };
     let rx_secs = secs(|p| p.receiver().measured_secs);
     let tx_secs = secs(|p| p.sender().measured_secs);
-    let bytes: u64 = of_dir.iter().map(|s| s.received_bytes).sum();
-    let sent: u64 = of_dir.iter().map(|s| s.sent_bytes).sum();
-    Some(DirectionSummary {
-        throughput_bps: Rate::from_bytes_over(bytes, rx_secs).bps(),
-        bytes,
-        retransmits: of_dir.iter().filter_map(|s| s.retransmits).sum(),
-        sent_bytes: sent,
-        sender_throughput_bps: Rate::from_bytes_over(sent, tx_secs).bps(),
-        receiver_duration_s: rx_secs,
-        streams: u16::try_from(of_dir.len()).unwrap_or(u16::MAX),
-    })
+    let mut sum = add_tcp(&of_dir);
+    sum.throughput_bps = sum
+        .received_bytes
+        .map(|b| Rate::from_bytes_over(b, rx_secs).bps());
+    sum.sender_throughput_bps = sum
+        .sent_bytes
+        .map(|b| Rate::from_bytes_over(b, tx_secs).bps());
+    sum.receiver_duration_s = Some(rx_secs);
+    Some(sum)
 }
 
-/// Joins both ends' reports of the test `spec`, started at `start`.
+/// Joins both ends' reports of the test `spec`, started at `start`,
+/// against a server that spoke `peer`'s protocol.
 pub fn tcp_result(
     spec: &TcpSpec,
+    peer: PeerKind,
     start: Timestamp,
     client: &SideReport,
     server: &SideReport,
-) -> Result<TcpResult, AssembleError> {
+) -> Result<TestResult, AssembleError> {
     let pairs = pairs(spec, client, server)?;
     let interrupted = client.stopped_early || server.stopped_early;
     let omit_s = spec.omit.as_secs_f64();
@@ -238,55 +278,49 @@ pub fn tcp_result(
         .enumerate()
         .map(|(k, w)| {
             let secs = w.end_s - w.start_s;
-            let streams: Vec<StreamInterval> =
-                pairs.iter().map(|p| stream_interval(p, k, secs)).collect();
+            let streams: Vec<Figures> = pairs.iter().map(|p| stream_interval(p, k, secs)).collect();
             Interval {
                 start_s: w.start_s,
                 end_s: w.end_s,
                 omitted: w.end_s <= omit_s + 1e-3,
+                size_bytes: None,
                 sums: interval_sums(spec, &streams, secs),
                 streams,
+                round_trip: None,
             }
         })
         .collect();
     let streams: Vec<StreamResult> = pairs.iter().map(stream_result).collect();
     let forward = direction_summary(&pairs, &streams, Direction::Forward);
     let reverse = direction_summary(&pairs, &streams, Direction::Reverse);
-    let dirs = || forward.iter().chain(reverse.iter());
-    let summary = TcpSummary {
-        throughput_bps: dirs().map(|d| d.throughput_bps).sum(),
-        bytes: dirs().map(|d| d.bytes).sum(),
-        retransmits: dirs().map(|d| d.retransmits).sum(),
-        sent_bytes: dirs().map(|d| d.sent_bytes).sum(),
-        sender_throughput_bps: dirs().map(|d| d.sender_throughput_bps).sum(),
-        forward: forward.clone(),
-        reverse: reverse.clone(),
+    let dirs: Vec<&Figures> = forward.iter().chain(reverse.iter()).collect();
+    let total = add_tcp(&dirs);
+    let env = TestEnv {
+        client: client.env.clone(),
+        server: server.env.clone(),
+        peer: Some(peer),
+        target: None,
+        method: None,
     };
-    Ok(TcpResult {
-        format_version: RESULT_FORMAT_VERSION,
-        sonde_version: SONDE_VERSION.to_string(),
-        test: "tcp".to_string(),
-        title: spec.title.clone(),
-        spec: spec.clone(),
-        env: TestEnv {
-            client: client.env.clone(),
-            server: server.env.clone(),
-        },
-        start,
-        duration_s: if interrupted {
-            pairs
-                .iter()
-                .map(|p| p.sender().measured_secs)
-                .fold(0.0, f64::max)
-        } else {
-            spec.time.as_secs_f64()
-        },
-        interrupted,
-        intervals,
-        streams,
-        summary,
-        latency: None,
-    })
+    let mut result = TestResult::new(TestSpec::Tcp(spec.clone()), env, start);
+    result.duration_s = if interrupted {
+        pairs
+            .iter()
+            .map(|p| p.sender().measured_secs)
+            .fold(0.0, f64::max)
+    } else {
+        spec.time.as_secs_f64()
+    };
+    result.interrupted = interrupted;
+    result.intervals = intervals;
+    result.streams = streams;
+    result.summary = Summary {
+        forward,
+        reverse,
+        total: Some(total),
+        ..Summary::default()
+    };
+    Ok(result)
 }
 
 #[cfg(test)]
@@ -315,9 +349,9 @@ mod tests {
             .map(|(k, &bytes)| SideSample {
                 bytes,
                 tcp: retrans.get(k).map(|&r| TcpInfoSnapshot {
-                    total_retrans: r,
-                    cwnd_bytes: 1000 * (k as u64 + 1),
-                    srtt_us: 2500,
+                    total_retrans: Some(r),
+                    cwnd_bytes: Some(1000 * (k as u64 + 1)),
+                    srtt_us: Some(2500),
                     ..TcpInfoSnapshot::default()
                 }),
             })
@@ -369,18 +403,21 @@ mod tests {
         let server = report(vec![side(0, StreamRole::Receiver, &[400, 900, 1100], &[])]);
         let r = tcp_result(
             &spec(Direction::Forward),
+            PeerKind::Sonde,
             Timestamp::now(),
             &client,
             &server,
         )
         .unwrap();
-        assert_eq!(r.summary.bytes, 2000);
-        assert_eq!(r.summary.throughput_bps, 8000);
-        assert_eq!(r.summary.retransmits, 6, "9 total minus 3 in the warm-up");
+        let total = r.summary.total.as_ref().unwrap();
+        assert_eq!(total.received_bytes, Some(2000));
+        assert_eq!(total.throughput_bps, Some(8000));
+        assert_eq!(total.retransmits, Some(6), "9 total minus 3 in the warm-up");
         assert!(r.intervals[0].omitted && !r.intervals[1].omitted);
         assert_eq!(r.intervals[2].streams[0].retransmits, Some(4));
-        assert_eq!(r.intervals[1].sums[0].received_bytes, 900);
-        assert_eq!(r.streams[0].max_cwnd_bytes, Some(3000));
+        assert_eq!(r.intervals[1].sums[0].received_bytes, Some(900));
+        assert_eq!(r.streams[0].figures.max_cwnd_bytes, Some(3000));
+        assert_eq!(r.streams[0].figures.srtt_ms, Some(2.5));
         assert!(r.summary.forward.is_some() && r.summary.reverse.is_none());
     }
 
@@ -398,11 +435,42 @@ mod tests {
             side(0, StreamRole::Receiver, &[0, 10, 10], &[]),
             side(1, StreamRole::Sender, &[0, 30, 30], &[0, 1, 2]),
         ]);
-        let r = tcp_result(&s, Timestamp::now(), &client, &server).unwrap();
-        assert_eq!(r.summary.forward.as_ref().unwrap().bytes, 20);
-        assert_eq!(r.summary.reverse.as_ref().unwrap().bytes, 60);
-        assert_eq!(r.summary.bytes, 80);
+        let r = tcp_result(&s, PeerKind::Sonde, Timestamp::now(), &client, &server).unwrap();
+        assert_eq!(r.summary.forward.as_ref().unwrap().received_bytes, Some(20));
+        assert_eq!(r.summary.reverse.as_ref().unwrap().received_bytes, Some(60));
+        assert_eq!(r.summary.total.as_ref().unwrap().received_bytes, Some(80));
         assert_eq!(r.intervals[1].sums.len(), 2);
+    }
+
+    #[test]
+    fn a_peer_that_reports_only_retransmits_leaves_the_rest_unknown() {
+        let client = report(vec![side(0, StreamRole::Sender, &[0, 10, 10], &[])]);
+        let mut server = report(vec![side(0, StreamRole::Receiver, &[0, 10, 10], &[])]);
+        server.streams[0].role = StreamRole::Receiver;
+        let r = tcp_result(
+            &spec(Direction::Reverse),
+            PeerKind::Iperf3,
+            Timestamp::now(),
+            &report(vec![side(0, StreamRole::Receiver, &[0, 10, 10], &[])]),
+            &report(vec![StreamSide {
+                final_tcp: Some(TcpInfoSnapshot {
+                    total_retrans: Some(7),
+                    ..TcpInfoSnapshot::default()
+                }),
+                samples: Vec::new(),
+                omitted_retrans: 0,
+                ..side(0, StreamRole::Sender, &[0, 10, 10], &[])
+            }]),
+        )
+        .unwrap();
+        let s = &r.streams[0].figures;
+        assert_eq!(s.retransmits, Some(7));
+        assert_eq!(
+            (s.srtt_ms, s.min_rtt_ms, s.max_cwnd_bytes),
+            (None, None, None)
+        );
+        assert_eq!(r.env.peer, Some(PeerKind::Iperf3));
+        let _ = (client, server);
     }
 
     #[test]
@@ -411,6 +479,7 @@ mod tests {
         let server = report(vec![]);
         let e = tcp_result(
             &spec(Direction::Forward),
+            PeerKind::Sonde,
             Timestamp::now(),
             &client,
             &server,

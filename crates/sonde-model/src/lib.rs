@@ -1,13 +1,17 @@
-//! sonde's typed model: what to measure ([`TcpSpec`]) and what was measured
-//! ([`TcpResult`]), with the units and names they are written in.
+//! sonde's typed model: what to measure ([`TestSpec`]) and what was
+//! measured ([`TestResult`]), with the units and names they are written in.
 //!
 //! This crate does no I/O. Every other crate speaks in these types: a flag,
-//! a campaign line and a JSON body are three spellings of one Spec, and a
-//! Result is printed, stored and charted from one struct.
+//! a campaign line and a JSON body are three spellings of one spec, and a
+//! result is printed, stored and charted from one struct. [`load_result`]
+//! reads every result document sonde has ever written.
 
 pub mod assemble;
 pub mod dscp;
+pub mod duration;
 pub mod env;
+pub mod figures;
+pub mod load;
 pub mod ping;
 pub mod profile;
 pub mod report;
@@ -15,27 +19,31 @@ pub mod result;
 pub mod rtt;
 pub mod serde_secs;
 pub mod spec;
+pub mod test_spec;
 pub mod udp_assemble;
 pub mod udp_report;
-pub mod udp_result;
 pub mod udp_spec;
 pub mod units;
+pub mod v1;
 
 pub use dscp::Dscp;
+pub use duration::{format_duration, parse_duration, DurationError};
 pub use env::HostEnv;
-pub use ping::{PingProto, PingResult, PingSpec};
+pub use figures::{DscpClass, Figures};
+pub use load::{load_result, load_value, LoadError};
+pub use ping::{OneWayDelays, PingProto, PingReply, PingSpec};
 pub use profile::Profile;
 pub use report::{
     SampleWindow, SideReport, SideSample, SocketInForce, StreamRole, StreamSide, TcpInfoSnapshot,
 };
 pub use result::{
-    DirectionSummary, Interval, IntervalSum, StreamInterval, StreamResult, TcpResult, TcpSummary,
-    TestEnv, Timestamp, RESULT_FORMAT_VERSION,
+    Interval, PingSeries, ResultId, StreamResult, Summary, TestEnv, TestResult, Timestamp,
+    RESULT_FORMAT_VERSION,
 };
-pub use rtt::{LatencyUnderLoad, PingCounts, RttStats};
-pub use spec::{Direction, IpFamily, SpecError, StreamLayout, TcpSpec, TestSpec};
+pub use rtt::{LatencyUnderLoad, ProbeMethod, RttStats};
+pub use spec::{Direction, IpFamily, PeerKind, SpecError, StreamLayout, TcpSpec};
+pub use test_spec::{TestKind, TestSpec};
 pub use udp_report::{UdpSideReport, UdpStreamSide, UdpTally};
-pub use udp_result::UdpResult;
 pub use udp_spec::UdpSpec;
 pub use units::{ByteSize, Rate, UnitError};
 

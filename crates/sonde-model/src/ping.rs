@@ -1,9 +1,11 @@
-//! `sonde ping`: what to send ([`PingSpec`]) and what came back
-//! ([`PingResult`], the document `sonde ping -J` prints).
+//! `sonde ping`: what to send ([`PingSpec`]) and what comes back, one
+//! answer at a time ([`PingReply`]) and per series ([`OneWayDelays`]).
 
-use crate::rtt::{PingCounts, RttStats};
-use crate::{Dscp, IpFamily, Timestamp};
+use crate::rtt::RttStats;
+use crate::spec::{bad, check_host, check_title, MAX_DURATION};
+use crate::{Dscp, IpFamily, SpecError};
 use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// How echo requests travel.
@@ -17,8 +19,18 @@ pub enum PingProto {
     Udp,
 }
 
-/// A ping series (one per size in a sweep).
+/// Smallest STAMP packet: the unauthenticated test packet (RFC 8762 §4.2.1).
+pub const STAMP_MIN_BYTES: u32 = 44;
+/// Smallest authenticated STAMP packet (RFC 8762 §4.2.2).
+pub const STAMP_AUTH_MIN_BYTES: u32 = 112;
+/// Largest request sonde sends.
+pub const MAX_PING_BYTES: u32 = 65_000;
+/// Shortest time between requests.
+pub const MIN_PING_INTERVAL: Duration = Duration::from_millis(1);
+
+/// A ping test: one series of requests per size in `sizes`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct PingSpec {
     pub host: String,
     pub proto: PingProto,
@@ -28,7 +40,8 @@ pub struct PingSpec {
     pub count: u64,
     #[serde(with = "crate::serde_secs", rename = "interval_s")]
     pub interval: Duration,
-    /// Payload sizes in bytes: one series each, in this order.
+    /// Payload sizes in bytes, one series each, in this order: ICMP data
+    /// after the 8-byte echo header, or the whole STAMP packet.
     pub sizes: Vec<u32>,
     pub dscp: Option<Dscp>,
     pub family: IpFamily,
@@ -40,6 +53,86 @@ pub struct PingSpec {
     pub timeout: Duration,
     /// Both hosts' clocks are synchronised: one-way delays are meaningful.
     pub clock_synced: bool,
+    /// File with the reflector's key in hex: authenticated STAMP
+    /// (`proto = udp`). Read when the test runs; the key is never stored.
+    pub key_file: Option<PathBuf>,
+    pub title: Option<String>,
+}
+
+impl Default for PingSpec {
+    fn default() -> Self {
+        Self {
+            host: String::new(),
+            proto: PingProto::Icmp,
+            port: 862,
+            count: 10,
+            interval: Duration::from_secs(1),
+            sizes: vec![56],
+            dscp: None,
+            family: IpFamily::Any,
+            report_interval: Duration::from_secs(10),
+            timeout: Duration::from_secs(2),
+            clock_synced: false,
+            key_file: None,
+            title: None,
+        }
+    }
+}
+
+impl PingSpec {
+    /// The size a request has when none is asked for: iputils' 56 data
+    /// bytes, or the smallest STAMP packet.
+    pub fn default_size(proto: PingProto, authenticated: bool) -> u32 {
+        match (proto, authenticated) {
+            (PingProto::Icmp, _) => 56,
+            (PingProto::Udp, false) => STAMP_MIN_BYTES,
+            (PingProto::Udp, true) => STAMP_AUTH_MIN_BYTES,
+        }
+    }
+
+    /// The smallest request this spec may send.
+    pub fn min_size(&self) -> u32 {
+        match self.proto {
+            PingProto::Icmp => 0,
+            PingProto::Udp => Self::default_size(PingProto::Udp, self.key_file.is_some()),
+        }
+    }
+
+    /// Checks every field; the one place a ping spec is validated.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        check_host(&self.host)?;
+        check_title(self.title.as_deref())?;
+        if self.interval < MIN_PING_INTERVAL {
+            return Err(bad("interval", "at least 1ms between requests"));
+        }
+        if self.key_file.is_some() && self.proto != PingProto::Udp {
+            return Err(bad(
+                "key_file",
+                "a key is for proto udp (authenticated STAMP)",
+            ));
+        }
+        if self.sizes.is_empty() {
+            return Err(bad("sizes", "name at least one size"));
+        }
+        let min = self.min_size();
+        if let Some(s) = self
+            .sizes
+            .iter()
+            .find(|s| !(min..=MAX_PING_BYTES).contains(*s))
+        {
+            return Err(bad(
+                "sizes",
+                format!("{s} bytes: use {min} to {MAX_PING_BYTES}"),
+            ));
+        }
+        if self.report_interval.is_zero() {
+            return Err(bad("report_interval", "must be more than 0"));
+        }
+        if self.timeout > MAX_DURATION {
+            return Err(bad("timeout", "must be at most 24h"));
+        }
+        Ok(())
+    }
 }
 
 /// One answer.
@@ -68,43 +161,57 @@ pub struct OneWayDelays {
     pub dwell_ms: Option<RttStats>,
 }
 
-/// What one size's series found.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PingSeries {
-    pub size: u32,
-    #[serde(flatten)]
-    pub counts: PingCounts,
-    pub one_way: Option<OneWayDelays>,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// One reporting interval of a series.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PingInterval {
-    pub start_s: f64,
-    pub end_s: f64,
-    pub size: u32,
-    #[serde(flatten)]
-    pub counts: PingCounts,
-}
+    fn spec() -> PingSpec {
+        PingSpec {
+            host: "::1".into(),
+            ..PingSpec::default()
+        }
+    }
 
-/// The result of `sonde ping`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PingResult {
-    pub format_version: u32,
-    pub sonde_version: String,
-    /// Always `"ping"`.
-    pub test: String,
-    pub spec: PingSpec,
-    /// The address the requests went to.
-    pub target: String,
-    /// `"icmp-datagram"`, `"icmp-raw"` or `"stamp"`: how they were sent.
-    pub method: String,
-    pub start: Timestamp,
-    pub duration_s: f64,
-    pub interrupted: bool,
-    pub intervals: Vec<PingInterval>,
-    pub series: Vec<PingSeries>,
-    /// Every series together.
-    #[serde(flatten)]
-    pub summary: PingCounts,
+    #[test]
+    fn the_default_is_iputils_ping() {
+        spec().validate().unwrap();
+        assert_eq!(spec().sizes, vec![56]);
+    }
+
+    #[test]
+    fn rules_name_their_field() {
+        let field = |s: PingSpec| s.validate().unwrap_err().field;
+        assert_eq!(
+            field(PingSpec {
+                interval: Duration::from_micros(500),
+                ..spec()
+            }),
+            "interval"
+        );
+        assert_eq!(
+            field(PingSpec {
+                key_file: Some("k".into()),
+                ..spec()
+            }),
+            "key_file"
+        );
+        assert_eq!(
+            field(PingSpec {
+                proto: PingProto::Udp,
+                sizes: vec![43],
+                ..spec()
+            }),
+            "sizes"
+        );
+        assert_eq!(
+            field(PingSpec {
+                proto: PingProto::Udp,
+                key_file: Some("k".into()),
+                sizes: vec![64],
+                ..spec()
+            }),
+            "sizes"
+        );
+        assert_eq!(field(PingSpec::default()), "host");
+    }
 }

@@ -29,20 +29,22 @@ pub struct SocketInForce {
     pub flowlabel: Option<u32>,
 }
 
-/// A reading of the kernel's TCP_INFO for one socket.
+/// A reading of TCP_INFO for one socket. A field the kernel did not fill
+/// (an older kernel's shorter struct) or a peer did not report (an
+/// iperf3 server reports only retransmits) is `None`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct TcpInfoSnapshot {
     /// Segments retransmitted since the connection opened.
-    pub total_retrans: u64,
+    pub total_retrans: Option<u64>,
     /// Congestion window in bytes (segments × MSS).
-    pub cwnd_bytes: u64,
+    pub cwnd_bytes: Option<u64>,
     /// Smoothed round-trip time in microseconds.
-    pub srtt_us: u32,
-    pub rttvar_us: u32,
-    pub min_rtt_us: u32,
-    pub snd_mss: u32,
-    pub pmtu: u32,
-    pub delivery_rate_bps: u64,
+    pub srtt_us: Option<u32>,
+    pub rttvar_us: Option<u32>,
+    pub min_rtt_us: Option<u32>,
+    pub snd_mss: Option<u32>,
+    pub pmtu: Option<u32>,
+    pub delivery_rate_bps: Option<u64>,
 }
 
 /// The time window of one interval report, in seconds from the test start.

@@ -1,16 +1,25 @@
-//! What was measured: the versioned TCP result document.
+//! What was measured: [`TestResult`], the one versioned document every
+//! test produces.
 //!
-//! This is what `sonde tcp -J` prints and what the archive will store. Its
-//! JSON Schema is `docs/schema/tcp-result-v1.schema.json`; a test checks
-//! real output against it. Change a field only with a new
-//! [`RESULT_FORMAT_VERSION`].
+//! Every result has the same header (`id`, `format_version`,
+//! `sonde_version`, `test`, `title`, `spec`, `env`, `start`, `duration_s`,
+//! `interrupted`), then `intervals` and `summary`, whose figures are
+//! [`Figures`] with the same names in every test. This is what `-J`
+//! prints and what the archive stores; its JSON Schema is
+//! `docs/schema/result-v2.schema.json` and its changes are listed in
+//! docs/result-format.md. A document of an older format is read by
+//! [`crate::load`]. Change a field only with a new
+//! [`RESULT_FORMAT_VERSION`] and a conversion from the old one.
 
-use crate::{Direction, HostEnv, SocketInForce, TcpSpec};
+use crate::ping::OneWayDelays;
+use crate::rtt::{LatencyUnderLoad, ProbeMethod};
+use crate::{Direction, Figures, HostEnv, PeerKind, SocketInForce, TestKind, TestSpec};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::net::IpAddr;
 use std::time::SystemTime;
 
 /// Version of the result document layout.
-pub const RESULT_FORMAT_VERSION: u32 = 1;
+pub const RESULT_FORMAT_VERSION: u32 = 2;
 
 /// A wall-clock instant written as RFC 3339 (UTC, microseconds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -37,37 +46,48 @@ impl<'de> Deserialize<'de> for Timestamp {
     }
 }
 
-/// Both ends' hosts.
+/// A result's identity: the archive's key, unique across agents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ResultId(pub uuid::Uuid);
+
+impl ResultId {
+    /// A fresh random id (UUID v4).
+    pub fn random() -> Self {
+        Self(uuid::Uuid::new_v4())
+    }
+
+    /// The id an upgraded document gets: derived from its bytes (UUID
+    /// v5), so loading the same old document twice gives the same id.
+    pub fn of_document(bytes: &[u8]) -> Self {
+        const SONDE_RESULTS: uuid::Uuid =
+            uuid::Uuid::from_u128(0x5d0e_7e57_0000_4000_8000_736f_6e64_6531);
+        Self(uuid::Uuid::new_v5(&SONDE_RESULTS, bytes))
+    }
+}
+
+impl std::fmt::Display for ResultId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// Both ends of a test, so that a figure can be explained later.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TestEnv {
     pub client: HostEnv,
+    /// The far end as it described itself (an iperf3 server or a ping
+    /// target does not: then only what is known of its software).
     pub server: HostEnv,
-}
-
-/// One stream during one interval: bytes each end moved, and the sender's
-/// TCP_INFO at the interval's end.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StreamInterval {
-    pub stream: u16,
-    pub direction: Direction,
-    pub sent_bytes: u64,
-    pub received_bytes: u64,
-    /// Receiver goodput over the interval.
-    pub throughput_bps: u64,
-    /// Retransmitted segments during the interval.
-    pub retransmits: Option<u64>,
-    pub cwnd_bytes: Option<u64>,
-    pub rtt_ms: Option<f64>,
-}
-
-/// All streams of one direction during one interval.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct IntervalSum {
-    pub direction: Direction,
-    pub sent_bytes: u64,
-    pub received_bytes: u64,
-    pub throughput_bps: u64,
-    pub retransmits: Option<u64>,
+    /// The protocol the server spoke (tcp, udp): `sonde` or `iperf3`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer: Option<PeerKind>,
+    /// The address probes went to (ping).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<IpAddr>,
+    /// How probes travelled (ping).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<ProbeMethod>,
 }
 
 /// One reporting interval.
@@ -77,79 +97,138 @@ pub struct Interval {
     pub end_s: f64,
     /// Inside the warm-up (`-O`): shown, not counted in the summary.
     pub omitted: bool,
-    pub streams: Vec<StreamInterval>,
-    pub sums: Vec<IntervalSum>,
+    /// The request size of the ping series this interval belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_bytes: Option<u32>,
+    /// Each stream (tcp, udp), with `stream` and `direction` set.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub streams: Vec<Figures>,
+    /// Each direction's streams added up, with `direction` set.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sums: Vec<Figures>,
+    /// Round trips (ping).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_trip: Option<Figures>,
 }
 
-/// One stream over the whole test, with the sockets as the kernel set them.
+impl Interval {
+    /// The sum of one direction, if that direction ran.
+    pub fn sum(&self, d: Direction) -> Option<&Figures> {
+        self.sums.iter().find(|s| s.direction == Some(d))
+    }
+}
+
+/// The whole test: a section per direction measured, and totals where
+/// they mean something.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Summary {
+    /// Client to server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forward: Option<Figures>,
+    /// Server to client.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverse: Option<Figures>,
+    /// Both directions added up (tcp).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<Figures>,
+    /// Every round trip of every series (ping).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_trip: Option<Figures>,
+    /// RTT to the server idle and under this test's load (`--latency`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<LatencyUnderLoad>,
+}
+
+impl Summary {
+    /// The section of one direction (bidir: neither; use forward/reverse).
+    pub fn direction(&self, d: Direction) -> Option<&Figures> {
+        match d {
+            Direction::Forward => self.forward.as_ref(),
+            Direction::Reverse => self.reverse.as_ref(),
+            Direction::Bidir => None,
+        }
+    }
+
+    /// The headline figures: the total, or the one direction that ran, or
+    /// the round trips.
+    pub fn headline(&self) -> Option<&Figures> {
+        self.total
+            .as_ref()
+            .or(self.round_trip.as_ref())
+            .or(match (&self.forward, &self.reverse) {
+                (Some(f), None) => Some(f),
+                (None, Some(r)) => Some(r),
+                _ => None,
+            })
+    }
+}
+
+/// One stream over the whole test, with the sockets as the kernel set
+/// them on each end.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StreamResult {
-    pub stream: u16,
-    pub direction: Direction,
+    #[serde(flatten)]
+    pub figures: Figures,
     pub client_socket: SocketInForce,
     pub server_socket: SocketInForce,
-    pub sent_bytes: u64,
-    pub received_bytes: u64,
-    /// Receiver goodput after the warm-up.
-    pub throughput_bps: u64,
-    pub sender_throughput_bps: u64,
-    pub retransmits: Option<u64>,
-    /// Sender's smoothed RTT at the end of the test.
-    pub rtt_ms: Option<f64>,
-    pub min_rtt_ms: Option<f64>,
-    pub max_cwnd_bytes: Option<u64>,
 }
 
-/// One direction over the whole test.
+/// One request size's series of a ping test.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DirectionSummary {
-    /// Receiver goodput: bytes received after the warm-up over the time
-    /// they took to arrive.
-    pub throughput_bps: u64,
-    /// Bytes received after the warm-up.
-    pub bytes: u64,
-    pub retransmits: u64,
-    pub sent_bytes: u64,
-    /// Bytes handed to the sender's socket per second of test time.
-    pub sender_throughput_bps: u64,
-    pub receiver_duration_s: f64,
-    pub streams: u16,
+pub struct PingSeries {
+    pub size_bytes: u32,
+    #[serde(flatten)]
+    pub figures: Figures,
+    /// STAMP: the delay each way and the reflector's dwell time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub one_way: Option<OneWayDelays>,
 }
 
-/// The whole test. The top-level figures add up every direction; with
-/// `--bidir`, `forward` and `reverse` give each direction on its own.
+/// The result of one test: what `-J` prints and the archive stores.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TcpSummary {
-    pub throughput_bps: u64,
-    pub bytes: u64,
-    pub retransmits: u64,
-    pub sent_bytes: u64,
-    pub sender_throughput_bps: u64,
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub forward: Option<DirectionSummary>,
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub reverse: Option<DirectionSummary>,
-}
-
-/// The result of one TCP test: the document `sonde tcp -J` prints.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TcpResult {
+pub struct TestResult {
+    pub id: ResultId,
     pub format_version: u32,
     pub sonde_version: String,
-    /// Always `"tcp"`.
-    pub test: String,
+    pub test: TestKind,
     pub title: Option<String>,
-    pub spec: TcpSpec,
+    /// What was asked, as asked.
+    pub spec: TestSpec,
     pub env: TestEnv,
     pub start: Timestamp,
-    /// Measured time (warm-up excluded): `time_s`, or less if interrupted.
+    /// Measured time (warm-up excluded): the spec's time, or less if
+    /// interrupted.
     pub duration_s: f64,
     /// The test was stopped before its planned end (Ctrl-C, an abort).
     pub interrupted: bool,
     pub intervals: Vec<Interval>,
+    pub summary: Summary,
+    /// Each stream over the whole test (tcp, udp).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub streams: Vec<StreamResult>,
-    pub summary: TcpSummary,
-    /// With `--latency`: RTT to the server idle and under this load.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub latency: Option<crate::rtt::LatencyUnderLoad>,
+    /// Each request size's series (ping).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub series: Vec<PingSeries>,
+}
+
+impl TestResult {
+    /// An empty result of `spec`, to be filled by an assembly.
+    pub fn new(spec: TestSpec, env: TestEnv, start: Timestamp) -> Self {
+        Self {
+            id: ResultId::random(),
+            format_version: RESULT_FORMAT_VERSION,
+            sonde_version: crate::SONDE_VERSION.to_string(),
+            test: spec.kind(),
+            title: spec.title().map(str::to_string),
+            spec,
+            env,
+            start,
+            duration_s: 0.0,
+            interrupted: false,
+            intervals: Vec::new(),
+            summary: Summary::default(),
+            streams: Vec::new(),
+            series: Vec::new(),
+        }
+    }
 }

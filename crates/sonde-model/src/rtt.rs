@@ -1,6 +1,7 @@
 //! Round-trip time figures, with the same field names in every test that
 //! reports RTT (`sonde ping`, latency under load).
 
+use crate::Figures;
 use serde::{Deserialize, Serialize};
 
 /// RTT statistics over a set of replies, in milliseconds. `mdev` is the
@@ -49,37 +50,31 @@ fn nearest_rank(sorted: &[f64], p: f64) -> f64 {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
-/// What a series of echo requests found.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-pub struct PingCounts {
-    pub sent: u64,
-    /// Distinct requests answered (duplicates not counted).
-    pub received: u64,
-    pub loss_pct: f64,
-    /// Extra answers to a request already answered.
-    pub duplicates: u64,
-    /// Answers that arrived after an answer to a later request.
-    pub reordered: u64,
-    pub rtt_ms: Option<RttStats>,
+/// How RTT probes travelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProbeMethod {
+    /// ICMP/ICMPv6 echo over a datagram socket (ping_group_range).
+    IcmpDatagram,
+    /// ICMP/ICMPv6 echo over a raw socket (root or CAP_NET_RAW).
+    IcmpRaw,
+    /// STAMP test packets (RFC 8762) to a reflector.
+    Stamp,
 }
 
-impl PingCounts {
-    /// Counts from what was sent and the RTTs of the first answers.
-    pub fn new(sent: u64, rtts_ms: &[f64], duplicates: u64, reordered: u64) -> Self {
-        let received = rtts_ms.len() as u64;
-        let loss_pct = if sent == 0 {
-            0.0
-        } else {
-            sent.saturating_sub(received) as f64 * 100.0 / sent as f64
-        };
-        Self {
-            sent,
-            received,
-            loss_pct,
-            duplicates,
-            reordered,
-            rtt_ms: RttStats::from_ms(rtts_ms),
+impl ProbeMethod {
+    pub fn name(self) -> &'static str {
+        match self {
+            ProbeMethod::IcmpDatagram => "icmp-datagram",
+            ProbeMethod::IcmpRaw => "icmp-raw",
+            ProbeMethod::Stamp => "stamp",
         }
+    }
+}
+
+impl std::fmt::Display for ProbeMethod {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -87,18 +82,18 @@ impl PingCounts {
 /// buffer (`sonde tcp --latency`, `sonde udp --latency`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LatencyUnderLoad {
-    /// How the pings went (`icmp-raw`, `icmp-datagram`).
-    pub method: String,
+    /// How the pings went.
+    pub method: ProbeMethod,
     /// Pings to the server before the test.
-    pub idle: PingCounts,
+    pub idle: Figures,
     /// Pings to the server while the test ran.
-    pub loaded: PingCounts,
+    pub loaded: Figures,
     /// Median RTT under load minus median RTT idle.
     pub increase_ms: Option<f64>,
 }
 
 impl LatencyUnderLoad {
-    pub fn new(method: String, idle: PingCounts, loaded: PingCounts) -> Self {
+    pub fn new(method: ProbeMethod, idle: Figures, loaded: Figures) -> Self {
         let increase_ms = match (&idle.rtt_ms, &loaded.rtt_ms) {
             (Some(i), Some(l)) => Some(l.p50 - i.p50),
             _ => None,
@@ -139,25 +134,16 @@ mod tests {
     #[test]
     fn the_increase_is_between_medians() {
         let l = LatencyUnderLoad::new(
-            "icmp-raw".into(),
-            PingCounts::new(3, &[1.0, 2.0, 30.0], 0, 0),
-            PingCounts::new(3, &[40.0, 50.0, 60.0], 0, 0),
+            ProbeMethod::IcmpRaw,
+            Figures::round_trip(3, &[1.0, 2.0, 30.0], 0, 0),
+            Figures::round_trip(3, &[40.0, 50.0, 60.0], 0, 0),
         );
         assert_eq!(l.increase_ms, Some(48.0));
         let none = LatencyUnderLoad::new(
-            "x".into(),
-            PingCounts::new(3, &[], 0, 0),
-            PingCounts::new(1, &[1.0], 0, 0),
+            ProbeMethod::IcmpDatagram,
+            Figures::round_trip(3, &[], 0, 0),
+            Figures::round_trip(1, &[1.0], 0, 0),
         );
         assert_eq!(none.increase_ms, None);
-    }
-
-    #[test]
-    fn loss_counts_what_was_never_answered() {
-        let c = PingCounts::new(10, &[1.0; 9], 2, 1);
-        assert_eq!((c.received, c.duplicates, c.reordered), (9, 2, 1));
-        assert!((c.loss_pct - 10.0).abs() < 1e-12);
-        assert_eq!(PingCounts::new(0, &[], 0, 0).loss_pct, 0.0);
-        assert!(PingCounts::new(5, &[], 0, 0).rtt_ms.is_none());
     }
 }

@@ -1,6 +1,7 @@
 //! Durations written as seconds (`f64`) in JSON, with the unit in the
-//! field name (`time_s`, `interval_s`), read from seconds or from a
-//! humantime string (`"5m"`) so TOML files can say what they mean.
+//! field name (`time_s`, `interval_s`), read from seconds or from any
+//! spelling [`crate::duration::parse_duration`] takes (`"5m"`), so TOML
+//! files can say what they mean.
 
 use serde::{Deserialize, Deserializer, Serializer};
 use std::time::Duration;
@@ -17,7 +18,9 @@ pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error
         Text(String),
     }
     match Raw::deserialize(d)? {
-        Raw::Secs(v) => Duration::try_from_secs_f64(v).map_err(serde::de::Error::custom),
-        Raw::Text(t) => humantime::parse_duration(&t).map_err(serde::de::Error::custom),
+        Raw::Secs(v) => Duration::try_from_secs_f64(v).map_err(|_| {
+            serde::de::Error::custom(format!("{v} is not a duration in seconds (at least 0)"))
+        }),
+        Raw::Text(t) => crate::duration::parse_duration(&t).map_err(serde::de::Error::custom),
     }
 }

@@ -1,8 +1,10 @@
-//! What to measure: the TCP throughput test.
+//! What to measure: the TCP throughput test, and the rules every test's
+//! spec shares.
 //!
 //! A [`TcpSpec`] is built from flags, from a campaign file or from a JSON
-//! body, and is checked once by [`TcpSpec::validate`]; the server runs the
-//! same check on what it receives.
+//! body (every field but `host` may be left out: it takes its default),
+//! and is checked once by [`TcpSpec::validate`]; the runner and the server
+//! run the same check on what they receive.
 
 use crate::{ByteSize, Dscp, Rate};
 use serde::{Deserialize, Serialize};
@@ -30,6 +32,20 @@ impl Direction {
             Direction::Bidir => &[Direction::Forward, Direction::Reverse],
         }
     }
+}
+
+/// Which protocol the server speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum PeerKind {
+    /// Start in sonde's protocol and switch to iperf3's if the server
+    /// turns out to be an iperf3 server.
+    #[default]
+    Auto,
+    /// sonde's protocol only: an iperf3 server is an error.
+    Sonde,
+    /// iperf3's protocol from the start (`--iperf3`).
+    Iperf3,
 }
 
 /// Address family to use when the host name has both.
@@ -87,7 +103,7 @@ pub const DEFAULT_LENGTH: u64 = 256 * 1024;
 
 /// A TCP throughput test, as `sonde tcp` runs it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct TcpSpec {
     /// The server: a host name or an address.
     pub host: String,
@@ -123,6 +139,11 @@ pub struct TcpSpec {
     pub flowlabel: Option<u32>,
     pub family: IpFamily,
     pub title: Option<String>,
+    /// The protocol the server speaks.
+    pub peer: PeerKind,
+    /// Ping the server before and through the test: RTT idle and under
+    /// load (`--latency`).
+    pub latency: bool,
 }
 
 impl Default for TcpSpec {
@@ -144,6 +165,8 @@ impl Default for TcpSpec {
             flowlabel: None,
             family: IpFamily::Any,
             title: None,
+            peer: PeerKind::Auto,
+            latency: false,
         }
     }
 }
@@ -165,6 +188,7 @@ pub(crate) fn bad(field: &'static str, reason: impl Into<String>) -> SpecError {
 
 /// The parts every test shares: streams, timing, addressing, title.
 pub(crate) struct RunShape<'a> {
+    pub host: &'a str,
     pub parallel: u16,
     pub time: Duration,
     pub omit: Duration,
@@ -176,6 +200,7 @@ pub(crate) struct RunShape<'a> {
 
 /// Checks what every test shares; the one place these rules live.
 pub(crate) fn check_run(r: &RunShape<'_>) -> Result<(), SpecError> {
+    check_host(r.host)?;
     if r.parallel == 0 || r.parallel > MAX_PARALLEL {
         return Err(bad(
             "parallel",
@@ -202,21 +227,54 @@ pub(crate) fn check_run(r: &RunShape<'_>) -> Result<(), SpecError> {
             return Err(bad("flowlabel", "flow labels exist only in IPv6; drop -4"));
         }
     }
-    if let Some(t) = r.title {
-        if t.chars().count() > MAX_TITLE_CHARS {
-            return Err(bad(
-                "title",
-                format!("longer than {MAX_TITLE_CHARS} characters"),
-            ));
-        }
+    check_title(r.title)
+}
+
+/// The longest host name (RFC 1035: 253 characters) or address.
+pub const MAX_HOST_CHARS: usize = 253;
+
+/// A host name or address: present, not too long, no spaces.
+pub(crate) fn check_host(host: &str) -> Result<(), SpecError> {
+    if host.is_empty() {
+        return Err(bad(
+            "host",
+            "missing: name the server (a host name or an address)",
+        ));
+    }
+    if host.chars().count() > MAX_HOST_CHARS {
+        return Err(bad(
+            "host",
+            format!("longer than {MAX_HOST_CHARS} characters"),
+        ));
+    }
+    if host.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(bad(
+            "host",
+            format!(
+                "'{}' has a space or a control character",
+                host.escape_debug()
+            ),
+        ));
     }
     Ok(())
+}
+
+/// A title: at most [`MAX_TITLE_CHARS`] characters.
+pub(crate) fn check_title(title: Option<&str>) -> Result<(), SpecError> {
+    match title {
+        Some(t) if t.chars().count() > MAX_TITLE_CHARS => Err(bad(
+            "title",
+            format!("longer than {MAX_TITLE_CHARS} characters"),
+        )),
+        _ => Ok(()),
+    }
 }
 
 impl TcpSpec {
     /// Checks every field; the one place a spec is validated.
     pub fn validate(&self) -> Result<(), SpecError> {
         check_run(&RunShape {
+            host: &self.host,
             parallel: self.parallel,
             time: self.time,
             omit: self.omit,
@@ -273,23 +331,42 @@ mod tests {
     use super::*;
 
     #[test]
-    fn default_spec_is_valid() {
-        TcpSpec::default().validate().unwrap();
+    fn default_spec_needs_only_a_host() {
+        assert_eq!(TcpSpec::default().validate().unwrap_err().field, "host");
+        TcpSpec {
+            host: "::1".into(),
+            ..TcpSpec::default()
+        }
+        .validate()
+        .unwrap();
+    }
+
+    #[test]
+    fn a_missing_field_takes_its_default_and_an_unknown_one_is_refused() {
+        let s: TcpSpec = serde_json::from_str(r#"{"host": "::1", "time_s": "1m"}"#).unwrap();
+        assert_eq!(s.time, Duration::from_secs(60));
+        assert_eq!(s.parallel, 1);
+        assert_eq!(s.peer, PeerKind::Auto);
+        let e = serde_json::from_str::<TcpSpec>(r#"{"host": "::1", "streams": 4}"#).unwrap_err();
+        assert!(e.to_string().contains("streams"), "{e}");
     }
 
     #[test]
     fn limits_name_the_field() {
         let s = TcpSpec {
+            host: "::1".into(),
             parallel: 129,
             ..TcpSpec::default()
         };
         assert_eq!(s.validate().unwrap_err().field, "parallel");
         let s = TcpSpec {
+            host: "::1".into(),
             flowlabel: Some(1 << 20),
             ..TcpSpec::default()
         };
         assert_eq!(s.validate().unwrap_err().field, "flowlabel");
         let s = TcpSpec {
+            host: "::1".into(),
             congestion: Some("cubic; rm".into()),
             ..TcpSpec::default()
         };
@@ -320,23 +397,5 @@ mod tests {
         assert_eq!(j["bitrate_bps"], 5_000_000);
         let back: TcpSpec = serde_json::from_value(j).unwrap();
         assert_eq!(back, s);
-    }
-}
-
-/// Any test a client can ask a server to run. Written as
-/// `{"test": "tcp", "spec": {...}}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "test", content = "spec", rename_all = "lowercase")]
-pub enum TestSpec {
-    Tcp(TcpSpec),
-    Udp(crate::UdpSpec),
-}
-
-impl TestSpec {
-    pub fn validate(&self) -> Result<(), SpecError> {
-        match self {
-            TestSpec::Tcp(s) => s.validate(),
-            TestSpec::Udp(s) => s.validate(),
-        }
     }
 }

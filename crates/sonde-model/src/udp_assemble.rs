@@ -1,18 +1,86 @@
-//! Joining both ends' [`UdpSideReport`] into one [`UdpResult`]: the
+//! Joining both ends' [`UdpSideReport`] into one UDP [`TestResult`]: the
 //! sender's counts give the loss base and the offered rate, the
-//! receiver's everything measured on arrival.
+//! receiver's everything measured on arrival. A sonde server and an
+//! iperf3 server (whose report knows less: `None`, empty counts) go
+//! through the same assembly.
 
 use crate::assemble::{find, AssembleError};
+use crate::figures::{pct, DscpClass};
 use crate::spec::StreamLayout;
-use crate::udp_report::{ReceiverTally, SenderTally, UdpSideReport, UdpStreamSide, UdpTally};
-use crate::udp_result::{
-    remarking_words, DscpClassCounts, UdpCounts, UdpDirectionCounts, UdpInterval,
-    UdpStreamInterval, UdpStreamResult, UdpSummary,
+use crate::udp_report::{
+    DscpCounts, ReceivedSum, ReceiverTally, SenderTally, UdpSideReport, UdpStreamSide, UdpTally,
 };
 use crate::{
-    Direction, StreamRole, TestEnv, Timestamp, UdpResult, UdpSpec, RESULT_FORMAT_VERSION,
-    SONDE_VERSION,
+    Direction, Dscp, Figures, Interval, PeerKind, Rate, StreamResult, StreamRole, Summary, TestEnv,
+    TestResult, TestSpec, Timestamp, UdpSpec,
 };
+
+/// Figures for a whole test: loss against what the sender sent (RFC
+/// 7680), so loss at the tail counts.
+pub fn whole_test(tx: &SenderTally, rx: &ReceiverTally) -> Figures {
+    // Over the test time, or the arrival span if longer: a span that
+    // ends in an on/off profile's silence would overstate the rate.
+    let mut f = from_parts(tx, rx, tx.packets, rx.secs.max(tx.secs));
+    f.classes = classes(tx, rx);
+    f
+}
+
+/// Figures for one interval of `secs`: loss against the sequence numbers
+/// due in it (packets in flight belong to the next one).
+pub fn one_interval(tx: &SenderTally, rx: &ReceiverTally, secs: f64) -> Figures {
+    from_parts(tx, rx, rx.expected.max(rx.packets), secs)
+}
+
+fn counted(c: &DscpCounts) -> Option<DscpCounts> {
+    (!c.is_empty()).then(|| c.clone())
+}
+
+fn from_parts(tx: &SenderTally, rx: &ReceiverTally, base: u64, secs: f64) -> Figures {
+    let lost = base.saturating_sub(rx.packets);
+    Figures {
+        sent_packets: Some(tx.packets),
+        received_packets: Some(rx.packets),
+        lost_packets: Some(lost),
+        loss_pct: Some(pct(lost, base)),
+        pdr_pct: Some(pct(rx.packets.min(base), base)),
+        duplicates: rx.duplicates,
+        reordered: rx.reordered,
+        sent_bytes: Some(tx.bytes),
+        received_bytes: Some(rx.bytes),
+        throughput_bps: Some(Rate::from_bytes_over(rx.bytes, secs).bps()),
+        sender_throughput_bps: Some(Rate::from_bytes_over(tx.bytes, tx.secs).bps()),
+        jitter_ms: Some(rx.jitter_ms),
+        ipdv: rx.ipdv,
+        delay: rx.delay,
+        dscp_sent: counted(&tx.dscp_sent),
+        dscp_received: counted(&rx.dscp_received),
+        remarks: rx.remarks.clone(),
+        ..Figures::default()
+    }
+}
+
+/// One entry per DSCP sent, over a whole test (intervals have none:
+/// packets in flight would show as lost in one and found in the next).
+/// Empty where the receiver did not count by the sender's DSCP.
+fn classes(tx: &SenderTally, rx: &ReceiverTally) -> Vec<DscpClass> {
+    if rx.received_by_sent_dscp.is_empty() && rx.packets > 0 {
+        return Vec::new();
+    }
+    tx.dscp_sent
+        .iter()
+        .map(|(d, sent)| {
+            let received = rx.received_by_sent_dscp.get(d).min(sent);
+            DscpClass {
+                dscp: Dscp::new(d).unwrap_or_default(),
+                sent_packets: sent,
+                received_packets: received,
+                lost_packets: sent - received,
+                loss_pct: pct(sent - received, sent),
+                pdr_pct: pct(received, sent),
+            }
+        })
+        .collect()
+}
 
 struct Pair<'a> {
     stream: u16,
@@ -71,49 +139,24 @@ fn add_sent(into: &mut SenderTally, t: &SenderTally) {
     }
 }
 
-fn direction_counts(
-    direction: Direction,
-    tx: &SenderTally,
-    rx: &ReceiverTally,
-    streams: u16,
-    secs: Option<f64>,
-) -> UdpDirectionCounts {
-    UdpDirectionCounts {
-        direction,
-        streams,
-        counts: match secs {
-            Some(s) => UdpCounts::interval(tx, rx, s),
-            None => UdpCounts::whole(tx, rx),
-        },
-        classes: if secs.is_some() {
-            Vec::new()
-        } else {
-            DscpClassCounts::classes(tx, rx)
-        },
-        remarking: remarking_words(rx),
-    }
-}
-
 /// The receiving end of `direction` and its merged tallies.
 fn sums_of<'a>(
     d: Direction,
     client: &'a UdpSideReport,
     server: &'a UdpSideReport,
-) -> Option<&'a crate::udp_report::ReceivedSum> {
+) -> Option<&'a ReceivedSum> {
     match d {
         Direction::Reverse => client.received_sum.as_ref(),
         _ => server.received_sum.as_ref(),
     }
 }
 
-/// Joins both ends' reports of the UDP test `spec`, started at `start`.
-pub fn udp_result(
+fn pairs<'a>(
     spec: &UdpSpec,
-    start: Timestamp,
-    client: &UdpSideReport,
-    server: &UdpSideReport,
-) -> Result<UdpResult, AssembleError> {
-    let pairs = (0..spec.stream_count())
+    client: &'a UdpSideReport,
+    server: &'a UdpSideReport,
+) -> Result<Vec<Pair<'a>>, AssembleError> {
+    (0..spec.stream_count())
         .map(|i| {
             let stream = u16::try_from(i).unwrap_or(u16::MAX);
             let direction = spec.stream_direction(i);
@@ -128,7 +171,34 @@ pub fn udp_result(
                 server: find(&server.streams, "server", stream, s)?,
             })
         })
-        .collect::<Result<Vec<_>, AssembleError>>()?;
+        .collect()
+}
+
+/// The sum of `direction`'s senders over window `k` (or the whole test).
+fn senders_of(pairs: &[Pair<'_>], d: Direction, k: Option<usize>) -> (SenderTally, u16) {
+    let mut tx = SenderTally::default();
+    let mut n = 0u16;
+    for p in pairs.iter().filter(|p| p.direction == d) {
+        let t = match k {
+            Some(k) => p.window(k).0,
+            None => sent(&p.sender().measured),
+        };
+        add_sent(&mut tx, &t);
+        n += 1;
+    }
+    (tx, n)
+}
+
+/// Joins both ends' reports of the UDP test `spec`, started at `start`,
+/// against a server that spoke `peer`'s protocol.
+pub fn udp_result(
+    spec: &UdpSpec,
+    peer: PeerKind,
+    start: Timestamp,
+    client: &UdpSideReport,
+    server: &UdpSideReport,
+) -> Result<TestResult, AssembleError> {
+    let pairs = pairs(spec, client, server)?;
     let flows = spec.direction.flows();
     let omit_s = spec.omit.as_secs_f64();
     let intervals = client
@@ -141,34 +211,31 @@ pub fn udp_result(
                 .iter()
                 .map(|p| {
                     let (tx, rx) = p.window(k);
-                    UdpStreamInterval {
-                        stream: p.stream,
-                        direction: p.direction,
-                        counts: UdpCounts::interval(&tx, &rx, secs),
-                    }
+                    one_interval(&tx, &rx, secs).of_stream(p.stream, p.direction)
                 })
                 .collect();
             let sums = flows
                 .iter()
                 .map(|&d| {
-                    let mut tx = SenderTally::default();
-                    let mut n = 0u16;
-                    for p in pairs.iter().filter(|p| p.direction == d) {
-                        add_sent(&mut tx, &p.window(k).0);
-                        n += 1;
-                    }
+                    let (tx, n) = senders_of(&pairs, d, Some(k));
                     let rx = sums_of(d, client, server)
                         .and_then(|s| s.windows.get(k).cloned())
                         .unwrap_or_default();
-                    direction_counts(d, &tx, &rx, n, Some(secs))
+                    Figures {
+                        direction: Some(d),
+                        streams: Some(n),
+                        ..one_interval(&tx, &rx, secs)
+                    }
                 })
                 .collect();
-            UdpInterval {
+            Interval {
                 start_s: w.start_s,
                 end_s: w.end_s,
                 omitted: w.end_s <= omit_s + 1e-3,
+                size_bytes: None,
                 streams,
                 sums,
+                round_trip: None,
             }
         })
         .collect();
@@ -177,58 +244,112 @@ pub fn udp_result(
         .map(|p| {
             let tx = sent(&p.sender().measured);
             let rx = received(&p.receiver().measured);
-            UdpStreamResult {
-                stream: p.stream,
-                direction: p.direction,
+            StreamResult {
+                figures: whole_test(&tx, &rx).of_stream(p.stream, p.direction),
                 client_socket: p.client.socket.clone(),
                 server_socket: p.server.socket.clone(),
-                counts: UdpCounts::whole(&tx, &rx),
-                classes: DscpClassCounts::classes(&tx, &rx),
             }
         })
         .collect();
-    let summary_of = |d: Direction| -> Option<UdpDirectionCounts> {
+    let summary_of = |d: Direction| -> Option<Figures> {
         if !flows.contains(&d) {
             return None;
         }
-        let mut tx = SenderTally::default();
-        let mut n = 0u16;
-        for p in pairs.iter().filter(|p| p.direction == d) {
-            add_sent(&mut tx, &sent(&p.sender().measured));
-            n += 1;
-        }
+        let (tx, n) = senders_of(&pairs, d, None);
         let rx = sums_of(d, client, server)
             .map(|s| s.measured.clone())
             .unwrap_or_default();
-        Some(direction_counts(d, &tx, &rx, n, None))
+        Some(Figures {
+            streams: Some(n),
+            ..whole_test(&tx, &rx)
+        })
     };
     let interrupted = client.stopped_early || server.stopped_early;
-    Ok(UdpResult {
-        format_version: RESULT_FORMAT_VERSION,
-        sonde_version: SONDE_VERSION.to_string(),
-        test: "udp".to_string(),
-        title: spec.title.clone(),
-        spec: spec.clone(),
-        env: TestEnv {
-            client: client.env.clone(),
-            server: server.env.clone(),
-        },
-        start,
-        duration_s: if interrupted {
-            pairs
-                .iter()
-                .map(|p| sent(&p.sender().measured).secs)
-                .fold(0.0, f64::max)
-        } else {
-            spec.time.as_secs_f64()
-        },
-        interrupted,
-        intervals,
-        streams,
-        summary: UdpSummary {
-            forward: summary_of(Direction::Forward),
-            reverse: summary_of(Direction::Reverse),
-        },
-        latency: None,
-    })
+    let env = TestEnv {
+        client: client.env.clone(),
+        server: server.env.clone(),
+        peer: Some(peer),
+        target: None,
+        method: None,
+    };
+    let mut result = TestResult::new(TestSpec::Udp(spec.clone()), env, start);
+    result.duration_s = if interrupted {
+        pairs
+            .iter()
+            .map(|p| sent(&p.sender().measured).secs)
+            .fold(0.0, f64::max)
+    } else {
+        spec.time.as_secs_f64()
+    };
+    result.interrupted = interrupted;
+    result.intervals = intervals;
+    result.streams = streams;
+    result.summary = Summary {
+        forward: summary_of(Direction::Forward),
+        reverse: summary_of(Direction::Reverse),
+        ..Summary::default()
+    };
+    Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::udp_report::Remark;
+
+    #[test]
+    fn whole_test_loss_counts_the_tail() {
+        let tx = SenderTally {
+            packets: 1000,
+            bytes: 1_000_000,
+            secs: 1.0,
+            ..SenderTally::default()
+        };
+        let rx = ReceiverTally {
+            packets: 950,
+            bytes: 950_000,
+            expected: 950, // the last 50 never arrived
+            secs: 1.0,
+            duplicates: Some(0),
+            ..ReceiverTally::default()
+        };
+        let c = whole_test(&tx, &rx);
+        assert_eq!(c.lost_packets, Some(50));
+        assert!((c.loss_pct.unwrap() - 5.0).abs() < 1e-9);
+        assert!((c.pdr_pct.unwrap() - 95.0).abs() < 1e-9);
+        assert_eq!(c.throughput_bps, Some(7_600_000));
+        assert_eq!(c.sender_throughput_bps, Some(8_000_000));
+        assert_eq!(c.duplicates, Some(0));
+        assert_eq!(c.reordered, None, "not counted is unknown, not 0");
+        let i = one_interval(&tx, &rx, 1.0);
+        assert_eq!(
+            i.lost_packets,
+            Some(0),
+            "within the interval nothing due was missing"
+        );
+    }
+
+    #[test]
+    fn classes_give_loss_per_dscp_and_remarks_stay_structured() {
+        let tx = SenderTally {
+            packets: 300,
+            dscp_sent: DscpCounts([(46, 200), (0, 100)].into_iter().collect()),
+            ..SenderTally::default()
+        };
+        let rx = ReceiverTally {
+            packets: 250,
+            received_by_sent_dscp: DscpCounts([(46, 150), (0, 100)].into_iter().collect()),
+            remarks: vec![Remark {
+                sent: Dscp::EF,
+                received: Dscp::BEST_EFFORT,
+                packets: 150,
+            }],
+            ..ReceiverTally::default()
+        };
+        let f = whole_test(&tx, &rx);
+        let ef = f.classes.iter().find(|c| c.dscp == Dscp::EF).unwrap();
+        assert_eq!((ef.sent_packets, ef.lost_packets), (200, 50));
+        assert!((ef.loss_pct - 25.0).abs() < 1e-9);
+        assert_eq!(f.remark_share_pct(&f.remarks[0]), Some(100.0));
+    }
 }

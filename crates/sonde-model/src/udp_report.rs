@@ -85,7 +85,7 @@ pub struct SenderTally {
     pub packets: u64,
     /// Payload bytes.
     pub bytes: u64,
-    /// Packets per DSCP value set.
+    /// Packets per DSCP value set (empty: not counted).
     pub dscp_sent: DscpCounts,
     /// Seconds over which they were sent.
     pub secs: f64,
@@ -98,8 +98,11 @@ pub struct ReceiverTally {
     pub packets: u64,
     /// Payload bytes of distinct packets.
     pub bytes: u64,
-    pub duplicates: u64,
-    pub reordered: u64,
+    /// Extra copies received; `None` where the receiver does not count
+    /// them (an iperf3 peer).
+    pub duplicates: Option<u64>,
+    /// Packets that arrived late (RFC 4737); `None` where not counted.
+    pub reordered: Option<u64>,
     /// Packets the sequence numbers say should have arrived (the advance
     /// of RFC 4737's NextExp): the loss base within an interval.
     pub expected: u64,
@@ -107,7 +110,7 @@ pub struct ReceiverTally {
     pub jitter_ms: f64,
     pub ipdv: Option<Quantiles>,
     pub delay: Option<OneWayDelay>,
-    /// Packets per DSCP value seen on arrival.
+    /// Packets per DSCP value seen on arrival (empty: not counted).
     pub dscp_received: DscpCounts,
     /// Distinct packets received per DSCP the sender set (from the header).
     pub received_by_sent_dscp: DscpCounts,

@@ -2,7 +2,7 @@
 
 use crate::profile::{Profile, VOIP_INTERVAL, VOIP_PAYLOAD};
 use crate::spec::{bad, check_run, RunShape, StreamLayout};
-use crate::{Direction, Dscp, IpFamily, Rate, SpecError};
+use crate::{Direction, Dscp, IpFamily, PeerKind, Rate, SpecError};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -16,7 +16,7 @@ pub const MAX_UDP_RATE_BPS: u64 = 100_000_000_000;
 
 /// A UDP test: paced streams of numbered, timestamped packets.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct UdpSpec {
     pub host: String,
     pub port: u16,
@@ -42,6 +42,10 @@ pub struct UdpSpec {
     /// The user vouches that both clocks are synchronised (PTP, GPS…),
     /// so one-way delays are meaningful, not only their variation.
     pub clock_synced: bool,
+    /// The protocol the server speaks.
+    pub peer: PeerKind,
+    /// Ping the server before and through the test (`--latency`).
+    pub latency: bool,
 }
 
 impl Default for UdpSpec {
@@ -62,6 +66,8 @@ impl Default for UdpSpec {
             family: IpFamily::Any,
             title: None,
             clock_synced: false,
+            peer: PeerKind::Auto,
+            latency: false,
         }
     }
 }
@@ -69,6 +75,7 @@ impl Default for UdpSpec {
 impl UdpSpec {
     pub fn validate(&self) -> Result<(), SpecError> {
         check_run(&RunShape {
+            host: &self.host,
             parallel: self.parallel,
             time: self.time,
             omit: self.omit,
@@ -139,7 +146,10 @@ mod tests {
 
     #[test]
     fn default_is_one_megabit_cbr() {
-        let s = UdpSpec::default();
+        let s = UdpSpec {
+            host: "::1".into(),
+            ..UdpSpec::default()
+        };
         s.validate().unwrap();
         assert_eq!(s.stream_rate().bps(), 1_000_000);
     }
@@ -157,6 +167,7 @@ mod tests {
     #[test]
     fn payload_below_the_header_is_refused_by_name() {
         let s = UdpSpec {
+            host: "::1".into(),
             length: 16,
             ..UdpSpec::default()
         };

@@ -1,0 +1,168 @@
+//! [`TestSpec`]: every test sonde runs, in one request type.
+//!
+//! A flag, a line of a campaign file and a JSON body are three spellings
+//! of one spec: `{"test": "tcp", "host": "::1", "time_s": 30}` in JSON,
+//! `test = "tcp"` / `host = "::1"` / `time_s = "30s"` in TOML. Every field
+//! but `test` and `host` may be left out and takes its default; an
+//! unknown field is refused by name. [`TestSpec::validate`] is the one
+//! place the rules live: the runner and the server call it themselves.
+
+use crate::{PingSpec, SpecError, TcpSpec, UdpSpec};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Which test a spec or a result is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TestKind {
+    Tcp,
+    Udp,
+    Ping,
+}
+
+impl TestKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            TestKind::Tcp => "tcp",
+            TestKind::Udp => "udp",
+            TestKind::Ping => "ping",
+        }
+    }
+}
+
+impl fmt::Display for TestKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Any test sonde runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "test", rename_all = "lowercase")]
+pub enum TestSpec {
+    Tcp(TcpSpec),
+    Udp(UdpSpec),
+    Ping(PingSpec),
+}
+
+impl TestSpec {
+    /// Checks every field of the test; the one place the rules live.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        match self {
+            TestSpec::Tcp(s) => s.validate(),
+            TestSpec::Udp(s) => s.validate(),
+            TestSpec::Ping(s) => s.validate(),
+        }
+    }
+
+    pub fn kind(&self) -> TestKind {
+        match self {
+            TestSpec::Tcp(_) => TestKind::Tcp,
+            TestSpec::Udp(_) => TestKind::Udp,
+            TestSpec::Ping(_) => TestKind::Ping,
+        }
+    }
+
+    /// The host the test measures the path to.
+    pub fn host(&self) -> &str {
+        match self {
+            TestSpec::Tcp(s) => &s.host,
+            TestSpec::Udp(s) => &s.host,
+            TestSpec::Ping(s) => &s.host,
+        }
+    }
+
+    pub fn title(&self) -> Option<&str> {
+        match self {
+            TestSpec::Tcp(s) => s.title.as_deref(),
+            TestSpec::Udp(s) => s.title.as_deref(),
+            TestSpec::Ping(s) => s.title.as_deref(),
+        }
+    }
+
+    /// Whether RTT is measured under the test's load (`--latency`).
+    pub fn latency(&self) -> bool {
+        match self {
+            TestSpec::Tcp(s) => s.latency,
+            TestSpec::Udp(s) => s.latency,
+            TestSpec::Ping(_) => false,
+        }
+    }
+}
+
+impl From<TcpSpec> for TestSpec {
+    fn from(s: TcpSpec) -> Self {
+        TestSpec::Tcp(s)
+    }
+}
+
+impl From<UdpSpec> for TestSpec {
+    fn from(s: UdpSpec) -> Self {
+        TestSpec::Udp(s)
+    }
+}
+
+impl From<PingSpec> for TestSpec {
+    fn from(s: PingSpec) -> Self {
+        TestSpec::Ping(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Direction, PeerKind, PingProto, Rate};
+    use std::time::Duration;
+
+    #[test]
+    fn json_and_toml_spell_the_same_spec() {
+        let json: TestSpec = serde_json::from_str(
+            r#"{"test": "udp", "host": "2001:db8::1", "time_s": 300, "bitrate_bps": "1M",
+                "direction": "reverse", "latency": true, "peer": "iperf3"}"#,
+        )
+        .unwrap();
+        let toml: TestSpec = toml::from_str(
+            "test = \"udp\"\nhost = \"2001:db8::1\"\ntime_s = \"5m\"\nbitrate_bps = \"1M\"\n\
+             direction = \"reverse\"\nlatency = true\npeer = \"iperf3\"\n",
+        )
+        .unwrap();
+        assert_eq!(json, toml);
+        let TestSpec::Udp(u) = &json else {
+            panic!("not udp: {json:?}")
+        };
+        assert_eq!(u.time, Duration::from_secs(300));
+        assert_eq!(u.bitrate, Rate::from_bps(1_000_000));
+        assert_eq!(u.direction, Direction::Reverse);
+        assert_eq!(u.peer, PeerKind::Iperf3);
+        json.validate().unwrap();
+        let back: TestSpec = serde_json::from_value(serde_json::to_value(&json).unwrap()).unwrap();
+        assert_eq!(back, json);
+    }
+
+    #[test]
+    fn unknown_fields_and_tests_are_refused_by_name() {
+        let e = serde_json::from_str::<TestSpec>(r#"{"test": "tcp", "host": "h", "paralel": 2}"#)
+            .unwrap_err();
+        assert!(e.to_string().contains("paralel"), "{e}");
+        let e = serde_json::from_str::<TestSpec>(r#"{"test": "dns", "host": "h"}"#).unwrap_err();
+        assert!(e.to_string().contains("dns"), "{e}");
+        let e = serde_json::from_str::<TestSpec>(r#"{"host": "h"}"#).unwrap_err();
+        assert!(e.to_string().contains("test"), "{e}");
+    }
+
+    #[test]
+    fn a_ping_spec_is_a_test_spec() {
+        let s: TestSpec =
+            toml::from_str("test = \"ping\"\nhost = \"::1\"\nproto = \"udp\"\nsizes = [44, 512]\n")
+                .unwrap();
+        let TestSpec::Ping(p) = &s else {
+            panic!("not ping")
+        };
+        assert_eq!(p.proto, PingProto::Udp);
+        assert_eq!(s.kind(), TestKind::Ping);
+        s.validate().unwrap();
+        let bad: TestSpec =
+            toml::from_str("test = \"ping\"\nhost = \"::1\"\nsizes = []\n").unwrap();
+        assert_eq!(bad.validate().unwrap_err().field, "sizes");
+    }
+}
