@@ -36,6 +36,8 @@ pub enum EngineError {
     Unavailable(String),
     #[error("the server speaks iperf3's protocol, not sonde's (use --iperf3)")]
     PeerIsIperf3,
+    #[error("the iperf3 server is busy with another test (access denied)")]
+    PeerBusy,
     #[error("results do not match: {0}")]
     Assemble(#[from] AssembleError),
 }

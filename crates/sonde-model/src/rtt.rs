@@ -60,6 +60,8 @@ pub enum ProbeMethod {
     IcmpRaw,
     /// STAMP test packets (RFC 8762) to a reflector.
     Stamp,
+    /// STAMP in authenticated mode (HMAC-SHA-256).
+    StampAuthenticated,
 }
 
 impl ProbeMethod {
@@ -68,6 +70,7 @@ impl ProbeMethod {
             ProbeMethod::IcmpDatagram => "icmp-datagram",
             ProbeMethod::IcmpRaw => "icmp-raw",
             ProbeMethod::Stamp => "stamp",
+            ProbeMethod::StampAuthenticated => "stamp-authenticated",
         }
     }
 }

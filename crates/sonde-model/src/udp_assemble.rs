@@ -31,6 +31,39 @@ pub fn one_interval(tx: &SenderTally, rx: &ReceiverTally, secs: f64) -> Figures 
     from_parts(tx, rx, rx.expected.max(rx.packets), secs)
 }
 
+/// What a sender alone knows of an interval of `secs` (a live line).
+pub fn sender_half(tx: &SenderTally, secs: f64) -> Figures {
+    Figures {
+        sent_packets: Some(tx.packets),
+        sent_bytes: Some(tx.bytes),
+        sender_throughput_bps: Some(Rate::from_bytes_over(tx.bytes, secs).bps()),
+        dscp_sent: counted(&tx.dscp_sent),
+        ..Figures::default()
+    }
+}
+
+/// What a receiver alone knows of an interval of `secs` (a live line):
+/// loss against the sequence numbers due, not against what was sent.
+pub fn receiver_half(rx: &ReceiverTally, secs: f64) -> Figures {
+    let base = rx.expected.max(rx.packets);
+    let lost = base - rx.packets.min(base);
+    Figures {
+        received_packets: Some(rx.packets),
+        lost_packets: Some(lost),
+        loss_pct: Some(pct(lost, base)),
+        duplicates: rx.duplicates,
+        reordered: rx.reordered,
+        received_bytes: Some(rx.bytes),
+        throughput_bps: Some(Rate::from_bytes_over(rx.bytes, secs).bps()),
+        jitter_ms: Some(rx.jitter_ms),
+        ipdv: rx.ipdv,
+        delay: rx.delay,
+        dscp_received: counted(&rx.dscp_received),
+        remarks: rx.remarks.clone(),
+        ..Figures::default()
+    }
+}
+
 fn counted(c: &DscpCounts) -> Option<DscpCounts> {
     (!c.is_empty()).then(|| c.clone())
 }

@@ -106,10 +106,9 @@ pub fn results_of(side: &SideReport) -> Results {
                 } else {
                     s.total_bytes
                 },
-                retransmits: match (sender, s.final_tcp) {
-                    (true, Some(t)) => {
-                        i64::try_from(t.total_retrans.saturating_sub(s.omitted_retrans))
-                            .unwrap_or(i64::MAX)
+                retransmits: match (sender, s.final_tcp.and_then(|t| t.total_retrans)) {
+                    (true, Some(r)) => {
+                        i64::try_from(r.saturating_sub(s.omitted_retrans)).unwrap_or(i64::MAX)
                     }
                     _ => -1,
                 },
@@ -186,9 +185,7 @@ pub fn sonde_direction(d: wire::Direction) -> Direction {
 /// What an unexpected state from the server means.
 fn state_error(control: &mut Iperf3Control, state: State) -> EngineError {
     match state {
-        State::AccessDenied => {
-            EngineError::Unavailable("the iperf3 server is busy (access denied)".into())
-        }
+        State::AccessDenied => EngineError::PeerBusy,
         State::ServerError => match control.recv_server_error(Duration::from_secs(2)) {
             Ok(e) => EngineError::Aborted(format!(
                 "the iperf3 server reported error {} ({}){}",

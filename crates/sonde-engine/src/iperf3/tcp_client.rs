@@ -12,8 +12,8 @@ use crate::tcp::side::{run_side, DataStream};
 use crate::EngineError;
 use sonde_model::assemble::tcp_result;
 use sonde_model::{
-    HostEnv, SideReport, StreamLayout, StreamRole, StreamSide, TcpInfoSnapshot, TcpResult, TcpSpec,
-    Timestamp,
+    HostEnv, PeerKind, SideReport, StreamLayout, StreamRole, StreamSide, TcpInfoSnapshot, TcpSpec,
+    TestResult, Timestamp,
 };
 use sonde_wire::iperf3::{stream_id, Params, Protocol, Results, State};
 use std::io::Write;
@@ -71,7 +71,7 @@ fn their_report(spec: &TcpSpec, theirs: &Results, mine: &SideReport) -> SideRepo
                 final_tcp: found
                     .and_then(|s| s.retransmits())
                     .map(|r| TcpInfoSnapshot {
-                        total_retrans: r,
+                        total_retrans: Some(r),
                         ..TcpInfoSnapshot::default()
                     }),
                 socket: ours.socket.clone(),
@@ -99,7 +99,7 @@ pub fn run_iperf3_tcp(
     spec: &TcpSpec,
     stop: &Arc<AtomicBool>,
     on_event: &mut dyn FnMut(TestEvent<'_>),
-) -> Result<TcpResult, EngineError> {
+) -> Result<TestResult, EngineError> {
     refuse_unsupported_tcp(spec)?;
     let addrs = resolve(&spec.host, spec.port, spec.family)?;
     let (mut control, cookie, first) = super::open_test(&addrs)?;
@@ -175,7 +175,13 @@ pub fn run_iperf3_tcp(
                     control.send_state(State::IperfDone)?;
                 }
                 drop(held);
-                return Ok(tcp_result(spec, start_ts, &report, &server_report)?);
+                return Ok(tcp_result(
+                    spec,
+                    PeerKind::Iperf3,
+                    start_ts,
+                    &report,
+                    &server_report,
+                )?);
             }
             other => return Err(super::state_error(&mut control, other)),
         }

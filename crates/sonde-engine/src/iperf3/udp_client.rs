@@ -1,18 +1,20 @@
 //! `sonde udp --iperf3`: a UDP test against a stock iperf3 server, with
 //! iperf3's datagrams (its header, its rate pacing) and its loss and
-//! jitter counting; each direction's figures join the sender's counts
-//! with the receiver's.
+//! jitter counting. This end's tallies and the server's results become
+//! the two ends' reports, joined by the same assembly as a sonde
+//! server's; what iperf3 does not count is unknown there.
 
-use super::udp_data::{self, UdpTally};
+use super::udp_data;
 use super::{open_test, STATE_WAIT};
 use crate::connect::resolve;
 use crate::host_env::host_env;
 use crate::EngineError;
 use socket2::{Domain, Socket, Type};
-use sonde_model::udp_result::{UdpCounts, UdpDirectionCounts, UdpStreamResult, UdpSummary};
+use sonde_model::udp_assemble::udp_result;
+use sonde_model::udp_report::{DscpCounts, ReceivedSum, ReceiverTally, SenderTally};
 use sonde_model::{
-    Direction, HostEnv, Profile, SocketInForce, StreamLayout, TestEnv, Timestamp, UdpResult,
-    UdpSpec, RESULT_FORMAT_VERSION, SONDE_VERSION,
+    Direction, HostEnv, PeerKind, Profile, SocketInForce, StreamLayout, StreamRole, TestResult,
+    Timestamp, UdpSideReport, UdpSpec, UdpStreamSide, UdpTally,
 };
 use sonde_wire::iperf3::{self as wire, stream_id, CounterWidth, Params, Protocol, State};
 use std::net::{SocketAddr, UdpSocket};
@@ -111,40 +113,8 @@ fn socket_info(s: Option<&UdpSocket>, spec: &UdpSpec) -> SocketInForce {
     }
 }
 
-/// One direction's counts from the sender's and the receiver's tallies.
-fn counts(sent: u64, sent_bytes: u64, rx: &UdpTally, received: u64, secs: f64) -> UdpCounts {
-    let lost = sent.saturating_sub(received);
-    let pct = |a: u64, b: u64| {
-        if b == 0 {
-            0.0
-        } else {
-            a as f64 * 100.0 / b as f64
-        }
-    };
-    let rate = |bytes: u64| {
-        if secs > 0.0 {
-            (bytes as f64 * 8.0 / secs) as u64
-        } else {
-            0
-        }
-    };
-    UdpCounts {
-        sent,
-        received,
-        lost,
-        loss_pct: pct(lost, sent),
-        pdr_pct: pct(received, sent),
-        reordered: rx.out_of_order,
-        bytes: rx.bytes,
-        throughput_bps: rate(rx.bytes),
-        offered_bps: rate(sent_bytes),
-        jitter_ms: rx.jitter_s * 1e3,
-        ..UdpCounts::default()
-    }
-}
-
 /// Runs `spec` against the iperf3 server at its host and port.
-pub fn run_iperf3_udp(spec: &UdpSpec, stop: &Arc<AtomicBool>) -> Result<UdpResult, EngineError> {
+pub fn run_iperf3_udp(spec: &UdpSpec, stop: &Arc<AtomicBool>) -> Result<TestResult, EngineError> {
     refuse_unsupported(spec)?;
     let addrs = resolve(&spec.host, spec.port, spec.family)?;
     let (mut control, _cookie, first) = open_test(&addrs)?;
@@ -155,7 +125,7 @@ pub fn run_iperf3_udp(spec: &UdpSpec, stop: &Arc<AtomicBool>) -> Result<UdpResul
     let width = CounterWidth::Bits64;
     let mut next = Some(first);
     let mut socks = Vec::new();
-    let mut tallies: Vec<UdpTally> = Vec::new();
+    let mut tallies: Vec<udp_data::UdpTally> = Vec::new();
     let mut start_ts = Timestamp::now();
     loop {
         let state = match next.take() {
@@ -207,14 +177,20 @@ pub fn run_iperf3_udp(spec: &UdpSpec, stop: &Arc<AtomicBool>) -> Result<UdpResul
                 if control.recv_state(STATE_WAIT)? == State::DisplayResults {
                     control.send_state(State::IperfDone)?;
                 }
-                return Ok(assemble(
+                let (client, server) = reports(
                     spec,
-                    start_ts,
                     &socks,
                     &tallies,
                     &theirs,
                     stop.load(std::sync::atomic::Ordering::Relaxed),
-                ));
+                );
+                return Ok(udp_result(
+                    spec,
+                    PeerKind::Iperf3,
+                    start_ts,
+                    &client,
+                    &server,
+                )?);
             }
             other => return Err(super::state_error(&mut control, other)),
         }
@@ -223,7 +199,7 @@ pub fn run_iperf3_udp(spec: &UdpSpec, stop: &Arc<AtomicBool>) -> Result<UdpResul
 
 /// One end's UDP tallies as iperf3 exchanges them; `sending[i]` says
 /// whether this end sent on stream `i`.
-pub fn udp_results(tallies: &[UdpTally], sending: &[bool]) -> wire::Results {
+pub fn udp_results(tallies: &[udp_data::UdpTally], sending: &[bool]) -> wire::Results {
     let any_sending = sending.iter().any(|s| *s);
     let streams = tallies
         .iter()
@@ -260,105 +236,132 @@ pub fn udp_results(tallies: &[UdpTally], sending: &[bool]) -> wire::Results {
     }
 }
 
-fn assemble(
+/// A sender's count as a report gives it.
+fn sender(packets: u64, bytes: u64, secs: f64) -> UdpTally {
+    UdpTally::Sent(SenderTally {
+        packets,
+        bytes,
+        // iperf3's datagrams carry no DSCP count: not counted.
+        dscp_sent: DscpCounts::default(),
+        secs,
+    })
+}
+
+/// A receiver's count as a report gives it; what iperf3 does not count
+/// (duplicates, one-way delay, DSCP on arrival) is unknown.
+fn receiver(
+    packets: u64,
+    bytes: u64,
+    reordered: Option<u64>,
+    jitter_s: f64,
+    secs: f64,
+) -> ReceiverTally {
+    ReceiverTally {
+        packets,
+        bytes,
+        duplicates: None,
+        reordered,
+        expected: packets,
+        jitter_ms: jitter_s * 1e3,
+        secs,
+        ..ReceiverTally::default()
+    }
+}
+
+/// The receivers' tallies of one end added up; jitter is their mean, as
+/// iperf3 reports it.
+fn received_sum(tallies: &[ReceiverTally]) -> Option<ReceivedSum> {
+    if tallies.is_empty() {
+        return None;
+    }
+    let reordered = tallies.iter().map(|t| t.reordered).sum::<Option<u64>>();
+    Some(ReceivedSum {
+        measured: ReceiverTally {
+            packets: tallies.iter().map(|t| t.packets).sum(),
+            bytes: tallies.iter().map(|t| t.bytes).sum(),
+            reordered,
+            jitter_ms: tallies.iter().map(|t| t.jitter_ms).sum::<f64>() / tallies.len() as f64,
+            secs: tallies.iter().map(|t| t.secs).fold(0.0, f64::max),
+            ..receiver(0, 0, None, 0.0, 0.0)
+        },
+        windows: Vec::new(),
+    })
+}
+
+/// Both ends' reports from this end's tallies and the iperf3 server's
+/// results, for the assembly every UDP test goes through.
+fn reports(
     spec: &UdpSpec,
-    start: Timestamp,
     socks: &[UdpSocket],
-    tallies: &[UdpTally],
+    tallies: &[udp_data::UdpTally],
     theirs: &wire::Results,
     interrupted: bool,
-) -> UdpResult {
+) -> (UdpSideReport, UdpSideReport) {
     let secs = spec.time.as_secs_f64() + spec.omit.as_secs_f64();
-    let streams: Vec<UdpStreamResult> = tallies
-        .iter()
-        .enumerate()
-        .map(|(i, mine)| {
-            let direction = spec.stream_direction(i);
-            let other = theirs.stream(stream_id(i as u32));
-            let c = if direction == Direction::Forward {
-                // The server received: its highest number minus its losses.
-                let rx = UdpTally {
-                    bytes: other.map_or(0, |o| o.bytes),
-                    out_of_order: 0,
-                    jitter_s: other.map_or(0.0, |o| o.jitter),
-                    ..UdpTally::default()
-                };
-                let received = other.map_or(0, |o| (o.packets - o.errors).max(0) as u64);
-                counts(
-                    mine.packets,
-                    mine.bytes,
-                    &rx,
-                    received.min(mine.packets),
-                    secs,
-                )
-            } else {
-                let sent = other.map_or(0, |o| o.packets.max(0) as u64);
-                counts(
-                    sent.max(mine.packets),
-                    other.map_or(0, |o| o.bytes),
-                    mine,
-                    mine.packets,
-                    secs,
-                )
-            };
-            let client = socket_info(socks.get(i), spec);
-            UdpStreamResult {
-                stream: i as u16,
-                direction,
-                server_socket: SocketInForce {
-                    local: client.remote,
-                    remote: client.local,
-                    ..client.clone()
-                },
-                client_socket: client,
-                counts: c,
-                classes: Vec::new(),
-            }
-        })
-        .collect();
-    let sum = |d: Direction| -> Option<UdpDirectionCounts> {
-        let of: Vec<&UdpStreamResult> = streams.iter().filter(|s| s.direction == d).collect();
-        if of.is_empty() {
-            return None;
-        }
-        let add = |f: fn(&UdpCounts) -> u64| of.iter().map(|s| f(&s.counts)).sum::<u64>();
-        let (sent, received, bytes) = (add(|c| c.sent), add(|c| c.received), add(|c| c.bytes));
-        let rx = UdpTally {
-            bytes,
-            out_of_order: add(|c| c.reordered),
-            jitter_s: of.iter().map(|s| s.counts.jitter_ms).sum::<f64>() / of.len() as f64 / 1e3,
-            ..UdpTally::default()
+    let (mut mine, mut server) = (Vec::new(), Vec::new());
+    let (mut mine_rx, mut server_rx) = (Vec::new(), Vec::new());
+    for (i, t) in tallies.iter().enumerate() {
+        let stream = u16::try_from(i).unwrap_or(u16::MAX);
+        let other = theirs.stream(stream_id(i as u32));
+        let client_socket = socket_info(socks.get(i), spec);
+        let server_socket = SocketInForce {
+            local: client_socket.remote,
+            remote: client_socket.local,
+            ..client_socket.clone()
         };
-        let offered = add(|c| c.offered_bps);
-        let mut c = counts(sent, 0, &rx, received, secs);
-        c.offered_bps = offered;
-        Some(UdpDirectionCounts {
-            direction: d,
-            streams: of.len() as u16,
-            counts: c,
-            classes: Vec::new(),
-            remarking: Vec::new(),
-        })
-    };
-    UdpResult {
-        format_version: RESULT_FORMAT_VERSION,
-        sonde_version: SONDE_VERSION.to_string(),
-        test: "udp".into(),
-        title: spec.title.clone(),
-        spec: spec.clone(),
-        env: TestEnv {
-            client: host_env(),
-            server: HostEnv::unknown("iperf3"),
-        },
-        start,
-        duration_s: spec.time.as_secs_f64(),
-        interrupted,
-        intervals: Vec::new(),
-        summary: UdpSummary {
-            forward: sum(Direction::Forward),
-            reverse: sum(Direction::Reverse),
-        },
-        streams,
-        latency: None,
+        let (client_tally, server_tally) = if spec.stream_direction(i) == Direction::Forward {
+            // The server received: its highest number minus its losses.
+            let received = other.map_or(0, |o| (o.packets - o.errors).max(0) as u64);
+            let rx = receiver(
+                received.min(t.packets),
+                other.map_or(0, |o| o.bytes),
+                None,
+                other.map_or(0.0, |o| o.jitter),
+                secs,
+            );
+            server_rx.push(rx.clone());
+            (sender(t.packets, t.bytes, secs), UdpTally::Received(rx))
+        } else {
+            let sent = other.map_or(0, |o| o.packets.max(0) as u64);
+            let rx = receiver(t.packets, t.bytes, Some(t.out_of_order), t.jitter_s, secs);
+            mine_rx.push(rx.clone());
+            (
+                UdpTally::Received(rx),
+                sender(sent.max(t.packets), other.map_or(0, |o| o.bytes), secs),
+            )
+        };
+        let role = |t: &UdpTally| match t {
+            UdpTally::Sent(_) => StreamRole::Sender,
+            UdpTally::Received(_) => StreamRole::Receiver,
+        };
+        mine.push(UdpStreamSide {
+            stream,
+            role: role(&client_tally),
+            socket: client_socket,
+            measured: client_tally,
+            windows: Vec::new(),
+        });
+        server.push(UdpStreamSide {
+            stream,
+            role: role(&server_tally),
+            socket: server_socket,
+            measured: server_tally,
+            windows: Vec::new(),
+        });
     }
+    let client = UdpSideReport {
+        env: host_env(),
+        windows: Vec::new(),
+        streams: mine,
+        received_sum: received_sum(&mine_rx),
+        stopped_early: interrupted,
+    };
+    let server = UdpSideReport {
+        env: HostEnv::unknown("iperf3"),
+        windows: Vec::new(),
+        streams: server,
+        received_sum: received_sum(&server_rx),
+        stopped_early: false,
+    };
+    (client, server)
 }

@@ -7,6 +7,7 @@ use super::series::{recv_until, Answer, Prober};
 use crate::sys::RecvBatch;
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 use sonde_model::Dscp;
+use sonde_model::ProbeMethod;
 use std::io;
 use std::net::SocketAddr;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -19,10 +20,10 @@ pub enum IcmpMethod {
 }
 
 impl IcmpMethod {
-    pub fn name(self) -> &'static str {
+    pub fn probe_method(self) -> ProbeMethod {
         match self {
-            IcmpMethod::Datagram => "icmp-datagram",
-            IcmpMethod::Raw => "icmp-raw",
+            IcmpMethod::Datagram => ProbeMethod::IcmpDatagram,
+            IcmpMethod::Raw => ProbeMethod::IcmpRaw,
         }
     }
 }
@@ -104,8 +105,8 @@ impl Prober for IcmpProber {
         16
     }
 
-    fn method(&self) -> &'static str {
-        self.method.name()
+    fn method(&self) -> ProbeMethod {
+        self.method.probe_method()
     }
 
     fn send(&mut self, seq: u64, size: u32) -> io::Result<i64> {

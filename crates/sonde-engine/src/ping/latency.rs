@@ -3,7 +3,7 @@
 
 use super::{run_ping, PingEvent};
 use crate::EngineError;
-use sonde_model::{IpFamily, LatencyUnderLoad, PingCounts, PingProto, PingSpec};
+use sonde_model::{Figures, IpFamily, LatencyUnderLoad, PingProto, PingSpec, ProbeMethod};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -25,7 +25,7 @@ fn spec(host: &str, family: IpFamily, count: u64) -> PingSpec {
         family,
         report_interval: Duration::from_secs(3600),
         timeout: Duration::from_secs(1),
-        clock_synced: false,
+        ..PingSpec::default()
     }
 }
 
@@ -34,8 +34,8 @@ fn spec(host: &str, family: IpFamily, count: u64) -> PingSpec {
 pub struct Idle {
     host: String,
     family: IpFamily,
-    method: String,
-    counts: PingCounts,
+    method: ProbeMethod,
+    figures: Figures,
 }
 
 /// Pings `host` idle (1 s): the first half of a latency-under-load figure.
@@ -50,8 +50,8 @@ pub fn measure_idle(host: &str, family: IpFamily) -> Result<Idle, EngineError> {
     Ok(Idle {
         host: host.to_string(),
         family,
-        method: r.method,
-        counts: r.summary,
+        method: r.env.method.unwrap_or(ProbeMethod::IcmpRaw),
+        figures: r.summary.round_trip.unwrap_or_default(),
     })
 }
 
@@ -59,7 +59,7 @@ pub fn measure_idle(host: &str, family: IpFamily) -> Result<Idle, EngineError> {
 pub struct Loaded {
     idle: Idle,
     stop: Arc<AtomicBool>,
-    handle: JoinHandle<Result<PingCounts, EngineError>>,
+    handle: JoinHandle<Result<Figures, EngineError>>,
 }
 
 impl Idle {
@@ -69,7 +69,8 @@ impl Idle {
         let flag = Arc::clone(&stop);
         let s = spec(&self.host, self.family, 0);
         let handle = std::thread::spawn(move || {
-            run_ping(&s, None, &flag, &mut |_: PingEvent<'_>| {}).map(|r| r.summary)
+            run_ping(&s, None, &flag, &mut |_: PingEvent<'_>| {})
+                .map(|r| r.summary.round_trip.unwrap_or_default())
         });
         Loaded {
             idle: self,
@@ -90,7 +91,7 @@ impl Loaded {
             .map_err(|_| EngineError::Unavailable("the latency pinger failed".into()))??;
         Ok(LatencyUnderLoad::new(
             self.idle.method,
-            self.idle.counts,
+            self.idle.figures,
             loaded,
         ))
     }

@@ -8,15 +8,18 @@ pub mod series;
 pub mod stamp;
 
 use crate::connect::resolve;
+use crate::host_env::host_env;
 use crate::EngineError;
 use icmp::IcmpProber;
 use series::{Prober, SeriesOutcome, SeriesPlan};
-use sonde_model::ping::{OneWayDelays, PingInterval, PingReply, PingSeries};
+use sonde_model::ping::{OneWayDelays, PingReply};
 use sonde_model::{
-    PingCounts, PingProto, PingResult, PingSpec, RttStats, Timestamp, SONDE_VERSION,
+    Figures, HostEnv, Interval, PingProto, PingSeries, PingSpec, ProbeMethod, RttStats, Summary,
+    TestEnv, TestResult, TestSpec, Timestamp,
 };
 use sonde_wire::stamp::{HmacKey, Mode};
 use stamp::StampProber;
+use std::net::IpAddr;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
@@ -25,21 +28,21 @@ pub enum PingEvent<'a> {
     /// A series is about to start: its size, target and method.
     Series {
         size: u32,
-        target: &'a str,
-        method: &'a str,
+        target: IpAddr,
+        method: ProbeMethod,
     },
     Reply(&'a PingReply),
 }
 
-/// Counts for the first answers among `replies` to `sent` requests.
-fn counts(sent: u64, replies: &[&PingReply], reordered: u64) -> PingCounts {
+/// Figures for the first answers among `replies` to `sent` requests.
+fn counts(sent: u64, replies: &[&PingReply], reordered: u64) -> Figures {
     let firsts: Vec<f64> = replies
         .iter()
         .filter(|r| !r.duplicate)
         .map(|r| r.rtt_ms)
         .collect();
     let dups = replies.iter().filter(|r| r.duplicate).count() as u64;
-    PingCounts::new(sent, &firsts, dups, reordered)
+    Figures::round_trip(sent, &firsts, dups, reordered)
 }
 
 fn one_way(replies: &[&PingReply], clock_synced: bool) -> Option<OneWayDelays> {
@@ -58,7 +61,7 @@ fn one_way(replies: &[&PingReply], clock_synced: bool) -> Option<OneWayDelays> {
 }
 
 /// Splits a series into reporting intervals by send time.
-fn intervals(o: &SeriesOutcome, size: u32, every_s: f64) -> Vec<PingInterval> {
+fn intervals(o: &SeriesOutcome, size: u32, every_s: f64) -> Vec<Interval> {
     let Some(&first) = o.sent_at_s.first() else {
         return Vec::new();
     };
@@ -71,11 +74,14 @@ fn intervals(o: &SeriesOutcome, size: u32, every_s: f64) -> Vec<PingInterval> {
             let sent = o.sent_at_s.iter().filter(|t| in_window(**t)).count() as u64;
             let replies: Vec<&PingReply> =
                 o.replies.iter().filter(|r| in_window(r.sent_s)).collect();
-            PingInterval {
+            Interval {
                 start_s: from,
                 end_s: to.min(last.max(from)),
-                size,
-                counts: counts(sent, &replies, 0),
+                omitted: false,
+                size_bytes: Some(size),
+                streams: Vec::new(),
+                sums: Vec::new(),
+                round_trip: Some(counts(sent, &replies, 0)),
             }
         })
         .collect()
@@ -89,7 +95,7 @@ pub fn run_ping(
     stamp_key: Option<&[u8]>,
     stop: &AtomicBool,
     on_event: &mut dyn FnMut(PingEvent<'_>),
-) -> Result<PingResult, EngineError> {
+) -> Result<TestResult, EngineError> {
     let addrs = resolve(&spec.host, spec.port, spec.family)?;
     let target = *addrs.first().ok_or_else(|| EngineError::NoAddress {
         host: spec.host.clone(),
@@ -116,14 +122,13 @@ pub fn run_ping(
     let method = prober.method();
     let start = Timestamp::now();
     let t0 = Instant::now();
-    let target_s = target.ip().to_string();
     let mut series = Vec::new();
     let mut all_intervals = Vec::new();
     let (mut sent, mut all_replies, mut reordered, mut interrupted) = (0, Vec::new(), 0, false);
     for &size in &spec.sizes {
         on_event(PingEvent::Series {
             size,
-            target: &target_s,
+            target: target.ip(),
             method,
         });
         let plan = SeriesPlan {
@@ -138,8 +143,8 @@ pub fn run_ping(
         .map_err(EngineError::io("pinging"))?;
         let replies: Vec<&PingReply> = o.replies.iter().collect();
         series.push(PingSeries {
-            size,
-            counts: counts(o.sent, &replies, o.reordered),
+            size_bytes: size,
+            figures: counts(o.sent, &replies, o.reordered),
             one_way: one_way(&replies, spec.clock_synced),
         });
         all_intervals.extend(intervals(
@@ -156,18 +161,22 @@ pub fn run_ping(
         }
     }
     let refs: Vec<&PingReply> = all_replies.iter().collect();
-    Ok(PingResult {
-        format_version: 1,
-        sonde_version: SONDE_VERSION.to_string(),
-        test: "ping".into(),
-        spec: spec.clone(),
-        target: target_s,
-        method: method.to_string(),
-        start,
-        duration_s: t0.elapsed().as_secs_f64(),
-        interrupted,
-        intervals: all_intervals,
-        series,
-        summary: counts(sent, &refs, reordered),
-    })
+    let env = TestEnv {
+        client: host_env(),
+        // A ping target does not describe itself.
+        server: HostEnv::default(),
+        peer: None,
+        target: Some(target.ip()),
+        method: Some(method),
+    };
+    let mut result = TestResult::new(TestSpec::Ping(spec.clone()), env, start);
+    result.duration_s = t0.elapsed().as_secs_f64();
+    result.interrupted = interrupted;
+    result.intervals = all_intervals;
+    result.series = series;
+    result.summary = Summary {
+        round_trip: Some(counts(sent, &refs, reordered)),
+        ..Summary::default()
+    };
+    Ok(result)
 }

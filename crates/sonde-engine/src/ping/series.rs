@@ -32,7 +32,7 @@ pub trait Prober {
     /// Bits of the sequence number on the wire.
     fn seq_bits(&self) -> u32;
     /// How requests travel, as results name it.
-    fn method(&self) -> &'static str;
+    fn method(&self) -> sonde_model::ProbeMethod;
     /// Sends request `seq` with `size` bytes of data; returns its send time
     /// (ns since the Unix epoch).
     fn send(&mut self, seq: u64, size: u32) -> io::Result<i64>;
@@ -225,8 +225,8 @@ mod tests {
         fn seq_bits(&self) -> u32 {
             16
         }
-        fn method(&self) -> &'static str {
-            "test"
+        fn method(&self) -> sonde_model::ProbeMethod {
+            sonde_model::ProbeMethod::IcmpDatagram
         }
         fn send(&mut self, seq: u64, _size: u32) -> io::Result<i64> {
             let t = super::super::icmp::now_ns();

@@ -6,6 +6,7 @@ use super::series::{recv_until, Answer, Prober, RemoteTimes};
 use crate::sys::{enable_rx_timestamps, RecvBatch};
 use socket2::{Domain, Socket, Type};
 use sonde_model::Dscp;
+use sonde_model::ProbeMethod;
 use sonde_wire::stamp::{
     ErrorEstimate, Mode, NtpTimestamp, ReflectorPacket, SenderPacket, TimestampFormat,
 };
@@ -58,10 +59,10 @@ impl Prober for StampProber {
         32
     }
 
-    fn method(&self) -> &'static str {
+    fn method(&self) -> ProbeMethod {
         match self.mode {
-            Mode::Unauthenticated => "stamp",
-            Mode::Authenticated(_) => "stamp-authenticated",
+            Mode::Unauthenticated => ProbeMethod::Stamp,
+            Mode::Authenticated(_) => ProbeMethod::StampAuthenticated,
         }
     }
 

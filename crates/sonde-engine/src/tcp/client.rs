@@ -10,7 +10,7 @@ use crate::EngineError;
 use sonde_model::assemble::tcp_result;
 use sonde_model::StreamLayout;
 use sonde_model::{
-    HostEnv, IpFamily, SideReport, StreamRole, TcpResult, TcpSpec, TestSpec, Timestamp,
+    HostEnv, IpFamily, PeerKind, SideReport, StreamRole, TcpSpec, TestResult, TestSpec, Timestamp,
 };
 use sonde_wire::{
     ClientMessage, Preamble, ServerMessage, TestId, HANDSHAKE_FRAME_MAX, PROTOCOL_VERSION,
@@ -159,7 +159,7 @@ pub fn run_tcp(
     spec: &TcpSpec,
     stop: &Arc<AtomicBool>,
     on_event: &mut dyn FnMut(TestEvent<'_>),
-) -> Result<TcpResult, EngineError> {
+) -> Result<TestResult, EngineError> {
     if let Some(cc) = &spec.congestion {
         let available = available_congestion();
         if !available.is_empty() && !available.iter().any(|a| a == cc) {
@@ -244,5 +244,11 @@ pub fn run_tcp(
     };
     let mut server_report = theirs;
     server_report.env = server_env;
-    Ok(tcp_result(spec, start_ts, &mine, &server_report)?)
+    Ok(tcp_result(
+        spec,
+        PeerKind::Sonde,
+        start_ts,
+        &mine,
+        &server_report,
+    )?)
 }

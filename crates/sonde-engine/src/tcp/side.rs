@@ -261,7 +261,7 @@ pub fn run_side(
             omit_pending = false;
             for r in &mut running {
                 r.bytes_at_omit = r.bytes();
-                r.retrans_at_omit = r.tcp().map_or(0, |t| t.total_retrans);
+                r.retrans_at_omit = r.tcp().and_then(|t| t.total_retrans).unwrap_or(0);
             }
         }
         if next_window == Some(tick) && tick < nominal_end {

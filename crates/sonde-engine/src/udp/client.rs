@@ -11,7 +11,8 @@ use crate::EngineError;
 use sonde_model::udp_assemble::udp_result;
 use sonde_model::StreamLayout;
 use sonde_model::{
-    Direction, HostEnv, StreamRole, TestSpec, Timestamp, UdpResult, UdpSideReport, UdpSpec,
+    Direction, HostEnv, PeerKind, StreamRole, TestResult, TestSpec, Timestamp, UdpSideReport,
+    UdpSpec,
 };
 use sonde_wire::{ClientMessage, ServerMessage, TestId, UdpHello, HANDSHAKE_FRAME_MAX};
 use std::net::SocketAddr;
@@ -86,7 +87,7 @@ pub fn run_udp(
     spec: &UdpSpec,
     stop: &Arc<AtomicBool>,
     on_event: &mut dyn FnMut(UdpEvent<'_>),
-) -> Result<UdpResult, EngineError> {
+) -> Result<TestResult, EngineError> {
     let (mut control, accepted) = handshake(
         &spec.host,
         spec.port,
@@ -214,5 +215,5 @@ pub fn run_udp(
         }
     };
     theirs.env = accepted.env;
-    Ok(udp_result(spec, start_ts, &mine, &theirs)?)
+    Ok(udp_result(spec, PeerKind::Sonde, start_ts, &mine, &theirs)?)
 }

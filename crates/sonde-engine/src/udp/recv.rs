@@ -173,8 +173,8 @@ impl RxAcc {
         ReceiverTally {
             packets: self.packets,
             bytes: self.bytes,
-            duplicates: self.duplicates,
-            reordered: self.reordered,
+            duplicates: Some(self.duplicates),
+            reordered: Some(self.reordered),
             expected: self.expected,
             jitter_ms,
             ipdv,

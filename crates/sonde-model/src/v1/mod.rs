@@ -92,6 +92,7 @@ fn method(name: &str) -> Option<ProbeMethod> {
         "icmp-datagram" => Some(ProbeMethod::IcmpDatagram),
         "icmp-raw" => Some(ProbeMethod::IcmpRaw),
         "stamp" => Some(ProbeMethod::Stamp),
+        "stamp-authenticated" => Some(ProbeMethod::StampAuthenticated),
         _ => None,
     }
 }

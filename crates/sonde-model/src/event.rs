@@ -1,0 +1,70 @@
+//! [`Event`]: what a running test tells whoever listens, as owned values
+//! that cross threads. The text printer, the JSON writer, the archive and
+//! the portal's live view read the same events (`sonde_run::Events`
+//! hands each of them a copy).
+
+use crate::udp_report::Remark;
+use crate::{
+    Direction, Figures, HostEnv, Interval, PeerKind, PingReply, ProbeMethod, StreamRole, TestResult,
+};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+
+/// A data stream, connected.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenStream {
+    pub stream: u16,
+    pub direction: Direction,
+    /// What this end (the client) does with it.
+    pub role: StreamRole,
+    pub local: SocketAddr,
+    pub remote: SocketAddr,
+}
+
+/// Something the user should know that does not stop the test.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Warning {
+    /// The server turned out to speak iperf3's protocol: the test goes on
+    /// in it (`peer = auto`).
+    PeerIsIperf3 { host: String, port: u16 },
+    /// The peer reports only totals: there are no live intervals.
+    NoLiveIntervals,
+}
+
+/// What a running test says, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// The server accepted the test.
+    Connected {
+        server: SocketAddr,
+        peer: PeerKind,
+        /// The server as it describes itself (an iperf3 server does not).
+        env: HostEnv,
+    },
+    /// Every data stream is connected; data flows from now.
+    StreamsOpen(Vec<OpenStream>),
+    /// One interval as this end measured it, while the test runs: the
+    /// sender's figures on streams this end sends, the receiver's on
+    /// streams it receives (the other end's half comes with the result).
+    Interval(Interval),
+    /// Packets of `stream` arrived with another DSCP than they were sent
+    /// with, first seen in this interval.
+    Remarked {
+        stream: u16,
+        direction: Direction,
+        remark: Remark,
+    },
+    /// A ping series starts.
+    Series {
+        size_bytes: u32,
+        target: IpAddr,
+        method: ProbeMethod,
+    },
+    /// One ping answer.
+    Reply(PingReply),
+    /// Latency under load: the idle RTT, measured before the load.
+    LatencyIdle(Figures),
+    Warning(Warning),
+    /// The test is over; the same result the run returns.
+    Finished(Arc<TestResult>),
+}
