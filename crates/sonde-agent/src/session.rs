@@ -86,6 +86,10 @@ pub fn run_control(
     let checked = match &request {
         TestSpec::Tcp(s) => check_tcp(limits, s),
         TestSpec::Udp(s) => check_udp(limits, s),
+        TestSpec::Ping(_) => Err(Refusal::Unavailable {
+            what: "ping tests (ping needs no sonde server: ICMP, or STAMP to the reflector)"
+                .into(),
+        }),
     };
     if let Err(refusal) = checked {
         return refuse(control, peer, refusal);
@@ -106,6 +110,7 @@ pub fn run_control(
             r
         }
         TestSpec::Udp(spec) => crate::udp_session::run_udp_accepted(control, peer, &spec, id),
+        TestSpec::Ping(_) => Ok(()),
     };
     drop(slot);
     result

@@ -191,8 +191,9 @@ fn sum_of<'a, T: 'a>(
         .fold(None, |acc, v| Some(acc.unwrap_or(0) + v))
 }
 
-/// Adds up the byte, rate and retransmit figures of `parts`.
-pub(crate) fn add_tcp(parts: &[&Figures]) -> Figures {
+/// Adds up the byte, rate and retransmit figures of `parts` (a figure
+/// none of them has stays unknown).
+pub fn add_tcp(parts: &[&Figures]) -> Figures {
     Figures {
         streams: u16::try_from(parts.len()).ok(),
         sent_bytes: sum_of(parts.iter().copied(), |f| f.sent_bytes),

@@ -63,6 +63,11 @@ pub struct Loaded {
 }
 
 impl Idle {
+    /// The idle series' figures.
+    pub fn figures(&self) -> &Figures {
+        &self.figures
+    }
+
     /// Starts pinging while the load runs.
     pub fn start_loaded(self) -> Loaded {
         let stop = Arc::new(AtomicBool::new(false));

@@ -53,6 +53,7 @@
 
 use std::fmt;
 
+pub mod key;
 mod timestamp;
 
 pub use timestamp::{ErrorEstimate, NtpTimestamp, TimestampFormat, NTP_UNIX_OFFSET_SECS};

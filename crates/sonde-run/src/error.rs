@@ -1,0 +1,116 @@
+//! [`RunError`]: why a run gave no result, by kind, so that a scheduler
+//! can act on it (retry later when busy, alert when unreachable, fix the
+//! plan when refused by a limit).
+
+use sonde_engine::EngineError;
+use sonde_model::SpecError;
+use sonde_wire::Refusal;
+use std::path::PathBuf;
+
+/// Why a run gave no result.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The spec breaks a rule (a usage error: fix the request).
+    #[error("invalid test: {0}")]
+    Invalid(#[from] SpecError),
+    /// A key file named in the spec cannot be used (a usage error).
+    #[error("key file {}: {reason}", path.display())]
+    KeyFile { path: PathBuf, reason: String },
+    /// The server refused because the test exceeds one of its limits.
+    #[error("the server refused the test: {limit} is {value} on that server (asked: {requested})")]
+    Refused {
+        limit: String,
+        value: String,
+        requested: String,
+    },
+    /// The server refused for another reason: who may connect, the
+    /// protocol version, its own check of the spec, what it has.
+    #[error("the server refused the test: {0}")]
+    Denied(Refusal),
+    /// The server runs as many tests as it may: try again later.
+    #[error("{0}")]
+    PeerBusy(String),
+    /// The server cannot be resolved or connected to.
+    #[error("{0}")]
+    Unreachable(EngineError),
+    /// The spec asks for something this host or the peer cannot do.
+    #[error("{0}")]
+    Unsupported(String),
+    /// Stopped before anything was measured.
+    #[error("interrupted before the test began")]
+    Interrupted,
+    /// The peer broke the protocol, timed out or aborted.
+    #[error("{0}")]
+    Protocol(EngineError),
+}
+
+impl RunError {
+    /// Whether the request itself is at fault (exit code 2 on the
+    /// command line).
+    pub fn is_usage(&self) -> bool {
+        matches!(self, RunError::Invalid(_) | RunError::KeyFile { .. })
+    }
+}
+
+impl From<EngineError> for RunError {
+    fn from(e: EngineError) -> Self {
+        match e {
+            EngineError::Resolve { .. }
+            | EngineError::NoAddress { .. }
+            | EngineError::Connect { .. } => RunError::Unreachable(e),
+            EngineError::Refused(Refusal::LimitExceeded {
+                limit,
+                value,
+                requested,
+            }) => RunError::Refused {
+                limit: limit.to_string(),
+                value,
+                requested,
+            },
+            EngineError::Refused(r @ Refusal::Busy { .. }) => RunError::PeerBusy(r.to_string()),
+            EngineError::Refused(r) => RunError::Denied(r),
+            EngineError::PeerBusy => RunError::PeerBusy(e.to_string()),
+            EngineError::Unavailable(what) => RunError::Unsupported(what),
+            EngineError::SocketOption { .. } => RunError::Unsupported(e.to_string()),
+            other => RunError::Protocol(other),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_limit_refusal_keeps_its_limit_value_and_request() {
+        let e = RunError::from(EngineError::Refused(Refusal::LimitExceeded {
+            limit: "max_duration".into(),
+            value: "5m".into(),
+            requested: "10m".into(),
+        }));
+        match &e {
+            RunError::Refused {
+                limit,
+                value,
+                requested,
+            } => assert_eq!(
+                (limit.as_str(), value.as_str(), requested.as_str()),
+                ("max_duration", "5m", "10m")
+            ),
+            other => panic!("{other:?}"),
+        }
+        assert!(!e.is_usage());
+    }
+
+    #[test]
+    fn busy_servers_of_both_kinds_are_peer_busy() {
+        let sonde = RunError::from(EngineError::Refused(Refusal::Busy {
+            max_concurrent_tests: 4,
+        }));
+        assert!(matches!(sonde, RunError::PeerBusy(_)), "{sonde:?}");
+        assert!(matches!(
+            RunError::from(EngineError::PeerBusy),
+            RunError::PeerBusy(_)
+        ));
+    }
+}

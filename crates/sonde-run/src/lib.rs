@@ -1,0 +1,27 @@
+//! The runner: "run this spec, stream me its events, give me its result".
+//!
+//! [`run`] takes any [`TestSpec`](sonde_model::TestSpec) (tcp, udp,
+//! ping), validates it, connects, finds out whether the peer is iperf3,
+//! measures latency under load when asked, and returns the
+//! [`TestResult`](sonde_model::TestResult). While it runs it sends owned
+//! [`Event`](sonde_model::Event)s to every subscriber of an [`Events`]
+//! hub: the text printer and the JSON writer today, the archive and the
+//! portal's live view next. Methods and the scheduler call it through the
+//! [`Runner`] trait, so they can be tested with a scripted fake.
+//!
+//! The runner prints nothing and stores nothing.
+
+mod error;
+mod events;
+mod latency;
+mod live;
+mod ping;
+mod runner;
+mod stop;
+mod tcp;
+mod udp;
+
+pub use error::RunError;
+pub use events::Events;
+pub use runner::{run, LocalRunner, Runner};
+pub use stop::Stop;
