@@ -87,8 +87,7 @@ pub fn run_control(
         TestSpec::Tcp(s) => check_tcp(limits, s),
         TestSpec::Udp(s) => check_udp(limits, s),
         TestSpec::Ping(_) => Err(Refusal::Unavailable {
-            what: "ping tests (ping needs no sonde server: ICMP, or STAMP to the reflector)"
-                .into(),
+            what: "ping tests (ping needs no sonde server: ICMP, or STAMP to the reflector)".into(),
         }),
     };
     if let Err(refusal) = checked {

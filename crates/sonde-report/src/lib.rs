@@ -1,13 +1,34 @@
 //! How results look to a person: text tables for the terminal now, charts
 //! for the portal and reports later. Functions here return strings; the
 //! caller decides where they go.
+//!
+//! - [`summary`] (or [`tcp_summary`], [`udp_summary`], [`ping_summary`]):
+//!   the closing text of a finished [`TestResult`].
+//! - [`LiveText`]: the lines printed while a test runs, one call per
+//!   [`sonde_model::Event`].
+//! - [`to_iperf3`] (or [`tcp_to_iperf3`], [`udp_to_iperf3`]): a result in
+//!   iperf3's `-J` layout.
 
+mod columns;
 pub mod iperf3_json;
+pub mod live_text;
 pub mod ping_text;
 pub mod tcp_text;
 pub mod udp_text;
 
-pub use iperf3_json::{tcp_to_iperf3, udp_to_iperf3};
+pub use iperf3_json::{tcp_to_iperf3, to_iperf3, udp_to_iperf3};
+pub use live_text::{LiveLines, LiveText};
 pub use ping_text::{latency_lines, ping_header, ping_reply_line, ping_summary};
-pub use tcp_text::{tcp_summary, LiveTable};
-pub use udp_text::{udp_interval, udp_summary};
+pub use tcp_text::tcp_summary;
+pub use udp_text::udp_summary;
+
+use sonde_model::{TestKind, TestResult};
+
+/// The closing summary of any test, by its kind.
+pub fn summary(r: &TestResult) -> String {
+    match r.test {
+        TestKind::Tcp => tcp_summary(r),
+        TestKind::Udp => udp_summary(r),
+        TestKind::Ping => ping_summary(r),
+    }
+}

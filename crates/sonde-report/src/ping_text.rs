@@ -1,19 +1,29 @@
 //! `sonde ping` as text: a line per answer and a summary in the shape of
 //! iputils `ping`, plus percentiles, and a table of RTT against size for
-//! a sweep.
+//! a sweep. A count that is not known is "-", never 0.
 
-use sonde_model::ping::{PingReply, PingSeries};
-use sonde_model::{PingCounts, PingResult};
+use crate::columns::{count_or_dash, float_or_dash};
+use sonde_model::ping::PingReply;
+use sonde_model::{Figures, PingSeries, ProbeMethod, TestResult};
 use std::fmt::Write;
 
 /// The header line of a series, as `ping` prints it.
-pub fn ping_header(target: &str, host: &str, size: u32, method: &str) -> String {
-    let shown = if host == target {
+pub fn ping_header(target: &str, host: &str, size: u32, method: ProbeMethod) -> String {
+    let shown = if host == target || host.is_empty() {
         target.to_string()
     } else {
         format!("{host} ({target})")
     };
     format!("PING {shown}: {size} data bytes ({method})\n")
+}
+
+/// The bytes an answer line shows for a request of `size` data bytes:
+/// ICMP adds its 8-byte echo header, a STAMP size is the whole packet.
+pub fn reply_bytes(size: u32, method: ProbeMethod) -> u32 {
+    match method {
+        ProbeMethod::IcmpDatagram | ProbeMethod::IcmpRaw => size.saturating_add(8),
+        ProbeMethod::Stamp | ProbeMethod::StampAuthenticated => size,
+    }
 }
 
 /// One answer: "64 bytes from …: seq=3 ttl=61 time=40.12 ms"; with
@@ -44,22 +54,23 @@ pub fn ping_reply_line(target: &str, r: &PingReply, bytes: u32, clock_synced: bo
     line
 }
 
-fn counts_lines(out: &mut String, c: &PingCounts, duration_s: f64) {
+fn counts_lines(out: &mut String, c: &Figures, duration_s: f64) {
     let _ = write!(
         out,
         "{} packets transmitted, {} received, ",
-        c.sent, c.received
+        count_or_dash(c.sent_packets),
+        count_or_dash(c.received_packets)
     );
-    if c.duplicates > 0 {
-        let _ = write!(out, "+{} duplicates, ", c.duplicates);
+    if let Some(d) = c.duplicates.filter(|d| *d > 0) {
+        let _ = write!(out, "+{d} duplicates, ");
     }
-    if c.reordered > 0 {
-        let _ = write!(out, "{} reordered, ", c.reordered);
+    if let Some(r) = c.reordered.filter(|r| *r > 0) {
+        let _ = write!(out, "{r} reordered, ");
     }
     let _ = writeln!(
         out,
-        "{:.3}% packet loss, time {:.0}ms",
-        c.loss_pct,
+        "{}% packet loss, time {:.0}ms",
+        float_or_dash(c.loss_pct, 3),
         duration_s * 1e3
     );
     if let Some(r) = &c.rtt_ms {
@@ -110,12 +121,19 @@ fn one_way_lines(out: &mut String, s: &PingSeries) {
 /// Latency under load in two lines: idle and loaded RTT, and the increase.
 pub fn latency_lines(l: &sonde_model::LatencyUnderLoad) -> String {
     let mut out = String::new();
-    let line = |name: &str, c: &PingCounts| match &c.rtt_ms {
+    let line = |name: &str, c: &Figures| match &c.rtt_ms {
         Some(r) => format!(
             "{name:<10} rtt p50 {:.3} ms, p90 {:.3} ms, max {:.3} ms ({} of {} answered)\n",
-            r.p50, r.p90, r.max, c.received, c.sent
+            r.p50,
+            r.p90,
+            r.max,
+            count_or_dash(c.received_packets),
+            count_or_dash(c.sent_packets)
         ),
-        None => format!("{name:<10} no answers ({} sent)\n", c.sent),
+        None => format!(
+            "{name:<10} no answers ({} sent)\n",
+            count_or_dash(c.sent_packets)
+        ),
     };
     let _ = writeln!(out, "latency ({}):", l.method);
     out.push_str(&line("  idle", &l.idle));
@@ -132,12 +150,14 @@ pub fn latency_lines(l: &sonde_model::LatencyUnderLoad) -> String {
 }
 
 /// The summary after the answers: per series, then (for a sweep) a table.
-pub fn ping_summary(r: &PingResult) -> String {
+pub fn ping_summary(r: &TestResult) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "\n--- {} ping statistics ---", r.spec.host);
-    if r.series.len() == 1 {
-        counts_lines(&mut out, &r.summary, r.duration_s);
-        one_way_lines(&mut out, &r.series[0]);
+    let none = Figures::default();
+    let total = r.summary.round_trip.as_ref().unwrap_or(&none);
+    let _ = writeln!(out, "\n--- {} ping statistics ---", r.spec.host());
+    if let [only] = r.series.as_slice() {
+        counts_lines(&mut out, total, r.duration_s);
+        one_way_lines(&mut out, only);
     } else {
         let _ = writeln!(
             out,
@@ -154,11 +174,14 @@ pub fn ping_summary(r: &PingResult) -> String {
             "p99 ms"
         );
         for s in &r.series {
-            let c = &s.counts;
+            let c = &s.figures;
             let _ = write!(
                 out,
-                "{:>6} {:>6} {:>6} {:>7.2}",
-                s.size, c.sent, c.received, c.loss_pct
+                "{:>6} {:>6} {:>6} {:>7}",
+                s.size_bytes,
+                count_or_dash(c.sent_packets),
+                count_or_dash(c.received_packets),
+                float_or_dash(c.loss_pct, 2)
             );
             match &c.rtt_ms {
                 Some(t) => {
@@ -173,10 +196,14 @@ pub fn ping_summary(r: &PingResult) -> String {
                 }
             }
         }
-        counts_lines(&mut out, &r.summary, r.duration_s);
+        counts_lines(&mut out, total, r.duration_s);
     }
     if r.interrupted {
         let _ = writeln!(out, "interrupted");
     }
     out
 }
+
+#[cfg(test)]
+#[path = "ping_text_tests.rs"]
+mod tests;

@@ -1,120 +1,81 @@
 //! The terminal view of a TCP test, laid out as iperf3 users expect: one
 //! line per stream per interval, a SUM line when there are several
-//! streams, then sender and receiver totals.
+//! streams, then sender and receiver totals. A figure that is not known
+//! (a peer that did not report it) is "-" or a blank column, never 0.
 
-use sonde_model::{ByteSize, Direction, Rate, SampleWindow, SideSample, StreamRole, TcpResult};
-use std::collections::HashMap;
+use crate::columns::{
+    add_opt, arrow, bytes_or_dash, count_or_blank, direction_of, id, interrupted_line, ms_or_blank,
+    omit_s, rate_or_dash, span,
+};
+use sonde_model::{ByteSize, Direction, Figures, Interval, Rate, TestResult};
 use std::fmt::Write;
-
-fn id(stream: Option<u16>) -> String {
-    match stream {
-        Some(s) => format!("[{s:>3}]"),
-        None => "[SUM]".to_string(),
-    }
-}
-
-fn span(start_s: f64, end_s: f64) -> String {
-    format!("{start_s:>6.2}-{end_s:<6.2} s")
-}
-
-fn ms(v: Option<f64>) -> String {
-    v.map_or_else(String::new, |ms| format!("{ms:.2} ms"))
-}
-
-fn arrow(d: Direction) -> &'static str {
-    match d {
-        Direction::Reverse => "<-",
-        _ => "->",
-    }
-}
 
 /// Column heads for interval lines.
 pub const HEADER: &str =
     "[ ID] Dir  Interval            Transfer     Bitrate           Retr      Cwnd       RTT";
 
-/// Formats interval lines as this end sees them while a test runs.
-#[derive(Debug, Default)]
-pub struct LiveTable {
-    retrans: HashMap<u16, u64>,
-    printed_header: bool,
+/// This end's bytes of a stream in one interval and their rate: the sent
+/// bytes of a stream it sends, the received bytes of one it receives.
+/// The rate is the bytes over the interval, else the reported rate.
+fn moved(f: &Figures, sends: bool, secs: f64) -> (Option<u64>, Option<u64>) {
+    let (bytes, bps) = if sends {
+        (f.sent_bytes, f.sender_throughput_bps)
+    } else {
+        (f.received_bytes, f.throughput_bps)
+    };
+    let rate = bytes.map(|b| Rate::from_bytes_over(b, secs).bps()).or(bps);
+    (bytes, rate)
 }
 
-impl LiveTable {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Lines for one interval. `directions` gives each stream's direction
-    /// as the client sees it.
-    pub fn interval(
-        &mut self,
-        window: SampleWindow,
-        omitted: bool,
-        streams: &[(u16, StreamRole, SideSample)],
-        direction_of: impl Fn(u16) -> Direction,
-    ) -> String {
-        let mut out = String::new();
-        if !self.printed_header {
-            let _ = writeln!(out, "{HEADER}");
-            self.printed_header = true;
+/// The lines of one live interval as this end saw it, without the header:
+/// a line per stream and a SUM line per direction with several streams.
+/// `client_sends(f)` says whether this end sends the stream of `f`.
+pub fn tcp_interval(iv: &Interval, client_sends: impl Fn(&Figures) -> bool) -> String {
+    let mut out = String::new();
+    let secs = iv.end_s - iv.start_s;
+    let tail = if iv.omitted { "  (omitted)" } else { "" };
+    // Per direction: streams, bytes, retransmits (None: not known).
+    let mut sums: Vec<(Direction, usize, Option<u64>, Option<u64>)> = Vec::new();
+    for f in &iv.streams {
+        let dir = direction_of(f);
+        let (bytes, rate) = moved(f, client_sends(f), secs);
+        let _ = writeln!(
+            out,
+            "{} {}   {}  {:>10}  {:>14}  {:>5}  {:>10}  {:>8}{tail}",
+            id(Some(f.stream.unwrap_or_default())),
+            arrow(dir),
+            span(iv.start_s, iv.end_s),
+            bytes_or_dash(bytes),
+            rate_or_dash(rate),
+            count_or_blank(f.retransmits),
+            f.cwnd_bytes
+                .map_or_else(String::new, |c| ByteSize::from_bytes(c).to_string()),
+            ms_or_blank(f.srtt_ms),
+        );
+        match sums.iter_mut().find(|(d, ..)| *d == dir) {
+            Some(s) => {
+                s.1 += 1;
+                s.2 = add_opt(s.2, bytes);
+                s.3 = add_opt(s.3, f.retransmits);
+            }
+            None => sums.push((dir, 1, bytes, f.retransmits)),
         }
-        let secs = window.end_s - window.start_s;
-        let tail = if omitted { "  (omitted)" } else { "" };
-        // Per direction: streams, bytes, retransmits (None: no TCP_INFO here).
-        let mut sums: Vec<(Direction, usize, u64, Option<u64>)> = Vec::new();
-        for (stream, _role, sample) in streams {
-            let dir = direction_of(*stream);
-            let retr = sample.tcp.map(|t| {
-                let before = self.retrans.insert(*stream, t.total_retrans).unwrap_or(0);
-                t.total_retrans.saturating_sub(before)
-            });
+    }
+    for (dir, count, bytes, retr) in sums {
+        if count > 1 {
             let _ = writeln!(
                 out,
-                "{} {}   {}  {:>10}  {:>14}  {:>5}  {:>10}  {:>8}{tail}",
-                id(Some(*stream)),
+                "{} {}   {}  {:>10}  {:>14}  {:>5}{tail}",
+                id(None),
                 arrow(dir),
-                span(window.start_s, window.end_s),
-                ByteSize::from_bytes(sample.bytes).to_string(),
-                Rate::from_bytes_over(sample.bytes, secs).to_string(),
-                retr.map_or_else(String::new, |r| r.to_string()),
-                sample
-                    .tcp
-                    .map_or_else(String::new, |t| ByteSize::from_bytes(t.cwnd_bytes)
-                        .to_string()),
-                ms(sample.tcp.map(|t| f64::from(t.srtt_us) / 1000.0)),
+                span(iv.start_s, iv.end_s),
+                bytes_or_dash(bytes),
+                rate_or_dash(bytes.map(|b| Rate::from_bytes_over(b, secs).bps())),
+                count_or_blank(retr)
             );
-            match sums.iter_mut().find(|(d, ..)| *d == dir) {
-                Some(s) => {
-                    s.1 += 1;
-                    s.2 += sample.bytes;
-                    s.3 = add_opt(s.3, retr);
-                }
-                None => sums.push((dir, 1, sample.bytes, retr)),
-            }
         }
-        for (dir, count, bytes, retr) in sums {
-            if count > 1 {
-                let _ = writeln!(
-                    out,
-                    "{} {}   {}  {:>10}  {:>14}  {:>5}{tail}",
-                    id(None),
-                    arrow(dir),
-                    span(window.start_s, window.end_s),
-                    ByteSize::from_bytes(bytes).to_string(),
-                    Rate::from_bytes_over(bytes, secs).to_string(),
-                    retr.map_or_else(String::new, |r| r.to_string())
-                );
-            }
-        }
-        out
     }
-}
-
-fn add_opt(a: Option<u64>, b: Option<u64>) -> Option<u64> {
-    match (a, b) {
-        (Some(x), Some(y)) => Some(x + y),
-        (x, y) => x.or(y),
-    }
+    out
 }
 
 /// One sender or receiver line of the closing summary.
@@ -127,17 +88,17 @@ struct Total {
 
 impl Total {
     /// `retransmits`: `None` leaves the column out (receiver lines);
-    /// `Some(None)` leaves it blank (no TCP_INFO).
+    /// `Some(None)` leaves it blank (not known).
     fn write(
         &self,
         out: &mut String,
-        bytes: u64,
-        bps: u64,
+        bytes: Option<u64>,
+        bps: Option<u64>,
         retransmits: Option<Option<u64>>,
         role: &str,
     ) {
         let retr = match retransmits {
-            Some(r) => format!("{:>5}", r.map_or_else(String::new, |v| v.to_string())),
+            Some(r) => format!("{:>5}", count_or_blank(r)),
             None => " ".repeat(5),
         };
         let _ = writeln!(
@@ -146,41 +107,64 @@ impl Total {
             id(self.stream),
             arrow(self.direction),
             span(self.from_s, self.to_s),
-            ByteSize::from_bytes(bytes).to_string(),
-            Rate::from_bps(bps).to_string(),
+            bytes_or_dash(bytes),
+            rate_or_dash(bps),
         );
     }
 }
 
+/// "in force: client … <-> server …", from the first stream's sockets.
+fn in_force(out: &mut String, r: &TestResult) {
+    let Some(s) = r.streams.first() else { return };
+    let c = &s.client_socket;
+    let sv = &s.server_socket;
+    let _ = writeln!(
+        out,
+        "in force: client {} (kernel {}, cc {}, sndbuf {}, rcvbuf {}, mss {}) <-> server {} (kernel {}, cc {})",
+        c.local,
+        r.env.client.kernel,
+        c.congestion.as_deref().unwrap_or("?"),
+        ByteSize::from_bytes(c.sndbuf_bytes),
+        ByteSize::from_bytes(c.rcvbuf_bytes),
+        c.mss_bytes.map_or_else(|| "?".into(), |m| m.to_string()),
+        sv.local,
+        r.env.server.kernel,
+        sv.congestion.as_deref().unwrap_or("?"),
+    );
+}
+
 /// The closing summary of a TCP test: per stream and summed, sender and
-/// receiver lines, per direction.
-pub fn tcp_summary(r: &TcpResult) -> String {
+/// receiver lines, per direction, then the sockets, the goodput, latency
+/// under load and whether it was interrupted.
+pub fn tcp_summary(r: &TestResult) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "- - - - - - - - - - - - - - - - - - - - - - - - -");
     let _ = writeln!(
         out,
         "[ ID] Dir  Interval            Transfer     Bitrate           Retr"
     );
-    let omit = r.spec.omit.as_secs_f64();
+    let omit = omit_s(&r.spec);
     let end = omit + r.duration_s;
     for s in &r.streams {
+        let f = &s.figures;
         let line = Total {
-            stream: Some(s.stream),
-            direction: s.direction,
+            stream: Some(f.stream.unwrap_or_default()),
+            direction: direction_of(f),
             from_s: omit,
             to_s: end,
         };
+        let retr = Some(f.retransmits);
         line.write(
             &mut out,
-            s.sent_bytes,
-            s.sender_throughput_bps,
-            Some(s.retransmits),
+            f.sent_bytes,
+            f.sender_throughput_bps,
+            retr,
             "sender",
         );
         line.write(
             &mut out,
-            s.received_bytes,
-            s.throughput_bps,
+            f.received_bytes,
+            f.throughput_bps,
             None,
             "receiver",
         );
@@ -190,7 +174,7 @@ pub fn tcp_summary(r: &TcpResult) -> String {
         (Direction::Reverse, r.summary.reverse.as_ref()),
     ];
     for (direction, sum) in dirs {
-        let Some(d) = sum.filter(|d| d.streams > 1) else {
+        let Some(d) = sum.filter(|d| d.streams.is_some_and(|n| n > 1)) else {
             continue;
         };
         let mut line = Total {
@@ -199,88 +183,49 @@ pub fn tcp_summary(r: &TcpResult) -> String {
             from_s: omit,
             to_s: end,
         };
+        let retr = Some(d.retransmits);
         line.write(
             &mut out,
             d.sent_bytes,
             d.sender_throughput_bps,
-            Some(Some(d.retransmits)),
+            retr,
             "sender",
         );
-        line.to_s = omit + d.receiver_duration_s;
-        line.write(&mut out, d.bytes, d.throughput_bps, None, "receiver");
-    }
-    if let Some(s) = r.streams.first() {
-        let c = &s.client_socket;
-        let sv = &s.server_socket;
-        let _ = writeln!(
-            out,
-            "in force: client {} (kernel {}, cc {}, sndbuf {}, rcvbuf {}, mss {}) <-> server {} (kernel {}, cc {})",
-            c.local,
-            r.env.client.kernel,
-            c.congestion.as_deref().unwrap_or("?"),
-            ByteSize::from_bytes(c.sndbuf_bytes),
-            ByteSize::from_bytes(c.rcvbuf_bytes),
-            c.mss_bytes.map_or_else(|| "?".into(), |m| m.to_string()),
-            sv.local,
-            r.env.server.kernel,
-            sv.congestion.as_deref().unwrap_or("?"),
+        line.to_s = d.receiver_duration_s.map_or(end, |s| omit + s);
+        line.write(
+            &mut out,
+            d.received_bytes,
+            d.throughput_bps,
+            None,
+            "receiver",
         );
     }
-    let _ = writeln!(
+    in_force(&mut out, r);
+    let total = r.summary.headline();
+    let field = |f: fn(&Figures) -> Option<u64>| total.and_then(f);
+    let _ = write!(
         out,
-        "goodput {} ({} received in {:.2} s after {:.0} s warm-up), {} retransmits",
-        Rate::from_bps(r.summary.throughput_bps),
-        ByteSize::from_bytes(r.summary.bytes),
+        "goodput {} ({} received in {:.2} s after {:.0} s warm-up)",
+        rate_or_dash(field(|t| t.throughput_bps)),
+        bytes_or_dash(field(|t| t.received_bytes)),
         r.duration_s,
         omit,
-        r.summary.retransmits
     );
-    if let Some(l) = &r.latency {
+    match field(|t| t.retransmits) {
+        Some(n) => {
+            let _ = writeln!(out, ", {n} retransmits");
+        }
+        None => out.push('\n'),
+    }
+    if let Some(l) = &r.summary.latency {
         out.push_str(&crate::ping_text::latency_lines(l));
     }
     if r.interrupted {
-        let _ = writeln!(
-            out,
-            "interrupted after {:.2} s of the {:.0} s planned",
-            r.duration_s,
-            r.spec.time.as_secs_f64()
-        );
+        out.push_str(&interrupted_line(r.duration_s, &r.spec));
     }
     out
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use sonde_model::TcpInfoSnapshot;
-
-    #[test]
-    fn interval_lines_show_rate_and_per_interval_retransmits() {
-        let mut t = LiveTable::new();
-        let w = SampleWindow {
-            start_s: 0.0,
-            end_s: 1.0,
-        };
-        let sample = |retr| SideSample {
-            bytes: 1_250_000,
-            tcp: Some(TcpInfoSnapshot {
-                total_retrans: retr,
-                cwnd_bytes: 64 * 1024,
-                srtt_us: 1500,
-                ..TcpInfoSnapshot::default()
-            }),
-        };
-        let first = t.interval(w, false, &[(0, StreamRole::Sender, sample(3))], |_| {
-            Direction::Forward
-        });
-        assert!(first.starts_with("[ ID]"));
-        assert!(first.contains("10.0 Mbit/s"), "{first}");
-        assert!(first.contains("1.50 ms"), "{first}");
-        let second = t.interval(w, false, &[(0, StreamRole::Sender, sample(5))], |_| {
-            Direction::Forward
-        });
-        assert!(!second.contains("[ ID]"));
-        let retr_col: Vec<&str> = second.split_whitespace().collect();
-        assert!(retr_col.contains(&"2"), "{second}");
-    }
-}
+#[path = "tcp_text_tests.rs"]
+mod tests;

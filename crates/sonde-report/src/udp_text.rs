@@ -1,139 +1,159 @@
 //! The terminal view of a UDP test: per interval what this end saw
 //! (a sender its packets, a receiver rate, jitter and loss), then per
 //! stream and per direction the joined figures, delay, DSCP classes and
-//! any remarking in words.
+//! any remarking in words. A figure that is not known (a peer that did
+//! not count it) is "-" or left out, never 0.
 
-use sonde_model::udp_report::{ReceiverTally, UdpTally};
-use sonde_model::udp_result::{UdpCounts, UdpDirectionCounts};
-use sonde_model::{ByteSize, Direction, Rate, SampleWindow, UdpResult};
+use crate::columns::{
+    arrow, bytes_or_dash, count_or_dash, direction_of, float_or_dash, id, interrupted_line,
+    lost_total, omit_s, rate_or_dash, remark_sentence, remarked_packets, span,
+};
+use sonde_model::{Direction, Figures, Interval, Rate, TestResult};
 use std::fmt::Write;
-
-fn arrow(d: Direction) -> &'static str {
-    if d == Direction::Reverse {
-        "<-"
-    } else {
-        "->"
-    }
-}
-
-fn id(stream: Option<u16>) -> String {
-    stream.map_or_else(|| "[SUM]".to_string(), |s| format!("[{s:>3}]"))
-}
-
-fn span(a: f64, b: f64) -> String {
-    format!("{a:>6.2}-{b:<6.2} s")
-}
-
-fn lost_total(lost: u64, base: u64) -> String {
-    let pct = if base == 0 {
-        0.0
-    } else {
-        lost as f64 * 100.0 / base as f64
-    };
-    format!("{lost}/{base} ({pct:.2} %)")
-}
 
 pub const UDP_HEADER: &str =
     "[ ID] Dir  Interval             Transfer         Bitrate      Jitter    Lost/Total";
 
-fn receiver_line(rx: &ReceiverTally, secs: f64) -> String {
-    let base = rx.expected.max(rx.packets);
+/// `  0.002 ms`: the jitter column, "-" when not known.
+fn jitter(v: Option<f64>) -> String {
+    match v {
+        Some(j) => format!("{j:>7.3} ms"),
+        None => format!("{:>10}", "-"),
+    }
+}
+
+/// The packets the loss of an interval is counted against: received
+/// plus lost (the sequence numbers due).
+fn due(f: &Figures) -> Option<u64> {
+    Some(f.received_packets?.saturating_add(f.lost_packets?))
+}
+
+/// "  remarked N" when packets of `f` arrived with another DSCP.
+fn remarked_tail(f: &Figures) -> String {
+    match remarked_packets(f) {
+        0 => String::new(),
+        n => format!("  remarked {n}"),
+    }
+}
+
+/// Bytes, rate, jitter and loss of a receiver over `secs`.
+fn receiver_cells(f: &Figures, secs: f64) -> String {
+    let rate = f
+        .received_bytes
+        .map(|b| Rate::from_bytes_over(b, secs).bps())
+        .or(f.throughput_bps);
     format!(
-        "{:>10}  {:>14}  {:>7.3} ms  {}",
-        ByteSize::from_bytes(rx.bytes).to_string(),
-        Rate::from_bytes_over(rx.bytes, secs).to_string(),
-        rx.jitter_ms,
-        lost_total(base - rx.packets.min(base), base)
+        "{:>10}  {:>14}  {}  {}",
+        bytes_or_dash(f.received_bytes),
+        rate_or_dash(rate),
+        jitter(f.jitter_ms),
+        lost_total(f.lost_packets, due(f))
     )
 }
 
-/// Lines for one live interval of this end.
-pub fn udp_interval(
-    window: SampleWindow,
-    omitted: bool,
-    streams: &[(u16, UdpTally)],
-    direction_of: impl Fn(u16) -> Direction,
-    header: bool,
-) -> String {
+/// The lines of one live interval as this end saw it, without the
+/// header: a sender its packets, a receiver rate, jitter and loss.
+/// `client_sends(f)` says whether this end sends the stream of `f`.
+pub fn udp_interval(iv: &Interval, client_sends: impl Fn(&Figures) -> bool) -> String {
     let mut out = String::new();
-    if header {
-        let _ = writeln!(out, "{UDP_HEADER}");
-    }
-    let secs = (window.end_s - window.start_s).max(1e-9);
-    let tail = if omitted { "  (omitted)" } else { "" };
-    for (stream, tally) in streams {
-        let body = match tally {
-            UdpTally::Sent(tx) => format!(
+    let secs = (iv.end_s - iv.start_s).max(1e-9);
+    let tail = if iv.omitted { "  (omitted)" } else { "" };
+    for f in &iv.streams {
+        let body = if client_sends(f) {
+            let rate = f
+                .sent_bytes
+                .map(|b| Rate::from_bytes_over(b, secs).bps())
+                .or(f.sender_throughput_bps);
+            format!(
                 "{:>10}  {:>14}  sent {} packets",
-                ByteSize::from_bytes(tx.bytes).to_string(),
-                Rate::from_bytes_over(tx.bytes, secs).to_string(),
-                tx.packets
-            ),
-            UdpTally::Received(rx) => {
-                let mut l = receiver_line(rx, secs);
-                let remarked: u64 = rx.remarks.iter().map(|r| r.packets).sum();
-                if remarked > 0 {
-                    let _ = write!(l, "  remarked {remarked}");
-                }
-                l
-            }
+                bytes_or_dash(f.sent_bytes),
+                rate_or_dash(rate),
+                count_or_dash(f.sent_packets)
+            )
+        } else {
+            receiver_cells(f, secs) + &remarked_tail(f)
         };
         let _ = writeln!(
             out,
             "{} {}   {}  {body}{tail}",
-            id(Some(*stream)),
-            arrow(direction_of(*stream)),
-            span(window.start_s, window.end_s)
+            id(Some(f.stream.unwrap_or_default())),
+            arrow(direction_of(f)),
+            span(iv.start_s, iv.end_s)
         );
     }
     out
 }
 
-fn summary_line(
+/// A stream's or a direction's sender and receiver lines.
+fn summary_lines(
     out: &mut String,
     stream: Option<u16>,
     d: Direction,
     from: f64,
     to: f64,
-    c: &UdpCounts,
+    c: &Figures,
 ) {
+    let offered = rate_or_dash(c.sender_throughput_bps);
     let _ = writeln!(
         out,
-        "{} {}   {}  {:>10}  {:>14}  sender    sent {} (offered {})",
+        "{} {}   {}  {:>10}  {:>14}  sender    sent {} (offered {offered})",
         id(stream),
         arrow(d),
         span(from, to),
-        "-",
-        Rate::from_bps(c.offered_bps).to_string(),
-        c.sent,
-        Rate::from_bps(c.offered_bps)
+        bytes_or_dash(c.sent_bytes),
+        offered,
+        count_or_dash(c.sent_packets),
     );
     let _ = writeln!(
         out,
-        "{} {}   {}  {:>10}  {:>14}  {:>7.3} ms  {}  PDR {:.2} %  receiver",
+        "{} {}   {}  {:>10}  {:>14}  {}  {}  PDR {} %  receiver",
         id(stream),
         arrow(d),
         span(from, to),
-        ByteSize::from_bytes(c.bytes).to_string(),
-        Rate::from_bps(c.throughput_bps).to_string(),
-        c.jitter_ms,
-        lost_total(c.lost, c.sent),
-        c.pdr_pct
+        bytes_or_dash(c.received_bytes),
+        rate_or_dash(c.throughput_bps),
+        jitter(c.jitter_ms),
+        lost_total(c.lost_packets, c.sent_packets),
+        float_or_dash(c.pdr_pct, 2)
     );
 }
 
-fn direction_details(out: &mut String, d: &UdpDirectionCounts) {
-    let c = &d.counts;
-    let which = if d.direction == Direction::Reverse {
+fn push_count(parts: &mut Vec<String>, v: Option<u64>, word: &str) {
+    if let Some(n) = v {
+        parts.push(format!("{n} {word}"));
+    }
+}
+
+/// "1000 sent, 990 received, 10 lost (1.000 %), …": the figures known,
+/// in this order; an unknown one is left out.
+fn counts_sentence(c: &Figures) -> String {
+    let mut parts = Vec::new();
+    push_count(&mut parts, c.sent_packets, "sent");
+    push_count(&mut parts, c.received_packets, "received");
+    if let Some(lost) = c.lost_packets {
+        let pct = c
+            .loss_pct
+            .map_or_else(String::new, |p| format!(" ({p:.3} %)"));
+        parts.push(format!("{lost} lost{pct}"));
+    }
+    if let Some(p) = c.pdr_pct {
+        parts.push(format!("PDR {p:.3} %"));
+    }
+    push_count(&mut parts, c.reordered, "reordered");
+    push_count(&mut parts, c.duplicates, "duplicates");
+    if let Some(j) = c.jitter_ms {
+        parts.push(format!("jitter {j:.3} ms"));
+    }
+    parts.join(", ")
+}
+
+fn direction_details(out: &mut String, d: Direction, c: &Figures) {
+    let which = if d == Direction::Reverse {
         "server -> client"
     } else {
         "client -> server"
     };
-    let _ = writeln!(
-        out,
-        "{which}: {} sent, {} received, {} lost ({:.3} %), PDR {:.3} %, {} reordered, {} duplicates, jitter {:.3} ms",
-        c.sent, c.received, c.lost, c.loss_pct, c.pdr_pct, c.reordered, c.duplicates, c.jitter_ms
-    );
+    let _ = writeln!(out, "{which}: {}", counts_sentence(c));
     if let Some(q) = c.ipdv {
         let _ = writeln!(
             out,
@@ -156,92 +176,87 @@ fn direction_details(out: &mut String, d: &UdpDirectionCounts) {
             );
         }
     }
-    if d.classes.len() > 1 {
-        for k in &d.classes {
+    if c.classes.len() > 1 {
+        for k in &c.classes {
             let _ = writeln!(
                 out,
                 "  DSCP {:<10} sent {:>8}  received {:>8}  lost {:>7} ({:.2} %)",
                 k.dscp.to_string(),
-                k.sent,
-                k.received,
-                k.lost,
+                k.sent_packets,
+                k.received_packets,
+                k.lost_packets,
                 k.loss_pct
             );
         }
     }
-    for w in &d.remarking {
-        let _ = writeln!(out, "  {w}");
+    for m in &c.remarks {
+        let _ = writeln!(out, "  {}", remark_sentence(c, m));
     }
 }
 
 /// Per-interval lines of what the server received (client → server),
 /// which a sending client could not show while the test ran.
-fn server_received_intervals(out: &mut String, r: &UdpResult) {
+fn server_received_intervals(out: &mut String, r: &TestResult) {
     if r.summary.forward.is_none() {
         return;
     }
     let _ = writeln!(out, "Received by the server, per interval:");
     let _ = writeln!(out, "{UDP_HEADER}");
     for i in &r.intervals {
-        for d in i.sums.iter().filter(|d| d.direction == Direction::Forward) {
-            let c = &d.counts;
-            let base = c.received + c.lost;
-            let remarked: u64 = c.remarks.iter().map(|m| m.packets).sum();
-            let _ = writeln!(
-                out,
-                "{} {}   {}  {:>10}  {:>14}  {:>7.3} ms  {}{}{}",
-                id(None),
-                arrow(d.direction),
-                span(i.start_s, i.end_s),
-                ByteSize::from_bytes(c.bytes).to_string(),
-                Rate::from_bps(c.throughput_bps).to_string(),
-                c.jitter_ms,
-                lost_total(c.lost, base),
-                if remarked > 0 {
-                    format!("  remarked {remarked}")
-                } else {
-                    String::new()
-                },
-                if i.omitted { "  (omitted)" } else { "" }
-            );
-        }
+        let Some(c) = i.sum(Direction::Forward) else {
+            continue;
+        };
+        let _ = writeln!(
+            out,
+            "{} {}   {}  {:>10}  {:>14}  {}  {}{}{}",
+            id(None),
+            arrow(Direction::Forward),
+            span(i.start_s, i.end_s),
+            bytes_or_dash(c.received_bytes),
+            rate_or_dash(c.throughput_bps),
+            jitter(c.jitter_ms),
+            lost_total(c.lost_packets, due(c)),
+            remarked_tail(c),
+            if i.omitted { "  (omitted)" } else { "" }
+        );
     }
 }
 
 /// The closing summary of a UDP test.
-pub fn udp_summary(r: &UdpResult) -> String {
+pub fn udp_summary(r: &TestResult) -> String {
     let mut out = String::new();
     server_received_intervals(&mut out, r);
     let _ = writeln!(out, "- - - - - - - - - - - - - - - - - - - - - - - - -");
-    let omit = r.spec.omit.as_secs_f64();
+    let omit = omit_s(&r.spec);
     let end = omit + r.duration_s;
     for s in &r.streams {
-        summary_line(&mut out, Some(s.stream), s.direction, omit, end, &s.counts);
+        let f = &s.figures;
+        let stream = Some(f.stream.unwrap_or_default());
+        summary_lines(&mut out, stream, direction_of(f), omit, end, f);
     }
-    for d in [&r.summary.forward, &r.summary.reverse]
-        .into_iter()
-        .flatten()
-    {
-        if d.streams > 1 {
-            summary_line(&mut out, None, d.direction, omit, end, &d.counts);
+    let dirs = [
+        (Direction::Forward, r.summary.forward.as_ref()),
+        (Direction::Reverse, r.summary.reverse.as_ref()),
+    ];
+    for (d, c) in dirs {
+        if let Some(c) = c.filter(|c| c.streams.is_some_and(|n| n > 1)) {
+            summary_lines(&mut out, None, d, omit, end, c);
         }
     }
-    for d in [&r.summary.forward, &r.summary.reverse]
-        .into_iter()
-        .flatten()
-    {
-        direction_details(&mut out, d);
+    for (d, c) in dirs {
+        if let Some(c) = c {
+            direction_details(&mut out, d, c);
+        }
     }
-    if let Some(l) = &r.latency {
+    if let Some(l) = &r.summary.latency {
         out.push_str(&crate::ping_text::latency_lines(l));
     }
     if r.interrupted {
-        let _ = writeln!(
-            out,
-            "interrupted after {:.2} s of the {:.0} s planned",
-            r.duration_s,
-            r.spec.time.as_secs_f64()
-        );
+        out.push_str(&interrupted_line(r.duration_s, &r.spec));
     }
     out
 }
+
+#[cfg(test)]
+#[path = "udp_text_tests.rs"]
+mod tests;

@@ -7,12 +7,16 @@ use sonde_engine::udp::side::UdpLive;
 use sonde_model::assemble::add_tcp;
 use sonde_model::udp_assemble::{receiver_half, sender_half};
 use sonde_model::udp_report::Remark;
-use sonde_model::{
-    Direction, Event, Figures, Interval, Rate, StreamLayout, StreamRole, UdpTally,
-};
+use sonde_model::{Direction, Event, Figures, Interval, Rate, StreamLayout, StreamRole, UdpTally};
 use std::collections::{HashMap, HashSet};
 
-fn interval(start_s: f64, end_s: f64, omitted: bool, streams: Vec<Figures>, sums: Vec<Figures>) -> Interval {
+fn interval(
+    start_s: f64,
+    end_s: f64,
+    omitted: bool,
+    streams: Vec<Figures>,
+    sums: Vec<Figures>,
+) -> Interval {
     Interval {
         start_s,
         end_s,
@@ -74,7 +78,13 @@ impl TcpLive {
                 })
             })
             .collect();
-        interval(live.window.start_s, live.window.end_s, live.omitted, streams, sums)
+        interval(
+            live.window.start_s,
+            live.window.end_s,
+            live.omitted,
+            streams,
+            sums,
+        )
     }
 }
 
@@ -87,7 +97,11 @@ pub struct UdpLiveState {
 
 impl UdpLiveState {
     /// The interval, and the remarkings first seen in it.
-    pub fn interval(&mut self, layout: &impl StreamLayout, live: &UdpLive) -> (Interval, Vec<Event>) {
+    pub fn interval(
+        &mut self,
+        layout: &impl StreamLayout,
+        live: &UdpLive,
+    ) -> (Interval, Vec<Event>) {
         let secs = (live.window.end_s - live.window.start_s).max(1e-9);
         let mut remarked = Vec::new();
         let streams = live
@@ -99,7 +113,11 @@ impl UdpLiveState {
                     UdpTally::Sent(tx) => sender_half(tx, secs),
                     UdpTally::Received(rx) => {
                         for r in &rx.remarks {
-                            if self.remarks_seen.insert((*stream, r.sent.value(), r.received.value())) {
+                            if self.remarks_seen.insert((
+                                *stream,
+                                r.sent.value(),
+                                r.received.value(),
+                            )) {
                                 remarked.push(remark_event(*stream, direction, *r));
                             }
                         }
@@ -110,7 +128,13 @@ impl UdpLiveState {
             })
             .collect();
         (
-            interval(live.window.start_s, live.window.end_s, live.omitted, streams, Vec::new()),
+            interval(
+                live.window.start_s,
+                live.window.end_s,
+                live.omitted,
+                streams,
+                Vec::new(),
+            ),
             remarked,
         )
     }

@@ -8,8 +8,10 @@ use crate::WireError;
 
 pub const MAGIC: [u8; 4] = *b"SOND";
 pub const PREAMBLE_LEN: usize = 8;
-/// The protocol version this build speaks.
-pub const PROTOCOL_VERSION: u16 = 1;
+/// The protocol version this build speaks. Version 2: the test request
+/// is the flat `TestSpec` (`{"test": "tcp", "host": …}`) and the ends'
+/// reports say unknown figures as `null` (result format 2).
+pub const PROTOCOL_VERSION: u16 = 2;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Preamble {

@@ -2,6 +2,7 @@
 
 mod cli;
 mod lab_cmd;
+mod output;
 mod ping_cmd;
 mod quickstart;
 mod run_args;

@@ -3,13 +3,10 @@
 //! size sweep gives a table of RTT against size.
 
 use crate::cli::Failure;
-use crate::run_args::{duration, interrupt_flag, print_result, JsonFormat};
-use anyhow::anyhow;
+use crate::output::Output;
+use crate::run_args::{duration, family, JsonFormat};
 use clap::Args;
-use sonde_engine::ping::{run_ping, PingEvent};
-use sonde_model::{Dscp, IpFamily, PingProto, PingSpec};
-use sonde_report::{ping_header, ping_reply_line, ping_summary};
-use std::io::Write;
+use sonde_model::{Dscp, PingProto, PingSpec, TestSpec};
 use std::time::Duration;
 
 #[derive(Debug, Args)]
@@ -62,6 +59,9 @@ pub struct PingArgs {
     /// Print the result as JSON.
     #[arg(short = 'J', long)]
     pub json: bool,
+    /// A title for the output and the stored result.
+    #[arg(long)]
+    pub title: Option<String>,
 }
 
 fn parse_proto(s: &str) -> Result<PingProto, String> {
@@ -72,45 +72,17 @@ fn parse_proto(s: &str) -> Result<PingProto, String> {
     }
 }
 
-const STAMP_MIN: u32 = 44;
-const STAMP_AUTH_MIN: u32 = 112;
-
 impl PingArgs {
-    pub fn to_spec(&self) -> Result<PingSpec, Failure> {
-        let usage = |m: String| Err(Failure::Usage(anyhow!(m)));
-        if self.interval < Duration::from_millis(1) {
-            return usage(format!(
-                "--interval {:?}: at least 1ms between requests",
-                self.interval
-            ));
-        }
-        if self.key_file.is_some() && self.proto != PingProto::Udp {
-            return usage("--key-file is for --proto udp (authenticated STAMP)".into());
-        }
-        let stamp_min = if self.key_file.is_some() {
-            STAMP_AUTH_MIN
+    /// The flags as a spec (checked by the runner's `validate`).
+    pub fn to_spec(&self) -> PingSpec {
+        let sizes = if self.sizes.is_empty() {
+            vec![self
+                .size
+                .unwrap_or(PingSpec::default_size(self.proto, self.key_file.is_some()))]
         } else {
-            STAMP_MIN
-        };
-        let default = match self.proto {
-            PingProto::Icmp => 56,
-            PingProto::Udp => stamp_min,
-        };
-        let sizes = if !self.sizes.is_empty() {
             self.sizes.clone()
-        } else {
-            vec![self.size.unwrap_or(default)]
         };
-        for &s in &sizes {
-            let (min, max) = match self.proto {
-                PingProto::Icmp => (0, 65_000),
-                PingProto::Udp => (stamp_min, 65_000),
-            };
-            if !(min..=max).contains(&s) {
-                return usage(format!("size {s}: use {min} to {max} bytes"));
-            }
-        }
-        Ok(PingSpec {
+        PingSpec {
             host: self.host.clone(),
             proto: self.proto,
             port: self.port,
@@ -118,60 +90,21 @@ impl PingArgs {
             interval: self.interval,
             sizes,
             dscp: self.dscp,
-            family: match (self.ipv4, self.ipv6) {
-                (true, _) => IpFamily::V4,
-                (_, true) => IpFamily::V6,
-                _ => IpFamily::Any,
-            },
+            family: family(self.ipv4, self.ipv6),
             report_interval: self.report_interval,
             timeout: self.timeout,
             clock_synced: self.clock_synced,
-        })
+            key_file: self.key_file.clone(),
+            title: self.title.clone(),
+        }
     }
 }
 
 pub fn run(args: PingArgs) -> Result<(), Failure> {
-    let spec = args.to_spec()?;
-    let key = match &args.key_file {
-        None => None,
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| Failure::Usage(anyhow!("--key-file {}: {e}", path.display())))?;
-            Some(
-                sonde_agent::reflector::parse_key(&text)
-                    .map_err(|e| Failure::Usage(anyhow!("--key-file {}: {e}", path.display())))?,
-            )
-        }
+    let output = Output {
+        // ping has no iperf3 layout: -J is sonde's.
+        json: args.json.then_some(JsonFormat::Sonde),
+        live: !args.json && !args.quiet,
     };
-    let stop = interrupt_flag();
-    let live = !args.json && !args.quiet;
-    let mut out = std::io::stdout();
-    let mut target = String::new();
-    let mut bytes = 0;
-    let result = run_ping(&spec, key.as_deref(), &stop, &mut |event| {
-        let text = match event {
-            PingEvent::Series {
-                size,
-                target: t,
-                method,
-            } => {
-                target = t.to_string();
-                bytes = match spec.proto {
-                    PingProto::Icmp => size + 8,
-                    PingProto::Udp => size,
-                };
-                ping_header(t, &spec.host, size, method)
-            }
-            PingEvent::Reply(r) => ping_reply_line(&target, r, bytes, spec.clock_synced),
-        };
-        if live {
-            let _ = out.write_all(text.as_bytes());
-            let _ = out.flush();
-        }
-    })
-    .map_err(|e| Failure::Run(e.into()))?;
-    // ping has no iperf3 layout: -J is sonde's.
-    let json = args.json.then_some(JsonFormat::Sonde);
-    let as_value = |r: &sonde_model::PingResult| serde_json::to_value(r).unwrap_or_default();
-    print_result(&result, json, ping_summary, as_value, result.interrupted)
+    output.run(&TestSpec::Ping(args.to_spec()))
 }

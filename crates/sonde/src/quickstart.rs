@@ -3,23 +3,25 @@
 //! IPv4, each way.
 
 use crate::cli::Failure;
-use crate::tcp_cmd::measure;
-use crate::udp_cmd::measure_udp;
+use crate::run_args::duration;
 use anyhow::Context;
 use clap::Args;
 use sonde_agent::{Reflector, ReflectorConfig, Server, ServerConfig};
-use sonde_engine::ping::{run_ping, PingEvent};
-use sonde_model::{Direction, IpFamily, Rate, TcpSpec, UdpSpec};
+use sonde_model::{Direction, IpFamily, Rate, TcpSpec, TestResult, TestSpec, UdpSpec};
 use sonde_model::{PingProto, PingSpec};
+use sonde_run::{Events, RunError, Stop};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 use std::time::Duration;
+
+/// Runs one test of the quick start, with nobody listening to its events.
+fn measure(spec: impl Into<TestSpec>) -> Result<TestResult, RunError> {
+    sonde_run::run(&spec.into(), &Stop::new(), &Events::new())
+}
 
 #[derive(Debug, Args)]
 pub struct QuickstartArgs {
     /// Length of each test.
-    #[arg(short = 't', long = "time", default_value = "2s", value_parser = humantime::parse_duration)]
+    #[arg(short = 't', long = "time", default_value = "2s", value_parser = duration)]
     pub time: Duration,
 }
 
@@ -73,8 +75,7 @@ pub fn run(args: QuickstartArgs) -> Result<(), Failure> {
                 direction,
                 ..TcpSpec::default()
             };
-            let r = measure(&spec, true, &Arc::new(AtomicBool::new(false)))
-                .with_context(|| format!("TCP test to {host}"))?;
+            let r = measure(spec).with_context(|| format!("TCP test to {host}"))?;
             rows.push((host, direction, r));
         }
     }
@@ -87,14 +88,17 @@ pub fn run(args: QuickstartArgs) -> Result<(), Failure> {
         let rtt = r
             .streams
             .first()
-            .and_then(|s| s.rtt_ms)
+            .and_then(|s| s.figures.srtt_ms)
             .map_or_else(|| "-".into(), |v| format!("{v:.3} ms"));
+        let total = r.summary.total.clone().unwrap_or_default();
         println!(
             "{:<10} {:<9} {:>16} {:>8} {:>10}",
             host,
             format!("{direction:?}").to_lowercase(),
-            Rate::from_bps(r.summary.throughput_bps).to_string(),
-            r.summary.retransmits,
+            Rate::from_bps(total.throughput_bps.unwrap_or(0)).to_string(),
+            total
+                .retransmits
+                .map_or_else(|| "-".into(), |r| r.to_string()),
             rtt
         );
     }
@@ -122,8 +126,7 @@ fn udp_flows(port: u16, time: Duration) -> Result<(), Failure> {
             direction,
             ..UdpSpec::default()
         };
-        let r = measure_udp(&spec, true, &Arc::new(AtomicBool::new(false)))
-            .context("UDP test to ::1")?;
+        let r = measure(spec).context("UDP test to ::1")?;
         let s = r
             .summary
             .forward
@@ -134,10 +137,14 @@ fn udp_flows(port: u16, time: Duration) -> Result<(), Failure> {
             "{:<10} {:<9} {:>14} {:>8.2}% {:>12} {:>8.3} ms",
             "::1",
             format!("{direction:?}").to_lowercase(),
-            Rate::from_bps(s.counts.throughput_bps).to_string(),
-            s.counts.pdr_pct,
-            format!("{}/{}", s.counts.lost, s.counts.sent),
-            s.counts.jitter_ms
+            Rate::from_bps(s.throughput_bps.unwrap_or(0)).to_string(),
+            s.pdr_pct.unwrap_or(0.0),
+            format!(
+                "{}/{}",
+                s.lost_packets.unwrap_or(0),
+                s.sent_packets.unwrap_or(0)
+            ),
+            s.jitter_ms.unwrap_or(0.0)
         );
     }
     Ok(())
@@ -159,17 +166,13 @@ fn ping_series(reflector_port: u16) -> Result<(), Failure> {
                 port: reflector_port,
                 count: 20,
                 interval: Duration::from_millis(10),
-                sizes: vec![if proto == PingProto::Udp { 44 } else { 56 }],
-                dscp: None,
+                sizes: vec![PingSpec::default_size(proto, false)],
                 family,
-                report_interval: Duration::from_secs(10),
                 timeout: Duration::from_secs(1),
                 clock_synced: true,
+                ..PingSpec::default()
             };
-            let r = match run_ping(&spec, None, &AtomicBool::new(false), &mut |_: PingEvent<
-                '_,
-            >| {})
-            {
+            let r = match measure(spec) {
                 Ok(r) => r,
                 // Without root or ping_group_range, ICMP is not allowed.
                 Err(e) if proto == PingProto::Icmp => {
@@ -179,13 +182,18 @@ fn ping_series(reflector_port: u16) -> Result<(), Failure> {
                 Err(e) => return Err(Failure::Run(anyhow::anyhow!("STAMP ping to {host}: {e}"))),
             };
             let one_way = r.series.first().and_then(|s| s.one_way);
+            let rt = r.summary.round_trip.clone().unwrap_or_default();
             println!(
                 "{:<10} {:<14} {:>9} {:>10} {:>10} {:>10} {:>10}",
                 host,
-                r.method,
-                format!("{}/{}", r.summary.received, r.summary.sent),
-                ms(r.summary.rtt_ms.map(|t| t.p50)),
-                ms(r.summary.rtt_ms.map(|t| t.p99)),
+                r.env.method.map_or("-", |m| m.name()),
+                format!(
+                    "{}/{}",
+                    rt.received_packets.unwrap_or(0),
+                    rt.sent_packets.unwrap_or(0)
+                ),
+                ms(rt.rtt_ms.map(|t| t.p50)),
+                ms(rt.rtt_ms.map(|t| t.p99)),
                 ms(one_way.and_then(|o| o.forward_ms).map(|t| t.p50)),
                 ms(one_way.and_then(|o| o.backward_ms).map(|t| t.p50)),
             );

@@ -1,6 +1,7 @@
 //! `sonde serve`: the measurement endpoint in the foreground.
 
 use crate::cli::Failure;
+use crate::run_args::duration;
 use anyhow::anyhow;
 use clap::Args;
 use ipnet::IpNet;
@@ -12,10 +13,6 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
-
-fn duration(s: &str) -> Result<Duration, String> {
-    humantime::parse_duration(s).map_err(|_| format!("'{s}' is not a duration (e.g. 30s, 5m)"))
-}
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {

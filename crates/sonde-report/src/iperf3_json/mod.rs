@@ -1,9 +1,11 @@
 //! sonde's results in iperf3's `-J` layout (`sonde tcp --json=iperf3`), so
 //! that scripts written for `iperf3 -J` read them unchanged.
 //!
-//! [`tcp_to_iperf3`] and [`udp_to_iperf3`] are pure: a result in, one
-//! [`serde_json::Value`] out, with `start`, `intervals` and `end` laid out
-//! as iperf3 3.21's client writes them (a superset of 3.12's, below). A
+//! [`to_iperf3`] (or [`tcp_to_iperf3`], [`udp_to_iperf3`]) is pure: a
+//! [`TestResult`] in, one [`serde_json::Value`] out, with `start`,
+//! `intervals` and `end` laid out as iperf3 3.21's client writes them (a
+//! superset of 3.12's, below); `None` for ping, which iperf3 does not
+//! have (and for a result of the other protocol, from the named ones). A
 //! test holds the key layout to real iperf3 3.12 and 3.21 output for TCP
 //! and UDP, forward, `-R` and `--bidir`, one and two streams
 //! (`tests/fixtures/iperf3_json/`).
@@ -16,6 +18,10 @@
 //! ends' figures; the conversion picks the client's side so every object
 //! has the keys iperf3 gives it. A stream's `socket` is sonde's stream
 //! number (iperf3 writes a file descriptor: any distinct number).
+//!
+//! Figures are [`sonde_model::Figures`]; one sonde does not know (`None`:
+//! a peer that did not report it, a format-1 result) is written as iperf3
+//! writes a figure it has no value for: 0.
 //!
 //! # Mapping
 //!
@@ -41,18 +47,18 @@
 //! | `test_start.interval` | `spec.interval_s` |
 //! | `intervals[].streams[]`, `intervals[].sum` | `intervals[].streams[]`, `intervals[].sums[]` (`start_s`, `end_s`, `omitted`) |
 //! | … TCP, client sends: `bytes`, `bits_per_second` | `sent_bytes`, over the interval |
-//! | … TCP, client sends: `retransmits`, `snd_cwnd`, `rtt` | `retransmits`, `cwnd_bytes`, `rtt_ms` × 1000 (µs, an integer) |
+//! | … TCP, client sends: `retransmits`, `snd_cwnd`, `rtt` | `retransmits`, `cwnd_bytes`, `srtt_ms` × 1000 (µs, an integer) |
 //! | … TCP, client receives: `bytes`, `bits_per_second` | `received_bytes`, `throughput_bps` |
-//! | … UDP, client sends: `bytes`, `bits_per_second`, `packets` | `offered_bps` × interval / 8, `offered_bps`, `sent` |
-//! | … UDP, client receives: `bytes`, `bits_per_second`, `jitter_ms`, `lost_packets`, `packets`, `lost_percent` | `bytes`, `throughput_bps`, `jitter_ms`, `lost`, `received` + `lost`, `loss_pct` |
-//! | `end.streams[].sender` (TCP) | `streams[]`: `sent_bytes`, `sender_throughput_bps`, `retransmits`, `max_cwnd_bytes`; `max_rtt/min_rtt/mean_rtt` over the stream's interval `rtt_ms` after the warm-up (else `rtt_ms`, `min_rtt_ms`) |
+//! | … UDP, client sends: `bytes`, `bits_per_second`, `packets` | `sent_bytes` (else `sender_throughput_bps` × interval / 8), `sender_throughput_bps`, `sent_packets` |
+//! | … UDP, client receives: `bytes`, `bits_per_second`, `jitter_ms`, `lost_packets`, `packets`, `lost_percent` | `received_bytes`, `throughput_bps`, `jitter_ms`, `lost_packets`, `received_packets` + `lost_packets`, `loss_pct` |
+//! | `end.streams[].sender` (TCP) | `streams[]`: `sent_bytes`, `sender_throughput_bps`, `retransmits`, `max_cwnd_bytes`; `max_rtt/min_rtt/mean_rtt` over the stream's interval `srtt_ms` after the warm-up (else `srtt_ms`, `min_rtt_ms`) |
 //! | `end.streams[].receiver` (TCP) | `streams[]`: `received_bytes`, `throughput_bps`; `end` is the direction's `receiver_duration_s` |
-//! | `end.streams[].udp` | `streams[]`: sender bytes (`offered_bps` × `duration_s` / 8), `offered_bps`, `jitter_ms`, `lost`, `received` + `lost`, `loss_pct`, `reordered` (`out_of_order`) |
-//! | `end.sum_sent` (TCP) | `summary.forward`/`reverse`: `sent_bytes`, `sender_throughput_bps`, `retransmits` over `duration_s` |
-//! | `end.sum_received` (TCP) | `bytes`, `throughput_bps` over `receiver_duration_s` |
-//! | `end.sum` (UDP) | sender bytes and `offered_bps`, with the receiver's `jitter_ms`, `lost`, `received` + `lost`, `loss_pct` |
-//! | `end.sum_sent` (UDP) | sender bytes, `offered_bps`, `sent`; jitter and loss 0, as iperf3 writes them |
-//! | `end.sum_received` (UDP) | `bytes`, `throughput_bps`, `jitter_ms`, `lost`, `received` + `lost`, `loss_pct` |
+//! | `end.streams[].udp` | `streams[]`: sender bytes (`sent_bytes`, else `sender_throughput_bps` × `duration_s` / 8), `sender_throughput_bps`, `jitter_ms`, `lost_packets`, `received_packets` + `lost_packets`, `loss_pct`, `reordered` (`out_of_order`) |
+//! | `end.sum_sent` (TCP) | `summary.forward`/`reverse` (one direction: else `summary.total`): `sent_bytes`, `sender_throughput_bps`, `retransmits` over `duration_s` |
+//! | `end.sum_received` (TCP) | `received_bytes`, `throughput_bps` over `receiver_duration_s` |
+//! | `end.sum` (UDP) | sender bytes and `sender_throughput_bps`, with the receiver's `jitter_ms`, `lost_packets`, `received_packets` + `lost_packets`, `loss_pct` |
+//! | `end.sum_sent` (UDP) | sender bytes, `sender_throughput_bps`, `sent_packets`; jitter and loss 0, as iperf3 writes them |
+//! | `end.sum_received` (UDP) | `received_bytes`, `throughput_bps`, `jitter_ms`, `lost_packets`, `received_packets` + `lost_packets`, `loss_pct` |
 //! | `…_bidir_reverse` (`intervals[].sum_bidir_reverse`, `end.sum_sent_bidir_reverse`, …) | the reverse direction of a `--bidir` test |
 //! | `end.sender_tcp_congestion`, `end.receiver_tcp_congestion` | the sending and receiving sockets' `congestion` (else the host's default); left out when unknown, as iperf3 does |
 //! | `end.cpu_utilization_percent.*` | 0.0: sonde does not measure CPU use |
@@ -71,7 +77,7 @@
 //! 0 (no `--gsro`: sonde picks GSO/GRO itself); `snd_wnd`, `rttvar`,
 //! `pmtu`, `max_snd_wnd` 0; TCP `reorder` 0; `rtt`/`max_rtt`/`min_rtt`/
 //! `mean_rtt`, `snd_cwnd`, `max_snd_cwnd`, `retransmits` 0 when sonde has
-//! no TCP_INFO reading; every `cpu_utilization_percent` figure 0.0.
+//! no TCP_INFO reading (any other unknown figure 0 too); every `cpu_utilization_percent` figure 0.0.
 //! `system_info` lacks what `uname -a` adds after the kernel release
 //! (build string, machine): sonde does not record them.
 //!
@@ -106,7 +112,19 @@ pub use tcp::tcp_to_iperf3;
 pub use udp::udp_to_iperf3;
 
 use serde_json::{json, Map, Value};
-use sonde_model::{Direction, Dscp, HostEnv, SocketInForce, Timestamp};
+use sonde_model::{
+    Direction, Dscp, Figures, HostEnv, SocketInForce, TestKind, TestResult, Timestamp,
+};
+
+/// `r` in iperf3's `-J` layout: TCP and UDP; `None` for ping, which has
+/// no iperf3 layout.
+pub fn to_iperf3(r: &TestResult) -> Option<Value> {
+    match r.test {
+        TestKind::Tcp => tcp_to_iperf3(r),
+        TestKind::Udp => udp_to_iperf3(r),
+        TestKind::Ping => None,
+    }
+}
 use std::net::SocketAddr;
 use std::time::{Duration, UNIX_EPOCH};
 
@@ -328,6 +346,16 @@ pub(crate) fn bits_per_second(bytes: u64, secs: f64) -> f64 {
     } else {
         0.0
     }
+}
+
+/// A rate in bits per second as iperf3's float; 0.0 when not known.
+pub(crate) fn rate(bps: Option<u64>) -> f64 {
+    bps.map_or(0.0, |b| b as f64)
+}
+
+/// A stream's number (iperf3's `socket`).
+pub(crate) fn stream_no(f: &Figures) -> u16 {
+    f.stream.unwrap_or_default()
 }
 
 /// Milliseconds as iperf3's integer microseconds.

@@ -1,26 +1,35 @@
 //! A TCP result in iperf3's layout (see the module docs for the mapping).
 
 use super::{
-    bits_per_second, client_sends, cpu_utilization, document, merged, micros, span, start_section,
-    RunInfo, SumNames,
+    bits_per_second, client_sends, cpu_utilization, document, merged, micros, rate, span,
+    start_section, stream_no, RunInfo, SumNames,
 };
 use serde_json::{json, Map, Value};
-use sonde_model::{
-    Direction, DirectionSummary, Interval, IntervalSum, StreamInterval, StreamResult, TcpResult,
-};
+use sonde_model::{Direction, Figures, Interval, StreamResult, TcpSpec, TestResult, TestSpec};
 
-/// `r` as `iperf3 -J` would have written it on the client.
-pub fn tcp_to_iperf3(r: &TcpResult) -> Value {
-    document(
-        start(r),
-        r.intervals.iter().map(|iv| interval(r, iv)).collect(),
-        end(r),
-        r.title.as_deref(),
-    )
+/// A TCP result and its spec.
+struct Tcp<'a> {
+    r: &'a TestResult,
+    spec: &'a TcpSpec,
 }
 
-fn start(r: &TcpResult) -> Map<String, Value> {
-    let s = &r.spec;
+/// `r` as `iperf3 -J` would have written it on the client; `None` when
+/// `r` is not a TCP test.
+pub fn tcp_to_iperf3(r: &TestResult) -> Option<Value> {
+    let TestSpec::Tcp(spec) = &r.spec else {
+        return None;
+    };
+    let t = Tcp { r, spec };
+    Some(document(
+        start(&t),
+        r.intervals.iter().map(|iv| interval(&t, iv)).collect(),
+        end(&t),
+        r.title.as_deref(),
+    ))
+}
+
+fn start(t: &Tcp<'_>) -> Map<String, Value> {
+    let (r, s) = (t.r, t.spec);
     let mut start = start_section(&RunInfo {
         protocol: "TCP",
         sonde_version: &r.sonde_version,
@@ -40,7 +49,7 @@ fn start(r: &TcpResult) -> Map<String, Value> {
         sockets: r
             .streams
             .iter()
-            .map(|st| (st.stream, &st.client_socket))
+            .map(|st| (stream_no(&st.figures), &st.client_socket))
             .collect(),
     });
     // iperf3 names the key after where the MSS came from.
@@ -53,24 +62,23 @@ fn start(r: &TcpResult) -> Map<String, Value> {
 
 /// The MSS the kernel chose, from the first stream (iperf3 reads it from
 /// its control connection, to the same address).
-fn control_mss(r: &TcpResult) -> u32 {
+fn control_mss(r: &TestResult) -> u32 {
     r.streams
         .first()
         .and_then(|st| st.client_socket.mss_bytes)
         .unwrap_or(0)
 }
 
-fn interval(r: &TcpResult, iv: &Interval) -> Value {
+fn interval(t: &Tcp<'_>, iv: &Interval) -> Value {
     let mut obj = Map::new();
     obj.insert(
         "streams".into(),
         iv.streams.iter().map(|s| interval_stream(iv, s)).collect(),
     );
-    for &flow in r.spec.direction.flows() {
-        let sum = iv.sums.iter().find(|s| s.direction == flow);
+    for &flow in t.spec.direction.flows() {
         obj.insert(
-            SumNames::of(r.spec.direction, flow).sum.into(),
-            interval_sum(iv, flow, sum),
+            SumNames::of(t.spec.direction, flow).sum.into(),
+            interval_sum(iv, flow, iv.sum(flow)),
         );
     }
     Value::Object(obj)
@@ -81,17 +89,18 @@ fn interval_span(iv: &Interval) -> Value {
 }
 
 /// One stream in one interval, as the client saw it.
-fn interval_stream(iv: &Interval, s: &StreamInterval) -> Value {
+fn interval_stream(iv: &Interval, s: &Figures) -> Value {
     let secs = iv.end_s - iv.start_s;
-    let fields = if client_sends(s.direction) {
+    let fields = if client_sends(s.direction.unwrap_or_default()) {
+        let sent = s.sent_bytes.unwrap_or(0);
         json!({
-            "socket": s.stream,
-            "bytes": s.sent_bytes,
-            "bits_per_second": bits_per_second(s.sent_bytes, secs),
+            "socket": stream_no(s),
+            "bytes": sent,
+            "bits_per_second": bits_per_second(sent, secs),
             "retransmits": s.retransmits.unwrap_or(0),
             "snd_cwnd": s.cwnd_bytes.unwrap_or(0),
             "snd_wnd": 0,
-            "rtt": s.rtt_ms.map_or(0, micros),
+            "rtt": s.srtt_ms.map_or(0, micros),
             "rttvar": 0,
             "pmtu": 0,
             "reorder": 0,
@@ -100,9 +109,9 @@ fn interval_stream(iv: &Interval, s: &StreamInterval) -> Value {
         })
     } else {
         json!({
-            "socket": s.stream,
-            "bytes": s.received_bytes,
-            "bits_per_second": s.throughput_bps as f64,
+            "socket": stream_no(s),
+            "bytes": s.received_bytes.unwrap_or(0),
+            "bits_per_second": rate(s.throughput_bps),
             "omitted": iv.omitted,
             "sender": false,
         })
@@ -111,10 +120,10 @@ fn interval_stream(iv: &Interval, s: &StreamInterval) -> Value {
 }
 
 /// One direction's streams in one interval (zeros if sonde has no sum).
-fn interval_sum(iv: &Interval, flow: Direction, sum: Option<&IntervalSum>) -> Value {
+fn interval_sum(iv: &Interval, flow: Direction, sum: Option<&Figures>) -> Value {
     let secs = iv.end_s - iv.start_s;
     let fields = if client_sends(flow) {
-        let bytes = sum.map_or(0, |s| s.sent_bytes);
+        let bytes = sum.and_then(|s| s.sent_bytes).unwrap_or(0);
         json!({
             "bytes": bytes,
             "bits_per_second": bits_per_second(bytes, secs),
@@ -124,8 +133,8 @@ fn interval_sum(iv: &Interval, flow: Direction, sum: Option<&IntervalSum>) -> Va
         })
     } else {
         json!({
-            "bytes": sum.map_or(0, |s| s.received_bytes),
-            "bits_per_second": sum.map_or(0.0, |s| s.throughput_bps as f64),
+            "bytes": sum.and_then(|s| s.received_bytes).unwrap_or(0),
+            "bits_per_second": rate(sum.and_then(|s| s.throughput_bps)),
             "omitted": iv.omitted,
             "sender": false,
         })
@@ -133,15 +142,16 @@ fn interval_sum(iv: &Interval, flow: Direction, sum: Option<&IntervalSum>) -> Va
     merged([interval_span(iv), fields])
 }
 
-fn end(r: &TcpResult) -> Value {
+fn end(t: &Tcp<'_>) -> Value {
+    let r = t.r;
     let mut end = Map::new();
     end.insert(
         "streams".into(),
-        r.streams.iter().map(|s| end_stream(r, s)).collect(),
+        r.streams.iter().map(|s| end_stream(t, s)).collect(),
     );
-    for &flow in r.spec.direction.flows() {
-        let names = SumNames::of(r.spec.direction, flow);
-        let d = direction(r, flow);
+    for &flow in t.spec.direction.flows() {
+        let names = SumNames::of(t.spec.direction, flow);
+        let d = direction(t, flow);
         let sender = client_sends(flow);
         end.insert(
             names.sent.into(),
@@ -149,7 +159,7 @@ fn end(r: &TcpResult) -> Value {
                 span(0.0, r.duration_s, r.duration_s),
                 json!({
                     "bytes": d.sent_bytes,
-                    "bits_per_second": d.sender_throughput_bps as f64,
+                    "bits_per_second": d.sender_bps as f64,
                     "retransmits": d.retransmits,
                     "sender": sender,
                 }),
@@ -158,17 +168,17 @@ fn end(r: &TcpResult) -> Value {
         end.insert(
             names.received.into(),
             merged([
-                span(0.0, d.receiver_duration_s, d.receiver_duration_s),
+                span(0.0, d.receiver_secs, d.receiver_secs),
                 json!({
-                    "bytes": d.bytes,
-                    "bits_per_second": d.throughput_bps as f64,
+                    "bytes": d.received_bytes,
+                    "bits_per_second": d.receiver_bps as f64,
                     "sender": sender,
                 }),
             ]),
         );
     }
     end.insert("cpu_utilization_percent".into(), cpu_utilization());
-    let (sender_cc, receiver_cc) = congestion(r);
+    let (sender_cc, receiver_cc) = congestion(t);
     if let Some(cc) = sender_cc {
         end.insert("sender_tcp_congestion".into(), json!(cc));
     }
@@ -178,46 +188,59 @@ fn end(r: &TcpResult) -> Value {
     Value::Object(end)
 }
 
+/// A direction's whole-test figures as iperf3 writes them: 0 where sonde
+/// does not know one.
+struct DirectionTotals {
+    sent_bytes: u64,
+    sender_bps: u64,
+    retransmits: u64,
+    received_bytes: u64,
+    receiver_bps: u64,
+    receiver_secs: f64,
+}
+
 /// The summary of one direction. A result without per-direction figures
 /// (one direction ran) falls back to the whole-test ones; a missing
 /// direction of a `--bidir` test is all zeros.
-fn direction(r: &TcpResult, flow: Direction) -> DirectionSummary {
+fn direction(t: &Tcp<'_>, flow: Direction) -> DirectionTotals {
+    let s = &t.r.summary;
     let own = match flow {
-        Direction::Reverse => &r.summary.reverse,
-        _ => &r.summary.forward,
+        Direction::Reverse => s.reverse.as_ref(),
+        _ => s.forward.as_ref(),
     };
-    if let Some(d) = own {
-        return d.clone();
-    }
-    let s = &r.summary;
-    let whole = r.spec.direction != Direction::Bidir;
-    let pick = |v: u64| if whole { v } else { 0 };
-    DirectionSummary {
-        throughput_bps: pick(s.throughput_bps),
-        bytes: pick(s.bytes),
-        retransmits: pick(s.retransmits),
-        sent_bytes: pick(s.sent_bytes),
-        sender_throughput_bps: pick(s.sender_throughput_bps),
-        receiver_duration_s: r.duration_s,
-        streams: r.spec.parallel,
+    let whole = t.spec.direction != Direction::Bidir;
+    let none = Figures::default();
+    let f = own.or(s.total.as_ref().filter(|_| whole)).unwrap_or(&none);
+    DirectionTotals {
+        sent_bytes: f.sent_bytes.unwrap_or(0),
+        sender_bps: f.sender_throughput_bps.unwrap_or(0),
+        retransmits: f.retransmits.unwrap_or(0),
+        received_bytes: f.received_bytes.unwrap_or(0),
+        receiver_bps: f.throughput_bps.unwrap_or(0),
+        receiver_secs: own
+            .and_then(|d| d.receiver_duration_s)
+            .unwrap_or(t.r.duration_s),
     }
 }
 
 /// One stream over the whole test: what its sender and receiver counted.
-fn end_stream(r: &TcpResult, s: &StreamResult) -> Value {
-    let sender = client_sends(s.direction);
-    let rtt = RttFigures::of(r, s);
-    let receiver_secs = direction(r, s.direction).receiver_duration_s;
+fn end_stream(t: &Tcp<'_>, s: &StreamResult) -> Value {
+    let r = t.r;
+    let f = &s.figures;
+    let flow = f.direction.unwrap_or_default();
+    let sender = client_sends(flow);
+    let rtt = RttFigures::of(r, f);
+    let receiver_secs = direction(t, flow).receiver_secs;
     json!({
         "sender": merged([
             span(0.0, r.duration_s, r.duration_s),
             json!({
-                "socket": s.stream,
-                "bytes": s.sent_bytes,
-                "bits_per_second": s.sender_throughput_bps as f64,
-                "retransmits": s.retransmits.unwrap_or(0),
+                "socket": stream_no(f),
+                "bytes": f.sent_bytes.unwrap_or(0),
+                "bits_per_second": rate(f.sender_throughput_bps),
+                "retransmits": f.retransmits.unwrap_or(0),
                 "reorder": 0,
-                "max_snd_cwnd": s.max_cwnd_bytes.unwrap_or(0),
+                "max_snd_cwnd": f.max_cwnd_bytes.unwrap_or(0),
                 "max_snd_wnd": 0,
                 "max_rtt": rtt.max,
                 "min_rtt": rtt.min,
@@ -229,9 +252,9 @@ fn end_stream(r: &TcpResult, s: &StreamResult) -> Value {
         "receiver": merged([
             span(0.0, receiver_secs, r.duration_s),
             json!({
-                "socket": s.stream,
-                "bytes": s.received_bytes,
-                "bits_per_second": s.throughput_bps as f64,
+                "socket": stream_no(f),
+                "bytes": f.received_bytes.unwrap_or(0),
+                "bits_per_second": rate(f.throughput_bps),
                 "sender": sender,
             }),
         ]),
@@ -248,17 +271,17 @@ struct RttFigures {
 impl RttFigures {
     /// Over the stream's interval readings after the warm-up; without any,
     /// from the end-of-test figures.
-    fn of(r: &TcpResult, s: &StreamResult) -> Self {
+    fn of(r: &TestResult, s: &Figures) -> Self {
         let samples: Vec<f64> = r
             .intervals
             .iter()
             .filter(|iv| !iv.omitted)
             .flat_map(|iv| &iv.streams)
             .filter(|si| si.stream == s.stream)
-            .filter_map(|si| si.rtt_ms)
+            .filter_map(|si| si.srtt_ms)
             .collect();
         if samples.is_empty() {
-            let last = s.rtt_ms.map_or(0, micros);
+            let last = s.srtt_ms.map_or(0, micros);
             return Self {
                 max: last,
                 min: s.min_rtt_ms.map_or(last, micros),
@@ -278,15 +301,19 @@ impl RttFigures {
 
 /// Congestion control of the sending and receiving ends of the test's
 /// first direction: the sockets' own, else each host's default.
-fn congestion(r: &TcpResult) -> (Option<String>, Option<String>) {
-    let flow = r
+fn congestion(t: &Tcp<'_>) -> (Option<String>, Option<String>) {
+    let r = t.r;
+    let flow = t
         .spec
         .direction
         .flows()
         .first()
         .copied()
         .unwrap_or_default();
-    let first = r.streams.iter().find(|s| s.direction == flow);
+    let first = r
+        .streams
+        .iter()
+        .find(|s| s.figures.direction.unwrap_or_default() == flow);
     let client = first
         .and_then(|s| s.client_socket.congestion.clone())
         .or_else(|| r.env.client.default_congestion.clone());

@@ -3,9 +3,11 @@
 //! sonde's `-J` result (`sonde/`) and iperf3's `-J` output for the same
 //! options (`iperf3-3.12/`, `iperf3-3.21/`), all captured on loopback.
 
-use super::{rfc1123, system_info, tcp_to_iperf3, udp_to_iperf3, ADDED_AFTER_3_12};
+use super::{rfc1123, system_info, tcp_to_iperf3, to_iperf3, udp_to_iperf3, ADDED_AFTER_3_12};
 use serde_json::Value;
-use sonde_model::{ByteSize, Dscp, HostEnv, Rate, TcpResult, UdpResult};
+use sonde_model::{
+    load_result, ByteSize, Direction, Dscp, HostEnv, Rate, TcpSpec, TestResult, TestSpec, UdpSpec,
+};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -42,21 +44,44 @@ fn iperf3(version: &str, case: &str) -> Value {
     serde_json::from_str(&fixture_text(&format!("iperf3-{version}"), case)).expect(case)
 }
 
-fn tcp_result(case: &str) -> TcpResult {
-    serde_json::from_str(&fixture_text("sonde", case)).expect(case)
+/// sonde's result for `case` (a format-1 document, read by the loader).
+fn result(case: &str) -> TestResult {
+    load_result(&fixture_text("sonde", case)).expect(case)
 }
 
-fn udp_result(case: &str) -> UdpResult {
-    serde_json::from_str(&fixture_text("sonde", case)).expect(case)
+fn tcp_result(case: &str) -> TestResult {
+    result(case)
+}
+
+fn udp_result(case: &str) -> TestResult {
+    result(case)
+}
+
+fn tcp(r: &TestResult) -> Value {
+    tcp_to_iperf3(r).expect("a TCP result")
+}
+
+fn udp(r: &TestResult) -> Value {
+    udp_to_iperf3(r).expect("a UDP result")
+}
+
+fn tcp_spec(r: &mut TestResult) -> &mut TcpSpec {
+    match &mut r.spec {
+        TestSpec::Tcp(s) => s,
+        other => panic!("not tcp: {other:?}"),
+    }
+}
+
+fn udp_spec(r: &TestResult) -> &UdpSpec {
+    match &r.spec {
+        TestSpec::Udp(s) => s,
+        other => panic!("not udp: {other:?}"),
+    }
 }
 
 /// sonde's result for `case`, converted.
 fn converted(case: &str) -> Value {
-    if case.starts_with("tcp") {
-        tcp_to_iperf3(&tcp_result(case))
-    } else {
-        udp_to_iperf3(&udp_result(case))
-    }
+    to_iperf3(&result(case)).expect(case)
 }
 
 /// Every key path of `v`. Stream and connection positions are kept
@@ -204,7 +229,7 @@ fn counts_are_integers_and_rates_are_floats() {
 #[test]
 fn forward_tcp_shows_the_client_sending() {
     let r = tcp_result("tcp_fwd_1");
-    let j = tcp_to_iperf3(&r);
+    let j = tcp(&r);
     let fwd = r.summary.forward.clone().expect("forward summary");
     let (st, iv) = (&r.streams[0], &r.intervals[0].streams[0]);
 
@@ -229,27 +254,39 @@ fn forward_tcp_shows_the_client_sending() {
 
     let i0 = &j["intervals"][0]["streams"][0];
     assert_eq!(i0["sender"], true);
-    assert_eq!(i0["bytes"], iv.sent_bytes);
+    assert_eq!(i0["bytes"], iv.sent_bytes.expect("sent bytes"));
     assert_eq!(i0["retransmits"], iv.retransmits.unwrap_or(0));
     assert_eq!(i0["snd_cwnd"], iv.cwnd_bytes.unwrap_or(0));
-    assert_eq!(i0["rtt"], super::micros(iv.rtt_ms.unwrap_or(0.0)));
+    assert_eq!(i0["rtt"], super::micros(iv.srtt_ms.unwrap_or(0.0)));
 
     let end = &j["end"];
-    assert_eq!(end["sum_sent"]["bytes"], fwd.sent_bytes);
-    assert_eq!(end["sum_sent"]["retransmits"], fwd.retransmits);
+    assert_eq!(end["sum_sent"]["bytes"], fwd.sent_bytes.expect("sent"));
+    assert_eq!(
+        end["sum_sent"]["retransmits"],
+        fwd.retransmits.expect("retr")
+    );
     assert_eq!(end["sum_sent"]["sender"], true);
-    assert_eq!(end["sum_received"]["bytes"], fwd.bytes);
-    assert_eq!(end["sum_received"]["seconds"], fwd.receiver_duration_s);
+    assert_eq!(
+        end["sum_received"]["bytes"],
+        fwd.received_bytes.expect("received")
+    );
+    assert_eq!(
+        end["sum_received"]["seconds"],
+        fwd.receiver_duration_s.expect("receiver time")
+    );
     assert_eq!(
         end["sum_received"]["bits_per_second"],
-        fwd.throughput_bps as f64
+        fwd.throughput_bps.expect("goodput") as f64
     );
-    assert_eq!(end["streams"][0]["sender"]["socket"], st.stream);
+    assert_eq!(end["streams"][0]["sender"]["socket"], 0);
     assert_eq!(
         end["streams"][0]["sender"]["max_snd_cwnd"],
-        st.max_cwnd_bytes.unwrap_or(0)
+        st.figures.max_cwnd_bytes.unwrap_or(0)
     );
-    assert_eq!(end["streams"][0]["receiver"]["bytes"], st.received_bytes);
+    assert_eq!(
+        end["streams"][0]["receiver"]["bytes"],
+        st.figures.received_bytes.expect("received")
+    );
     assert_eq!(end["sender_tcp_congestion"], "bbr");
     assert_eq!(end["receiver_tcp_congestion"], "bbr");
 }
@@ -257,11 +294,14 @@ fn forward_tcp_shows_the_client_sending() {
 #[test]
 fn reverse_tcp_shows_the_client_receiving() {
     let r = tcp_result("tcp_rev_1");
-    let j = tcp_to_iperf3(&r);
+    let j = tcp(&r);
     assert_eq!(j["start"]["test_start"]["reverse"], 1);
     let i0 = &j["intervals"][0]["streams"][0];
     assert_eq!(i0["sender"], false);
-    assert_eq!(i0["bytes"], r.intervals[0].streams[0].received_bytes);
+    assert_eq!(
+        i0["bytes"],
+        r.intervals[0].streams[0].received_bytes.expect("received")
+    );
     assert!(
         i0.get("retransmits").is_none(),
         "a receiver has no TCP_INFO"
@@ -270,14 +310,14 @@ fn reverse_tcp_shows_the_client_receiving() {
     assert_eq!(j["end"]["sum_sent"]["sender"], false);
     assert_eq!(
         j["end"]["streams"][0]["sender"]["bytes"],
-        r.streams[0].sent_bytes
+        r.streams[0].figures.sent_bytes.expect("sent")
     );
 }
 
 #[test]
 fn bidir_reports_the_reverse_direction_apart() {
     let r = tcp_result("tcp_bidir_2");
-    let j = tcp_to_iperf3(&r);
+    let j = tcp(&r);
     let rev = r.summary.reverse.clone().expect("reverse summary");
     assert_eq!(j["start"]["test_start"]["bidir"], 1);
     assert_eq!(j["start"]["test_start"]["reverse"], 0);
@@ -285,8 +325,14 @@ fn bidir_reports_the_reverse_direction_apart() {
     assert_eq!(j["start"]["connected"].as_array().map(Vec::len), Some(4));
     assert_eq!(j["intervals"][0]["sum"]["sender"], true);
     assert_eq!(j["intervals"][0]["sum_bidir_reverse"]["sender"], false);
-    assert_eq!(j["end"]["sum_sent_bidir_reverse"]["bytes"], rev.sent_bytes);
-    assert_eq!(j["end"]["sum_received_bidir_reverse"]["bytes"], rev.bytes);
+    assert_eq!(
+        j["end"]["sum_sent_bidir_reverse"]["bytes"],
+        rev.sent_bytes.expect("sent")
+    );
+    assert_eq!(
+        j["end"]["sum_received_bidir_reverse"]["bytes"],
+        rev.received_bytes.expect("received")
+    );
     let senders: Vec<_> = j["end"]["streams"]
         .as_array()
         .into_iter()
@@ -299,8 +345,13 @@ fn bidir_reports_the_reverse_direction_apart() {
 #[test]
 fn udp_jitter_and_loss_come_from_the_receiver() {
     let r = udp_result("udp_fwd_1");
-    let j = udp_to_iperf3(&r);
-    let c = &r.summary.forward.as_ref().expect("forward").counts;
+    let j = udp(&r);
+    let c = r.summary.forward.as_ref().expect("forward");
+    let (sent, received, lost) = (
+        c.sent_packets.expect("sent"),
+        c.received_packets.expect("received"),
+        c.lost_packets.expect("lost"),
+    );
     let ts = &j["start"]["test_start"];
     assert_eq!(ts["protocol"], "UDP");
     assert_eq!(ts["blksize"], 1400);
@@ -308,34 +359,58 @@ fn udp_jitter_and_loss_come_from_the_receiver() {
     assert!(j["start"].get("tcp_mss_default").is_none());
 
     let sum = &j["end"]["sum"];
-    assert_eq!(sum["jitter_ms"], c.jitter_ms);
-    assert_eq!(sum["lost_packets"], c.lost);
-    assert_eq!(sum["packets"], c.received + c.lost);
-    assert_eq!(sum["lost_percent"], c.loss_pct);
+    assert_eq!(sum["jitter_ms"], c.jitter_ms.expect("jitter"));
+    assert_eq!(sum["lost_packets"], lost);
+    assert_eq!(sum["packets"], received + lost);
+    assert_eq!(sum["lost_percent"], c.loss_pct.expect("loss"));
     assert_eq!(sum["sender"], true);
-    assert_eq!(j["end"]["sum_sent"]["packets"], c.sent);
+    assert_eq!(j["end"]["sum_sent"]["packets"], sent);
     assert_eq!(j["end"]["sum_sent"]["jitter_ms"], 0.0);
-    assert_eq!(j["end"]["sum_received"]["bytes"], c.bytes);
-    assert_eq!(j["end"]["sum_received"]["jitter_ms"], c.jitter_ms);
+    assert_eq!(
+        j["end"]["sum_received"]["bytes"],
+        c.received_bytes.expect("bytes")
+    );
+    assert_eq!(
+        j["end"]["sum_received"]["jitter_ms"],
+        c.jitter_ms.expect("jitter")
+    );
     // A constant-rate stream: offered rate × time is the bytes sent.
-    assert_eq!(j["end"]["sum_sent"]["bytes"], c.sent * 1400);
+    assert_eq!(j["end"]["sum_sent"]["bytes"], sent * 1400);
     assert_eq!(
         j["end"]["streams"][0]["udp"]["out_of_order"],
-        r.streams[0].counts.reordered
+        r.streams[0].figures.reordered.expect("reordered")
     );
 
     let i0 = &j["intervals"][0]["streams"][0];
-    assert_eq!(i0["packets"], r.intervals[0].streams[0].counts.sent);
+    assert_eq!(
+        i0["packets"],
+        r.intervals[0].streams[0].sent_packets.expect("sent")
+    );
     assert!(
         i0.get("jitter_ms").is_none(),
         "the sending client has no jitter"
     );
 
-    let rev = udp_to_iperf3(&udp_result("udp_rev_1"));
+    let rev = udp(&udp_result("udp_rev_1"));
     let i0 = &rev["intervals"][0]["streams"][0];
     assert_eq!(i0["sender"], false);
     assert!(i0.get("jitter_ms").is_some() && i0.get("lost_percent").is_some());
     assert_eq!(rev["end"]["sum"]["sender"], false);
+}
+
+#[test]
+fn udp_sent_bytes_are_taken_as_counted_when_known() {
+    let mut r = udp_result("udp_fwd_1");
+    let payload = u64::from(udp_spec(&r).payload_len());
+    if let Some(f) = r.summary.forward.as_mut() {
+        f.sent_bytes = f.sent_packets.map(|p| p * payload + 7);
+    }
+    let j = udp(&r);
+    let sent = r.summary.forward.as_ref().and_then(|f| f.sent_packets);
+    assert_eq!(
+        j["end"]["sum_sent"]["bytes"],
+        sent.expect("sent") * payload + 7
+    );
 }
 
 #[test]
@@ -346,18 +421,20 @@ fn missing_figures_are_written_as_zeros() {
     r.env.client.default_congestion = None;
     r.env.server.default_congestion = None;
     for s in &mut r.streams {
-        s.retransmits = None;
-        s.rtt_ms = None;
-        s.min_rtt_ms = None;
-        s.max_cwnd_bytes = None;
+        s.figures.retransmits = None;
+        s.figures.srtt_ms = None;
+        s.figures.min_rtt_ms = None;
+        s.figures.max_cwnd_bytes = None;
+        s.figures.sent_bytes = None;
         s.client_socket.mss_bytes = None;
         s.client_socket.congestion = None;
         s.server_socket.congestion = None;
     }
-    let j = tcp_to_iperf3(&r);
+    let j = tcp(&r);
     assert_eq!(j["intervals"], serde_json::json!([]));
     let sender = &j["end"]["streams"][0]["sender"];
     for key in [
+        "bytes",
         "retransmits",
         "max_snd_cwnd",
         "max_rtt",
@@ -367,26 +444,48 @@ fn missing_figures_are_written_as_zeros() {
         assert_eq!(sender[key], 0, "{key}");
     }
     assert_eq!(j["start"]["tcp_mss_default"], 0);
-    assert_eq!(j["end"]["sum_sent"]["bytes"], r.summary.sent_bytes);
+    let total = r.summary.total.as_ref().expect("total");
+    assert_eq!(
+        j["end"]["sum_sent"]["bytes"],
+        total.sent_bytes.expect("sent")
+    );
     assert_eq!(j["end"]["sum_received"]["seconds"], r.duration_s);
     assert!(j["end"].get("sender_tcp_congestion").is_none());
 
+    r.summary.total = None;
     r.streams.clear();
-    let j = tcp_to_iperf3(&r);
+    let j = tcp(&r);
     assert_eq!(j["start"]["connected"], serde_json::json!([]));
     assert_eq!(j["start"]["sndbuf_actual"], 0);
+    assert_eq!(j["end"]["sum_sent"]["bytes"], 0);
+    assert_eq!(j["end"]["sum_received"]["bits_per_second"], 0.0);
+}
+
+#[test]
+fn only_tcp_and_udp_have_an_iperf3_layout() {
+    let r = tcp_result("tcp_fwd_1");
+    assert!(udp_to_iperf3(&r).is_none(), "a TCP result is not UDP");
+    assert!(tcp_to_iperf3(&udp_result("udp_fwd_1")).is_none());
+    let ping = load_result(include_str!(
+        "../../../sonde-model/tests/fixtures/v1/ping_icmp.json"
+    ))
+    .expect("ping");
+    assert!(to_iperf3(&ping).is_none());
+    assert_eq!(to_iperf3(&r), tcp_to_iperf3(&r));
 }
 
 #[test]
 fn spec_options_show_where_iperf3_puts_them() {
     let mut r = tcp_result("tcp_fwd_1");
-    r.spec.mss = Some(1400);
-    r.spec.dscp = Some(Dscp::EF);
-    r.spec.omit = Duration::from_millis(1500);
-    r.spec.window = Some(ByteSize::from_bytes(256 * 1024));
-    r.spec.bitrate = Some(Rate::from_bps(100_000_000));
+    let s = tcp_spec(&mut r);
+    s.mss = Some(1400);
+    s.dscp = Some(Dscp::EF);
+    s.omit = Duration::from_millis(1500);
+    s.window = Some(ByteSize::from_bytes(256 * 1024));
+    s.bitrate = Some(Rate::from_bps(100_000_000));
+    s.direction = Direction::Forward;
     r.title = Some("lab 3".into());
-    let j = tcp_to_iperf3(&r);
+    let j = tcp(&r);
     assert_eq!(j["start"]["tcp_mss"], 1400);
     assert!(j["start"].get("tcp_mss_default").is_none());
     assert_eq!(j["start"]["sock_bufsize"], 262_144);
@@ -403,7 +502,7 @@ fn spec_options_show_where_iperf3_puts_them() {
 fn ipv4_mapped_addresses_are_written_as_ipv4() {
     let mut r = tcp_result("tcp_fwd_1");
     r.streams[0].client_socket.local = "[::ffff:192.0.2.1]:40000".parse().expect("addr");
-    let j = tcp_to_iperf3(&r);
+    let j = tcp(&r);
     assert_eq!(j["start"]["connected"][0]["local_host"], "192.0.2.1");
     assert_eq!(j["start"]["connected"][0]["local_port"], 40_000);
 }
@@ -421,7 +520,7 @@ fn times_are_written_as_iperf3_writes_them() {
     assert_eq!(rfc1123(secs), theirs["start"]["timestamp"]["time"]);
 
     let r = tcp_result("tcp_fwd_1");
-    let j = tcp_to_iperf3(&r);
+    let j = tcp(&r);
     let since = r
         .start
         .0

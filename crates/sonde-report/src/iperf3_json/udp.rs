@@ -1,24 +1,35 @@
 //! A UDP result in iperf3's layout (see the module docs for the mapping).
 
 use super::{
-    client_sends, cpu_utilization, document, merged, span, start_section, RunInfo, SumNames,
+    client_sends, cpu_utilization, document, merged, rate, span, start_section, stream_no, RunInfo,
+    SumNames,
 };
 use serde_json::{json, Map, Value};
-use sonde_model::udp_result::{UdpCounts, UdpInterval};
-use sonde_model::{Direction, UdpResult};
+use sonde_model::{Direction, Figures, Interval, TestResult, TestSpec, UdpSpec};
 
-/// `r` as `iperf3 -u -J` would have written it on the client.
-pub fn udp_to_iperf3(r: &UdpResult) -> Value {
-    document(
-        start(r),
-        r.intervals.iter().map(|iv| interval(r, iv)).collect(),
-        end(r),
-        r.title.as_deref(),
-    )
+/// A UDP result and its spec.
+struct Udp<'a> {
+    r: &'a TestResult,
+    spec: &'a UdpSpec,
 }
 
-fn start(r: &UdpResult) -> Map<String, Value> {
-    let s = &r.spec;
+/// `r` as `iperf3 -u -J` would have written it on the client; `None`
+/// when `r` is not a UDP test.
+pub fn udp_to_iperf3(r: &TestResult) -> Option<Value> {
+    let TestSpec::Udp(spec) = &r.spec else {
+        return None;
+    };
+    let u = Udp { r, spec };
+    Some(document(
+        start(&u),
+        r.intervals.iter().map(|iv| interval(&u, iv)).collect(),
+        end(&u),
+        r.title.as_deref(),
+    ))
+}
+
+fn start(u: &Udp<'_>) -> Map<String, Value> {
+    let (r, s) = (u.r, u.spec);
     start_section(&RunInfo {
         protocol: "UDP",
         sonde_version: &r.sonde_version,
@@ -38,44 +49,42 @@ fn start(r: &UdpResult) -> Map<String, Value> {
         sockets: r
             .streams
             .iter()
-            .map(|st| (st.stream, &st.client_socket))
+            .map(|st| (stream_no(&st.figures), &st.client_socket))
             .collect(),
     })
 }
 
-/// Payload bytes the sender sent over `secs`, from its offered rate
-/// (sonde counts the receiver's bytes, the sender's packets and rate).
-fn sent_bytes(c: &UdpCounts, secs: f64) -> u64 {
-    if secs > 0.0 {
-        (c.offered_bps as f64 * secs / 8.0).round() as u64
-    } else {
-        0
+/// Payload bytes the sender sent over `secs`: as counted, else from its
+/// offered rate (a format-1 result has only the rate).
+fn sent_bytes(c: &Figures, secs: f64) -> u64 {
+    match (c.sent_bytes, c.sender_throughput_bps) {
+        (Some(b), _) => b,
+        (None, Some(bps)) if secs > 0.0 => (bps as f64 * secs / 8.0).round() as u64,
+        _ => 0,
     }
 }
 
 /// Packets the loss is counted against (iperf3's receiver `packets`).
-fn packets_due(c: &UdpCounts) -> u64 {
-    c.received + c.lost
+fn packets_due(c: &Figures) -> u64 {
+    c.received_packets
+        .unwrap_or(0)
+        .saturating_add(c.lost_packets.unwrap_or(0))
 }
 
-fn interval(r: &UdpResult, iv: &UdpInterval) -> Value {
+fn interval(u: &Udp<'_>, iv: &Interval) -> Value {
     let mut obj = Map::new();
     obj.insert(
         "streams".into(),
         iv.streams
             .iter()
-            .map(|s| interval_entry(iv, Some(s.stream), s.direction, &s.counts))
+            .map(|s| interval_entry(iv, Some(stream_no(s)), s.direction.unwrap_or_default(), s))
             .collect(),
     );
-    let none = UdpCounts::default();
-    for &flow in r.spec.direction.flows() {
-        let counts = iv
-            .sums
-            .iter()
-            .find(|s| s.direction == flow)
-            .map_or(&none, |s| &s.counts);
+    let none = Figures::default();
+    for &flow in u.spec.direction.flows() {
+        let counts = iv.sum(flow).unwrap_or(&none);
         obj.insert(
-            SumNames::of(r.spec.direction, flow).sum.into(),
+            SumNames::of(u.spec.direction, flow).sum.into(),
             interval_entry(iv, None, flow, counts),
         );
     }
@@ -84,24 +93,24 @@ fn interval(r: &UdpResult, iv: &UdpInterval) -> Value {
 
 /// A stream (with its `socket`) or a direction's sum in one interval, as
 /// the client saw it: a sender its packets, a receiver jitter and loss.
-fn interval_entry(iv: &UdpInterval, socket: Option<u16>, flow: Direction, c: &UdpCounts) -> Value {
+fn interval_entry(iv: &Interval, socket: Option<u16>, flow: Direction, c: &Figures) -> Value {
     let secs = iv.end_s - iv.start_s;
     let fields = if client_sends(flow) {
         json!({
             "bytes": sent_bytes(c, secs),
-            "bits_per_second": c.offered_bps as f64,
-            "packets": c.sent,
+            "bits_per_second": rate(c.sender_throughput_bps),
+            "packets": c.sent_packets.unwrap_or(0),
             "omitted": iv.omitted,
             "sender": true,
         })
     } else {
         json!({
-            "bytes": c.bytes,
-            "bits_per_second": c.throughput_bps as f64,
-            "jitter_ms": c.jitter_ms,
-            "lost_packets": c.lost,
+            "bytes": c.received_bytes.unwrap_or(0),
+            "bits_per_second": rate(c.throughput_bps),
+            "jitter_ms": c.jitter_ms.unwrap_or(0.0),
+            "lost_packets": c.lost_packets.unwrap_or(0),
             "packets": packets_due(c),
-            "lost_percent": c.loss_pct,
+            "lost_percent": c.loss_pct.unwrap_or(0.0),
             "omitted": iv.omitted,
             "sender": false,
         })
@@ -110,7 +119,8 @@ fn interval_entry(iv: &UdpInterval, socket: Option<u16>, flow: Direction, c: &Ud
     merged([span(iv.start_s, iv.end_s, secs), fields, socket])
 }
 
-fn end(r: &UdpResult) -> Value {
+fn end(u: &Udp<'_>) -> Value {
+    let r = u.r;
     let secs = r.duration_s;
     let whole = || span(0.0, secs, secs);
     let mut end = Map::new();
@@ -119,24 +129,24 @@ fn end(r: &UdpResult) -> Value {
         r.streams
             .iter()
             .map(|s| {
-                let c = &s.counts;
+                let c = &s.figures;
+                let sender = client_sends(c.direction.unwrap_or_default());
                 let udp = merged([
                     whole(),
-                    sender_and_quality(c, secs, client_sends(s.direction)),
-                    json!({ "socket": s.stream, "out_of_order": c.reordered }),
+                    sender_and_quality(c, secs, sender),
+                    json!({
+                        "socket": stream_no(c),
+                        "out_of_order": c.reordered.unwrap_or(0),
+                    }),
                 ]);
                 json!({ "udp": udp })
             })
             .collect(),
     );
-    let none = UdpCounts::default();
-    for &flow in r.spec.direction.flows() {
-        let names = SumNames::of(r.spec.direction, flow);
-        let own = match flow {
-            Direction::Reverse => &r.summary.reverse,
-            _ => &r.summary.forward,
-        };
-        let c = own.as_ref().map_or(&none, |d| &d.counts);
+    let none = Figures::default();
+    for &flow in u.spec.direction.flows() {
+        let names = SumNames::of(u.spec.direction, flow);
+        let c = r.summary.direction(flow).unwrap_or(&none);
         let sum = sender_and_quality(c, secs, client_sends(flow));
         end.insert(names.sum.into(), merged([whole(), sum]));
         end.insert(names.sent.into(), merged([whole(), sent_sum(c, secs)]));
@@ -148,40 +158,40 @@ fn end(r: &UdpResult) -> Value {
 
 /// iperf3's original UDP figures (`end.sum`, `end.streams[].udp`): the
 /// sender's bytes and rate with the receiver's jitter and loss.
-fn sender_and_quality(c: &UdpCounts, secs: f64, sender: bool) -> Value {
+fn sender_and_quality(c: &Figures, secs: f64, sender: bool) -> Value {
     json!({
         "bytes": sent_bytes(c, secs),
-        "bits_per_second": c.offered_bps as f64,
-        "jitter_ms": c.jitter_ms,
-        "lost_packets": c.lost,
+        "bits_per_second": rate(c.sender_throughput_bps),
+        "jitter_ms": c.jitter_ms.unwrap_or(0.0),
+        "lost_packets": c.lost_packets.unwrap_or(0),
         "packets": packets_due(c),
-        "lost_percent": c.loss_pct,
+        "lost_percent": c.loss_pct.unwrap_or(0.0),
         "sender": sender,
     })
 }
 
 /// `end.sum_sent`: what the sender sent; iperf3 writes no loss there.
-fn sent_sum(c: &UdpCounts, secs: f64) -> Value {
+fn sent_sum(c: &Figures, secs: f64) -> Value {
     json!({
         "bytes": sent_bytes(c, secs),
-        "bits_per_second": c.offered_bps as f64,
+        "bits_per_second": rate(c.sender_throughput_bps),
         "jitter_ms": 0.0,
         "lost_packets": 0,
-        "packets": c.sent,
+        "packets": c.sent_packets.unwrap_or(0),
         "lost_percent": 0.0,
         "sender": true,
     })
 }
 
 /// `end.sum_received`: what the receiver got, with jitter and loss.
-fn received_sum(c: &UdpCounts) -> Value {
+fn received_sum(c: &Figures) -> Value {
     json!({
-        "bytes": c.bytes,
-        "bits_per_second": c.throughput_bps as f64,
-        "jitter_ms": c.jitter_ms,
-        "lost_packets": c.lost,
+        "bytes": c.received_bytes.unwrap_or(0),
+        "bits_per_second": rate(c.throughput_bps),
+        "jitter_ms": c.jitter_ms.unwrap_or(0.0),
+        "lost_packets": c.lost_packets.unwrap_or(0),
         "packets": packets_due(c),
-        "lost_percent": c.loss_pct,
+        "lost_percent": c.loss_pct.unwrap_or(0.0),
         "sender": false,
     })
 }

@@ -55,10 +55,7 @@ mod tests {
                 digit: 2
             })
         );
-        assert_eq!(
-            parse_hex_key("abc"),
-            Err(KeyError::BadLength { digits: 3 })
-        );
+        assert_eq!(parse_hex_key("abc"), Err(KeyError::BadLength { digits: 3 }));
         assert_eq!(parse_hex_key(" \n"), Err(KeyError::BadLength { digits: 0 }));
     }
 }

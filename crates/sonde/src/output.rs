@@ -1,0 +1,117 @@
+//! Running a spec from the command line: the runner in the library, the
+//! live lines and warnings printed from its events on a thread of their
+//! own, the result printed as text or JSON at the end.
+
+use crate::cli::Failure;
+use crate::run_args::JsonFormat;
+use sonde_model::{Event, TestResult, TestSpec};
+use sonde_report::{summary, to_iperf3, LiveText};
+use sonde_run::{Events, RunError, Stop};
+use std::io::Write;
+use std::thread::JoinHandle;
+
+/// How a command prints its test.
+#[derive(Debug, Clone, Copy)]
+pub struct Output {
+    pub json: Option<JsonFormat>,
+    /// Live lines (connection, intervals, answers) on standard output.
+    pub live: bool,
+}
+
+/// Runs `spec` with tcp/udp's output rule: live lines unless JSON.
+pub fn run_and_print(spec: &TestSpec, json: Option<JsonFormat>) -> Result<(), Failure> {
+    Output {
+        json,
+        live: json.is_none(),
+    }
+    .run(spec)
+}
+
+impl Output {
+    /// Runs `spec`, printing as it goes and at the end; an interrupted
+    /// result is printed, then reported as [`Failure::Interrupted`].
+    pub fn run(self, spec: &TestSpec) -> Result<(), Failure> {
+        let events = Events::new();
+        let printer = self.printer(spec, events.subscribe());
+        let stop = interrupt_flag();
+        let outcome = sonde_run::run(spec, &stop, &events);
+        events.close();
+        let _ = printer.join();
+        let result = outcome.map_err(Failure::from_run)?;
+        self.print(&result)?;
+        if result.interrupted {
+            return Err(Failure::Interrupted);
+        }
+        Ok(())
+    }
+
+    /// The thread that prints live lines (when asked) and warnings.
+    fn printer(self, spec: &TestSpec, rx: std::sync::mpsc::Receiver<Event>) -> JoinHandle<()> {
+        let mut text = LiveText::for_spec(spec);
+        std::thread::spawn(move || {
+            let (mut out, mut err) = (std::io::stdout(), std::io::stderr());
+            for event in rx {
+                let lines = text.on_event(&event);
+                if self.live && !lines.stdout.is_empty() {
+                    let _ = out.write_all(lines.stdout.as_bytes());
+                    let _ = out.flush();
+                }
+                if !lines.stderr.is_empty() {
+                    let _ = err.write_all(lines.stderr.as_bytes());
+                }
+            }
+        })
+    }
+
+    /// The result: sonde's JSON, iperf3's layout, or the text summary.
+    fn print(self, result: &TestResult) -> Result<(), Failure> {
+        let mut out = std::io::stdout().lock();
+        match self.json {
+            Some(format) => {
+                out.write_all(result_json(result, format)?.as_bytes())?;
+                writeln!(out)?;
+            }
+            None => write!(out, "{}", summary(result))?,
+        }
+        Ok(())
+    }
+}
+
+/// A result as `-J` prints it: sonde's document, or iperf3's layout
+/// (`--json=iperf3`; ping has none and prints sonde's).
+pub fn result_json(result: &TestResult, format: JsonFormat) -> Result<String, serde_json::Error> {
+    match (format, to_iperf3(result)) {
+        (JsonFormat::Iperf3, Some(doc)) => serde_json::to_string_pretty(&doc),
+        _ => serde_json::to_string_pretty(result),
+    }
+}
+
+/// A flag that the first Ctrl-C sets (the test then stops and reports
+/// what it measured); a second Ctrl-C exits at once.
+pub fn interrupt_flag() -> Stop {
+    let stop = Stop::new();
+    let flag = stop.clone();
+    let installed = ctrlc::set_handler(move || {
+        if flag.is_stopped() {
+            std::process::exit(130);
+        }
+        flag.stop();
+        eprintln!("sonde: interrupted; stopping the test (Ctrl-C again to quit at once)");
+    });
+    if let Err(e) = installed {
+        tracing::debug!(error = %e, "no Ctrl-C handler");
+    }
+    stop
+}
+
+impl Failure {
+    /// A run's failure with its exit code: a bad request is a usage error
+    /// (2), a stop before anything was measured an interruption (130).
+    pub fn from_run(e: RunError) -> Self {
+        match e {
+            RunError::Interrupted => Failure::Interrupted,
+            e if e.is_usage() => Failure::Usage(e.into()),
+            e => Failure::Run(e.into()),
+        }
+    }
+}
