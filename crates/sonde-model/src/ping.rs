@@ -106,10 +106,7 @@ impl PingSpec {
             return Err(bad("interval", "at least 1ms between requests"));
         }
         if self.key_file.is_some() && self.proto != PingProto::Udp {
-            return Err(bad(
-                "key_file",
-                "a key is for proto udp (authenticated STAMP)",
-            ));
+            return Err(bad("key_file", "a key is for STAMP (proto udp)"));
         }
         if self.sizes.is_empty() {
             return Err(bad("sizes", "name at least one size"));

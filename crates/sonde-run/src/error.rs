@@ -17,7 +17,7 @@ pub enum RunError {
     #[error("key file {}: {reason}", path.display())]
     KeyFile { path: PathBuf, reason: String },
     /// The server refused because the test exceeds one of its limits.
-    #[error("the server refused the test: {limit} is {value} on that server (asked: {requested})")]
+    #[error("the server refused the test: {limit} is {value} on this server (asked: {requested})")]
     Refused {
         limit: String,
         value: String,

@@ -104,12 +104,43 @@ pub fn interrupt_flag() -> Stop {
     stop
 }
 
+/// The flag that sets a spec field, for errors on the command line.
+fn flag_of(field: &str) -> &str {
+    match field {
+        "host" => "HOST",
+        "port" => "-p/--port",
+        "time" => "-t/--time",
+        "interval" => "-i/--interval",
+        "omit" => "-O/--omit",
+        "parallel" => "-P/--parallel",
+        "length" => "-l/--length",
+        "window" => "-w/--window",
+        "mss" => "-M/--mss",
+        "congestion" => "-C/--congestion",
+        "bitrate" => "-b/--bitrate",
+        "flowlabel" => "--flowlabel",
+        "title" => "--title",
+        "profile" => "--profile",
+        "sizes" => "-s/--sizes",
+        "key_file" => "--key-file",
+        "report_interval" => "--report-interval",
+        "timeout" => "-W/--timeout",
+        other => other,
+    }
+}
+
 impl Failure {
     /// A run's failure with its exit code: a bad request is a usage error
-    /// (2), a stop before anything was measured an interruption (130).
+    /// (2, naming the flag), a stop before anything was measured an
+    /// interruption (130).
     pub fn from_run(e: RunError) -> Self {
         match e {
             RunError::Interrupted => Failure::Interrupted,
+            RunError::Invalid(s) => Failure::Usage(anyhow::anyhow!(
+                "invalid test: {}: {}",
+                flag_of(s.field),
+                s.reason
+            )),
             e if e.is_usage() => Failure::Usage(e.into()),
             e => Failure::Run(e.into()),
         }

@@ -134,7 +134,7 @@ fn limits_are_refused_by_name_and_the_server_keeps_serving() {
     assert!(server.is_running());
     // Within the limits, a paced test runs at the rate asked.
     let r = tcp_json("::1", port, &["-t", "2s", "-P", "2", "-b", "20M"]);
-    let got = common::u(&r["summary"]["throughput_bps"]) as f64;
+    let got = common::u(&r["summary"]["total"]["throughput_bps"]) as f64;
     assert!((got - 40e6).abs() / 40e6 < 0.03, "goodput {got}");
 }
 
@@ -147,7 +147,7 @@ fn clients_outside_the_allowed_prefixes_are_refused() {
         "not in this server's allowed prefixes",
     );
     let r = tcp_json("127.0.0.1", server.port, &["-t", "1s"]);
-    assert!(common::u(&r["summary"]["bytes"]) > 0);
+    assert!(common::u(&r["summary"]["total"]["received_bytes"]) > 0);
 }
 
 #[test]
@@ -166,4 +166,15 @@ fn an_unavailable_congestion_control_is_named() {
     let server = ServerProc::start(&[]);
     let o = tcp("::1", server.port, &["-t", "1s", "-C", "nosuchcc"]);
     one_line_error(&o, 1, "nosuchcc");
+}
+
+#[test]
+fn bare_seconds_are_a_duration_in_every_flag() {
+    // `--max-duration 2` means two seconds, as `-t 3` means three.
+    let server = ServerProc::start(&["--max-duration", "2"]);
+    one_line_error(
+        &tcp("::1", server.port, &["-t", "3"]),
+        1,
+        "max_duration is 2s on this server (asked: 3s)",
+    );
 }

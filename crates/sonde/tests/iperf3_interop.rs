@@ -83,8 +83,13 @@ fn sonde_against_an_iperf3_server() {
                         assert!(s["retransmits"].is_number(), "{what}: {s}");
                     } else {
                         // Packets, not bytes: both ends count datagrams.
-                        agree(n(&s["sent"]) * 1e3, n(&s["received"]) * 1e3, 0.0, &what);
-                        assert!(n(&s["sent"]) > 1000.0, "{what}: {s}");
+                        agree(
+                            n(&s["sent_packets"]) * 1e3,
+                            n(&s["received_packets"]) * 1e3,
+                            0.0,
+                            &what,
+                        );
+                        assert!(n(&s["sent_packets"]) > 1000.0, "{what}: {s}");
                     }
                 }
                 let per_dir: usize = streams.parse().unwrap();
@@ -112,7 +117,7 @@ fn sonde_finds_out_that_the_server_is_iperf3() {
         .unwrap();
     let r = json(&out, "sonde tcp without --iperf3");
     assert!(stderr(&out).contains("iperf3 server"), "{}", stderr(&out));
-    assert!(n(&r["summary"]["bytes"]) > 0.0);
+    assert!(n(&r["summary"]["total"]["received_bytes"]) > 0.0);
 }
 
 #[test]

@@ -58,7 +58,7 @@ fn a_lab_measures_as_its_file_says() {
     );
     let loss = r["summary"]["forward"]["loss_pct"].as_f64().unwrap();
     eprintln!("configured 3 %: measured {loss:.3} %");
-    assert!(u(&r["summary"]["forward"]["sent"]) >= 29_000);
+    assert!(u(&r["summary"]["forward"]["sent_packets"]) >= 29_000);
     assert!(
         (loss - 3.0).abs() <= 0.4,
         "loss {loss:.3} %, configured 3 %"
@@ -189,7 +189,7 @@ fn tcp_fills_an_emulated_long_link() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let mbps = u(&r["summary"]["throughput_bps"]) as f64 / 1e6;
+    let mbps = u(&r["summary"]["total"]["throughput_bps"]) as f64 / 1e6;
     eprintln!("100 Mbit/s, 10 ms each way: TCP {mbps:.1} Mbit/s");
     assert!(mbps >= 90.0, "TCP through the emulator: {mbps:.1} Mbit/s");
     let _ = server.kill();
@@ -303,9 +303,9 @@ fn one_percent_loss_over_two_hundred_thousand_packets() {
     let loss = s["loss_pct"].as_f64().unwrap();
     eprintln!(
         "configured 1 %: measured {loss:.3} % over {} packets",
-        u(&s["sent"])
+        u(&s["sent_packets"])
     );
-    assert!(u(&s["sent"]) >= 200_000, "{s}");
+    assert!(u(&s["sent_packets"]) >= 200_000, "{s}");
     assert!((loss - 1.0).abs() <= 0.2, "loss {loss:.3} %");
     let _ = server.kill();
     let _ = server.wait();

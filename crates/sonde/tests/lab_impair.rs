@@ -6,7 +6,7 @@
 
 mod common;
 use common::lab_allowed;
-use common::lab_cli::{lab_up, num, serve_in, udp_in, KillOnDrop};
+use common::lab_cli::{lab_up, num, remarked, serve_in, udp_in, KillOnDrop};
 
 const TWO: &str =
     "[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\n";
@@ -39,7 +39,7 @@ fn gilbert_elliott_loss_averages_to_its_stationary_rate() {
     let loss = num(&s["loss_pct"]);
     let expected = 100.0 / 26.0;
     eprintln!("Gilbert-Elliott 1 %/25 %: measured {loss:.3} %, expected {expected:.3} %");
-    assert!(common::u(&s["sent"]) >= 190_000, "{s}");
+    assert!(common::u(&s["sent_packets"]) >= 190_000, "{s}");
     // Bursts make the estimate noisier than random loss: ±10 % (3σ).
     assert!(
         (loss - expected).abs() <= 0.1 * expected,
@@ -65,7 +65,7 @@ fn duplicated_and_reordered_frames_are_counted_as_configured() {
     settle();
     let r = udp_in("li2", "a", B6, &["-t", "10s", "-b", "10M", "-l", "1250"]);
     let s = &r["summary"]["forward"];
-    let received = num(&s["received"]);
+    let received = num(&s["received_packets"]);
     let dup = num(&s["duplicates"]) / received;
     let reordered = num(&s["reordered"]) / received;
     let expected = 0.95 * (1.0 - 0.95f64.powi(10));
@@ -75,7 +75,7 @@ fn duplicated_and_reordered_frames_are_counted_as_configured() {
         reordered * 100.0,
         expected * 100.0
     );
-    assert!(num(&s["lost"]) == 0.0, "{s}");
+    assert!(num(&s["lost_packets"]) == 0.0, "{s}");
     assert!((dup - 0.01).abs() <= 0.0035, "duplicates {dup:.4}");
     assert!(
         (reordered - expected).abs() <= 0.03,
@@ -121,15 +121,8 @@ fn a_policer_drops_or_remarks_what_exceeds_its_rate() {
 
     let back = run(&["-S", "EF", "-R"]);
     let s = &back["summary"]["reverse"];
-    let received = num(&s["received"]);
-    let remarked: f64 = s["remarks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["sent"] == 46 && m["received"] == 8)
-        .map(|m| num(&m["packets"]))
-        .sum();
-    let share = remarked / received * 100.0;
+    let received = num(&s["received_packets"]);
+    let share = remarked(s, 46, 8) / received * 100.0;
     let expected = (1.0 - 5.0 / ip_rate) * 100.0;
     eprintln!("EF at 10 Mbit/s into a 5 Mbit/s remarking policer: {share:.2} % remarked to CS1, expected {expected:.2} %");
     assert!(num(&s["loss_pct"]) < 0.1, "{s}");

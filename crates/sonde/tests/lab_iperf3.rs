@@ -46,7 +46,7 @@ fn sonde_and_iperf3_agree_on_a_shaped_link() {
     let sonde_bin = env!("CARGO_BIN_EXE_sonde");
     let ours = in_a(&[sonde_bin, "tcp", B, "--iperf3", "-t", "5", "-O", "1", "-J"]);
     let theirs = in_a(&["iperf3", "-c", B, "-t", "5", "-O", "1", "-J"]);
-    let ours_mbps = num(&ours["summary"]["throughput_bps"]) / 1e6;
+    let ours_mbps = num(&ours["summary"]["total"]["throughput_bps"]) / 1e6;
     let theirs_mbps = num(&theirs["end"]["sum_received"]["bits_per_second"]) / 1e6;
     eprintln!("50 Mbit/s link, TCP: sonde {ours_mbps:.2} Mbit/s, iperf3 {theirs_mbps:.2} Mbit/s");
     assert!(

@@ -50,12 +50,13 @@ fn sonde_ping_and_the_system_ping_agree_on_an_emulated_delay() {
         let system = system_ping_avg_ms("lp1", "a", target);
         for proto in ["icmp", "udp"] {
             let r = sonde_ping("lp1", &["-c", "20", "-i", "50ms", "--proto", proto, target]);
-            let avg = num(&r["rtt_ms"]["avg"]);
+            let rt = &r["summary"]["round_trip"];
+            let avg = num(&rt["rtt_ms"]["avg"]);
             eprintln!(
                 "20 ms each way, {target}: sonde ping {avg:.3} ms ({}), system ping {system:.3} ms",
-                r["method"]
+                r["env"]["method"]
             );
-            assert_eq!(r["received"], 20, "{r}");
+            assert_eq!(rt["received_packets"], 20, "{r}");
             assert!(
                 (avg - 40.0).abs() <= 0.3,
                 "{target} {proto}: sonde RTT {avg:.3} ms"
@@ -79,8 +80,11 @@ fn sonde_ping_and_the_system_ping_agree_on_an_emulated_delay() {
     ]);
     assert!(allow.status.success());
     let r = sonde_ping("lp1", &["-c", "5", "-i", "50ms", "2001:2:0:1::2"]);
-    assert_eq!(r["method"], "icmp-datagram");
-    assert!((num(&r["rtt_ms"]["avg"]) - 40.0).abs() <= 0.3, "{r}");
+    assert_eq!(r["env"]["method"], "icmp-datagram");
+    assert!(
+        (num(&r["summary"]["round_trip"]["rtt_ms"]["avg"]) - 40.0).abs() <= 0.3,
+        "{r}"
+    );
 }
 
 #[test]
@@ -103,19 +107,20 @@ fn a_tenth_of_echo_requests_dropped_measures_as_ten_percent_loss() {
         "lp2",
         &["-c", "1000", "-i", "2ms", "-W", "500ms", "2001:2:0:1::2"],
     );
-    let loss = num(&r["loss_pct"]);
+    let rt = &r["summary"]["round_trip"];
+    let loss = num(&rt["loss_pct"]);
     eprintln!(
         "10 % of echo requests dropped: {loss:.1} % loss over {} pings",
-        r["sent"]
+        rt["sent_packets"]
     );
-    assert_eq!(r["sent"], 1000);
+    assert_eq!(rt["sent_packets"], 1000);
     assert!((loss - 10.0).abs() <= 3.0, "loss {loss:.2} %");
     // Reporting intervals cover every request once.
     let per_interval: f64 = r["intervals"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|i| num(&i["sent"]))
+        .map(|i| num(&i["round_trip"]["sent_packets"]))
         .sum();
     assert_eq!(per_interval, 1000.0);
 }
@@ -183,7 +188,7 @@ fn latency_under_load_shows_the_bottleneck_queue() {
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let l = &r["latency"];
+    let l = &r["summary"]["latency"];
     let idle = num(&l["idle"]["rtt_ms"]["p50"]);
     let increase = num(&l["increase_ms"]);
     eprintln!("10 Mbit/s, 100 ms queue: idle RTT {idle:.3} ms, under TCP load +{increase:.1} ms");

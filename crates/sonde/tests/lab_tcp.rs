@@ -10,7 +10,7 @@ use sonde_lab::{Link, Pair};
 use sonde_model::Rate;
 
 fn mbps(r: &serde_json::Value) -> f64 {
-    u(&r["summary"]["throughput_bps"]) as f64 / 1e6
+    u(&r["summary"]["total"]["throughput_bps"]) as f64 / 1e6
 }
 
 #[test]

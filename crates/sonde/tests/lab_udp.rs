@@ -4,6 +4,7 @@
 //! Needs root; `SONDE_LAB=skip` skips elsewhere.
 
 mod common;
+use common::lab_cli::remarks;
 use common::{lab_allowed, lab_json, lab_server, u};
 use sonde_lab::{Chain, Link};
 use sonde_model::Rate;
@@ -27,7 +28,7 @@ fn a_nine_megabit_shaper_passes_what_it_should() {
     // Below the shaper's rate nothing is lost.
     let r = lab_json(&chain.a, "udp", &chain.b6, port, &["-t", "3s", "-b", "5M"]);
     let s = &r["summary"]["forward"];
-    assert_eq!(u(&s["lost"]), 0, "{s}");
+    assert_eq!(u(&s["lost_packets"]), 0, "{s}");
     assert_eq!(f(&s["pdr_pct"]), 100.0);
 
     // At twice the rate, the receiver gets what TBF lets through: 9 Mbit/s
@@ -51,7 +52,7 @@ fn a_nine_megabit_shaper_passes_what_it_should() {
         (got - expected).abs() / expected < 0.03,
         "received {got:.0} bit/s, expected {expected:.0}"
     );
-    let expected_pdr = 100.0 * expected / f(&s["offered_bps"]);
+    let expected_pdr = 100.0 * expected / f(&s["sender_throughput_bps"]);
     let pdr = f(&s["pdr_pct"]);
     assert!(
         (pdr - expected_pdr).abs() < 2.0,
@@ -109,11 +110,11 @@ fn injected_random_loss_is_measured() {
         &["-t", "5s", "-b", "20M", "-l", "100"],
     );
     let s = &r["summary"]["forward"];
-    assert!(u(&s["sent"]) >= 100_000, "{s}");
+    assert!(u(&s["sent_packets"]) >= 100_000, "{s}");
     let loss = f(&s["loss_pct"]);
     eprintln!(
         "injected 5 %: measured {loss:.3} % over {} packets",
-        u(&s["sent"])
+        u(&s["sent_packets"])
     );
     assert!(
         (loss - 5.0).abs() <= 0.5,
@@ -133,8 +134,8 @@ fn dscp_rewritten_on_the_path_is_reported() {
     let args = ["-t", "2s", "-b", "1M", "-S", "EF"];
     let clean = lab_json(&chain.a, "udp", &chain.b6, port, &args);
     let s = &clean["summary"]["forward"];
-    assert!(s["remarks"].as_array().unwrap().is_empty(), "{s}");
-    assert_eq!(u(&s["dscp_received"]["46"]), u(&s["received"]));
+    assert!(remarks(s).is_empty(), "{s}");
+    assert_eq!(u(&s["dscp_received"]["46"]), u(&s["received_packets"]));
 
     chain.router_nft("add table inet lab").unwrap();
     chain
@@ -145,18 +146,22 @@ fn dscp_rewritten_on_the_path_is_reported() {
         .unwrap();
     let remarked = lab_json(&chain.a, "udp", &chain.b6, port, &args);
     let s = &remarked["summary"]["forward"];
-    let remarks = s["remarks"].as_array().unwrap();
+    let remarks = remarks(s);
     assert_eq!(remarks.len(), 1, "{s}");
     assert_eq!(remarks[0]["sent"], 46);
     assert_eq!(remarks[0]["received"], 0);
     assert_eq!(
         u(&remarks[0]["packets"]),
-        u(&s["received"]),
+        u(&s["received_packets"]),
         "every EF packet remarked"
     );
-    let words = s["remarking"][0].as_str().unwrap();
-    assert!(
-        words.contains("EF (46) arrived as CS0 (0)") && words.contains("(100.0 %)"),
-        "{words}"
-    );
+    // EF (46) arrived as CS0 (0) in 100.0 % of the EF packets received.
+    let ef = s["classes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["dscp"] == 46)
+        .unwrap_or_else(|| panic!("no EF class: {s}"));
+    let share = f(&remarks[0]["packets"]) * 100.0 / f(&ef["received_packets"]);
+    assert_eq!(format!("{share:.1}"), "100.0", "{s}");
 }

@@ -14,15 +14,16 @@ fn ping_json(args: &[&str]) -> serde_json::Value {
 fn every_request_is_answered_once_on_loopback() {
     for host in ["::1", "127.0.0.1"] {
         let r = ping_json(&[host, "-c", "50", "-i", "1ms"]);
-        assert_eq!(r["target"], host);
+        assert_eq!(r["env"]["target"], host);
+        let rt = &r["summary"]["round_trip"];
         assert_eq!(
-            (r["sent"].as_u64(), r["received"].as_u64()),
+            (rt["sent_packets"].as_u64(), rt["received_packets"].as_u64()),
             (Some(50), Some(50)),
             "{r}"
         );
-        assert_eq!(r["duplicates"], 0);
-        assert_eq!(r["loss_pct"], 0.0);
-        let rtt = &r["rtt_ms"];
+        assert_eq!(rt["duplicates"], 0);
+        assert_eq!(rt["loss_pct"], 0.0);
+        let rtt = &rt["rtt_ms"];
         let (min, p50, max) = (
             rtt["min"].as_f64().unwrap(),
             rtt["p50"].as_f64().unwrap(),
@@ -42,10 +43,10 @@ fn a_sweep_gives_one_series_per_size_and_a_table() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|s| s["size"].as_u64().unwrap())
+        .map(|s| s["size_bytes"].as_u64().unwrap())
         .collect();
     assert_eq!(sizes, vec![64, 512, 1408]);
-    assert_eq!(r["sent"], 15);
+    assert_eq!(r["summary"]["round_trip"]["sent_packets"], 15);
     let text = sonde()
         .args([
             "ping",
@@ -79,10 +80,14 @@ fn ctrl_c_stops_an_endless_ping_and_prints_what_it_found() {
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["interrupted"], true);
-    let sent = r["sent"].as_u64().unwrap();
+    let sent = r["summary"]["round_trip"]["sent_packets"].as_u64().unwrap();
     assert!(sent >= 20, "{r}");
     // Answers in flight at the stop are waited for, not counted lost.
-    assert_eq!(r["received"].as_u64(), Some(sent), "{r}");
+    assert_eq!(
+        r["summary"]["round_trip"]["received_packets"].as_u64(),
+        Some(sent),
+        "{r}"
+    );
 }
 
 #[test]

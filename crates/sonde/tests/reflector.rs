@@ -174,11 +174,11 @@ fn authenticated_mode_answers_only_the_right_key() {
     let o = ping(&good);
     assert!(o.status.success(), "{}", stderr(&o));
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(r["method"], "stamp-authenticated");
-    assert_eq!(r["received"], 3, "{r}");
+    assert_eq!(r["env"]["method"], "stamp-authenticated");
+    assert_eq!(r["summary"]["round_trip"]["received_packets"], 3, "{r}");
     let o = ping(&bad);
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(r["received"], 0, "{r}");
+    assert_eq!(r["summary"]["round_trip"]["received_packets"], 0, "{r}");
 }
 
 #[test]
@@ -206,9 +206,9 @@ fn sonde_ping_over_udp_reports_rtt_one_way_delays_and_dwell() {
             .unwrap();
         assert!(o.status.success(), "{}", stderr(&o));
         let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        assert_eq!(r["method"], "stamp");
-        assert_eq!(r["sent"], 40);
-        assert_eq!(r["received"], 40, "{r}");
+        assert_eq!(r["env"]["method"], "stamp");
+        assert_eq!(r["summary"]["round_trip"]["sent_packets"], 40);
+        assert_eq!(r["summary"]["round_trip"]["received_packets"], 40, "{r}");
         for s in r["series"].as_array().unwrap() {
             let rtt = s["rtt_ms"]["avg"].as_f64().unwrap();
             let ow = &s["one_way"];
@@ -228,10 +228,13 @@ fn sonde_ping_over_udp_reports_rtt_one_way_delays_and_dwell() {
 fn bad_ping_flags_are_usage_errors() {
     for (args, needle) in [
         (vec!["ping", "::1", "-i", "0ms"], "at least 1ms"),
-        (vec!["ping", "::1", "--proto", "udp", "-s", "20"], "size 20"),
+        (
+            vec!["ping", "::1", "--proto", "udp", "-s", "20"],
+            "-s/--sizes: 20 bytes",
+        ),
         (
             vec!["ping", "::1", "--key-file", "/nonexistent"],
-            "--key-file is for --proto udp",
+            "--key-file: a key is for STAMP (proto udp)",
         ),
         (vec!["ping", "::1", "--proto", "tcp"], "'tcp'"),
         (

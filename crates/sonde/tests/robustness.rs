@@ -75,10 +75,10 @@ fn fifty_misbehaving_clients_do_not_stop_the_server() {
     std::thread::sleep(Duration::from_millis(200));
     assert!(server.is_running(), "server died:\n{}", server.log());
     let r = tcp_json("::1", server.port, &["-t", "1s"]);
-    assert!(u(&r["summary"]["bytes"]) > 0);
+    assert!(u(&r["summary"]["total"]["received_bytes"]) > 0);
     drop(open);
     let r = tcp_json("127.0.0.1", server.port, &["-t", "1s", "-P", "2"]);
-    assert!(u(&r["summary"]["bytes"]) > 0);
+    assert!(u(&r["summary"]["total"]["received_bytes"]) > 0);
     assert!(
         server.log().contains("connection ended"),
         "misbehaviour is logged"

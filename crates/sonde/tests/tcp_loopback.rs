@@ -9,14 +9,15 @@ use common::{tcp_json, u, ServerProc};
 fn check_consistent(r: &serde_json::Value) {
     let streams = r["streams"].as_array().unwrap();
     let received: u64 = streams.iter().map(|s| u(&s["received_bytes"])).sum();
-    assert_eq!(received, u(&r["summary"]["bytes"]));
+    assert_eq!(received, u(&r["summary"]["total"]["received_bytes"]));
     assert!(received > 0, "no data moved: {r}");
     for d in ["forward", "reverse"] {
         let ds = &r["summary"][d];
         if ds.is_null() {
             continue;
         }
-        let bps = u(&ds["bytes"]) as f64 * 8.0 / ds["receiver_duration_s"].as_f64().unwrap();
+        let bps =
+            u(&ds["received_bytes"]) as f64 * 8.0 / ds["receiver_duration_s"].as_f64().unwrap();
         let reported = u(&ds["throughput_bps"]) as f64;
         assert!(
             (bps - reported).abs() / reported < 0.01,
@@ -86,7 +87,7 @@ fn reverse_moves_data_from_server_to_client() {
     assert!(u(&s["sent_bytes"]) > 0);
     assert_eq!(u(&s["sent_bytes"]), u(&s["received_bytes"]));
     // TCP_INFO comes from the sender, the server: its RTT is reported.
-    assert!(s["rtt_ms"].as_f64().is_some());
+    assert!(s["srtt_ms"].as_f64().is_some());
 }
 
 #[test]
@@ -98,10 +99,10 @@ fn bidir_moves_data_both_ways_at_once() {
     assert_eq!(streams.len(), 4);
     for d in ["forward", "reverse"] {
         let ds = &r["summary"][d];
-        assert!(u(&ds["bytes"]) > 0, "{d} moved nothing");
+        assert!(u(&ds["received_bytes"]) > 0, "{d} moved nothing");
         assert_eq!(u(&ds["streams"]), 2);
         assert_eq!(
-            u(&ds["bytes"]),
+            u(&ds["received_bytes"]),
             u(&ds["sent_bytes"]),
             "{d}: sent != received"
         );
@@ -126,7 +127,7 @@ fn a_server_runs_two_clients_at_once() {
 fn paced_streams_hold_their_rate() {
     let server = ServerProc::start(&[]);
     let r = tcp_json("::1", server.port, &["-t", "2s", "-b", "40M", "-P", "2"]);
-    let got = u(&r["summary"]["throughput_bps"]) as f64;
+    let got = u(&r["summary"]["total"]["throughput_bps"]) as f64;
     // Two streams paced at 40 Mbit/s each: 80 Mbit/s within 3 %.
     assert!((got - 80e6).abs() / 80e6 < 0.03, "paced goodput {got}");
 }
@@ -215,7 +216,7 @@ fn ctrl_c_stops_the_test_and_still_reports_what_ran() {
             (1.5..10.0).contains(&secs),
             "{direction:?}: ran {secs} s, not 30"
         );
-        let got = u(&r["summary"]["throughput_bps"]) as f64;
+        let got = u(&r["summary"]["total"]["throughput_bps"]) as f64;
         assert!(
             (got - 50e6).abs() / 50e6 < 0.05,
             "{direction:?}: {got} bit/s over the time that ran"

@@ -104,3 +104,29 @@ pub fn system_ping_avg_ms(labname: &str, node: &str, target: &str) -> f64 {
     let numbers = line.split('=').nth(1).unwrap().trim();
     numbers.split('/').nth(1).unwrap().parse().unwrap()
 }
+
+/// The `remarks` of a direction or stream: absent when every packet kept
+/// its DSCP, which is known only when arrival DSCPs were counted.
+pub fn remarks(d: &serde_json::Value) -> &[serde_json::Value] {
+    match d.get("remarks") {
+        Some(r) => r
+            .as_array()
+            .unwrap_or_else(|| panic!("remarks not a list: {d}")),
+        None => {
+            assert!(
+                d["dscp_received"].is_object(),
+                "no remarks and no dscp_received: {d}"
+            );
+            &[]
+        }
+    }
+}
+
+/// Packets of a direction sent with DSCP `from` that arrived with `to`.
+pub fn remarked(d: &serde_json::Value, from: u64, to: u64) -> f64 {
+    remarks(d)
+        .iter()
+        .filter(|m| m["sent"] == from && m["received"] == to)
+        .map(|m| num(&m["packets"]))
+        .sum()
+}

@@ -1,13 +1,28 @@
 //! Validating results against the published JSON schemas (docs/schema/).
 
 use serde_json::Value;
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
-/// The compiled schema `docs/schema/FILE`.
+/// The schema of every result sonde writes now (format 2).
+pub const RESULT_V2: &str = "result-v2.schema.json";
+
+/// The compiled schema `docs/schema/FILE`; `format` keywords (date-time,
+/// ipv4, ipv6) are checked, not only annotated.
 pub fn validator(file: &str) -> jsonschema::Validator {
     let path = format!("{}/../../docs/schema/{file}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let schema: Value = serde_json::from_str(&text).expect("schema is JSON");
-    jsonschema::validator_for(&schema).expect("schema compiles")
+    jsonschema::options()
+        .should_validate_formats(true)
+        .build(&schema)
+        .unwrap_or_else(|e| panic!("{path} does not compile: {e}"))
+}
+
+/// The compiled format-2 result schema.
+pub fn v2() -> jsonschema::Validator {
+    validator(RESULT_V2)
 }
 
 /// Every violation of `doc`, with where it is.
@@ -20,4 +35,66 @@ pub fn errors(v: &jsonschema::Validator, doc: &Value) -> Vec<String> {
 pub fn assert_valid(v: &jsonschema::Validator, doc: &Value) {
     let errors = errors(v, doc);
     assert!(errors.is_empty(), "schema violations: {errors:#?}");
+}
+
+/// `mutate` applied to a copy of `doc` must make it invalid.
+pub fn assert_rejects(
+    v: &jsonschema::Validator,
+    doc: &Value,
+    why: &str,
+    mutate: impl FnOnce(&mut Value),
+) {
+    let mut broken = doc.clone();
+    mutate(&mut broken);
+    assert_ne!(&broken, doc, "{why}: the mutation changed nothing");
+    assert!(
+        v.iter_errors(&broken).next().is_some(),
+        "{why}: the schema accepted it"
+    );
+}
+
+/// Removes `key` from the object `v`, which must have it.
+pub fn remove(v: &mut Value, key: &str) {
+    let obj = v
+        .as_object_mut()
+        .unwrap_or_else(|| panic!("not an object: {v}"));
+    assert!(obj.remove(key).is_some(), "no {key} to remove");
+}
+
+/// A stock `iperf3 -s` on a free loopback port, for results with figures
+/// the peer does not report; killed when dropped.
+pub struct Iperf3Server {
+    child: std::process::Child,
+    pub port: u16,
+}
+
+impl Iperf3Server {
+    pub fn start() -> Self {
+        let port = std::net::TcpListener::bind("[::1]:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let child = Command::new("iperf3")
+            .args(["-s", "-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("iperf3 (installed by scripts/system-deps.sh)");
+        let end = Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect(("::1", port)).is_err() {
+            assert!(Instant::now() < end, "iperf3 -s did not start on {port}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // That probe connection looked like a client that left; let the
+        // server settle before the real one.
+        std::thread::sleep(Duration::from_millis(200));
+        Self { child, port }
+    }
+}
+
+impl Drop for Iperf3Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
