@@ -5,7 +5,7 @@ use crate::config::Limits;
 use sonde_engine::host_env::available_congestion;
 use sonde_model::StreamLayout;
 use sonde_model::{Rate, TcpSpec, UdpSpec};
-use sonde_wire::Refusal;
+use sonde_wire::{Limit, Refusal};
 use std::net::IpAddr;
 
 /// The client's address as a plain IPv4 address when it is v4-mapped.
@@ -27,9 +27,9 @@ pub fn check_client(limits: &Limits, peer: IpAddr) -> Result<(), Refusal> {
     }
 }
 
-fn exceeded(limit: &str, value: impl ToString, requested: impl ToString) -> Refusal {
+fn exceeded(limit: Limit, value: impl ToString, requested: impl ToString) -> Refusal {
     Refusal::LimitExceeded {
-        limit: limit.to_string(),
+        limit,
         value: value.to_string(),
         requested: requested.to_string(),
     }
@@ -45,19 +45,19 @@ fn check_shape(
 ) -> Result<(), Refusal> {
     if total > limits.max_duration {
         return Err(exceeded(
-            "max_duration",
+            Limit::MaxDuration,
             humantime::format_duration(limits.max_duration),
             humantime::format_duration(total),
         ));
     }
     if streams > usize::from(limits.max_streams) {
-        return Err(exceeded("max_streams", limits.max_streams, streams));
+        return Err(exceeded(Limit::MaxStreams, limits.max_streams, streams));
     }
     if let Some(max) = limits.max_rate {
         let asked = per_stream.map(|r| Rate::from_bps(r.bps().saturating_mul(streams as u64)));
         match asked {
-            None => return Err(exceeded("max_rate", max, "unpaced (ask with -b)")),
-            Some(a) if a > max => return Err(exceeded("max_rate", max, a)),
+            None => return Err(exceeded(Limit::MaxRate, max, "unpaced (ask with -b)")),
+            Some(a) if a > max => return Err(exceeded(Limit::MaxRate, max, a)),
             Some(_) => {}
         }
     }
