@@ -37,5 +37,5 @@ pub mod server;
 mod state;
 
 pub use config::{ConfigError, Limits, ReflectorConfig, ServerConfig};
-pub use reflector::Reflector;
+pub use reflector::{KeyError, Reflector, ReflectorError};
 pub use server::{ServeError, Server};
