@@ -3,17 +3,39 @@
 //!
 //! Connections are handled on their own threads; a client that sends
 //! garbage, stalls or vanishes ends only its own connection.
+//!
+//! How a test gets served, module by module (each uses only those listed
+//! before it):
+//!
+//! - [`config`]: what the server runs with (addresses, [`Limits`],
+//!   reflector).
+//! - `address`: client addresses as compared (v4-mapped → IPv4).
+//! - `limits`: the rules — is this address allowed, does what a test
+//!   asks fit the limits and this host — pure checks, each failing with a
+//!   [`sonde_wire::Refusal`] that names the limit, its value and the ask.
+//! - `state`: everything connections share — the limits in force, test
+//!   slots, the connection count, the registry of tests waiting for their
+//!   data connections.
+//! - `admission`: the one path into a test: address → spec → limits →
+//!   slot.
+//! - `native`: connections that open with sonde's preamble; its `tcp`
+//!   and `udp` run admitted tests.
+//! - `iperf3`: connections that open with an iperf3 cookie; its `tcp`
+//!   and `udp` run admitted tests in iperf3's protocol.
+//! - [`server`]: binds, accepts, and hands each connection to `native`
+//!   or `iperf3` by its first bytes.
+//! - [`reflector`]: the STAMP reflector, on its own UDP sockets.
 
+mod address;
+mod admission;
 pub mod config;
-mod iperf3_session;
-mod iperf3_udp_session;
-pub mod limits;
+mod iperf3;
+mod limits;
+mod native;
 pub mod reflector;
-mod registry;
 pub mod server;
-mod session;
-mod udp_session;
+mod state;
 
 pub use config::{ConfigError, Limits, ReflectorConfig, ServerConfig};
-pub use reflector::Reflector;
+pub use reflector::{Reflector, ReflectorError};
 pub use server::{ServeError, Server};

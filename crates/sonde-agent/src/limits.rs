@@ -1,22 +1,32 @@
-//! Checking a request against the server's limits. Each refusal names
-//! the limit, its value and what was asked.
+//! The server's rules, checked without side effects: whether a client's
+//! address is allowed, and whether what a test asks for (its [`Demand`])
+//! fits the limits and this host. Each refusal names the limit, its value
+//! and what was asked. [`crate::admission`] applies them in order.
 
+use crate::address::canonical;
 use crate::config::Limits;
 use sonde_engine::host_env::available_congestion;
-use sonde_model::StreamLayout;
-use sonde_model::{Rate, TcpSpec, UdpSpec};
-use sonde_wire::Refusal;
+use sonde_model::Rate;
+use sonde_wire::{Limit, Refusal};
 use std::net::IpAddr;
+use std::time::Duration;
 
-/// The client's address as a plain IPv4 address when it is v4-mapped.
-pub fn canonical(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
-        v4 => v4,
-    }
+/// What a test asks of the server, in the terms its limits are written in.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Demand<'a> {
+    /// How long data flows, warm-up included.
+    pub duration: Duration,
+    /// Data streams (connections or UDP flows), all directions together.
+    pub streams: usize,
+    /// Rate of each stream; `None`: unpaced.
+    pub per_stream: Option<Rate>,
+    /// The congestion control asked for (TCP), if any.
+    pub congestion: Option<&'a str>,
 }
 
-pub fn check_client(limits: &Limits, peer: IpAddr) -> Result<(), Refusal> {
+/// Whether `peer` is in the allowed prefixes (v4-mapped addresses count
+/// as IPv4).
+pub(crate) fn check_client(limits: &Limits, peer: IpAddr) -> Result<(), Refusal> {
     let ip = canonical(peer);
     if limits.allow.iter().any(|net| net.contains(&ip)) {
         Ok(())
@@ -27,58 +37,43 @@ pub fn check_client(limits: &Limits, peer: IpAddr) -> Result<(), Refusal> {
     }
 }
 
-fn exceeded(limit: &str, value: impl ToString, requested: impl ToString) -> Refusal {
+fn exceeded(limit: Limit, value: impl ToString, requested: impl ToString) -> Refusal {
     Refusal::LimitExceeded {
-        limit: limit.to_string(),
+        limit,
         value: value.to_string(),
         requested: requested.to_string(),
     }
 }
 
-/// The limits every test has: duration, streams, total rate (`None`:
-/// unpaced).
-fn check_shape(
-    limits: &Limits,
-    total: std::time::Duration,
-    streams: usize,
-    per_stream: Option<Rate>,
-) -> Result<(), Refusal> {
-    if total > limits.max_duration {
+/// Checks a valid test's demand against the limits (duration, streams,
+/// total rate) and this host's congestion controls.
+pub(crate) fn check_demand(limits: &Limits, demand: &Demand<'_>) -> Result<(), Refusal> {
+    if demand.duration > limits.max_duration {
         return Err(exceeded(
-            "max_duration",
+            Limit::MaxDuration,
             humantime::format_duration(limits.max_duration),
-            humantime::format_duration(total),
+            humantime::format_duration(demand.duration),
         ));
     }
-    if streams > usize::from(limits.max_streams) {
-        return Err(exceeded("max_streams", limits.max_streams, streams));
+    if demand.streams > usize::from(limits.max_streams) {
+        return Err(exceeded(
+            Limit::MaxStreams,
+            limits.max_streams,
+            demand.streams,
+        ));
     }
     if let Some(max) = limits.max_rate {
-        let asked = per_stream.map(|r| Rate::from_bps(r.bps().saturating_mul(streams as u64)));
+        let streams = u64::try_from(demand.streams).unwrap_or(u64::MAX);
+        let asked = demand
+            .per_stream
+            .map(|r| Rate::from_bps(r.bps().saturating_mul(streams)));
         match asked {
-            None => return Err(exceeded("max_rate", max, "unpaced (ask with -b)")),
-            Some(a) if a > max => return Err(exceeded("max_rate", max, a)),
+            None => return Err(exceeded(Limit::MaxRate, max, "unpaced (ask with -b)")),
+            Some(a) if a > max => return Err(exceeded(Limit::MaxRate, max, a)),
             Some(_) => {}
         }
     }
-    Ok(())
-}
-
-/// Checks a valid UDP spec against the limits.
-pub fn check_udp(limits: &Limits, spec: &UdpSpec) -> Result<(), Refusal> {
-    let rate = Some(spec.stream_rate()).filter(|r| r.bps() > 0);
-    check_shape(limits, spec.send_duration(), spec.stream_count(), rate)
-}
-
-/// Checks a valid spec against the limits and this host's abilities.
-pub fn check_tcp(limits: &Limits, spec: &TcpSpec) -> Result<(), Refusal> {
-    check_shape(
-        limits,
-        spec.send_duration(),
-        spec.stream_count(),
-        spec.bitrate,
-    )?;
-    if let Some(cc) = &spec.congestion {
+    if let Some(cc) = demand.congestion {
         let available = available_congestion();
         if !available.is_empty() && !available.iter().any(|a| a == cc) {
             return Err(Refusal::Unavailable {
@@ -95,7 +90,15 @@ pub fn check_tcp(limits: &Limits, spec: &TcpSpec) -> Result<(), Refusal> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
+
+    fn demand(secs: u64, streams: usize, per_stream: Option<u64>) -> Demand<'static> {
+        Demand {
+            duration: Duration::from_secs(secs),
+            streams,
+            per_stream: per_stream.map(Rate::from_bps),
+            congestion: None,
+        }
+    }
 
     #[test]
     fn over_duration_names_the_limit() {
@@ -103,15 +106,12 @@ mod tests {
             max_duration: Duration::from_secs(30),
             ..Limits::default()
         };
-        let spec = TcpSpec {
-            time: Duration::from_secs(60),
-            ..TcpSpec::default()
-        };
-        let r = check_tcp(&limits, &spec).unwrap_err();
+        let r = check_demand(&limits, &demand(60, 1, None)).unwrap_err();
         assert_eq!(
             r.to_string(),
             "max_duration is 30s on this server (asked: 1m)"
         );
+        check_demand(&limits, &demand(30, 1, None)).unwrap();
     }
 
     #[test]
@@ -120,21 +120,15 @@ mod tests {
             max_rate: Some(Rate::from_bps(10_000_000)),
             ..Limits::default()
         };
-        let mut spec = TcpSpec {
-            parallel: 4,
-            ..TcpSpec::default()
-        };
-        assert!(check_tcp(&limits, &spec)
+        assert!(check_demand(&limits, &demand(10, 4, None))
             .unwrap_err()
             .to_string()
             .contains("unpaced"));
-        spec.bitrate = Some(Rate::from_bps(3_000_000));
-        assert!(check_tcp(&limits, &spec)
+        assert!(check_demand(&limits, &demand(10, 4, Some(3_000_000)))
             .unwrap_err()
             .to_string()
             .contains("12.0 Mbit/s"));
-        spec.bitrate = Some(Rate::from_bps(2_000_000));
-        check_tcp(&limits, &spec).unwrap();
+        check_demand(&limits, &demand(10, 4, Some(2_000_000))).unwrap();
     }
 
     #[test]
@@ -144,6 +138,11 @@ mod tests {
             ..Limits::default()
         };
         check_client(&limits, "::ffff:198.18.0.1".parse().unwrap()).unwrap();
-        assert!(check_client(&limits, "::1".parse().unwrap()).is_err());
+        assert_eq!(
+            check_client(&limits, "::1".parse().unwrap()),
+            Err(Refusal::NotAllowed {
+                client: "::1".into()
+            })
+        );
     }
 }

@@ -3,8 +3,10 @@
 
 use crate::config::ReflectorConfig;
 use sonde_engine::stamp_reflector::{run_reflector, ReflectorOptions, ReflectorStats};
-use sonde_wire::stamp::{HmacKey, Mode};
+use sonde_wire::stamp::key::{parse_hex_key, KeyError};
+use sonde_wire::stamp::{HmacKey, Mode, StampError};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Bound reflector sockets, not yet answering.
@@ -15,25 +17,41 @@ pub struct Reflector {
     pub stats: Arc<ReflectorStats>,
 }
 
-/// Reads an authentication key: hexadecimal text (whitespace ignored).
-pub fn parse_key(text: &str) -> Result<Vec<u8>, String> {
-    let hex: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
-    if let Some((i, c)) = hex.iter().enumerate().find(|(_, c)| !c.is_ascii_hexdigit()) {
-        return Err(format!("'{c}' at digit {} is not hexadecimal", i + 1));
-    }
-    if hex.is_empty() || !hex.len().is_multiple_of(2) {
-        return Err(format!(
-            "a key is an even number of hex digits; found {}",
-            hex.len()
-        ));
-    }
-    Ok(hex
-        .chunks(2)
-        .map(|p| {
-            let digit = |c: char| c.to_digit(16).unwrap_or(0) as u8;
-            digit(p[0]) << 4 | digit(p[1])
-        })
-        .collect())
+/// Why the reflector cannot start. A key that cannot be used is a
+/// configuration mistake; a port that cannot be bound (862 needs root,
+/// or is taken) is not.
+#[derive(Debug, thiserror::Error)]
+pub enum ReflectorError {
+    #[error("reflector.key_file {}: {source}", path.display())]
+    ReadKey {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("reflector.key_file {}: {source}", path.display())]
+    BadKey { path: PathBuf, source: KeyError },
+    #[error("reflector.key_file {}: {source}", path.display())]
+    UnusableKey { path: PathBuf, source: StampError },
+    #[error("reflector on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+}
+
+/// The key in `path` as the reflector uses it.
+fn read_key(path: &std::path::Path) -> Result<HmacKey, ReflectorError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ReflectorError::ReadKey {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let key = parse_hex_key(&text).map_err(|source| ReflectorError::BadKey {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    HmacKey::new(&key).map_err(|source| ReflectorError::UnusableKey {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 fn udp_socket(addr: SocketAddr) -> std::io::Result<UdpSocket> {
@@ -53,19 +71,13 @@ fn udp_socket(addr: SocketAddr) -> std::io::Result<UdpSocket> {
 impl Reflector {
     /// Binds the reflector on `bind` (empty: `[::]`, dual-stack, or
     /// `0.0.0.0`). `Ok(None)` when it is turned off.
-    pub fn bind(config: &ReflectorConfig, bind: &[IpAddr]) -> Result<Option<Self>, String> {
+    pub fn bind(config: &ReflectorConfig, bind: &[IpAddr]) -> Result<Option<Self>, ReflectorError> {
         if !config.enabled {
             return Ok(None);
         }
         let mode = match &config.key_file {
             None => Mode::Unauthenticated,
-            Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| format!("reflector.key_file {}: {e}", path.display()))?;
-                let key = parse_key(&text)
-                    .map_err(|e| format!("reflector.key_file {}: {e}", path.display()))?;
-                Mode::Authenticated(HmacKey::new(&key).map_err(|e| e.to_string())?)
-            }
+            Some(path) => Mode::Authenticated(read_key(path)?),
         };
         let mut sockets = Vec::new();
         if bind.is_empty() {
@@ -74,7 +86,10 @@ impl Reflector {
                 Ok(s) => sockets.push(s),
                 Err(_) => {
                     let v4 = SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), config.port);
-                    sockets.push(udp_socket(v4).map_err(|e| format!("reflector on {v4}: {e}"))?);
+                    sockets.push(
+                        udp_socket(v4)
+                            .map_err(|source| ReflectorError::Bind { addr: v4, source })?,
+                    );
                 }
             }
         }
@@ -84,7 +99,7 @@ impl Reflector {
                 .and_then(|s: &UdpSocket| s.local_addr().ok())
                 .map_or(config.port, |a| a.port());
             let addr = SocketAddr::new(*ip, port);
-            sockets.push(udp_socket(addr).map_err(|e| format!("reflector on {addr}: {e}"))?);
+            sockets.push(udp_socket(addr).map_err(|source| ReflectorError::Bind { addr, source })?);
         }
         Ok(Some(Self {
             sockets,
@@ -127,15 +142,64 @@ mod tests {
     use super::*;
 
     #[test]
-    fn keys_are_hex_and_mistakes_are_named() {
-        assert_eq!(parse_key("00ff10\n").unwrap(), vec![0, 255, 16]);
-        assert_eq!(
-            parse_key("de ad be ef").unwrap(),
-            vec![0xde, 0xad, 0xbe, 0xef]
+    fn a_bad_key_file_and_a_taken_port_are_told_apart() {
+        let dir = std::env::temp_dir().join(format!("sonde-reflector-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let key_file = dir.join("bad.key");
+        std::fs::write(&key_file, "xy").unwrap();
+        let loopback = [IpAddr::V6(Ipv6Addr::LOCALHOST)];
+        let config = ReflectorConfig {
+            port: 0,
+            key_file: Some(key_file.clone()),
+            ..ReflectorConfig::default()
+        };
+        let e = Reflector::bind(&config, &loopback).unwrap_err();
+        assert!(
+            matches!(
+                &e,
+                ReflectorError::BadKey {
+                    source: KeyError::NotHex { .. },
+                    ..
+                }
+            ),
+            "{e:?}"
         );
-        assert!(parse_key("abc").unwrap_err().contains("even number"));
-        assert!(parse_key("zz00").unwrap_err().contains("'z' at digit 1"));
-        assert!(parse_key("0é").unwrap_err().contains("'é' at digit 2"));
-        assert!(parse_key("").is_err());
+        assert!(e.to_string().starts_with("reflector.key_file "), "{e}");
+        let missing = ReflectorConfig {
+            key_file: Some(dir.join("missing.key")),
+            ..config.clone()
+        };
+        let e = Reflector::bind(&missing, &loopback).unwrap_err();
+        assert!(matches!(e, ReflectorError::ReadKey { .. }), "{e:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+
+        let Some(Ok(first)) = ["::1", "127.0.0.1"].iter().find_map(|ip| {
+            let ip: IpAddr = ip.parse().ok()?;
+            let config = ReflectorConfig {
+                port: 0,
+                ..ReflectorConfig::default()
+            };
+            Reflector::bind(&config, &[ip])
+                .ok()
+                .flatten()
+                .map(Ok::<_, ()>)
+        }) else {
+            return; // no loopback to bind here
+        };
+        let taken = first.local_addrs()[0];
+        let again = ReflectorConfig {
+            port: taken.port(),
+            ..ReflectorConfig::default()
+        };
+        let e = Reflector::bind(&again, &[taken.ip()]).unwrap_err();
+        let ReflectorError::Bind { addr, .. } = &e else {
+            panic!("not a bind error: {e:?}");
+        };
+        assert_eq!(*addr, taken);
+        assert!(
+            e.to_string()
+                .starts_with(&format!("reflector on {taken}: ")),
+            "{e}"
+        );
     }
 }

@@ -1,19 +1,14 @@
-//! The listening side of `sonde serve`: accept connections, tell control
-//! connections from data connections, and keep serving whatever a client
-//! sends.
+//! The listening side of `sonde serve`: bind, accept connections (up to
+//! [`MAX_CONNECTIONS`], each on its own thread), and hand each to the
+//! protocol its first bytes name: sonde's preamble (module `native`) or
+//! an iperf3 cookie (module `iperf3`). A connection that fails ends
+//! alone; the server keeps serving.
 
 use crate::config::ServerConfig;
-use crate::limits::check_client;
-use crate::registry::Registry;
-use crate::session::run_control;
+use crate::state::Shared;
 use socket2::{Domain, Protocol, Socket, Type};
-use sonde_engine::control::Control;
 use sonde_engine::EngineError;
-use sonde_wire::{
-    ClientMessage, Preamble, Refusal, ServerMessage, HANDSHAKE_FRAME_MAX, PROTOCOL_VERSION,
-};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -32,17 +27,6 @@ pub enum ServeError {
     },
     #[error("invalid configuration: {0}")]
     Config(#[from] crate::config::ConfigError),
-}
-
-/// State shared by every connection of one server.
-#[derive(Debug)]
-pub struct Shared {
-    pub config: ServerConfig,
-    pub registry: Registry,
-    pub running_tests: AtomicU32,
-    connections: AtomicUsize,
-    /// Connections accepted so far: each one's place in the accept order.
-    accepted: AtomicU64,
 }
 
 /// A bound server, ready to run.
@@ -93,13 +77,7 @@ impl Server {
         }
         Ok(Self {
             listeners,
-            shared: Arc::new(Shared {
-                config,
-                registry: Registry::default(),
-                running_tests: AtomicU32::new(0),
-                connections: AtomicUsize::new(0),
-                accepted: AtomicU64::new(0),
-            }),
+            shared: Shared::new(config.limits),
         })
     }
 
@@ -141,14 +119,6 @@ impl Server {
     }
 }
 
-struct ConnectionSlot(Arc<Shared>);
-
-impl Drop for ConnectionSlot {
-    fn drop(&mut self) {
-        self.0.connections.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
 fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>) {
     loop {
         let (stream, peer) = match listener.accept() {
@@ -159,18 +129,14 @@ fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>) {
                 continue;
             }
         };
-        if shared.connections.fetch_add(1, Ordering::AcqRel) >= MAX_CONNECTIONS {
-            shared.connections.fetch_sub(1, Ordering::AcqRel);
+        let Some((slot, accepted)) = shared.open_connection(MAX_CONNECTIONS) else {
             tracing::warn!(%peer, "too many connections; closing");
             continue;
-        }
-        let slot = ConnectionSlot(Arc::clone(shared));
-        let accepted = shared.accepted.fetch_add(1, Ordering::AcqRel);
+        };
         let spawned = std::thread::Builder::new()
             .name("sonde-conn".into())
             .spawn(move || {
-                let shared = Arc::clone(&slot.0);
-                if let Err(e) = handle_connection(stream, peer, &shared, accepted) {
+                if let Err(e) = handle_connection(stream, peer, slot.shared(), accepted) {
                     tracing::info!(%peer, error = %e, "connection ended");
                 }
                 drop(slot);
@@ -179,11 +145,6 @@ fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>) {
             tracing::error!(error = %e, "cannot start a connection thread");
         }
     }
-}
-
-fn refuse(control: &mut Control, refusal: Refusal) -> Result<(), EngineError> {
-    control.send_preamble()?;
-    control.send(&ServerMessage::Refused { refusal })
 }
 
 /// Serves one connection; `accepted` is its place in the accept order.
@@ -204,37 +165,8 @@ fn handle_connection(
         .peek(&mut first)
         .map_err(EngineError::io("the first bytes"))?;
     if peeked > 0 && first[..peeked] != sonde_wire::MAGIC[..peeked] {
-        return crate::iperf3_session::handle(stream, peer, shared, HELLO_TIMEOUT, accepted);
-    }
-    let mut control = Control::new(stream);
-    let preamble: Preamble = control.recv_preamble(HELLO_TIMEOUT)?;
-    if preamble.version != PROTOCOL_VERSION {
-        let refusal = Refusal::UnsupportedVersion {
-            offered: preamble.version,
-            supported: PROTOCOL_VERSION,
-        };
-        tracing::warn!(%peer, %refusal, "refused");
-        return refuse(&mut control, refusal);
-    }
-    let first: ClientMessage =
-        control.recv(HANDSHAKE_FRAME_MAX, HELLO_TIMEOUT, "the first message")?;
-    match first {
-        ClientMessage::TestRequest { request, env } => {
-            if let Err(refusal) = check_client(&shared.config.limits, peer.ip()) {
-                tracing::warn!(%peer, %refusal, "refused");
-                return refuse(&mut control, refusal);
-            }
-            run_control(control, peer, request, &env, shared)
-        }
-        ClientMessage::StreamHello { test_id, stream } => {
-            shared
-                .registry
-                .deliver(test_id, stream, peer.ip(), control.into_stream());
-            Ok(())
-        }
-        other => Err(EngineError::Unexpected {
-            expected: "a test request or a stream hello",
-            got: format!("{other:?}").chars().take(60).collect(),
-        }),
+        crate::iperf3::handle(stream, peer, shared, HELLO_TIMEOUT, accepted)
+    } else {
+        crate::native::handle(stream, peer, shared, HELLO_TIMEOUT)
     }
 }

@@ -4,7 +4,7 @@
 
 use sonde_engine::EngineError;
 use sonde_model::SpecError;
-use sonde_wire::Refusal;
+use sonde_wire::{Limit, Refusal};
 use std::path::PathBuf;
 
 /// Why a run gave no result.
@@ -19,7 +19,7 @@ pub enum RunError {
     /// The server refused because the test exceeds one of its limits.
     #[error("the server refused the test: {limit} is {value} on this server (asked: {requested})")]
     Refused {
-        limit: String,
+        limit: Limit,
         value: String,
         requested: String,
     },
@@ -63,7 +63,7 @@ impl From<EngineError> for RunError {
                 value,
                 requested,
             }) => RunError::Refused {
-                limit: limit.to_string(),
+                limit,
                 value,
                 requested,
             },
@@ -84,7 +84,7 @@ mod tests {
     #[test]
     fn a_limit_refusal_keeps_its_limit_value_and_request() {
         let e = RunError::from(EngineError::Refused(Refusal::LimitExceeded {
-            limit: "max_duration".into(),
+            limit: Limit::MaxDuration,
             value: "5m".into(),
             requested: "10m".into(),
         }));
@@ -94,8 +94,8 @@ mod tests {
                 value,
                 requested,
             } => assert_eq!(
-                (limit.as_str(), value.as_str(), requested.as_str()),
-                ("max_duration", "5m", "10m")
+                (limit, value.as_str(), requested.as_str()),
+                (&Limit::MaxDuration, "5m", "10m")
             ),
             other => panic!("{other:?}"),
         }

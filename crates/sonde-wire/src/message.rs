@@ -69,19 +69,82 @@ pub struct StreamAck {
     pub next_expected: u64,
 }
 
+/// A server limit a test can run into, named on the wire and in messages
+/// exactly as in the server's configuration (`[limits]` keys), e.g.
+/// `max_duration`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Limit {
+    /// Longest test, warm-up included.
+    MaxDuration,
+    /// Most data connections in one test.
+    MaxStreams,
+    /// Highest total rate of one test.
+    MaxRate,
+    /// Most tests running at once (its refusal is [`Refusal::Busy`]).
+    MaxConcurrentTests,
+    /// A limit this build does not know, by its name: what a newer server
+    /// may send. Decoding keeps it so the refusal still reads right.
+    Other(String),
+}
+
+impl Limit {
+    /// The limit's name: its configuration key and its wire spelling.
+    pub fn name(&self) -> &str {
+        match self {
+            Limit::MaxDuration => "max_duration",
+            Limit::MaxStreams => "max_streams",
+            Limit::MaxRate => "max_rate",
+            Limit::MaxConcurrentTests => "max_concurrent_tests",
+            Limit::Other(name) => name,
+        }
+    }
+
+    /// The limit a name stands for ([`Limit::Other`] if none).
+    pub fn from_name(name: &str) -> Self {
+        match name {
+            "max_duration" => Limit::MaxDuration,
+            "max_streams" => Limit::MaxStreams,
+            "max_rate" => Limit::MaxRate,
+            "max_concurrent_tests" => Limit::MaxConcurrentTests,
+            other => Limit::Other(other.to_string()),
+        }
+    }
+}
+
+impl fmt::Display for Limit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Serialize for Limit {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Limit {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Self::from_name(&String::deserialize(d)?))
+    }
+}
+
 /// Why a server will not run a test. Each names the rule and its value.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
 #[serde(tag = "reason", rename_all = "snake_case")]
 pub enum Refusal {
     #[error("{limit} is {value} on this server (asked: {requested})")]
     LimitExceeded {
-        limit: String,
+        limit: Limit,
         value: String,
         requested: String,
     },
     #[error("client {client} is not in this server's allowed prefixes")]
     NotAllowed { client: String },
-    #[error("server busy: max_concurrent_tests is {max_concurrent_tests} and all are running")]
+    #[error(
+        "server busy: {} is {max_concurrent_tests} and all are running",
+        Limit::MaxConcurrentTests
+    )]
     Busy { max_concurrent_tests: u32 },
     #[error("protocol version {offered} is not supported (this server speaks {supported})")]
     UnsupportedVersion { offered: u16, supported: u16 },
@@ -89,6 +152,17 @@ pub enum Refusal {
     InvalidSpec { field: String, detail: String },
     #[error("not available on the server: {what}")]
     Unavailable { what: String },
+}
+
+impl Refusal {
+    /// The limit the test ran into, if a limit refused it.
+    pub fn limit(&self) -> Option<&Limit> {
+        match self {
+            Refusal::LimitExceeded { limit, .. } => Some(limit),
+            Refusal::Busy { .. } => Some(&Limit::MaxConcurrentTests),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -185,7 +259,7 @@ mod tests {
         assert_eq!(round_trip(&req), req);
         let refused = ServerMessage::Refused {
             refusal: Refusal::LimitExceeded {
-                limit: "max_duration".into(),
+                limit: Limit::MaxDuration,
                 value: "5m".into(),
                 requested: "1h".into(),
             },
@@ -197,11 +271,57 @@ mod tests {
     #[test]
     fn refusals_read_as_sentences() {
         let r = Refusal::LimitExceeded {
-            limit: "max_streams".into(),
+            limit: Limit::MaxStreams,
             value: "8".into(),
             requested: "16".into(),
         };
         assert_eq!(r.to_string(), "max_streams is 8 on this server (asked: 16)");
+        let busy = Refusal::Busy {
+            max_concurrent_tests: 4,
+        };
+        assert_eq!(
+            busy.to_string(),
+            "server busy: max_concurrent_tests is 4 and all are running"
+        );
+        assert_eq!(busy.limit(), Some(&Limit::MaxConcurrentTests));
+    }
+
+    /// The wire JSON of a limit refusal is what it was when the limit was
+    /// a string; names this build does not know still decode.
+    #[test]
+    fn limits_are_spelled_as_their_config_keys() {
+        for (limit, name) in [
+            (Limit::MaxDuration, "max_duration"),
+            (Limit::MaxStreams, "max_streams"),
+            (Limit::MaxRate, "max_rate"),
+            (Limit::MaxConcurrentTests, "max_concurrent_tests"),
+        ] {
+            assert_eq!(limit.to_string(), name);
+            assert_eq!(Limit::from_name(name), limit);
+            let r = Refusal::LimitExceeded {
+                limit: limit.clone(),
+                value: "1".into(),
+                requested: "2".into(),
+            };
+            let json = serde_json::to_string(&r).unwrap();
+            assert_eq!(
+                json,
+                format!(
+                    r#"{{"reason":"limit_exceeded","limit":"{name}","value":"1","requested":"2"}}"#
+                )
+            );
+            assert_eq!(serde_json::from_str::<Refusal>(&json).unwrap(), r);
+            assert_eq!(r.limit(), Some(&limit));
+        }
+        let newer =
+            r#"{"reason":"limit_exceeded","limit":"max_packets","value":"9","requested":"10"}"#;
+        let r: Refusal = serde_json::from_str(newer).unwrap();
+        assert_eq!(r.limit(), Some(&Limit::Other("max_packets".into())));
+        assert_eq!(r.to_string(), "max_packets is 9 on this server (asked: 10)");
+        assert_eq!(serde_json::to_string(&r).unwrap(), newer);
+        let busy = r#"{"reason":"busy","max_concurrent_tests":2}"#;
+        let r: Refusal = serde_json::from_str(busy).unwrap();
+        assert_eq!(serde_json::to_string(&r).unwrap(), busy);
     }
 
     #[test]

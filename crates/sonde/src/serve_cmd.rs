@@ -5,7 +5,7 @@ use crate::run_args::duration;
 use anyhow::anyhow;
 use clap::Args;
 use ipnet::IpNet;
-use sonde_agent::{Reflector, Server, ServerConfig};
+use sonde_agent::{Reflector, ReflectorError, Server, ServerConfig};
 use sonde_engine::stamp_reflector::ReflectorStats;
 use sonde_model::Rate;
 use std::net::IpAddr;
@@ -105,8 +105,7 @@ impl ServeArgs {
 pub fn run(args: ServeArgs) -> Result<(), Failure> {
     let config = args.to_config()?;
     let limits = config.limits.clone();
-    let reflector = Reflector::bind(&config.reflector, &config.bind)
-        .map_err(|e| (config.reflector.key_file.is_some(), e));
+    let reflector = Reflector::bind(&config.reflector, &config.bind);
     let server = Server::bind(config)?;
     for addr in server.local_addrs() {
         tracing::info!(%addr, "listening");
@@ -128,12 +127,11 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
             r.spawn();
         }
         Ok(None) => tracing::info!("STAMP reflector off"),
-        // A bad key is a usage error; a port that cannot be bound (862
-        // needs root, or is taken) leaves the rest of the server running.
-        Err((true, e)) if !e.starts_with("reflector on") => {
-            return Err(Failure::Usage(anyhow!("invalid configuration: {e}")))
-        }
-        Err((_, e)) => tracing::warn!(error = %e, "no STAMP reflector"),
+        // A port that cannot be bound (862 needs root, or is taken)
+        // leaves the rest of the server running; a bad key is a usage
+        // error.
+        Err(e @ ReflectorError::Bind { .. }) => tracing::warn!(error = %e, "no STAMP reflector"),
+        Err(e) => return Err(Failure::Usage(anyhow!("invalid configuration: {e}"))),
     }
     server.run();
     Ok(())

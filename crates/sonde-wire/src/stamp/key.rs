@@ -57,5 +57,14 @@ mod tests {
         );
         assert_eq!(parse_hex_key("abc"), Err(KeyError::BadLength { digits: 3 }));
         assert_eq!(parse_hex_key(" \n"), Err(KeyError::BadLength { digits: 0 }));
+        let e = parse_hex_key("0é").unwrap_err();
+        assert_eq!(
+            e,
+            KeyError::NotHex {
+                found: 'é',
+                digit: 2
+            }
+        );
+        assert!(e.to_string().contains("'é' at digit 2"), "{e}");
     }
 }

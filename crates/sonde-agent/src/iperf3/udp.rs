@@ -1,17 +1,14 @@
-//! iperf3 UDP clients on sonde's port: iperf3's UDP connect exchange on
-//! the control port's UDP twin, iperf3's datagrams and counting, sonde's
-//! limits.
+//! An admitted iperf3 UDP test on the server: iperf3's UDP connect
+//! exchange on the control port's UDP twin, iperf3's datagrams and
+//! counting.
 
-use crate::iperf3_session::STEP_WAIT;
-use crate::limits::{canonical, check_udp};
-use crate::server::Shared;
-use crate::session::Slot;
+use super::exchange::{swap_results, STEP_WAIT};
+use crate::address::canonical;
 use sonde_engine::iperf3::control::Iperf3Control;
-use sonde_engine::iperf3::sonde_direction;
 use sonde_engine::iperf3::udp_client::udp_results;
 use sonde_engine::iperf3::udp_data::{self, UdpTally};
 use sonde_engine::EngineError;
-use sonde_model::{Direction, Dscp, Rate, StreamLayout, UdpSpec};
+use sonde_model::{Direction, StreamLayout, UdpSpec};
 use sonde_wire::iperf3::{self as wire, Params, State};
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,26 +18,6 @@ use std::time::{Duration, Instant};
 /// One test at a time takes UDP connects on the port (the unconnected
 /// socket there belongs to the test that bound it).
 static CONNECTS: Mutex<()> = Mutex::new(());
-
-fn udp_spec(p: &Params, peer: SocketAddr) -> Result<UdpSpec, String> {
-    let spec = UdpSpec {
-        host: peer.ip().to_string(),
-        port: peer.port(),
-        time: Duration::from_secs(u64::from(p.time)),
-        omit: Duration::from_secs(u64::from(p.omit)),
-        interval: Duration::ZERO,
-        parallel: u16::try_from(p.parallel.max(1))
-            .map_err(|_| format!("{} streams", p.parallel))?,
-        direction: sonde_direction(p.direction()),
-        bitrate: Rate::from_bps(p.bandwidth),
-        length: if p.len > 0 { p.len } else { 1448 },
-        dscp: Dscp::new(p.tos >> 2).filter(|d| d.value() > 0),
-        title: p.title.clone(),
-        ..UdpSpec::default()
-    };
-    spec.validate().map_err(|e| e.reason)?;
-    Ok(spec)
-}
 
 /// A UDP socket on `local` that other sockets may share.
 fn shared_udp(local: SocketAddr) -> std::io::Result<UdpSocket> {
@@ -112,26 +89,13 @@ fn take_connects(
     Ok(socks)
 }
 
-pub(crate) fn run(
+/// Runs the test.
+pub(super) fn run(
     mut control: Iperf3Control,
     peer: SocketAddr,
+    spec: &UdpSpec,
     params: &Params,
-    shared: &Arc<Shared>,
 ) -> Result<(), EngineError> {
-    let limits = &shared.config.limits;
-    let spec = match udp_spec(params, peer)
-        .and_then(|s| check_udp(limits, &s).map(|()| s).map_err(|r| r.to_string()))
-    {
-        Ok(s) => s,
-        Err(reason) => {
-            tracing::warn!(%peer, %reason, "iperf3 UDP test refused");
-            return control.send_state(State::AccessDenied);
-        }
-    };
-    let Some(slot) = Slot::claim(shared) else {
-        tracing::warn!(%peer, "iperf3 test refused: server busy");
-        return control.send_state(State::AccessDenied);
-    };
     tracing::info!(%peer, streams = spec.stream_count(), direction = ?spec.direction, rate = %spec.bitrate,
         time = ?spec.time, "iperf3 UDP test accepted");
     let local = control
@@ -183,13 +147,8 @@ pub(crate) fn run(
             "the iperf3 client did not end the test".into(),
         ));
     }
-    control.send_state(State::ExchangeResults)?;
-    let _theirs = control.recv_results(STEP_WAIT)?;
-    control.send_results(&udp_results(&tallies, &sending))?;
-    control.send_state(State::DisplayResults)?;
-    let _ = control.recv_state(STEP_WAIT);
+    let _theirs = swap_results(&mut control, &udp_results(&tallies, &sending))?;
     let packets: u64 = tallies.iter().map(|t| t.packets).sum();
     tracing::info!(%peer, packets, "iperf3 test done");
-    drop(slot);
     Ok(())
 }

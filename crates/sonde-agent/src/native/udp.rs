@@ -1,9 +1,9 @@
-//! One accepted UDP test on the server: open a UDP socket per stream,
-//! learn each client address from its hello, run the server's end, swap
-//! reports.
+//! An admitted native UDP test on the server: open a UDP socket per
+//! stream, learn each client address from its hello, run the server's
+//! end, swap reports.
 
-use crate::limits::canonical;
-use crate::session::{answer_report, spawn_watcher};
+use super::watcher::{answer_report, spawn_watcher};
+use crate::address::canonical;
 use sonde_engine::connect::{size_udp_buffers, udp_finish};
 use sonde_engine::control::Control;
 use sonde_engine::host_env::host_env;
@@ -64,7 +64,8 @@ fn await_hello(
     }
 }
 
-pub(crate) fn run_udp_accepted(
+/// Runs test `id`.
+pub(super) fn run(
     mut control: Control,
     peer: SocketAddr,
     spec: &UdpSpec,

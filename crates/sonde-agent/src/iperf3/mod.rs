@@ -1,0 +1,123 @@
+//! iperf3 clients on sonde's port (docs/iperf3-protocol.md): a connection
+//! whose first bytes are not sonde's preamble is iperf3's. A cookie that
+//! names a test waiting for data connections makes it one of them; any
+//! other starts a test: the client's address is checked, its parameters
+//! read, and the test admitted and run by [`tcp`] or [`udp`] with sonde's
+//! data loops and limits, answered in iperf3's protocol.
+
+mod exchange;
+mod params;
+mod tcp;
+mod udp;
+
+use crate::admission::{admit, Admissible};
+use crate::limits::check_client;
+use crate::state::Shared;
+use exchange::STEP_WAIT;
+use sonde_engine::iperf3::control::Iperf3Control;
+use sonde_engine::EngineError;
+use sonde_wire::iperf3::{Cookie, Protocol, State};
+use sonde_wire::{Refusal, TestId};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The test id a cookie stands for in the registry.
+fn cookie_id(cookie: &Cookie) -> TestId {
+    let mut id = [0u8; 16];
+    for (i, b) in cookie.as_bytes().iter().enumerate() {
+        id[i % 16] ^= b.rotate_left((i / 16) as u32);
+    }
+    TestId(id)
+}
+
+/// A connection that opened with a cookie: a data connection of a test
+/// being set up, or a new test. `accepted` is its place in the server's
+/// accept order.
+pub(crate) fn handle(
+    stream: TcpStream,
+    peer: SocketAddr,
+    shared: &Arc<Shared>,
+    hello_wait: Duration,
+    accepted: u64,
+) -> Result<(), EngineError> {
+    let mut control = Iperf3Control::new(stream);
+    let cookie = control.recv_cookie(hello_wait)?;
+    let id = cookie_id(&cookie);
+    if shared.registry().is_open(id) {
+        let stream = control.into_stream();
+        shared
+            .registry()
+            .deliver_accepted(id, accepted, peer.ip(), stream);
+        return Ok(());
+    }
+    run_test(control, peer, id, shared)
+}
+
+fn run_test(
+    mut control: Iperf3Control,
+    peer: SocketAddr,
+    id: TestId,
+    shared: &Arc<Shared>,
+) -> Result<(), EngineError> {
+    // Checked before the parameters are asked for: a client that may not
+    // test is turned away at once.
+    if let Err(refusal) = check_client(shared.limits(), peer.ip()) {
+        tracing::warn!(%peer, %refusal, "iperf3 client refused");
+        return control.send_state(State::AccessDenied);
+    }
+    control.send_state(State::ParamExchange)?;
+    let p = control.recv_params(STEP_WAIT)?;
+    match p.protocol {
+        Protocol::Tcp => run_admitted(
+            control,
+            peer,
+            params::tcp_spec(&p, peer),
+            shared,
+            |c, spec| tcp::run(c, peer, spec, &p, id, shared),
+        ),
+        Protocol::Udp => run_admitted(
+            control,
+            peer,
+            params::udp_spec(&p, peer),
+            shared,
+            |c, spec| udp::run(c, peer, spec, &p),
+        ),
+        Protocol::Sctp => deny(
+            control,
+            peer,
+            &Refusal::Unavailable {
+                what: "sctp tests for iperf3 clients".into(),
+            },
+        ),
+    }
+}
+
+/// Admits the test the client's parameters make (`spec`) and runs it with
+/// `run`, holding its test slot; or denies it.
+fn run_admitted<S: Admissible>(
+    control: Iperf3Control,
+    peer: SocketAddr,
+    spec: Result<S, Refusal>,
+    shared: &Arc<Shared>,
+    run: impl FnOnce(Iperf3Control, &S) -> Result<(), EngineError>,
+) -> Result<(), EngineError> {
+    let admitted = spec.and_then(|spec| admit(shared, peer.ip(), &spec).map(|slot| (spec, slot)));
+    let (spec, slot) = match admitted {
+        Ok(a) => a,
+        Err(refusal) => return deny(control, peer, &refusal),
+    };
+    let result = run(control, &spec);
+    drop(slot);
+    result
+}
+
+/// iperf3's only refusal is ACCESS_DENIED: the reason goes to the log.
+fn deny(
+    mut control: Iperf3Control,
+    peer: SocketAddr,
+    refusal: &Refusal,
+) -> Result<(), EngineError> {
+    tracing::warn!(%peer, %refusal, "iperf3 test refused");
+    control.send_state(State::AccessDenied)
+}

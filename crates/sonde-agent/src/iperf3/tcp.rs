@@ -1,0 +1,117 @@
+//! An admitted iperf3 TCP test on the server: its data connections
+//! gathered through the registry in the order the client opened them,
+//! sonde's stream loops, iperf3's results.
+
+use super::exchange::{swap_results, STEP_WAIT};
+use crate::state::{Delivered, Shared, STREAMS_TIMEOUT};
+use sonde_engine::host_env::host_env;
+use sonde_engine::iperf3::control::Iperf3Control;
+use sonde_engine::iperf3::{hold_open, results_of};
+use sonde_engine::sockopt::{apply_accepted, StreamOptions};
+use sonde_engine::tcp::client::{client_role, side_plan};
+use sonde_engine::tcp::side::{run_side, DataStream};
+use sonde_engine::EngineError;
+use sonde_model::{StreamLayout, StreamRole, TcpSpec};
+use sonde_wire::iperf3::{Params, State};
+use sonde_wire::TestId;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Receiver;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Runs test `id` (the client's cookie), open in the registry while it
+/// waits for its data connections.
+pub(super) fn run(
+    mut control: Iperf3Control,
+    peer: SocketAddr,
+    spec: &TcpSpec,
+    params: &Params,
+    id: TestId,
+    shared: &Shared,
+) -> Result<(), EngineError> {
+    tracing::info!(%peer, test = %id, streams = spec.stream_count(), direction = ?spec.direction,
+        time = ?spec.time, client = %params.client_version.as_deref().unwrap_or("?"), "iperf3 test accepted");
+    let rx = shared.registry().open(id, peer.ip(), spec.stream_count());
+    let outcome = serve(&mut control, peer, spec, &rx);
+    shared.registry().close(id);
+    outcome
+}
+
+fn serve(
+    control: &mut Iperf3Control,
+    peer: SocketAddr,
+    spec: &TcpSpec,
+    rx: &Receiver<Delivered>,
+) -> Result<(), EngineError> {
+    control.send_state(State::CreateStreams)?;
+    let opts = StreamOptions::from(spec);
+    let mut arrived = Vec::with_capacity(spec.stream_count());
+    let deadline = Instant::now() + STREAMS_TIMEOUT;
+    while arrived.len() < spec.stream_count() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Ok(delivered) = rx.recv_timeout(left) else {
+            let _ = control.send_state(State::ServerTerminate);
+            return Err(EngineError::Aborted(
+                "not every iperf3 data connection arrived in time".into(),
+            ));
+        };
+        arrived.push(delivered);
+    }
+    // Their order is the order the client opened them, which is what
+    // says each one's direction (and iperf3 id).
+    arrived.sort_by_key(|(accepted, _)| *accepted);
+    let mut streams = Vec::with_capacity(arrived.len());
+    for (i, (_, conn)) in arrived.into_iter().enumerate() {
+        apply_accepted(&conn, &opts)?;
+        let role = match client_role(spec, i) {
+            StreamRole::Sender => StreamRole::Receiver,
+            StreamRole::Receiver => StreamRole::Sender,
+        };
+        streams.push(DataStream {
+            index: u16::try_from(i).unwrap_or(u16::MAX),
+            role,
+            stream: conn,
+            flowlabel: None,
+        });
+    }
+    control.send_state(State::TestStart)?;
+    control.send_state(State::TestRunning)?;
+    let start = Instant::now();
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut plan = side_plan(spec);
+    // The client's clock ends the test: its TEST_END stops this end's
+    // streams (receivers read until then, however late it comes).
+    plan.receive_grace = STEP_WAIT;
+    let held = hold_open(&streams);
+    let side_stop = Arc::clone(&stop);
+    let side = std::thread::spawn(move || {
+        run_side(plan, streams, host_env(), start, &side_stop, &mut |_| {})
+    });
+    let wait = STEP_WAIT + spec.omit + spec.time;
+    let end = control.recv_state(wait);
+    stop.store(true, Ordering::Relaxed);
+    let mine = side
+        .join()
+        .map_err(|_| EngineError::Aborted("a data stream thread failed".into()))?;
+    match end? {
+        State::TestEnd => {}
+        State::ClientTerminate => {
+            return Err(EngineError::Aborted(
+                "the iperf3 client ended the test".into(),
+            ))
+        }
+        other => {
+            return Err(EngineError::Unexpected {
+                expected: "TEST_END",
+                got: format!("{other:?}"),
+            })
+        }
+    }
+    let theirs = swap_results(control, &results_of(&mine))?;
+    drop(held);
+    let moved: u64 = mine.streams.iter().map(|s| s.total_bytes).sum();
+    let theirs_moved: u64 = theirs.streams.iter().map(|s| s.bytes).sum();
+    tracing::info!(%peer, bytes = moved, client_bytes = theirs_moved, "iperf3 test done");
+    Ok(())
+}

@@ -1,0 +1,108 @@
+//! An admitted native TCP test on the server: gather its data
+//! connections through the registry, run the server's end of each stream,
+//! and swap reports.
+
+use super::watcher::{answer_report, spawn_watcher};
+use crate::state::{Delivered, Shared, STREAMS_TIMEOUT};
+use sonde_engine::control::Control;
+use sonde_engine::host_env::host_env;
+use sonde_engine::sockopt::{apply_accepted, StreamOptions};
+use sonde_engine::tcp::client::{client_role, report_frame_cap, side_plan};
+use sonde_engine::tcp::side::{run_side, DataStream, DRAIN_GRACE};
+use sonde_engine::EngineError;
+use sonde_model::{Rate, StreamLayout, StreamRole, TcpSpec};
+use sonde_wire::{ServerMessage, TestId};
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicBool;
+use std::sync::mpsc::Receiver;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Runs test `id`, open in the registry while it waits for its data
+/// connections.
+pub(super) fn run(
+    control: Control,
+    peer: SocketAddr,
+    spec: &TcpSpec,
+    id: TestId,
+    shared: &Shared,
+) -> Result<(), EngineError> {
+    let rx = shared.registry().open(id, peer.ip(), spec.stream_count());
+    let rate_capped = shared.limits().max_rate.is_some();
+    let result = run_accepted(control, peer, spec, id, &rx, rate_capped);
+    shared.registry().close(id);
+    result
+}
+
+fn run_accepted(
+    mut control: Control,
+    peer: SocketAddr,
+    spec: &TcpSpec,
+    id: TestId,
+    rx: &Receiver<Delivered>,
+    rate_capped: bool,
+) -> Result<(), EngineError> {
+    control.send_preamble()?;
+    control.send(&ServerMessage::Accepted {
+        test_id: id,
+        env: host_env(),
+        udp_ports: Vec::new(),
+    })?;
+    tracing::info!(%peer, test = %id, streams = spec.stream_count(), direction = ?spec.direction,
+        time = ?spec.time, "test accepted");
+
+    let opts = StreamOptions::from(spec);
+    let mut streams: Vec<Option<DataStream>> = (0..spec.stream_count()).map(|_| None).collect();
+    let deadline = Instant::now() + STREAMS_TIMEOUT;
+    while streams.iter().any(Option::is_none) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Ok((index, conn)) = rx.recv_timeout(left) else {
+            let reason = "not every data connection arrived in time".to_string();
+            control.send(&ServerMessage::Abort {
+                reason: reason.clone(),
+            })?;
+            return Err(EngineError::Aborted(reason));
+        };
+        let index = u16::try_from(index).unwrap_or(u16::MAX);
+        let i = usize::from(index);
+        if streams.get(i).is_some_and(Option::is_some) {
+            tracing::warn!(%peer, index, "duplicate data connection dropped");
+            continue;
+        }
+        apply_accepted(&conn, &opts)?;
+        let role = match client_role(spec, i) {
+            StreamRole::Sender => StreamRole::Receiver,
+            StreamRole::Receiver => StreamRole::Sender,
+        };
+        if let Some(slot) = streams.get_mut(i) {
+            *slot = Some(DataStream {
+                index,
+                role,
+                stream: conn,
+                flowlabel: None,
+            });
+        }
+    }
+    let streams: Vec<DataStream> = streams.into_iter().flatten().collect();
+    control.send(&ServerMessage::Start)?;
+    let start = Instant::now();
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let wait = spec.send_duration() + DRAIN_GRACE + Duration::from_secs(10);
+    let watcher = spawn_watcher(&control, report_frame_cap(spec), wait, &stop, None)?;
+
+    let mut plan = side_plan(spec);
+    if rate_capped {
+        // Enforce the rate on reads too, whatever the client sends
+        // (2 % above the rate asked, so a fair client is never slowed).
+        plan.receive_rate = spec.bitrate.map(|r| Rate::from_bps(r.bps() + r.bps() / 50));
+    }
+    let report = run_side(plan, streams, host_env(), start, &stop, &mut |_| {});
+    answer_report(
+        watcher,
+        &mut control,
+        ServerMessage::Report { report },
+        peer,
+        id,
+    )
+}

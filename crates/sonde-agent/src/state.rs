@@ -1,0 +1,240 @@
+//! Everything the connections of one server share, in one place: the
+//! limits in force, the test slots (`max_concurrent_tests`), the count of
+//! open connections and their accept order, and the [`Registry`] of tests
+//! waiting for their data connections.
+//!
+//! Counters are changed only here, through guards that give back what
+//! they took when dropped.
+
+use crate::address::canonical;
+use crate::config::Limits;
+use sonde_wire::TestId;
+use std::collections::HashMap;
+use std::net::{IpAddr, TcpStream};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How long the server waits for all data connections of a test.
+pub(crate) const STREAMS_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// State shared by every connection of one server.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    limits: Limits,
+    registry: Registry,
+    running_tests: AtomicU32,
+    connections: AtomicUsize,
+    /// Connections accepted so far: each one's place in the accept order.
+    accepted: AtomicU64,
+}
+
+impl Shared {
+    pub(crate) fn new(limits: Limits) -> Arc<Self> {
+        Arc::new(Self {
+            limits,
+            registry: Registry::default(),
+            running_tests: AtomicU32::new(0),
+            connections: AtomicUsize::new(0),
+            accepted: AtomicU64::new(0),
+        })
+    }
+
+    /// The limits every request is checked against.
+    pub(crate) fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Tests waiting for their data connections.
+    pub(crate) fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// Claims one of the `max_concurrent_tests` slots; `None` when all are
+    /// taken.
+    pub(crate) fn claim_test(self: &Arc<Self>) -> Option<TestSlot> {
+        let max = self.limits.max_concurrent_tests;
+        self.running_tests
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| TestSlot(Arc::clone(self)))
+    }
+
+    /// Tests running now.
+    #[cfg(test)]
+    pub(crate) fn running_tests(&self) -> u32 {
+        self.running_tests.load(Ordering::Acquire)
+    }
+
+    /// Counts a new connection in, unless `max` are open already: its
+    /// guard and its place in the accept order.
+    pub(crate) fn open_connection(self: &Arc<Self>, max: usize) -> Option<(ConnectionSlot, u64)> {
+        if self.connections.fetch_add(1, Ordering::AcqRel) >= max {
+            self.connections.fetch_sub(1, Ordering::AcqRel);
+            return None;
+        }
+        let slot = ConnectionSlot(Arc::clone(self));
+        Some((slot, self.accepted.fetch_add(1, Ordering::AcqRel)))
+    }
+}
+
+/// A claimed test slot; released on drop.
+#[derive(Debug)]
+pub(crate) struct TestSlot(Arc<Shared>);
+
+impl Drop for TestSlot {
+    fn drop(&mut self) {
+        self.0.running_tests.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// An open connection, counted against the connection cap until dropped.
+#[derive(Debug)]
+pub(crate) struct ConnectionSlot(Arc<Shared>);
+
+impl ConnectionSlot {
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.0
+    }
+}
+
+impl Drop for ConnectionSlot {
+    fn drop(&mut self) {
+        self.0.connections.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// A data connection as a test receives it: its stream index (sonde),
+/// or its place in the server's accept order (iperf3), and the socket.
+pub(crate) type Delivered = (u64, TcpStream);
+
+#[derive(Debug)]
+struct Waiting {
+    client: IpAddr,
+    streams: usize,
+    /// How many were delivered in arrival order (iperf3's data connections
+    /// carry no index: the order they come in is their order).
+    arrived: usize,
+    tx: SyncSender<Delivered>,
+}
+
+/// Tests waiting for their data connections. A data connection names its
+/// test by id; the registry hands it to that test's control session only
+/// if it comes from the same client address.
+#[derive(Debug, Default)]
+pub(crate) struct Registry {
+    waiting: Mutex<HashMap<TestId, Waiting>>,
+}
+
+impl Registry {
+    /// Opens a test for `streams` data connections from `client`.
+    pub(crate) fn open(&self, id: TestId, client: IpAddr, streams: usize) -> Receiver<Delivered> {
+        let (tx, rx) = sync_channel(streams.max(1));
+        if let Ok(mut w) = self.waiting.lock() {
+            w.insert(
+                id,
+                Waiting {
+                    client: canonical(client),
+                    streams,
+                    arrived: 0,
+                    tx,
+                },
+            );
+        }
+        rx
+    }
+
+    /// Closes a test to further data connections.
+    pub(crate) fn close(&self, id: TestId) {
+        if let Ok(mut w) = self.waiting.lock() {
+            w.remove(&id);
+        }
+    }
+
+    /// Whether `id` is a test waiting for data connections.
+    pub(crate) fn is_open(&self, id: TestId) -> bool {
+        self.waiting.lock().is_ok_and(|w| w.contains_key(&id))
+    }
+
+    /// Hands an index-less data connection (iperf3's) to its test, with
+    /// the place it had in the server's accept order: the test sorts its
+    /// connections by that (they are read on threads of their own, which
+    /// may finish in any order; iperf3's client opens them one by one).
+    pub(crate) fn deliver_accepted(
+        &self,
+        id: TestId,
+        accepted: u64,
+        from: IpAddr,
+        conn: TcpStream,
+    ) {
+        let Ok(mut w) = self.waiting.lock() else {
+            return;
+        };
+        match w.get_mut(&id) {
+            Some(t) if t.client == canonical(from) && t.arrived < t.streams => {
+                t.arrived += 1;
+                if t.tx.try_send((accepted, conn)).is_err() {
+                    tracing::warn!(%from, "surplus data connection dropped");
+                }
+            }
+            Some(_) => {
+                tracing::warn!(%from, "data connection refused: wrong client or one too many")
+            }
+            None => tracing::warn!(%from, %id, "data connection for an unknown test"),
+        }
+    }
+
+    /// Hands a data connection to its test; drops it if the test is
+    /// unknown, the index is out of range or the address differs.
+    pub(crate) fn deliver(&self, id: TestId, stream: u16, from: IpAddr, conn: TcpStream) {
+        let Ok(w) = self.waiting.lock() else { return };
+        match w.get(&id) {
+            Some(t) if t.client == canonical(from) && usize::from(stream) < t.streams => {
+                if t.tx.try_send((u64::from(stream), conn)).is_err() {
+                    tracing::warn!(%from, stream, "surplus data connection dropped");
+                }
+            }
+            Some(_) => {
+                tracing::warn!(%from, stream, "data connection refused: wrong client or index")
+            }
+            None => tracing::warn!(%from, %id, "data connection for an unknown test"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_slots_stop_at_the_limit_and_come_back_when_dropped() {
+        let shared = Shared::new(Limits {
+            max_concurrent_tests: 2,
+            ..Limits::default()
+        });
+        let a = shared.claim_test().unwrap();
+        let b = shared.claim_test().unwrap();
+        assert!(shared.claim_test().is_none());
+        assert_eq!(shared.running_tests(), 2);
+        drop(a);
+        let c = shared.claim_test().unwrap();
+        drop((b, c));
+        assert_eq!(shared.running_tests(), 0);
+    }
+
+    #[test]
+    fn connections_stop_at_the_cap_and_keep_their_accept_order() {
+        let shared = Shared::new(Limits::default());
+        let (first, n0) = shared.open_connection(2).unwrap();
+        let (_second, n1) = shared.open_connection(2).unwrap();
+        assert_eq!((n0, n1), (0, 1));
+        assert!(shared.open_connection(2).is_none());
+        drop(first);
+        let (_third, n2) = shared.open_connection(2).unwrap();
+        // A refused connection takes no place in the order.
+        assert_eq!(n2, 2);
+    }
+}
