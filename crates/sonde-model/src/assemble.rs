@@ -195,7 +195,14 @@ fn sum_of<'a, T: 'a>(
 /// none of them has stays unknown).
 pub fn add_tcp(parts: &[&Figures]) -> Figures {
     Figures {
-        streams: u16::try_from(parts.len()).ok(),
+        // A part that is one stream counts one; a direction its streams.
+        streams: u16::try_from(
+            parts
+                .iter()
+                .map(|f| u64::from(f.streams.unwrap_or(1)))
+                .sum::<u64>(),
+        )
+        .ok(),
         sent_bytes: sum_of(parts.iter().copied(), |f| f.sent_bytes),
         received_bytes: sum_of(parts.iter().copied(), |f| f.received_bytes),
         throughput_bps: sum_of(parts.iter().copied(), |f| f.throughput_bps),
@@ -440,6 +447,7 @@ mod tests {
         assert_eq!(r.summary.forward.as_ref().unwrap().received_bytes, Some(20));
         assert_eq!(r.summary.reverse.as_ref().unwrap().received_bytes, Some(60));
         assert_eq!(r.summary.total.as_ref().unwrap().received_bytes, Some(80));
+        assert_eq!(r.summary.total.as_ref().unwrap().streams, Some(2));
         assert_eq!(r.intervals[1].sums.len(), 2);
     }
 

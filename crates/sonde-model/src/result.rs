@@ -26,8 +26,14 @@ pub const RESULT_FORMAT_VERSION: u32 = 2;
 pub struct Timestamp(pub SystemTime);
 
 impl Timestamp {
+    /// Now, to the microsecond: the precision a result is written with,
+    /// so that a result read back equals the one written.
     pub fn now() -> Self {
-        Self(SystemTime::now())
+        let now = SystemTime::now();
+        let sub_us = now
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos() % 1000);
+        Self(now - std::time::Duration::from_nanos(u64::from(sub_us)))
     }
 }
 

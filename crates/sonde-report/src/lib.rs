@@ -7,16 +7,18 @@
 //! - [`LiveText`]: the lines printed while a test runs, one call per
 //!   [`sonde_model::Event`].
 //! - [`to_iperf3`] (or [`tcp_to_iperf3`], [`udp_to_iperf3`]): a result in
-//!   iperf3's `-J` layout.
+//!   iperf3's `-J` layout; [`result_json`]: what `-J` prints.
 
 mod columns;
 pub mod iperf3_json;
+pub mod json;
 pub mod live_text;
 pub mod ping_text;
 pub mod tcp_text;
 pub mod udp_text;
 
 pub use iperf3_json::{tcp_to_iperf3, to_iperf3, udp_to_iperf3};
+pub use json::{result_json, JsonLayout};
 pub use live_text::{LiveLines, LiveText};
 pub use ping_text::{latency_lines, ping_header, ping_reply_line, ping_summary};
 pub use tcp_text::tcp_summary;

@@ -11,6 +11,7 @@
 //!
 //! The runner prints nothing and stores nothing.
 
+mod battery;
 mod error;
 mod events;
 mod latency;
@@ -21,6 +22,7 @@ mod stop;
 mod tcp;
 mod udp;
 
+pub use battery::run_battery;
 pub use error::RunError;
 pub use events::Events;
 pub use runner::{run, LocalRunner, Runner};

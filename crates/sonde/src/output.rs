@@ -5,7 +5,7 @@
 use crate::cli::Failure;
 use crate::run_args::JsonFormat;
 use sonde_model::{Event, TestResult, TestSpec};
-use sonde_report::{summary, to_iperf3, LiveText};
+use sonde_report::{result_json, summary, JsonLayout, LiveText};
 use sonde_run::{Events, RunError, Stop};
 use std::io::Write;
 use std::thread::JoinHandle;
@@ -68,21 +68,16 @@ impl Output {
         let mut out = std::io::stdout().lock();
         match self.json {
             Some(format) => {
-                out.write_all(result_json(result, format)?.as_bytes())?;
+                let layout = match format {
+                    JsonFormat::Sonde => JsonLayout::Sonde,
+                    JsonFormat::Iperf3 => JsonLayout::Iperf3,
+                };
+                out.write_all(result_json(result, layout)?.as_bytes())?;
                 writeln!(out)?;
             }
             None => write!(out, "{}", summary(result))?,
         }
         Ok(())
-    }
-}
-
-/// A result as `-J` prints it: sonde's document, or iperf3's layout
-/// (`--json=iperf3`; ping has none and prints sonde's).
-pub fn result_json(result: &TestResult, format: JsonFormat) -> Result<String, serde_json::Error> {
-    match (format, to_iperf3(result)) {
-        (JsonFormat::Iperf3, Some(doc)) => serde_json::to_string_pretty(&doc),
-        _ => serde_json::to_string_pretty(result),
     }
 }
 

@@ -103,6 +103,7 @@
 //! (sender bytes and rate with the receiver's loss, as iperf3 fills it).
 
 mod tcp;
+mod timestamp;
 mod udp;
 
 #[cfg(test)]
@@ -110,6 +111,10 @@ mod tests;
 
 pub use tcp::tcp_to_iperf3;
 pub use udp::udp_to_iperf3;
+
+#[cfg(test)]
+pub(crate) use timestamp::rfc1123;
+use timestamp::timestamp;
 
 use serde_json::{json, Map, Value};
 use sonde_model::{
@@ -126,7 +131,7 @@ pub fn to_iperf3(r: &TestResult) -> Option<Value> {
     }
 }
 use std::net::SocketAddr;
-use std::time::{Duration, UNIX_EPOCH};
+use std::time::Duration;
 
 /// Keys (array positions written `[]`) that iperf3 3.21 writes and 3.12
 /// does not; everything else is common to both.
@@ -274,54 +279,6 @@ fn os_name(os: &str) -> &str {
         "windows" => "Windows",
         other => other,
     }
-}
-
-fn timestamp(t: Timestamp) -> Value {
-    let since_epoch = t.0.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = since_epoch.as_secs();
-    json!({
-        "time": rfc1123(secs),
-        "timesecs": secs,
-        "timemillisecs": u64::try_from(since_epoch.as_millis()).unwrap_or(u64::MAX),
-    })
-}
-
-const WEEKDAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-const MONTHS: [&str; 12] = [
-    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-];
-
-/// Seconds since the Unix epoch as iperf3 writes `timestamp.time`:
-/// `Sun, 22 Nov 2026 13:42:24 GMT`.
-pub(crate) fn rfc1123(secs: u64) -> String {
-    let days = secs / 86_400;
-    let day_secs = secs % 86_400;
-    let (year, month, day) = civil_date(days);
-    format!(
-        "{}, {:02} {} {} {:02}:{:02}:{:02} GMT",
-        WEEKDAYS[(days % 7) as usize],
-        day,
-        MONTHS[(month - 1) as usize],
-        year,
-        day_secs / 3600,
-        day_secs % 3600 / 60,
-        day_secs % 60
-    )
-}
-
-/// Year, month (1–12) and day of the `days`-th day after 1970-01-01, in
-/// the proleptic Gregorian calendar (H. Hinnant's days-to-civil).
-fn civil_date(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z % 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + u64::from(month <= 2);
-    (year, month, day)
 }
 
 /// A time in seconds as iperf3 writes `omit` and `duration`: an integer
