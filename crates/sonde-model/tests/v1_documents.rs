@@ -136,6 +136,7 @@ fn latency_under_load_moves_under_summary() {
     for name in ["tcp_latency", "udp_latency"] {
         let (raw, r) = load(name);
         let l = r.summary.latency.as_ref().unwrap();
+        assert!(r.spec.latency(), "{name}: the spec says latency was asked");
         assert_eq!(l.method.name(), raw["latency"]["method"].as_str().unwrap());
         assert_eq!(l.increase_ms, raw["latency"]["increase_ms"].as_f64());
         assert_eq!(

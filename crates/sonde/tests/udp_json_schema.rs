@@ -1,14 +1,13 @@
-//! Real `sonde udp -J` output validates against the published schema,
-//! and the schema is strict enough to refuse a broken document.
+//! Real `sonde udp -J` output validates against the published schema of
+//! the result document (docs/schema/result-v2.schema.json), and the
+//! schema is strict enough to refuse a broken document.
 
 mod common;
-use common::schema::{assert_valid, validator};
-use common::{sonde, stderr, u, ServerProc};
+use common::schema::{assert_rejects, assert_valid, remove, v2, Iperf3Server};
+use common::{interrupt_after, sonde, stderr, u, ServerProc};
 use serde_json::{json, Value};
-
-fn schema() -> jsonschema::Validator {
-    validator("udp-result-v1.schema.json")
-}
+use std::process::Stdio;
+use std::time::Duration;
 
 /// A successful `sonde udp HOST -p PORT ARGS -J` run, parsed; panics
 /// with stderr otherwise.
@@ -27,22 +26,6 @@ fn udp_json(host: &str, port: u16, args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).expect("sonde udp -J prints JSON")
 }
 
-/// `mutate` applied to a copy of `doc` must make it invalid.
-fn assert_rejects(
-    v: &jsonschema::Validator,
-    doc: &Value,
-    why: &str,
-    mutate: impl FnOnce(&mut Value),
-) {
-    let mut broken = doc.clone();
-    mutate(&mut broken);
-    assert_ne!(&broken, doc, "{why}: the mutation changed nothing");
-    assert!(
-        v.iter_errors(&broken).next().is_some(),
-        "{why}: the schema accepted it"
-    );
-}
-
 fn dscp_keys(counts: &Value) -> Vec<&str> {
     counts
         .as_object()
@@ -54,7 +37,7 @@ fn dscp_keys(counts: &Value) -> Vec<&str> {
 
 #[test]
 fn udp_output_matches_the_schema() {
-    let v = schema();
+    let v = v2();
     let server = ServerProc::start(&[]);
 
     let plain = udp_json(
@@ -63,11 +46,19 @@ fn udp_output_matches_the_schema() {
         &["-t", "1s", "-b", "2M", "--title", "x"],
     );
     assert_valid(&v, &plain);
+    assert_eq!(plain["format_version"], 2);
     assert_eq!(plain["test"], "udp");
+    assert_eq!(plain["spec"]["test"], "udp");
     assert_eq!(plain["title"], "x");
+    assert_eq!(plain["env"]["peer"], "sonde");
     let fwd = &plain["summary"]["forward"];
     assert!(
         plain["summary"].get("reverse").is_none(),
+        "{}",
+        plain["summary"]
+    );
+    assert!(
+        plain["summary"].get("total").is_none(),
         "{}",
         plain["summary"]
     );
@@ -76,8 +67,22 @@ fn udp_output_matches_the_schema() {
         Some(100.0),
         "loopback loses nothing: {fwd}"
     );
-    assert_eq!(u(&fwd["sent"]), u(&fwd["received"]), "{fwd}");
-    assert!(u(&fwd["sent"]) > 0, "{fwd}");
+    assert_eq!(
+        u(&fwd["sent_packets"]),
+        u(&fwd["received_packets"]),
+        "{fwd}"
+    );
+    assert!(u(&fwd["sent_packets"]) > 0, "{fwd}");
+    assert_eq!(u(&fwd["lost_packets"]), 0, "{fwd}");
+    // 2 Mbit/s offered, give or take the pacing of a 1 s test.
+    let offered = u(&fwd["sender_throughput_bps"]);
+    assert!((1_800_000..=2_200_000).contains(&offered), "{fwd}");
+    assert!(fwd.get("remarks").is_none(), "nothing remarked: {fwd}");
+    assert!(
+        plain["intervals"][0].get("size_bytes").is_none(),
+        "{}",
+        plain["intervals"][0]
+    );
 
     let bidir = udp_json(
         "127.0.0.1",
@@ -88,26 +93,60 @@ fn udp_output_matches_the_schema() {
     );
     assert_valid(&v, &bidir);
     let sum = &bidir["summary"];
-    assert_eq!(sum["forward"]["direction"], "forward", "{sum}");
-    assert_eq!(sum["reverse"]["direction"], "reverse", "{sum}");
-    assert_eq!(u(&sum["forward"]["streams"]), 2);
-    assert_eq!(u(&sum["reverse"]["streams"]), 2);
+    assert_eq!(u(&sum["forward"]["streams"]), 2, "{sum}");
+    assert_eq!(u(&sum["reverse"]["streams"]), 2, "{sum}");
     assert!(
         dscp_keys(&sum["forward"]["dscp_received"]).contains(&"46"),
         "EF arrives as EF on loopback: {}",
         sum["forward"]["dscp_received"]
     );
-    assert_eq!(bidir["streams"].as_array().unwrap().len(), 4);
+    let streams = bidir["streams"].as_array().unwrap();
+    assert_eq!(streams.len(), 4);
+    let dirs: Vec<&Value> = streams.iter().map(|s| &s["direction"]).collect();
+    assert_eq!(
+        dirs,
+        [
+            &json!("forward"),
+            &json!("forward"),
+            &json!("reverse"),
+            &json!("reverse")
+        ],
+        "bidir numbers the forward streams first"
+    );
     assert_eq!(bidir["streams"][0]["client_socket"]["dscp"], 46);
     assert!(bidir["intervals"][0]["omitted"].as_bool().unwrap());
+    let sums = bidir["intervals"][0]["sums"].as_array().unwrap();
+    assert_eq!(sums[0]["direction"], "forward", "{sums:?}");
+    assert_eq!(sums[1]["direction"], "reverse", "{sums:?}");
+
+    let reverse = udp_json("::1", server.port, &["-t", "1s", "-R", "-S", "EF"]);
+    assert_valid(&v, &reverse);
+    let rev = &reverse["summary"]["reverse"];
+    assert!(reverse["summary"].get("forward").is_none());
+    assert_eq!(
+        u(&rev["sent_packets"]),
+        u(&rev["received_packets"]),
+        "{rev}"
+    );
+    assert!(dscp_keys(&rev["dscp_sent"]).contains(&"46"), "{rev}");
+    assert_eq!(reverse["streams"][0]["server_socket"]["dscp"], 46);
 
     let video = udp_json(
         "::1",
         server.port,
-        &["-t", "1s", "--profile", "video", "-b", "2M"],
+        &[
+            "-t",
+            "1s",
+            "--profile",
+            "video",
+            "-b",
+            "2M",
+            "--clock-synced",
+        ],
     );
     assert_valid(&v, &video);
     assert_eq!(video["spec"]["profile"], "video:gop=12,fps=25");
+    assert_eq!(video["spec"]["clock_synced"], true);
     let classes: Vec<u64> = video["summary"]["forward"]["classes"]
         .as_array()
         .expect("classes")
@@ -115,11 +154,56 @@ fn udp_output_matches_the_schema() {
         .map(|c| u(&c["dscp"]))
         .collect();
     assert_eq!(classes, [10, 12, 14], "I/P/B frames as AF11/AF12/AF13");
+    assert_eq!(video["summary"]["forward"]["delay"]["clock_synced"], true);
+}
+
+/// A test stopped with Ctrl-C still writes a valid document, marked.
+#[test]
+fn an_interrupted_udp_result_matches_the_schema() {
+    let v = v2();
+    let server = ServerProc::start(&[]);
+    let child = sonde()
+        .args([
+            "udp",
+            "::1",
+            "-p",
+            &server.port.to_string(),
+            "-t",
+            "10s",
+            "-J",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start sonde udp");
+    let out = interrupt_after(child, Duration::from_millis(1500));
+    let doc: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+    assert_valid(&v, &doc);
+    assert_eq!(doc["interrupted"], true);
+    let ran = doc["duration_s"].as_f64().unwrap();
+    assert!(ran > 0.0 && ran < 10.0, "{ran}");
+}
+
+/// Against a stock iperf3 server the figures it does not count are
+/// absent (not 0), and the document is still valid.
+#[test]
+fn a_udp_result_with_unknown_figures_matches_the_schema() {
+    let v = v2();
+    let iperf3 = Iperf3Server::start();
+    let doc = udp_json("::1", iperf3.port, &["-t", "1s"]);
+    assert_valid(&v, &doc);
+    assert_eq!(doc["env"]["peer"], "iperf3");
+    let fwd = &doc["summary"]["forward"];
+    assert!(u(&fwd["sent_packets"]) > 0, "{fwd}");
+    for unknown in ["duplicates", "reordered", "ipdv", "delay", "dscp_received"] {
+        assert!(fwd.get(unknown).is_none(), "{unknown}: {fwd}");
+    }
 }
 
 #[test]
 fn the_udp_schema_rejects_a_broken_document() {
-    let v = schema();
+    let v = v2();
     let server = ServerProc::start(&[]);
     let doc = udp_json("::1", server.port, &["-t", "1s", "-b", "2M"]);
     assert_valid(&v, &doc);
@@ -136,30 +220,44 @@ fn the_udp_schema_rejects_a_broken_document() {
     assert_rejects(&v, &doc, "a percentage above 100", |d| {
         d["summary"]["forward"]["pdr_pct"] = json!(100.5);
     });
-    // The flattened counts are closed too (unevaluatedProperties), and
-    // their fields are required where they are flattened.
+    assert_rejects(&v, &doc, "a fractional packet count", |d| {
+        d["summary"]["forward"]["sent_packets"] = json!(10.5);
+    });
     assert_rejects(&v, &doc, "an unknown field in a direction", |d| {
         d["summary"]["forward"]["jitter_us"] = json!(1);
+    });
+    assert_rejects(&v, &doc, "format 1's packet counts", |d| {
+        d["summary"]["forward"]["sent"] = json!(1);
+    });
+    assert_rejects(&v, &doc, "format 1's remarking prose", |d| {
+        d["summary"]["forward"]["remarking"] = json!([]);
+    });
+    assert_rejects(&v, &doc, "format 1's offered rate", |d| {
+        d["streams"][0]["offered_bps"] = json!(2_000_000);
     });
     assert_rejects(&v, &doc, "an unknown field in a stream", |d| {
         d["streams"][0]["extra"] = json!(true);
     });
     assert_rejects(&v, &doc, "a stream without its jitter", |d| {
-        d["streams"][0].as_object_mut().unwrap().remove("jitter_ms");
+        remove(&mut d["streams"][0], "jitter_ms");
     });
-    assert_rejects(&v, &doc, "an interval without its dscp counts", |d| {
-        d["intervals"][0]["sums"][0]
-            .as_object_mut()
-            .unwrap()
-            .remove("dscp_sent");
+    assert_rejects(&v, &doc, "an interval sum without its packet counts", |d| {
+        remove(&mut d["intervals"][0]["sums"][0], "sent_packets");
+    });
+    assert_rejects(&v, &doc, "an interval stream without its number", |d| {
+        remove(&mut d["intervals"][0]["streams"][0], "stream");
+    });
+    assert_rejects(&v, &doc, "a summary without its directions", |d| {
+        d["summary"] = json!({});
     });
     assert_rejects(&v, &doc, "a reverse summary in a forward test", |d| {
-        let mut r = d["summary"]["forward"].clone();
-        r["direction"] = json!("reverse");
-        d["summary"]["reverse"] = r;
+        d["summary"]["reverse"] = d["summary"]["forward"].clone();
     });
     assert_rejects(&v, &doc, "a forward summary labelled reverse", |d| {
         d["summary"]["forward"]["direction"] = json!("reverse");
+    });
+    assert_rejects(&v, &doc, "a TCP total in a UDP result", |d| {
+        d["summary"]["total"] = d["summary"]["forward"].clone();
     });
     assert_rejects(&v, &doc, "an unknown profile", |d| {
         d["spec"]["profile"] = json!("turbo");
@@ -173,13 +271,16 @@ fn the_udp_schema_rejects_a_broken_document() {
     assert_rejects(&v, &doc, "a remark with a DSCP of 64", |d| {
         d["summary"]["forward"]["remarks"] = json!([{"sent": 46, "received": 64, "packets": 1}]);
     });
+    assert_rejects(&v, &doc, "a class without its loss", |d| {
+        remove(&mut d["summary"]["forward"]["classes"][0], "loss_pct");
+    });
 
     let bidir = udp_json("127.0.0.1", server.port, &["-t", "1s", "--bidir"]);
     assert_valid(&v, &bidir);
     assert_rejects(&v, &bidir, "bidir without a reverse summary", |d| {
-        d["summary"].as_object_mut().unwrap().remove("reverse");
+        remove(&mut d["summary"], "reverse");
     });
     assert_rejects(&v, &bidir, "bidir without a forward summary", |d| {
-        d["summary"].as_object_mut().unwrap().remove("forward");
+        remove(&mut d["summary"], "forward");
     });
 }

@@ -99,17 +99,24 @@ fn connect_stream(server: SocketAddr, spec: &UdpSpec) -> Result<UdpSocket, Engin
     })
 }
 
+/// The client's socket as the kernel set it (the iperf3 server does not
+/// describe its own).
 fn socket_info(s: Option<&UdpSocket>, spec: &UdpSpec) -> SocketInForce {
-    let any: SocketAddr = (std::net::Ipv6Addr::UNSPECIFIED, 0).into();
-    SocketInForce {
-        local: s.and_then(|s| s.local_addr().ok()).unwrap_or(any),
-        remote: s.and_then(|s| s.peer_addr().ok()).unwrap_or(any),
-        sndbuf_bytes: 0,
-        rcvbuf_bytes: 0,
-        mss_bytes: None,
-        congestion: None,
-        dscp: spec.dscp,
-        flowlabel: spec.flowlabel,
+    match s {
+        Some(s) => crate::sockopt::udp_in_force(s, spec.flowlabel),
+        None => {
+            let any: SocketAddr = (std::net::Ipv6Addr::UNSPECIFIED, 0).into();
+            SocketInForce {
+                local: any,
+                remote: any,
+                sndbuf_bytes: 0,
+                rcvbuf_bytes: 0,
+                mss_bytes: None,
+                congestion: None,
+                dscp: spec.dscp,
+                flowlabel: spec.flowlabel,
+            }
+        }
     }
 }
 

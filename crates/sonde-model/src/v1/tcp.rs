@@ -195,13 +195,18 @@ impl TcpResult {
             retransmits: Some(sum.retransmits),
             ..Figures::default()
         };
+        // Format 1's spec had no `latency`: a latency section says it was asked.
+        let spec = TcpSpec {
+            latency: self.latency.is_some(),
+            ..self.spec
+        };
         TestResult {
             id,
             format_version: RESULT_FORMAT_VERSION,
             sonde_version: self.sonde_version,
             test: TestKind::Tcp,
             title: self.title,
-            spec: TestSpec::Tcp(self.spec),
+            spec: TestSpec::Tcp(spec),
             env: TestEnv {
                 client: self.env.client,
                 server: self.env.server,

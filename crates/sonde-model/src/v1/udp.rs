@@ -196,13 +196,18 @@ impl UdpResult {
             direction: None,
             ..d.figures(iperf3)
         };
+        // Format 1's spec had no `latency`: a latency section says it was asked.
+        let spec = UdpSpec {
+            latency: self.latency.is_some(),
+            ..self.spec
+        };
         TestResult {
             id,
             format_version: RESULT_FORMAT_VERSION,
             sonde_version: self.sonde_version,
             test: TestKind::Udp,
             title: self.title,
-            spec: TestSpec::Udp(self.spec),
+            spec: TestSpec::Udp(spec),
             env: TestEnv {
                 client: self.env.client,
                 server: self.env.server,

@@ -55,10 +55,11 @@ pub fn assert_rejects(
 
 /// Removes `key` from the object `v`, which must have it.
 pub fn remove(v: &mut Value, key: &str) {
+    let shown = v.to_string();
     let obj = v
         .as_object_mut()
-        .unwrap_or_else(|| panic!("not an object: {v}"));
-    assert!(obj.remove(key).is_some(), "no {key} to remove");
+        .unwrap_or_else(|| panic!("not an object: {shown}"));
+    assert!(obj.remove(key).is_some(), "no {key} to remove in {shown}");
 }
 
 /// A stock `iperf3 -s` on a free loopback port, for results with figures
