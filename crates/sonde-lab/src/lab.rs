@@ -9,7 +9,7 @@
 use crate::ingress;
 use crate::netns::{run_cmd, LabError, Netns};
 use crate::shaper::{shape, Queue, Shaping};
-use crate::topology::{LinkSpec, NodeKind, Topology};
+use crate::topology::{LinkSpec, NodeKind, Topology, TopologyError};
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
 
@@ -79,7 +79,16 @@ pub fn node(lab: &str, node: &str) -> Option<Netns> {
 
 /// Builds `topo` as lab `lab`, first removing what a crashed or earlier
 /// run of the same lab left. On failure, nothing of the new lab is left.
+/// A topology that does not validate ([`LabError::Topology`]), or that
+/// needs the emulator when `emulator` is `None` ([`LabError::NoEmulator`]),
+/// is refused before anything is touched.
 pub fn up(topo: &Topology, lab: &str, emulator: Option<&Path>) -> Result<(), LabError> {
+    topo.validate()?;
+    if emulator.is_none() {
+        if let Some(i) = topo.links.iter().position(LinkSpec::emulated) {
+            return Err(LabError::NoEmulator { link: i + 1 });
+        }
+    }
     down(lab);
     let built = build(topo, lab, emulator);
     if built.is_err() {
@@ -104,25 +113,23 @@ fn build(topo: &Topology, lab: &str, emulator: Option<&Path>) -> Result<(), LabE
         )?;
         nodes.insert(n.name.clone(), node);
     }
-    let ns = |name: &str| {
-        nodes.get(name).ok_or_else(|| LabError::Failed {
-            command: "lab".into(),
-            stderr: format!("no node '{name}'"),
+    // Every link end is a node: the topology is valid.
+    let ns = |name: &str, link: usize| {
+        nodes.get(name).ok_or_else(|| TopologyError::UnknownNode {
+            link,
+            node: name.to_string(),
         })
     };
     for (i, l) in topo.links.iter().enumerate() {
         let n = i + 1;
         let dev = format!("l{n}");
-        let (a, b) = (ns(&l.a)?, ns(&l.b)?);
+        let (a, b) = (ns(&l.a, n)?, ns(&l.b, n)?);
         // Fixed MAC addresses and permanent neighbour entries: the link
         // carries traffic the moment it is up, with no first packets held
         // back by neighbour discovery.
         let (mac_a, mac_b) = (link_mac(n, true), link_mac(n, false));
         if l.emulated() {
-            let exe = emulator.ok_or_else(|| LabError::Failed {
-                command: "lab up".into(),
-                stderr: "this link needs the sonde binary to run its emulator".into(),
-            })?;
+            let exe = emulator.ok_or(LabError::NoEmulator { link: n })?;
             let emu = Netns::create_kept(&ns_name(lab, &format!("_e{n}")))?;
             veth(a, &dev, &mac_a, "la", None, &emu)?;
             veth(b, &dev, &mac_b, "lb", None, &emu)?;
@@ -175,16 +182,12 @@ fn build(topo: &Topology, lab: &str, emulator: Option<&Path>) -> Result<(), LabE
             }
         }
     }
-    for n in &topo.nodes {
-        if n.kind == NodeKind::Router {
-            let node = ns(&n.name)?;
+    for (name, node) in &nodes {
+        if topo.kind_of(name) == NodeKind::Router {
             node.run("sysctl", &["-qw", "net.ipv6.conf.all.forwarding=1"])?;
             node.run("sysctl", &["-qw", "net.ipv4.ip_forward=1"])?;
         }
-    }
-    for n in &topo.nodes {
-        for (subnet, via) in routes(topo, &n.name) {
-            let node = ns(&n.name)?;
+        for (subnet, via) in routes(topo, name) {
             let (v6, v4) = link_addrs(via.0, via.1);
             let (net6, net4) = (
                 format!("2001:2:0:{subnet:x}::/64"),
@@ -243,8 +246,9 @@ fn start_emulator(emu: &Netns, exe: &Path, l: &LinkSpec, n: usize) -> Result<(),
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn();
-    spawned.map(drop).map_err(|source| LabError::Spawn {
-        program: format!("the emulator of link {n}"),
+    spawned.map(drop).map_err(|source| LabError::StartEmulator {
+        link: n,
+        program: exe.to_path_buf(),
         source,
     })
 }
@@ -298,9 +302,8 @@ fn routes(topo: &Topology, from: &str) -> Vec<(usize, (usize, bool))> {
 /// What the kernel has for each node of `lab`: addresses, routes, queues
 /// and nftables rules.
 pub fn show(lab: &str) -> Result<String, LabError> {
-    let nodes = list().remove(lab).ok_or_else(|| LabError::Failed {
-        command: format!("lab show {lab}"),
-        stderr: format!("no lab named '{lab}' (see `sonde lab list`)"),
+    let nodes = list().remove(lab).ok_or_else(|| LabError::NoSuchLab {
+        lab: lab.to_string(),
     })?;
     let mut out = String::new();
     for n in nodes {
@@ -407,6 +410,42 @@ fn emulators(lab: &str) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::topology::NodeSpec;
+
+    #[test]
+    fn a_lab_that_cannot_be_built_is_refused_before_anything_is_touched() {
+        let node = |name: &str| NodeSpec {
+            name: name.into(),
+            kind: NodeKind::Host,
+        };
+        let link = |b: &str| LinkSpec {
+            a: "a".into(),
+            b: b.into(),
+            mtu: None,
+            both: Default::default(),
+            a_to_b: None,
+            b_to_a: None,
+        };
+        let mut topo = Topology {
+            name: None,
+            nodes: vec![node("a"), node("b")],
+            links: vec![link("b"), link("zz")],
+        };
+        // No namespace named like this lab is made or removed: `up`
+        // stops at the check (and would need root beyond it).
+        let lab = "neverbuilt";
+        assert!(matches!(
+            up(&topo, lab, None),
+            Err(LabError::Topology(TopologyError::UnknownNode { link: 2, node })) if node == "zz"
+        ));
+        topo.links.pop();
+        topo.links[0].both.delay = Some(std::time::Duration::from_millis(5));
+        assert!(matches!(
+            up(&topo, lab, None),
+            Err(LabError::NoEmulator { link: 1 })
+        ));
+        assert!(!list().contains_key(lab));
+    }
 
     #[test]
     fn routes_go_through_routers_only() {

@@ -22,4 +22,5 @@ pub mod topology;
 pub use chain::Chain;
 pub use netns::{is_root, run_cmd, LabError, Netns};
 pub use pair::{Link, Pair};
-pub use topology::{Topology, TopologyError};
+pub use profile::ProfileError;
+pub use topology::{LinkDirection, Topology, TopologyError};

@@ -1,19 +1,47 @@
 //! A network namespace that exists as long as its [`Netns`] value.
 
+use crate::topology::TopologyError;
+use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
 
+/// Why a lab, a pair or a chain could not be built or read back.
 #[derive(Debug, thiserror::Error)]
 pub enum LabError {
     #[error("the lab needs root (CAP_NET_ADMIN); run as root")]
     NotRoot,
+    /// The topology is not one that can be built.
+    #[error(transparent)]
+    Topology(#[from] TopologyError),
+    /// A program could not be started at all.
     #[error("cannot run {program}: {source} (is it installed?)")]
     Spawn {
         program: String,
+        #[source]
         source: std::io::Error,
     },
+    /// A program ran and failed: the command line, its exit code (`None`
+    /// when a signal ended it) and what it said on stderr.
     #[error("`{command}` failed: {stderr}")]
-    Failed { command: String, stderr: String },
+    Failed {
+        command: String,
+        code: Option<i32>,
+        stderr: String,
+    },
+    /// Link `link` needs sonde's emulator, and no sonde binary was given
+    /// to run it.
+    #[error("link {link} needs the sonde binary to run its emulator")]
+    NoEmulator { link: usize },
+    /// The emulator of link `link` could not be started.
+    #[error("cannot start the emulator of link {link} ({}): {source}", .program.display())]
+    StartEmulator {
+        link: usize,
+        program: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("no lab named '{lab}' (see `sonde lab list`)")]
+    NoSuchLab { lab: String },
 }
 
 /// Whether this process runs as root.
@@ -40,6 +68,7 @@ pub fn run_cmd(program: &str, args: &[&str]) -> Result<Output, LabError> {
     if !out.status.success() {
         return Err(LabError::Failed {
             command: format!("{program} {}", args.join(" ")),
+            code: out.status.code(),
             stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
         });
     }

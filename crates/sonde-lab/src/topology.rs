@@ -16,9 +16,10 @@
 //! loss = "1%"          # one direction only
 //! ```
 
-pub use crate::profile::DirectionProfile;
+pub use crate::profile::{DirectionProfile, ProfileError};
 use serde::Deserialize;
 use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 
 /// What a node does with packets not addressed to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
@@ -39,19 +40,16 @@ pub struct NodeSpec {
     pub kind: NodeKind,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LinkSpec {
     pub a: String,
     pub b: String,
     /// MTU of both ends (default 1500).
     pub mtu: Option<u32>,
-    #[serde(flatten)]
+    /// The link's own direction keys, for both directions.
     pub both: DirectionProfile,
     /// Overrides for packets from `a` to `b`.
-    #[serde(default)]
     pub a_to_b: Option<DirectionProfile>,
-    #[serde(default)]
     pub b_to_a: Option<DirectionProfile>,
 }
 
@@ -68,97 +66,284 @@ impl LinkSpec {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Topology {
-    /// Lab name (letters, digits, '-'; at most 12). Default: the file name.
+    /// Lab name (1–12 letters or digits). Default: the file name.
     pub name: Option<String>,
-    #[serde(rename = "node")]
     pub nodes: Vec<NodeSpec>,
-    #[serde(rename = "link", default)]
     pub links: Vec<LinkSpec>,
 }
 
-/// A topology that cannot be built, naming what is wrong.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct TopologyError(pub String);
+/// The file as TOML gives it; direction keys are read by
+/// [`DirectionProfile::from_table`], which names the key that is wrong.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTopology {
+    name: Option<String>,
+    #[serde(rename = "node", default)]
+    nodes: Vec<NodeSpec>,
+    #[serde(rename = "link", default)]
+    links: Vec<RawLink>,
+}
+
+#[derive(Deserialize)]
+struct RawLink {
+    a: String,
+    b: String,
+    mtu: Option<u32>,
+    a_to_b: Option<toml::Table>,
+    b_to_a: Option<toml::Table>,
+    #[serde(flatten)]
+    both: toml::Table,
+}
+
+/// A topology that cannot be built, naming what is wrong and where.
+/// Links are numbered from 1, in the order of the file.
+#[derive(Debug, thiserror::Error)]
+pub enum TopologyError {
+    /// The file cannot be read.
+    #[error("cannot read {}: {source}", .file.display())]
+    Read {
+        file: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Not TOML, or not shaped as a topology: a missing or unknown
+    /// top-level, node or link key, a value of the wrong type, a node
+    /// `kind` that does not exist. `line` and `column` count from 1.
+    #[error("{file}: TOML parse error{}: {message}", at(*.line, *.column, .text))]
+    Syntax {
+        file: String,
+        line: Option<usize>,
+        column: Option<usize>,
+        /// The line as written.
+        text: Option<String>,
+        message: String,
+    },
+    #[error("name '{name}': use 1–12 letters or digits")]
+    BadLabName { name: String },
+    #[error("no [[node]]: a lab needs at least one")]
+    NoNodes,
+    #[error("node '{name}': use 1–12 letters, digits or '-'")]
+    BadNodeName { name: String },
+    #[error("node '{name}' is defined twice")]
+    DuplicateNode { name: String },
+    #[error("{count} links; at most 250")]
+    TooManyLinks { count: usize },
+    /// A link end that is not a `[[node]]`.
+    #[error("link {link} names node '{node}', which is not defined")]
+    UnknownNode { link: usize, node: String },
+    #[error("link {link} joins '{node}' to itself")]
+    SelfLink { link: usize, node: String },
+    #[error("link {link} ({a}–{b}): mtu {mtu}; use 1280 to 9000 (IPv6 needs 1280)")]
+    BadMtu {
+        link: usize,
+        a: String,
+        b: String,
+        mtu: u32,
+    },
+    /// A direction key of a link: a value that cannot be read, or keys
+    /// that do not go together. `direction` is the direction of a value in
+    /// `[link.a_to_b]` / `[link.b_to_a]`, and of every combination, which is
+    /// checked per direction; `None` for a value among the link's own keys,
+    /// which apply to both.
+    #[error("link {link} ({a}–{b}){}: {source}", toward(*.direction, .a, .b))]
+    Profile {
+        link: usize,
+        a: String,
+        b: String,
+        direction: Option<LinkDirection>,
+        #[source]
+        source: Box<ProfileError>,
+    },
+}
+
+/// One direction of a link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkDirection {
+    /// From end `a` to end `b` (`[link.a_to_b]`).
+    AToB,
+    BToA,
+}
+
+impl LinkDirection {
+    pub fn from_a(from_a: bool) -> Self {
+        if from_a {
+            LinkDirection::AToB
+        } else {
+            LinkDirection::BToA
+        }
+    }
+}
+
+fn at(line: Option<usize>, column: Option<usize>, text: &Option<String>) -> String {
+    let (Some(l), Some(c)) = (line, column) else {
+        return String::new();
+    };
+    match text {
+        Some(t) => format!(" at line {l}, column {c} (`{t}`)"),
+        None => format!(" at line {l}, column {c}"),
+    }
+}
+
+fn toward(direction: Option<LinkDirection>, a: &str, b: &str) -> String {
+    match direction {
+        Some(LinkDirection::AToB) => format!(", {a} → {b}"),
+        Some(LinkDirection::BToA) => format!(", {b} → {a}"),
+        None => String::new(),
+    }
+}
+
+impl TopologyError {
+    /// The direction-key error inside, if this is one.
+    pub fn profile_error(&self) -> Option<&ProfileError> {
+        match self {
+            TopologyError::Profile { source, .. } => Some(source.as_ref()),
+            _ => None,
+        }
+    }
+
+    fn syntax(file: &str, text: &str, e: &toml::de::Error) -> Self {
+        let place = e.span().map(|span| {
+            let before = text.get(..span.start).unwrap_or(text);
+            let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+            let line = before.matches('\n').count() + 1;
+            let column = before[line_start..].chars().count() + 1;
+            let written = text[line_start..].lines().next().unwrap_or("").trim();
+            (line, column, written.chars().take(80).collect::<String>())
+        });
+        TopologyError::Syntax {
+            file: file.to_string(),
+            line: place.as_ref().map(|p| p.0),
+            column: place.as_ref().map(|p| p.1),
+            text: place.map(|p| p.2).filter(|t| !t.is_empty()),
+            message: e.message().trim().replace('\n', " "),
+        }
+    }
+}
 
 fn valid_name(s: &str, max: usize) -> bool {
     !s.is_empty() && s.len() <= max && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
 }
 
 impl Topology {
-    pub fn from_toml(text: &str, origin: &str) -> Result<Self, TopologyError> {
-        let t: Topology = toml::from_str(text).map_err(|e| {
-            TopologyError(format!(
-                "{origin}: {}",
-                e.to_string().trim().replace('\n', " ")
-            ))
+    /// Reads and checks the topology file `path`.
+    pub fn load(path: &Path) -> Result<Self, TopologyError> {
+        let text = std::fs::read_to_string(path).map_err(|source| TopologyError::Read {
+            file: path.to_path_buf(),
+            source,
         })?;
+        Self::from_toml(&text, &path.display().to_string())
+    }
+
+    /// Reads and checks a topology; `origin` (the file) names it in a
+    /// syntax error.
+    pub fn from_toml(text: &str, origin: &str) -> Result<Self, TopologyError> {
+        let raw: RawTopology =
+            toml::from_str(text).map_err(|e| TopologyError::syntax(origin, text, &e))?;
+        let mut links = Vec::with_capacity(raw.links.len());
+        for (i, l) in raw.links.into_iter().enumerate() {
+            let read = |t: &toml::Table, direction: Option<LinkDirection>| {
+                DirectionProfile::from_table(t).map_err(|source| TopologyError::Profile {
+                    link: i + 1,
+                    a: l.a.clone(),
+                    b: l.b.clone(),
+                    direction,
+                    source: Box::new(source),
+                })
+            };
+            let both = read(&l.both, None)?;
+            let a_to_b = l
+                .a_to_b
+                .as_ref()
+                .map(|t| read(t, Some(LinkDirection::AToB)))
+                .transpose()?;
+            let b_to_a = l
+                .b_to_a
+                .as_ref()
+                .map(|t| read(t, Some(LinkDirection::BToA)))
+                .transpose()?;
+            links.push(LinkSpec {
+                mtu: l.mtu,
+                both,
+                a_to_b,
+                b_to_a,
+                a: l.a,
+                b: l.b,
+            });
+        }
+        let t = Topology {
+            name: raw.name,
+            nodes: raw.nodes,
+            links,
+        };
         t.validate()?;
         Ok(t)
     }
 
     /// The one place a topology is checked.
     pub fn validate(&self) -> Result<(), TopologyError> {
-        let err = |m: String| Err(TopologyError(m));
         if let Some(n) = &self.name {
             // No '-': it separates the lab from the node in namespace names.
             if n.is_empty() || n.len() > 12 || !n.bytes().all(|b| b.is_ascii_alphanumeric()) {
-                return err(format!("name '{n}': use 1–12 letters or digits"));
+                return Err(TopologyError::BadLabName { name: n.clone() });
             }
         }
         if self.nodes.is_empty() {
-            return err("no [[node]]: a lab needs at least one".into());
+            return Err(TopologyError::NoNodes);
         }
         let mut names = BTreeSet::new();
         for n in &self.nodes {
             if !valid_name(&n.name, 12) {
-                return err(format!(
-                    "node '{}': use 1–12 letters, digits or '-'",
-                    n.name
-                ));
+                return Err(TopologyError::BadNodeName {
+                    name: n.name.clone(),
+                });
             }
             if !names.insert(n.name.as_str()) {
-                return err(format!("node '{}' is defined twice", n.name));
+                return Err(TopologyError::DuplicateNode {
+                    name: n.name.clone(),
+                });
             }
         }
         if self.links.len() > 250 {
-            return err(format!("{} links; at most 250", self.links.len()));
+            return Err(TopologyError::TooManyLinks {
+                count: self.links.len(),
+            });
         }
         for (i, l) in self.links.iter().enumerate() {
+            let link = i + 1;
             for end in [&l.a, &l.b] {
                 if !names.contains(end.as_str()) {
-                    return err(format!(
-                        "link {} names node '{end}', which is not defined",
-                        i + 1
-                    ));
+                    return Err(TopologyError::UnknownNode {
+                        link,
+                        node: end.clone(),
+                    });
                 }
             }
             if l.a == l.b {
-                return err(format!("link {} joins '{}' to itself", i + 1, l.a));
+                return Err(TopologyError::SelfLink {
+                    link,
+                    node: l.a.clone(),
+                });
             }
-            if let Some(m) = l.mtu {
-                if !(1280..=9000).contains(&m) {
-                    return err(format!(
-                        "link {} ({}–{}): mtu {m}; use 1280 to 9000 (IPv6 needs 1280)",
-                        i + 1,
-                        l.a,
-                        l.b
-                    ));
-                }
+            if let Some(mtu) = l.mtu.filter(|m| !(1280..=9000).contains(m)) {
+                return Err(TopologyError::BadMtu {
+                    link,
+                    a: l.a.clone(),
+                    b: l.b.clone(),
+                    mtu,
+                });
             }
             for from_a in [true, false] {
-                let (from, to) = if from_a { (&l.a, &l.b) } else { (&l.b, &l.a) };
-                l.direction(from_a).check().map_err(|m| {
-                    TopologyError(format!(
-                        "link {} ({}–{}), {from} → {to}: {m}",
-                        i + 1,
-                        l.a,
-                        l.b
-                    ))
-                })?;
+                l.direction(from_a)
+                    .check()
+                    .map_err(|source| TopologyError::Profile {
+                        link,
+                        a: l.a.clone(),
+                        b: l.b.clone(),
+                        direction: Some(LinkDirection::from_a(from_a)),
+                        source: Box::new(source),
+                    })?;
             }
         }
         Ok(())
@@ -209,52 +394,171 @@ mod tests {
         assert_eq!(l.direction(false).rate, rate);
     }
 
+    fn bad(text: &str) -> TopologyError {
+        Topology::from_toml(text, "t.toml").unwrap_err()
+    }
+
+    /// LADDER with `extra` appended.
+    fn bad_ladder(extra: &str) -> TopologyError {
+        bad(&format!("{LADDER}\n{extra}"))
+    }
+
+    /// LADDER with a fourth link, a → b, of `keys`.
+    fn bad_link(keys: &str) -> TopologyError {
+        bad_ladder(&format!("[[link]]\na = \"a\"\nb = \"b\"\n{keys}"))
+    }
+
+    /// The direction-key error of link 3, and the direction it names.
+    fn profile_error(e: TopologyError) -> (ProfileError, Option<LinkDirection>) {
+        match e {
+            TopologyError::Profile {
+                link: 3,
+                a,
+                b,
+                direction,
+                source,
+            } if (a.as_str(), b.as_str()) == ("a", "b") => (*source, direction),
+            other => panic!("not an error of link 3 (a–b): {other:?}"),
+        }
+    }
+
     #[test]
-    fn mistakes_are_named() {
-        let bad = |extra: &str, needle: &str| {
-            let e = Topology::from_toml(&format!("{LADDER}\n{extra}"), "t.toml").unwrap_err();
-            assert!(e.0.contains(needle), "{e}");
-        };
-        bad("[[link]]\na = \"a\"\nb = \"zz\"", "'zz'");
-        bad("[[node]]\nname = \"a\"", "defined twice");
-        bad(
-            "[[link]]\na = \"a\"\nb = \"b\"\ndelay = \"10ms\"\njitter = \"20ms\"",
-            "jitter at most",
+    fn each_mistake_in_the_file_is_its_own_kind() {
+        assert!(matches!(
+            bad("[[node]]\nname = \"a\"\n[[link]]\na = \"a\"\nb = \"zz\""),
+            TopologyError::UnknownNode { link: 1, node } if node == "zz"
+        ));
+        assert!(matches!(
+            bad_ladder("[[node]]\nname = \"a\""),
+            TopologyError::DuplicateNode { name } if name == "a"
+        ));
+        assert!(matches!(
+            bad("name = \"a-b\"\n[[node]]\nname = \"a\""),
+            TopologyError::BadLabName { name } if name == "a-b"
+        ));
+        assert!(matches!(bad("name = \"x\""), TopologyError::NoNodes));
+        assert!(matches!(
+            bad("[[node]]\nname = \"a_b\""),
+            TopologyError::BadNodeName { name } if name == "a_b"
+        ));
+        assert!(matches!(
+            bad_ladder("[[link]]\na = \"b\"\nb = \"b\""),
+            TopologyError::SelfLink { link: 3, node } if node == "b"
+        ));
+        assert!(matches!(
+            bad_link("mtu = 1000"),
+            TopologyError::BadMtu {
+                link: 3,
+                mtu: 1000,
+                ..
+            }
+        ));
+        let many = "[[link]]\na = \"a\"\nb = \"b\"\n".repeat(249);
+        assert!(matches!(
+            bad_ladder(&many),
+            TopologyError::TooManyLinks { count: 251 }
+        ));
+        // Not TOML, or not shaped as a topology: where in the file.
+        assert!(matches!(
+            bad("[[node]\nname = \"a\""),
+            TopologyError::Syntax { file, line: Some(1), .. } if file == "t.toml"
+        ));
+        let e = bad("[[node]]\nname = \"a\"\nkind = \"switch\"");
+        assert!(
+            matches!(
+                &e,
+                TopologyError::Syntax {
+                    line: Some(3),
+                    column: Some(8),
+                    ..
+                }
+            ),
+            "{e:?}"
         );
-        bad("[[link]]\na = \"a\"\nb = \"b\"\ndelay = \"soon\"", "soon");
-        bad("[[link]]\na = \"a\"\nb = \"b\"\nloss = \"150%\"", "outside");
-        bad("[[link]]\na = \"a\"\nb = \"b\"\nspeed = 1", "speed");
-        let link = |keys: &str| format!("[[link]]\na = \"a\"\nb = \"b\"\n{keys}");
-        bad(&link("loss = { p = \"1%\" }"), "needs 'r'");
-        bad(
-            &link("loss = { p = \"1%\", r = 0.3, q = 1 }"),
-            "unknown key 'q'",
+        assert!(matches!(
+            bad_ladder("[[link]]\na = \"a\"\nb = \"b\"\nmtu = \"x\""),
+            TopologyError::Syntax { .. }
+        ));
+        assert!(matches!(
+            Topology::load(Path::new("/nonexistent/sonde-lab.toml")),
+            Err(TopologyError::Read { file, .. }) if file == Path::new("/nonexistent/sonde-lab.toml")
+        ));
+    }
+
+    #[test]
+    fn a_bad_value_names_its_link_key_and_value() {
+        use ProfileError as P;
+        // Among the link's own keys: no direction.
+        let (e, dir) = profile_error(bad_link("delay = \"soon\""));
+        assert_eq!(dir, None);
+        assert_eq!(
+            e,
+            P::BadDuration {
+                key: "delay".into(),
+                value: "soon".into()
+            }
         );
-        bad(&link("loss = { p = \"1%\", r = \"300%\" }"), "loss.r");
-        bad(&link("reorder = \"5%\""), "reorder needs a delay");
-        bad(&link("diffserv = {}"), "diffserv needs a rate");
-        bad(
-            &link("rate = \"10M\"\ndiffserv = { lbe = [\"EF\"] }"),
-            "both priority and lbe",
+        // In a direction table: that direction.
+        let (e, dir) = profile_error(bad_link("[link.a_to_b]\nrate = \"fast\""));
+        assert_eq!(dir, Some(LinkDirection::AToB));
+        assert!(matches!(e, P::BadRate { key, .. } if key == "rate"));
+        let (e, dir) = profile_error(bad_link("[link.b_to_a]\nloss = \"150%\""));
+        assert_eq!(dir, Some(LinkDirection::BToA));
+        assert_eq!(
+            e,
+            P::PercentageOutOfRange {
+                key: "loss".into(),
+                value: "150%".into()
+            }
         );
-        bad(&link("marking = \"filter\""), "needs ef_from");
-        bad(&link("ef_from = [\"2001:2::/48\"]"), "only for marking");
-        bad(&link("queue = \"lots\""), "queue 'lots'");
-        bad(&link("queue = \"10p\"\nqueue_ms = 5"), "not both");
-        bad(
-            &link("policer = [{ rate = \"1M\", action = \"shout\" }]"),
-            "'shout'",
+        let (e, _) = profile_error(bad_link("speed = 1"));
+        assert!(matches!(e, P::UnknownKey { key, .. } if key == "speed"));
+        // A direction table takes direction keys only.
+        let (e, _) = profile_error(bad_link("[link.a_to_b]\nmtu = 1500"));
+        assert!(matches!(e, P::UnknownKey { key, .. } if key == "mtu"));
+    }
+
+    #[test]
+    fn keys_that_do_not_go_together_name_the_direction() {
+        use ProfileError as P;
+        let (e, dir) = profile_error(bad_link("delay = \"10ms\"\njitter = \"20ms\""));
+        assert_eq!(dir, Some(LinkDirection::AToB));
+        assert!(matches!(e, P::JitterAboveDelay { .. }));
+        // Only b → a has the reorder.
+        let (e, dir) = profile_error(bad_link("[link.b_to_a]\nreorder = \"1%\""));
+        assert_eq!(dir, Some(LinkDirection::BToA));
+        assert_eq!(e, P::ReorderWithoutDelay);
+        let (e, _) = profile_error(bad_link(
+            "policer = [{ rate = \"1M\" }]\nmarking = \"reset\"",
+        ));
+        assert_eq!(
+            e,
+            P::PolicerBeforeMarking {
+                marking: crate::profile::Marking::Reset
+            }
         );
-        bad(
-            &link("policer = [{ rate = \"1M\", burst = 1000 }]"),
-            "below one full-size",
+        assert!(bad_link("rate = \"1k\"").profile_error().is_some());
+        assert!(bad_ladder("[[node]]\nname = \"a\"")
+            .profile_error()
+            .is_none());
+    }
+
+    #[test]
+    fn messages_say_where_and_what() {
+        let text = |e: TopologyError| e.to_string();
+        assert_eq!(
+            text(bad_link("[link.b_to_a]\nreorder = \"1%\"")),
+            "link 3 (a–b), b → a: reorder needs a delay: a reordered frame skips it"
         );
-        bad(
-            &link("policer = [{ rate = \"1M\" }]\nmarking = \"reset\""),
-            "before the receiving end's marking",
+        assert_eq!(
+            text(bad_link("delay = \"soon\"")),
+            "link 3 (a–b): delay: 'soon' is not a duration (e.g. 20ms)"
         );
-        // The direction is named in the message.
-        bad(&link("[link.b_to_a]\nreorder = \"1%\""), "b → a: reorder");
+        assert_eq!(
+            text(bad("[[node]]\nname = \"a\"\nkind = \"switch\"")),
+            "t.toml: TOML parse error at line 3, column 8 (`kind = \"switch\"`): \
+             unknown variant `switch`, expected `host` or `router`"
+        );
     }
 
     #[test]

@@ -6,8 +6,8 @@ use anyhow::{anyhow, Context};
 use clap::{Args, Subcommand};
 use sonde_lab::emulator::{self, Impairment};
 use sonde_lab::lab;
-use sonde_lab::Topology;
-use std::path::PathBuf;
+use sonde_lab::{LabError, Topology, TopologyError};
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Args)]
 pub struct LabArgs {
@@ -50,6 +50,44 @@ pub enum LabCommand {
     },
 }
 
+/// A topology file that cannot be used: always a usage error (exit 2).
+/// Errors found in the file's content are prefixed with the file, unless
+/// they name it already.
+fn topology_failure(e: TopologyError, file: &Path) -> Failure {
+    let names_file = matches!(e, TopologyError::Read { .. } | TopologyError::Syntax { .. });
+    let e = anyhow::Error::new(e);
+    Failure::Usage(if names_file {
+        e
+    } else {
+        e.context(file.display().to_string())
+    })
+}
+
+/// The exit code of a lab error follows its kind: a topology that cannot
+/// be built as written is a usage error (exit 2); what the machine refused
+/// (root, a command, the emulator) or a lab that is not there is a failure
+/// (exit 1). `doing` says what was under way, for errors that do not name
+/// the lab themselves.
+fn lab_failure(e: LabError, doing: String) -> Failure {
+    let usage = match &e {
+        LabError::Topology(_) => true,
+        LabError::NotRoot
+        | LabError::Spawn { .. }
+        | LabError::Failed { .. }
+        | LabError::NoEmulator { .. }
+        | LabError::StartEmulator { .. }
+        | LabError::NoSuchLab { .. } => false,
+    };
+    let names_lab = matches!(e, LabError::NoSuchLab { .. });
+    let e = anyhow::Error::new(e);
+    let e = if names_lab { e } else { e.context(doing) };
+    if usage {
+        Failure::Usage(e)
+    } else {
+        Failure::Run(e)
+    }
+}
+
 fn lab_name(topo: &Topology, file: &std::path::Path) -> Result<String, Failure> {
     if let Some(n) = &topo.name {
         return Ok(n.clone());
@@ -74,13 +112,10 @@ fn lab_name(topo: &Topology, file: &std::path::Path) -> Result<String, Failure> 
 pub fn run(args: LabArgs) -> Result<(), Failure> {
     match args.command {
         LabCommand::Up { file } => {
-            let text = std::fs::read_to_string(&file)
-                .map_err(|e| Failure::Usage(anyhow!("cannot read {}: {e}", file.display())))?;
-            let topo = Topology::from_toml(&text, &file.display().to_string())
-                .map_err(|e| Failure::Usage(e.into()))?;
+            let topo = Topology::load(&file).map_err(|e| topology_failure(e, &file))?;
             let name = lab_name(&topo, &file)?;
             lab::up(&topo, &name, std::env::current_exe().ok().as_deref())
-                .with_context(|| format!("building lab '{name}'"))?;
+                .map_err(|e| lab_failure(e, format!("building lab '{name}'")))?;
             println!(
                 "lab '{name}' is up: {} nodes, {} links",
                 topo.nodes.len(),
@@ -95,9 +130,10 @@ pub fn run(args: LabArgs) -> Result<(), Failure> {
             Ok(())
         }
         LabCommand::Down { name } => match lab::down(&name) {
-            0 => Err(Failure::Run(anyhow!(
-                "no lab named '{name}' (see `sonde lab list`)"
-            ))),
+            0 => Err(lab_failure(
+                LabError::NoSuchLab { lab: name.clone() },
+                format!("removing lab '{name}'"),
+            )),
             n => {
                 println!("lab '{name}' removed ({n} nodes)");
                 Ok(())
@@ -124,7 +160,9 @@ pub fn run(args: LabArgs) -> Result<(), Failure> {
             Ok(())
         }
         LabCommand::Show { name } => {
-            print!("{}", lab::show(&name)?);
+            let text =
+                lab::show(&name).map_err(|e| lab_failure(e, format!("showing lab '{name}'")))?;
+            print!("{text}");
             Ok(())
         }
         LabCommand::Exec {
@@ -164,5 +202,55 @@ pub fn run(args: LabArgs) -> Result<(), Failure> {
             // The command's own exit code is the result.
             std::process::exit(status.code().unwrap_or(1));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_exit_code_follows_the_kind_of_error() {
+        let bad_topology = || TopologyError::UnknownNode {
+            link: 1,
+            node: "zz".into(),
+        };
+        let usage = |f: &Failure| matches!(f, Failure::Usage(_));
+        assert!(usage(&lab_failure(bad_topology().into(), "up".into())));
+        assert!(usage(&topology_failure(
+            bad_topology(),
+            Path::new("t.toml")
+        )));
+        for e in [
+            LabError::NotRoot,
+            LabError::NoEmulator { link: 1 },
+            LabError::NoSuchLab { lab: "x".into() },
+            LabError::Failed {
+                command: "ip netns add x".into(),
+                code: Some(1),
+                stderr: "File exists".into(),
+            },
+        ] {
+            assert!(matches!(lab_failure(e, "up".into()), Failure::Run(_)));
+        }
+    }
+
+    #[test]
+    fn an_error_in_a_topology_names_the_file_once() {
+        let text = |f: Failure| match f {
+            Failure::Usage(e) => format!("{e:#}"),
+            other => panic!("{other:?}"),
+        };
+        let file = Path::new("t.toml");
+        let e = TopologyError::UnknownNode {
+            link: 1,
+            node: "zz".into(),
+        };
+        assert_eq!(
+            text(topology_failure(e, file)),
+            "t.toml: link 1 names node 'zz', which is not defined"
+        );
+        let e = Topology::from_toml("[[node]\n", "t.toml").unwrap_err();
+        assert!(text(topology_failure(e, file)).starts_with("t.toml: TOML parse error at line 1"));
     }
 }
