@@ -253,7 +253,8 @@ fn read_size(key: &str, v: &Value) -> Result<ByteSize, ProfileError> {
 
 fn read_duration(key: &str, v: &Value) -> Result<Duration, ProfileError> {
     let s = scalar(key, "a duration such as \"20ms\"", v)?;
-    humantime::parse_duration(&s).map_err(|_| ProfileError::BadDuration {
+    // The one duration parser: "20ms", or a bare number of seconds.
+    sonde_model::parse_duration(&s).map_err(|_| ProfileError::BadDuration {
         key: key.to_string(),
         value: s,
     })
@@ -877,6 +878,13 @@ mod tests {
     }
 
     #[test]
+    fn a_bare_number_of_seconds_is_a_duration_as_everywhere() {
+        let p = read("delay = 0.02\njitter = \"1ms\"").unwrap();
+        assert_eq!(p.delay, Some(Duration::from_millis(20)));
+        assert_eq!(p.jitter, Some(Duration::from_millis(1)));
+    }
+
+    #[test]
     fn a_value_that_cannot_be_read_names_its_key_and_value() {
         let e = read("delay = \"soon\"").unwrap_err();
         assert_eq!(
@@ -887,8 +895,8 @@ mod tests {
             }
         );
         assert!(matches!(
-            read("jitter = 5").unwrap_err(),
-            P::BadDuration { key, value } if key == "jitter" && value == "5"
+            read("jitter = \"5 parsecs\"").unwrap_err(),
+            P::BadDuration { key, value } if key == "jitter" && value == "5 parsecs"
         ));
         assert!(matches!(
             read("rate = \"fast\"").unwrap_err(),

@@ -42,6 +42,9 @@ pub enum RunError {
     /// The peer broke the protocol, timed out or aborted.
     #[error("{0}")]
     Protocol(EngineError),
+    /// This host failed: a socket or a thread it could not have.
+    #[error("internal error: {0}")]
+    Internal(EngineError),
 }
 
 impl RunError {
@@ -72,6 +75,14 @@ impl From<EngineError> for RunError {
             EngineError::PeerBusy => RunError::PeerBusy(e.to_string()),
             EngineError::Unavailable(what) => RunError::Unsupported(what),
             EngineError::SocketOption { .. } => RunError::Unsupported(e.to_string()),
+            // Not allowed here (an ICMP socket without root or
+            // ping_group_range) is something this host cannot do.
+            EngineError::Io { ref source, .. }
+                if source.kind() == std::io::ErrorKind::PermissionDenied =>
+            {
+                RunError::Unsupported(e.to_string())
+            }
+            EngineError::Io { .. } => RunError::Internal(e),
             other => RunError::Protocol(other),
         }
     }
