@@ -303,13 +303,7 @@ pub fn tcp_result(
     let reverse = direction_summary(&pairs, &streams, Direction::Reverse);
     let dirs: Vec<&Figures> = forward.iter().chain(reverse.iter()).collect();
     let total = add_tcp(&dirs);
-    let env = TestEnv {
-        client: client.env.clone(),
-        server: server.env.clone(),
-        peer: Some(peer),
-        target: None,
-        method: None,
-    };
+    let env = TestEnv::between(client.env.clone(), server.env.clone(), peer);
     let mut result = TestResult::new(TestSpec::Tcp(spec.clone()), env, start);
     result.duration_s = if interrupted {
         pairs

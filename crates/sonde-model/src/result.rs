@@ -96,6 +96,20 @@ pub struct TestEnv {
     pub method: Option<ProbeMethod>,
 }
 
+impl TestEnv {
+    /// The two ends of a tcp or udp test against a server that spoke
+    /// `peer`'s protocol.
+    pub fn between(client: HostEnv, server: HostEnv, peer: PeerKind) -> Self {
+        Self {
+            client,
+            server,
+            peer: Some(peer),
+            target: None,
+            method: None,
+        }
+    }
+}
+
 /// One reporting interval.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Interval {

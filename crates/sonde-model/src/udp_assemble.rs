@@ -298,13 +298,7 @@ pub fn udp_result(
         })
     };
     let interrupted = client.stopped_early || server.stopped_early;
-    let env = TestEnv {
-        client: client.env.clone(),
-        server: server.env.clone(),
-        peer: Some(peer),
-        target: None,
-        method: None,
-    };
+    let env = TestEnv::between(client.env.clone(), server.env.clone(), peer);
     let mut result = TestResult::new(TestSpec::Udp(spec.clone()), env, start);
     result.duration_s = if interrupted {
         pairs

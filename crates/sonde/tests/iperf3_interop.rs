@@ -4,31 +4,10 @@
 //! Loopback only.
 
 mod common;
-use common::lab_cli::KillOnDrop;
-use common::{sonde, stderr, ServerProc};
+use common::{sonde, stderr, Iperf3Server, ServerProc};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// A stock iperf3 server on `port` (one per test: it serves one test at a
-/// time), ready when this returns.
-fn iperf3_server(port: u16) -> KillOnDrop {
-    let child = Command::new("iperf3")
-        .args(["-s", "-p", &port.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("iperf3 (installed by scripts/system-deps.sh)");
-    let end = Instant::now() + Duration::from_secs(10);
-    while TcpStream::connect(("::1", port)).is_err() {
-        assert!(Instant::now() < end, "iperf3 -s did not start on {port}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    // That probe connection looked like a client that left; let the
-    // server settle before the real one.
-    std::thread::sleep(Duration::from_millis(200));
-    KillOnDrop(child)
-}
 
 fn json(out: &std::process::Output, what: &str) -> serde_json::Value {
     assert!(out.status.success(), "{what}: {}", stderr(out));
@@ -60,7 +39,7 @@ const DIRECTIONS: [(&str, &[&str]); 3] = [
 
 #[test]
 fn sonde_against_an_iperf3_server() {
-    let server = iperf3_server(15_201);
+    let server = Iperf3Server::start_on(15_201);
     for proto in ["tcp", "udp"] {
         for (name, dir) in DIRECTIONS {
             for streams in ["1", "4"] {
@@ -110,7 +89,7 @@ fn sonde_against_an_iperf3_server() {
 
 #[test]
 fn sonde_finds_out_that_the_server_is_iperf3() {
-    let _server = iperf3_server(15_202);
+    let _server = Iperf3Server::start_on(15_202);
     let out = sonde()
         .args(["tcp", "127.0.0.1", "-p", "15202", "-t", "1", "-J"])
         .output()

@@ -3,7 +3,8 @@
 //! schema is strict enough to refuse a broken document.
 
 mod common;
-use common::schema::{assert_rejects, assert_valid, remove, v2, Iperf3Server};
+use common::schema::{assert_rejects, assert_valid, remove, v2};
+use common::Iperf3Server;
 use common::{tcp_json, u, ServerProc};
 use serde_json::{json, Value};
 

@@ -39,6 +39,7 @@ fn server() -> (u16, u16) {
 }
 
 /// What one consumer saw.
+#[derive(Default)]
 struct Seen {
     intervals: Vec<Interval>,
     replies: usize,
@@ -49,11 +50,7 @@ struct Seen {
 fn printer(spec: &TestSpec, rx: std::sync::mpsc::Receiver<Event>) -> JoinHandle<Seen> {
     let mut live = LiveText::for_spec(spec);
     std::thread::spawn(move || {
-        let mut seen = Seen {
-            intervals: Vec::new(),
-            replies: 0,
-            text: String::new(),
-        };
+        let mut seen = Seen::default();
         for e in rx {
             seen.text.push_str(&live.on_event(&e).stdout);
             match e {
@@ -68,11 +65,7 @@ fn printer(spec: &TestSpec, rx: std::sync::mpsc::Receiver<Event>) -> JoinHandle<
 
 fn json_writer(rx: std::sync::mpsc::Receiver<Event>) -> JoinHandle<Seen> {
     std::thread::spawn(move || {
-        let mut seen = Seen {
-            intervals: Vec::new(),
-            replies: 0,
-            text: String::new(),
-        };
+        let mut seen = Seen::default();
         for e in rx {
             match e {
                 Event::Interval(i) => seen.intervals.push(i),

@@ -193,3 +193,51 @@ pub fn interrupt_after(child: Child, after: Duration) -> Output {
         .wait_with_output()
         .expect("wait for the interrupted child")
 }
+
+/// A stock `iperf3 -s` on a free loopback port, for results with figures
+/// the peer does not report; killed when dropped.
+pub struct Iperf3Server {
+    child: std::process::Child,
+    pub port: u16,
+}
+
+impl Iperf3Server {
+    /// On a free port.
+    pub fn start() -> Self {
+        let port = std::net::TcpListener::bind("[::1]:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        Self::start_on(port)
+    }
+
+    /// On `port` (one per test: an iperf3 server serves one test at a
+    /// time), ready when this returns.
+    pub fn start_on(port: u16) -> Self {
+        let child = std::process::Command::new("iperf3")
+            .args(["-s", "-p", &port.to_string()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("iperf3 (installed by scripts/system-deps.sh)");
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::net::TcpStream::connect(("::1", port)).is_err() {
+            assert!(
+                std::time::Instant::now() < end,
+                "iperf3 -s did not start on {port}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        // That probe connection looked like a client that left; let the
+        // server settle before the real one.
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        Self { child, port }
+    }
+}
+
+impl Drop for Iperf3Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,9 +1,6 @@
 //! Validating results against the published JSON schemas (docs/schema/).
 
 use serde_json::Value;
-use std::net::TcpStream;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 /// The schema of every result sonde writes now (format 2).
 pub const RESULT_V2: &str = "result-v2.schema.json";
@@ -60,42 +57,4 @@ pub fn remove(v: &mut Value, key: &str) {
         .as_object_mut()
         .unwrap_or_else(|| panic!("not an object: {shown}"));
     assert!(obj.remove(key).is_some(), "no {key} to remove in {shown}");
-}
-
-/// A stock `iperf3 -s` on a free loopback port, for results with figures
-/// the peer does not report; killed when dropped.
-pub struct Iperf3Server {
-    child: std::process::Child,
-    pub port: u16,
-}
-
-impl Iperf3Server {
-    pub fn start() -> Self {
-        let port = std::net::TcpListener::bind("[::1]:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
-        let child = Command::new("iperf3")
-            .args(["-s", "-p", &port.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("iperf3 (installed by scripts/system-deps.sh)");
-        let end = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect(("::1", port)).is_err() {
-            assert!(Instant::now() < end, "iperf3 -s did not start on {port}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        // That probe connection looked like a client that left; let the
-        // server settle before the real one.
-        std::thread::sleep(Duration::from_millis(200));
-        Self { child, port }
-    }
-}
-
-impl Drop for Iperf3Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
