@@ -96,8 +96,8 @@ impl FromStr for Profile {
         }
         if let Some(rest) = t.strip_prefix("onoff:") {
             let (on, off) = rest.split_once('/').ok_or_else(bad)?;
-            let on = humantime::parse_duration(on).map_err(|_| bad())?;
-            let off = humantime::parse_duration(off).map_err(|_| bad())?;
+            let on = crate::parse_duration(on).map_err(|_| bad())?;
+            let off = crate::parse_duration(off).map_err(|_| bad())?;
             if on.is_zero() {
                 return Err(bad());
             }

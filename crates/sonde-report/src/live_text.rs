@@ -236,6 +236,12 @@ impl LiveText {
 fn warning(w: &Warning) -> LiveLines {
     let stderr = match w {
         Warning::PeerIsIperf3 { host, port } => {
+            // An IPv6 literal takes brackets before a port, as in a URL.
+            let host = if host.contains(':') {
+                format!("[{host}]")
+            } else {
+                host.clone()
+            };
             format!("sonde: {host}:{port} is an iperf3 server; speaking iperf3's protocol\n")
         }
         Warning::NoLiveIntervals => {

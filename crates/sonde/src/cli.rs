@@ -4,7 +4,7 @@
 //! aborted), 2 a usage error (bad flag, bad value, bad config), 130
 //! interrupted by Ctrl-C (the partial result is still printed).
 
-use crate::{lab_cmd, ping_cmd, quickstart, serve_cmd, tcp_cmd, udp_cmd};
+use crate::{lab_cmd, ping_cmd, quickstart, run_cmd, serve_cmd, tcp_cmd, udp_cmd};
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
@@ -33,6 +33,8 @@ pub enum Command {
     Udp(udp_cmd::UdpArgs),
     /// Round-trip time: ICMP/ICMPv6 echo, or STAMP to a sonde reflector.
     Ping(ping_cmd::PingArgs),
+    /// Any test written as a spec in a TOML or JSON file (`-`: standard input).
+    Run(run_cmd::RunSpecArgs),
     /// Emulated network paths on this machine (network namespaces; root).
     Lab(lab_cmd::LabArgs),
     /// A quick end-to-end measurement on this machine (server in-process).
@@ -102,6 +104,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Tcp(a) => tcp_cmd::run(a),
         Command::Udp(a) => udp_cmd::run(a),
         Command::Ping(a) => ping_cmd::run(a),
+        Command::Run(a) => run_cmd::run(a),
         Command::Quickstart(a) => quickstart::run(a),
         Command::Lab(a) => lab_cmd::run(a),
     };

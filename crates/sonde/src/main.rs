@@ -6,6 +6,7 @@ mod output;
 mod ping_cmd;
 mod quickstart;
 mod run_args;
+mod run_cmd;
 mod serve_cmd;
 mod tcp_cmd;
 mod udp_cmd;

@@ -12,8 +12,8 @@ use crate::tcp::side::{run_side, DataStream};
 use crate::EngineError;
 use sonde_model::assemble::tcp_result;
 use sonde_model::{
-    HostEnv, PeerKind, SideReport, StreamLayout, StreamRole, StreamSide, TcpInfoSnapshot, TcpSpec,
-    TestResult, Timestamp,
+    HostEnv, PeerKind, SideReport, SocketInForce, StreamLayout, StreamRole, StreamSide,
+    TcpInfoSnapshot, TcpSpec, TestResult, Timestamp,
 };
 use sonde_wire::iperf3::{stream_id, Params, Protocol, Results, State};
 use std::io::Write;
@@ -74,7 +74,13 @@ fn their_report(spec: &TcpSpec, theirs: &Results, mine: &SideReport) -> SideRepo
                         total_retrans: Some(r),
                         ..TcpInfoSnapshot::default()
                     }),
-                socket: ours.socket.clone(),
+                // The far end of our socket, as far as this end knows it:
+                // iperf3 does not report its socket settings.
+                socket: SocketInForce {
+                    local: ours.socket.remote,
+                    remote: ours.socket.local,
+                    ..ours.socket.clone()
+                },
                 total_bytes: bytes,
                 measured_bytes: bytes,
                 measured_secs: found

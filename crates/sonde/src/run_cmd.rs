@@ -1,0 +1,110 @@
+//! `sonde run FILE`: any test written as a spec, in TOML or JSON — the
+//! same spelling a campaign line and an HTTP body use (see
+//! docs/result-format.md and `TestSpec`). `-` reads standard input.
+
+use crate::cli::Failure;
+use crate::output::Output;
+use crate::run_args::JsonFormat;
+use anyhow::anyhow;
+use clap::Args;
+use sonde_model::TestSpec;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Args)]
+pub struct RunSpecArgs {
+    /// The spec: a TOML or JSON file (`test = "tcp"`, `host = "…"`, …);
+    /// `-` for standard input.
+    pub file: PathBuf,
+    /// Print one JSON document: sonde's, or with `--json=iperf3` iperf3's layout.
+    #[arg(short = 'J', long, num_args = 0..=1, require_equals = true, default_missing_value = "sonde", value_name = "FORMAT")]
+    pub json: Option<JsonFormat>,
+}
+
+/// The spec in `text`: JSON when it starts with `{`, TOML otherwise.
+pub fn parse_spec(text: &str) -> Result<TestSpec, String> {
+    if text.trim_start().starts_with('{') {
+        return serde_json::from_str(text).map_err(|e| e.to_string());
+    }
+    toml::from_str(text).map_err(|e| toml_error(text, &e))
+}
+
+/// A TOML error that says where. A tagged spec is read through a buffer
+/// that forgets positions, so the test's own spec is read again, with
+/// its `test = …` line blanked (lines keep their numbers), to find the
+/// line and column of the mistake.
+fn toml_error(text: &str, e: &toml::de::Error) -> String {
+    let one_line = |e: &toml::de::Error| e.to_string().trim_end().replace('\n', " ");
+    let is_test_line = |l: &str| {
+        l.trim_start()
+            .strip_prefix("test")
+            .is_some_and(|rest| rest.trim_start().starts_with('='))
+    };
+    let Some(kind) = text.lines().find(|l| is_test_line(l)) else {
+        return one_line(e);
+    };
+    let blanked: String = text
+        .lines()
+        .map(|l| if is_test_line(l) { "" } else { l })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let kind = kind
+        .split('=')
+        .nth(1)
+        .unwrap_or("")
+        .trim()
+        .trim_matches('"');
+    let again = match kind {
+        "tcp" => toml::from_str::<sonde_model::TcpSpec>(&blanked).err(),
+        "udp" => toml::from_str::<sonde_model::UdpSpec>(&blanked).err(),
+        "ping" => toml::from_str::<sonde_model::PingSpec>(&blanked).err(),
+        _ => None,
+    };
+    one_line(again.as_ref().unwrap_or(e))
+}
+
+fn read(path: &Path) -> std::io::Result<String> {
+    let mut text = String::new();
+    if path == Path::new("-") {
+        std::io::stdin().read_to_string(&mut text)?;
+    } else {
+        text = std::fs::read_to_string(path)?;
+    }
+    Ok(text)
+}
+
+pub fn run(args: RunSpecArgs) -> Result<(), Failure> {
+    let name = args.file.display();
+    let text = read(&args.file).map_err(|e| Failure::Usage(anyhow!("{name}: {e}")))?;
+    let spec = parse_spec(&text).map_err(|e| Failure::Usage(anyhow!("{name}: {e}")))?;
+    Output {
+        json: args.json,
+        live: args.json.is_none(),
+    }
+    .run(&spec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toml_and_json_files_spell_the_same_spec() {
+        let toml = parse_spec("test = \"udp\"\nhost = \"::1\"\ntime_s = \"5m\"\n").unwrap();
+        let json = parse_spec(r#"{"test": "udp", "host": "::1", "time_s": 300}"#).unwrap();
+        assert_eq!(toml, json);
+    }
+
+    #[test]
+    fn a_bad_spec_says_where() {
+        let e = parse_spec("test = \"tcp\"\nhost = \"::1\"\nparalel = 4\n").unwrap_err();
+        assert!(e.contains("paralel") && e.contains("line 3"), "{e}");
+        let e =
+            parse_spec("test = \"udp\"\nhost = \"::1\"\n\nbitrate_bps = \"fast\"\n").unwrap_err();
+        assert!(e.contains("fast") && e.contains("line 4"), "{e}");
+        let e = parse_spec("test = \"dns\"\nhost = \"::1\"\n").unwrap_err();
+        assert!(e.contains("dns"), "{e}");
+        let e = parse_spec(r#"{"test": "tcp", "host": 7}"#).unwrap_err();
+        assert!(e.contains("invalid type"), "{e}");
+    }
+}
