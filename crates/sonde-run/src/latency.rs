@@ -19,8 +19,12 @@ pub fn around(
     let idle = measure_idle(host, family).map_err(latency_error)?;
     events.emit(Event::LatencyIdle(idle.figures().clone()));
     let loaded = idle.start_loaded();
-    let mut result = load()?;
-    result.summary.latency = Some(loaded.finish().map_err(latency_error)?);
+    // The loaded pings stop whatever the load's outcome: a failed test
+    // must not leave a pinger running in a daemon.
+    let outcome = load();
+    let latency = loaded.finish();
+    let mut result = outcome?;
+    result.summary.latency = Some(latency.map_err(latency_error)?);
     Ok(result)
 }
 
