@@ -112,14 +112,32 @@ impl DepartureClock {
         }
     }
 
-    /// The clock for `schedule` on the calling thread: a spinning sender
-    /// gets tight timer slack, so its sleeps end on time.
+    /// The clock for `schedule` on the calling thread, spinning the last
+    /// stretch before each departure where the gap allows (the native
+    /// sender: even spacing for the jitter it measures, at up to a core
+    /// per stream).
     pub fn for_schedule(schedule: &Schedule, start: Instant, end: Instant) -> Self {
-        let clock = Self::new(start, end, schedule.next_gap());
-        if clock.spin {
+        Self::new(start, end, schedule.next_gap()).on_this_thread()
+    }
+
+    /// The clock for `schedule` on the calling thread, sleeping to each
+    /// departure and never spinning (iperf3's datagrams: several streams
+    /// share the machine with the peer's process, and iperf3 itself
+    /// spaces its datagrams no finer).
+    pub fn sleeping(schedule: &Schedule, start: Instant, end: Instant) -> Self {
+        Self {
+            spin: false,
+            ..Self::new(start, end, schedule.next_gap())
+        }
+        .on_this_thread()
+    }
+
+    /// A paced sender's sleeps end on time (timer slack 1 ns).
+    fn on_this_thread(self) -> Self {
+        if self.catch_up > Duration::ZERO {
             crate::sys::tight_timer_slack();
         }
-        clock
+        self
     }
 
     /// The end, in nanoseconds from the start.
@@ -236,6 +254,22 @@ mod tests {
         let at = Duration::from_micros(300);
         assert_eq!(c.step(at, Duration::from_micros(100)), Step::Nap(200 * US));
         assert_eq!(c.step(at, at), Step::Send);
+    }
+
+    #[test]
+    fn a_sleeping_clock_naps_to_the_departure_itself() {
+        let start = Instant::now();
+        let schedule = Schedule::new(
+            sonde_model::Profile::Cbr,
+            Rate::from_bps(1_000_000),
+            1250,
+            0,
+        );
+        let c = DepartureClock::sleeping(&schedule, start, start + 1000 * MS);
+        assert_eq!(c.step(10 * MS, 2 * MS), Step::Nap(8 * MS));
+        assert_eq!(c.step(10 * MS, 9600 * US), Step::Nap(400 * US));
+        assert_eq!(c.step(10 * MS, 10 * MS), Step::Send);
+        assert_eq!(c.step(1000 * MS, 999 * MS), Step::Over);
     }
 
     #[test]

@@ -37,8 +37,9 @@ fn now_unix() -> Duration {
 
 /// Sends `len`-byte datagrams at `rate_bps` (0: as fast as possible)
 /// until `end` or `stop`: on the native sender's CBR [`Schedule`],
-/// waited for by the same [`DepartureClock`] (a late sender catches up on
-/// what was due before `end`, and sends nothing due after it).
+/// waited for by the same [`DepartureClock`], sleeping rather than
+/// spinning (a late sender catches up on what was due before `end`, and
+/// sends nothing due after it).
 pub fn send(
     sock: &UdpSocket,
     len: usize,
@@ -54,7 +55,7 @@ pub fn send(
     let start = Instant::now();
     let size = u32::try_from(buf.len()).unwrap_or(u32::MAX);
     let mut schedule = Schedule::new(Profile::Cbr, Rate::from_bps(rate_bps), size, 0);
-    let clock = DepartureClock::for_schedule(&schedule, start, end);
+    let clock = DepartureClock::sleeping(&schedule, start, end);
     let mut next = schedule.next_departure();
     let mut t = UdpTally::default();
     while !stop.load(Ordering::Relaxed) {
