@@ -216,6 +216,8 @@ pub struct RxStream {
     window_measured: RxAcc,
     window_next_exp: u64,
     measured: RxAcc,
+    /// Receive time (realtime ns) of the last test packet, if any.
+    last_rx_ns: Option<i64>,
     /// Datagrams that were not test packets of this stream.
     pub strays: u64,
 }
@@ -230,6 +232,11 @@ impl RxStream {
         ms(self.jitter.jitter_ns())
     }
 
+    /// When the last test packet arrived (realtime ns), if one did.
+    pub fn last_rx_ns(&self) -> Option<i64> {
+        self.last_rx_ns
+    }
+
     /// Takes one datagram; returns whether it was the sender's end marker.
     pub fn on_datagram(&mut self, stream: u16, d: &Datagram<'_>, now_wall_ns: i64) -> bool {
         let Some(p) = TestPacket::decode(d.payload).filter(|p| p.stream == stream && !d.truncated)
@@ -241,6 +248,7 @@ impl RxStream {
             return true;
         }
         let rx_ns = d.rx_ns.unwrap_or(now_wall_ns);
+        self.last_rx_ns = self.last_rx_ns.max(Some(rx_ns));
         let arrival = self.seq.observe(p.seq);
         if arrival != Arrival::Duplicate {
             self.jitter

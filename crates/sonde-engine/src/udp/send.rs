@@ -7,6 +7,7 @@ use crate::pacer::{DepartureClock, Step};
 use crate::sys;
 use crate::udp::flow::{window_open, window_packets, Credits, FLOW_PROBE};
 use crate::udp::schedule::Schedule;
+use sonde_model::udp_report::{DscpCounts, SenderTally};
 use sonde_wire::TestPacket;
 use std::io;
 use std::net::UdpSocket;
@@ -45,6 +46,58 @@ impl Default for UdpSendCounters {
             measured_dscp: std::array::from_fn(|_| AtomicU64::new(0)),
             last_ns: AtomicU64::new(0),
         }
+    }
+}
+
+fn dscp_counts(per_dscp: &[AtomicU64; 64]) -> DscpCounts {
+    DscpCounts(
+        per_dscp
+            .iter()
+            .enumerate()
+            .filter_map(|(d, n)| {
+                let n = n.load(Ordering::Relaxed);
+                (n > 0).then_some((u8::try_from(d).unwrap_or(0), n))
+            })
+            .collect(),
+    )
+}
+
+impl UdpSendCounters {
+    /// Everything sent so far, warm-up included (`secs` left at 0).
+    pub fn sent(&self) -> SenderTally {
+        SenderTally {
+            packets: self.packets.load(Ordering::Relaxed),
+            bytes: self.bytes.load(Ordering::Relaxed),
+            dscp_sent: dscp_counts(&self.dscp),
+            secs: 0.0,
+        }
+    }
+
+    /// What was sent after the warm-up (`secs` left at 0).
+    pub fn measured(&self) -> SenderTally {
+        SenderTally {
+            packets: self.measured_packets.load(Ordering::Relaxed),
+            bytes: self.measured_bytes.load(Ordering::Relaxed),
+            dscp_sent: dscp_counts(&self.measured_dscp),
+            secs: 0.0,
+        }
+    }
+}
+
+/// What one sender sent between two of its tallies, over `secs`.
+pub fn sent_since(now: &SenderTally, before: &SenderTally, secs: f64) -> SenderTally {
+    let mut dscp_sent = DscpCounts::default();
+    for (d, n) in now.dscp_sent.iter() {
+        let was = before.dscp_sent.get(d);
+        if n > was {
+            dscp_sent.add(d, n - was);
+        }
+    }
+    SenderTally {
+        packets: now.packets - before.packets,
+        bytes: now.bytes - before.bytes,
+        dscp_sent,
+        secs,
     }
 }
 
