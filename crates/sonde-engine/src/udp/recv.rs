@@ -354,3 +354,49 @@ pub fn udp_receive_loop(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn datagram(buf: &mut [u8], stream: u16, seq: u64, end: bool) -> &[u8] {
+        let p = TestPacket {
+            stream,
+            seq,
+            send_ns: 1,
+            dscp: 0,
+            warmup: false,
+            end,
+        };
+        p.encode(buf).unwrap();
+        buf
+    }
+
+    #[test]
+    fn the_last_arrival_is_the_latest_test_packet_of_the_stream() {
+        let mut st = RxStream::default();
+        assert_eq!(st.last_rx_ns(), None);
+        let mut buf = [0u8; 100];
+        let mut arrive = |st: &mut RxStream, stream, seq, end, rx_ns| {
+            let d = Datagram {
+                payload: datagram(&mut buf, stream, seq, end),
+                rx_ns: Some(rx_ns),
+                tos: None,
+                truncated: false,
+                segment: None,
+                source: None,
+                ttl: None,
+            };
+            st.on_datagram(0, &d, 0)
+        };
+        arrive(&mut st, 0, 0, false, 3_000);
+        arrive(&mut st, 0, 2, false, 5_000);
+        // Reordered, stamped earlier: the latest arrival stays.
+        arrive(&mut st, 0, 1, false, 4_000);
+        assert_eq!(st.last_rx_ns(), Some(5_000));
+        // Neither another stream's packet nor the end marker is data.
+        arrive(&mut st, 7, 3, false, 9_000);
+        assert!(arrive(&mut st, 0, 3, true, 9_000));
+        assert_eq!(st.last_rx_ns(), Some(5_000));
+    }
+}
