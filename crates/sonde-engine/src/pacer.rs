@@ -125,16 +125,17 @@ impl DepartureClock {
     /// share the machine with the peer's process, and iperf3 itself
     /// spaces its datagrams no finer).
     pub fn sleeping(schedule: &Schedule, start: Instant, end: Instant) -> Self {
+        let clock = Self::new(start, end, schedule.next_gap()).on_this_thread();
         Self {
             spin: false,
-            ..Self::new(start, end, schedule.next_gap())
+            ..clock
         }
-        .on_this_thread()
     }
 
-    /// A paced sender's sleeps end on time (timer slack 1 ns).
+    /// Where departures are waited for one by one (the gap allows a
+    /// spin), this thread's sleeps end on time: timer slack 1 ns.
     fn on_this_thread(self) -> Self {
-        if self.catch_up > Duration::ZERO {
+        if self.spin {
             crate::sys::tight_timer_slack();
         }
         self
