@@ -12,6 +12,7 @@ pub mod host_env;
 pub mod iperf3;
 pub mod pacer;
 pub mod ping;
+pub mod sampler;
 pub mod sockopt;
 pub mod stamp_reflector;
 mod sys;

@@ -1,15 +1,33 @@
-//! Pacing: spreading bytes evenly over time at a target rate.
+//! Pacing: when bytes are due at a target rate, and how a sender waits
+//! for them.
 //!
-//! The pacer never reads a clock; the caller passes the time elapsed, so
-//! the arithmetic is tested without sleeping.
+//! One piece of arithmetic, [`due_ns`] (when the first N bytes are due at
+//! rate R), paces everything: TCP's [`Pacer`] and the departures of every
+//! UDP [`crate::udp::schedule::Schedule`] (the native sender's profiles and
+//! iperf3's datagrams). [`DepartureClock`] is the one way a UDP sender,
+//! native or iperf3, waits for its next departure. Every decision takes
+//! the time as an argument, so it is tested without sleeping; only
+//! [`DepartureClock::wait`] reads the clock and sleeps.
 
+use crate::udp::schedule::Schedule;
 use sonde_model::Rate;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// Nanoseconds after the start at which the first `bytes` bytes are due
+/// at `rate_bps` bits per second (0: unpaced, always due). Exact integer
+/// arithmetic, so no rounding lets one more packet in before an end.
+pub fn due_ns(bytes: u64, rate_bps: u64) -> u64 {
+    if rate_bps == 0 {
+        return 0;
+    }
+    u64::try_from(u128::from(bytes) * 8_000_000_000 / u128::from(rate_bps)).unwrap_or(u64::MAX)
+}
 
 /// Most bytes one paced write may carry: 10 ms worth at the target rate,
 /// so a paced stream never bursts a whole 128 KiB buffer at a low rate.
 pub const PACING_QUANTUM: Duration = Duration::from_millis(10);
 
+/// A TCP stream's pace: bytes moved against the time elapsed.
 #[derive(Debug, Clone, Copy)]
 pub struct Pacer {
     rate: Rate,
@@ -27,12 +45,9 @@ impl Pacer {
     /// How long to wait before moving more bytes, given `done` bytes moved
     /// in `elapsed`; `None` when the stream is not ahead of its rate.
     pub fn wait(&self, done: u64, elapsed: Duration) -> Option<Duration> {
-        let bps = self.rate.bps();
-        if bps == 0 {
-            return None;
-        }
-        let due = Duration::from_secs_f64(done as f64 * 8.0 / bps as f64);
-        due.checked_sub(elapsed).filter(|d| !d.is_zero())
+        Duration::from_nanos(due_ns(done, self.rate.bps()))
+            .checked_sub(elapsed)
+            .filter(|d| !d.is_zero())
     }
 
     /// The write size to use at this rate: at most `length`, at most one
@@ -43,9 +58,158 @@ impl Pacer {
     }
 }
 
+/// Below this gap between departures a sender does not spin: it sends
+/// every departure that is due at once (in batches where it can).
+pub const SPIN_GAP: Duration = Duration::from_micros(200);
+/// Sleeps end this much before a departure; the rest is spun. Covers the
+/// wake-up latency of a busy or virtual machine, at the cost of spinning
+/// this long per packet at low rates (5 % of a core at 100 packets/s).
+pub const SPIN_SLACK: Duration = Duration::from_micros(500);
+/// A sender that fell behind (a busy CPU) still sends every departure
+/// its schedule has before the end, for at most this long after it.
+pub const CATCH_UP: Duration = Duration::from_millis(250);
+/// Longest single sleep, so a sleeping sender sees its stop flag.
+pub const POLL: Duration = Duration::from_millis(50);
+
+/// What a sender does about its next departure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// It is due: send it.
+    Send,
+    /// Spin until this offset from the start, then send.
+    Spin(Duration),
+    /// Sleep this long, then ask again.
+    Nap(Duration),
+    /// The run is over: the departure falls at or after the end, or the
+    /// sender is past the end by more than its catch-up time.
+    Over,
+}
+
+/// When a UDP sender's departures leave, in real time: offsets from
+/// `start`, none at or after `end`.
+#[derive(Debug, Clone, Copy)]
+pub struct DepartureClock {
+    start: Instant,
+    /// The end, as an offset from `start`.
+    end: Duration,
+    spin: bool,
+    catch_up: Duration,
+}
+
+impl DepartureClock {
+    /// The clock of a sender whose departures are `gap` apart (`None`:
+    /// unpaced, every departure due at once and none after the end).
+    pub fn new(start: Instant, end: Instant, gap: Option<Duration>) -> Self {
+        Self {
+            start,
+            end: end.saturating_duration_since(start),
+            spin: gap.is_some_and(|g| g >= SPIN_GAP),
+            catch_up: if gap.is_some() {
+                CATCH_UP
+            } else {
+                Duration::ZERO
+            },
+        }
+    }
+
+    /// The clock for `schedule` on the calling thread, spinning the last
+    /// stretch before each departure where the gap allows (the native
+    /// sender: even spacing for the jitter it measures, at up to a core
+    /// per stream).
+    pub fn for_schedule(schedule: &Schedule, start: Instant, end: Instant) -> Self {
+        Self::new(start, end, schedule.next_gap()).on_this_thread()
+    }
+
+    /// The clock for `schedule` on the calling thread, sleeping to each
+    /// departure and never spinning (iperf3's datagrams: several streams
+    /// share the machine with the peer's process, and iperf3 itself
+    /// spaces its datagrams no finer).
+    pub fn sleeping(schedule: &Schedule, start: Instant, end: Instant) -> Self {
+        let clock = Self::new(start, end, schedule.next_gap()).on_this_thread();
+        Self {
+            spin: false,
+            ..clock
+        }
+    }
+
+    /// Where departures are waited for one by one (the gap allows a
+    /// spin), this thread's sleeps end on time: timer slack 1 ns.
+    fn on_this_thread(self) -> Self {
+        if self.spin {
+            crate::sys::tight_timer_slack();
+        }
+        self
+    }
+
+    /// The end, in nanoseconds from the start.
+    pub fn end_ns(&self) -> u64 {
+        u64::try_from(self.end.as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// Whether a departure at `at_ns` may leave now, at `now_ns` (both
+    /// from the start), with the one before it: it is due, and before the
+    /// end. A late wake-up sends what came due while it slept, never what
+    /// falls after the end.
+    pub fn due_now(&self, at_ns: u64, now_ns: u64) -> bool {
+        at_ns <= now_ns && at_ns < self.end_ns()
+    }
+
+    /// What to do, at `now` (from the start), about a departure at `at`.
+    pub fn step(&self, at: Duration, now: Duration) -> Step {
+        if now >= self.end + self.catch_up || at >= self.end {
+            return Step::Over;
+        }
+        let Some(wait) = at.checked_sub(now).filter(|w| !w.is_zero()) else {
+            return Step::Send;
+        };
+        if self.spin && wait <= SPIN_SLACK {
+            Step::Spin(at)
+        } else if self.spin {
+            Step::Nap((wait - SPIN_SLACK).min(POLL))
+        } else {
+            Step::Nap(wait.min(POLL))
+        }
+    }
+
+    /// Waits for the departure at `at_ns`: [`Step::Send`] once it is due
+    /// (after spinning the last stretch), [`Step::Nap`] after a sleep (the
+    /// caller checks its stop flag and asks again), or [`Step::Over`].
+    pub fn wait(&self, at_ns: u64) -> Step {
+        match self.step(Duration::from_nanos(at_ns), self.start.elapsed()) {
+            Step::Spin(at) => {
+                let target = self.start + at;
+                while Instant::now() < target {
+                    std::hint::spin_loop();
+                }
+                Step::Send
+            }
+            Step::Nap(d) => {
+                std::thread::sleep(d);
+                Step::Nap(d)
+            }
+            other => other,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+    const US: Duration = Duration::from_micros(1);
+
+    #[test]
+    fn bytes_are_due_at_their_share_of_the_rate() {
+        // 1250-byte packets at 1 Mbit/s: packet k is due at k · 10 ms.
+        for k in [0u64, 1, 7, 100, 360_000] {
+            assert_eq!(due_ns(k * 1250, 1_000_000), k * 10_000_000);
+        }
+        // 1 byte at 3 bit/s: 8/3 s, rounded down to the nanosecond.
+        assert_eq!(due_ns(1, 3), 2_666_666_666);
+        assert_eq!(due_ns(u64::MAX, 1), u64::MAX, "saturates");
+        assert_eq!(due_ns(1 << 40, 0), 0, "unpaced: always due");
+    }
 
     #[test]
     fn ahead_of_rate_waits_the_difference() {
@@ -55,6 +219,8 @@ mod tests {
             Some(Duration::from_millis(300))
         );
         assert_eq!(p.wait(100_000, Duration::from_millis(200)), None);
+        assert_eq!(p.wait(200_000, Duration::from_millis(200)), None);
+        assert_eq!(Pacer::new(Rate::from_bps(0)).wait(1 << 30, MS), None);
     }
 
     #[test]
@@ -63,5 +229,67 @@ mod tests {
         assert_eq!(p.chunk(128 * 1024), 100_000);
         assert_eq!(Pacer::new(Rate::from_bps(8_000)).chunk(128 * 1024), 1448);
         assert_eq!(p.chunk(500), 500);
+    }
+
+    fn clock(gap: Option<Duration>, end: Duration) -> DepartureClock {
+        let start = Instant::now();
+        DepartureClock::new(start, start + end, gap)
+    }
+
+    #[test]
+    fn a_spinning_sender_sleeps_then_spins_the_last_stretch() {
+        // 100 packets/s over 1 s: the departure of 10 ms.
+        let c = clock(Some(10 * MS), 1000 * MS);
+        assert_eq!(c.step(10 * MS, 2 * MS), Step::Nap(7500 * US));
+        assert_eq!(c.step(10 * MS, Duration::ZERO), Step::Nap(9500 * US));
+        assert_eq!(c.step(10 * MS, 9600 * US), Step::Spin(10 * MS));
+        assert_eq!(c.step(10 * MS, 10 * MS), Step::Send);
+        assert_eq!(c.step(10 * MS, 30 * MS), Step::Send, "late: send now");
+        // A long gap sleeps in short naps, to see the stop flag.
+        assert_eq!(c.step(900 * MS, Duration::ZERO), Step::Nap(POLL));
+    }
+
+    #[test]
+    fn a_dense_schedule_sleeps_without_spinning() {
+        let c = clock(Some(Duration::from_micros(100)), 1000 * MS);
+        let at = Duration::from_micros(300);
+        assert_eq!(c.step(at, Duration::from_micros(100)), Step::Nap(200 * US));
+        assert_eq!(c.step(at, at), Step::Send);
+    }
+
+    #[test]
+    fn a_sleeping_clock_naps_to_the_departure_itself() {
+        let start = Instant::now();
+        let schedule = Schedule::new(
+            sonde_model::Profile::Cbr,
+            Rate::from_bps(1_000_000),
+            1250,
+            0,
+        );
+        let c = DepartureClock::sleeping(&schedule, start, start + 1000 * MS);
+        assert_eq!(c.step(10 * MS, 2 * MS), Step::Nap(8 * MS));
+        assert_eq!(c.step(10 * MS, 9600 * US), Step::Nap(400 * US));
+        assert_eq!(c.step(10 * MS, 10 * MS), Step::Send);
+        assert_eq!(c.step(1000 * MS, 999 * MS), Step::Over);
+    }
+
+    #[test]
+    fn nothing_leaves_at_or_after_the_end() {
+        let c = clock(Some(10 * MS), 1000 * MS);
+        assert_eq!(c.step(1000 * MS, 995 * MS), Step::Over);
+        // Behind by 0.2 s: what was due before the end still goes.
+        assert_eq!(c.step(990 * MS, 1200 * MS), Step::Send);
+        assert!(c.due_now(990_000_000, 1_200_000_000));
+        assert!(!c.due_now(1_000_000_000, 1_200_000_000));
+        assert!(!c.due_now(20_000_000, 10_000_000), "not due yet");
+        // Past the catch-up time it gives up.
+        assert_eq!(c.step(990 * MS, 1250 * MS), Step::Over);
+    }
+
+    #[test]
+    fn an_unpaced_sender_stops_at_the_end_itself() {
+        let c = clock(None, 1000 * MS);
+        assert_eq!(c.step(Duration::ZERO, 999 * MS), Step::Send);
+        assert_eq!(c.step(Duration::ZERO, 1000 * MS), Step::Over);
     }
 }

@@ -2,6 +2,9 @@
 //! time, sequence number from 1), sent at a rate, and received with loss,
 //! order and RFC 3550-style jitter counted as iperf3 counts them.
 
+use crate::pacer::{DepartureClock, Step};
+use crate::udp::schedule::Schedule;
+use sonde_model::{Profile, Rate};
 use sonde_wire::iperf3::{CounterWidth, UdpHeader};
 use std::io;
 use std::net::UdpSocket;
@@ -33,7 +36,10 @@ fn now_unix() -> Duration {
 }
 
 /// Sends `len`-byte datagrams at `rate_bps` (0: as fast as possible)
-/// until `end` or `stop`.
+/// until `end` or `stop`: on the native sender's CBR [`Schedule`],
+/// waited for by the same [`DepartureClock`], sleeping rather than
+/// spinning (a late sender catches up on what was due before `end`, and
+/// sends nothing due after it).
 pub fn send(
     sock: &UdpSocket,
     len: usize,
@@ -47,28 +53,16 @@ pub fn send(
         *b = (i as u8).wrapping_mul(31);
     }
     let start = Instant::now();
+    let size = u32::try_from(buf.len()).unwrap_or(u32::MAX);
+    let mut schedule = Schedule::new(Profile::Cbr, Rate::from_bps(rate_bps), size, 0);
+    let clock = DepartureClock::sleeping(&schedule, start, end);
+    let mut next = schedule.next_departure();
     let mut t = UdpTally::default();
-    let per_packet_bits = (buf.len() * 8) as f64;
     while !stop.load(Ordering::Relaxed) {
-        let now = Instant::now();
-        if now >= end {
-            break;
-        }
-        if rate_bps > 0 {
-            let due = (now.duration_since(start).as_secs_f64() * rate_bps as f64 / per_packet_bits)
-                as u64
-                + 1;
-            if t.packets >= due {
-                let next = start
-                    + Duration::from_secs_f64(
-                        (t.packets as f64) * per_packet_bits / rate_bps as f64,
-                    );
-                std::thread::sleep(
-                    next.saturating_duration_since(now)
-                        .min(Duration::from_millis(5)),
-                );
-                continue;
-            }
+        match clock.wait(next.at_ns) {
+            Step::Send => {}
+            Step::Over => break,
+            Step::Nap(_) | Step::Spin(_) => continue,
         }
         let sent_at = now_unix();
         let header = UdpHeader {
@@ -83,8 +77,10 @@ pub fn send(
             Ok(n) => {
                 t.packets += 1;
                 t.bytes += n as u64;
+                next = schedule.next_departure();
             }
-            // A full buffer or an ICMP error from an earlier datagram.
+            // A full buffer or an ICMP error from an earlier datagram:
+            // this one goes again (late), so no sequence number is lost.
             Err(e)
                 if matches!(
                     e.kind(),
@@ -94,7 +90,15 @@ pub fn send(
             Err(e) => return Err(e),
         }
     }
-    t.secs = start.elapsed().as_secs_f64();
+    // The schedule's last departure is up to one gap before the end; the
+    // run is the sender's time unless it was stopped.
+    let elapsed = start.elapsed();
+    t.secs = if stop.load(Ordering::Relaxed) {
+        elapsed
+    } else {
+        elapsed.max(end.saturating_duration_since(start))
+    }
+    .as_secs_f64();
     Ok(t)
 }
 

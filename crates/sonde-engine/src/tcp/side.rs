@@ -1,7 +1,10 @@
-//! Running one end of a test: a thread per stream, and on the calling
-//! thread a sampler that cuts the run into interval windows.
+//! Running one end of a TCP test: a thread per stream, and on the
+//! calling thread the [`crate::sampler`], which cuts the run into
+//! interval windows; at each cut this end reads every stream's bytes and
+//! its sender's TCP_INFO.
 
 use crate::pacer::Pacer;
+use crate::sampler::{drive, SampleSide, SamplerPlan};
 use crate::sockopt::in_force;
 use crate::tcp::info::read_tcp_info;
 use crate::tcp::stream::{receive_loop, send_loop, LoopTiming, StreamCounters};
@@ -74,8 +77,11 @@ impl Running {
     fn bytes(&self) -> u64 {
         self.counters.bytes.load(Ordering::Relaxed)
     }
+    fn last_data(&self) -> Duration {
+        Duration::from_nanos(self.counters.last_data_ns.load(Ordering::Relaxed))
+    }
     fn last_data_s(&self) -> f64 {
-        self.counters.last_data_ns.load(Ordering::Relaxed) as f64 / 1e9
+        secs(self.last_data())
     }
     /// When the measured part began for a receiver: the end of the
     /// warm-up, or without one the first byte (the sender starts half a
@@ -183,6 +189,45 @@ fn spawn_stream(
     }
 }
 
+/// What this end does at the sampler's events: marks the warm-up's end
+/// in each stream's counters, and reads every stream at a cut.
+struct Sampling<'a> {
+    running: Vec<Running>,
+    windows: Vec<SampleWindow>,
+    on_interval: &'a mut dyn FnMut(&LiveInterval),
+}
+
+impl SampleSide for Sampling<'_> {
+    fn omit_end(&mut self) {
+        for r in &mut self.running {
+            r.bytes_at_omit = r.bytes();
+            r.retrans_at_omit = r.tcp().and_then(|t| t.total_retrans).unwrap_or(0);
+        }
+    }
+
+    fn cut(&mut self, window: SampleWindow, omitted: bool) {
+        let streams = self
+            .running
+            .iter_mut()
+            .map(|r| (r.index, r.role, r.take_sample()))
+            .collect();
+        self.windows.push(window);
+        (self.on_interval)(&LiveInterval {
+            window,
+            omitted,
+            streams,
+        });
+    }
+
+    fn last_data(&self) -> Duration {
+        self.running
+            .iter()
+            .map(Running::last_data)
+            .max()
+            .unwrap_or_default()
+    }
+}
+
 /// Runs every stream of this end from `start` until the senders have
 /// sent for `omit + time` and the receivers have read to the end (or
 /// `stop` is set), calling `on_interval` at each window.
@@ -210,93 +255,23 @@ pub fn run_side(
     }
     drop(done_tx);
 
-    let mut windows = Vec::new();
-    let mut window_start = Duration::ZERO;
-    let mut omit_pending = !plan.omit.is_zero();
-    let mut finished = 0usize;
-    let total = handles.len();
-    let mut cut =
-        |running: &mut Vec<Running>, from: Duration, to_s: f64, windows: &mut Vec<SampleWindow>| {
-            let window = SampleWindow {
-                start_s: secs(from),
-                end_s: to_s,
-            };
-            let streams = running
-                .iter_mut()
-                .map(|r| (r.index, r.role, r.take_sample()))
-                .collect();
-            windows.push(window);
-            on_interval(&LiveInterval {
-                window,
-                omitted: to_s <= secs(plan.omit) + 1e-3,
-                streams,
-            });
-        };
-
-    while finished < total {
-        let next_window = if plan.interval.is_zero() {
-            None
-        } else {
-            Some((window_start + plan.interval).min(nominal_end))
-        }
-        .filter(|&t| t > window_start && window_start < nominal_end);
-        let next_omit = Some(plan.omit).filter(|_| omit_pending);
-        let next_tick = match (next_window, next_omit) {
-            (Some(w), Some(o)) => Some(w.min(o)),
-            (w, o) => w.or(o),
-        };
-        let wait = next_tick.map_or(Duration::from_millis(500), |t| {
-            (start + t).saturating_duration_since(Instant::now())
-        });
-        match done_rx.recv_timeout(wait) {
-            Ok(_) => {
-                finished += 1;
-                continue;
-            }
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-        }
-        let Some(tick) = next_tick else { continue };
-        if omit_pending && tick == plan.omit {
-            omit_pending = false;
-            for r in &mut running {
-                r.bytes_at_omit = r.bytes();
-                r.retrans_at_omit = r.tcp().and_then(|t| t.total_retrans).unwrap_or(0);
-            }
-        }
-        if next_window == Some(tick) && tick < nominal_end {
-            cut(&mut running, window_start, secs(tick), &mut windows);
-            window_start = tick;
-        } else if next_window == Some(tick) {
-            // The last window closes when the data stops, not at the
-            // nominal end: receivers go on reading what was queued.
-            window_start = window_start.max(Duration::ZERO);
-            omit_pending = false;
-            let remaining: Vec<u16> = done_rx.iter().take(total - finished).collect();
-            finished += remaining.len();
-            let last = running
-                .iter()
-                .map(Running::last_data_s)
-                .fold(secs(nominal_end), f64::max);
-            cut(&mut running, window_start, last, &mut windows);
-            window_start = nominal_end;
-        }
-    }
+    let mut sampling = Sampling {
+        running,
+        windows: Vec::new(),
+        on_interval,
+    };
+    let sampler = SamplerPlan {
+        omit: plan.omit,
+        time: plan.time,
+        interval: plan.interval,
+    };
+    let stopped_early = drive(sampler, start, &done_rx, handles.len(), stop, &mut sampling);
     for h in handles {
         let _ = h.join();
     }
-    if !plan.interval.is_zero() && window_start < nominal_end {
-        // Stopped early (abort), or every stream ended before this thread
-        // woke for the last tick (a loaded machine): close the window that
-        // was open.
-        let last = running
-            .iter()
-            .map(Running::last_data_s)
-            .fold(secs(window_start), f64::max);
-        cut(&mut running, window_start, last, &mut windows);
-    }
-
-    let stopped_early = stop.load(Ordering::Relaxed);
+    let Sampling {
+        running, windows, ..
+    } = sampling;
     let streams = running
         .into_iter()
         .map(|r| r.into_side(plan, stopped_early))

@@ -216,6 +216,8 @@ pub struct RxStream {
     window_measured: RxAcc,
     window_next_exp: u64,
     measured: RxAcc,
+    /// Receive time (realtime ns) of the last test packet, if any.
+    last_rx_ns: Option<i64>,
     /// Datagrams that were not test packets of this stream.
     pub strays: u64,
 }
@@ -230,6 +232,11 @@ impl RxStream {
         ms(self.jitter.jitter_ns())
     }
 
+    /// When the last test packet arrived (realtime ns), if one did.
+    pub fn last_rx_ns(&self) -> Option<i64> {
+        self.last_rx_ns
+    }
+
     /// Takes one datagram; returns whether it was the sender's end marker.
     pub fn on_datagram(&mut self, stream: u16, d: &Datagram<'_>, now_wall_ns: i64) -> bool {
         let Some(p) = TestPacket::decode(d.payload).filter(|p| p.stream == stream && !d.truncated)
@@ -241,6 +248,7 @@ impl RxStream {
             return true;
         }
         let rx_ns = d.rx_ns.unwrap_or(now_wall_ns);
+        self.last_rx_ns = self.last_rx_ns.max(Some(rx_ns));
         let arrival = self.seq.observe(p.seq);
         if arrival != Arrival::Duplicate {
             self.jitter
@@ -345,4 +353,50 @@ pub fn udp_receive_loop(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn datagram(buf: &mut [u8], stream: u16, seq: u64, end: bool) -> &[u8] {
+        let p = TestPacket {
+            stream,
+            seq,
+            send_ns: 1,
+            dscp: 0,
+            warmup: false,
+            end,
+        };
+        p.encode(buf).unwrap();
+        buf
+    }
+
+    #[test]
+    fn the_last_arrival_is_the_latest_test_packet_of_the_stream() {
+        let mut st = RxStream::default();
+        assert_eq!(st.last_rx_ns(), None);
+        let mut buf = [0u8; 100];
+        let mut arrive = |st: &mut RxStream, stream, seq, end, rx_ns| {
+            let d = Datagram {
+                payload: datagram(&mut buf, stream, seq, end),
+                rx_ns: Some(rx_ns),
+                tos: None,
+                truncated: false,
+                segment: None,
+                source: None,
+                ttl: None,
+            };
+            st.on_datagram(0, &d, 0)
+        };
+        arrive(&mut st, 0, 0, false, 3_000);
+        arrive(&mut st, 0, 2, false, 5_000);
+        // Reordered, stamped earlier: the latest arrival stays.
+        arrive(&mut st, 0, 1, false, 4_000);
+        assert_eq!(st.last_rx_ns(), Some(5_000));
+        // Neither another stream's packet nor the end marker is data.
+        arrive(&mut st, 7, 3, false, 9_000);
+        assert!(arrive(&mut st, 0, 3, true, 9_000));
+        assert_eq!(st.last_rx_ns(), Some(5_000));
+    }
 }

@@ -1,9 +1,13 @@
 //! When each UDP packet leaves, how large it is and how it is marked,
 //! for every traffic profile. Pure: times are offsets from the stream's
-//! start, so the arithmetic is tested without a clock.
+//! start, so the arithmetic is tested without a clock. The rate's
+//! arithmetic is [`crate::pacer::due_ns`], TCP's too; the native sender
+//! and iperf3's datagrams both leave on a `Schedule`.
 
+use crate::pacer::due_ns;
 use sonde_model::profile::{FrameKind, Profile, VideoProfile, VOIP_INTERVAL, VOIP_PAYLOAD};
 use sonde_model::{Dscp, Rate};
+use std::time::Duration;
 
 /// One packet to send.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,13 +80,19 @@ impl Schedule {
         self.rate_bps == 0
     }
 
+    /// The gap between the next two departures; `None` when unpaced.
+    pub fn next_gap(&self) -> Option<Duration> {
+        if self.unpaced() {
+            return None;
+        }
+        let mut probe = self.clone();
+        let (a, b) = (probe.next_departure(), probe.next_departure());
+        Some(Duration::from_nanos(b.at_ns.saturating_sub(a.at_ns)))
+    }
+
     /// Nanoseconds between packets at the rate (CBR).
     fn gap_ns(&self) -> f64 {
-        if self.rate_bps == 0 {
-            0.0
-        } else {
-            f64::from(self.len) * 8.0 * 1e9 / self.rate_bps as f64
-        }
+        due_ns(u64::from(self.len), self.rate_bps) as f64
     }
 
     fn uniform(&mut self) -> f64 {
@@ -97,16 +107,8 @@ impl Schedule {
     pub fn next_departure(&mut self) -> Departure {
         let k = self.n;
         self.n += 1;
-        // Exact integer time of packet k, so no rounding lets one more
-        // packet in before the end.
-        let cbr_at = if self.rate_bps == 0 {
-            0
-        } else {
-            u64::try_from(
-                u128::from(k) * u128::from(self.len) * 8_000_000_000 / u128::from(self.rate_bps),
-            )
-            .unwrap_or(u64::MAX)
-        };
+        // Packet k leaves when the k packets before it are due.
+        let cbr_at = due_ns(k.saturating_mul(u64::from(self.len)), self.rate_bps);
         let (at_ns, len, dscp) = match self.profile {
             Profile::Cbr | Profile::Voip => (cbr_at, self.len, None),
             Profile::OnOff { on, off } => {
@@ -173,7 +175,6 @@ impl Schedule {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
     fn bytes_until(s: &mut Schedule, until_ns: u64) -> (u64, Vec<Departure>) {
         let mut total = 0;
@@ -195,6 +196,18 @@ mod tests {
         assert_eq!(bytes * 8, 1_000_000);
         assert_eq!(d[1].at_ns - d[0].at_ns, 10_000_000);
         assert_eq!(d[99].at_ns, 990_000_000);
+    }
+
+    #[test]
+    fn cbr_packet_k_leaves_at_k_gaps() {
+        // 1 Mbit/s of 1250-byte packets: packet k at k · 10 ms.
+        let mut s = Schedule::new(Profile::Cbr, Rate::from_bps(1_000_000), 1250, 1);
+        assert_eq!(s.next_gap(), Some(Duration::from_millis(10)));
+        for k in 0..1000 {
+            assert_eq!(s.next_departure().at_ns, k * 10_000_000);
+        }
+        let unpaced = Schedule::new(Profile::Cbr, Rate::from_bps(0), 1250, 1);
+        assert_eq!(unpaced.next_gap(), None);
     }
 
     #[test]

@@ -1,10 +1,13 @@
-//! The UDP sender: packets leave when the [`Schedule`] says, evenly
-//! spaced at low rates (sleep, then spin the last stretch), in batches
-//! with UDP GSO at high rates (every packet that is due goes in one call).
+//! The UDP sender: packets leave when the [`Schedule`] says, waited for
+//! by the [`DepartureClock`] (evenly spaced at low rates: sleep, then
+//! spin the last stretch), in batches with UDP GSO at high rates (every
+//! packet that is due goes in one call).
 
+use crate::pacer::{DepartureClock, Step};
 use crate::sys;
 use crate::udp::flow::{window_open, window_packets, Credits, FLOW_PROBE};
 use crate::udp::schedule::Schedule;
+use sonde_model::udp_report::{DscpCounts, SenderTally};
 use sonde_wire::TestPacket;
 use std::io;
 use std::net::UdpSocket;
@@ -15,18 +18,6 @@ use std::time::{Duration, Instant};
 const BATCH: usize = 64;
 /// Most bytes one GSO call carries.
 const GSO_BYTES: usize = 65_000;
-/// Below this gap between packets the sender spins the last stretch to
-/// leave on time; above, it sleeps and sends what is due.
-const SPIN_GAP: Duration = Duration::from_micros(200);
-/// Sleeps end this much early; the rest is spun. Covers the wake-up
-/// latency of a busy or virtual machine, at the cost of spinning this
-/// long per packet at low rates (5 % of a core at 100 packets/s).
-const SPIN_SLACK: Duration = Duration::from_micros(500);
-/// A sender that fell behind (a busy CPU) still sends every packet its
-/// schedule has before the end, for at most this long after it.
-const CATCH_UP: Duration = Duration::from_millis(250);
-/// How often a sleeping sender checks the stop flag.
-const POLL: Duration = Duration::from_millis(50);
 
 /// What a UDP sender has sent, read by the sampler.
 #[derive(Debug)]
@@ -55,6 +46,58 @@ impl Default for UdpSendCounters {
             measured_dscp: std::array::from_fn(|_| AtomicU64::new(0)),
             last_ns: AtomicU64::new(0),
         }
+    }
+}
+
+fn dscp_counts(per_dscp: &[AtomicU64; 64]) -> DscpCounts {
+    DscpCounts(
+        per_dscp
+            .iter()
+            .enumerate()
+            .filter_map(|(d, n)| {
+                let n = n.load(Ordering::Relaxed);
+                (n > 0).then_some((u8::try_from(d).unwrap_or(0), n))
+            })
+            .collect(),
+    )
+}
+
+impl UdpSendCounters {
+    /// Everything sent so far, warm-up included (`secs` left at 0).
+    pub fn sent(&self) -> SenderTally {
+        SenderTally {
+            packets: self.packets.load(Ordering::Relaxed),
+            bytes: self.bytes.load(Ordering::Relaxed),
+            dscp_sent: dscp_counts(&self.dscp),
+            secs: 0.0,
+        }
+    }
+
+    /// What was sent after the warm-up (`secs` left at 0).
+    pub fn measured(&self) -> SenderTally {
+        SenderTally {
+            packets: self.measured_packets.load(Ordering::Relaxed),
+            bytes: self.measured_bytes.load(Ordering::Relaxed),
+            dscp_sent: dscp_counts(&self.measured_dscp),
+            secs: 0.0,
+        }
+    }
+}
+
+/// What one sender sent between two of its tallies, over `secs`.
+pub fn sent_since(now: &SenderTally, before: &SenderTally, secs: f64) -> SenderTally {
+    let mut dscp_sent = DscpCounts::default();
+    for (d, n) in now.dscp_sent.iter() {
+        let was = before.dscp_sent.get(d);
+        if n > was {
+            dscp_sent.add(d, n - was);
+        }
+    }
+    SenderTally {
+        packets: now.packets - before.packets,
+        bytes: now.bytes - before.bytes,
+        dscp_sent,
+        secs,
     }
 }
 
@@ -105,20 +148,7 @@ pub fn udp_send_loop(
     stop: &AtomicBool,
 ) -> io::Result<()> {
     let mut window = Window::default();
-    let spin = !schedule.unpaced() && {
-        let mut probe = schedule.clone();
-        let (a, b) = (probe.next_departure(), probe.next_departure());
-        Duration::from_nanos(b.at_ns.saturating_sub(a.at_ns)) >= SPIN_GAP
-    };
-    if spin {
-        sys::tight_timer_slack();
-    }
-    // Unpaced packets are always due: those stop at the end itself.
-    let catch_up = if schedule.unpaced() {
-        Duration::ZERO
-    } else {
-        CATCH_UP
-    };
+    let clock = DepartureClock::for_schedule(&schedule, plan.start, plan.send_end);
     let mut next = schedule.next_departure();
     let max_len = 65_535usize;
     let mut batch = Batch {
@@ -130,28 +160,12 @@ pub fn udp_send_loop(
     let mut gso_ok = true;
     let mut seq: u64 = 0;
     while !stop.load(Ordering::Relaxed) {
+        match clock.wait(next.at_ns) {
+            Step::Send => {}
+            Step::Over => break,
+            Step::Nap(_) | Step::Spin(_) => continue,
+        }
         let now = Instant::now();
-        if now >= plan.send_end + catch_up {
-            break;
-        }
-        let target = plan.start + Duration::from_nanos(next.at_ns);
-        if target >= plan.send_end {
-            // The schedule's next packet falls after the end (also the
-            // whole off phase of an on/off profile that ends the test).
-            break;
-        }
-        if target > now {
-            let wait = target - now;
-            if spin && wait <= SPIN_SLACK {
-                while Instant::now() < target {
-                    std::hint::spin_loop();
-                }
-            } else {
-                let nap = if spin { wait - SPIN_SLACK } else { wait };
-                std::thread::sleep(nap.min(POLL));
-                continue;
-            }
-        }
         if let Some(c) = credits {
             let w = window_packets(next.len);
             if !window_open(
@@ -180,12 +194,6 @@ pub fn udp_send_loop(
         batch.dscp = next.dscp.map(sonde_model::Dscp::value);
         batch.count = 0;
         let elapsed_ns = elapsed.as_nanos() as u64;
-        // A late wake-up may find packets due past the end: they are not
-        // part of the test.
-        let end_ns = plan
-            .send_end
-            .saturating_duration_since(plan.start)
-            .as_nanos() as u64;
         loop {
             let off = batch.count * batch.len;
             let packet = TestPacket {
@@ -204,7 +212,9 @@ pub fn udp_send_loop(
             let fits = (batch.count + 1) * batch.len <= GSO_BYTES && batch.count < BATCH;
             let same = next.len as usize == batch.len
                 && next.dscp.map(sonde_model::Dscp::value) == batch.dscp;
-            let due = next.at_ns <= elapsed_ns && next.at_ns < end_ns;
+            // A late wake-up may find packets due past the end: they
+            // are not part of the test.
+            let due = clock.due_now(next.at_ns, elapsed_ns);
             if !(gso_ok && fits && same && batch.dscp.is_none() && due) {
                 break;
             }

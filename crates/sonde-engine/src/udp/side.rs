@@ -1,14 +1,17 @@
 //! Running one end of a UDP test: a thread per stream (sending on a
 //! schedule or receiving into the estimators) and, on the calling
-//! thread, the cut of the run into interval windows.
+//! thread, the [`crate::sampler`], which cuts the run into interval
+//! windows; at each cut this end reads its senders' tallies and cuts its
+//! receivers' estimators.
 
 use crate::control::Control;
+use crate::sampler::{drive, SampleSide, SamplerPlan};
 use crate::udp::flow::{Credits, ACK_EVERY};
 use crate::udp::recv::{udp_receive_loop, RxAcc, RxStream};
 use crate::udp::schedule::Schedule;
-use crate::udp::send::{udp_send_loop, UdpSendCounters, UdpSendPlan};
+use crate::udp::send::{sent_since, udp_send_loop, UdpSendCounters, UdpSendPlan};
 use crate::EngineError;
-use sonde_model::udp_report::{DscpCounts, ReceivedSum, ReceiverTally, SenderTally, UdpTally};
+use sonde_model::udp_report::{ReceivedSum, ReceiverTally, SenderTally, UdpTally};
 use sonde_model::{
     HostEnv, Profile, Rate, SampleWindow, SocketInForce, StreamRole, UdpSideReport, UdpStreamSide,
 };
@@ -133,44 +136,6 @@ struct Running {
     windows: Vec<UdpTally>,
 }
 
-fn dscp_counts(per_dscp: &[std::sync::atomic::AtomicU64; 64]) -> DscpCounts {
-    DscpCounts(
-        per_dscp
-            .iter()
-            .enumerate()
-            .filter_map(|(d, n)| {
-                let n = n.load(Ordering::Relaxed);
-                (n > 0).then_some((u8::try_from(d).unwrap_or(0), n))
-            })
-            .collect(),
-    )
-}
-
-fn sender_snapshot(c: &UdpSendCounters) -> SenderTally {
-    SenderTally {
-        packets: c.packets.load(Ordering::Relaxed),
-        bytes: c.bytes.load(Ordering::Relaxed),
-        dscp_sent: dscp_counts(&c.dscp),
-        secs: 0.0,
-    }
-}
-
-fn delta(now: &SenderTally, before: &SenderTally, secs: f64) -> SenderTally {
-    let mut dscp_sent = DscpCounts::default();
-    for (d, n) in now.dscp_sent.iter() {
-        let was = before.dscp_sent.get(d);
-        if n > was {
-            dscp_sent.add(d, n - was);
-        }
-    }
-    SenderTally {
-        packets: now.packets - before.packets,
-        bytes: now.bytes - before.bytes,
-        dscp_sent,
-        secs,
-    }
-}
-
 /// Runs every stream of this end from `start`, calling `on_interval` at
 /// each window, and returns what this end measured.
 pub fn run_udp_side(
@@ -183,7 +148,6 @@ pub fn run_udp_side(
     on_interval: &mut dyn FnMut(&UdpLive),
 ) -> UdpSideReport {
     let credits = flow.as_ref().map(|f| Arc::clone(&f.credits));
-    let nominal_end = plan.omit + plan.time;
     let start_wall_ns = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64)
@@ -223,25 +187,58 @@ pub fn run_udp_side(
         spawn_publisher(receivers, f.publish, Arc::clone(&publisher_done))
     });
 
-    let mut windows = Vec::new();
-    let mut sums = Vec::new();
-    let mut from = Duration::ZERO;
-    let mut finished = 0;
-    let total = handles.len();
-    let mut cut = |running: &mut Vec<Running>, from: Duration, to_s: f64| {
-        let window = SampleWindow {
-            start_s: from.as_secs_f64(),
-            end_s: to_s,
-        };
+    let mut sampling = Sampling {
+        running,
+        windows: Vec::new(),
+        sums: Vec::new(),
+        plan,
+        start_wall_ns,
+        on_interval,
+    };
+    let sampler = SamplerPlan {
+        omit: plan.omit,
+        time: plan.time,
+        interval: plan.interval,
+    };
+    let stopped_early = drive(sampler, start, &done_rx, handles.len(), stop, &mut sampling);
+    for h in handles {
+        let _ = h.join();
+    }
+    publisher_done.store(true, Ordering::Relaxed);
+    if let Some(p) = publisher {
+        let _ = p.join();
+    }
+    finish(sampling, env, stopped_early)
+}
+
+/// What this end does at the sampler's events: at a cut, each sender's
+/// tally since the last cut and each receiver's estimators' cut. The
+/// warm-up needs nothing here: senders and receivers count it apart by
+/// each packet's warm-up flag.
+struct Sampling<'a> {
+    running: Vec<Running>,
+    windows: Vec<SampleWindow>,
+    /// Per window, the sum of this end's receivers (if it has any).
+    sums: Vec<ReceiverTally>,
+    plan: UdpSidePlan,
+    start_wall_ns: u64,
+    on_interval: &'a mut dyn FnMut(&UdpLive),
+}
+
+impl SampleSide for Sampling<'_> {
+    fn omit_end(&mut self) {}
+
+    fn cut(&mut self, window: SampleWindow, omitted: bool) {
         let secs = (window.end_s - window.start_s).max(1e-9);
+        let synced = self.plan.clock_synced;
         let mut sum = RxAcc::default();
         let mut any_rx = false;
         let mut live = Vec::new();
-        for r in running.iter_mut() {
+        for r in &mut self.running {
             let tally = match &mut r.worker {
                 Worker::Sender(c, last) => {
-                    let now = sender_snapshot(c);
-                    let t = delta(&now, last, secs);
+                    let now = c.sent();
+                    let t = sent_since(&now, last, secs);
                     *last = now;
                     UdpTally::Sent(t)
                 }
@@ -251,81 +248,42 @@ pub fn run_udp_side(
                     let acc = st.cut();
                     sum.merge(&acc, jitter);
                     any_rx = true;
-                    UdpTally::Received(acc.tally(Some(jitter), plan.clock_synced))
+                    UdpTally::Received(acc.tally(Some(jitter), synced))
                 }
             };
             r.windows.push(tally.clone());
             live.push((r.index, tally));
         }
-        on_interval(&UdpLive {
+        self.windows.push(window);
+        self.sums.extend(any_rx.then(|| sum.tally(None, synced)));
+        (self.on_interval)(&UdpLive {
             window,
-            omitted: to_s <= plan.omit.as_secs_f64() + 1e-3,
+            omitted,
             streams: live,
         });
-        (window, any_rx.then(|| sum.tally(None, plan.clock_synced)))
-    };
-    while finished < total {
-        let next = (from + plan.interval).min(nominal_end);
-        let ticking = !plan.interval.is_zero() && from < nominal_end;
-        let wait = if ticking {
-            (start + next).saturating_duration_since(Instant::now())
-        } else {
-            Duration::from_millis(200)
-        };
-        match done_rx.recv_timeout(wait) {
-            Ok(_) => {
-                finished += 1;
-                continue;
+    }
+
+    fn last_data(&self) -> Duration {
+        let ns = self.running.iter().filter_map(|r| match &r.worker {
+            Worker::Sender(c, _) => Some(c.last_ns.load(Ordering::Relaxed)),
+            Worker::Receiver(st) => {
+                let wall = st.lock().ok()?.last_rx_ns()?;
+                Some(u64::try_from(wall).ok()?.saturating_sub(self.start_wall_ns))
             }
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-        }
-        if ticking && next < nominal_end {
-            let (w, s) = cut(&mut running, from, next.as_secs_f64());
-            windows.push(w);
-            sums.extend(s);
-            from = next;
-        } else if ticking {
-            // The last window is cut when the streams are done; packets
-            // still arriving after the planned end belong to it.
-            finished += done_rx.iter().take(total - finished).count();
-            let (w, s) = cut(&mut running, from, nominal_end.as_secs_f64());
-            windows.push(w);
-            sums.extend(s);
-            from = nominal_end;
-        }
+        });
+        Duration::from_nanos(ns.max().unwrap_or(0))
     }
-    for h in handles {
-        let _ = h.join();
-    }
-    publisher_done.store(true, Ordering::Relaxed);
-    if let Some(p) = publisher {
-        let _ = p.join();
-    }
-    let stopped_early = stop.load(Ordering::Relaxed);
-    if !plan.interval.is_zero() && from < nominal_end {
-        // Every stream ended before the last tick: close the open window
-        // at the planned end, or where the test was stopped.
-        let end = if stopped_early {
-            start.elapsed().min(nominal_end)
-        } else {
-            nominal_end
-        };
-        let (w, s) = cut(&mut running, from, end.as_secs_f64());
-        windows.push(w);
-        sums.extend(s);
-    }
-    finish(plan, running, windows, sums, env, stopped_early)
 }
 
-fn finish(
-    plan: UdpSidePlan,
-    running: Vec<Running>,
-    windows: Vec<SampleWindow>,
-    sums: Vec<ReceiverTally>,
-    env: HostEnv,
-    stopped_early: bool,
-) -> UdpSideReport {
+/// What this end measured, once its streams ended.
+fn finish(sampled: Sampling<'_>, env: HostEnv, stopped_early: bool) -> UdpSideReport {
+    let Sampling {
+        running,
+        windows,
+        sums,
+        plan,
+        ..
+    } = sampled;
     let mut sum = RxAcc::default();
     let mut any_rx = false;
     let streams = running
@@ -333,10 +291,7 @@ fn finish(
         .map(|r| {
             let measured = match &r.worker {
                 Worker::Sender(c, _) => {
-                    let mut t = sender_snapshot(c);
-                    t.packets = c.measured_packets.load(Ordering::Relaxed);
-                    t.bytes = c.measured_bytes.load(Ordering::Relaxed);
-                    t.dscp_sent = dscp_counts(&c.measured_dscp);
+                    let mut t = c.measured();
                     let last_s = c.last_ns.load(Ordering::Relaxed) as f64 / 1e9;
                     t.secs = if stopped_early {
                         (last_s - plan.omit.as_secs_f64()).clamp(0.0, plan.time.as_secs_f64())
