@@ -180,15 +180,20 @@ fn stream_interval(p: &Pair<'_>, k: usize, secs: f64) -> Figures {
     .of_stream(p.stream, p.direction)
 }
 
-/// The sum of an optional figure over `items`: `None` when no item has it.
+/// The sum of an optional figure over `items`: unknown when any item's
+/// is (a sum of the known parts would pass for the whole), or when there
+/// are none.
 fn sum_of<'a, T: 'a>(
     items: impl IntoIterator<Item = &'a T>,
     f: impl Fn(&T) -> Option<u64>,
 ) -> Option<u64> {
     items
         .into_iter()
-        .filter_map(f)
-        .fold(None, |acc, v| Some(acc.unwrap_or(0) + v))
+        .map(f)
+        .try_fold(None, |acc: Option<u64>, v| {
+            v.map(|v| Some(acc.unwrap_or(0).saturating_add(v)))
+        })
+        .flatten()
 }
 
 /// Adds up the byte, rate and retransmit figures of `parts` (a figure
@@ -279,7 +284,6 @@ pub fn tcp_result(
 ) -> Result<TestResult, AssembleError> {
     let pairs = pairs(spec, client, server)?;
     let interrupted = client.stopped_early || server.stopped_early;
-    let omit_s = spec.omit.as_secs_f64();
     let intervals = client
         .windows
         .iter()
@@ -290,7 +294,7 @@ pub fn tcp_result(
             Interval {
                 start_s: w.start_s,
                 end_s: w.end_s,
-                omitted: w.end_s <= omit_s + 1e-3,
+                omitted: crate::result::in_warm_up(w.end_s, spec.omit),
                 size_bytes: None,
                 sums: interval_sums(spec, &streams, secs),
                 streams,
@@ -470,6 +474,24 @@ mod tests {
             (None, None, None)
         );
         assert_eq!(r.env.peer, Some(PeerKind::Iperf3));
+    }
+
+    #[test]
+    fn a_sum_with_an_unknown_part_is_unknown() {
+        let known = Figures {
+            retransmits: Some(3),
+            received_bytes: Some(10),
+            ..Figures::default()
+        };
+        let unknown = Figures {
+            received_bytes: Some(5),
+            ..Figures::default()
+        };
+        let sum = add_tcp(&[&known, &unknown]);
+        assert_eq!(sum.received_bytes, Some(15));
+        assert_eq!(sum.retransmits, None, "3 would pass for the whole");
+        assert_eq!(sum.streams, Some(2));
+        assert_eq!(add_tcp(&[]).received_bytes, None);
     }
 
     #[test]

@@ -110,6 +110,13 @@ impl TestEnv {
     }
 }
 
+/// Whether an interval that ends `end_s` into the test lies inside a
+/// warm-up of `omit` (to the millisecond: a window cut at the omit point
+/// a little late still belongs to it).
+pub fn in_warm_up(end_s: f64, omit: std::time::Duration) -> bool {
+    end_s <= omit.as_secs_f64() + 1e-3
+}
+
 /// One reporting interval.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Interval {

@@ -50,12 +50,12 @@ pub fn receiver_half(rx: &ReceiverTally, secs: f64) -> Figures {
     Figures {
         received_packets: Some(rx.packets),
         lost_packets: Some(lost),
-        loss_pct: Some(pct(lost, base)),
+        loss_pct: share(lost, base),
         duplicates: rx.duplicates,
         reordered: rx.reordered,
         received_bytes: Some(rx.bytes),
         throughput_bps: Some(Rate::from_bytes_over(rx.bytes, secs).bps()),
-        jitter_ms: Some(rx.jitter_ms),
+        jitter_ms: jitter(rx),
         ipdv: rx.ipdv,
         delay: rx.delay,
         dscp_received: counted(&rx.dscp_received),
@@ -68,21 +68,32 @@ fn counted(c: &DscpCounts) -> Option<DscpCounts> {
     (!c.is_empty()).then(|| c.clone())
 }
 
+/// `part` of `whole` in percent; of nothing, unknown (not 0 %, which an
+/// alert on PDR would read as total loss).
+fn share(part: u64, whole: u64) -> Option<f64> {
+    (whole > 0).then(|| pct(part, whole))
+}
+
+/// Jitter needs two packets; with fewer it is unknown.
+fn jitter(rx: &ReceiverTally) -> Option<f64> {
+    (rx.packets >= 2).then_some(rx.jitter_ms)
+}
+
 fn from_parts(tx: &SenderTally, rx: &ReceiverTally, base: u64, secs: f64) -> Figures {
     let lost = base.saturating_sub(rx.packets);
     Figures {
         sent_packets: Some(tx.packets),
         received_packets: Some(rx.packets),
         lost_packets: Some(lost),
-        loss_pct: Some(pct(lost, base)),
-        pdr_pct: Some(pct(rx.packets.min(base), base)),
+        loss_pct: share(lost, base),
+        pdr_pct: share(rx.packets.min(base), base),
         duplicates: rx.duplicates,
         reordered: rx.reordered,
         sent_bytes: Some(tx.bytes),
         received_bytes: Some(rx.bytes),
         throughput_bps: Some(Rate::from_bytes_over(rx.bytes, secs).bps()),
         sender_throughput_bps: Some(Rate::from_bytes_over(tx.bytes, tx.secs).bps()),
-        jitter_ms: Some(rx.jitter_ms),
+        jitter_ms: jitter(rx),
         ipdv: rx.ipdv,
         delay: rx.delay,
         dscp_sent: counted(&tx.dscp_sent),
@@ -110,6 +121,7 @@ fn classes(tx: &SenderTally, rx: &ReceiverTally) -> Vec<DscpClass> {
                 lost_packets: sent - received,
                 loss_pct: pct(sent - received, sent),
                 pdr_pct: pct(received, sent),
+                // (a class exists only for a DSCP that was sent: sent > 0)
             }
         })
         .collect()
@@ -122,17 +134,30 @@ struct Pair<'a> {
     server: &'a UdpStreamSide,
 }
 
-fn sent(t: &UdpTally) -> SenderTally {
+fn sent(t: &UdpTally) -> Option<&SenderTally> {
     match t {
-        UdpTally::Sent(s) => s.clone(),
-        UdpTally::Received(_) => SenderTally::default(),
+        UdpTally::Sent(s) => Some(s),
+        UdpTally::Received(_) => None,
     }
 }
 
-fn received(t: &UdpTally) -> ReceiverTally {
+fn received(t: &UdpTally) -> Option<&ReceiverTally> {
     match t {
-        UdpTally::Received(r) => r.clone(),
-        UdpTally::Sent(_) => ReceiverTally::default(),
+        UdpTally::Received(r) => Some(r),
+        UdpTally::Sent(_) => None,
+    }
+}
+
+/// The figures of what is known: both ends joined (over an interval of
+/// `secs`, or the whole test), or the half one end reported. A side
+/// that did not report is unknown, never zeros.
+fn join(tx: Option<&SenderTally>, rx: Option<&ReceiverTally>, secs: Option<f64>) -> Figures {
+    match (tx, rx, secs) {
+        (Some(t), Some(r), Some(s)) => one_interval(t, r, s),
+        (Some(t), Some(r), None) => whole_test(t, r),
+        (Some(t), None, s) => sender_half(t, s.unwrap_or(t.secs)),
+        (None, Some(r), s) => receiver_half(r, s.unwrap_or(r.secs)),
+        (None, None, _) => Figures::default(),
     }
 }
 
@@ -151,21 +176,17 @@ impl Pair<'_> {
             self.server
         }
     }
-    fn window(&self, k: usize) -> (SenderTally, ReceiverTally) {
-        let tx = self.sender().windows.get(k).map(sent).unwrap_or_default();
-        let rx = self
-            .receiver()
-            .windows
-            .get(k)
-            .map(received)
-            .unwrap_or_default();
-        (tx, rx)
+    fn window(&self, k: usize) -> (Option<&SenderTally>, Option<&ReceiverTally>) {
+        (
+            self.sender().windows.get(k).and_then(sent),
+            self.receiver().windows.get(k).and_then(received),
+        )
     }
 }
 
 fn add_sent(into: &mut SenderTally, t: &SenderTally) {
-    into.packets += t.packets;
-    into.bytes += t.bytes;
+    into.packets = into.packets.saturating_add(t.packets);
+    into.bytes = into.bytes.saturating_add(t.bytes);
     into.secs = into.secs.max(t.secs);
     for (d, n) in t.dscp_sent.iter() {
         into.dscp_sent.add(d, n);
@@ -208,15 +229,20 @@ fn pairs<'a>(
 }
 
 /// The sum of `direction`'s senders over window `k` (or the whole test).
-fn senders_of(pairs: &[Pair<'_>], d: Direction, k: Option<usize>) -> (SenderTally, u16) {
-    let mut tx = SenderTally::default();
+/// The sum of `direction`'s senders over window `k` (or the whole test),
+/// and how many streams it adds up; unknown if one sender did not report.
+fn senders_of(pairs: &[Pair<'_>], d: Direction, k: Option<usize>) -> (Option<SenderTally>, u16) {
+    let mut tx = Some(SenderTally::default());
     let mut n = 0u16;
     for p in pairs.iter().filter(|p| p.direction == d) {
         let t = match k {
             Some(k) => p.window(k).0,
             None => sent(&p.sender().measured),
         };
-        add_sent(&mut tx, &t);
+        tx = tx.zip(t).map(|(mut sum, t)| {
+            add_sent(&mut sum, t);
+            sum
+        });
         n += 1;
     }
     (tx, n)
@@ -233,7 +259,6 @@ pub fn udp_result(
 ) -> Result<TestResult, AssembleError> {
     let pairs = pairs(spec, client, server)?;
     let flows = spec.direction.flows();
-    let omit_s = spec.omit.as_secs_f64();
     let intervals = client
         .windows
         .iter()
@@ -244,27 +269,25 @@ pub fn udp_result(
                 .iter()
                 .map(|p| {
                     let (tx, rx) = p.window(k);
-                    one_interval(&tx, &rx, secs).of_stream(p.stream, p.direction)
+                    join(tx, rx, Some(secs)).of_stream(p.stream, p.direction)
                 })
                 .collect();
             let sums = flows
                 .iter()
                 .map(|&d| {
                     let (tx, n) = senders_of(&pairs, d, Some(k));
-                    let rx = sums_of(d, client, server)
-                        .and_then(|s| s.windows.get(k).cloned())
-                        .unwrap_or_default();
+                    let rx = sums_of(d, client, server).and_then(|s| s.windows.get(k));
                     Figures {
                         direction: Some(d),
                         streams: Some(n),
-                        ..one_interval(&tx, &rx, secs)
+                        ..join(tx.as_ref(), rx, Some(secs))
                     }
                 })
                 .collect();
             Interval {
                 start_s: w.start_s,
                 end_s: w.end_s,
-                omitted: w.end_s <= omit_s + 1e-3,
+                omitted: crate::result::in_warm_up(w.end_s, spec.omit),
                 size_bytes: None,
                 streams,
                 sums,
@@ -278,7 +301,7 @@ pub fn udp_result(
             let tx = sent(&p.sender().measured);
             let rx = received(&p.receiver().measured);
             StreamResult {
-                figures: whole_test(&tx, &rx).of_stream(p.stream, p.direction),
+                figures: join(tx, rx, None).of_stream(p.stream, p.direction),
                 client_socket: p.client.socket.clone(),
                 server_socket: p.server.socket.clone(),
             }
@@ -289,12 +312,10 @@ pub fn udp_result(
             return None;
         }
         let (tx, n) = senders_of(&pairs, d, None);
-        let rx = sums_of(d, client, server)
-            .map(|s| s.measured.clone())
-            .unwrap_or_default();
+        let rx = sums_of(d, client, server).map(|s| &s.measured);
         Some(Figures {
             streams: Some(n),
-            ..whole_test(&tx, &rx)
+            ..join(tx.as_ref(), rx, None)
         })
     };
     let interrupted = client.stopped_early || server.stopped_early;
@@ -303,7 +324,7 @@ pub fn udp_result(
     result.duration_s = if interrupted {
         pairs
             .iter()
-            .map(|p| sent(&p.sender().measured).secs)
+            .filter_map(|p| sent(&p.sender().measured).map(|t| t.secs))
             .fold(0.0, f64::max)
     } else {
         spec.time.as_secs_f64()
@@ -354,6 +375,32 @@ mod tests {
             Some(0),
             "within the interval nothing due was missing"
         );
+    }
+
+    #[test]
+    fn an_interval_with_nothing_due_has_no_loss_figure() {
+        // An on/off profile's silent second: nothing sent, nothing due.
+        let i = one_interval(&SenderTally::default(), &ReceiverTally::default(), 1.0);
+        assert_eq!((i.loss_pct, i.pdr_pct, i.jitter_ms), (None, None, None));
+        assert_eq!(i.received_packets, Some(0));
+    }
+
+    #[test]
+    fn a_side_that_did_not_report_is_unknown_not_zero() {
+        let tx = SenderTally {
+            packets: 100,
+            bytes: 100_000,
+            secs: 1.0,
+            ..SenderTally::default()
+        };
+        let f = join(Some(&tx), None, Some(1.0));
+        assert_eq!(f.sent_packets, Some(100));
+        assert_eq!(f.sender_throughput_bps, Some(800_000));
+        assert_eq!(
+            (f.received_packets, f.loss_pct, f.pdr_pct),
+            (None, None, None)
+        );
+        assert_eq!(join(None, None, None), Figures::default());
     }
 
     #[test]
