@@ -131,8 +131,9 @@ pub fn pct(part: u64, whole: u64) -> f64 {
 
 impl Figures {
     /// The figures of a series of echo requests: `sent`, the RTTs (ms) of
-    /// the first answers, extra answers and answers out of order.
-    pub fn round_trip(sent: u64, rtts_ms: &[f64], duplicates: u64, reordered: u64) -> Self {
+    /// the first answers, extra answers and answers out of order (`None`
+    /// where order was not followed).
+    pub fn round_trip(sent: u64, rtts_ms: &[f64], duplicates: u64, reordered: Option<u64>) -> Self {
         let received = rtts_ms.len() as u64;
         let lost = sent.saturating_sub(received);
         Self {
@@ -141,7 +142,7 @@ impl Figures {
             lost_packets: Some(lost),
             loss_pct: Some(pct(lost, sent)),
             duplicates: Some(duplicates),
-            reordered: Some(reordered),
+            reordered,
             rtt_ms: RttStats::from_ms(rtts_ms),
             ..Self::default()
         }
@@ -172,7 +173,7 @@ mod tests {
 
     #[test]
     fn loss_counts_what_was_never_answered() {
-        let c = Figures::round_trip(10, &[1.0; 9], 2, 1);
+        let c = Figures::round_trip(10, &[1.0; 9], 2, Some(1));
         assert_eq!(
             (
                 c.received_packets,
@@ -183,8 +184,8 @@ mod tests {
             (Some(9), Some(1), Some(2), Some(1))
         );
         assert!((c.loss_pct.unwrap() - 10.0).abs() < 1e-12);
-        assert_eq!(Figures::round_trip(0, &[], 0, 0).loss_pct, Some(0.0));
-        assert!(Figures::round_trip(5, &[], 0, 0).rtt_ms.is_none());
+        assert_eq!(Figures::round_trip(0, &[], 0, None).loss_pct, Some(0.0));
+        assert!(Figures::round_trip(5, &[], 0, None).rtt_ms.is_none());
     }
 
     #[test]

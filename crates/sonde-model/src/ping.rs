@@ -41,7 +41,8 @@ pub struct PingSpec {
     #[serde(with = "crate::serde_secs", rename = "interval_s")]
     pub interval: Duration,
     /// Payload sizes in bytes, one series each, in this order: ICMP data
-    /// after the 8-byte echo header, or the whole STAMP packet.
+    /// after the 8-byte echo header, or the whole STAMP packet. Empty:
+    /// one series of the protocol's default size ([`PingSpec::default_size`]).
     pub sizes: Vec<u32>,
     pub dscp: Option<Dscp>,
     pub family: IpFamily,
@@ -67,7 +68,7 @@ impl Default for PingSpec {
             port: 862,
             count: 10,
             interval: Duration::from_secs(1),
-            sizes: vec![56],
+            sizes: Vec::new(),
             dscp: None,
             family: IpFamily::Any,
             report_interval: Duration::from_secs(10),
@@ -90,6 +91,15 @@ impl PingSpec {
         }
     }
 
+    /// The sizes the series have: `sizes`, or the protocol's default.
+    pub fn series_sizes(&self) -> Vec<u32> {
+        if self.sizes.is_empty() {
+            vec![Self::default_size(self.proto, self.key_file.is_some())]
+        } else {
+            self.sizes.clone()
+        }
+    }
+
     /// The smallest request this spec may send.
     pub fn min_size(&self) -> u32 {
         match self.proto {
@@ -103,13 +113,10 @@ impl PingSpec {
         check_host(&self.host)?;
         check_title(self.title.as_deref())?;
         if self.interval < MIN_PING_INTERVAL {
-            return Err(bad("interval", "at least 1ms between requests"));
+            return Err(bad("interval_s", "at least 1ms between requests"));
         }
         if self.key_file.is_some() && self.proto != PingProto::Udp {
             return Err(bad("key_file", "a key is for STAMP (proto udp)"));
-        }
-        if self.sizes.is_empty() {
-            return Err(bad("sizes", "name at least one size"));
         }
         let min = self.min_size();
         if let Some(s) = self
@@ -123,10 +130,10 @@ impl PingSpec {
             ));
         }
         if self.report_interval.is_zero() {
-            return Err(bad("report_interval", "must be more than 0"));
+            return Err(bad("report_interval_s", "must be more than 0"));
         }
         if self.timeout > MAX_DURATION {
-            return Err(bad("timeout", "must be at most 24h"));
+            return Err(bad("timeout_s", "must be at most 24h"));
         }
         Ok(())
     }
@@ -170,9 +177,20 @@ mod tests {
     }
 
     #[test]
-    fn the_default_is_iputils_ping() {
+    fn the_default_size_is_the_protocol_s() {
         spec().validate().unwrap();
-        assert_eq!(spec().sizes, vec![56]);
+        assert_eq!(spec().series_sizes(), vec![56], "iputils' 56 data bytes");
+        let stamp = PingSpec {
+            proto: PingProto::Udp,
+            ..spec()
+        };
+        assert_eq!(stamp.series_sizes(), vec![44]);
+        let authenticated = PingSpec {
+            key_file: Some("k".into()),
+            ..stamp
+        };
+        authenticated.validate().unwrap();
+        assert_eq!(authenticated.series_sizes(), vec![112]);
     }
 
     #[test]
@@ -183,7 +201,7 @@ mod tests {
                 interval: Duration::from_micros(500),
                 ..spec()
             }),
-            "interval"
+            "interval_s"
         );
         assert_eq!(
             field(PingSpec {

@@ -138,14 +138,14 @@ mod tests {
     fn the_increase_is_between_medians() {
         let l = LatencyUnderLoad::new(
             ProbeMethod::IcmpRaw,
-            Figures::round_trip(3, &[1.0, 2.0, 30.0], 0, 0),
-            Figures::round_trip(3, &[40.0, 50.0, 60.0], 0, 0),
+            Figures::round_trip(3, &[1.0, 2.0, 30.0], 0, None),
+            Figures::round_trip(3, &[40.0, 50.0, 60.0], 0, None),
         );
         assert_eq!(l.increase_ms, Some(48.0));
         let none = LatencyUnderLoad::new(
             ProbeMethod::IcmpDatagram,
-            Figures::round_trip(3, &[], 0, 0),
-            Figures::round_trip(1, &[1.0], 0, 0),
+            Figures::round_trip(3, &[], 0, None),
+            Figures::round_trip(1, &[1.0], 0, None),
         );
         assert_eq!(none.increase_ms, None);
     }

@@ -208,13 +208,16 @@ pub(crate) fn check_run(r: &RunShape<'_>) -> Result<(), SpecError> {
         ));
     }
     if r.time.is_zero() || r.time > MAX_DURATION {
-        return Err(bad("time", "must be more than 0 and at most 24h"));
+        return Err(bad("time_s", "must be more than 0 and at most 24h"));
     }
     if r.omit > MAX_DURATION {
-        return Err(bad("omit", "must be at most 24h"));
+        return Err(bad("omit_s", "must be at most 24h"));
     }
     if !r.interval.is_zero() && r.interval < MIN_INTERVAL {
-        return Err(bad("interval", "must be 0 (no reports) or at least 100ms"));
+        return Err(bad(
+            "interval_s",
+            "must be 0 (no reports) or at least 100ms",
+        ));
     }
     if let Some(label) = r.flowlabel {
         if label > MAX_FLOWLABEL {
@@ -224,7 +227,10 @@ pub(crate) fn check_run(r: &RunShape<'_>) -> Result<(), SpecError> {
             ));
         }
         if r.family == IpFamily::V4 {
-            return Err(bad("flowlabel", "flow labels exist only in IPv6; drop -4"));
+            return Err(bad(
+                "flowlabel",
+                "flow labels exist only in IPv6, and the family asked is IPv4",
+            ));
         }
     }
     check_title(r.title)
@@ -284,22 +290,22 @@ impl TcpSpec {
             title: self.title.as_deref(),
         })?;
         if self.length.bytes() == 0 || self.length.bytes() > MAX_LENGTH {
-            return Err(bad("length", "must be 1 byte to 16 MiB"));
+            return Err(bad("length_bytes", "must be 1 byte to 16 MiB"));
         }
         if let Some(w) = self.window {
             if w.bytes() < 1024 || w.bytes() > 1 << 30 {
-                return Err(bad("window", "must be 1 KiB to 1 GiB"));
+                return Err(bad("window_bytes", "must be 1 KiB to 1 GiB"));
             }
         }
         if let Some(mss) = self.mss {
             if !(88..=65_495).contains(&mss) {
-                return Err(bad("mss", format!("{mss} bytes; use 88 to 65495")));
+                return Err(bad("mss_bytes", format!("{mss} bytes; use 88 to 65495")));
             }
         }
         if let Some(rate) = self.bitrate {
             if rate.bps() == 0 {
                 return Err(bad(
-                    "bitrate",
+                    "bitrate_bps",
                     "0 means unpaced: leave the rate out instead",
                 ));
             }

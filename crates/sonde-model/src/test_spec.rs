@@ -162,7 +162,7 @@ mod tests {
         assert_eq!(s.kind(), TestKind::Ping);
         s.validate().unwrap();
         let bad: TestSpec =
-            toml::from_str("test = \"ping\"\nhost = \"::1\"\nsizes = []\n").unwrap();
+            toml::from_str("test = \"ping\"\nhost = \"::1\"\nsizes = [70000]\n").unwrap();
         assert_eq!(bad.validate().unwrap_err().field, "sizes");
     }
 }

@@ -85,8 +85,7 @@ impl UdpSpec {
             title: self.title.as_deref(),
         })?;
         if !(UDP_HEADER_LEN..=MAX_UDP_PAYLOAD).contains(&self.length) {
-            return Err(bad(
-                "length",
+            return Err(bad("length_bytes",
                 format!(
                     "{} bytes; a UDP payload is {UDP_HEADER_LEN} (sonde's header) to {MAX_UDP_PAYLOAD} bytes",
                     self.length
@@ -94,16 +93,16 @@ impl UdpSpec {
             ));
         }
         if self.bitrate.bps() > MAX_UDP_RATE_BPS {
-            return Err(bad("bitrate", "at most 100 Gbit/s per stream"));
+            return Err(bad("bitrate_bps", "at most 100 Gbit/s per stream"));
         }
         if self.bitrate.bps() > 0 && self.bitrate.bps() < 800 {
             return Err(bad(
-                "bitrate",
+                "bitrate_bps",
                 "at least 800 bit/s (or 0 for as fast as possible)",
             ));
         }
         if self.bitrate.bps() == 0 && self.profile != Profile::Cbr {
-            return Err(bad("profile", "profiles other than cbr need a rate (-b)"));
+            return Err(bad("profile", "profiles other than cbr need a rate"));
         }
         Ok(())
     }
@@ -172,7 +171,7 @@ mod tests {
             ..UdpSpec::default()
         };
         let e = s.validate().unwrap_err();
-        assert_eq!(e.field, "length");
+        assert_eq!(e.field, "length_bytes");
         assert!(e.reason.contains("24"), "{e}");
     }
 

@@ -16,6 +16,9 @@ pub struct Output {
     pub json: Option<JsonFormat>,
     /// Live lines (connection, intervals, answers) on standard output.
     pub live: bool,
+    /// The spec was spelled with flags: a broken rule names the flag
+    /// (a spec file's mistakes name its key).
+    pub flags: bool,
 }
 
 /// Runs `spec` with tcp/udp's output rule: live lines unless JSON.
@@ -23,6 +26,7 @@ pub fn run_and_print(spec: &TestSpec, json: Option<JsonFormat>) -> Result<(), Fa
     Output {
         json,
         live: json.is_none(),
+        flags: true,
     }
     .run(spec)
 }
@@ -37,7 +41,7 @@ impl Output {
         let outcome = sonde_run::run(spec, &stop, &events);
         events.close();
         let _ = printer.join();
-        let result = outcome.map_err(Failure::from_run)?;
+        let result = outcome.map_err(|e| Failure::from_run(e, self.flags))?;
         self.print(&result)?;
         if result.interrupted {
             return Err(Failure::Interrupted);
@@ -104,36 +108,36 @@ fn flag_of(field: &str) -> &str {
     match field {
         "host" => "HOST",
         "port" => "-p/--port",
-        "time" => "-t/--time",
-        "interval" => "-i/--interval",
-        "omit" => "-O/--omit",
+        "time_s" => "-t/--time",
+        "interval_s" => "-i/--interval",
+        "omit_s" => "-O/--omit",
         "parallel" => "-P/--parallel",
-        "length" => "-l/--length",
-        "window" => "-w/--window",
-        "mss" => "-M/--mss",
+        "length_bytes" => "-l/--length",
+        "window_bytes" => "-w/--window",
+        "mss_bytes" => "-M/--mss",
         "congestion" => "-C/--congestion",
-        "bitrate" => "-b/--bitrate",
+        "bitrate_bps" => "-b/--bitrate",
         "flowlabel" => "--flowlabel",
         "title" => "--title",
         "profile" => "--profile",
-        "sizes" => "-s/--sizes",
+        "sizes" => "-s/--size or --sizes",
         "key_file" => "--key-file",
-        "report_interval" => "--report-interval",
-        "timeout" => "-W/--timeout",
+        "report_interval_s" => "--report-interval",
+        "timeout_s" => "-W/--timeout",
         other => other,
     }
 }
 
 impl Failure {
     /// A run's failure with its exit code: a bad request is a usage error
-    /// (2, naming the flag), a stop before anything was measured an
-    /// interruption (130).
-    pub fn from_run(e: RunError) -> Self {
+    /// (2, naming the flag when `flags` spelled the spec, else the key),
+    /// a stop before anything was measured an interruption (130).
+    pub fn from_run(e: RunError, flags: bool) -> Self {
         match e {
             RunError::Interrupted => Failure::Interrupted,
             RunError::Invalid(s) => Failure::Usage(anyhow::anyhow!(
                 "invalid test: {}: {}",
-                flag_of(s.field),
+                if flags { flag_of(s.field) } else { s.field },
                 s.reason
             )),
             e if e.is_usage() => Failure::Usage(e.into()),

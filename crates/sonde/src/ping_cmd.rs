@@ -75,12 +75,10 @@ fn parse_proto(s: &str) -> Result<PingProto, String> {
 impl PingArgs {
     /// The flags as a spec (checked by the runner's `validate`).
     pub fn to_spec(&self) -> PingSpec {
-        let sizes = if self.sizes.is_empty() {
-            vec![self
-                .size
-                .unwrap_or(PingSpec::default_size(self.proto, self.key_file.is_some()))]
-        } else {
-            self.sizes.clone()
+        // Neither -s nor --sizes: the spec's default for the protocol.
+        let sizes = match self.size {
+            Some(s) => vec![s],
+            None => self.sizes.clone(),
         };
         PingSpec {
             host: self.host.clone(),
@@ -105,6 +103,7 @@ pub fn run(args: PingArgs) -> Result<(), Failure> {
         // ping has no iperf3 layout: -J is sonde's.
         json: args.json.then_some(JsonFormat::Sonde),
         live: !args.json && !args.quiet,
+        flags: true,
     };
     output.run(&TestSpec::Ping(args.to_spec()))
 }

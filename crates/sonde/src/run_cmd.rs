@@ -80,6 +80,7 @@ pub fn run(args: RunSpecArgs) -> Result<(), Failure> {
     Output {
         json: args.json,
         live: args.json.is_none(),
+        flags: false,
     }
     .run(&spec)
 }

@@ -230,7 +230,7 @@ fn bad_ping_flags_are_usage_errors() {
         (vec!["ping", "::1", "-i", "0ms"], "at least 1ms"),
         (
             vec!["ping", "::1", "--proto", "udp", "-s", "20"],
-            "-s/--sizes: 20 bytes",
+            "-s/--size or --sizes: 20 bytes",
         ),
         (
             vec!["ping", "::1", "--key-file", "/nonexistent"],

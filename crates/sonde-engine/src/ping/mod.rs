@@ -35,7 +35,7 @@ pub enum PingEvent<'a> {
 }
 
 /// Figures for the first answers among `replies` to `sent` requests.
-fn counts(sent: u64, replies: &[&PingReply], reordered: u64) -> Figures {
+fn counts(sent: u64, replies: &[&PingReply], reordered: Option<u64>) -> Figures {
     let firsts: Vec<f64> = replies
         .iter()
         .filter(|r| !r.duplicate)
@@ -81,7 +81,8 @@ fn intervals(o: &SeriesOutcome, size: u32, every_s: f64) -> Vec<Interval> {
                 size_bytes: Some(size),
                 streams: Vec::new(),
                 sums: Vec::new(),
-                round_trip: Some(counts(sent, &replies, 0)),
+                // Order is followed per series, not per interval.
+                round_trip: Some(counts(sent, &replies, None)),
             }
         })
         .collect()
@@ -125,7 +126,7 @@ pub fn run_ping(
     let mut series = Vec::new();
     let mut all_intervals = Vec::new();
     let (mut sent, mut all_replies, mut reordered, mut interrupted) = (0, Vec::new(), 0, false);
-    for &size in &spec.sizes {
+    for size in spec.series_sizes() {
         on_event(PingEvent::Series {
             size,
             target: target.ip(),
@@ -144,7 +145,7 @@ pub fn run_ping(
         let replies: Vec<&PingReply> = o.replies.iter().collect();
         series.push(PingSeries {
             size_bytes: size,
-            figures: counts(o.sent, &replies, o.reordered),
+            figures: counts(o.sent, &replies, Some(o.reordered)),
             one_way: one_way(&replies, spec.clock_synced),
         });
         all_intervals.extend(intervals(
@@ -175,7 +176,7 @@ pub fn run_ping(
     result.intervals = all_intervals;
     result.series = series;
     result.summary = Summary {
-        round_trip: Some(counts(sent, &refs, reordered)),
+        round_trip: Some(counts(sent, &refs, Some(reordered))),
         ..Summary::default()
     };
     Ok(result)

@@ -118,8 +118,10 @@ impl Counts {
             lost_packets: Some(self.lost),
             loss_pct: Some(self.loss_pct),
             pdr_pct: Some(self.pdr_pct),
+            // Format 1 wrote 0 for what an iperf3 peer does not count;
+            // an iperf3 server counts no reordering of what it received.
             duplicates: (!iperf3).then_some(self.duplicates),
-            reordered: Some(self.reordered),
+            reordered: Some(self.reordered).filter(|_| !iperf3 || self.reordered > 0),
             received_bytes: Some(self.bytes),
             throughput_bps: Some(self.throughput_bps),
             sender_throughput_bps: Some(self.offered_bps),
