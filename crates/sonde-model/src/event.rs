@@ -29,6 +29,9 @@ pub enum Warning {
     PeerIsIperf3 { host: String, port: u16 },
     /// The peer reports only totals: there are no live intervals.
     NoLiveIntervals,
+    /// The test ran, but its latency under load could not be measured;
+    /// the result has no latency section.
+    LatencyLost { reason: String },
 }
 
 /// What a running test says, in order.
@@ -67,4 +70,10 @@ pub enum Event {
     Warning(Warning),
     /// The test is over; the same result the run returns.
     Finished(Arc<TestResult>),
+    /// The run gave no result: why, in words (the run returns the
+    /// typed error). A subscriber sees one of `Finished` and `Failed`
+    /// last.
+    Failed {
+        reason: String,
+    },
 }

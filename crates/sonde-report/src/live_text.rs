@@ -105,8 +105,8 @@ impl LiveText {
         me
     }
 
-    /// The lines to print for `e`. `Finished` prints nothing: the caller
-    /// prints the summary ([`crate::summary`]).
+    /// The lines to print for `e`. `Finished` and `Failed` print nothing:
+    /// the caller prints the summary ([`crate::summary`]) or the error.
     pub fn on_event(&mut self, e: &Event) -> LiveLines {
         let stdout = match e {
             Event::Connected { server, env, .. } => self.connected(*server, env),
@@ -121,7 +121,10 @@ impl LiveText {
             Event::Warning(w) => return warning(w),
             // The remark count shows on the interval line, the sentence
             // in the summary; the idle RTT in the summary's latency lines.
-            Event::Remarked { .. } | Event::LatencyIdle(_) | Event::Finished(_) => String::new(),
+            Event::Remarked { .. }
+            | Event::LatencyIdle(_)
+            | Event::Finished(_)
+            | Event::Failed { .. } => String::new(),
         };
         LiveLines::out(stdout)
     }
@@ -246,6 +249,9 @@ fn warning(w: &Warning) -> LiveLines {
         }
         Warning::NoLiveIntervals => {
             "sonde: the server reports only totals: no interval lines until the end\n".to_string()
+        }
+        Warning::LatencyLost { reason } => {
+            format!("sonde: latency under load not measured: {reason}\n")
         }
     };
     LiveLines {

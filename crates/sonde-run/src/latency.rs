@@ -3,7 +3,7 @@
 
 use crate::{Events, RunError};
 use sonde_engine::ping::latency::measure_idle;
-use sonde_model::{Event, IpFamily, TestResult};
+use sonde_model::{Event, IpFamily, TestResult, Warning};
 
 /// Runs `load`, with latency pings around it when `wanted`.
 pub fn around(
@@ -24,7 +24,13 @@ pub fn around(
     let outcome = load();
     let latency = loaded.finish();
     let mut result = outcome?;
-    result.summary.latency = Some(latency.map_err(latency_error)?);
+    // A finished test is kept when only its latency probe failed.
+    match latency {
+        Ok(l) => result.summary.latency = Some(l),
+        Err(e) => events.emit(Event::Warning(Warning::LatencyLost {
+            reason: latency_error(e).to_string(),
+        })),
+    }
     Ok(result)
 }
 

@@ -25,7 +25,13 @@ impl Runner for LocalRunner {
 /// ends the test early; the result then covers the time that ran and
 /// says it was interrupted.
 pub fn run(spec: &TestSpec, stop: &Stop, events: &Events) -> Result<TestResult, RunError> {
-    spec.validate()?;
+    if let Err(e) = spec.validate() {
+        let e = RunError::from(e);
+        events.emit(Event::Failed {
+            reason: e.to_string(),
+        });
+        return Err(e);
+    }
     let outcome = match spec {
         TestSpec::Tcp(s) => latency::around(s.latency, &s.host, s.family, events, || {
             tcp::run(s, stop, events)
@@ -35,12 +41,44 @@ pub fn run(spec: &TestSpec, stop: &Stop, events: &Events) -> Result<TestResult, 
         }),
         TestSpec::Ping(s) => ping::run(s, stop, events),
     };
-    let result = match outcome {
-        Ok(r) => r,
+    let outcome = match outcome {
         // A stop during set-up is an interruption, whatever the socket said.
-        Err(e) if stop.is_stopped() && !e.is_usage() => return Err(RunError::Interrupted),
-        Err(e) => return Err(e),
+        Err(e) if stop.is_stopped() && !e.is_usage() => Err(RunError::Interrupted),
+        other => other,
     };
-    events.emit(Event::Finished(Arc::new(result.clone())));
-    Ok(result)
+    events.emit(match &outcome {
+        Ok(result) => Event::Finished(Arc::new(result.clone())),
+        Err(e) => Event::Failed {
+            reason: e.to_string(),
+        },
+    });
+    outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sonde_model::TcpSpec;
+
+    #[test]
+    fn a_run_that_gives_no_result_says_so_last() {
+        let events = Events::new();
+        let rx = events.subscribe();
+        let spec = TestSpec::Tcp(TcpSpec {
+            host: "::1".into(),
+            parallel: 0,
+            ..TcpSpec::default()
+        });
+        let e = run(&spec, &Stop::new(), &events).unwrap_err();
+        assert!(
+            matches!(&e, RunError::Invalid(s) if s.field == "parallel"),
+            "{e:?}"
+        );
+        events.close();
+        let seen: Vec<Event> = rx.iter().collect();
+        assert!(
+            matches!(seen.last(), Some(Event::Failed { reason }) if reason.contains("parallel")),
+            "{seen:?}"
+        );
+    }
 }

@@ -59,7 +59,7 @@ pub fn measure_idle(host: &str, family: IpFamily) -> Result<Idle, EngineError> {
 pub struct Loaded {
     idle: Idle,
     stop: Arc<AtomicBool>,
-    handle: JoinHandle<Result<Figures, EngineError>>,
+    handle: Option<JoinHandle<Result<Figures, EngineError>>>,
 }
 
 impl Idle {
@@ -80,23 +80,34 @@ impl Idle {
         Loaded {
             idle: self,
             stop,
-            handle,
+            handle: Some(handle),
         }
+    }
+}
+
+impl Drop for Loaded {
+    /// A run that ends without [`Loaded::finish`] (a failed or panicking
+    /// load) still stops its pinger.
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
     }
 }
 
 impl Loaded {
     /// Stops the loaded pings (answers still in flight are not waited
     /// for) and puts both series together.
-    pub fn finish(self) -> Result<LatencyUnderLoad, EngineError> {
+    pub fn finish(mut self) -> Result<LatencyUnderLoad, EngineError> {
         self.stop.store(true, Ordering::Relaxed);
+        let failed = || EngineError::Unavailable("the latency pinger failed".into());
         let loaded = self
             .handle
+            .take()
+            .ok_or_else(failed)?
             .join()
-            .map_err(|_| EngineError::Unavailable("the latency pinger failed".into()))??;
+            .map_err(|_| failed())??;
         Ok(LatencyUnderLoad::new(
             self.idle.method,
-            self.idle.figures,
+            self.idle.figures.clone(),
             loaded,
         ))
     }
