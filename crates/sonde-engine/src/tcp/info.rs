@@ -18,22 +18,35 @@ fn u64_at(b: &[u8], off: usize) -> Option<u64> {
         .map(u64::from_ne_bytes)
 }
 
-/// Parses the first `bytes.len()` bytes of a `struct tcp_info` (offsets
-/// of linux/tcp.h); a field past the end the kernel filled is `None`.
+/// Byte offsets of the fields read, as `struct tcp_info` in linux/tcp.h
+/// lays them out (a test checks them against libc's copy of the header).
+mod offset {
+    pub const SND_MSS: usize = 16;
+    pub const PMTU: usize = 60;
+    pub const RTT: usize = 68;
+    pub const RTTVAR: usize = 72;
+    pub const SND_CWND: usize = 80;
+    pub const TOTAL_RETRANS: usize = 100;
+    pub const MIN_RTT: usize = 148;
+    pub const DELIVERY_RATE: usize = 160;
+}
+
+/// Parses the first `bytes.len()` bytes of a `struct tcp_info`; a field
+/// past the end the kernel filled is `None`.
 pub fn parse_tcp_info(bytes: &[u8]) -> TcpInfoSnapshot {
-    let snd_mss = u32_at(bytes, 16);
-    let cwnd_segments = u32_at(bytes, 80);
+    let snd_mss = u32_at(bytes, offset::SND_MSS);
+    let cwnd_segments = u32_at(bytes, offset::SND_CWND);
     TcpInfoSnapshot {
-        total_retrans: u32_at(bytes, 100).map(u64::from),
+        total_retrans: u32_at(bytes, offset::TOTAL_RETRANS).map(u64::from),
         cwnd_bytes: cwnd_segments
             .zip(snd_mss)
             .map(|(c, m)| u64::from(c) * u64::from(m)),
-        srtt_us: u32_at(bytes, 68),
-        rttvar_us: u32_at(bytes, 72),
-        min_rtt_us: u32_at(bytes, 148),
+        srtt_us: u32_at(bytes, offset::RTT),
+        rttvar_us: u32_at(bytes, offset::RTTVAR),
+        min_rtt_us: u32_at(bytes, offset::MIN_RTT),
         snd_mss,
-        pmtu: u32_at(bytes, 60),
-        delivery_rate_bps: u64_at(bytes, 160).map(|b| b.saturating_mul(8)),
+        pmtu: u32_at(bytes, offset::PMTU),
+        delivery_rate_bps: u64_at(bytes, offset::DELIVERY_RATE).map(|b| b.saturating_mul(8)),
     }
 }
 
@@ -65,6 +78,21 @@ mod tests {
         (c, reader.join().unwrap())
     }
 
+    #[cfg(target_env = "gnu")]
+    #[test]
+    fn offsets_are_the_kernel_header_s() {
+        use std::mem::offset_of;
+        type T = libc::tcp_info;
+        assert_eq!(offset::SND_MSS, offset_of!(T, tcpi_snd_mss));
+        assert_eq!(offset::PMTU, offset_of!(T, tcpi_pmtu));
+        assert_eq!(offset::RTT, offset_of!(T, tcpi_rtt));
+        assert_eq!(offset::RTTVAR, offset_of!(T, tcpi_rttvar));
+        assert_eq!(offset::SND_CWND, offset_of!(T, tcpi_snd_cwnd));
+        assert_eq!(offset::TOTAL_RETRANS, offset_of!(T, tcpi_total_retrans));
+        assert_eq!(offset::MIN_RTT, offset_of!(T, tcpi_min_rtt));
+        assert_eq!(offset::DELIVERY_RATE, offset_of!(T, tcpi_delivery_rate));
+    }
+
     #[test]
     fn a_real_socket_agrees_with_tcp_maxseg_and_has_measured_its_rtt() {
         let (c, _s) = busy_pair(1 << 20);
@@ -76,6 +104,13 @@ mod tests {
         let cwnd = t.cwnd_bytes.unwrap();
         assert!(cwnd > 0 && cwnd % u64::from(maxseg) == 0, "{t:?}");
         assert_eq!(t.total_retrans, Some(0), "loopback does not lose");
+        // The path MTU of a loopback connection is the loopback device's.
+        let lo_mtu: u32 = std::fs::read_to_string("/sys/class/net/lo/mtu")
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert_eq!(t.pmtu, Some(lo_mtu), "{t:?}");
     }
 
     #[test]
