@@ -9,7 +9,6 @@
 //!
 //! - [`config`]: what the server runs with (addresses, [`Limits`],
 //!   reflector).
-//! - `address`: client addresses as compared (v4-mapped → IPv4).
 //! - `limits`: the rules — is this address allowed, does what a test
 //!   asks fit the limits and this host — pure checks, each failing with a
 //!   [`sonde_wire::Refusal`] that names the limit, its value and the ask.
@@ -26,7 +25,6 @@
 //!   or `iperf3` by its first bytes.
 //! - [`reflector`]: the STAMP reflector, on its own UDP sockets.
 
-mod address;
 mod admission;
 pub mod config;
 mod iperf3;

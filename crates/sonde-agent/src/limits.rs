@@ -3,7 +3,6 @@
 //! fits the limits and this host. Each refusal names the limit, its value
 //! and what was asked. [`crate::admission`] applies them in order.
 
-use crate::address::canonical;
 use crate::config::Limits;
 use sonde_engine::host_env::available_congestion;
 use sonde_model::Rate;
@@ -27,7 +26,7 @@ pub(crate) struct Demand<'a> {
 /// Whether `peer` is in the allowed prefixes (v4-mapped addresses count
 /// as IPv4).
 pub(crate) fn check_client(limits: &Limits, peer: IpAddr) -> Result<(), Refusal> {
-    let ip = canonical(peer);
+    let ip = peer.to_canonical();
     if limits.allow.iter().any(|net| net.contains(&ip)) {
         Ok(())
     } else {

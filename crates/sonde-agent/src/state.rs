@@ -6,7 +6,6 @@
 //! Counters are changed only here, through guards that give back what
 //! they took when dropped.
 
-use crate::address::canonical;
 use crate::config::Limits;
 use sonde_wire::TestId;
 use std::collections::HashMap;
@@ -137,7 +136,7 @@ impl Registry {
             w.insert(
                 id,
                 Waiting {
-                    client: canonical(client),
+                    client: client.to_canonical(),
                     streams,
                     arrived: 0,
                     tx,
@@ -174,7 +173,7 @@ impl Registry {
             return;
         };
         match w.get_mut(&id) {
-            Some(t) if t.client == canonical(from) && t.arrived < t.streams => {
+            Some(t) if t.client == from.to_canonical() && t.arrived < t.streams => {
                 t.arrived += 1;
                 if t.tx.try_send((accepted, conn)).is_err() {
                     tracing::warn!(%from, "surplus data connection dropped");
@@ -192,7 +191,7 @@ impl Registry {
     pub(crate) fn deliver(&self, id: TestId, stream: u16, from: IpAddr, conn: TcpStream) {
         let Ok(w) = self.waiting.lock() else { return };
         match w.get(&id) {
-            Some(t) if t.client == canonical(from) && usize::from(stream) < t.streams => {
+            Some(t) if t.client == from.to_canonical() && usize::from(stream) < t.streams => {
                 if t.tx.try_send((u64::from(stream), conn)).is_err() {
                     tracing::warn!(%from, stream, "surplus data connection dropped");
                 }

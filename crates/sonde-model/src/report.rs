@@ -15,6 +15,16 @@ pub enum StreamRole {
     Receiver,
 }
 
+impl StreamRole {
+    /// The other end's role on the same stream.
+    pub fn opposite(self) -> Self {
+        match self {
+            StreamRole::Sender => StreamRole::Receiver,
+            StreamRole::Receiver => StreamRole::Sender,
+        }
+    }
+}
+
 /// Socket settings the kernel actually granted (they often differ from
 /// what was asked: Linux doubles SO_SNDBUF/SO_RCVBUF for bookkeeping).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -11,7 +11,7 @@ use sonde_engine::sockopt::{apply_accepted, StreamOptions};
 use sonde_engine::tcp::client::{client_role, side_plan};
 use sonde_engine::tcp::side::{run_side, DataStream};
 use sonde_engine::EngineError;
-use sonde_model::{StreamLayout, StreamRole, TcpSpec};
+use sonde_model::{StreamLayout, TcpSpec};
 use sonde_wire::iperf3::{Params, State};
 use sonde_wire::TestId;
 use std::net::SocketAddr;
@@ -64,10 +64,7 @@ fn serve(
     let mut streams = Vec::with_capacity(arrived.len());
     for (i, (_, conn)) in arrived.into_iter().enumerate() {
         apply_accepted(&conn, &opts)?;
-        let role = match client_role(spec, i) {
-            StreamRole::Sender => StreamRole::Receiver,
-            StreamRole::Receiver => StreamRole::Sender,
-        };
+        let role = client_role(spec, i).opposite();
         streams.push(DataStream {
             index: u16::try_from(i).unwrap_or(u16::MAX),
             role,

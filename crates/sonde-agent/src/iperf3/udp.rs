@@ -3,7 +3,6 @@
 //! counting.
 
 use super::exchange::{swap_results, STEP_WAIT};
-use crate::address::canonical;
 use sonde_engine::iperf3::control::Iperf3Control;
 use sonde_engine::iperf3::udp_client::udp_results;
 use sonde_engine::iperf3::udp_data::{self, UdpTally};
@@ -64,7 +63,7 @@ fn take_connects(
         let Ok((len, from)) = listener.recv_from(&mut buf) else {
             continue;
         };
-        let from_client = canonical(from.ip()) == canonical(client);
+        let from_client = from.ip().to_canonical() == client.to_canonical();
         let Some(flavor) = wire::classify_connect_request(&buf[..len]).filter(|_| from_client)
         else {
             continue;

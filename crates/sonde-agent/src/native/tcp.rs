@@ -10,7 +10,7 @@ use sonde_engine::sockopt::{apply_accepted, StreamOptions};
 use sonde_engine::tcp::client::{client_role, report_frame_cap, side_plan};
 use sonde_engine::tcp::side::{run_side, DataStream, DRAIN_GRACE};
 use sonde_engine::EngineError;
-use sonde_model::{Rate, StreamLayout, StreamRole, TcpSpec};
+use sonde_model::{Rate, StreamLayout, TcpSpec};
 use sonde_wire::{ServerMessage, TestId};
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
@@ -70,10 +70,7 @@ fn run_accepted(
             continue;
         }
         apply_accepted(&conn, &opts)?;
-        let role = match client_role(spec, i) {
-            StreamRole::Sender => StreamRole::Receiver,
-            StreamRole::Receiver => StreamRole::Sender,
-        };
+        let role = client_role(spec, i).opposite();
         if let Some(slot) = streams.get_mut(i) {
             *slot = Some(DataStream {
                 index,

@@ -3,7 +3,6 @@
 //! end, swap reports.
 
 use super::watcher::{answer_report, spawn_watcher};
-use crate::address::canonical;
 use sonde_engine::connect::{size_udp_buffers, udp_finish};
 use sonde_engine::control::Control;
 use sonde_engine::host_env::host_env;
@@ -14,7 +13,7 @@ use sonde_engine::udp::flow::Credits;
 use sonde_engine::udp::side::{run_udp_side, UdpDataStream, UdpFlow, UDP_RX_GRACE};
 use sonde_engine::EngineError;
 use sonde_model::StreamLayout;
-use sonde_model::{StreamRole, UdpSpec};
+use sonde_model::UdpSpec;
 use sonde_wire::{ServerMessage, TestId, UdpHello};
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::AtomicBool;
@@ -56,7 +55,7 @@ fn await_hello(
         };
         let ok = UdpHello::decode(&buf[..n])
             .is_some_and(|h| h.test_id == id.0 && h.stream == stream)
-            && canonical(from.ip()) == canonical(client.ip());
+            && from.ip().to_canonical() == client.ip().to_canonical();
         if ok {
             return Ok(from);
         }
@@ -100,10 +99,7 @@ pub(super) fn run(
             }
         };
         udp_finish(&socket, from, spec.dscp, None)?;
-        let role = match udp_client_role(spec, i) {
-            StreamRole::Sender => StreamRole::Receiver,
-            StreamRole::Receiver => StreamRole::Sender,
-        };
+        let role = udp_client_role(spec, i).opposite();
         streams.push(UdpDataStream {
             index,
             role,

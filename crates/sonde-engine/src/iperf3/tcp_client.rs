@@ -12,8 +12,8 @@ use crate::tcp::side::{run_side, DataStream};
 use crate::EngineError;
 use sonde_model::assemble::tcp_result;
 use sonde_model::{
-    HostEnv, PeerKind, SideReport, SocketInForce, StreamLayout, StreamRole, StreamSide,
-    TcpInfoSnapshot, TcpSpec, TestResult, Timestamp,
+    HostEnv, PeerKind, SideReport, SocketInForce, StreamLayout, StreamSide, TcpInfoSnapshot,
+    TcpSpec, TestResult, Timestamp,
 };
 use sonde_wire::iperf3::{stream_id, Params, Protocol, Results, State};
 use std::io::Write;
@@ -57,15 +57,14 @@ fn their_report(spec: &TcpSpec, theirs: &Results, mine: &SideReport) -> SideRepo
     let streams = mine
         .streams
         .iter()
-        .map(|ours| {
+        // A stream the server did not report is left out: the assembly
+        // then says which one is missing, instead of counting it as 0.
+        .filter_map(|ours| {
             let found = theirs.stream(stream_id(u32::from(ours.stream)));
-            let bytes = found.map_or(0, |s| s.bytes);
-            StreamSide {
+            let bytes = found?.bytes;
+            Some(StreamSide {
                 stream: ours.stream,
-                role: match ours.role {
-                    StreamRole::Sender => StreamRole::Receiver,
-                    StreamRole::Receiver => StreamRole::Sender,
-                },
+                role: ours.role.opposite(),
                 // iperf3 reports a sender's retransmits and nothing else of
                 // its TCP_INFO.
                 final_tcp: found
@@ -89,7 +88,7 @@ fn their_report(spec: &TcpSpec, theirs: &Results, mine: &SideReport) -> SideRepo
                     .unwrap_or(spec.time.as_secs_f64()),
                 omitted_retrans: 0,
                 samples: Vec::new(),
-            }
+            })
         })
         .collect();
     SideReport {

@@ -31,6 +31,11 @@ fn refuse_unsupported(spec: &UdpSpec) -> Result<(), EngineError> {
     if spec.clock_synced {
         bad.push("--clock-synced (iperf3 reports no one-way delay)".to_string());
     }
+    if !spec.omit.is_zero() {
+        // iperf3 leaves the warm-up out of its counts, sonde's iperf3
+        // datagram counters do not: the two could not be joined.
+        bad.push("-O with UDP (the warm-up would be counted by one end only)".to_string());
+    }
     super::refuse(bad)
 }
 
@@ -190,7 +195,7 @@ pub fn run_iperf3_udp(spec: &UdpSpec, stop: &Arc<AtomicBool>) -> Result<TestResu
                     &tallies,
                     &theirs,
                     stop.load(std::sync::atomic::Ordering::Relaxed),
-                );
+                )?;
                 return Ok(udp_result(
                     spec,
                     PeerKind::Iperf3,
@@ -303,13 +308,22 @@ fn reports(
     tallies: &[udp_data::UdpTally],
     theirs: &wire::Results,
     interrupted: bool,
-) -> (UdpSideReport, UdpSideReport) {
-    let secs = spec.time.as_secs_f64() + spec.omit.as_secs_f64();
+) -> Result<(UdpSideReport, UdpSideReport), EngineError> {
     let (mut mine, mut server) = (Vec::new(), Vec::new());
     let (mut mine_rx, mut server_rx) = (Vec::new(), Vec::new());
     for (i, t) in tallies.iter().enumerate() {
         let stream = u16::try_from(i).unwrap_or(u16::MAX);
-        let other = theirs.stream(stream_id(i as u32));
+        // A stream the server did not report is an error, not zeros.
+        let o = theirs.stream(stream_id(i as u32)).ok_or(
+            sonde_model::assemble::AssembleError::MissingStream {
+                side: "iperf3 server",
+                stream,
+            },
+        )?;
+        // Each end over the time it measured: this end's run, the
+        // server's own span where it says one.
+        let secs = t.secs;
+        let their_secs = o.duration().filter(|d| *d > 0.0).unwrap_or(secs);
         let client_socket = socket_info(socks.get(i), spec);
         let server_socket = SocketInForce {
             local: client_socket.remote,
@@ -318,23 +332,17 @@ fn reports(
         };
         let (client_tally, server_tally) = if spec.stream_direction(i) == Direction::Forward {
             // The server received: its highest number minus its losses.
-            let received = other.map_or(0, |o| (o.packets - o.errors).max(0) as u64);
-            let rx = receiver(
-                received.min(t.packets),
-                other.map_or(0, |o| o.bytes),
-                None,
-                other.map_or(0.0, |o| o.jitter),
-                secs,
-            );
+            let received = u64::try_from(o.packets.saturating_sub(o.errors)).unwrap_or(0);
+            let rx = receiver(received.min(t.packets), o.bytes, None, o.jitter, their_secs);
             server_rx.push(rx.clone());
             (sender(t.packets, t.bytes, secs), UdpTally::Received(rx))
         } else {
-            let sent = other.map_or(0, |o| o.packets.max(0) as u64);
+            let sent = u64::try_from(o.packets).unwrap_or(0);
             let rx = receiver(t.packets, t.bytes, Some(t.out_of_order), t.jitter_s, secs);
             mine_rx.push(rx.clone());
             (
                 UdpTally::Received(rx),
-                sender(sent.max(t.packets), other.map_or(0, |o| o.bytes), secs),
+                sender(sent.max(t.packets), o.bytes, their_secs),
             )
         };
         let role = |t: &UdpTally| match t {
@@ -370,5 +378,5 @@ fn reports(
         received_sum: received_sum(&server_rx),
         stopped_early: false,
     };
-    (client, server)
+    Ok((client, server))
 }
