@@ -6,6 +6,7 @@
 //! `tests/v1_documents.rs` reads real ones.
 
 mod ping;
+mod spec;
 mod tcp;
 mod udp;
 

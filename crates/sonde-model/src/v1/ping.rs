@@ -2,18 +2,19 @@
 //! figures at the top level and the target and method as strings; it
 //! recorded neither host.
 
+use super::spec::PingSpecV1;
 use super::{method, PingCounts};
 use crate::ping::OneWayDelays;
 use crate::{
-    HostEnv, Interval, PingSeries, PingSpec, ResultId, Summary, TestEnv, TestKind, TestResult,
-    TestSpec, Timestamp, RESULT_FORMAT_VERSION,
+    HostEnv, Interval, PingSeries, ResultId, Summary, TestEnv, TestKind, TestResult, TestSpec,
+    Timestamp, RESULT_FORMAT_VERSION,
 };
 use serde::Deserialize;
 
 #[derive(Debug, Clone, Deserialize)]
 pub(super) struct PingResult {
     sonde_version: String,
-    spec: PingSpec,
+    spec: PingSpecV1,
     target: String,
     method: String,
     start: Timestamp,
@@ -50,7 +51,7 @@ impl PingResult {
             sonde_version: self.sonde_version.clone(),
             test: TestKind::Ping,
             title: None,
-            spec: TestSpec::Ping(self.spec),
+            spec: TestSpec::Ping(self.spec.upgrade()),
             env: TestEnv {
                 client: HostEnv {
                     sonde_version: self.sonde_version,

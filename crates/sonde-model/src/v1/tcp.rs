@@ -1,9 +1,10 @@
 //! Format 1 of the TCP result, and its conversion.
 
+use super::spec::TcpSpecV1;
 use super::{peer_of, Latency};
 use crate::{
     Direction, Figures, Interval, PeerKind, ResultId, SocketInForce, StreamResult, Summary,
-    TcpSpec, TestEnv, TestKind, TestResult, TestSpec, Timestamp, RESULT_FORMAT_VERSION,
+    TestEnv, TestKind, TestResult, TestSpec, Timestamp, RESULT_FORMAT_VERSION,
 };
 use serde::Deserialize;
 
@@ -11,7 +12,7 @@ use serde::Deserialize;
 pub(super) struct TcpResult {
     sonde_version: String,
     title: Option<String>,
-    spec: TcpSpec,
+    spec: TcpSpecV1,
     env: Env,
     start: Timestamp,
     duration_s: f64,
@@ -196,10 +197,7 @@ impl TcpResult {
             ..Figures::default()
         };
         // Format 1's spec had no `latency`: a latency section says it was asked.
-        let spec = TcpSpec {
-            latency: self.latency.is_some(),
-            ..self.spec
-        };
+        let spec = self.spec.upgrade(self.latency.is_some());
         TestResult {
             id,
             format_version: RESULT_FORMAT_VERSION,

@@ -2,12 +2,13 @@
 //! remarking as sentences (`remarking`); format 2 keeps only the
 //! structured `remarks`, from which a printer writes the sentence.
 
+use super::spec::UdpSpecV1;
 use super::{peer_of, Latency};
 use crate::figures::DscpClass;
 use crate::udp_report::{DscpCounts, OneWayDelay, Quantiles, Remark};
 use crate::{
     Direction, Dscp, Figures, Interval, ResultId, SocketInForce, StreamResult, Summary, TestEnv,
-    TestKind, TestResult, TestSpec, Timestamp, UdpSpec, RESULT_FORMAT_VERSION,
+    TestKind, TestResult, TestSpec, Timestamp, RESULT_FORMAT_VERSION,
 };
 use serde::Deserialize;
 
@@ -15,7 +16,7 @@ use serde::Deserialize;
 pub(super) struct UdpResult {
     sonde_version: String,
     title: Option<String>,
-    spec: UdpSpec,
+    spec: UdpSpecV1,
     env: Env,
     start: Timestamp,
     duration_s: f64,
@@ -199,10 +200,7 @@ impl UdpResult {
             ..d.figures(iperf3)
         };
         // Format 1's spec had no `latency`: a latency section says it was asked.
-        let spec = UdpSpec {
-            latency: self.latency.is_some(),
-            ..self.spec
-        };
+        let spec = self.spec.upgrade(self.latency.is_some());
         TestResult {
             id,
             format_version: RESULT_FORMAT_VERSION,
