@@ -56,18 +56,20 @@ fn latency_and_interruption_follow_the_totals() {
 }
 
 #[test]
-fn rates_are_bytes_over_time() {
+fn the_sender_line_shows_bytes_and_rate_in_their_units() {
+    // 1.25 MB over the fixture's 2 s: 5 Mbit/s.
     let mut r = v1("tcp_forward");
+    assert_eq!(r.duration_s, 2.0);
     r.streams.truncate(1);
     let f = &mut r.streams[0].figures;
     f.sent_bytes = Some(1_250_000);
-    f.sender_throughput_bps = Some(10_000_000);
+    f.sender_throughput_bps = Some(5_000_000);
     let text = tcp_summary(&r);
     let sender = text
         .lines()
         .find(|l| l.ends_with("sender"))
         .expect("a sender line");
-    assert!(sender.contains("1.19 MiB     10.0 Mbit/s"), "{sender}");
+    assert!(sender.contains("1.19 MiB     5.00 Mbit/s"), "{sender}");
 }
 
 #[test]
