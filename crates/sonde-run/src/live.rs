@@ -73,6 +73,11 @@ impl TcpLive {
                 let of: Vec<&Figures> = streams.iter().filter(|s| s.direction == Some(d)).collect();
                 (!of.is_empty()).then(|| {
                     let mut sum = add_tcp(&of);
+                    // Rates of a sum are its bytes over the window, as in
+                    // the result, not a sum of rounded rates.
+                    let rate = |b: Option<u64>| b.map(|b| Rate::from_bytes_over(b, secs).bps());
+                    sum.throughput_bps = rate(sum.received_bytes);
+                    sum.sender_throughput_bps = rate(sum.sent_bytes);
                     sum.direction = Some(d);
                     sum
                 })

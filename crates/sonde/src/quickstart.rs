@@ -95,7 +95,7 @@ pub fn run(args: QuickstartArgs) -> Result<(), Failure> {
             "{:<10} {:<9} {:>16} {:>8} {:>10}",
             host,
             format!("{direction:?}").to_lowercase(),
-            Rate::from_bps(total.throughput_bps.unwrap_or(0)).to_string(),
+            shown(total.throughput_bps, |b| Rate::from_bps(b).to_string()),
             total
                 .retransmits
                 .map_or_else(|| "-".into(), |r| r.to_string()),
@@ -133,18 +133,15 @@ fn udp_flows(port: u16, time: Duration) -> Result<(), Failure> {
             .as_ref()
             .or(r.summary.reverse.as_ref())
             .context("the UDP result has no summary")?;
+        let count = |v: Option<u64>| shown(v, |n| n.to_string());
         println!(
-            "{:<10} {:<9} {:>14} {:>8.2}% {:>12} {:>8.3} ms",
+            "{:<10} {:<9} {:>14} {:>9} {:>12} {:>11}",
             "::1",
             format!("{direction:?}").to_lowercase(),
-            Rate::from_bps(s.throughput_bps.unwrap_or(0)).to_string(),
-            s.pdr_pct.unwrap_or(0.0),
-            format!(
-                "{}/{}",
-                s.lost_packets.unwrap_or(0),
-                s.sent_packets.unwrap_or(0)
-            ),
-            s.jitter_ms.unwrap_or(0.0)
+            shown(s.throughput_bps, |b| Rate::from_bps(b).to_string()),
+            shown(s.pdr_pct, |p| format!("{p:.2}%")),
+            format!("{}/{}", count(s.lost_packets), count(s.sent_packets)),
+            shown(s.jitter_ms, |j| format!("{j:.3} ms"))
         );
     }
     Ok(())
@@ -189,8 +186,8 @@ fn ping_series(reflector_port: u16) -> Result<(), Failure> {
                 r.env.method.map_or("-", |m| m.name()),
                 format!(
                     "{}/{}",
-                    rt.received_packets.unwrap_or(0),
-                    rt.sent_packets.unwrap_or(0)
+                    shown(rt.received_packets, |n| n.to_string()),
+                    shown(rt.sent_packets, |n| n.to_string())
                 ),
                 ms(rt.rtt_ms.map(|t| t.p50)),
                 ms(rt.rtt_ms.map(|t| t.p99)),
@@ -200,4 +197,9 @@ fn ping_series(reflector_port: u16) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// A figure as text, or "-" when it is unknown (never 0).
+fn shown<T>(v: Option<T>, f: impl Fn(T) -> String) -> String {
+    v.map_or_else(|| "-".to_string(), f)
 }

@@ -52,8 +52,11 @@ fn toml_error(text: &str, e: &toml::de::Error) -> String {
         .split('=')
         .nth(1)
         .unwrap_or("")
+        .split('#')
+        .next()
+        .unwrap_or("")
         .trim()
-        .trim_matches('"');
+        .trim_matches(|c| c == '"' || c == '\'');
     let again = match kind {
         "tcp" => toml::from_str::<sonde_model::TcpSpec>(&blanked).err(),
         "udp" => toml::from_str::<sonde_model::UdpSpec>(&blanked).err(),
@@ -103,6 +106,8 @@ mod tests {
         let e =
             parse_spec("test = \"udp\"\nhost = \"::1\"\n\nbitrate_bps = \"fast\"\n").unwrap_err();
         assert!(e.contains("fast") && e.contains("line 4"), "{e}");
+        let e = parse_spec("test = 'udp' # a comment\nhost = \"::1\"\nrate = 1\n").unwrap_err();
+        assert!(e.contains("rate") && e.contains("line 3"), "{e}");
         let e = parse_spec("test = \"dns\"\nhost = \"::1\"\n").unwrap_err();
         assert!(e.contains("dns"), "{e}");
         let e = parse_spec(r#"{"test": "tcp", "host": 7}"#).unwrap_err();
