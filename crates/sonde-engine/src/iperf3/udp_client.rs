@@ -155,28 +155,47 @@ pub fn run_iperf3_udp(spec: &UdpSpec, stop: &Arc<AtomicBool>) -> Result<TestResu
             State::TestRunning => {
                 start_ts = Timestamp::now();
                 let end = Instant::now() + spec.omit + spec.time;
-                let handles: Vec<_> = socks
-                    .iter()
-                    .enumerate()
-                    .map(|(i, s)| {
-                        let s = s.try_clone().map_err(EngineError::io("a UDP socket"))?;
-                        let sending = spec.stream_direction(i) == Direction::Forward;
-                        let (len, rate, stop) =
-                            (spec.length as usize, spec.bitrate.bps(), Arc::clone(stop));
-                        Ok(std::thread::spawn(move || {
-                            if sending {
-                                udp_data::send(&s, len, rate, width, end, &stop)
-                            } else {
-                                udp_data::receive(&s, width, end, &stop)
-                            }
-                        }))
-                    })
-                    .collect::<Result<_, EngineError>>()?;
+                // Every thread is joined before an error is returned: none
+                // outlives the run (a failed stream stops the others).
+                let mut handles = Vec::with_capacity(socks.len());
+                let mut failed: Option<EngineError> = None;
+                for (i, s) in socks.iter().enumerate() {
+                    let s = match s.try_clone() {
+                        Ok(s) => s,
+                        Err(e) => {
+                            failed = Some(EngineError::io("a UDP socket")(e));
+                            break;
+                        }
+                    };
+                    let sending = spec.stream_direction(i) == Direction::Forward;
+                    let (len, rate, stop) =
+                        (spec.length as usize, spec.bitrate.bps(), Arc::clone(stop));
+                    handles.push(std::thread::spawn(move || {
+                        if sending {
+                            udp_data::send(&s, len, rate, width, end, &stop)
+                        } else {
+                            udp_data::receive(&s, width, end, &stop)
+                        }
+                    }));
+                }
+                if failed.is_some() {
+                    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
                 for h in handles {
-                    let t = h
-                        .join()
-                        .map_err(|_| EngineError::Aborted("a UDP stream thread failed".into()))?;
-                    tallies.push(t.map_err(EngineError::io("UDP data"))?);
+                    let outcome = match h.join() {
+                        Ok(t) => t.map_err(EngineError::io("UDP data")),
+                        Err(_) => Err(EngineError::Aborted("a UDP stream thread failed".into())),
+                    };
+                    match outcome {
+                        Ok(t) => tallies.push(t),
+                        Err(e) => {
+                            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                            failed.get_or_insert(e);
+                        }
+                    }
+                }
+                if let Some(e) = failed {
+                    return Err(e);
                 }
                 control.send_state(State::TestEnd)?;
             }
