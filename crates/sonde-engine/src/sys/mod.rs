@@ -112,6 +112,19 @@ pub fn set_max_pacing_rate(sock: &impl AsRawFd, bytes_per_sec: u64) -> io::Resul
     )
 }
 
+/// Sets the receive low-water mark (SO_RCVLOWAT): a blocking read, and
+/// the wake-up of a reader waiting on the socket, then wait until
+/// `bytes` are queued (or the peer closes, the read times out, or the
+/// kernel's memory or window limits say not to wait). 1 is the default:
+/// wake for any data. Linux caps the value at half of `tcp_rmem[2]` and,
+/// if the receive buffer is smaller than `bytes` needs, grows it and
+/// clamps the window to `bytes`, so callers keep `bytes` well below the
+/// buffer they have.
+pub fn set_recv_lowat(sock: &impl AsRawFd, bytes: usize) -> io::Result<()> {
+    let v = libc::c_int::try_from(bytes.max(1)).unwrap_or(libc::c_int::MAX);
+    setsockopt_raw(sock, libc::SOL_SOCKET, libc::SO_RCVLOWAT, &v)
+}
+
 /// Asks for `bytes` of socket send and receive buffer beyond the
 /// system's `rmem_max`/`wmem_max` (SO_*BUFFORCE, which root may use);
 /// returns false where that is not allowed, and the caller falls back.
