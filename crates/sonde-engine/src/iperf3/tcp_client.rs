@@ -7,13 +7,13 @@ use super::{refuse_unsupported_tcp, results_of, STATE_WAIT};
 use crate::connect::{connect, resolve};
 use crate::host_env::host_env;
 use crate::sockopt::StreamOptions;
-use crate::tcp::client::{client_role, side_plan, TestEvent};
+use crate::tcp::client::{client_role, opened, side_plan, TestEvent};
 use crate::tcp::side::{run_side, DataStream};
 use crate::EngineError;
 use sonde_model::assemble::tcp_result;
 use sonde_model::{
-    HostEnv, PeerKind, SideReport, SocketInForce, StreamLayout, StreamRole, StreamSide,
-    TcpInfoSnapshot, TcpSpec, TestResult, Timestamp,
+    HostEnv, PeerKind, SideReport, SocketInForce, StreamLayout, StreamSide, TcpInfoSnapshot,
+    TcpSpec, TestResult, Timestamp,
 };
 use sonde_wire::iperf3::{stream_id, Params, Protocol, Results, State};
 use std::io::Write;
@@ -150,18 +150,9 @@ pub fn run_iperf3_tcp(
                 // so does sonde against an iperf3 server.
                 plan.receive_grace = std::time::Duration::ZERO;
                 held = super::hold_open(&streams);
-                let opened: Vec<(u16, StreamRole, SocketAddr, SocketAddr)> = streams
-                    .iter()
-                    .filter_map(|d| {
-                        Some((
-                            d.index,
-                            d.role,
-                            d.stream.local_addr().ok()?,
-                            d.stream.peer_addr().ok()?,
-                        ))
-                    })
-                    .collect();
-                on_event(TestEvent::Started { streams: &opened });
+                on_event(TestEvent::Started {
+                    streams: &opened(&streams),
+                });
                 let report = run_side(
                     plan,
                     std::mem::take(&mut streams),

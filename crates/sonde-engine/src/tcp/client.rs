@@ -38,6 +38,22 @@ pub enum TestEvent<'a> {
     Interval(&'a LiveInterval),
 }
 
+/// Each connected stream: its number, this end's role, and both addresses
+/// (what [`TestEvent::Started`] tells).
+pub fn opened(streams: &[DataStream]) -> Vec<(u16, StreamRole, SocketAddr, SocketAddr)> {
+    streams
+        .iter()
+        .filter_map(|d| {
+            Some((
+                d.index,
+                d.role,
+                d.stream.local_addr().ok()?,
+                d.stream.peer_addr().ok()?,
+            ))
+        })
+        .collect()
+}
+
 /// The largest report frame a test of `spec` can produce: every stream's
 /// samples with room to spare. Both ends use it as the cap.
 pub fn report_frame_cap(spec: &TcpSpec) -> usize {
@@ -207,18 +223,9 @@ pub fn run_tcp(
     }
     let start = Instant::now();
     let start_ts = Timestamp::now();
-    let summary: Vec<(u16, StreamRole, SocketAddr, SocketAddr)> = streams
-        .iter()
-        .filter_map(|d| {
-            Some((
-                d.index,
-                d.role,
-                d.stream.local_addr().ok()?,
-                d.stream.peer_addr().ok()?,
-            ))
-        })
-        .collect();
-    on_event(TestEvent::Started { streams: &summary });
+    on_event(TestEvent::Started {
+        streams: &opened(&streams),
+    });
 
     let mine = run_side(
         side_plan(spec),
