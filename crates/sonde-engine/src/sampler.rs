@@ -175,6 +175,32 @@ fn apply(sampler: &mut Sampler, now: Duration, side: &mut dyn SampleSide) {
     }
 }
 
+/// Starts the thread that moves stream `index`'s data with `body`;
+/// `done` hears the index when it ends, so the driver knows. Without a
+/// thread (the system refused one) `stop` is set and `None` returned.
+pub fn spawn_worker(
+    name: String,
+    index: u16,
+    done: mpsc::Sender<u16>,
+    stop: &AtomicBool,
+    body: impl FnOnce() -> std::io::Result<()> + Send + 'static,
+) -> Option<std::thread::JoinHandle<()>> {
+    let spawned = std::thread::Builder::new().name(name).spawn(move || {
+        if let Err(e) = body() {
+            tracing::warn!(stream = index, error = %e, "stream ended with an error");
+        }
+        let _ = done.send(index);
+    });
+    match spawned {
+        Ok(h) => Some(h),
+        Err(e) => {
+            tracing::error!(error = %e, "cannot start a stream thread");
+            stop.store(true, Ordering::Relaxed);
+            None
+        }
+    }
+}
+
 /// Samples one end from `start` until each of its `streams` threads has
 /// sent its index on `done` (or every sender of `done` is gone): cuts
 /// what is due whenever it wakes, then closes the last window. Returns

@@ -161,32 +161,23 @@ fn spawn_stream(
     };
     let thread_stop = Arc::clone(stop);
     let (index, role, stream) = (ds.index, ds.role, ds.stream);
-    let spawned = std::thread::Builder::new()
-        .name(format!("sonde-stream-{index}"))
-        .spawn(move || {
-            let res = match role {
-                StreamRole::Sender => {
-                    let pacer = plan.send_rate.map(Pacer::new);
-                    send_loop(stream, &counters, timing, plan.length, pacer, &thread_stop)
-                }
-                StreamRole::Receiver => {
-                    let pacer = plan.receive_rate.map(Pacer::new);
-                    receive_loop(stream, &counters, timing, plan.length, pacer, &thread_stop)
-                }
-            };
-            if let Err(e) = res {
-                tracing::warn!(stream = index, error = %e, "stream ended with an error");
+    let handle = crate::sampler::spawn_worker(
+        format!("sonde-stream-{index}"),
+        index,
+        done,
+        stop,
+        move || match role {
+            StreamRole::Sender => {
+                let pacer = plan.send_rate.map(Pacer::new);
+                send_loop(stream, &counters, timing, plan.length, pacer, &thread_stop)
             }
-            let _ = done.send(index);
-        });
-    match spawned {
-        Ok(h) => (running, Some(h)),
-        Err(e) => {
-            tracing::error!(error = %e, "cannot start a stream thread");
-            stop.store(true, Ordering::Relaxed);
-            (running, None)
-        }
-    }
+            StreamRole::Receiver => {
+                let pacer = plan.receive_rate.map(Pacer::new);
+                receive_loop(stream, &counters, timing, plan.length, pacer, &thread_stop)
+            }
+        },
+    );
+    (running, handle)
 }
 
 /// What this end does at the sampler's events: marks the warm-up's end

@@ -401,20 +401,7 @@ fn spawn(
             (Worker::Receiver(state), body)
         }
     };
-    let spawned = std::thread::Builder::new()
-        .name(format!("sonde-udp-{index}"))
-        .spawn(move || {
-            if let Err(e) = body() {
-                tracing::warn!(stream = index, error = %e, "UDP stream ended with an error");
-            }
-            let _ = done.send(index);
-        });
-    match spawned {
-        Ok(h) => (worker, Some(h)),
-        Err(e) => {
-            tracing::error!(error = %e, "cannot start a UDP stream thread");
-            stop.store(true, Ordering::Relaxed);
-            (worker, None)
-        }
-    }
+    let handle =
+        crate::sampler::spawn_worker(format!("sonde-udp-{index}"), index, done, stop, body);
+    (worker, handle)
 }
