@@ -3,7 +3,7 @@
 //! never 0. Also what the tables need to know of a spec.
 
 use sonde_model::udp_report::Remark;
-use sonde_model::{ByteSize, Direction, Figures, Rate, TestSpec};
+use sonde_model::{ByteSize, Direction, Figures, TestSpec};
 
 /// `[  3]` for a stream, `[SUM]` for a direction's sum.
 pub(crate) fn id(stream: Option<u16>) -> String {
@@ -41,9 +41,9 @@ pub(crate) fn bytes_or_dash(v: Option<u64>) -> String {
     v.map_or_else(|| "-".to_string(), |b| ByteSize::from_bytes(b).to_string())
 }
 
-/// A rate as `10.0 Mbit/s`, or "-".
+/// A rate as `10.0 Mbit/s` (in the `-f` unit in force), or "-".
 pub(crate) fn rate_or_dash(v: Option<u64>) -> String {
-    v.map_or_else(|| "-".to_string(), |b| Rate::from_bps(b).to_string())
+    v.map_or_else(|| "-".to_string(), crate::rate_format::show_rate)
 }
 
 /// A count, or "-".

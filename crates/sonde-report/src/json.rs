@@ -2,8 +2,10 @@
 //! archive's shape), or iperf3's `-J` layout for scripts written for
 //! iperf3. The command line and every other writer of JSON call this.
 
+use crate::iperf3_json::system_info;
 use crate::to_iperf3;
-use sonde_model::TestResult;
+use serde_json::{json, Map, Value};
+use sonde_model::{HostEnv, TestResult, TestSpec, RESULT_FORMAT_VERSION, SONDE_VERSION};
 
 /// The layouts a result can be written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,6 +23,58 @@ pub fn result_json(result: &TestResult, layout: JsonLayout) -> Result<String, se
         (JsonLayout::Iperf3, Some(doc)) => serde_json::to_string_pretty(&doc),
         _ => serde_json::to_string_pretty(result),
     }
+}
+
+/// Why a test gave no result, as `-J` prints it in place of a result.
+#[derive(Debug, Clone, Copy)]
+pub struct Failed<'a> {
+    /// One word for the kind of failure (`sonde_run::RunError::kind`).
+    pub kind: &'a str,
+    /// The error in words, as the command line prints it.
+    pub message: &'a str,
+    /// What was asked, when the spec could be read.
+    pub spec: Option<&'a TestSpec>,
+    /// This host, for iperf3's `system_info`.
+    pub host: &'a HostEnv,
+}
+
+/// A failure as one pretty-printed JSON document in `layout`. sonde's:
+/// the result's header (`format_version`, `sonde_version`, `test`,
+/// `title`, `spec` when known) and `error: {kind, message}`
+/// (docs/schema/error-v2.schema.json). iperf3's: what `iperf3 -J` prints
+/// when a test fails — `start` with no connection, empty `intervals` and
+/// `end`, and `error` as a string.
+pub fn error_json(failed: &Failed<'_>, layout: JsonLayout) -> String {
+    let doc = match layout {
+        JsonLayout::Iperf3 => json!({
+            "start": {
+                "connected": [],
+                "version": format!("sonde {SONDE_VERSION}"),
+                "system_info": system_info(failed.host),
+            },
+            "intervals": [],
+            "end": {},
+            "error": failed.message,
+        }),
+        JsonLayout::Sonde => {
+            let mut doc = Map::new();
+            doc.insert("format_version".into(), json!(RESULT_FORMAT_VERSION));
+            doc.insert("sonde_version".into(), json!(SONDE_VERSION));
+            if let Some(spec) = failed.spec {
+                doc.insert("test".into(), json!(spec.kind()));
+                if let Some(title) = spec.title() {
+                    doc.insert("title".into(), json!(title));
+                }
+                doc.insert("spec".into(), json!(spec));
+            }
+            doc.insert(
+                "error".into(),
+                json!({"kind": failed.kind, "message": failed.message}),
+            );
+            Value::Object(doc)
+        }
+    };
+    serde_json::to_string_pretty(&doc).unwrap_or_else(|_| doc.to_string())
 }
 
 #[cfg(test)]
@@ -50,5 +104,62 @@ mod tests {
         let ping = fixture("ping_icmp");
         let text = result_json(&ping, JsonLayout::Iperf3).unwrap();
         assert_eq!(sonde_model::load_result(&text).unwrap(), ping);
+    }
+}
+
+#[cfg(test)]
+mod error_tests {
+    use super::*;
+
+    fn host() -> HostEnv {
+        HostEnv {
+            os: "linux".into(),
+            hostname: "box".into(),
+            kernel: "6.1.0".into(),
+            ..HostEnv::default()
+        }
+    }
+
+    #[test]
+    fn a_failure_in_iperf3_s_layout_is_what_iperf3_prints() {
+        let host = host();
+        let text = error_json(
+            &Failed {
+                kind: "unreachable",
+                message: "connect to [::1]:5201: connection refused",
+                spec: None,
+                host: &host,
+            },
+            JsonLayout::Iperf3,
+        );
+        let doc: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(doc["error"], "connect to [::1]:5201: connection refused");
+        assert_eq!(doc["start"]["connected"], json!([]));
+        assert_eq!(doc["start"]["system_info"], "Linux box 6.1.0");
+        assert_eq!(doc["intervals"], json!([]));
+        assert_eq!(doc["end"], json!({}));
+    }
+
+    #[test]
+    fn a_failure_in_sonde_s_layout_has_a_kind_and_the_spec() {
+        let host = host();
+        let spec: TestSpec =
+            serde_json::from_str(r#"{"test": "udp", "host": "::1", "title": "t1"}"#).unwrap();
+        let text = error_json(
+            &Failed {
+                kind: "refused",
+                message: "the server refused the test",
+                spec: Some(&spec),
+                host: &host,
+            },
+            JsonLayout::Sonde,
+        );
+        let doc: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(doc["error"]["kind"], "refused");
+        assert_eq!(doc["error"]["message"], "the server refused the test");
+        assert_eq!(doc["test"], "udp");
+        assert_eq!(doc["title"], "t1");
+        assert_eq!(doc["spec"]["host"], "::1");
+        assert_eq!(doc["format_version"], 2);
     }
 }

@@ -53,6 +53,25 @@ impl RunError {
     pub fn is_usage(&self) -> bool {
         matches!(self, RunError::Invalid(_) | RunError::KeyFile { .. })
     }
+
+    /// The kind of failure as one word, for machine readers (the `error`
+    /// object of `-J` output, docs/result-format.md): `invalid`,
+    /// `key_file`, `refused`, `denied`, `busy`, `unreachable`,
+    /// `unsupported`, `interrupted`, `protocol`, `internal`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            RunError::Invalid(_) => "invalid",
+            RunError::KeyFile { .. } => "key_file",
+            RunError::Refused { .. } => "refused",
+            RunError::Denied(_) => "denied",
+            RunError::PeerBusy(_) => "busy",
+            RunError::Unreachable(_) => "unreachable",
+            RunError::Unsupported(_) => "unsupported",
+            RunError::Interrupted => "interrupted",
+            RunError::Protocol(_) => "protocol",
+            RunError::Internal(_) => "internal",
+        }
+    }
 }
 
 impl From<EngineError> for RunError {
