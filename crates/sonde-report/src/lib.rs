@@ -17,6 +17,7 @@ pub mod ping_text;
 pub mod rate_format;
 pub mod tcp_text;
 pub mod udp_text;
+pub mod verbose_text;
 
 pub use iperf3_json::{tcp_to_iperf3, to_iperf3, udp_to_iperf3};
 pub use json::{error_json, result_json, Failed, JsonLayout};

@@ -4,8 +4,9 @@
 //! aborted), 2 a usage error (bad flag, bad value, bad config), 130
 //! interrupted by Ctrl-C (the partial result is still printed).
 
-use crate::{lab_cmd, ping_cmd, quickstart, run_cmd, serve_cmd, tcp_cmd, udp_cmd};
+use crate::{docs_cmd, lab_cmd, ping_cmd, quickstart, run_cmd, serve_cmd, tcp_cmd, udp_cmd};
 use clap::{Parser, Subcommand};
+use std::path::Path;
 use std::process::ExitCode;
 
 #[derive(Debug, Parser)]
@@ -13,12 +14,17 @@ use std::process::ExitCode;
     name = "sonde",
     version,
     about = "Network performance measurement: throughput, loss, latency; IPv6 first, IPv4 always",
+    // `-V` is iperf3's --verbose (tcp, udp); the version is `--version`.
+    disable_version_flag = true,
     propagate_version = true
 )]
 pub struct Cli {
-    /// More log output on stderr (repeat for more).
-    #[arg(short = 'v', long = "verbose", global = true, action = clap::ArgAction::Count)]
-    pub verbose: u8,
+    /// More log output on stderr (-vv for debug).
+    #[arg(short = 'v', global = true, action = clap::ArgAction::Count)]
+    pub log_level: u8,
+    /// Print the version.
+    #[arg(long, global = true, action = clap::ArgAction::Version)]
+    version: Option<bool>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -39,6 +45,21 @@ pub enum Command {
     Lab(lab_cmd::LabArgs),
     /// A quick end-to-end measurement on this machine (server in-process).
     Quickstart(quickstart::QuickstartArgs),
+    /// Print a shell completion script: bash, zsh, fish, elvish or powershell.
+    Completions(docs_cmd::CompletionsArgs),
+    /// Print the manual page (roff), generated from these flags.
+    Man,
+}
+
+impl Command {
+    /// `--logfile`, where the command has one.
+    pub fn logfile(&self) -> Option<&Path> {
+        match self {
+            Command::Tcp(a) => a.run.logfile.as_deref(),
+            Command::Udp(a) => a.run.logfile.as_deref(),
+            _ => None,
+        }
+    }
 }
 
 /// A failure with its exit code.
@@ -50,13 +71,24 @@ pub enum Failure {
     Interrupted,
 }
 
+impl Failure {
+    /// The failure in words, on one line.
+    pub fn message(&self) -> String {
+        match self {
+            Failure::Usage(e) | Failure::Run(e) => one_line(e),
+            Failure::Interrupted => "interrupted before the test began".to_string(),
+        }
+    }
+}
+
 impl<E: Into<anyhow::Error>> From<E> for Failure {
     fn from(e: E) -> Self {
         Failure::Run(e.into())
     }
 }
 
-/// Parses the command line; on error prints one line and returns code 2
+/// Parses the command line; on error prints clap's whole message (what
+/// is wrong, the usage line, where to find help) and returns code 2
 /// (help and version print in full and return 0).
 pub fn parse() -> Result<Cli, ExitCode> {
     Cli::try_parse().map_err(|e| {
@@ -73,9 +105,7 @@ pub fn parse() -> Result<Cli, ExitCode> {
                 }
             }
             _ => {
-                let rendered = e.render().to_string();
-                let first = rendered.lines().next().unwrap_or("invalid arguments");
-                eprintln!("sonde: {}", first.trim_start_matches("error: "));
+                let _ = e.print();
                 ExitCode::from(2)
             }
         }
@@ -83,17 +113,29 @@ pub fn parse() -> Result<Cli, ExitCode> {
 }
 
 pub fn init_logging(cli: &Cli) {
-    let default = match (&cli.command, cli.verbose) {
+    use tracing_subscriber::fmt::writer::BoxMakeWriter;
+    let default = match (&cli.command, cli.log_level) {
         (_, 2..) => "debug",
         (Command::Serve(_), _) | (_, 1) => "info",
         _ => "warn",
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("SONDE_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    // With --logfile the logs go to the file; one that cannot be opened
+    // is reported by the command, as a usage error.
+    let file = cli
+        .command
+        .logfile()
+        .and_then(|p| crate::sink::append(p).ok());
+    let ansi = file.is_none() && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let writer = match file {
+        Some(f) => BoxMakeWriter::new(std::sync::Mutex::new(f)),
+        None => BoxMakeWriter::new(std::io::stderr),
+    };
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_writer(writer)
+        .with_ansi(ansi)
         .with_target(false)
         .try_init();
 }
@@ -107,6 +149,8 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Run(a) => run_cmd::run(a),
         Command::Quickstart(a) => quickstart::run(a),
         Command::Lab(a) => lab_cmd::run(a),
+        Command::Completions(a) => docs_cmd::completions(a),
+        Command::Man => docs_cmd::man(),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,6 +1,7 @@
 //! `sonde`: flags in, a Spec to the engine, results out.
 
 mod cli;
+mod docs_cmd;
 mod lab_cmd;
 mod output;
 mod ping_cmd;
@@ -8,6 +9,7 @@ mod quickstart;
 mod run_args;
 mod run_cmd;
 mod serve_cmd;
+mod sink;
 mod tcp_cmd;
 mod udp_cmd;
 

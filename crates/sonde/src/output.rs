@@ -3,45 +3,69 @@
 //! own, the result printed as text or JSON at the end.
 
 use crate::cli::Failure;
-use crate::run_args::JsonFormat;
+use crate::run_args::{JsonFormat, RunArgs};
+use crate::sink::Sink;
 use sonde_model::{Event, TestResult, TestSpec};
-use sonde_report::{result_json, summary, JsonLayout, LiveText};
+use sonde_report::verbose_text::{stream_details, test_settings};
+use sonde_report::{
+    error_json, result_json, summary, with_rate_format, Failed, JsonLayout, LiveText, RateFormat,
+};
 use sonde_run::{Events, RunError, Stop};
-use std::io::Write;
 use std::thread::JoinHandle;
 
 /// How a command prints its test.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Default)]
 pub struct Output {
     pub json: Option<JsonFormat>,
-    /// Live lines (connection, intervals, answers) on standard output.
+    /// Live lines (connection, intervals, answers).
     pub live: bool,
     /// The spec was spelled with flags: a broken rule names the flag
     /// (a spec file's mistakes name its key).
     pub flags: bool,
+    /// `-V`: the settings before the test, the sockets after it.
+    pub verbose: bool,
+    /// `-f`: the unit of rates in the text.
+    pub rates: RateFormat,
+    /// The terminal, or `--logfile`'s file.
+    pub sink: Sink,
 }
 
-/// Runs `spec` with tcp/udp's output rule: live lines unless JSON.
-pub fn run_and_print(spec: &TestSpec, json: Option<JsonFormat>) -> Result<(), Failure> {
-    Output {
-        json,
-        live: json.is_none(),
+/// Runs `spec` with tcp/udp's output rule (live lines unless JSON) and
+/// their output flags.
+pub fn run_and_print(spec: &TestSpec, args: &RunArgs) -> Result<(), Failure> {
+    let output = Output {
+        json: args.json,
+        live: args.json.is_none(),
         flags: true,
-    }
-    .run(spec)
+        verbose: args.verbose,
+        rates: args.format.unwrap_or_default(),
+        sink: Sink::Terminal,
+    };
+    let sink = match Sink::open(args.logfile.as_deref()) {
+        Ok(sink) => sink,
+        Err(e) => return Err(output.fail(Some(spec), "invalid", e)),
+    };
+    Output { sink, ..output }.run(spec)
 }
 
 impl Output {
     /// Runs `spec`, printing as it goes and at the end; an interrupted
-    /// result is printed, then reported as [`Failure::Interrupted`].
+    /// result is printed, then reported as [`Failure::Interrupted`]. A
+    /// failure is printed as a JSON document when JSON was asked for.
     pub fn run(self, spec: &TestSpec) -> Result<(), Failure> {
+        if self.verbose && self.json.is_none() {
+            self.sink.out(&test_settings(spec))?;
+        }
         let events = Events::new();
         let printer = self.printer(spec, events.subscribe());
         let stop = interrupt_flag();
         let outcome = sonde_run::run(spec, &stop, &events);
         events.close();
         let _ = printer.join();
-        let result = outcome.map_err(|e| Failure::from_run(e, self.flags))?;
+        let result = match outcome {
+            Ok(result) => result,
+            Err(e) => return Err(self.failed_run(spec, e)),
+        };
         self.print(&result)?;
         if result.interrupted {
             return Err(Failure::Interrupted);
@@ -49,39 +73,74 @@ impl Output {
         Ok(())
     }
 
+    fn failed_run(&self, spec: &TestSpec, e: RunError) -> Failure {
+        let kind = e.kind();
+        let failure = Failure::from_run(e, self.flags);
+        self.fail(Some(spec), kind, failure)
+    }
+
+    /// Reports a failure where the output goes: with `-J` one JSON
+    /// document saying why (kind and message); with `--logfile` the
+    /// message is written in the file too. Returns the failure for its
+    /// exit code.
+    pub fn fail(&self, spec: Option<&TestSpec>, kind: &str, failure: Failure) -> Failure {
+        let message = failure.message();
+        if let Some(format) = self.json {
+            let host = sonde_engine::host_env::host_env();
+            let failed = Failed {
+                kind,
+                message: &message,
+                spec,
+                host: &host,
+            };
+            let _ = self
+                .sink
+                .out(&(error_json(&failed, layout(format)) + "\n"));
+        } else if self.sink.is_file() {
+            self.sink.err(&format!("sonde: {message}\n"));
+        }
+        failure
+    }
+
     /// The thread that prints live lines (when asked) and warnings.
-    fn printer(self, spec: &TestSpec, rx: std::sync::mpsc::Receiver<Event>) -> JoinHandle<()> {
+    fn printer(&self, spec: &TestSpec, rx: std::sync::mpsc::Receiver<Event>) -> JoinHandle<()> {
         let mut text = LiveText::for_spec(spec);
+        let (live, rates, sink) = (self.live, self.rates, self.sink.clone());
         std::thread::spawn(move || {
-            let (mut out, mut err) = (std::io::stdout(), std::io::stderr());
             for event in rx {
-                let lines = text.on_event(&event);
-                if self.live && !lines.stdout.is_empty() {
-                    let _ = out.write_all(lines.stdout.as_bytes());
-                    let _ = out.flush();
+                let lines = with_rate_format(rates, || text.on_event(&event));
+                if live && !lines.stdout.is_empty() {
+                    let _ = sink.out(&lines.stdout);
                 }
                 if !lines.stderr.is_empty() {
-                    let _ = err.write_all(lines.stderr.as_bytes());
+                    sink.err(&lines.stderr);
                 }
             }
         })
     }
 
-    /// The result: sonde's JSON, iperf3's layout, or the text summary.
-    fn print(self, result: &TestResult) -> Result<(), Failure> {
-        let mut out = std::io::stdout().lock();
-        match self.json {
-            Some(format) => {
-                let layout = match format {
-                    JsonFormat::Sonde => JsonLayout::Sonde,
-                    JsonFormat::Iperf3 => JsonLayout::Iperf3,
-                };
-                out.write_all(result_json(result, layout)?.as_bytes())?;
-                writeln!(out)?;
+    /// The result: sonde's JSON, iperf3's layout, or the text summary
+    /// (after the sockets with `-V`).
+    fn print(&self, result: &TestResult) -> Result<(), Failure> {
+        let text = match self.json {
+            Some(format) => result_json(result, layout(format))? + "\n",
+            None => {
+                let mut text = String::new();
+                if self.verbose {
+                    text.push_str(&stream_details(result));
+                }
+                text + &with_rate_format(self.rates, || summary(result))
             }
-            None => write!(out, "{}", summary(result))?,
-        }
+        };
+        self.sink.out(&text)?;
         Ok(())
+    }
+}
+
+fn layout(format: JsonFormat) -> JsonLayout {
+    match format {
+        JsonFormat::Sonde => JsonLayout::Sonde,
+        JsonFormat::Iperf3 => JsonLayout::Iperf3,
     }
 }
 

@@ -104,6 +104,7 @@ pub fn run(args: PingArgs) -> Result<(), Failure> {
         json: args.json.then_some(JsonFormat::Sonde),
         live: !args.json && !args.quiet,
         flags: true,
+        ..Output::default()
     };
     output.run(&TestSpec::Ping(args.to_spec()))
 }

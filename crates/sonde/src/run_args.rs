@@ -5,6 +5,8 @@
 
 use clap::Args;
 use sonde_model::{Direction, Dscp, IpFamily, PeerKind};
+use sonde_report::RateFormat;
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// A duration flag: `10s`, `500ms`, `5m`, or bare seconds (`10`), read by
@@ -17,6 +19,18 @@ pub fn duration(s: &str) -> Result<Duration, String> {
 pub struct RunArgs {
     /// The server: host name, IPv6 or IPv4 address.
     pub host: String,
+    /// More detail in the text output, as iperf3's -V: the test's
+    /// settings first, both hosts and every stream's sockets at the end.
+    #[arg(short = 'V', long)]
+    pub verbose: bool,
+    /// The unit of rates in the text output: k, m, g, t (bits per second)
+    /// or K, M, G, T (bytes per second); the unit that fits if not given.
+    #[arg(short = 'f', long, value_name = "UNIT")]
+    pub format: Option<RateFormat>,
+    /// Append the output (text or JSON) and the logs to FILE instead of
+    /// the terminal.
+    #[arg(long, value_name = "FILE")]
+    pub logfile: Option<PathBuf>,
     /// Server port.
     #[arg(short = 'p', long, default_value_t = 5201)]
     pub port: u16,
@@ -51,7 +65,7 @@ pub struct RunArgs {
     #[arg(short = '6', long = "ipv6")]
     pub ipv6: bool,
     /// A title for the output and the stored result.
-    #[arg(long)]
+    #[arg(short = 'T', long)]
     pub title: Option<String>,
     /// Print one JSON document: sonde's (docs/schema/result-v2.schema.json),
     /// or with `--json=iperf3` in iperf3's layout, for scripts written for iperf3.

@@ -77,15 +77,19 @@ fn read(path: &Path) -> std::io::Result<String> {
 }
 
 pub fn run(args: RunSpecArgs) -> Result<(), Failure> {
-    let name = args.file.display();
-    let text = read(&args.file).map_err(|e| Failure::Usage(anyhow!("{name}: {e}")))?;
-    let spec = parse_spec(&text).map_err(|e| Failure::Usage(anyhow!("{name}: {e}")))?;
-    Output {
+    let output = Output {
         json: args.json,
         live: args.json.is_none(),
         flags: false,
-    }
-    .run(&spec)
+        ..Output::default()
+    };
+    let name = args.file.display();
+    // A spec that cannot be read is reported like one the runner
+    // refuses: as JSON when JSON was asked for.
+    let invalid = |e: String| output.fail(None, "invalid", Failure::Usage(anyhow!("{name}: {e}")));
+    let text = read(&args.file).map_err(|e| invalid(e.to_string()))?;
+    let spec = parse_spec(&text).map_err(invalid)?;
+    output.clone().run(&spec)
 }
 
 #[cfg(test)]

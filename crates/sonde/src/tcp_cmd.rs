@@ -57,5 +57,5 @@ impl TcpArgs {
 }
 
 pub fn run(args: TcpArgs) -> Result<(), Failure> {
-    run_and_print(&TestSpec::Tcp(args.to_spec()), args.run.json)
+    run_and_print(&TestSpec::Tcp(args.to_spec()), &args.run)
 }

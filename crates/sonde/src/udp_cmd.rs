@@ -51,5 +51,5 @@ impl UdpArgs {
 }
 
 pub fn run(args: UdpArgs) -> Result<(), Failure> {
-    run_and_print(&TestSpec::Udp(args.to_spec()), args.run.json)
+    run_and_print(&TestSpec::Udp(args.to_spec()), &args.run)
 }
