@@ -1,5 +1,7 @@
-//! Bad input: one clear line on stderr, a non-zero exit (2 for usage
-//! errors), and a server that logs the problem and keeps serving.
+//! Bad input: a clear message on stderr — one line from sonde, or clap's
+//! whole message (what is wrong, the usage line, where to find help) for
+//! a flag clap itself refuses — a non-zero exit (2 for usage errors), and
+//! a server that logs the problem and keeps serving.
 
 mod common;
 use common::{sonde, stderr, tcp, tcp_json, ServerProc};
@@ -7,6 +9,9 @@ use common::{sonde, stderr, tcp, tcp_json, ServerProc};
 fn one_line_error(o: &std::process::Output, code: i32, needle: &str) {
     let err = stderr(o);
     assert_eq!(o.status.code(), Some(code), "exit code; stderr: {err}");
+    if err.starts_with("error: ") {
+        return clap_error(o, needle);
+    }
     assert_eq!(
         err.trim().lines().count(),
         1,
@@ -14,6 +19,44 @@ fn one_line_error(o: &std::process::Output, code: i32, needle: &str) {
     );
     assert!(err.starts_with("sonde: "), "{err}");
     assert!(err.contains(needle), "stderr should name '{needle}': {err}");
+}
+
+/// clap's whole message: the error naming `needle`, then where to find
+/// help; exit code 2.
+fn clap_error(o: &std::process::Output, needle: &str) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "exit code; stderr: {err}");
+    let first = err.lines().next().unwrap_or_default();
+    assert!(first.starts_with("error: "), "{err}");
+    assert!(first.contains(needle), "the first line should name '{needle}': {err}");
+    assert!(err.contains("For more information, try '--help'."), "{err}");
+    assert!(o.stdout.is_empty(), "nothing on stdout");
+}
+
+#[test]
+fn clap_s_errors_are_printed_whole() {
+    // A missing argument names it and shows the usage line.
+    let o = sonde().arg("tcp").output().unwrap();
+    clap_error(&o, "required arguments were not provided");
+    let err = stderr(&o);
+    assert!(err.contains("<HOST>"), "{err}");
+    assert!(err.contains("Usage: sonde tcp"), "{err}");
+    // Each kind of refusal clap makes, by the flag or value it names.
+    let cases: [(&[&str], &str); 6] = [
+        (&["udp"], "required arguments"),
+        (&["tcp", "::1", "--no-such-flag"], "--no-such-flag"),
+        (&["tcp", "::1", "-P", "many"], "'many'"),
+        (&["tcp", "::1", "-R", "--bidir"], "cannot be used with"),
+        (&["tcp", "::1", "--peer", "ftp"], "'ftp'"),
+        (&["nosuchcommand"], "nosuchcommand"),
+    ];
+    for (args, needle) in cases {
+        clap_error(&sonde().args(args).output().unwrap(), needle);
+    }
+    // A command with no subcommand shows the help, exit 2.
+    let o = sonde().output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("Usage: sonde"), "{}", stderr(&o));
 }
 
 #[test]

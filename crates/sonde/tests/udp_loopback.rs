@@ -109,7 +109,10 @@ fn bad_udp_input_is_a_usage_error() {
         let out = sonde().args(["udp", "::1"]).args(&args).output().unwrap();
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        // sonde's own check: one line; clap's: its whole message.
+        if !err.starts_with("error: ") {
+            assert_eq!(err.trim().lines().count(), 1, "{err}");
+        }
         assert!(err.contains(needle), "{args:?}: {err}");
     }
 }
