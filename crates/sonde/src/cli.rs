@@ -47,8 +47,8 @@ pub enum Command {
     Quickstart(quickstart::QuickstartArgs),
     /// Print a shell completion script: bash, zsh, fish, elvish or powershell.
     Completions(docs_cmd::CompletionsArgs),
-    /// Print the manual page (roff), generated from these flags.
-    Man,
+    /// Print a manual page (roff), generated from these flags.
+    Man(docs_cmd::ManArgs),
 }
 
 impl Command {
@@ -150,7 +150,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Quickstart(a) => quickstart::run(a),
         Command::Lab(a) => lab_cmd::run(a),
         Command::Completions(a) => docs_cmd::completions(a),
-        Command::Man => docs_cmd::man(),
+        Command::Man(a) => docs_cmd::man(a),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
