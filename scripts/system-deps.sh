@@ -6,6 +6,8 @@
 #   ethtool    turns offloads off on lab links
 #   nftables   policers, remarking and loss injection (lab)
 #   iputils-ping  the system ping that sonde's RTT is compared with
+#   zsh, fish  check that `sonde completions zsh|fish` parses
+#   groff      checks that `sonde man` pages read without warnings
 set -euo pipefail
 
 need=()
@@ -15,6 +17,9 @@ command -v tc >/dev/null 2>&1 || need+=(iproute2)
 command -v ethtool >/dev/null 2>&1 || need+=(ethtool)
 command -v nft >/dev/null 2>&1 || need+=(nftables)
 command -v ping >/dev/null 2>&1 || need+=(iputils-ping)
+command -v zsh >/dev/null 2>&1 || need+=(zsh)
+command -v fish >/dev/null 2>&1 || need+=(fish)
+command -v groff >/dev/null 2>&1 || need+=(groff-base)
 
 if [ "${#need[@]}" -gt 0 ]; then
     if [ "$(id -u)" -ne 0 ]; then

@@ -6,6 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/system-deps.sh
+bash scripts/python-deps.sh
 cargo fmt --all -- --check
 cargo clippy --locked --workspace --all-targets -q -- -D warnings
 cargo test --locked --workspace
