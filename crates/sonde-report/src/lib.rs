@@ -22,8 +22,8 @@ pub mod verbose_text;
 pub use iperf3_json::{tcp_to_iperf3, to_iperf3, udp_to_iperf3};
 pub use json::{error_json, result_json, Failed, JsonLayout};
 pub use live_text::{LiveLines, LiveText};
-pub use rate_format::{with_rate_format, RateFormat};
 pub use ping_text::{latency_lines, ping_header, ping_reply_line, ping_summary};
+pub use rate_format::{with_rate_format, RateFormat};
 pub use tcp_text::tcp_summary;
 pub use udp_text::udp_summary;
 

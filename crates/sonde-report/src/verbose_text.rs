@@ -132,8 +132,14 @@ mod tests {
         let r = sonde_model::load_result(&std::fs::read_to_string(path).unwrap()).unwrap();
         let text = stream_details(&r);
         let s = &r.streams[0];
-        assert!(text.contains(&format!("client {} -> ", s.client_socket.local)), "{text}");
-        assert!(text.contains(&format!("server {} -> ", s.server_socket.local)), "{text}");
+        assert!(
+            text.contains(&format!("client {} -> ", s.client_socket.local)),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("server {} -> ", s.server_socket.local)),
+            "{text}"
+        );
         assert_eq!(text.lines().count(), 3 + 2 * r.streams.len(), "{text}");
     }
 }

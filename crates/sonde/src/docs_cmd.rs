@@ -3,8 +3,8 @@
 //! parse the command line, so they never fall behind a flag.
 
 use crate::cli::{Cli, Failure};
-use clap::{Args, CommandFactory};
 use anyhow::anyhow;
+use clap::{Args, CommandFactory};
 use clap_complete::Shell;
 use std::path::PathBuf;
 

@@ -93,9 +93,7 @@ impl Output {
                 spec,
                 host: &host,
             };
-            let _ = self
-                .sink
-                .out(&(error_json(&failed, layout(format)) + "\n"));
+            let _ = self.sink.out(&(error_json(&failed, layout(format)) + "\n"));
         } else if self.sink.is_file() {
             self.sink.err(&format!("sonde: {message}\n"));
         }

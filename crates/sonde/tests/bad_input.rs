@@ -28,7 +28,10 @@ fn clap_error(o: &std::process::Output, needle: &str) {
     assert_eq!(o.status.code(), Some(2), "exit code; stderr: {err}");
     let first = err.lines().next().unwrap_or_default();
     assert!(first.starts_with("error: "), "{err}");
-    assert!(first.contains(needle), "the first line should name '{needle}': {err}");
+    assert!(
+        first.contains(needle),
+        "the first line should name '{needle}': {err}"
+    );
     assert!(err.contains("For more information, try '--help'."), "{err}");
     assert!(o.stdout.is_empty(), "nothing on stdout");
 }

@@ -50,7 +50,10 @@ fn iperf3_failure(args: &[&str], code: i32, needle: &str) -> Value {
     let error = doc["error"].as_str().unwrap_or_default();
     assert!(error.contains(needle), "{args:?}: {doc}");
     assert_eq!(doc["start"]["connected"], serde_json::json!([]), "{doc}");
-    assert!(doc["start"]["version"].as_str().unwrap().starts_with("sonde "));
+    assert!(doc["start"]["version"]
+        .as_str()
+        .unwrap()
+        .starts_with("sonde "));
     assert_eq!(doc["intervals"], serde_json::json!([]));
     assert_eq!(doc["end"], serde_json::json!({}));
     doc
@@ -64,13 +67,22 @@ fn a_refused_connection_is_a_json_document_in_either_layout() {
         assert_eq!(doc["test"], test);
         assert_eq!(doc["spec"]["port"], 17399);
         iperf3_failure(&[&base[..], &["--json=iperf3"]].concat(), 1, "refused");
-        iperf3_failure(&[&base[..], &["--json=iperf3", "-R"]].concat(), 1, "refused");
+        iperf3_failure(
+            &[&base[..], &["--json=iperf3", "-R"]].concat(),
+            1,
+            "refused",
+        );
     }
 }
 
 #[test]
 fn a_usage_error_found_by_the_check_is_a_json_document() {
-    let doc = sonde_failure(&["tcp", "::1", "-P", "0", "-J"], 2, "invalid", "-P/--parallel");
+    let doc = sonde_failure(
+        &["tcp", "::1", "-P", "0", "-J"],
+        2,
+        "invalid",
+        "-P/--parallel",
+    );
     assert_eq!(doc["spec"]["parallel"], 0);
     iperf3_failure(&["udp", "::1", "-l", "16", "--json=iperf3"], 2, "length");
     sonde_failure(&["ping", "::1", "-i", "0s", "-J"], 2, "invalid", "interval");
@@ -87,8 +99,17 @@ fn a_usage_error_found_by_the_check_is_a_json_document() {
     let file = std::env::temp_dir().join(format!("sonde-cli-{}.toml", std::process::id()));
     let spec = format!("test = \"tcp\"\nhost = \"127.0.0.1\"\nport = {CLOSED}\ntime_s = 1\n");
     std::fs::write(&file, spec).unwrap();
-    sonde_failure(&["run", file.to_str().unwrap(), "-J"], 1, "unreachable", "refused");
-    iperf3_failure(&["run", file.to_str().unwrap(), "--json=iperf3"], 1, "refused");
+    sonde_failure(
+        &["run", file.to_str().unwrap(), "-J"],
+        1,
+        "unreachable",
+        "refused",
+    );
+    iperf3_failure(
+        &["run", file.to_str().unwrap(), "--json=iperf3"],
+        1,
+        "refused",
+    );
 }
 
 #[test]
@@ -112,7 +133,11 @@ fn a_server_s_refusal_is_a_json_document() {
 fn without_json_a_failure_prints_nothing_on_stdout() {
     let o = run(&["tcp", "127.0.0.1", "-p", CLOSED]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(o.stdout.is_empty(), "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(
+        o.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
     assert!(stderr(&o).starts_with("sonde: "), "{}", stderr(&o));
 }
 
@@ -142,7 +167,9 @@ fn verbose_adds_the_settings_and_every_stream_s_sockets() {
         .filter(|l| l.contains("] client [::1]:") || l.contains("] server [::1]:"))
         .collect();
     assert_eq!(sockets.len(), 4, "{verbose}");
-    assert!(sockets.iter().all(|l| l.contains("mss ") && l.contains("cc ")));
+    assert!(sockets
+        .iter()
+        .all(|l| l.contains("mss ") && l.contains("cc ")));
     // The version is --version, not -V.
     let v = run(&["--version"]);
     assert!(String::from_utf8_lossy(&v.stdout).starts_with("sonde "));
@@ -184,12 +211,22 @@ fn format_fixes_the_unit_of_every_rate() {
             .join("\n");
         let found = rates(&measured);
         assert!(found.len() >= 3, "{args:?}: {text}");
-        assert!(found.iter().all(|(_, u)| u == unit), "{args:?}: {found:?}\n{text}");
+        assert!(
+            found.iter().all(|(_, u)| u == unit),
+            "{args:?}: {found:?}\n{text}"
+        );
         if test == "udp" {
             // 8 Mbit/s offered and received on loopback: in the fixed unit.
-            let expect = if letter == "m" { 8.0 } else { 8e6 / 8.0 / 1024.0 };
+            let expect = if letter == "m" {
+                8.0
+            } else {
+                8e6 / 8.0 / 1024.0
+            };
             let last = found.last().unwrap().0;
-            assert!((last - expect).abs() / expect < 0.05, "{args:?}: {last} {unit}\n{text}");
+            assert!(
+                (last - expect).abs() / expect < 0.05,
+                "{args:?}: {last} {unit}\n{text}"
+            );
         }
     }
     let o = run(&["tcp", "::1", "-f", "x"]);
@@ -208,12 +245,29 @@ fn logfile_takes_the_output_appended() {
     let path = file.to_str().unwrap();
     let o = run(&["tcp", "::1", "-p", &port, "-t", "1s", "--logfile", path]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(o.stdout.is_empty(), "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(
+        o.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(text.starts_with("before\n"), "appended: {text}");
-    assert!(text.contains("Connected to") && text.contains("goodput"), "{text}");
+    assert!(
+        text.contains("Connected to") && text.contains("goodput"),
+        "{text}"
+    );
     // JSON goes there too, after what was there.
-    let o = run(&["udp", "::1", "-p", &port, "-t", "1s", "-J", "--logfile", path]);
+    let o = run(&[
+        "udp",
+        "::1",
+        "-p",
+        &port,
+        "-t",
+        "1s",
+        "-J",
+        "--logfile",
+        path,
+    ]);
     assert!(o.status.success() && o.stdout.is_empty(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&file).unwrap();
     let doc = &text[text.find("\n{").expect("a JSON document") + 1..];
@@ -223,21 +277,49 @@ fn logfile_takes_the_output_appended() {
     let o = run(&["tcp", "127.0.0.1", "-p", CLOSED, "--logfile", path]);
     assert_eq!(o.status.code(), Some(1));
     let text = std::fs::read_to_string(&file).unwrap();
-    assert!(text.trim_end().ends_with("Connection refused (os error 111)"), "{text}");
+    assert!(
+        text.trim_end()
+            .ends_with("Connection refused (os error 111)"),
+        "{text}"
+    );
     // A file that cannot be opened is a usage error naming it.
     let o = run(&["tcp", "::1", "--logfile", "/nonexistent-dir/x.log"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("/nonexistent-dir/x.log"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("/nonexistent-dir/x.log"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
 fn capital_t_is_the_title() {
     let server = ServerProc::start(&["--no-reflector"]);
     let port = server.port.to_string();
-    let o = run(&["tcp", "::1", "-p", &port, "-t", "1s", "-T", "home link", "-J"]);
+    let o = run(&[
+        "tcp",
+        "::1",
+        "-p",
+        &port,
+        "-t",
+        "1s",
+        "-T",
+        "home link",
+        "-J",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(json(&o)["title"], "home link");
-    let o = run(&["udp", "::1", "-p", &port, "-t", "1s", "-T", "wifi", "--json=iperf3"]);
+    let o = run(&[
+        "udp",
+        "::1",
+        "-p",
+        &port,
+        "-t",
+        "1s",
+        "-T",
+        "wifi",
+        "--json=iperf3",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(json(&o)["title"], "wifi");
 }

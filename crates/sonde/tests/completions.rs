@@ -19,7 +19,8 @@ fn parses(shell: &str, check: &[&str], script: &str) {
         eprintln!("{shell} is not installed: syntax not checked");
         return;
     }
-    let file = std::env::temp_dir().join(format!("sonde-completion-{}.{shell}", std::process::id()));
+    let file =
+        std::env::temp_dir().join(format!("sonde-completion-{}.{shell}", std::process::id()));
     std::fs::write(&file, script).unwrap();
     let o = Command::new(shell).args(check).arg(&file).output().unwrap();
     assert!(
@@ -32,17 +33,33 @@ fn parses(shell: &str, check: &[&str], script: &str) {
 #[test]
 fn completions_name_every_command_and_flag() {
     let bash = generated(&["completions", "bash"]);
-    for word in ["--bitrate", "--json", "--logfile", "--format", "tcp", "udp", "ping", "serve"] {
+    for word in [
+        "--bitrate",
+        "--json",
+        "--logfile",
+        "--format",
+        "tcp",
+        "udp",
+        "ping",
+        "serve",
+    ] {
         assert!(bash.contains(word), "bash completion lacks {word}");
     }
     parses("bash", &["-n"], &bash);
     let zsh = generated(&["completions", "zsh"]);
-    assert!(zsh.starts_with("#compdef sonde"), "{}", &zsh[..80.min(zsh.len())]);
+    assert!(
+        zsh.starts_with("#compdef sonde"),
+        "{}",
+        &zsh[..80.min(zsh.len())]
+    );
     assert!(zsh.contains("--bitrate"));
     parses("zsh", &["-n"], &zsh);
     let fish = generated(&["completions", "fish"]);
     assert!(fish.contains("complete -c sonde"));
-    assert!(fish.contains("-l bitrate"), "fish completion lacks --bitrate");
+    assert!(
+        fish.contains("-l bitrate"),
+        "fish completion lacks --bitrate"
+    );
     parses("fish", &["--no-execute"], &fish);
     // An unknown shell is a usage error naming it.
     let o = sonde().args(["completions", "tcsh"]).output().unwrap();
@@ -71,14 +88,34 @@ fn groff_warnings(roff: &str) -> Option<String> {
 fn the_man_pages_are_roff_for_every_command() {
     let man = generated(&["man"]);
     assert!(man.contains(".TH sonde 1"), "no .TH line");
-    for see in ["sonde\\-tcp(1)", "sonde\\-udp(1)", "sonde\\-ping(1)", "sonde\\-serve(1)"] {
+    for see in [
+        "sonde\\-tcp(1)",
+        "sonde\\-udp(1)",
+        "sonde\\-ping(1)",
+        "sonde\\-serve(1)",
+    ] {
         assert!(man.contains(see), "sonde(1) does not point to {see}");
     }
-    let pages = ["tcp", "udp", "ping", "serve", "run", "lab", "completions", "man"];
+    let pages = [
+        "tcp",
+        "udp",
+        "ping",
+        "serve",
+        "run",
+        "lab",
+        "completions",
+        "man",
+    ];
     for page in pages {
         let roff = generated(&["man", page]);
-        assert!(roff.contains(&format!(".TH sonde-{page} 1")), "sonde man {page}");
-        assert!(roff.contains(&format!("\\fBsonde {page}\\fR")), "synopsis of {page}");
+        assert!(
+            roff.contains(&format!(".TH sonde-{page} 1")),
+            "sonde man {page}"
+        );
+        assert!(
+            roff.contains(&format!("\\fBsonde {page}\\fR")),
+            "synopsis of {page}"
+        );
         if let Some(w) = groff_warnings(&roff) {
             assert!(w.is_empty(), "groff warns on sonde-{page}(1): {w}");
         }

@@ -69,9 +69,18 @@ fn the_snapshots_name_the_flags_iperf3_users_reach_for() {
     // A snapshot blessed by mistake without them would pass the test
     // above: these stay whatever else changes.
     let tcp = std::fs::read_to_string(snapshot("tcp")).unwrap();
-    for flag in ["-V, --verbose", "-f, --format", "--logfile", "-T, --title", "-J, --json"] {
+    for flag in [
+        "-V, --verbose",
+        "-f, --format",
+        "--logfile",
+        "-T, --title",
+        "-J, --json",
+    ] {
         assert!(tcp.contains(flag), "help-tcp.txt lacks {flag}");
     }
     let top = std::fs::read_to_string(snapshot("")).unwrap();
-    assert!(top.contains("--version") && top.contains("completions"), "{top}");
+    assert!(
+        top.contains("--version") && top.contains("completions"),
+        "{top}"
+    );
 }

@@ -169,7 +169,10 @@ fn consumers(doc: &[u8], status: i32, what: &str) -> serde_json::Value {
     let file = dir.join(format!("{}.json", what.replace([' ', '/'], "_")));
     std::fs::write(&file, doc).unwrap();
     let o = Command::new("python3")
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/iperf3_consumers.py"))
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/iperf3_consumers.py"
+        ))
         .arg(&file)
         .arg(status.to_string())
         .output()
@@ -184,7 +187,10 @@ fn num(v: &serde_json::Value) -> f64 {
 
 /// `a` and `b` equal to a part in a million (a reader's unit conversion).
 fn same(a: f64, b: f64, what: &str) {
-    assert!((a - b).abs() <= 1e-6 * b.abs().max(1.0), "{what}: {a} vs {b}");
+    assert!(
+        (a - b).abs() <= 1e-6 * b.abs().max(1.0),
+        "{what}: {a} vs {b}"
+    );
 }
 
 #[test]
@@ -226,12 +232,23 @@ fn the_pypi_package_and_pscheduler_read_every_document() {
             assert_eq!(pypi["sent_bytes"], sent["bytes"], "{what}");
             assert_eq!(pypi["received_bytes"], received["bytes"], "{what}");
             assert_eq!(pypi["retransmits"], sent["retransmits"], "{what}");
-            same(num(&pypi["sent_Mbps"]), num(&sent["bits_per_second"]) / 1e6, &what);
-            same(num(&pypi["received_Mbps"]), num(&received["bits_per_second"]) / 1e6, &what);
+            same(
+                num(&pypi["sent_Mbps"]),
+                num(&sent["bits_per_second"]) / 1e6,
+                &what,
+            );
+            same(
+                num(&pypi["received_Mbps"]),
+                num(&received["bits_per_second"]) / 1e6,
+                &what,
+            );
             // TCP delivers what was sent: within the bytes still in flight
             // when the sender stopped (far less than a tenth in a second).
             let (s, r) = (num(&pypi["sent_bytes"]), num(&pypi["received_bytes"]));
-            assert!(r > 0.0 && r <= s && r > 0.9 * s, "{what}: sent {s} received {r}");
+            assert!(
+                r > 0.0 && r <= s && r > 0.9 * s,
+                "{what}: sent {s} received {r}"
+            );
         } else {
             let sum = &end["sum"];
             for k in ["bytes", "packets", "lost_packets"] {
@@ -239,7 +256,11 @@ fn the_pypi_package_and_pscheduler_read_every_document() {
             }
             same(num(&pypi["jitter_ms"]), num(&sum["jitter_ms"]), &what);
             same(num(&pypi["lost_percent"]), num(&sum["lost_percent"]), &what);
-            same(num(&pypi["Mbps"]), num(&sum["bits_per_second"]) / 1e6, &what);
+            same(
+                num(&pypi["Mbps"]),
+                num(&sum["bits_per_second"]) / 1e6,
+                &what,
+            );
             // 10 Mbit/s of 1400-byte payloads for 1 s: 893 packets.
             let packets = num(&pypi["packets"]);
             assert!((packets - 893.0).abs() <= 45.0, "{what}: {packets} packets");
@@ -260,7 +281,10 @@ fn the_pypi_package_and_pscheduler_read_every_document() {
             assert_eq!(n, streams * per_direction, "{what}");
         }
         let summary = &ps["summary"]["summary"];
-        assert_eq!(summary["throughput-bits"], end["sum_sent"]["bits_per_second"]);
+        assert_eq!(
+            summary["throughput-bits"],
+            end["sum_sent"]["bits_per_second"]
+        );
         assert_eq!(summary["throughput-bytes"], end["sum_sent"]["bytes"]);
         let stream_summaries = ps["summary"]["streams"].as_array().unwrap();
         assert_eq!(stream_summaries.len(), streams * per_direction, "{what}");
@@ -268,13 +292,23 @@ fn the_pypi_package_and_pscheduler_read_every_document() {
             assert!(summary["retransmits"].is_u64(), "{what}: {summary}");
             assert!(stream_summaries.iter().all(|s| s["rtt"].is_u64()), "{what}");
         } else {
-            assert!(stream_summaries.iter().all(|s| s["lost"].is_u64() && s["jitter"].is_f64()));
+            assert!(stream_summaries
+                .iter()
+                .all(|s| s["lost"].is_u64() && s["jitter"].is_f64()));
         }
     }
     // A failure: both read `error`, as they do iperf3's.
     for proto in ["tcp", "udp"] {
         let o = sonde()
-            .args([proto, "127.0.0.1", "-p", "17398", "-t", "1s", "--json=iperf3"])
+            .args([
+                proto,
+                "127.0.0.1",
+                "-p",
+                "17398",
+                "-t",
+                "1s",
+                "--json=iperf3",
+            ])
             .output()
             .unwrap();
         let status = o.status.code().unwrap();
