@@ -64,6 +64,12 @@ impl Output {
         let _ = printer.join();
         let result = match outcome {
             Ok(result) => result,
+            // Ctrl-C cut the set-up short (a wait ended by the signal
+            // reports itself as a failed call): an interruption.
+            Err(e) if stop.is_stopped() && !e.is_usage() => {
+                tracing::debug!(error = %e, "stopped before the test began");
+                return Err(self.failed_run(spec, RunError::Interrupted));
+            }
             Err(e) => return Err(self.failed_run(spec, e)),
         };
         self.print(&result)?;

@@ -130,6 +130,53 @@ fn a_server_s_refusal_is_a_json_document() {
 }
 
 #[test]
+fn ctrl_c_before_the_test_began_is_a_json_document() {
+    // A server that takes the connection and never answers: sonde waits
+    // in the handshake until Ctrl-C.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port().to_string();
+    for (flag, kind_at) in [("-J", "/error/kind"), ("--json=iperf3", "")] {
+        let child = sonde()
+            .args(["tcp", "127.0.0.1", "-p", &port, flag])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let o = common::interrupt_after(child, std::time::Duration::from_millis(1500));
+        assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+        let doc = json(&o);
+        if kind_at.is_empty() {
+            assert_eq!(doc["error"], "interrupted before the test began", "{doc}");
+        } else {
+            assert_eq!(doc.pointer(kind_at).unwrap(), "interrupted", "{doc}");
+            assert_valid(&validator("error-v2.schema.json"), &doc);
+        }
+    }
+    // With --logfile the logs go to the file too (-vv: debug).
+    let file = std::env::temp_dir().join(format!("sonde-ctrl-c-{}.log", std::process::id()));
+    let _ = std::fs::remove_file(&file);
+    let child = sonde()
+        .args(["tcp", "127.0.0.1", "-p", &port, "-vv", "--logfile"])
+        .arg(&file)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let o = common::interrupt_after(child, std::time::Duration::from_millis(1500));
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.contains("DEBUG") && text.contains("stopped before the test began"),
+        "{text}"
+    );
+    assert!(
+        text.contains("sonde: interrupted before the test began"),
+        "{text}"
+    );
+    drop(silent);
+}
+
+#[test]
 fn without_json_a_failure_prints_nothing_on_stdout() {
     let o = run(&["tcp", "127.0.0.1", "-p", CLOSED]);
     assert_eq!(o.status.code(), Some(1));
