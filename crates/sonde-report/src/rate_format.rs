@@ -9,7 +9,6 @@
 //! one output agrees without each function taking a parameter.
 
 use std::cell::Cell;
-use std::fmt;
 use std::str::FromStr;
 
 /// A fixed unit for rates, or the one that fits.
@@ -72,16 +71,6 @@ impl RateFormat {
             2
         };
         format!("{value:.digits$} {unit}")
-    }
-}
-
-impl fmt::Display for RateFormat {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RateFormat::Auto => f.write_str("auto"),
-            RateFormat::Bits(p) => f.write_str(BIT_UNITS[usize::from(*p.min(&4))]),
-            RateFormat::Bytes(p) => f.write_str(BYTE_UNITS[usize::from(*p.min(&4))]),
-        }
     }
 }
 
