@@ -55,17 +55,22 @@ pub fn test_settings(spec: &TestSpec) -> String {
     line
 }
 
-/// One socket: `[::1]:40000 -> [::1]:5201 mss 32768, sndbuf 2.50 MiB, …`.
+/// One socket: `[::1]:40000 -> [::1]:5201: sndbuf 2.50 MiB, rcvbuf 128
+/// KiB, mss 32768, cc cubic` (MSS and cc where known: TCP).
 fn socket(s: &SocketInForce) -> String {
     let mut text = format!(
-        "{} -> {}: mss {}, sndbuf {}, rcvbuf {}, cc {}",
+        "{} -> {}: sndbuf {}, rcvbuf {}",
         s.local,
         s.remote,
-        s.mss_bytes.map_or_else(|| "?".into(), |m| m.to_string()),
         ByteSize::from_bytes(s.sndbuf_bytes),
         ByteSize::from_bytes(s.rcvbuf_bytes),
-        s.congestion.as_deref().unwrap_or("?"),
     );
+    if let Some(m) = s.mss_bytes {
+        let _ = write!(text, ", mss {m}");
+    }
+    if let Some(cc) = &s.congestion {
+        let _ = write!(text, ", cc {cc}");
+    }
     if let Some(d) = s.dscp {
         let _ = write!(text, ", dscp {d}");
     }

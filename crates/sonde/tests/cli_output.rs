@@ -35,6 +35,24 @@ fn verbose_adds_the_settings_and_every_stream_s_sockets() {
     assert!(sockets
         .iter()
         .all(|l| l.contains("mss ") && l.contains("cc ")));
+    // UDP: its rate and profile first; its sockets have no MSS or cc.
+    let o = run(&["udp", "::1", "-p", &port, "-t", "1s", "-b", "2M", "-V"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.starts_with("Starting Test: protocol: UDP, 1 streams, 1400 byte blocks"),
+        "{text}"
+    );
+    assert!(text.contains("2.00 Mbit/s (cbr) per stream"), "{text}");
+    let sockets: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("] client [::1]:"))
+        .collect();
+    assert_eq!(sockets.len(), 1, "{text}");
+    assert!(
+        sockets[0].contains("sndbuf ") && !sockets[0].contains("mss"),
+        "{text}"
+    );
     // The version is --version, not -V.
     let v = run(&["--version"]);
     assert!(String::from_utf8_lossy(&v.stdout).starts_with("sonde "));
