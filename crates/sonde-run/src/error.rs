@@ -143,4 +143,50 @@ mod tests {
             RunError::PeerBusy(_)
         ));
     }
+
+    #[test]
+    fn every_kind_is_one_the_error_schema_names() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/schema/error-v2.schema.json"
+        );
+        let schema: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let documented = &schema["properties"]["error"]["properties"]["kind"]["enum"];
+        let every = [
+            RunError::Invalid(SpecError {
+                field: "time_s",
+                reason: "0".into(),
+            }),
+            RunError::KeyFile {
+                path: "k".into(),
+                reason: "missing".into(),
+            },
+            RunError::Refused {
+                limit: Limit::MaxDuration,
+                value: "5m".into(),
+                requested: "10m".into(),
+            },
+            RunError::Denied(Refusal::Busy {
+                max_concurrent_tests: 1,
+            }),
+            RunError::PeerBusy("busy".into()),
+            RunError::Unreachable(EngineError::PeerBusy),
+            RunError::Unsupported("x".into()),
+            RunError::Interrupted,
+            RunError::Protocol(EngineError::PeerBusy),
+            RunError::Internal(EngineError::PeerBusy),
+        ];
+        let kinds: Vec<&str> = every.iter().map(RunError::kind).collect();
+        let listed: Vec<&str> = documented
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k.as_str().unwrap())
+            .collect();
+        assert_eq!(
+            kinds, listed,
+            "RunError::kind and docs/schema/error-v2.schema.json"
+        );
+    }
 }
