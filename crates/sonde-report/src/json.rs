@@ -43,19 +43,26 @@ pub struct Failed<'a> {
 /// `title`, `spec` when known) and `error: {kind, message}`
 /// (docs/schema/error-v2.schema.json). iperf3's: what `iperf3 -J` prints
 /// when a test fails — `start` with no connection, empty `intervals` and
-/// `end`, and `error` as a string.
+/// `end`, `error` as a string, and `title` when the spec has one.
 pub fn error_json(failed: &Failed<'_>, layout: JsonLayout) -> String {
     let doc = match layout {
-        JsonLayout::Iperf3 => json!({
-            "start": {
-                "connected": [],
-                "version": format!("sonde {SONDE_VERSION}"),
-                "system_info": system_info(failed.host),
-            },
-            "intervals": [],
-            "end": {},
-            "error": failed.message,
-        }),
+        JsonLayout::Iperf3 => {
+            let mut doc = json!({
+                "start": {
+                    "connected": [],
+                    "version": format!("sonde {SONDE_VERSION}"),
+                    "system_info": system_info(failed.host),
+                },
+                "intervals": [],
+                "end": {},
+                "error": failed.message,
+            });
+            // iperf3 writes the title on a failure's document too.
+            if let Some(title) = failed.spec.and_then(TestSpec::title) {
+                doc["title"] = json!(title);
+            }
+            doc
+        }
         JsonLayout::Sonde => {
             let mut doc = Map::new();
             doc.insert("format_version".into(), json!(RESULT_FORMAT_VERSION));
@@ -138,6 +145,17 @@ mod error_tests {
         assert_eq!(doc["start"]["system_info"], "Linux box 6.1.0");
         assert_eq!(doc["intervals"], json!([]));
         assert_eq!(doc["end"], json!({}));
+        assert!(doc.get("title").is_none(), "{doc}");
+        let spec: TestSpec =
+            serde_json::from_str(r#"{"test": "tcp", "host": "::1", "title": "home"}"#).unwrap();
+        let failed = Failed {
+            kind: "refused",
+            message: "no",
+            spec: Some(&spec),
+            host: &host,
+        };
+        let doc: Value = serde_json::from_str(&error_json(&failed, JsonLayout::Iperf3)).unwrap();
+        assert_eq!(doc["title"], "home");
     }
 
     #[test]
