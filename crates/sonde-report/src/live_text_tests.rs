@@ -205,7 +205,7 @@ fn connected_lines_name_the_server_and_for_udp_the_load() {
 }
 
 #[test]
-fn ping_lines_are_those_of_sonde_0_1() {
+fn ping_lines_are_those_of_iputils() {
     let spec = TestSpec::Ping(PingSpec {
         host: "localhost".into(),
         ..PingSpec::default()
@@ -230,10 +230,11 @@ fn ping_lines_are_those_of_sonde_0_1() {
         forward_ms: None,
         backward_ms: None,
         dwell_ms: None,
+        received_unix_s: None,
     };
     assert_eq!(
         live.on_event(&Event::Reply(reply)).stdout,
-        "64 bytes from ::1: seq=3 ttl=64 time=0.046 ms (DUP!)\n"
+        "64 bytes from ::1: icmp_seq=3 ttl=64 time=0.046 ms (DUP!)\n"
     );
 
     let stamp = TestSpec::Ping(PingSpec {
@@ -258,6 +259,7 @@ fn ping_lines_are_those_of_sonde_0_1() {
         forward_ms: Some(0.04),
         backward_ms: Some(0.05),
         dwell_ms: Some(0.0123),
+        received_unix_s: None,
     };
     assert_eq!(
         live.on_event(&Event::Reply(reply)).stdout,
@@ -300,6 +302,7 @@ fn warnings_go_to_stderr_and_the_end_prints_nothing() {
         forward_ms: None,
         backward_ms: None,
         dwell_ms: None,
+        received_unix_s: None,
     };
     assert!(live.on_event(&Event::Reply(reply)).is_empty());
 }
