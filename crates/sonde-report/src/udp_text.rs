@@ -176,7 +176,21 @@ fn direction_details(out: &mut String, d: Direction, c: &Figures) {
             );
         }
     }
-    if c.classes.len() > 1 {
+    // The video profile: per frame type (each has its own DSCP).
+    for f in &c.frames {
+        let k = &f.class;
+        let _ = writeln!(
+            out,
+            "  {} frames, DSCP {:<10}  sent {:>8}  received {:>8}  lost {:>7} ({:.2} %)",
+            f.frame,
+            k.dscp.to_string(),
+            k.sent_packets,
+            k.received_packets,
+            k.lost_packets,
+            k.loss_pct
+        );
+    }
+    if c.classes.len() > 1 && c.frames.is_empty() {
         for k in &c.classes {
             let _ = writeln!(
                 out,
