@@ -136,6 +136,27 @@ fn udp_intervals_are_the_lines_of_sonde_0_1() {
 }
 
 #[test]
+fn a_sender_shows_the_loss_its_receiver_counted_live() {
+    let mut live = LiveText::new(None);
+    let joined = Figures {
+        sent_packets: Some(893),
+        sent_bytes: Some(1_250_200),
+        received_packets: Some(880),
+        lost_packets: Some(10),
+        ..Figures::default()
+    }
+    .of_stream(0, Direction::Forward);
+    let text = live.on_event(&interval(2.0, false, vec![joined]));
+    assert_eq!(
+        text.stdout.lines().nth(1),
+        Some(
+            "[  0] ->     2.00-3.00   s    1.19 MiB     10.0 Mbit/s  sent 893 packets, \
+             lost 10/890 (1.12 %) at the receiver"
+        )
+    );
+}
+
+#[test]
 fn roles_from_the_open_streams_pick_the_figures_shown() {
     let mut live = LiveText::for_spec(&tcp_spec(Some("lab")));
     let open = live.on_event(&Event::StreamsOpen(vec![OpenStream {

@@ -123,6 +123,53 @@ fn injected_random_loss_is_measured() {
     assert!((f(&s["pdr_pct"]) + loss - 100.0).abs() < 1e-6);
 }
 
+/// The sender's live lines show the loss its receiver counted in each
+/// interval, while the test runs: 5 % dropped on the router.
+#[test]
+fn a_sender_sees_each_interval_s_loss_live() {
+    if !lab_allowed() {
+        return;
+    }
+    let chain = Chain::new(74, Link::default(), Link::default()).expect("build the lab chain");
+    chain.router_nft("add table inet lab").unwrap();
+    chain
+        .router_nft("add chain inet lab pass { type filter hook forward priority 0; }")
+        .unwrap();
+    chain
+        .router_nft("add rule inet lab pass meta l4proto udp numgen random mod 1000 < 50 drop")
+        .unwrap();
+    let server = lab_server(&chain.b, &[&chain.b6]);
+    // 100-byte payloads at 4 Mbit/s: 5,000 packets a second, so each
+    // interval's loss has a σ of 0.3 points around 5 %.
+    let out = chain
+        .a
+        .command(env!("CARGO_BIN_EXE_sonde"))
+        .args(["udp", &chain.b6, "-p", &server.port.to_string()])
+        .args(["-t", "3s", "-b", "4M", "-l", "100"])
+        .output()
+        .expect("run sonde in the lab");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // The live lines, before the summary.
+    let live = text.split("Received by the server").next().unwrap_or_default();
+    let losses: Vec<f64> = live
+        .lines()
+        .filter_map(|l| l.split(", lost ").nth(1))
+        .map(|rest| {
+            let (lost, rest) = rest.split_once('/').expect("lost/total");
+            let total = rest.split(' ').next().expect("total");
+            let (lost, total): (f64, f64) = (lost.parse().unwrap(), total.parse().unwrap());
+            lost * 100.0 / total
+        })
+        .collect();
+    eprintln!("injected 5 %: live interval loss {losses:.2?}");
+    assert_eq!(losses.len(), 3, "{text}");
+    assert!(
+        losses.iter().all(|l| (3.0..=7.0).contains(l)),
+        "{losses:?}: {text}"
+    );
+}
+
 #[test]
 fn dscp_rewritten_on_the_path_is_reported() {
     if !lab_allowed() {
