@@ -223,7 +223,10 @@ mod tests {
         assert_eq!(json["frame"], "I");
         assert_eq!(json["dscp"], 10, "AF11");
         assert_eq!(json["sent_packets"], 100);
-        assert_eq!(serde_json::from_value::<FrameClass>(json).unwrap(), frames[0]);
+        assert_eq!(
+            serde_json::from_value::<FrameClass>(json).unwrap(),
+            frames[0]
+        );
     }
 
     #[test]

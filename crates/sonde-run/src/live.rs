@@ -6,9 +6,9 @@ use sonde_engine::tcp::side::LiveInterval;
 use sonde_engine::udp::side::UdpLive;
 use sonde_model::assemble::add_tcp;
 use sonde_model::udp_assemble::{one_interval, receiver_half, sender_half};
-use sonde_wire::ReceivedInterval;
 use sonde_model::udp_report::Remark;
 use sonde_model::{Direction, Event, Figures, Interval, Rate, StreamLayout, StreamRole, UdpTally};
+use sonde_wire::ReceivedInterval;
 use std::collections::{HashMap, HashSet};
 
 fn interval(

@@ -332,7 +332,10 @@ mod tests {
         });
         assert_eq!(round_trip(&iv), iv);
         let text = String::from_utf8(encode_message(&iv).unwrap()[4..].to_vec()).unwrap();
-        assert!(text.starts_with(r#"{"type":"udp_interval","index":3,"#), "{text}");
+        assert!(
+            text.starts_with(r#"{"type":"udp_interval","index":3,"#),
+            "{text}"
+        );
     }
 
     #[test]

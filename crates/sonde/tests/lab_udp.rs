@@ -149,9 +149,16 @@ fn a_sender_sees_each_interval_s_loss_live() {
         .output()
         .expect("run sonde in the lab");
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // The live lines, before the summary.
-    let live = text.split("Received by the server").next().unwrap_or_default();
+    let live = text
+        .split("Received by the server")
+        .next()
+        .unwrap_or_default();
     let losses: Vec<f64> = live
         .lines()
         .filter_map(|l| l.split(", lost ").nth(1))

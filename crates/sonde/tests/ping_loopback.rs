@@ -266,7 +266,9 @@ fn d_puts_the_unix_time_before_each_answer_and_n_changes_nothing() {
     // Without -D, no timestamps; -n is what sonde always does.
     let plain = ping_text(&["::1", "-c", "1", "-n"]);
     assert!(
-        plain.lines().any(|l| l.starts_with("64 bytes from ::1: icmp_seq=1 ")),
+        plain
+            .lines()
+            .any(|l| l.starts_with("64 bytes from ::1: icmp_seq=1 ")),
         "{plain}"
     );
 }

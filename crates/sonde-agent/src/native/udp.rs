@@ -146,17 +146,19 @@ pub(super) fn run(
         &stop,
         unpaced.then(|| Arc::clone(&credits)),
     )?;
-    let send = move |w: &Mutex<Control>, m: &ServerMessage| {
-        w.lock().is_ok_and(|mut w| w.send(m).is_ok())
-    };
+    let send =
+        move |w: &Mutex<Control>, m: &ServerMessage| w.lock().is_ok_and(|mut w| w.send(m).is_ok());
     let flow = unpaced.then(|| {
         let w = Arc::clone(&writer);
         UdpFlow {
             credits,
             publish: Box::new(move |acks: &[StreamAck]| {
-                send(&w, &ServerMessage::Progress {
-                    acks: acks.to_vec(),
-                })
+                send(
+                    &w,
+                    &ServerMessage::Progress {
+                        acks: acks.to_vec(),
+                    },
+                )
             }),
         }
     });

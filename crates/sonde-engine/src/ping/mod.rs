@@ -125,12 +125,7 @@ pub fn run_ping(
                     HmacKey::new(k).map_err(|e| EngineError::Unavailable(e.to_string()))?,
                 ),
             };
-            Box::new(StampProber::open(
-                target,
-                &opts,
-                mode,
-                spec.clock_synced,
-            )?)
+            Box::new(StampProber::open(target, &opts, mode, spec.clock_synced)?)
         }
     };
     let method = prober.method();

@@ -2,11 +2,11 @@
 //! `sonde ping --proto udp`.
 
 use super::icmp::now_ns;
+use super::probe_opts::ProbeOptions;
 use super::series::{recv_until, Answer, Prober, RemoteTimes};
 use crate::sys::{enable_rx_timestamps, RecvBatch};
-use socket2::{Domain, Socket, Type};
-use super::probe_opts::ProbeOptions;
 use crate::EngineError;
+use socket2::{Domain, Socket, Type};
 use sonde_model::ProbeMethod;
 use sonde_wire::stamp::{
     ErrorEstimate, Mode, NtpTimestamp, ReflectorPacket, SenderPacket, TimestampFormat,
