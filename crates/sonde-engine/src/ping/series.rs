@@ -174,6 +174,11 @@ pub fn run(
         answers.clear();
         prober.recv(until, &mut answers)?;
         for a in &answers {
+            // With a deadline, `count` answers end the series at once (as
+            // iputils reads them one by one): later ones are not taken.
+            if plan.deadline.is_some() && plan.count > 0 && answered.len() as u64 >= plan.count {
+                break;
+            }
             let Some(seq) = widen(a.seq_low, prober.seq_bits(), out.sent + 1) else {
                 continue;
             };
@@ -336,7 +341,7 @@ mod tests {
         // unanswered (iputils -c with -w).
         let o = echoes(21, Some(Instant::now() + Duration::from_secs(20)));
         let firsts = o.replies.iter().filter(|r| !r.duplicate).count();
-        assert!(firsts >= 21 && o.sent >= 24, "{firsts} of {}", o.sent);
+        assert!(firsts == 21 && o.sent >= 24, "{firsts} of {}", o.sent);
         assert!(!o.deadline_reached);
         // A deadline long before the count ends the series.
         let o = echoes(100_000, Some(Instant::now() + Duration::from_millis(50)));
