@@ -3,7 +3,7 @@
 use sonde_model::assemble::AssembleError;
 use sonde_wire::{Refusal, WireError};
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -34,6 +34,12 @@ pub enum EngineError {
     SocketOption { option: String, source: io::Error },
     #[error("{0}")]
     Unavailable(String),
+    #[error("no network interface named '{name}' on this host")]
+    NoInterface { name: String },
+    #[error("cannot send from {addr}: {source}")]
+    Bind { addr: IpAddr, source: io::Error },
+    #[error("source address {from} and target {target} are of different address families")]
+    SourceFamily { from: IpAddr, target: IpAddr },
     #[error("the server speaks iperf3's protocol, not sonde's (use --iperf3)")]
     PeerIsIperf3,
     #[error("the iperf3 server is busy with another test (access denied)")]

@@ -8,6 +8,7 @@
 //! and absent from the JSON, never 0. The definitions, with their RFCs,
 //! are in docs/metrics.md.
 
+use crate::profile::FrameKind;
 use crate::rtt::RttStats;
 use crate::udp_report::{DscpCounts, OneWayDelay, Quantiles, Remark};
 use crate::{Direction, Dscp};
@@ -99,6 +100,10 @@ pub struct Figures {
     /// Loss per DSCP the sender set (whole tests only).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub classes: Vec<DscpClass>,
+    /// The `video` profile: loss per frame type, from the class of the
+    /// DSCP each type is sent with (whole tests only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub frames: Vec<FrameClass>,
     /// Packets that arrived with another DSCP than they were sent with;
     /// empty when every packet kept its marking.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -118,6 +123,31 @@ pub struct DscpClass {
     pub lost_packets: u64,
     pub loss_pct: f64,
     pub pdr_pct: f64,
+}
+
+/// Loss of one frame type of the `video` profile: the [`DscpClass`] of
+/// the DSCP that type is sent with ([`FrameKind::dscp`]), named.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FrameClass {
+    pub frame: FrameKind,
+    #[serde(flatten)]
+    pub class: DscpClass,
+}
+
+impl FrameClass {
+    /// The frame types among `classes`, in the order I, P, B.
+    pub fn from_classes(classes: &[DscpClass]) -> Vec<FrameClass> {
+        FrameKind::ALL
+            .into_iter()
+            .filter_map(|frame| {
+                let class = classes.iter().find(|c| c.dscp == frame.dscp())?;
+                Some(FrameClass {
+                    frame,
+                    class: class.clone(),
+                })
+            })
+            .collect()
+    }
 }
 
 /// `part` of `whole` in percent; 0 of nothing is 0 %.
@@ -170,6 +200,34 @@ impl Figures {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn frame_types_are_the_classes_of_their_dscps() {
+        let class = |dscp: u8, sent: u64, received: u64| DscpClass {
+            dscp: Dscp::new(dscp).unwrap(),
+            sent_packets: sent,
+            received_packets: received,
+            lost_packets: sent - received,
+            loss_pct: pct(sent - received, sent),
+            pdr_pct: pct(received, sent),
+        };
+        // AF13 (B), AF11 (I) and EF, which is no frame type.
+        let classes = [class(14, 80, 80), class(10, 100, 75), class(46, 5, 5)];
+        let frames = FrameClass::from_classes(&classes);
+        let got: Vec<(FrameKind, u64, f64)> = frames
+            .iter()
+            .map(|f| (f.frame, f.class.lost_packets, f.class.loss_pct))
+            .collect();
+        assert_eq!(got, vec![(FrameKind::I, 25, 25.0), (FrameKind::B, 0, 0.0)]);
+        let json = serde_json::to_value(&frames[0]).unwrap();
+        assert_eq!(json["frame"], "I");
+        assert_eq!(json["dscp"], 10, "AF11");
+        assert_eq!(json["sent_packets"], 100);
+        assert_eq!(
+            serde_json::from_value::<FrameClass>(json).unwrap(),
+            frames[0]
+        );
+    }
 
     #[test]
     fn loss_counts_what_was_never_answered() {

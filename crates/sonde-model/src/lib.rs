@@ -31,9 +31,9 @@ pub use dscp::Dscp;
 pub use duration::{format_duration, parse_duration, DurationError};
 pub use env::HostEnv;
 pub use event::{Event, OpenStream, Warning};
-pub use figures::{DscpClass, Figures};
+pub use figures::{DscpClass, Figures, FrameClass};
 pub use load::{load_result, load_value, LoadError};
-pub use ping::{OneWayDelays, PingProto, PingReply, PingSpec};
+pub use ping::{OneWayDelays, PingProto, PingReply, PingSource, PingSpec};
 pub use profile::Profile;
 pub use report::{
     SampleWindow, SideReport, SideSample, SocketInForce, StreamRole, StreamSide, TcpInfoSnapshot,

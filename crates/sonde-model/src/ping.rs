@@ -5,6 +5,7 @@ use crate::rtt::RttStats;
 use crate::spec::{bad, check_host, check_title, MAX_DURATION};
 use crate::{Dscp, IpFamily, SpecError};
 use serde::{Deserialize, Serialize};
+use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -58,6 +59,30 @@ pub struct PingSpec {
     /// (`proto = udp`). Read when the test runs; the key is never stored.
     pub key_file: Option<PathBuf>,
     pub title: Option<String>,
+    /// TTL (IPv4) or hop limit (IPv6) of the requests, 1 to 255 (iputils
+    /// `-t`); `None`: the system's default.
+    pub ttl: Option<u16>,
+    /// The run ends this long after it began, whatever the count (iputils
+    /// `-w`): with a count, a series sends until that many requests are
+    /// answered, not just sent.
+    #[serde(with = "crate::serde_secs::option", rename = "deadline_s")]
+    pub deadline: Option<Duration>,
+    /// Where requests leave from (iputils `-I`): an interface name (the
+    /// socket is bound to that device) or a source address.
+    pub interface: Option<String>,
+    /// Live answer lines start with the Unix time they came in at, as
+    /// `[1700000000.123456]` (iputils `-D`); the text output only.
+    pub timestamps: bool,
+}
+
+/// Longest interface name Linux takes (IFNAMSIZ less its NUL).
+pub const MAX_INTERFACE_NAME: usize = 15;
+
+/// Where ping requests leave from: a source address or an interface.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PingSource<'a> {
+    Address(IpAddr),
+    Interface(&'a str),
 }
 
 impl Default for PingSpec {
@@ -76,6 +101,10 @@ impl Default for PingSpec {
             clock_synced: false,
             key_file: None,
             title: None,
+            ttl: None,
+            deadline: None,
+            interface: None,
+            timestamps: false,
         }
     }
 }
@@ -108,6 +137,16 @@ impl PingSpec {
         }
     }
 
+    /// Where requests leave from (`interface`), read as an address if it
+    /// is one and as an interface name otherwise.
+    pub fn source(&self) -> Option<PingSource<'_>> {
+        let i = self.interface.as_deref()?;
+        Some(match i.parse::<IpAddr>() {
+            Ok(a) => PingSource::Address(a),
+            Err(_) => PingSource::Interface(i),
+        })
+    }
+
     /// Checks every field; the one place a ping spec is validated.
     pub fn validate(&self) -> Result<(), SpecError> {
         check_host(&self.host)?;
@@ -135,13 +174,53 @@ impl PingSpec {
         if self.timeout > MAX_DURATION {
             return Err(bad("timeout_s", "must be at most 24h"));
         }
-        Ok(())
+        if let Some(t) = self.ttl.filter(|t| !(1..=255).contains(t)) {
+            return Err(bad("ttl", format!("{t}: use 1 to 255")));
+        }
+        if self
+            .deadline
+            .is_some_and(|d| d.is_zero() || d > MAX_DURATION)
+        {
+            return Err(bad("deadline_s", "must be more than 0 and at most 24h"));
+        }
+        self.check_source()
+    }
+
+    fn check_source(&self) -> Result<(), SpecError> {
+        match self.source() {
+            None => Ok(()),
+            Some(PingSource::Address(a)) => match (self.family, a) {
+                (IpFamily::V4, IpAddr::V6(_)) | (IpFamily::V6, IpAddr::V4(_)) => Err(bad(
+                    "interface",
+                    format!("{a} is not of the address family asked for"),
+                )),
+                _ => Ok(()),
+            },
+            Some(PingSource::Interface(name)) => {
+                let fits = !name.is_empty()
+                    && name.len() <= MAX_INTERFACE_NAME
+                    && !name.contains(['/', ':'])
+                    && !name.chars().any(char::is_whitespace);
+                if fits {
+                    Ok(())
+                } else {
+                    Err(bad(
+                        "interface",
+                        format!(
+                            "'{name}' is neither an address nor an interface name \
+                             (1 to {MAX_INTERFACE_NAME} characters, no '/', ':' or spaces)"
+                        ),
+                    ))
+                }
+            }
+        }
     }
 }
 
 /// One answer.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct PingReply {
+    /// The request's number, from 1 as iputils counts (`icmp_seq`).
     pub seq: u64,
     pub size: u32,
     /// Sent this long after the test began.
@@ -154,6 +233,10 @@ pub struct PingReply {
     pub forward_ms: Option<f64>,
     pub backward_ms: Option<f64>,
     pub dwell_ms: Option<f64>,
+    /// When the answer came in, seconds since the Unix epoch (the
+    /// kernel's receive time where it gives one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub received_unix_s: Option<f64>,
 }
 
 /// One-way delays of a STAMP series.
@@ -166,67 +249,5 @@ pub struct OneWayDelays {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn spec() -> PingSpec {
-        PingSpec {
-            host: "::1".into(),
-            ..PingSpec::default()
-        }
-    }
-
-    #[test]
-    fn the_default_size_is_the_protocol_s() {
-        spec().validate().unwrap();
-        assert_eq!(spec().series_sizes(), vec![56], "iputils' 56 data bytes");
-        let stamp = PingSpec {
-            proto: PingProto::Udp,
-            ..spec()
-        };
-        assert_eq!(stamp.series_sizes(), vec![44]);
-        let authenticated = PingSpec {
-            key_file: Some("k".into()),
-            ..stamp
-        };
-        authenticated.validate().unwrap();
-        assert_eq!(authenticated.series_sizes(), vec![112]);
-    }
-
-    #[test]
-    fn rules_name_their_field() {
-        let field = |s: PingSpec| s.validate().unwrap_err().field;
-        assert_eq!(
-            field(PingSpec {
-                interval: Duration::from_micros(500),
-                ..spec()
-            }),
-            "interval_s"
-        );
-        assert_eq!(
-            field(PingSpec {
-                key_file: Some("k".into()),
-                ..spec()
-            }),
-            "key_file"
-        );
-        assert_eq!(
-            field(PingSpec {
-                proto: PingProto::Udp,
-                sizes: vec![43],
-                ..spec()
-            }),
-            "sizes"
-        );
-        assert_eq!(
-            field(PingSpec {
-                proto: PingProto::Udp,
-                key_file: Some("k".into()),
-                sizes: vec![64],
-                ..spec()
-            }),
-            "sizes"
-        );
-        assert_eq!(field(PingSpec::default()), "host");
-    }
-}
+#[path = "ping_tests.rs"]
+mod tests;

@@ -4,6 +4,7 @@
 //! Written as strings on the command line and in JSON: `cbr`,
 //! `onoff:5s/5s`, `poisson`, `voip`, `video` or `video:gop=12,fps=25`.
 
+use crate::Dscp;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 use std::str::FromStr;
@@ -26,12 +27,43 @@ impl Default for VideoProfile {
     }
 }
 
-/// The kind of a video frame.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The kind of a video frame (`"I"`, `"P"`, `"B"` in JSON).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum FrameKind {
     I,
     P,
     B,
+}
+
+impl FrameKind {
+    pub const ALL: [FrameKind; 3] = [FrameKind::I, FrameKind::P, FrameKind::B];
+
+    /// The DSCP frames of this kind are sent with: AF11 (I, green), AF12
+    /// (P, yellow), AF13 (B, red), as the DiffServ-aware video of seed
+    /// 004 §5.1.
+    pub fn dscp(self) -> Dscp {
+        let v = match self {
+            FrameKind::I => 10,
+            FrameKind::P => 12,
+            FrameKind::B => 14,
+        };
+        Dscp::new(v).unwrap_or_default()
+    }
+
+    /// The kind whose frames are sent with `dscp`, if any.
+    pub fn of_dscp(dscp: Dscp) -> Option<FrameKind> {
+        Self::ALL.into_iter().find(|k| k.dscp() == dscp)
+    }
+}
+
+impl fmt::Display for FrameKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            FrameKind::I => "I",
+            FrameKind::P => "P",
+            FrameKind::B => "B",
+        })
+    }
 }
 
 impl VideoProfile {

@@ -5,7 +5,8 @@
 //! through the same assembly.
 
 use crate::assemble::{find, AssembleError};
-use crate::figures::{pct, DscpClass};
+use crate::figures::{pct, DscpClass, FrameClass};
+use crate::profile::Profile;
 use crate::spec::StreamLayout;
 use crate::udp_report::{
     DscpCounts, ReceivedSum, ReceiverTally, SenderTally, UdpSideReport, UdpStreamSide, UdpTally,
@@ -295,13 +296,21 @@ pub fn udp_result(
             }
         })
         .collect();
+    // The video profile's frame types are its DSCPs (FrameKind::dscp).
+    let video = matches!(spec.profile, Profile::Video(_));
+    let with_frames = |mut f: Figures| {
+        if video {
+            f.frames = FrameClass::from_classes(&f.classes);
+        }
+        f
+    };
     let streams = pairs
         .iter()
         .map(|p| {
             let tx = sent(&p.sender().measured);
             let rx = received(&p.receiver().measured);
             StreamResult {
-                figures: join(tx, rx, None).of_stream(p.stream, p.direction),
+                figures: with_frames(join(tx, rx, None).of_stream(p.stream, p.direction)),
                 client_socket: p.client.socket.clone(),
                 server_socket: p.server.socket.clone(),
             }
@@ -313,10 +322,10 @@ pub fn udp_result(
         }
         let (tx, n) = senders_of(&pairs, d, None);
         let rx = sums_of(d, client, server).map(|s| &s.measured);
-        Some(Figures {
+        Some(with_frames(Figures {
             streams: Some(n),
             ..join(tx.as_ref(), rx, None)
-        })
+        }))
     };
     let interrupted = client.stopped_early || server.stopped_early;
     let env = TestEnv::between(client.env.clone(), server.env.clone(), peer);

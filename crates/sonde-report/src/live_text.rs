@@ -17,7 +17,7 @@
 //! }
 //! ```
 
-use crate::ping_text::{ping_header, ping_reply_line, reply_bytes};
+use crate::ping_text::{ping_header, ping_reply_line};
 use crate::tcp_text::{tcp_interval, HEADER};
 use crate::udp_text::{udp_interval, UDP_HEADER};
 use sonde_model::{
@@ -54,7 +54,7 @@ impl LiveLines {
 #[derive(Debug, Clone)]
 struct Series {
     target: String,
-    bytes: u32,
+    method: ProbeMethod,
 }
 
 /// Turns a running test's events into the lines sonde prints live.
@@ -72,9 +72,11 @@ pub struct LiveText {
     kind: Option<TestKind>,
     /// UDP: the rate, size and profile the "Connected" line names.
     udp: Option<UdpSpec>,
-    /// Ping: the host as asked, and whether one-way delays are shown.
+    /// Ping: the host as asked, whether one-way delays are shown, and
+    /// whether answer lines start with their Unix time (`-D`).
     host: String,
     clock_synced: bool,
+    timestamps: bool,
     /// Each stream's role here, from [`Event::StreamsOpen`].
     roles: HashMap<u16, StreamRole>,
     printed_header: bool,
@@ -99,6 +101,7 @@ impl LiveText {
             TestSpec::Ping(p) => {
                 me.host.clone_from(&p.host);
                 me.clock_synced = p.clock_synced;
+                me.timestamps = p.timestamps;
             }
             TestSpec::Tcp(_) => {}
         }
@@ -219,10 +222,7 @@ impl LiveText {
     fn series(&mut self, size: u32, target: IpAddr, method: ProbeMethod) -> String {
         let target = target.to_string();
         let header = ping_header(&target, &self.host, size, method);
-        self.series = Some(Series {
-            target,
-            bytes: reply_bytes(size, method),
-        });
+        self.series = Some(Series { target, method });
         self.prefixed(&header)
     }
 
@@ -231,7 +231,12 @@ impl LiveText {
         let Some(s) = &self.series else {
             return String::new();
         };
-        self.prefixed(&ping_reply_line(&s.target, r, s.bytes, self.clock_synced))
+        let line = ping_reply_line(&s.target, r, s.method, self.clock_synced);
+        match r.received_unix_s.filter(|_| self.timestamps) {
+            // iputils' -D: the time in µs before the line.
+            Some(t) => self.prefixed(&format!("[{t:.6}] {line}")),
+            None => self.prefixed(&line),
+        }
     }
 }
 

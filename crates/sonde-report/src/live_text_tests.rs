@@ -136,6 +136,27 @@ fn udp_intervals_are_the_lines_of_sonde_0_1() {
 }
 
 #[test]
+fn a_sender_shows_the_loss_its_receiver_counted_live() {
+    let mut live = LiveText::new(None);
+    let joined = Figures {
+        sent_packets: Some(893),
+        sent_bytes: Some(1_250_200),
+        received_packets: Some(880),
+        lost_packets: Some(10),
+        ..Figures::default()
+    }
+    .of_stream(0, Direction::Forward);
+    let text = live.on_event(&interval(2.0, false, vec![joined]));
+    assert_eq!(
+        text.stdout.lines().nth(1),
+        Some(
+            "[  0] ->     2.00-3.00   s    1.19 MiB     10.0 Mbit/s  sent 893 packets, \
+             lost 10/890 (1.12 %) at the receiver"
+        )
+    );
+}
+
+#[test]
 fn roles_from_the_open_streams_pick_the_figures_shown() {
     let mut live = LiveText::for_spec(&tcp_spec(Some("lab")));
     let open = live.on_event(&Event::StreamsOpen(vec![OpenStream {
@@ -205,7 +226,7 @@ fn connected_lines_name_the_server_and_for_udp_the_load() {
 }
 
 #[test]
-fn ping_lines_are_those_of_sonde_0_1() {
+fn ping_lines_are_those_of_iputils() {
     let spec = TestSpec::Ping(PingSpec {
         host: "localhost".into(),
         ..PingSpec::default()
@@ -230,10 +251,11 @@ fn ping_lines_are_those_of_sonde_0_1() {
         forward_ms: None,
         backward_ms: None,
         dwell_ms: None,
+        received_unix_s: None,
     };
     assert_eq!(
         live.on_event(&Event::Reply(reply)).stdout,
-        "64 bytes from ::1: seq=3 ttl=64 time=0.046 ms (DUP!)\n"
+        "64 bytes from ::1: icmp_seq=3 ttl=64 time=0.046 ms (DUP!)\n"
     );
 
     let stamp = TestSpec::Ping(PingSpec {
@@ -258,6 +280,7 @@ fn ping_lines_are_those_of_sonde_0_1() {
         forward_ms: Some(0.04),
         backward_ms: Some(0.05),
         dwell_ms: Some(0.0123),
+        received_unix_s: None,
     };
     assert_eq!(
         live.on_event(&Event::Reply(reply)).stdout,
@@ -300,6 +323,7 @@ fn warnings_go_to_stderr_and_the_end_prints_nothing() {
         forward_ms: None,
         backward_ms: None,
         dwell_ms: None,
+        received_unix_s: None,
     };
     assert!(live.on_event(&Event::Reply(reply)).is_empty());
 }

@@ -26,10 +26,22 @@ pub fn reply_bytes(size: u32, method: ProbeMethod) -> u32 {
     }
 }
 
-/// One answer: "64 bytes from …: seq=3 ttl=61 time=40.12 ms"; with
-/// `clock_synced`, a STAMP answer's one-way delays too.
-pub fn ping_reply_line(target: &str, r: &PingReply, bytes: u32, clock_synced: bool) -> String {
-    let mut line = format!("{bytes} bytes from {target}: seq={}", r.seq);
+/// One answer: "64 bytes from …: icmp_seq=3 ttl=61 time=40.12 ms" as
+/// iputils prints ICMP echo (`seq=` for STAMP); with `clock_synced`, a
+/// STAMP answer's one-way delays too.
+pub fn ping_reply_line(
+    target: &str,
+    r: &PingReply,
+    method: ProbeMethod,
+    clock_synced: bool,
+) -> String {
+    let (bytes, label) = match method {
+        ProbeMethod::IcmpDatagram | ProbeMethod::IcmpRaw => {
+            (reply_bytes(r.size, method), "icmp_seq")
+        }
+        ProbeMethod::Stamp | ProbeMethod::StampAuthenticated => (r.size, "seq"),
+    };
+    let mut line = format!("{bytes} bytes from {target}: {label}={}", r.seq);
     if let Some(t) = r.ttl {
         let _ = write!(line, " ttl={t}");
     }

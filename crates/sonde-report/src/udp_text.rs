@@ -52,7 +52,9 @@ fn receiver_cells(f: &Figures, secs: f64) -> String {
 }
 
 /// The lines of one live interval as this end saw it, without the
-/// header: a sender its packets, a receiver rate, jitter and loss.
+/// header: a sender its packets (and, when the receiver's count of the
+/// interval came in time, the loss it saw), a receiver rate, jitter and
+/// loss.
 /// `client_sends(f)` says whether this end sends the stream of `f`.
 pub fn udp_interval(iv: &Interval, client_sends: impl Fn(&Figures) -> bool) -> String {
     let mut out = String::new();
@@ -64,12 +66,22 @@ pub fn udp_interval(iv: &Interval, client_sends: impl Fn(&Figures) -> bool) -> S
                 .sent_bytes
                 .map(|b| Rate::from_bytes_over(b, secs).bps())
                 .or(f.sender_throughput_bps);
-            format!(
+            let mut cells = format!(
                 "{:>10}  {:>14}  sent {} packets",
                 bytes_or_dash(f.sent_bytes),
                 rate_or_dash(rate),
                 count_or_dash(f.sent_packets)
-            )
+            );
+            // The receiver's count of the interval, when it came live:
+            // loss against the sequence numbers due in it.
+            if f.received_packets.is_some() {
+                let _ = write!(
+                    cells,
+                    ", lost {} at the receiver",
+                    lost_total(f.lost_packets, due(f))
+                );
+            }
+            cells
         } else {
             receiver_cells(f, secs) + &remarked_tail(f)
         };
@@ -176,7 +188,21 @@ fn direction_details(out: &mut String, d: Direction, c: &Figures) {
             );
         }
     }
-    if c.classes.len() > 1 {
+    // The video profile: per frame type (each has its own DSCP).
+    for f in &c.frames {
+        let k = &f.class;
+        let _ = writeln!(
+            out,
+            "  {} frames, DSCP {:<10}  sent {:>8}  received {:>8}  lost {:>7} ({:.2} %)",
+            f.frame,
+            k.dscp.to_string(),
+            k.sent_packets,
+            k.received_packets,
+            k.lost_packets,
+            k.loss_pct
+        );
+    }
+    if c.classes.len() > 1 && c.frames.is_empty() {
         for k in &c.classes {
             let _ = writeln!(
                 out,

@@ -35,6 +35,27 @@ fn the_summary_of_a_format_1_result_reads_as_it_did() {
 }
 
 #[test]
+fn video_loss_is_shown_per_frame_type() {
+    let mut r = v1("udp_video");
+    let fwd = r.summary.forward.as_mut().expect("forward");
+    fwd.classes[0].received_packets = 250;
+    fwd.classes[0].lost_packets = 25;
+    fwd.classes[0].loss_pct = 25.0 * 100.0 / 275.0;
+    fwd.frames = sonde_model::FrameClass::from_classes(&fwd.classes);
+    let text = udp_summary(&r);
+    assert!(
+        text.contains(
+            "\n  I frames, DSCP AF11 (10)   sent      275  received      250  lost      25 (9.09 %)\n  \
+             P frames, DSCP AF12 (12)   sent      252  received      252  lost       0 (0.00 %)\n  \
+             B frames, DSCP AF13 (14)   sent      231  received      231  lost       0 (0.00 %)\n"
+        ),
+        "{text}"
+    );
+    // The frame lines stand for the DSCP lines.
+    assert!(!text.contains("  DSCP AF11"), "{text}");
+}
+
+#[test]
 fn remarking_is_written_as_a_sentence() {
     let mut r = v1("udp_reverse_ef");
     let rev = r.summary.reverse.as_mut().expect("reverse");

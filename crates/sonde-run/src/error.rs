@@ -93,7 +93,10 @@ impl From<EngineError> for RunError {
             EngineError::Refused(r) => RunError::Denied(r),
             EngineError::PeerBusy => RunError::PeerBusy(e.to_string()),
             EngineError::Unavailable(what) => RunError::Unsupported(what),
-            EngineError::SocketOption { .. } => RunError::Unsupported(e.to_string()),
+            EngineError::SocketOption { .. }
+            | EngineError::NoInterface { .. }
+            | EngineError::Bind { .. }
+            | EngineError::SourceFamily { .. } => RunError::Unsupported(e.to_string()),
             // Not allowed here (an ICMP socket without root or
             // ping_group_range) is something this host cannot do.
             EngineError::Io { ref source, .. }

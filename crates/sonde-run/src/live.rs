@@ -5,9 +5,10 @@
 use sonde_engine::tcp::side::LiveInterval;
 use sonde_engine::udp::side::UdpLive;
 use sonde_model::assemble::add_tcp;
-use sonde_model::udp_assemble::{receiver_half, sender_half};
+use sonde_model::udp_assemble::{one_interval, receiver_half, sender_half};
 use sonde_model::udp_report::Remark;
 use sonde_model::{Direction, Event, Figures, Interval, Rate, StreamLayout, StreamRole, UdpTally};
+use sonde_wire::ReceivedInterval;
 use std::collections::{HashMap, HashSet};
 
 fn interval(
@@ -101,12 +102,20 @@ pub struct UdpLiveState {
 }
 
 impl UdpLiveState {
-    /// The interval, and the remarkings first seen in it.
+    /// The interval, and the remarkings first seen in it. `received`:
+    /// what the peer's receivers counted in the same interval, joined to
+    /// this end's senders (their loss, live).
     pub fn interval(
         &mut self,
         layout: &impl StreamLayout,
         live: &UdpLive,
+        received: Option<&ReceivedInterval>,
     ) -> (Interval, Vec<Event>) {
+        let peer_rx = |stream: u16| {
+            received
+                .and_then(|r| r.streams.iter().find(|s| s.stream == stream))
+                .map(|s| &s.tally)
+        };
         let secs = (live.window.end_s - live.window.start_s).max(1e-9);
         let mut remarked = Vec::new();
         let streams = live
@@ -115,7 +124,10 @@ impl UdpLiveState {
             .map(|(stream, tally)| {
                 let direction = layout.stream_direction(usize::from(*stream));
                 let figures = match tally {
-                    UdpTally::Sent(tx) => sender_half(tx, secs),
+                    UdpTally::Sent(tx) => match peer_rx(*stream) {
+                        Some(rx) => one_interval(tx, rx, secs),
+                        None => sender_half(tx, secs),
+                    },
                     UdpTally::Received(rx) => {
                         for r in &rx.remarks {
                             if self.remarks_seen.insert((

@@ -21,8 +21,8 @@ fn native(spec: &UdpSpec, stop: &Stop, events: &Events) -> Result<TestResult, En
             peer: PeerKind::Sonde,
             env: env.clone(),
         }),
-        UdpEvent::Interval(i) => {
-            let (interval, remarked) = live.interval(spec, i);
+        UdpEvent::Interval { live: i, received } => {
+            let (interval, remarked) = live.interval(spec, i, received);
             events.emit(Event::Interval(interval));
             remarked.into_iter().for_each(|r| events.emit(r));
         }

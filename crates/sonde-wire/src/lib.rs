@@ -18,7 +18,8 @@ pub mod udp_packet;
 
 pub use frame::{encode_frame, frame_len, FrameDecoder, FRAME_HEADER_LEN, HANDSHAKE_FRAME_MAX};
 pub use message::{
-    decode_message, encode_message, ClientMessage, Limit, Refusal, ServerMessage, StreamAck, TestId,
+    decode_message, encode_message, ClientMessage, Limit, ReceivedInterval, Refusal, ServerMessage,
+    StreamAck, StreamReceived, TestId,
 };
 pub use preamble::{Preamble, MAGIC, PREAMBLE_LEN, PROTOCOL_VERSION};
 pub use udp_packet::{TestPacket, UdpHello, TEST_HEADER_LEN};

@@ -10,6 +10,7 @@
 use crate::{encode_frame, WireError};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use sonde_model::udp_report::ReceiverTally;
 use sonde_model::{HostEnv, SideReport, TestSpec, UdpSideReport};
 use std::fmt;
 
@@ -171,6 +172,11 @@ pub enum ClientMessage {
     TestRequest {
         request: TestSpec,
         env: HostEnv,
+        /// The client takes `udp_interval` messages while a UDP test's
+        /// data flows. Absent (false) from older clients, and ignored by
+        /// older servers: both then do without, as before.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        live_intervals: bool,
     },
     StreamHello {
         test_id: TestId,
@@ -217,9 +223,28 @@ pub enum ServerMessage {
     UdpReport {
         report: UdpSideReport,
     },
+    /// What the server's receivers counted in one interval, sent as the
+    /// interval ends, to a client that asked (`live_intervals`).
+    UdpInterval(ReceivedInterval),
     Abort {
         reason: String,
     },
+}
+
+/// One interval of a UDP test's receivers, while data flows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReceivedInterval {
+    /// The interval's place among the test's intervals (0 first, those
+    /// of the warm-up included), the same on both ends.
+    pub index: u32,
+    pub streams: Vec<StreamReceived>,
+}
+
+/// What one receiving stream counted in an interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StreamReceived {
+    pub stream: u16,
+    pub tally: ReceiverTally,
 }
 
 /// A message as one complete frame.
@@ -255,6 +280,7 @@ mod tests {
                 ..TcpSpec::default()
             }),
             env: HostEnv::default(),
+            live_intervals: false,
         };
         assert_eq!(round_trip(&req), req);
         let refused = ServerMessage::Refused {
@@ -266,6 +292,50 @@ mod tests {
         };
         assert_eq!(round_trip(&refused), refused);
         assert_eq!(round_trip(&ServerMessage::Start), ServerMessage::Start);
+    }
+
+    /// Live intervals are asked for in the request: an older server
+    /// reads the request without the field, and an older client's
+    /// request (without it) asks for none.
+    #[test]
+    fn live_intervals_are_optional_both_ways() {
+        let req = ClientMessage::TestRequest {
+            request: TestSpec::Udp(sonde_model::UdpSpec {
+                host: "::1".into(),
+                ..sonde_model::UdpSpec::default()
+            }),
+            env: HostEnv::default(),
+            live_intervals: true,
+        };
+        assert_eq!(round_trip(&req), req);
+        let mut json = serde_json::to_value(&req).unwrap();
+        assert_eq!(json["live_intervals"], true);
+        json.as_object_mut().unwrap().remove("live_intervals");
+        let old: ClientMessage = serde_json::from_value(json).unwrap();
+        assert!(matches!(
+            old,
+            ClientMessage::TestRequest {
+                live_intervals: false,
+                ..
+            }
+        ));
+        let iv = ServerMessage::UdpInterval(ReceivedInterval {
+            index: 3,
+            streams: vec![StreamReceived {
+                stream: 0,
+                tally: ReceiverTally {
+                    packets: 90,
+                    expected: 100,
+                    ..ReceiverTally::default()
+                },
+            }],
+        });
+        assert_eq!(round_trip(&iv), iv);
+        let text = String::from_utf8(encode_message(&iv).unwrap()[4..].to_vec()).unwrap();
+        assert!(
+            text.starts_with(r#"{"type":"udp_interval","index":3,"#),
+            "{text}"
+        );
     }
 
     #[test]

@@ -187,6 +187,9 @@ fn flag_of(field: &str) -> &str {
         "key_file" => "--key-file",
         "report_interval_s" => "--report-interval",
         "timeout_s" => "-W/--timeout",
+        "ttl" => "-t/--ttl",
+        "deadline_s" => "-w/--deadline",
+        "interface" => "-I/--interface",
         other => other,
     }
 }

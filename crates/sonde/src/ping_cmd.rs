@@ -38,6 +38,23 @@ pub struct PingArgs {
     /// How long to wait for answers after the last request.
     #[arg(short = 'W', long, default_value = "2s", value_parser = duration)]
     pub timeout: Duration,
+    /// TTL (IPv4) or hop limit (IPv6) of the requests, 1 to 255.
+    #[arg(short = 't', long)]
+    pub ttl: Option<u16>,
+    /// Stop this long after the start whatever the count; with -c, send
+    /// until that many requests are answered (as iputils).
+    #[arg(short = 'w', long, value_parser = duration)]
+    pub deadline: Option<Duration>,
+    /// Send from this interface (by name) or source address.
+    #[arg(short = 'I', long, value_name = "INTERFACE|ADDRESS")]
+    pub interface: Option<String>,
+    /// Numeric output only: sonde never looks names up in reverse, so
+    /// this is always so (accepted for iputils users).
+    #[arg(short = 'n', long)]
+    pub numeric: bool,
+    /// Print the Unix time before each answer line: [1700000000.123456].
+    #[arg(short = 'D', long)]
+    pub timestamps: bool,
     /// icmp (echo) or udp (STAMP, RFC 8762, to a sonde reflector).
     #[arg(long, default_value = "icmp", value_parser = parse_proto)]
     pub proto: PingProto,
@@ -94,6 +111,10 @@ impl PingArgs {
             clock_synced: self.clock_synced,
             key_file: self.key_file.clone(),
             title: self.title.clone(),
+            ttl: self.ttl,
+            deadline: self.deadline,
+            interface: self.interface.clone(),
+            timestamps: self.timestamps,
         }
     }
 }

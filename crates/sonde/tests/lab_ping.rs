@@ -226,3 +226,31 @@ fn requests_carry_the_dscp_asked_for() {
     assert!(text.contains("counter packets 7 "), "{text}");
     assert!(text.contains("counter packets 5 "), "{text}");
 }
+
+/// `-t` sets the TTL / hop limit of the requests: across one router, 1
+/// dies at the router (its "time exceeded" is no answer) and 2 arrives.
+#[test]
+fn a_ttl_of_1_dies_at_the_first_router_and_2_gets_through() {
+    if !lab_allowed() {
+        return;
+    }
+    let _serial = serial();
+    let _lab = lab_up(
+        "lp5",
+        "[[node]]\nname = \"a\"\n[[node]]\nname = \"r\"\nkind = \"router\"\n[[node]]\nname = \"b\"\n\
+         [[link]]\na = \"a\"\nb = \"r\"\n[[link]]\na = \"r\"\nb = \"b\"\n",
+    );
+    // b is at the far end of link 2.
+    for target in ["2001:2:0:2::2", "198.18.2.2"] {
+        let answered = |ttl: &str| {
+            let r = sonde_ping(
+                "lp5",
+                &["-c", "5", "-i", "20ms", "-W", "300ms", "-t", ttl, target],
+            );
+            assert_eq!(r["summary"]["round_trip"]["sent_packets"], 5, "{r}");
+            r["summary"]["round_trip"]["received_packets"].clone()
+        };
+        assert_eq!(answered("1"), 0, "{target}: TTL 1 passed a router");
+        assert_eq!(answered("2"), 5, "{target}: TTL 2 did not arrive");
+    }
+}

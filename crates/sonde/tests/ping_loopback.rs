@@ -1,8 +1,9 @@
-//! `sonde ping` over ICMP on loopback: counts, sweeps, intervals, Ctrl-C.
+//! `sonde ping` over ICMP on loopback: counts, sweeps, intervals, Ctrl-C,
+//! and the flags iputils users reach for (-t, -w, -I, -n, -D).
 //! ICMP needs root (raw sockets) or `net.ipv4.ping_group_range`.
 
 mod common;
-use common::{sonde, stderr};
+use common::{sonde, stderr, ServerProc};
 
 fn ping_json(args: &[&str]) -> serde_json::Value {
     let o = sonde().arg("ping").args(args).arg("-J").output().unwrap();
@@ -135,4 +136,139 @@ fn a_reader_that_goes_away_early_ends_the_run_quietly() {
     assert!(first.starts_with("PING"), "{first}");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+}
+
+/// `sonde ping ARGS` as text; panics unless it succeeds.
+fn ping_text(args: &[&str]) -> String {
+    let o = sonde().arg("ping").args(args).output().unwrap();
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The sequence numbers of the answer lines, in order (`label=N`).
+fn seqs(out: &str, label: &str) -> Vec<u64> {
+    out.lines()
+        .filter_map(|l| l.split(&format!(" {label}=")).nth(1))
+        .filter_map(|rest| rest.split(' ').next()?.parse().ok())
+        .collect()
+}
+
+#[test]
+fn sequence_numbers_start_at_1_as_iputils_counts() {
+    for host in ["::1", "127.0.0.1"] {
+        let out = ping_text(&[host, "-c", "3", "-i", "5ms"]);
+        assert_eq!(seqs(&out, "icmp_seq"), vec![1, 2, 3], "{host}: {out}");
+    }
+    // STAMP to the reflector of `sonde serve`: the lines count from 1 too
+    // (the wire's STAMP numbers from 0, as RFC 8762 has it).
+    let server = ServerProc::start(&["--reflector-port", "0"]);
+    let port = server.reflector_port().to_string();
+    let out = ping_text(&["::1", "--proto", "udp", "-p", &port, "-c", "3", "-i", "5ms"]);
+    assert_eq!(seqs(&out, "seq"), vec![1, 2, 3], "{out}");
+}
+
+#[test]
+fn a_ttl_of_1_still_reaches_loopback_and_256_is_a_usage_error() {
+    for host in ["::1", "127.0.0.1"] {
+        let r = ping_json(&[host, "-c", "3", "-i", "5ms", "-t", "1"]);
+        assert_eq!(r["spec"]["ttl"], 1);
+        assert_eq!(r["summary"]["round_trip"]["received_packets"], 3, "{r}");
+    }
+    for bad in ["0", "256"] {
+        let o = sonde()
+            .args(["ping", "::1", "-c", "1", "-t", bad])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("-t/--ttl"), "{}", stderr(&o));
+    }
+}
+
+#[test]
+fn a_deadline_ends_the_run_before_the_count() {
+    // 1000 requests 10 ms apart take 10 s; the deadline stops it at 0.3 s.
+    let r = ping_json(&["::1", "-c", "1000", "-i", "10ms", "-w", "300ms"]);
+    let rt = &r["summary"]["round_trip"];
+    let received = rt["received_packets"].as_u64().unwrap();
+    assert!(received > 0 && received < 1000, "{r}");
+    assert!(rt["sent_packets"].as_u64().unwrap() < 1000, "{r}");
+    assert_eq!(r["spec"]["deadline_s"], 0.3);
+    assert_eq!(r["interrupted"], false);
+    // With a deadline far off, the count is of answers and ends the run.
+    let r = ping_json(&["127.0.0.1", "-c", "5", "-i", "5ms", "-w", "1m"]);
+    assert_eq!(r["summary"]["round_trip"]["received_packets"], 5, "{r}");
+}
+
+#[test]
+fn requests_leave_from_the_interface_or_address_asked_for() {
+    for (host, from) in [
+        ("::1", "lo"),
+        ("127.0.0.1", "lo"),
+        ("::1", "::1"),
+        ("127.0.0.1", "127.0.0.1"),
+    ] {
+        let r = ping_json(&[host, "-c", "3", "-i", "5ms", "-I", from]);
+        assert_eq!(r["spec"]["interface"], from);
+        assert_eq!(r["summary"]["round_trip"]["received_packets"], 3, "{r}");
+    }
+    // A source address picks the target's family.
+    let r = ping_json(&["localhost", "-c", "1", "-I", "127.0.0.1"]);
+    assert_eq!(r["env"]["target"], "127.0.0.1", "{r}");
+    let o = sonde()
+        .args(["ping", "::1", "-c", "1", "-I", "nosuchif"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no network interface named 'nosuchif'"),
+        "{}",
+        stderr(&o)
+    );
+    // Not an interface name at all: a usage error naming -I.
+    let o = sonde()
+        .args(["ping", "::1", "-c", "1", "-I", "a/b"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("-I/--interface"), "{}", stderr(&o));
+}
+
+#[test]
+fn d_puts_the_unix_time_before_each_answer_and_n_changes_nothing() {
+    let now = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs_f64()
+    };
+    let before = now();
+    let out = ping_text(&["::1", "-c", "3", "-i", "5ms", "-D", "-n"]);
+    let after = now();
+    let stamps: Vec<f64> = out
+        .lines()
+        .filter(|l| l.contains("icmp_seq="))
+        .map(|l| {
+            let inner = l
+                .strip_prefix('[')
+                .and_then(|l| l.split_once("] "))
+                .unwrap_or_else(|| panic!("no timestamp: {l}"))
+                .0;
+            // Microseconds, as iputils: 6 decimals.
+            assert_eq!(inner.split_once('.').map(|(_, f)| f.len()), Some(6), "{l}");
+            inner.parse().unwrap()
+        })
+        .collect();
+    assert_eq!(stamps.len(), 3, "{out}");
+    assert!(
+        stamps.windows(2).all(|w| w[0] <= w[1]) && before <= stamps[0] && stamps[2] <= after,
+        "{before} {stamps:?} {after}"
+    );
+    // Without -D, no timestamps; -n is what sonde always does.
+    let plain = ping_text(&["::1", "-c", "1", "-n"]);
+    assert!(
+        plain
+            .lines()
+            .any(|l| l.starts_with("64 bytes from ::1: icmp_seq=1 ")),
+        "{plain}"
+    );
 }

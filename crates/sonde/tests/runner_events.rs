@@ -150,6 +150,46 @@ fn udp_events_reach_both_consumers_and_match_the_result() {
     assert!(live > 300, "{live} packets at 2 Mbit/s for 2 s");
 }
 
+/// Forward UDP: the client sends, yet each live interval already has
+/// the server's count of it (received, lost against the sequence
+/// numbers due), the same count the server's final report gives.
+#[test]
+fn a_udp_sender_gets_the_receiver_s_count_of_each_interval_live() {
+    let (port, _) = server();
+    for rate in [4_000_000, 0] {
+        let spec = TestSpec::Udp(UdpSpec {
+            host: "::1".into(),
+            port,
+            time: Duration::from_secs(3),
+            interval: Duration::from_millis(500),
+            bitrate: sonde_model::Rate::from_bps(rate),
+            ..UdpSpec::default()
+        });
+        let (result, text, _) = run_watched(spec);
+        assert_eq!(text.intervals.len(), result.intervals.len());
+        assert!(text.intervals.len() >= 6, "{}", text.intervals.len());
+        let mut live_received = 0;
+        for (live, kept) in text.intervals.iter().zip(&result.intervals) {
+            let (l, k) = (&live.streams[0], &kept.streams[0]);
+            assert_eq!(l.sent_packets, k.sent_packets, "the client's own count");
+            let received = l
+                .received_packets
+                .unwrap_or_else(|| panic!("{rate} bit/s: no live count at {}", live.start_s));
+            assert_eq!(Some(received), k.received_packets, "the server's count");
+            assert_eq!(l.lost_packets, k.lost_packets);
+            assert_eq!(l.loss_pct, k.loss_pct);
+            live_received += received;
+        }
+        let total = result.summary.forward.as_ref().unwrap();
+        assert_eq!(Some(live_received), total.received_packets);
+        assert!(
+            text.text.contains(" at the receiver"),
+            "the live lines show it: {}",
+            text.text
+        );
+    }
+}
+
 #[test]
 fn ping_events_reach_both_consumers_and_match_the_result() {
     let (_, reflector) = server();

@@ -155,6 +155,13 @@ fn udp_output_matches_the_schema() {
         .map(|c| u(&c["dscp"]))
         .collect();
     assert_eq!(classes, [10, 12, 14], "I/P/B frames as AF11/AF12/AF13");
+    let frames: Vec<&str> = video["summary"]["forward"]["frames"]
+        .as_array()
+        .expect("frames")
+        .iter()
+        .map(|f| f["frame"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(frames, ["I", "P", "B"], "loss per frame type");
     assert_eq!(video["summary"]["forward"]["delay"]["clock_synced"], true);
 }
 

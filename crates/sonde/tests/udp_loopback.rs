@@ -73,7 +73,7 @@ fn bidir_reports_each_direction() {
 }
 
 #[test]
-fn video_reports_loss_per_frame_type() {
+fn video_reports_loss_per_dscp_and_frame_type() {
     let server = ServerProc::start(&[]);
     let r = udp_json(
         "::1",
@@ -87,6 +87,35 @@ fn video_reports_loss_per_frame_type() {
         assert_eq!(u(&c["lost_packets"]), 0);
         assert!(u(&c["sent_packets"]) > 0);
     }
+    // Per frame type: 2 Mbit/s at 25 frames/s in groups of 12 frames
+    // (I BB P BB P BB P BB) is 120,000 bytes a group, sized I:P:B = 8:3:1:
+    // an I frame 38,400 bytes (32 packets of 1200), a P 14,400 (12), a B
+    // 4,800 (4). 2 s are 50 frames: 4 whole groups, then an I and a B.
+    let frames = r["summary"]["forward"]["frames"].as_array().unwrap();
+    let got: Vec<(&str, u64, u64, u64)> = frames
+        .iter()
+        .map(|f| {
+            (
+                f["frame"].as_str().unwrap(),
+                u(&f["dscp"]),
+                u(&f["sent_packets"]),
+                u(&f["lost_packets"]),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("I", 10, 5 * 32, 0),
+            ("P", 12, 4 * 3 * 12, 0),
+            ("B", 14, (4 * 8 + 1) * 4, 0)
+        ],
+        "{r}"
+    );
+    assert_eq!(r["streams"][0]["frames"], r["summary"]["forward"]["frames"]);
+    // A profile without frame types has none.
+    let cbr = udp_json("::1", server.port, &["-t", "1s", "-b", "1M"]);
+    assert!(cbr["summary"]["forward"].get("frames").is_none(), "{cbr}");
 }
 
 #[test]

@@ -39,9 +39,11 @@ pub(crate) fn handle(
     let first: ClientMessage =
         control.recv(HANDSHAKE_FRAME_MAX, hello_wait, "the first message")?;
     match first {
-        ClientMessage::TestRequest { request, env } => {
-            run_request(control, peer, request, &env, shared)
-        }
+        ClientMessage::TestRequest {
+            request,
+            env,
+            live_intervals,
+        } => run_request(control, peer, request, &env, live_intervals, shared),
         ClientMessage::StreamHello { test_id, stream } => {
             shared
                 .registry()
@@ -62,6 +64,7 @@ fn run_request(
     peer: SocketAddr,
     request: TestSpec,
     client_env: &HostEnv,
+    live_intervals: bool,
     shared: &Arc<Shared>,
 ) -> Result<(), EngineError> {
     match request {
@@ -69,7 +72,7 @@ fn run_request(
             tcp::run(c, peer, &spec, id, shared)
         }),
         TestSpec::Udp(spec) => run_admitted(control, peer, &spec, client_env, shared, |c, id| {
-            udp::run(c, peer, &spec, id)
+            udp::run(c, peer, &spec, id, live_intervals)
         }),
         // A ping needs no sonde server: ICMP echo, or STAMP to the reflector.
         TestSpec::Ping(_) => refuse(

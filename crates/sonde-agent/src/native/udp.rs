@@ -10,14 +10,13 @@ use sonde_engine::sockopt::udp_in_force;
 use sonde_engine::tcp::client::HANDSHAKE_TIMEOUT;
 use sonde_engine::udp::client::{udp_client_role, udp_report_cap, udp_side_plan};
 use sonde_engine::udp::flow::Credits;
-use sonde_engine::udp::side::{run_udp_side, UdpDataStream, UdpFlow, UDP_RX_GRACE};
+use sonde_engine::udp::side::{run_udp_side, UdpDataStream, UdpFlow, UdpLive, UDP_RX_GRACE};
 use sonde_engine::EngineError;
-use sonde_model::StreamLayout;
-use sonde_model::UdpSpec;
-use sonde_wire::{ServerMessage, TestId, UdpHello};
+use sonde_model::{StreamLayout, UdpSpec, UdpTally};
+use sonde_wire::{ReceivedInterval, ServerMessage, StreamAck, StreamReceived, TestId, UdpHello};
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 fn bind_near(control: &Control) -> Result<UdpSocket, EngineError> {
@@ -63,12 +62,34 @@ fn await_hello(
     }
 }
 
-/// Runs test `id`.
+/// The server's receivers of one interval, as a client that asked for
+/// live intervals gets them (`None`: this end receives no stream).
+fn received(index: u32, live: &UdpLive) -> Option<ServerMessage> {
+    let streams: Vec<StreamReceived> = live
+        .streams
+        .iter()
+        .filter_map(|(stream, t)| match t {
+            UdpTally::Received(rx) => Some(StreamReceived {
+                stream: *stream,
+                tally: rx.clone(),
+            }),
+            UdpTally::Sent(_) => None,
+        })
+        .collect();
+    (!streams.is_empty()).then_some(ServerMessage::UdpInterval(ReceivedInterval {
+        index,
+        streams,
+    }))
+}
+
+/// Runs test `id`; with `live_intervals`, the client gets what the
+/// server received in each interval as it ends.
 pub(super) fn run(
     mut control: Control,
     peer: SocketAddr,
     spec: &UdpSpec,
     id: TestId,
+    live_intervals: bool,
 ) -> Result<(), EngineError> {
     let sockets = (0..spec.stream_count())
         .map(|_| bind_near(&control))
@@ -113,8 +134,10 @@ pub(super) fn run(
     let stop = Arc::new(AtomicBool::new(false));
     let wait = spec.send_duration() + UDP_RX_GRACE + Duration::from_secs(15);
     // Unpaced: the client's progress reports arrive through the watcher,
-    // ours go out on a clone of the control connection.
+    // ours go out on a clone of the control connection, which live
+    // intervals share (one writer: frames never interleave).
     let unpaced = spec.stream_rate().bps() == 0;
+    let writer = Arc::new(Mutex::new(control.try_clone()?));
     let credits = Credits::new(spec.stream_count());
     let watcher = spawn_watcher(
         &control,
@@ -123,13 +146,23 @@ pub(super) fn run(
         &stop,
         unpaced.then(|| Arc::clone(&credits)),
     )?;
-    let flow = if unpaced {
-        Some(UdpFlow::over_control(&control, credits, |acks| {
-            ServerMessage::Progress { acks }
-        })?)
-    } else {
-        None
-    };
+    let send =
+        move |w: &Mutex<Control>, m: &ServerMessage| w.lock().is_ok_and(|mut w| w.send(m).is_ok());
+    let flow = unpaced.then(|| {
+        let w = Arc::clone(&writer);
+        UdpFlow {
+            credits,
+            publish: Box::new(move |acks: &[StreamAck]| {
+                send(
+                    &w,
+                    &ServerMessage::Progress {
+                        acks: acks.to_vec(),
+                    },
+                )
+            }),
+        }
+    });
+    let (mut index, mut live) = (0u32, live_intervals);
     let report = run_udp_side(
         udp_side_plan(spec),
         streams,
@@ -137,7 +170,13 @@ pub(super) fn run(
         start,
         &stop,
         flow,
-        &mut |_| {},
+        &mut |l| {
+            if let Some(m) = received(index, l).filter(|_| live) {
+                // A client that is gone gets no more.
+                live = send(&writer, &m);
+            }
+            index += 1;
+        },
     );
     answer_report(
         watcher,

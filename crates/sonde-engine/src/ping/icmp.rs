@@ -3,10 +3,11 @@
 //! otherwise (root or CAP_NET_RAW).
 
 use super::echo::{self, ECHO_HEADER};
+use super::probe_opts::ProbeOptions;
 use super::series::{recv_until, Answer, Prober};
 use crate::sys::RecvBatch;
+use crate::EngineError;
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
-use sonde_model::Dscp;
 use sonde_model::ProbeMethod;
 use std::io;
 use std::net::SocketAddr;
@@ -50,8 +51,16 @@ fn denied(e: &io::Error) -> bool {
 }
 
 impl IcmpProber {
-    /// Opens and connects an echo socket to `target`, marking with `dscp`.
-    pub fn open(target: SocketAddr, dscp: Option<Dscp>) -> io::Result<Self> {
+    /// Opens an echo socket, sets `opts` and connects it to `target`.
+    pub fn open(target: SocketAddr, opts: &ProbeOptions<'_>) -> Result<Self, EngineError> {
+        let context = "opening the ICMP socket";
+        let (sock, method) = Self::socket(target).map_err(EngineError::io(context))?;
+        opts.apply(&sock, target)?;
+        Self::connected(sock, method, target).map_err(EngineError::io(context))
+    }
+
+    /// A datagram echo socket if the system allows one, else a raw one.
+    fn socket(target: SocketAddr) -> io::Result<(Socket, IcmpMethod)> {
         let v6 = target.is_ipv6();
         let (domain, proto) = if v6 {
             (Domain::IPV6, Protocol::ICMPV6)
@@ -74,14 +83,12 @@ impl IcmpProber {
             },
             Err(e) => return Err(e),
         };
+        Ok((sock, method))
+    }
+
+    fn connected(sock: Socket, method: IcmpMethod, target: SocketAddr) -> io::Result<Self> {
+        let v6 = target.is_ipv6();
         sock.connect(&SockAddr::from(target))?;
-        if let Some(d) = dscp {
-            if v6 {
-                sock.set_tclass_v6(u32::from(d.tos_byte()))?;
-            } else {
-                sock.set_tos_v4(u32::from(d.tos_byte()))?;
-            }
-        }
         crate::sys::enable_rx_timestamps(&sock)?;
         // The TTL / hop limit of each reply, as ping prints it (a raw IPv4
         // socket has it in the IP header anyway).

@@ -4,6 +4,7 @@
 mod echo;
 pub mod icmp;
 pub mod latency;
+pub mod probe_opts;
 pub mod series;
 pub mod stamp;
 
@@ -11,11 +12,12 @@ use crate::connect::resolve;
 use crate::host_env::host_env;
 use crate::EngineError;
 use icmp::IcmpProber;
+use probe_opts::ProbeOptions;
 use series::{Prober, SeriesOutcome, SeriesPlan};
 use sonde_model::ping::{OneWayDelays, PingReply};
 use sonde_model::{
-    Figures, HostEnv, Interval, PingProto, PingSeries, PingSpec, ProbeMethod, RttStats, Summary,
-    TestEnv, TestResult, TestSpec, Timestamp,
+    Figures, HostEnv, Interval, IpFamily, PingProto, PingSeries, PingSource, PingSpec, ProbeMethod,
+    RttStats, Summary, TestEnv, TestResult, TestSpec, Timestamp,
 };
 use sonde_wire::stamp::{HmacKey, Mode};
 use stamp::StampProber;
@@ -97,16 +99,25 @@ pub fn run_ping(
     stop: &AtomicBool,
     on_event: &mut dyn FnMut(PingEvent<'_>),
 ) -> Result<TestResult, EngineError> {
-    let addrs = resolve(&spec.host, spec.port, spec.family)?;
+    // A source address picks the family of the target (iputils -I).
+    let family = match spec.source() {
+        Some(PingSource::Address(a)) if spec.family == IpFamily::Any => {
+            if a.is_ipv6() {
+                IpFamily::V6
+            } else {
+                IpFamily::V4
+            }
+        }
+        _ => spec.family,
+    };
+    let addrs = resolve(&spec.host, spec.port, family)?;
     let target = *addrs.first().ok_or_else(|| EngineError::NoAddress {
         host: spec.host.clone(),
         family: "usable",
     })?;
+    let opts = ProbeOptions::of(spec);
     let mut prober: Box<dyn Prober> = match spec.proto {
-        PingProto::Icmp => Box::new(
-            IcmpProber::open(target, spec.dscp)
-                .map_err(EngineError::io("opening the ICMP socket"))?,
-        ),
+        PingProto::Icmp => Box::new(IcmpProber::open(target, &opts)?),
         PingProto::Udp => {
             let mode = match stamp_key {
                 None => Mode::Unauthenticated,
@@ -114,15 +125,13 @@ pub fn run_ping(
                     HmacKey::new(k).map_err(|e| EngineError::Unavailable(e.to_string()))?,
                 ),
             };
-            Box::new(
-                StampProber::open(target, spec.dscp, mode, spec.clock_synced)
-                    .map_err(EngineError::io("opening the STAMP socket"))?,
-            )
+            Box::new(StampProber::open(target, &opts, mode, spec.clock_synced)?)
         }
     };
     let method = prober.method();
     let start = Timestamp::now();
     let t0 = Instant::now();
+    let deadline = spec.deadline.map(|d| t0 + d);
     let mut series = Vec::new();
     let mut all_intervals = Vec::new();
     let (mut sent, mut all_replies, mut reordered, mut interrupted) = (0, Vec::new(), 0, false);
@@ -137,6 +146,7 @@ pub fn run_ping(
             count: spec.count,
             interval: spec.interval,
             timeout: spec.timeout,
+            deadline,
         };
         let o = series::run(prober.as_mut(), plan, t0, stop, &mut |r| {
             on_event(PingEvent::Reply(r))
@@ -158,6 +168,9 @@ pub fn run_ping(
         all_replies.extend(o.replies);
         if o.interrupted {
             interrupted = true;
+            break;
+        }
+        if o.deadline_reached {
             break;
         }
     }

@@ -33,8 +33,8 @@ pub trait Prober {
     fn seq_bits(&self) -> u32;
     /// How requests travel, as results name it.
     fn method(&self) -> sonde_model::ProbeMethod;
-    /// Sends request `seq` with `size` bytes of data; returns its send time
-    /// (ns since the Unix epoch).
+    /// Sends request `seq` (counted from 1) with `size` bytes of data;
+    /// returns its send time (ns since the Unix epoch).
     fn send(&mut self, seq: u64, size: u32) -> io::Result<i64>;
     /// Waits until `until` at most for answers and appends them.
     fn recv(&mut self, until: Instant, out: &mut Vec<Answer>) -> io::Result<()>;
@@ -74,19 +74,24 @@ pub struct SeriesPlan {
     pub interval: Duration,
     /// Wait for answers after the last request.
     pub timeout: Duration,
+    /// The series ends here whatever the count (iputils `-w`); with a
+    /// count, it then sends until `count` requests are answered.
+    pub deadline: Option<Instant>,
 }
 
 /// What a series sent and got back.
 #[derive(Debug, Clone, Default)]
 pub struct SeriesOutcome {
     pub sent: u64,
-    /// Send times, s after `t0`, by sequence number.
+    /// Send times, s after `t0`, by sequence number (the first, 1, at 0).
     pub sent_at_s: Vec<f64>,
     /// Every answer, duplicates included, in arrival order.
     pub replies: Vec<PingReply>,
     /// First answers that came after an answer to a later request.
     pub reordered: u64,
     pub interrupted: bool,
+    /// The deadline ended it.
+    pub deadline_reached: bool,
 }
 
 /// The full sequence number of `low` (its low `bits`), the one nearest
@@ -122,6 +127,10 @@ pub fn run(
     let mut longest = Duration::from_millis(10);
     loop {
         let now = Instant::now();
+        if plan.deadline.is_some_and(|d| now >= d) {
+            out.deadline_reached = true;
+            break;
+        }
         if drain_until.is_none() && stop.load(Ordering::Relaxed) {
             out.interrupted = true;
             drain_until = Some(now + (longest * 3).min(plan.timeout));
@@ -129,9 +138,16 @@ pub fn run(
         if drain_until.is_some_and(|d| now >= d) {
             break;
         }
-        let more = drain_until.is_none() && (plan.count == 0 || out.sent < plan.count);
+        let answers_in = answered.len() as u64;
+        // With a deadline, iputils keeps sending until `count` answers.
+        let counted = if plan.deadline.is_some() {
+            answers_in
+        } else {
+            out.sent
+        };
+        let more = drain_until.is_none() && (plan.count == 0 || counted < plan.count);
         if more && now >= next_send {
-            let seq = out.sent;
+            let seq = out.sent + 1;
             tx_ns.insert(seq, prober.send(seq, plan.size)?);
             out.sent_at_s.push(now.duration_since(t0).as_secs_f64());
             out.sent += 1;
@@ -140,7 +156,9 @@ pub fn run(
             next_send = (next_send + plan.interval).max(now);
             continue;
         }
-        if !more && (answered.len() as u64 >= out.sent || now >= last_send + plan.timeout) {
+        let enough = plan.deadline.is_some() && plan.count > 0 && answers_in >= plan.count;
+        let all_in = answers_in >= out.sent || enough;
+        if !more && (all_in || now >= last_send + plan.timeout) {
             break;
         }
         let until = match (more, drain_until) {
@@ -148,12 +166,20 @@ pub fn run(
             (false, Some(d)) => d.min(last_send + plan.timeout),
             (false, None) => last_send + plan.timeout,
         };
-        // Wake at least every 100 ms to see `stop`.
-        let until = until.min(Instant::now() + Duration::from_millis(100));
+        // Wake at least every 100 ms to see `stop`, and at the deadline.
+        let mut until = until.min(Instant::now() + Duration::from_millis(100));
+        if let Some(d) = plan.deadline {
+            until = until.min(d);
+        }
         answers.clear();
         prober.recv(until, &mut answers)?;
         for a in &answers {
-            let Some(seq) = widen(a.seq_low, prober.seq_bits(), out.sent) else {
+            // With a deadline, `count` answers end the series at once (as
+            // iputils reads them one by one): later ones are not taken.
+            if plan.deadline.is_some() && plan.count > 0 && answered.len() as u64 >= plan.count {
+                break;
+            }
+            let Some(seq) = widen(a.seq_low, prober.seq_bits(), out.sent + 1) else {
                 continue;
             };
             let Some(&sent_ns) = tx_ns.get(&seq) else {
@@ -183,13 +209,18 @@ pub fn run(
             let reply = PingReply {
                 seq,
                 size: plan.size,
-                sent_s: out.sent_at_s.get(seq as usize).copied().unwrap_or_default(),
+                sent_s: seq
+                    .checked_sub(1)
+                    .and_then(|i| out.sent_at_s.get(i as usize))
+                    .copied()
+                    .unwrap_or_default(),
                 rtt_ms: rtt_ns as f64 / 1e6,
                 ttl: a.ttl,
                 duplicate,
                 forward_ms,
                 backward_ms,
                 dwell_ms,
+                received_unix_s: Some(a.rx_ns as f64 / 1e9),
             };
             on_reply(&reply);
             out.replies.push(reply);
@@ -261,32 +292,60 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_series_counts_answers_duplicates_and_silence() {
+    fn echoes(count: u64, deadline: Option<Instant>) -> SeriesOutcome {
         let mut p = Echoes {
             pending: Vec::new(),
         };
         let plan = SeriesPlan {
             size: 56,
-            count: 21,
+            count,
             interval: Duration::from_millis(1),
             timeout: Duration::from_millis(50),
+            deadline,
         };
-        let mut seen = 0;
-        let o = run(
+        run(
             &mut p,
             plan,
             Instant::now(),
             &AtomicBool::new(false),
-            &mut |_| seen += 1,
+            &mut |_| {},
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn a_series_counts_answers_duplicates_and_silence() {
+        let o = echoes(21, None);
         assert_eq!(o.sent, 21);
-        // 0..=20: 6, 13 and 20 unanswered; 0, 5, 10, 15 answered twice.
-        let firsts = o.replies.iter().filter(|r| !r.duplicate).count();
+        // 1..=21 as iputils numbers them: 6, 13 and 20 unanswered; 5, 10
+        // and 15 answered twice.
+        let firsts: Vec<u64> = o
+            .replies
+            .iter()
+            .filter(|r| !r.duplicate)
+            .map(|r| r.seq)
+            .collect();
         let dups = o.replies.iter().filter(|r| r.duplicate).count();
-        assert_eq!((firsts, dups, seen), (18, 4, 22));
+        assert_eq!((firsts.len(), dups), (18, 3));
+        assert_eq!(firsts.first(), Some(&1));
+        assert!(!firsts.contains(&6) && firsts.contains(&21));
         assert!(o.replies.iter().all(|r| (r.rtt_ms - 2.0).abs() < 1e-9));
+        assert!(o.replies.iter().all(|r| r.received_unix_s.is_some()));
         assert_eq!(o.reordered, 0);
+        assert!(!o.deadline_reached);
+    }
+
+    #[test]
+    fn with_a_deadline_a_count_is_of_answers() {
+        // 21 answers take at least 24 requests when 6, 13 and 20 go
+        // unanswered (iputils -c with -w).
+        let o = echoes(21, Some(Instant::now() + Duration::from_secs(20)));
+        let firsts = o.replies.iter().filter(|r| !r.duplicate).count();
+        assert!(firsts == 21 && o.sent >= 24, "{firsts} of {}", o.sent);
+        assert!(!o.deadline_reached);
+        // A deadline long before the count ends the series.
+        let o = echoes(100_000, Some(Instant::now() + Duration::from_millis(50)));
+        assert!(o.deadline_reached);
+        assert!(o.sent < 100_000);
     }
 }

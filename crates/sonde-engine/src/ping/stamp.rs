@@ -2,10 +2,11 @@
 //! `sonde ping --proto udp`.
 
 use super::icmp::now_ns;
+use super::probe_opts::ProbeOptions;
 use super::series::{recv_until, Answer, Prober, RemoteTimes};
 use crate::sys::{enable_rx_timestamps, RecvBatch};
+use crate::EngineError;
 use socket2::{Domain, Socket, Type};
-use sonde_model::Dscp;
 use sonde_model::ProbeMethod;
 use sonde_wire::stamp::{
     ErrorEstimate, Mode, NtpTimestamp, ReflectorPacket, SenderPacket, TimestampFormat,
@@ -23,28 +24,25 @@ pub struct StampProber {
 }
 
 impl StampProber {
+    /// Opens a UDP socket, sets `opts` and connects it to `target`.
     pub fn open(
         target: SocketAddr,
-        dscp: Option<Dscp>,
+        opts: &ProbeOptions<'_>,
         mode: Mode,
         synced: bool,
-    ) -> io::Result<Self> {
+    ) -> Result<Self, EngineError> {
+        let io = EngineError::io("opening the STAMP socket");
         let domain = if target.is_ipv6() {
             Domain::IPV6
         } else {
             Domain::IPV4
         };
-        let sock = Socket::new(domain, Type::DGRAM, None)?;
-        if let Some(d) = dscp {
-            if target.is_ipv6() {
-                sock.set_tclass_v6(u32::from(d.tos_byte()))?;
-            } else {
-                sock.set_tos_v4(u32::from(d.tos_byte()))?;
-            }
-        }
-        sock.connect(&target.into())?;
+        let sock = Socket::new(domain, Type::DGRAM, None).map_err(io)?;
+        opts.apply(&sock, target)?;
+        let io = EngineError::io("connecting the STAMP socket");
+        sock.connect(&target.into()).map_err(io)?;
         let sock: UdpSocket = sock.into();
-        enable_rx_timestamps(&sock)?;
+        enable_rx_timestamps(&sock).map_err(EngineError::io("receive timestamps"))?;
         Ok(Self {
             sock,
             mode,
@@ -69,7 +67,8 @@ impl Prober for StampProber {
     fn send(&mut self, seq: u64, size: u32) -> io::Result<i64> {
         let t = now_ns();
         let packet = SenderPacket {
-            seq: seq as u32,
+            // iputils counts from 1, STAMP (RFC 8762 §4.2.1) from 0.
+            seq: seq.wrapping_sub(1) as u32,
             timestamp: NtpTimestamp::from_unix_nanos(i128::from(t)),
             error_estimate: ErrorEstimate {
                 synchronized: self.synced,
@@ -97,7 +96,7 @@ impl Prober for StampProber {
             let as_ns =
                 |t: NtpTimestamp| i64::try_from(t.to_unix_nanos_near(near)).unwrap_or(rx_ns);
             out.push(Answer {
-                seq_low: u64::from(r.sender_seq),
+                seq_low: u64::from(r.sender_seq) + 1,
                 rx_ns,
                 ttl: None,
                 bytes: d.payload.len(),

@@ -127,6 +127,8 @@ pub fn handshake(
         .map_err(EngineError::io("server address"))?;
     control.send_preamble()?;
     control.send(&ClientMessage::TestRequest {
+        // A UDP client reads the server's intervals as they end.
+        live_intervals: matches!(request, TestSpec::Udp(_)),
         request,
         env: host_env(),
     })?;

@@ -14,10 +14,12 @@ use sonde_model::{
     Direction, HostEnv, PeerKind, StreamRole, TestResult, TestSpec, Timestamp, UdpSideReport,
     UdpSpec,
 };
-use sonde_wire::{ClientMessage, ServerMessage, TestId, UdpHello, HANDSHAKE_FRAME_MAX};
+use sonde_wire::{
+    ClientMessage, ReceivedInterval, ServerMessage, TestId, UdpHello, HANDSHAKE_FRAME_MAX,
+};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 /// How often a new UDP stream repeats its hello until the server starts.
@@ -30,7 +32,58 @@ pub enum UdpEvent<'a> {
         server: SocketAddr,
         env: &'a HostEnv,
     },
-    Interval(&'a UdpLive),
+    /// This end's interval, with what the server's receivers counted in
+    /// it when that came in time (forward streams).
+    Interval {
+        live: &'a UdpLive,
+        received: Option<&'a ReceivedInterval>,
+    },
+}
+
+/// How long the end of an interval waits for the server's count of it:
+/// half the interval, at most this (the next interval is being sent).
+const LIVE_WAIT: Duration = Duration::from_millis(250);
+/// The last interval waits longer (nothing more is sent): a receiver
+/// ends 200 ms after the first end marker.
+const LAST_LIVE_WAIT: Duration = Duration::from_secs(1);
+
+/// The server's intervals as the control reader hands them over, matched
+/// to this end's by index.
+struct PeerIntervals {
+    rx: mpsc::Receiver<ReceivedInterval>,
+    early: Vec<ReceivedInterval>,
+    wait: Duration,
+    /// Whether the server sent any: an older one sends none, and after
+    /// two intervals without, none is waited for.
+    heard: bool,
+}
+
+impl PeerIntervals {
+    /// The server's interval `index`, waiting at most `wait` for it
+    /// (`last`: the test's last interval, longer).
+    fn take(&mut self, index: u32, last: bool) -> Option<ReceivedInterval> {
+        let wait = match (self.heard || index < 2, last) {
+            (false, _) => Duration::ZERO,
+            (true, false) => self.wait,
+            (true, true) => LAST_LIVE_WAIT,
+        };
+        let deadline = Instant::now() + wait;
+        loop {
+            if let Some(i) = self.early.iter().position(|r| r.index == index) {
+                return Some(self.early.swap_remove(i));
+            }
+            // Older ones will not be asked for again.
+            self.early.retain(|r| r.index > index);
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.rx.recv_timeout(left) {
+                Ok(r) => {
+                    self.heard = true;
+                    self.early.push(r);
+                }
+                Err(_) => return None,
+            }
+        }
+    }
 }
 
 /// The largest UDP report a test of `spec` can produce.
@@ -149,27 +202,39 @@ pub fn run_udp(
             })
         }
     }
-    // Unpaced: progress reports flow both ways on the control connection
-    // while data flows; a reader takes the server's until its report.
+    // While data flows a reader takes the server's messages until its
+    // report: its intervals (asked for in the request) and, unpaced, its
+    // progress (flow control).
     let unpaced = spec.stream_rate().bps() == 0;
     let credits = Credits::new(spec.stream_count());
-    let reader = if unpaced {
+    let (intervals_tx, intervals_rx) = mpsc::channel();
+    let reader = {
         let mut r = control.try_clone()?;
         let (cap, c) = (udp_report_cap(spec), Arc::clone(&credits));
         let wait = spec.send_duration() + UDP_RX_GRACE + REPORT_WAIT;
-        Some(std::thread::spawn(move || {
+        std::thread::spawn(move || {
             let deadline = Instant::now() + wait;
             loop {
                 let left = deadline.saturating_duration_since(Instant::now());
                 match r.recv::<ServerMessage>(cap, left, "the server's report") {
                     Ok(ServerMessage::Progress { acks }) => c.update(&acks),
+                    Ok(ServerMessage::UdpInterval(iv)) => {
+                        let _ = intervals_tx.send(iv);
+                    }
                     other => return other,
                 }
             }
-        }))
-    } else {
-        None
+        })
     };
+    let mut peer = PeerIntervals {
+        rx: intervals_rx,
+        early: Vec::new(),
+        wait: (spec.interval / 2).min(LIVE_WAIT),
+        heard: false,
+    };
+    // Only a sending end has anything to wait for.
+    let sends = (0..spec.stream_count()).any(|i| udp_client_role(spec, i) == StreamRole::Sender);
+    let mut index = 0u32;
     let flow = if unpaced {
         Some(UdpFlow::over_control(&control, credits, |acks| {
             ClientMessage::Progress { acks }
@@ -185,7 +250,14 @@ pub fn run_udp(
         stop,
         flow,
         &mut |live| {
-            on_event(UdpEvent::Interval(live));
+            let last = live.window.end_s + 1e-6 >= spec.send_duration().as_secs_f64()
+                || stop.load(Ordering::Relaxed);
+            let received = sends.then(|| peer.take(index, last)).flatten();
+            index += 1;
+            on_event(UdpEvent::Interval {
+                live,
+                received: received.as_ref(),
+            });
         },
     );
     if stop.load(Ordering::Relaxed) {
@@ -194,16 +266,9 @@ pub fn run_udp(
     control.send(&ClientMessage::UdpReport {
         report: mine.clone(),
     })?;
-    let reply = match reader {
-        Some(h) => h
-            .join()
-            .map_err(|_| EngineError::Aborted("control reader failed".into()))??,
-        None => control.recv::<ServerMessage>(
-            udp_report_cap(spec),
-            REPORT_WAIT,
-            "the server's report",
-        )?,
-    };
+    let reply = reader
+        .join()
+        .map_err(|_| EngineError::Aborted("control reader failed".into()))??;
     let mut theirs: UdpSideReport = match reply {
         ServerMessage::UdpReport { report } => report,
         ServerMessage::Abort { reason } => return Err(EngineError::Aborted(reason)),

@@ -20,15 +20,9 @@ pub struct Departure {
     pub dscp: Option<Dscp>,
 }
 
-/// The DSCPs of video frames: AF11 (I, green), AF12 (P, yellow), AF13
-/// (B, red), as the DiffServ-aware video of seed 004 §5.1.
+/// The DSCP of a video frame: [`FrameKind::dscp`].
 pub fn frame_dscp(kind: FrameKind) -> Dscp {
-    let v = match kind {
-        FrameKind::I => 10,
-        FrameKind::P => 12,
-        FrameKind::B => 14,
-    };
-    Dscp::new(v).unwrap_or_default()
+    kind.dscp()
 }
 
 /// The departures of one stream, in order.
