@@ -2,16 +2,16 @@
 //! gathered through the registry in the order the client opened them,
 //! sonde's stream loops, iperf3's results.
 
-use super::exchange::{swap_results, STEP_WAIT};
+use super::exchange::{add_server_output, await_test_end, swap_results, STEP_WAIT};
 use crate::state::{Delivered, Shared, STREAMS_TIMEOUT};
 use sonde_engine::host_env::host_env;
 use sonde_engine::iperf3::control::Iperf3Control;
-use sonde_engine::iperf3::{hold_open, results_of};
+use sonde_engine::iperf3::hold_open;
 use sonde_engine::sockopt::{apply_accepted, StreamOptions};
 use sonde_engine::tcp::client::{client_role, side_plan};
 use sonde_engine::tcp::side::{run_side, DataStream};
 use sonde_engine::EngineError;
-use sonde_model::{StreamLayout, TcpSpec};
+use sonde_model::{StreamLayout, StreamRole, TcpSpec};
 use sonde_wire::iperf3::{Params, State};
 use sonde_wire::TestId;
 use std::net::SocketAddr;
@@ -33,7 +33,7 @@ pub(super) fn run(
     tracing::info!(%peer, test = %id, streams = spec.stream_count(), direction = ?spec.direction,
         time = ?spec.time, client = %params.client_version.as_deref().unwrap_or("?"), "iperf3 test accepted");
     let rx = shared.registry().open(id, peer.ip(), spec.stream_count());
-    let outcome = serve(&mut control, peer, spec, &rx);
+    let outcome = serve(&mut control, peer, spec, params, &rx);
     shared.registry().close(id);
     outcome
 }
@@ -42,6 +42,7 @@ fn serve(
     control: &mut Iperf3Control,
     peer: SocketAddr,
     spec: &TcpSpec,
+    params: &Params,
     rx: &Receiver<Delivered>,
 ) -> Result<(), EngineError> {
     control.send_state(State::CreateStreams)?;
@@ -85,8 +86,8 @@ fn serve(
     let side = std::thread::spawn(move || {
         run_side(plan, streams, host_env(), start, &side_stop, &mut |_| {})
     });
-    let wait = STEP_WAIT + spec.omit + spec.time;
-    let end = control.recv_state(wait);
+    let end = await_test_end(control, spec.omit + spec.time);
+    let ran = start.elapsed().saturating_sub(spec.omit).as_secs_f64();
     stop.store(true, Ordering::Relaxed);
     let mine = side
         .join()
@@ -105,7 +106,14 @@ fn serve(
             })
         }
     }
-    let theirs = swap_results(control, &results_of(&mine))?;
+    let mut ours = super::results::tcp(&mine, ran);
+    let sending: Vec<bool> = mine
+        .streams
+        .iter()
+        .map(|s| s.role == StreamRole::Sender)
+        .collect();
+    add_server_output(&mut ours, params, peer, &sending, false);
+    let theirs = swap_results(control, &ours)?;
     drop(held);
     let moved: u64 = mine.streams.iter().map(|s| s.total_bytes).sum();
     let theirs_moved: u64 = theirs.streams.iter().map(|s| s.bytes).sum();

@@ -2,9 +2,9 @@
 //! exchange on the control port's UDP twin, iperf3's datagrams and
 //! counting.
 
-use super::exchange::{swap_results, STEP_WAIT};
+use super::exchange::{add_server_output, await_test_end, swap_results, STEP_WAIT};
+use super::results::UdpStream;
 use sonde_engine::iperf3::control::Iperf3Control;
-use sonde_engine::iperf3::udp_client::udp_results;
 use sonde_engine::iperf3::udp_data::{self, UdpTally};
 use sonde_engine::EngineError;
 use sonde_model::{Direction, StreamLayout, UdpSpec};
@@ -18,8 +18,11 @@ use std::time::{Duration, Instant};
 /// socket there belongs to the test that bound it).
 static CONNECTS: Mutex<()> = Mutex::new(());
 
-/// A UDP socket on `local` that other sockets may share.
+/// A UDP socket on `local` that other sockets may share. A v4-mapped
+/// address (an IPv4 client on a dual-stack listener) gets an IPv4 socket:
+/// an IPv6 socket cannot be bound to one once it is IPv6-only.
 fn shared_udp(local: SocketAddr) -> std::io::Result<UdpSocket> {
+    let local = SocketAddr::new(local.ip().to_canonical(), local.port());
     let domain = if local.is_ipv6() {
         socket2::Domain::IPV6
     } else {
@@ -88,6 +91,56 @@ fn take_connects(
     Ok(socks)
 }
 
+/// One stream's thread: sends (this end sends where the client
+/// receives) or receives until `end`, noting its count when the omitted
+/// start ends.
+fn stream_thread(
+    sock: UdpSocket,
+    sending: bool,
+    spec: &UdpSpec,
+    width: wire::CounterWidth,
+    start: Instant,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<std::io::Result<UdpStream>> {
+    let (len, rate) = (spec.length as usize, spec.bitrate.bps());
+    let omit_end = start + spec.omit;
+    let omit_s = spec.omit.as_secs_f64();
+    let run_end = omit_end + spec.time;
+    std::thread::spawn(move || {
+        if sending {
+            let (whole, omitted) =
+                udp_data::send_omitting(&sock, len, rate, width, Some(omit_end), run_end, &stop)?;
+            let secs = (whole.secs - omit_s).max(0.0);
+            return Ok(UdpStream {
+                sending,
+                whole,
+                omitted,
+                secs,
+            });
+        }
+        // The receiver counts the omitted start apart, then goes on: a
+        // gap at the seam is the omitted part's highest number, which the
+        // second count takes for lost datagrams and gives back here.
+        let omitted = if omit_s > 0.0 {
+            udp_data::receive(&sock, width, omit_end, &stop)?
+        } else {
+            UdpTally::default()
+        };
+        let rest = udp_data::receive(&sock, width, run_end + STEP_WAIT, &stop)?;
+        let mut whole = rest;
+        whole.packets += omitted.packets;
+        whole.bytes += omitted.bytes;
+        whole.highest = rest.highest.max(omitted.highest);
+        whole.lost = omitted.lost + rest.lost.saturating_sub(omitted.highest.min(rest.highest));
+        Ok(UdpStream {
+            sending,
+            whole,
+            omitted,
+            secs: rest.secs,
+        })
+    })
+}
+
 /// Runs the test.
 pub(super) fn run(
     mut control: Iperf3Control,
@@ -111,43 +164,36 @@ pub(super) fn run(
     control.send_state(State::TestRunning)?;
     let width = params.counter_width();
     let stop = Arc::new(AtomicBool::new(false));
-    let end = Instant::now() + spec.omit + spec.time + STEP_WAIT;
-    // This end sends where the client receives.
+    let start = Instant::now();
     let sending: Vec<bool> = (0..socks.len())
         .map(|i| spec.stream_direction(i) == Direction::Reverse)
         .collect();
-    let run_end = Instant::now() + spec.omit + spec.time;
     let handles: Vec<_> = socks
         .iter()
         .zip(&sending)
         .map(|(s, &send)| {
             let s = s.try_clone().map_err(EngineError::io("a UDP socket"))?;
-            let (len, rate, stop) = (spec.length as usize, spec.bitrate.bps(), Arc::clone(&stop));
-            Ok(std::thread::spawn(move || {
-                if send {
-                    udp_data::send(&s, len, rate, width, run_end, &stop)
-                } else {
-                    udp_data::receive(&s, width, end, &stop)
-                }
-            }))
+            Ok(stream_thread(s, send, spec, width, start, Arc::clone(&stop)))
         })
         .collect::<Result<_, EngineError>>()?;
-    let ended = control.recv_state(STEP_WAIT + spec.omit + spec.time);
+    let ended = await_test_end(&mut control, spec.omit + spec.time);
     stop.store(true, Ordering::Relaxed);
-    let mut tallies: Vec<UdpTally> = Vec::new();
+    let mut streams: Vec<UdpStream> = Vec::new();
     for h in handles {
         let t = h
             .join()
             .map_err(|_| EngineError::Aborted("a UDP stream thread failed".into()))?;
-        tallies.push(t.map_err(EngineError::io("UDP data"))?);
+        streams.push(t.map_err(EngineError::io("UDP data"))?);
     }
     if ended? != State::TestEnd {
         return Err(EngineError::Aborted(
             "the iperf3 client did not end the test".into(),
         ));
     }
-    let _theirs = swap_results(&mut control, &udp_results(&tallies, &sending))?;
-    let packets: u64 = tallies.iter().map(|t| t.packets).sum();
+    let mut ours = super::results::udp(&streams);
+    add_server_output(&mut ours, params, peer, &sending, true);
+    let _theirs = swap_results(&mut control, &ours)?;
+    let packets: u64 = streams.iter().map(|s| s.whole.packets).sum();
     tracing::info!(%peer, packets, "iperf3 test done");
     Ok(())
 }
