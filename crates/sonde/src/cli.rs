@@ -6,6 +6,7 @@
 
 use crate::{lab_cmd, ping_cmd, quickstart, run_cmd, serve_cmd, tcp_cmd, udp_cmd};
 use clap::{Parser, Subcommand};
+use tracing_subscriber::fmt::writer::BoxMakeWriter;
 use std::process::ExitCode;
 
 #[derive(Debug, Parser)]
@@ -90,10 +91,21 @@ pub fn init_logging(cli: &Cli) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("SONDE_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    // `sonde serve --logfile FILE`: the log goes there (a file that
+    // cannot be opened is reported by the command as a usage error).
+    let file = match &cli.command {
+        Command::Serve(a) => a.logfile.as_deref().and_then(|p| serve_cmd::open_log(p).ok()),
+        _ => None,
+    };
+    let ansi = file.is_none() && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let writer = match file {
+        Some(f) => BoxMakeWriter::new(std::sync::Mutex::new(f)),
+        None => BoxMakeWriter::new(std::io::stderr),
+    };
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_writer(writer)
+        .with_ansi(ansi)
         .with_target(false)
         .try_init();
 }

@@ -8,6 +8,8 @@ mod quickstart;
 mod run_args;
 mod run_cmd;
 mod serve_cmd;
+mod serve_daemon;
+mod serve_signal;
 mod tcp_cmd;
 mod udp_cmd;
 
