@@ -14,11 +14,11 @@ use sonde_engine::EngineError;
 use sonde_model::{StreamLayout, StreamRole, TcpSpec};
 use sonde_wire::iperf3::{Params, State};
 use sonde_wire::TestId;
-use std::net::SocketAddr;
+use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Receiver;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Runs test `id` (the client's cookie), open in the registry while it
 /// waits for its data connections.
@@ -82,6 +82,12 @@ fn serve(
     // streams (receivers read until then, however late it comes).
     plan.receive_grace = STEP_WAIT;
     let held = hold_open(&streams);
+    let to_drain: Vec<(usize, TcpStream)> = streams
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.role == StreamRole::Receiver)
+        .filter_map(|(i, d)| Some((i, d.stream.try_clone().ok()?)))
+        .collect();
     let side_stop = Arc::clone(&stop);
     let side = std::thread::spawn(move || {
         run_side(plan, streams, host_env(), start, &side_stop, &mut |_| {})
@@ -106,6 +112,14 @@ fn serve(
             })
         }
     }
+    let mut mine = mine;
+    for (i, conn) in &to_drain {
+        let left = drain(conn);
+        if let Some(s) = mine.streams.get_mut(*i) {
+            s.total_bytes += left;
+            s.measured_bytes += left;
+        }
+    }
     let mut ours = super::results::tcp(&mine, ran);
     let sending: Vec<bool> = mine
         .streams
@@ -120,3 +134,38 @@ fn serve(
     tracing::info!(%peer, bytes = moved, client_bytes = theirs_moved, "iperf3 test done");
     Ok(())
 }
+
+/// Reads what the client sent before its TEST_END but this end's stream
+/// loop left unread (a receiver waits for a batch of bytes, and stops at
+/// TEST_END): the bytes counted as received, as the client counted them
+/// as sent. Reads until nothing more comes for [`DRAIN_QUIET`], for at
+/// most [`DRAIN_MAX`].
+fn drain(conn: &TcpStream) -> u64 {
+    use std::io::Read;
+    if conn.set_nonblocking(true).is_err() {
+        return 0;
+    }
+    let mut buf = vec![0u8; 256 * 1024];
+    let (start, mut quiet_since) = (Instant::now(), Instant::now());
+    let mut got = 0u64;
+    let mut reader = conn;
+    while start.elapsed() < DRAIN_MAX && quiet_since.elapsed() < DRAIN_QUIET {
+        match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                got += n as u64;
+                quiet_since = Instant::now();
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            Err(_) => break,
+        }
+    }
+    got
+}
+
+/// How long a drained connection stays quiet before it counts as empty.
+const DRAIN_QUIET: Duration = Duration::from_millis(20);
+/// The longest a drain takes.
+const DRAIN_MAX: Duration = Duration::from_millis(500);

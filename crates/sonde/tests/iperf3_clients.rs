@@ -1,0 +1,404 @@
+//! The stock iperf3 client (the system's, and the one named by
+//! `SONDE_IPERF3_NEWER` if set) against `sonde serve`, over IPv6 and
+//! IPv4 loopback: TCP and UDP each way, `-O`, `-n`, `-k`,
+//! `--get-server-output`, refusals in iperf3's own words, and the
+//! server's `-1`, `-D`/`-I` and `--idle-timeout`.
+
+mod common;
+use common::{sonde, ServerProc};
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+/// The iperf3 clients to run: the system's, and a newer one if
+/// `SONDE_IPERF3_NEWER` names its binary (see docs/iperf3.md).
+fn clients() -> Vec<String> {
+    let mut all = vec!["iperf3".to_string()];
+    if let Some(newer) = std::env::var_os("SONDE_IPERF3_NEWER") {
+        all.push(newer.to_string_lossy().into_owned());
+    }
+    all
+}
+
+fn iperf3(bin: &str, host: &str, port: u16, args: &[&str]) -> Output {
+    Command::new(bin)
+        .args(["-c", host, "-p", &port.to_string()])
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("run {bin}: {e}"))
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// A successful `-J` run's document.
+fn json(bin: &str, host: &str, port: u16, args: &[&str]) -> Value {
+    let mut all = vec!["-J"];
+    all.extend_from_slice(args);
+    let out = iperf3(bin, host, port, &all);
+    let what = format!("{bin} -c {host} {args:?}");
+    assert!(out.status.success(), "{what}: {}", text(&out));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{what}: {e}"))
+}
+
+fn n(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// Sent and received bytes within 1 % (plus 64 KiB in flight per stream).
+fn agree(sent: f64, received: f64, streams: f64, what: &str) {
+    agree_within(0.01, sent, received, streams, what);
+}
+
+/// Sent and received bytes within `share` (plus 64 KiB per stream).
+fn agree_within(share: f64, sent: f64, received: f64, streams: f64, what: &str) {
+    assert!(
+        sent > 0.0 && received > 0.0,
+        "{what}: sent {sent}, received {received}"
+    );
+    let slack = share * sent + 65_536.0 * streams;
+    assert!(
+        (sent - received).abs() <= slack,
+        "{what}: sent {sent}, received {received}"
+    );
+}
+
+/// A UDP summary: the sender counted datagrams, and every one it sent is
+/// in the receiver's total (received + lost), give or take the last few
+/// in flight when the test ended.
+fn udp_counts_agree(end: &Value, sent_key: &str, received_key: &str, what: &str) {
+    let sent = n(&end[sent_key]["packets"]);
+    let total = n(&end[received_key]["packets"]);
+    assert!(sent > 0.0, "{what}: the sender counted no datagrams: {end}");
+    assert!(
+        sent >= total && sent - total <= (0.02 * sent).max(4.0),
+        "{what}: {sent} sent, the receiver's total is {total}"
+    );
+}
+
+const HOSTS: [&str; 2] = ["::1", "127.0.0.1"];
+
+const DIRECTIONS: [(&str, &[&str]); 3] = [
+    ("forward", &[]),
+    ("reverse", &["-R"]),
+    ("bidir", &["--bidir"]),
+];
+
+#[test]
+fn the_matrix_over_ipv6_and_ipv4() {
+    // The default bind: one dual-stack socket, IPv4 clients v4-mapped.
+    let server = ServerProc::start_with(sonde(), &[], &["--no-reflector"]);
+    for bin in clients() {
+        for host in HOSTS {
+            for udp in [false, true] {
+                for (name, dir) in DIRECTIONS {
+                    for streams in ["1", "4"] {
+                        let what = format!("{bin} {host} udp={udp} {name} -P {streams}");
+                        let mut args = vec!["-t", "1", "-P", streams];
+                        args.extend_from_slice(if udp {
+                            &["-u", "-b", "10M", "-l", "1400"]
+                        } else {
+                            &["-b", "200M"]
+                        });
+                        args.extend_from_slice(dir);
+                        let r = json(&bin, host, server.port, &args);
+                        let end = &r["end"];
+                        let p: f64 = streams.parse().unwrap();
+                        agree(
+                            n(&end["sum_sent"]["bytes"]),
+                            n(&end["sum_received"]["bytes"]),
+                            p,
+                            &what,
+                        );
+                        if udp {
+                            udp_counts_agree(end, "sum_sent", "sum_received", &what);
+                        }
+                        if name == "bidir" {
+                            let (s, r) = ("sum_sent_bidir_reverse", "sum_received_bidir_reverse");
+                            agree(n(&end[s]["bytes"]), n(&end[r]["bytes"]), p, &what);
+                            if udp {
+                                udp_counts_agree(end, s, r, &what);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(!server.log().contains("WARN"), "{}", server.log());
+}
+
+#[test]
+fn omitted_seconds_are_left_out_on_both_ends() {
+    let server = ServerProc::start(&["--no-reflector"]);
+    for host in HOSTS {
+        for dir in [&[][..], &["-R"][..]] {
+            let what = format!("-O 1 {host} {dir:?}");
+            let mut args = vec!["-t", "2", "-O", "1", "-b", "500M"];
+            args.extend_from_slice(dir);
+            let end = &json("iperf3", host, server.port, &args)["end"];
+            // Each end starts its omit clock on its own: they agree to a
+            // few percent (counted through the omitted second, the
+            // receiver had half as much again).
+            agree_within(
+                0.05,
+                n(&end["sum_sent"]["bytes"]),
+                n(&end["sum_received"]["bytes"]),
+                1.0,
+                &what,
+            );
+        }
+        let end = &json(
+            "iperf3",
+            host,
+            server.port,
+            &["-u", "-b", "10M", "-t", "2", "-O", "1"],
+        )["end"];
+        let what = format!("-u -O 1 {host}");
+        agree(
+            n(&end["sum_sent"]["bytes"]),
+            n(&end["sum_received"]["bytes"]),
+            1.0,
+            &what,
+        );
+        // The receiver's line spans the 2 measured seconds, not 3.
+        let span = n(&end["sum_received"]["end"]);
+        assert!(span < 2.5, "{what}: the receiver's line spans {span} s");
+        udp_counts_agree(end, "sum_sent", "sum_received", &what);
+    }
+}
+
+#[test]
+fn tests_bounded_by_bytes_or_blocks_are_served() {
+    let server = ServerProc::start(&["--no-reflector"]);
+    // -k counts blocks of -l bytes.
+    let cases: [(&[&str], f64); 2] = [
+        (&["-n", "200M"], 200.0 * 1_048_576.0),
+        (&["-k", "1000", "-l", "128K"], 1000.0 * 131_072.0),
+    ];
+    for host in HOSTS {
+        for (bound, want) in cases {
+            for dir in [&[][..], &["-R"][..]] {
+                let what = format!("{host} {bound:?} {dir:?}");
+                let mut args = bound.to_vec();
+                args.extend_from_slice(dir);
+                let end = &json("iperf3", host, server.port, &args)["end"];
+                let received = n(&end["sum_received"]["bytes"]);
+                // The sender stops once the count is reached; a server
+                // sending (-R) stops when the client says it has it all.
+                // A receiving iperf3 client counts each read as a block,
+                // and reads can be short: with -k -R it stops early (so
+                // it does against iperf3's own server).
+                let least = if bound[0] == "-k" && !dir.is_empty() {
+                    0.25
+                } else {
+                    0.99
+                };
+                assert!(
+                    received >= least * want && received <= 1.1 * want,
+                    "{what}: {received} bytes received, {want} asked"
+                );
+                agree(n(&end["sum_sent"]["bytes"]), received, 1.0, &what);
+            }
+        }
+    }
+    assert!(!server.log().contains("refused"), "{}", server.log());
+}
+
+#[test]
+fn a_reversed_udp_test_shows_the_servers_datagram_count() {
+    let server = ServerProc::start(&["--no-reflector"]);
+    for host in HOSTS {
+        let out = iperf3(
+            "iperf3",
+            host,
+            server.port,
+            &["-u", "-R", "-b", "10M", "-t", "1"],
+        );
+        let t = text(&out);
+        assert!(out.status.success(), "{t}");
+        let sender = t
+            .lines()
+            .find(|l| l.ends_with("sender"))
+            .unwrap_or_else(|| panic!("no sender line: {t}"));
+        assert!(!sender.contains("0/0 "), "{host}: {sender}");
+        let end = &json(
+            "iperf3",
+            host,
+            server.port,
+            &["-u", "-R", "-b", "10M", "-t", "1"],
+        )["end"];
+        udp_counts_agree(end, "sum_sent", "sum_received", host);
+    }
+}
+
+/// The "Transfer" column of the first line ending in `role`.
+fn transfer(text: &str, role: &str) -> String {
+    let line = text
+        .lines()
+        .find(|l| l.trim_end().ends_with(role))
+        .unwrap_or_else(|| panic!("no {role} line in {text}"));
+    let after = line.split("sec").nth(1).unwrap_or_default();
+    after.split("Bytes").next().unwrap_or_default().trim().to_string()
+}
+
+#[test]
+fn the_server_output_comes_with_the_results() {
+    let server = ServerProc::start(&["--no-reflector"]);
+    for host in HOSTS {
+        for udp in [&[][..], &["-u", "-b", "10M"][..]] {
+            let mut args = vec!["-t", "1", "--get-server-output"];
+            args.extend_from_slice(udp);
+            let out = iperf3("iperf3", host, server.port, &args);
+            let t = text(&out);
+            assert!(out.status.success(), "{t}");
+            let (client, server_part) = t
+                .split_once("Server output:")
+                .unwrap_or_else(|| panic!("no server output: {t}"));
+            assert!(server_part.contains("Accepted connection from"), "{t}");
+            // The client prints the server's bytes as its receiver line;
+            // the server's own line must say the same.
+            assert_eq!(
+                transfer(client, "receiver"),
+                transfer(server_part, "receiver"),
+                "{t}"
+            );
+        }
+        let r = json("iperf3", host, server.port, &["-t", "1", "--get-server-output"]);
+        let out = r["server_output_text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no server_output_text: {r}"));
+        assert!(out.contains("receiver"), "{out}");
+    }
+}
+
+#[test]
+fn refusals_reach_the_client_in_iperf3s_words() {
+    let server = ServerProc::start(&[
+        "--no-reflector",
+        "--max-duration",
+        "3s",
+        "--max-rate",
+        "20M",
+        "--max-streams",
+        "4",
+    ]);
+    let cases: [(&[&str], &str); 3] = [
+        (&["-t", "10", "-b", "1M"], "test duration too long"),
+        (
+            &["-t", "1", "-b", "50M"],
+            "total required bandwidth is larger than server limit",
+        ),
+        (
+            &["-t", "1", "-b", "1M", "-P", "8"],
+            "number of parallel streams too large",
+        ),
+    ];
+    for host in HOSTS {
+        for (args, says) in cases {
+            let out = iperf3("iperf3", host, server.port, args);
+            let t = text(&out);
+            assert!(!out.status.success(), "{args:?} ran: {t}");
+            assert!(t.contains(says), "{args:?}: {t}");
+            assert!(!t.contains("busy"), "{args:?}: {t}");
+        }
+    }
+    // A newer client knows the server's own duration error.
+    for bin in clients().iter().skip(1) {
+        let t = text(&iperf3(bin, "::1", server.port, &["-t", "10", "-b", "1M"]));
+        assert!(t.contains("maximum permitted limit"), "{bin}: {t}");
+    }
+    assert!(server.wait_for_log("iperf3 test refused"), "{}", server.log());
+}
+
+/// Waits up to 20 s for `cond`.
+fn eventually(mut cond: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < end {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+#[test]
+fn one_off_serves_one_test_then_exits() {
+    let mut server = ServerProc::start(&["--no-reflector", "-1"]);
+    // A refused test does not count.
+    let refused = iperf3("iperf3", "::1", server.port, &["-t", "999"]);
+    assert!(!refused.status.success());
+    assert!(server.is_running(), "{}", server.log());
+    json("iperf3", "127.0.0.1", server.port, &["-t", "1"]);
+    assert!(eventually(|| !server.is_running()), "{}", server.log());
+    assert!(server.log().contains("reason=OneOff"), "{}", server.log());
+}
+
+#[test]
+fn an_idle_server_exits_after_its_timeout() {
+    let mut server = ServerProc::start(&["--no-reflector", "--idle-timeout", "2s"]);
+    json("iperf3", "::1", server.port, &["-t", "1"]);
+    assert!(eventually(|| !server.is_running()), "{}", server.log());
+    let log = server.log();
+    assert!(
+        log.contains("iperf3 test done") && log.contains("reason=Idle"),
+        "{log}"
+    );
+}
+
+/// Whether process `pid` is gone (or a zombie no one has reaped yet).
+fn gone(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+#[test]
+fn a_daemon_writes_its_pidfile_and_removes_it_on_exit() {
+    let dir = std::env::temp_dir().join(format!("sonde-daemon-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pidfile = dir.join("serve.pid");
+    let logfile = dir.join("serve.log");
+    let port = 17_150u16;
+    let out = sonde()
+        .args(["serve", "--no-reflector", "-p", &port.to_string()])
+        .args(["--bind", "::1", "--bind", "127.0.0.1", "-D", "-1", "-I"])
+        .arg(&pidfile)
+        .arg("--logfile")
+        .arg(&logfile)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    // The first process returned once the server was up: its pid is in
+    // the file, and it serves.
+    let pid = std::fs::read_to_string(&pidfile).unwrap().trim().to_string();
+    assert!(pid.parse::<u32>().is_ok() && !gone(&pid), "pidfile: {pid:?}");
+    assert_ne!(pid, out.status.to_string());
+    json("iperf3", "127.0.0.1", port, &["-t", "1"]);
+    assert!(eventually(|| !Path::new(&pidfile).exists()), "pidfile stayed");
+    assert!(eventually(|| gone(&pid)), "daemon {pid} still running");
+    let log = std::fs::read_to_string(&logfile).unwrap();
+    assert!(log.contains("iperf3 test done"), "{log}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_log_file_that_cannot_be_opened_is_a_usage_error() {
+    let out = sonde()
+        .args(["serve", "-p", "0", "--logfile", "/nonexistent-dir/serve.log"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("/nonexistent-dir/serve.log"), "{}", text(&out));
+}
