@@ -6,8 +6,8 @@
 
 use crate::{lab_cmd, ping_cmd, quickstart, run_cmd, serve_cmd, tcp_cmd, udp_cmd};
 use clap::{Parser, Subcommand};
-use tracing_subscriber::fmt::writer::BoxMakeWriter;
 use std::process::ExitCode;
+use tracing_subscriber::fmt::writer::BoxMakeWriter;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -94,7 +94,10 @@ pub fn init_logging(cli: &Cli) {
     // `sonde serve --logfile FILE`: the log goes there (a file that
     // cannot be opened is reported by the command as a usage error).
     let file = match &cli.command {
-        Command::Serve(a) => a.logfile.as_deref().and_then(|p| serve_cmd::open_log(p).ok()),
+        Command::Serve(a) => a
+            .logfile
+            .as_deref()
+            .and_then(|p| serve_cmd::open_log(p).ok()),
         _ => None,
     };
     let ansi = file.is_none() && std::io::IsTerminal::is_terminal(&std::io::stderr());

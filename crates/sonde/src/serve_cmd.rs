@@ -2,11 +2,11 @@
 
 use crate::cli::Failure;
 use crate::run_args::duration;
+use crate::serve_daemon::{self, PidFile};
+use crate::serve_signal;
 use anyhow::anyhow;
 use clap::Args;
 use ipnet::IpNet;
-use crate::serve_daemon::{self, PidFile};
-use crate::serve_signal;
 use sonde_agent::{Reflector, ReflectorError, Server, ServerConfig, Until};
 use sonde_engine::stamp_reflector::ReflectorStats;
 use sonde_model::Rate;

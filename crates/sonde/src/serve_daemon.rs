@@ -47,14 +47,16 @@ pub fn detach(pidfile: Option<&Path>) -> Result<(), Failure> {
     // running after a second.
     let settle = Instant::now() + Duration::from_secs(1);
     loop {
-        if let Some(status) = child.try_wait().context("waiting for the detached server")? {
+        if let Some(status) = child
+            .try_wait()
+            .context("waiting for the detached server")?
+        {
             return Err(Failure::Run(anyhow!(
                 "the detached server exited at once ({status}); run without -D, or with --logfile, to see why"
             )));
         }
         let up = match pidfile {
-            Some(p) => std::fs::read_to_string(p)
-                .is_ok_and(|t| t.trim() == child.id().to_string()),
+            Some(p) => std::fs::read_to_string(p).is_ok_and(|t| t.trim() == child.id().to_string()),
             None => Instant::now() >= settle,
         };
         if up {

@@ -235,7 +235,32 @@ fn a_reversed_udp_test_shows_the_servers_datagram_count() {
             &["-u", "-R", "-b", "10M", "-t", "1"],
         )["end"];
         udp_counts_agree(end, "sum_sent", "sum_received", host);
+        // What iperf3 3.21 reads: the sender's count is `packets` less
+        // `omitted_packets`, and a result without `omitted_packets` is
+        // taken as all omitted (its "0/0"). 3.12 prints the results it
+        // got with --debug.
+        let out = iperf3(
+            "iperf3",
+            host,
+            server.port,
+            &["-u", "-R", "-b", "10M", "-t", "1", "--debug"],
+        );
+        let theirs = server_results(&text(&out));
+        let s = &theirs["streams"][0];
+        let counted = n(&s["packets"]) - n(&s["omitted_packets"]);
+        assert!(counted > 0.0, "{host}: {theirs}");
+        assert_eq!(n(&s["errors"]), 0.0, "{host}: {theirs}");
     }
+}
+
+/// The server's results as an iperf3 client prints them with `--debug`.
+fn server_results(debug: &str) -> Value {
+    let from = debug
+        .split_once("get_results\n")
+        .unwrap_or_else(|| panic!("no results in {debug}"))
+        .1;
+    let end = from.find("\n}\n").unwrap_or_else(|| panic!("{from}")) + 2;
+    serde_json::from_str(&from[..end]).unwrap_or_else(|e| panic!("{e}: {from}"))
 }
 
 /// The "Transfer" column of the first line ending in `role`.
@@ -245,7 +270,12 @@ fn transfer(text: &str, role: &str) -> String {
         .find(|l| l.trim_end().ends_with(role))
         .unwrap_or_else(|| panic!("no {role} line in {text}"));
     let after = line.split("sec").nth(1).unwrap_or_default();
-    after.split("Bytes").next().unwrap_or_default().trim().to_string()
+    after
+        .split("Bytes")
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_string()
 }
 
 #[test]
@@ -270,7 +300,12 @@ fn the_server_output_comes_with_the_results() {
                 "{t}"
             );
         }
-        let r = json("iperf3", host, server.port, &["-t", "1", "--get-server-output"]);
+        let r = json(
+            "iperf3",
+            host,
+            server.port,
+            &["-t", "1", "--get-server-output"],
+        );
         let out = r["server_output_text"]
             .as_str()
             .unwrap_or_else(|| panic!("no server_output_text: {r}"));
@@ -314,7 +349,11 @@ fn refusals_reach_the_client_in_iperf3s_words() {
         let t = text(&iperf3(bin, "::1", server.port, &["-t", "10", "-b", "1M"]));
         assert!(t.contains("maximum permitted limit"), "{bin}: {t}");
     }
-    assert!(server.wait_for_log("iperf3 test refused"), "{}", server.log());
+    assert!(
+        server.wait_for_log("iperf3 test refused"),
+        "{}",
+        server.log()
+    );
 }
 
 /// Waits up to 20 s for `cond`.
@@ -382,11 +421,20 @@ fn a_daemon_writes_its_pidfile_and_removes_it_on_exit() {
     assert!(out.status.success(), "{}", text(&out));
     // The first process returned once the server was up: its pid is in
     // the file, and it serves.
-    let pid = std::fs::read_to_string(&pidfile).unwrap().trim().to_string();
-    assert!(pid.parse::<u32>().is_ok() && !gone(&pid), "pidfile: {pid:?}");
+    let pid = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .to_string();
+    assert!(
+        pid.parse::<u32>().is_ok() && !gone(&pid),
+        "pidfile: {pid:?}"
+    );
     assert_ne!(pid, out.status.to_string());
     json("iperf3", "127.0.0.1", port, &["-t", "1"]);
-    assert!(eventually(|| !Path::new(&pidfile).exists()), "pidfile stayed");
+    assert!(
+        eventually(|| !Path::new(&pidfile).exists()),
+        "pidfile stayed"
+    );
     assert!(eventually(|| gone(&pid)), "daemon {pid} still running");
     let log = std::fs::read_to_string(&logfile).unwrap();
     assert!(log.contains("iperf3 test done"), "{log}");
@@ -396,9 +444,19 @@ fn a_daemon_writes_its_pidfile_and_removes_it_on_exit() {
 #[test]
 fn a_log_file_that_cannot_be_opened_is_a_usage_error() {
     let out = sonde()
-        .args(["serve", "-p", "0", "--logfile", "/nonexistent-dir/serve.log"])
+        .args([
+            "serve",
+            "-p",
+            "0",
+            "--logfile",
+            "/nonexistent-dir/serve.log",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(text(&out).contains("/nonexistent-dir/serve.log"), "{}", text(&out));
+    assert!(
+        text(&out).contains("/nonexistent-dir/serve.log"),
+        "{}",
+        text(&out)
+    );
 }

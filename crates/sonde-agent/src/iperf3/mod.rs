@@ -6,8 +6,8 @@
 //! data loops and limits, answered in iperf3's protocol.
 
 mod exchange;
-mod params;
 mod output;
+mod params;
 mod refuse;
 mod results;
 mod tcp;

@@ -96,7 +96,10 @@ mod tests {
             omit: 2,
             ..Params::default()
         };
-        assert_eq!(tcp_spec(&p, peer(), LIMIT).unwrap().time, Duration::from_secs(298));
+        assert_eq!(
+            tcp_spec(&p, peer(), LIMIT).unwrap().time,
+            Duration::from_secs(298)
+        );
         let p = Params {
             time: 0,
             blockcount: 10_000,
@@ -107,7 +110,10 @@ mod tests {
             time: 7,
             ..Params::default()
         };
-        assert_eq!(tcp_spec(&timed, peer(), LIMIT).unwrap().time, Duration::from_secs(7));
+        assert_eq!(
+            tcp_spec(&timed, peer(), LIMIT).unwrap().time,
+            Duration::from_secs(7)
+        );
     }
 
     fn peer() -> SocketAddr {

@@ -117,8 +117,14 @@ mod tests {
         let (tx, rx) = (&r.streams[0], &r.streams[1]);
         assert_eq!((tx.id, tx.bytes, tx.packets), (1, 200_000, 300));
         assert_eq!((tx.omitted_packets, tx.errors), (Some(100), 0));
-        assert_eq!((rx.id, rx.bytes, rx.packets, rx.errors), (3, 192_000, 300, 10));
-        assert_eq!((rx.omitted_packets, rx.omitted_errors), (Some(100), Some(2)));
+        assert_eq!(
+            (rx.id, rx.bytes, rx.packets, rx.errors),
+            (3, 192_000, 300, 10)
+        );
+        assert_eq!(
+            (rx.omitted_packets, rx.omitted_errors),
+            (Some(100), Some(2))
+        );
         assert_eq!(r.sender_has_retransmits, 0);
         // iperf3 3.21 refuses one omitted count without the other.
         r.to_json().unwrap();

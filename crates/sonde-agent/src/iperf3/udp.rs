@@ -173,7 +173,14 @@ pub(super) fn run(
         .zip(&sending)
         .map(|(s, &send)| {
             let s = s.try_clone().map_err(EngineError::io("a UDP socket"))?;
-            Ok(stream_thread(s, send, spec, width, start, Arc::clone(&stop)))
+            Ok(stream_thread(
+                s,
+                send,
+                spec,
+                width,
+                start,
+                Arc::clone(&stop),
+            ))
         })
         .collect::<Result<_, EngineError>>()?;
     let ended = await_test_end(&mut control, spec.omit + spec.time);
