@@ -2,6 +2,7 @@
 //! and client runs against it.
 #![allow(dead_code)]
 
+pub mod iperf3_client;
 pub mod lab_cli;
 pub mod schema;
 
