@@ -40,7 +40,7 @@ fn udp_counts_agree(end: &Value, sent_key: &str, received_key: &str, what: &str)
     assert!(sent > 0.0, "{what}: the sender counted no datagrams: {end}");
     assert!(
         sent >= total && sent - total <= (0.02 * sent).max(4.0),
-        "{what}: {sent} sent, the receiver's total is {total}"
+        "{what}: {sent} sent ({sent_key}), the receiver's total is {total}"
     );
 }
 
@@ -165,7 +165,18 @@ fn tests_bounded_by_bytes_or_blocks_are_served() {
                     received >= least * want && received <= 1.1 * want,
                     "{what}: {received} bytes received, {want} asked"
                 );
-                agree(n(&end["sum_sent"]["bytes"]), received, 1.0, &what);
+                let sent = n(&end["sum_sent"]["bytes"]);
+                if dir.is_empty() {
+                    agree(sent, received, 1.0, &what);
+                } else {
+                    // sonde's server, sending, has no count of its own: it
+                    // goes on until the client's TEST_END reaches it, so it
+                    // sent what the client read and what was under way.
+                    assert!(
+                        sent >= received && sent <= 1.5 * received,
+                        "{what}: sent {sent}, received {received}"
+                    );
+                }
             }
         }
     }

@@ -113,9 +113,9 @@ fn serve(
         }
     }
     let mut mine = mine;
-    for (i, conn) in &to_drain {
-        let left = drain(conn);
-        if let Some(s) = mine.streams.get_mut(*i) {
+    let (indices, conns): (Vec<usize>, Vec<TcpStream>) = to_drain.into_iter().unzip();
+    for (i, left) in indices.into_iter().zip(drain(&conns)) {
+        if let Some(s) = mine.streams.get_mut(i) {
             s.total_bytes += left;
             s.measured_bytes += left;
         }
@@ -136,36 +136,45 @@ fn serve(
 }
 
 /// Reads what the client sent before its TEST_END but this end's stream
-/// loop left unread (a receiver waits for a batch of bytes, and stops at
-/// TEST_END): the bytes counted as received, as the client counted them
-/// as sent. Reads until nothing more comes for [`DRAIN_QUIET`], for at
-/// most [`DRAIN_MAX`].
-fn drain(conn: &TcpStream) -> u64 {
+/// loops left unread (a receiver waits for a batch of bytes, and stops at
+/// TEST_END), so those bytes count as received, as the client counted
+/// them as sent: per connection, the bytes read. Reads until nothing more
+/// comes on any of them for [`DRAIN_QUIET`], for at most [`DRAIN_MAX`].
+fn drain(conns: &[TcpStream]) -> Vec<u64> {
     use std::io::Read;
-    if conn.set_nonblocking(true).is_err() {
-        return 0;
-    }
+    let mut got = vec![0u64; conns.len()];
+    let mut open: Vec<bool> = conns
+        .iter()
+        .map(|c| c.set_nonblocking(true).is_ok())
+        .collect();
     let mut buf = vec![0u8; 256 * 1024];
     let (start, mut quiet_since) = (Instant::now(), Instant::now());
-    let mut got = 0u64;
-    let mut reader = conn;
     while start.elapsed() < DRAIN_MAX && quiet_since.elapsed() < DRAIN_QUIET {
-        match reader.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                got += n as u64;
-                quiet_since = Instant::now();
+        let mut any = false;
+        for (i, mut conn) in conns.iter().enumerate() {
+            if !open[i] {
+                continue;
             }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                std::thread::sleep(Duration::from_millis(2));
+            match conn.read(&mut buf) {
+                Ok(0) => open[i] = false,
+                Ok(n) => {
+                    got[i] += n as u64;
+                    any = true;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(_) => open[i] = false,
             }
-            Err(_) => break,
+        }
+        if any {
+            quiet_since = Instant::now();
+        } else {
+            std::thread::sleep(Duration::from_millis(2));
         }
     }
     got
 }
 
 /// How long a drained connection stays quiet before it counts as empty.
-const DRAIN_QUIET: Duration = Duration::from_millis(20);
+const DRAIN_QUIET: Duration = Duration::from_millis(100);
 /// The longest a drain takes.
-const DRAIN_MAX: Duration = Duration::from_millis(500);
+const DRAIN_MAX: Duration = Duration::from_secs(2);

@@ -118,20 +118,21 @@ fn stream_thread(
                 secs,
             });
         }
-        // The receiver counts the omitted start apart, then goes on: a
-        // gap at the seam is the omitted part's highest number, which the
-        // second count takes for lost datagrams and gives back here.
+        // The receiver counts the omitted start apart, then the rest;
+        // at TEST_END it reads what is still queued (sent before it).
         let omitted = if omit_s > 0.0 {
             udp_data::receive(&sock, width, omit_end, &stop)?
         } else {
             UdpTally::default()
         };
         let rest = udp_data::receive(&sock, width, run_end + STEP_WAIT, &stop)?;
-        let mut whole = rest;
-        whole.packets += omitted.packets;
-        whole.bytes += omitted.bytes;
-        whole.highest = rest.highest.max(omitted.highest);
-        whole.lost = omitted.lost + rest.lost.saturating_sub(omitted.highest.min(rest.highest));
+        let queued = udp_data::receive(
+            &sock,
+            width,
+            Instant::now() + UDP_DRAIN,
+            &AtomicBool::new(false),
+        )?;
+        let whole = then(then(omitted, rest), queued);
         Ok(UdpStream {
             sending,
             whole,
@@ -139,6 +140,35 @@ fn stream_thread(
             secs: rest.secs,
         })
     })
+}
+
+/// How long a receiver reads what was queued at TEST_END.
+const UDP_DRAIN: Duration = Duration::from_millis(30);
+
+/// Two counts of one stream, `later` taken right after `earlier`, as one.
+/// Each count starts from sequence number 0, so `later` took the numbers
+/// up to `earlier`'s highest for lost datagrams: they are given back.
+/// The jitter is the longer count's.
+fn then(earlier: UdpTally, later: UdpTally) -> UdpTally {
+    if later.packets == 0 {
+        return earlier;
+    }
+    UdpTally {
+        packets: earlier.packets + later.packets,
+        bytes: earlier.bytes + later.bytes,
+        highest: earlier.highest.max(later.highest),
+        lost: earlier.lost
+            + later
+                .lost
+                .saturating_sub(earlier.highest.min(later.highest)),
+        out_of_order: earlier.out_of_order + later.out_of_order,
+        jitter_s: if later.packets >= earlier.packets {
+            later.jitter_s
+        } else {
+            earlier.jitter_s
+        },
+        secs: earlier.secs + later.secs,
+    }
 }
 
 /// Runs the test.
@@ -203,4 +233,35 @@ pub(super) fn run(
     let packets: u64 = streams.iter().map(|s| s.whole.packets).sum();
     tracing::info!(%peer, packets, "iperf3 test done");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_taken_one_after_the_other_add_up() {
+        // 1..=100 with 3 lost, then 101..=150 with 2 lost (the second
+        // count saw 48 datagrams and took 1..=100 for lost too).
+        let a = UdpTally {
+            packets: 97,
+            bytes: 97_000,
+            highest: 100,
+            lost: 3,
+            ..UdpTally::default()
+        };
+        let b = UdpTally {
+            packets: 48,
+            bytes: 48_000,
+            highest: 150,
+            lost: 102,
+            ..UdpTally::default()
+        };
+        let t = then(a, b);
+        assert_eq!(
+            (t.packets, t.bytes, t.highest, t.lost),
+            (145, 145_000, 150, 5)
+        );
+        assert_eq!(then(a, UdpTally::default()), a);
+    }
 }
