@@ -110,15 +110,22 @@ fn run_admitted<S: Admissible>(
     spec: Result<S, Refusal>,
     shared: &Arc<Shared>,
     version: Option<&str>,
-    run: impl FnOnce(Iperf3Control, &S) -> Result<(), EngineError>,
+    run: impl FnOnce(&mut Iperf3Control, &S) -> Result<(), EngineError>,
 ) -> Result<(), EngineError> {
     let admitted = spec.and_then(|spec| admit(shared, peer.ip(), &spec).map(|slot| (spec, slot)));
     let (spec, slot) = match admitted {
         Ok(a) => a,
         Err(refusal) => return deny(control, peer, &refusal, version),
     };
-    let result = run(control, &spec);
+    let mut control = control;
+    let result = run(&mut control, &spec);
     drop(slot);
+    // A test that failed here tells the client so (iperf3's server
+    // sends its error number too), rather than closing on it; a client
+    // that has gone does not read it.
+    if result.is_err() {
+        let _ = refuse::send(&mut control, refuse::Answer::Error(errno::IESERVERTERM));
+    }
     result
 }
 

@@ -2,7 +2,8 @@
 //! refuses a test ([`Refusal`]) becomes the iperf3 error number whose
 //! text the client prints for it (`SERVER_ERROR`), and only a server
 //! with every test slot taken answers `ACCESS_DENIED` ("the server is
-//! busy running a test").
+//! busy running a test"). A test that fails once admitted is answered
+//! with IESERVERTERM ("the server has terminated") the same way.
 
 use sonde_engine::iperf3::control::Iperf3Control;
 use sonde_engine::EngineError;

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 /// Runs test `id` (the client's cookie), open in the registry while it
 /// waits for its data connections.
 pub(super) fn run(
-    mut control: Iperf3Control,
+    control: &mut Iperf3Control,
     peer: SocketAddr,
     spec: &TcpSpec,
     params: &Params,
@@ -33,7 +33,7 @@ pub(super) fn run(
     tracing::info!(%peer, test = %id, streams = spec.stream_count(), direction = ?spec.direction,
         time = ?spec.time, client = %params.client_version.as_deref().unwrap_or("?"), "iperf3 test accepted");
     let rx = shared.registry().open(id, peer.ip(), spec.stream_count());
-    let outcome = serve(&mut control, peer, spec, params, &rx);
+    let outcome = serve(control, peer, spec, params, &rx);
     shared.registry().close(id);
     outcome
 }

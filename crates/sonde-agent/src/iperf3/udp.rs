@@ -173,7 +173,7 @@ fn then(earlier: UdpTally, later: UdpTally) -> UdpTally {
 
 /// Runs the test.
 pub(super) fn run(
-    mut control: Iperf3Control,
+    control: &mut Iperf3Control,
     peer: SocketAddr,
     spec: &UdpSpec,
     params: &Params,
@@ -213,7 +213,7 @@ pub(super) fn run(
             ))
         })
         .collect::<Result<_, EngineError>>()?;
-    let ended = await_test_end(&mut control, spec.omit + spec.time);
+    let ended = await_test_end(control, spec.omit + spec.time);
     stop.store(true, Ordering::Relaxed);
     let mut streams: Vec<UdpStream> = Vec::new();
     for h in handles {
@@ -229,7 +229,7 @@ pub(super) fn run(
     }
     let mut ours = super::results::udp(&streams);
     add_server_output(&mut ours, params, peer, &sending, true);
-    let _theirs = swap_results(&mut control, &ours)?;
+    let _theirs = swap_results(control, &ours)?;
     let packets: u64 = streams.iter().map(|s| s.whole.packets).sum();
     tracing::info!(%peer, packets, "iperf3 test done");
     Ok(())
