@@ -36,4 +36,4 @@ mod state;
 
 pub use config::{ConfigError, Limits, ReflectorConfig, ServerConfig};
 pub use reflector::{Reflector, ReflectorError};
-pub use server::{ServeError, Server};
+pub use server::{ServeError, Server, Stopped, Until};

@@ -9,6 +9,7 @@ use crate::state::Shared;
 use socket2::{Domain, Protocol, Socket, Type};
 use sonde_engine::EngineError;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -105,18 +106,48 @@ impl Server {
 
     /// Serves until the process ends.
     pub fn run(self) {
-        let mut listeners = self.listeners;
-        let last = listeners.pop();
-        for listener in listeners {
-            let shared = Arc::clone(&self.shared);
-            let _ = std::thread::Builder::new()
-                .name("sonde-accept".into())
-                .spawn(move || accept_loop(&listener, &shared));
-        }
-        if let Some(l) = last {
-            accept_loop(&l, &self.shared);
+        self.run_until(&Until::default());
+    }
+
+    /// Serves until `until` says to stop (or, without a condition, until
+    /// the process ends); returns why it stopped.
+    pub fn run_until(self, until: &Until) -> Stopped {
+        let shared = Arc::clone(&self.shared);
+        self.spawn();
+        loop {
+            std::thread::sleep(Duration::from_millis(100));
+            if until.stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+                return Stopped::Signal;
+            }
+            if until.one_off && shared.finished_tests() > 0 && shared.running_tests() == 0 {
+                return Stopped::OneOff;
+            }
+            if until.idle_timeout.is_some_and(|t| shared.idle_for() >= t) {
+                return Stopped::Idle;
+            }
         }
     }
+}
+
+/// When a server stops serving on its own (`sonde serve -1`,
+/// `--idle-timeout`).
+#[derive(Debug, Clone, Default)]
+pub struct Until {
+    /// After the first test that ran (a refused one does not count).
+    pub one_off: bool,
+    /// After this long with no test running, counted from the start and
+    /// from the end of each test.
+    pub idle_timeout: Option<Duration>,
+    /// When this is set (by a signal handler).
+    pub stop: Option<&'static AtomicBool>,
+}
+
+/// Why [`Server::run_until`] returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stopped {
+    OneOff,
+    Idle,
+    Signal,
 }
 
 fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>) {

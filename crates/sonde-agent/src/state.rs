@@ -13,7 +13,7 @@ use std::net::{IpAddr, TcpStream};
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How long the server waits for all data connections of a test.
 pub(crate) const STREAMS_TIMEOUT: Duration = Duration::from_secs(10);
@@ -27,6 +27,10 @@ pub(crate) struct Shared {
     connections: AtomicUsize,
     /// Connections accepted so far: each one's place in the accept order.
     accepted: AtomicU64,
+    /// Tests that ran and ended (their slot given back).
+    finished_tests: AtomicU64,
+    /// When the server last had a test running (or started).
+    last_busy: Mutex<Instant>,
 }
 
 impl Shared {
@@ -37,6 +41,8 @@ impl Shared {
             running_tests: AtomicU32::new(0),
             connections: AtomicUsize::new(0),
             accepted: AtomicU64::new(0),
+            finished_tests: AtomicU64::new(0),
+            last_busy: Mutex::new(Instant::now()),
         })
     }
 
@@ -62,8 +68,22 @@ impl Shared {
             .map(|_| TestSlot(Arc::clone(self)))
     }
 
+    /// Tests that ran and ended so far.
+    pub(crate) fn finished_tests(&self) -> u64 {
+        self.finished_tests.load(Ordering::Acquire)
+    }
+
+    /// How long no test has been running (zero while one is).
+    pub(crate) fn idle_for(&self) -> Duration {
+        if self.running_tests() > 0 {
+            return Duration::ZERO;
+        }
+        self.last_busy
+            .lock()
+            .map_or(Duration::ZERO, |t| t.elapsed())
+    }
+
     /// Tests running now.
-    #[cfg(test)]
     pub(crate) fn running_tests(&self) -> u32 {
         self.running_tests.load(Ordering::Acquire)
     }
@@ -86,6 +106,10 @@ pub(crate) struct TestSlot(Arc<Shared>);
 
 impl Drop for TestSlot {
     fn drop(&mut self) {
+        if let Ok(mut t) = self.0.last_busy.lock() {
+            *t = Instant::now();
+        }
+        self.0.finished_tests.fetch_add(1, Ordering::AcqRel);
         self.0.running_tests.fetch_sub(1, Ordering::AcqRel);
     }
 }

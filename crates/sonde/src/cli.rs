@@ -57,6 +57,7 @@ impl Command {
         match self {
             Command::Tcp(a) => a.run.logfile.as_deref(),
             Command::Udp(a) => a.run.logfile.as_deref(),
+            Command::Serve(a) => a.logfile.as_deref(),
             _ => None,
         }
     }

@@ -9,6 +9,8 @@ mod quickstart;
 mod run_args;
 mod run_cmd;
 mod serve_cmd;
+mod serve_daemon;
+mod serve_signal;
 mod sink;
 mod tcp_cmd;
 mod udp_cmd;

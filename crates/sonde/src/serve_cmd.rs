@@ -2,10 +2,12 @@
 
 use crate::cli::Failure;
 use crate::run_args::duration;
+use crate::serve_daemon::{self, PidFile};
+use crate::serve_signal;
 use anyhow::anyhow;
 use clap::Args;
 use ipnet::IpNet;
-use sonde_agent::{Reflector, ReflectorError, Server, ServerConfig};
+use sonde_agent::{Reflector, ReflectorError, Server, ServerConfig, Until};
 use sonde_engine::stamp_reflector::ReflectorStats;
 use sonde_model::Rate;
 use std::net::IpAddr;
@@ -52,6 +54,21 @@ pub struct ServeArgs {
     /// File with the reflector's key in hex: authenticated STAMP (HMAC-SHA-256).
     #[arg(long, value_name = "FILE")]
     pub reflector_key_file: Option<PathBuf>,
+    /// Serve one test, then exit (iperf3's -1; a refused test does not count).
+    #[arg(short = '1', long)]
+    pub one_off: bool,
+    /// Run in the background, detached from the terminal (logs: --logfile, else none).
+    #[arg(short = 'D', long)]
+    pub daemon: bool,
+    /// Write the server's process id to FILE; removed when it exits.
+    #[arg(short = 'I', long, value_name = "FILE")]
+    pub pidfile: Option<PathBuf>,
+    /// Exit after this long with no test running (e.g. 30s, 10m).
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub idle_timeout: Option<Duration>,
+    /// Append the log to FILE instead of standard error.
+    #[arg(long, value_name = "FILE")]
+    pub logfile: Option<PathBuf>,
 }
 
 impl ServeArgs {
@@ -104,6 +121,14 @@ impl ServeArgs {
 
 pub fn run(args: ServeArgs) -> Result<(), Failure> {
     let config = args.to_config()?;
+    if let Some(path) = &args.logfile {
+        crate::sink::append(path).map_err(|e| {
+            Failure::Usage(anyhow!("cannot open the log file {}: {e}", path.display()))
+        })?;
+    }
+    if args.daemon && !serve_daemon::is_detached() {
+        return serve_daemon::detach(args.pidfile.as_deref());
+    }
     let limits = config.limits.clone();
     let reflector = Reflector::bind(&config.reflector, &config.bind);
     let server = Server::bind(config)?;
@@ -133,7 +158,15 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
         Err(e @ ReflectorError::Bind { .. }) => tracing::warn!(error = %e, "no STAMP reflector"),
         Err(e) => return Err(Failure::Usage(anyhow!("invalid configuration: {e}"))),
     }
-    server.run();
+    serve_signal::install();
+    let _pidfile = args.pidfile.as_deref().map(PidFile::create).transpose()?;
+    let until = Until {
+        one_off: args.one_off,
+        idle_timeout: args.idle_timeout,
+        stop: Some(&serve_signal::STOP),
+    };
+    let why = server.run_until(&until);
+    tracing::info!(reason = ?why, "server stopped");
     Ok(())
 }
 

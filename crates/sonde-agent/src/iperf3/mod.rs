@@ -6,7 +6,10 @@
 //! data loops and limits, answered in iperf3's protocol.
 
 mod exchange;
+mod output;
 mod params;
+mod refuse;
+mod results;
 mod tcp;
 mod udp;
 
@@ -16,7 +19,7 @@ use crate::state::Shared;
 use exchange::STEP_WAIT;
 use sonde_engine::iperf3::control::Iperf3Control;
 use sonde_engine::EngineError;
-use sonde_wire::iperf3::{Cookie, Protocol, State};
+use sonde_wire::iperf3::{errno, Cookie, Protocol, State};
 use sonde_wire::{Refusal, TestId};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
@@ -63,34 +66,40 @@ fn run_test(
     // Checked before the parameters are asked for: a client that may not
     // test is turned away at once.
     if let Err(refusal) = check_client(shared.limits(), peer.ip()) {
-        tracing::warn!(%peer, %refusal, "iperf3 client refused");
-        return control.send_state(State::AccessDenied);
+        return deny(control, peer, &refusal, None);
     }
     control.send_state(State::ParamExchange)?;
     let p = control.recv_params(STEP_WAIT)?;
-    match p.protocol {
+    let version = p.client_version.clone();
+    let limit = shared.limits().max_duration;
+    let outcome = match p.protocol {
         Protocol::Tcp => run_admitted(
             control,
             peer,
-            params::tcp_spec(&p, peer),
+            params::tcp_spec(&p, peer, limit),
             shared,
+            version.as_deref(),
             |c, spec| tcp::run(c, peer, spec, &p, id, shared),
         ),
         Protocol::Udp => run_admitted(
             control,
             peer,
-            params::udp_spec(&p, peer),
+            params::udp_spec(&p, peer, limit),
             shared,
+            version.as_deref(),
             |c, spec| udp::run(c, peer, spec, &p),
         ),
-        Protocol::Sctp => deny(
-            control,
-            peer,
-            &Refusal::Unavailable {
-                what: "sctp tests for iperf3 clients".into(),
-            },
-        ),
+        Protocol::Sctp => {
+            tracing::warn!(%peer, "iperf3 SCTP test refused: sonde serves TCP and UDP only");
+            refuse::send(&mut control, refuse::Answer::Error(errno::IENOSCTP))
+        }
+    };
+    // A test that failed once admitted is the server's news, not only the
+    // connection's.
+    if let Err(e) = &outcome {
+        tracing::warn!(%peer, error = %e, "iperf3 test failed");
     }
+    outcome
 }
 
 /// Admits the test the client's parameters make (`spec`) and runs it with
@@ -100,24 +109,35 @@ fn run_admitted<S: Admissible>(
     peer: SocketAddr,
     spec: Result<S, Refusal>,
     shared: &Arc<Shared>,
-    run: impl FnOnce(Iperf3Control, &S) -> Result<(), EngineError>,
+    version: Option<&str>,
+    run: impl FnOnce(&mut Iperf3Control, &S) -> Result<(), EngineError>,
 ) -> Result<(), EngineError> {
     let admitted = spec.and_then(|spec| admit(shared, peer.ip(), &spec).map(|slot| (spec, slot)));
     let (spec, slot) = match admitted {
         Ok(a) => a,
-        Err(refusal) => return deny(control, peer, &refusal),
+        Err(refusal) => return deny(control, peer, &refusal, version),
     };
-    let result = run(control, &spec);
+    let mut control = control;
+    let result = run(&mut control, &spec);
     drop(slot);
+    // A test that failed here tells the client so (iperf3's server
+    // sends its error number too), rather than closing on it; a client
+    // that has gone does not read it.
+    if result.is_err() {
+        let _ = refuse::send(&mut control, refuse::Answer::Error(errno::IESERVERTERM));
+    }
     result
 }
 
-/// iperf3's only refusal is ACCESS_DENIED: the reason goes to the log.
+/// Refuses the test with iperf3's error for the reason; the reason in
+/// sonde's words goes to the log.
 fn deny(
     mut control: Iperf3Control,
     peer: SocketAddr,
     refusal: &Refusal,
+    version: Option<&str>,
 ) -> Result<(), EngineError> {
-    tracing::warn!(%peer, %refusal, "iperf3 test refused");
-    control.send_state(State::AccessDenied)
+    let answer = refuse::answer(refusal, version);
+    tracing::warn!(%peer, %refusal, iperf3_answer = ?answer, "iperf3 test refused");
+    refuse::send(&mut control, answer)
 }

@@ -21,13 +21,31 @@ fn parallel(p: &Params) -> Result<u16, Refusal> {
     })
 }
 
-/// The TCP test an iperf3 client's parameters ask for.
-pub(super) fn tcp_spec(p: &Params, peer: SocketAddr) -> Result<TcpSpec, Refusal> {
+/// How long data may flow. A test with no `time` (`-n` or `-k`: bounded
+/// by bytes or blocks, or `-t 0`) ends when the client says so; the
+/// server gives it `limit` (its max_duration) less the omitted start, so
+/// admission passes it and the server's own clock ends it there at most.
+fn run_time(p: &Params, limit: Duration) -> Duration {
+    if p.time > 0 {
+        Duration::from_secs(u64::from(p.time))
+    } else {
+        limit
+            .min(MAX_TEST)
+            .saturating_sub(Duration::from_secs(u64::from(p.omit)))
+    }
+}
+
+/// The longest test a spec may hold (sonde-model's limit on `time`).
+const MAX_TEST: Duration = Duration::from_secs(24 * 3600);
+
+/// The TCP test an iperf3 client's parameters ask for; `limit` is the
+/// server's max_duration.
+pub(super) fn tcp_spec(p: &Params, peer: SocketAddr, limit: Duration) -> Result<TcpSpec, Refusal> {
     let nonzero = |v: u64| (v > 0).then_some(v);
     Ok(TcpSpec {
         host: peer.ip().to_string(),
         port: peer.port(),
-        time: Duration::from_secs(u64::from(p.time)),
+        time: run_time(p, limit),
         omit: Duration::from_secs(u64::from(p.omit)),
         interval: Duration::ZERO,
         parallel: parallel(p)?,
@@ -44,12 +62,13 @@ pub(super) fn tcp_spec(p: &Params, peer: SocketAddr) -> Result<TcpSpec, Refusal>
     })
 }
 
-/// The UDP test an iperf3 client's parameters ask for.
-pub(super) fn udp_spec(p: &Params, peer: SocketAddr) -> Result<UdpSpec, Refusal> {
+/// The UDP test an iperf3 client's parameters ask for; `limit` is the
+/// server's max_duration.
+pub(super) fn udp_spec(p: &Params, peer: SocketAddr, limit: Duration) -> Result<UdpSpec, Refusal> {
     Ok(UdpSpec {
         host: peer.ip().to_string(),
         port: peer.port(),
-        time: Duration::from_secs(u64::from(p.time)),
+        time: run_time(p, limit),
         omit: Duration::from_secs(u64::from(p.omit)),
         interval: Duration::ZERO,
         parallel: parallel(p)?,
@@ -67,6 +86,36 @@ mod tests {
     use super::*;
     use sonde_model::Direction;
 
+    const LIMIT: Duration = Duration::from_secs(300);
+
+    #[test]
+    fn a_test_bounded_by_bytes_or_blocks_gets_the_servers_limit_less_omit() {
+        let p = Params {
+            time: 0,
+            num: 2_000_000_000,
+            omit: 2,
+            ..Params::default()
+        };
+        assert_eq!(
+            tcp_spec(&p, peer(), LIMIT).unwrap().time,
+            Duration::from_secs(298)
+        );
+        let p = Params {
+            time: 0,
+            blockcount: 10_000,
+            ..Params::default()
+        };
+        assert_eq!(udp_spec(&p, peer(), LIMIT).unwrap().time, LIMIT);
+        let timed = Params {
+            time: 7,
+            ..Params::default()
+        };
+        assert_eq!(
+            tcp_spec(&timed, peer(), LIMIT).unwrap().time,
+            Duration::from_secs(7)
+        );
+    }
+
     fn peer() -> SocketAddr {
         "[::1]:40000".parse().unwrap()
     }
@@ -79,7 +128,7 @@ mod tests {
             reverse: true,
             ..Params::default()
         };
-        let tcp = tcp_spec(&p, peer()).unwrap();
+        let tcp = tcp_spec(&p, peer(), LIMIT).unwrap();
         assert_eq!(tcp.parallel, 1);
         assert_eq!(tcp.direction, Direction::Reverse);
         assert_eq!(tcp.time, Duration::from_secs(3));
@@ -88,7 +137,7 @@ mod tests {
             (tcp.bitrate, tcp.window, tcp.mss, tcp.dscp),
             (None, None, None, None)
         );
-        let udp = udp_spec(&p, peer()).unwrap();
+        let udp = udp_spec(&p, peer(), LIMIT).unwrap();
         assert_eq!(udp.length, UDP_DEFAULT_LEN);
         assert_eq!(udp.bitrate, Rate::from_bps(0));
     }
@@ -103,7 +152,7 @@ mod tests {
             field: "parallel".into(),
             detail: "70000 streams".into(),
         };
-        assert_eq!(tcp_spec(&p, peer()).unwrap_err(), want);
-        assert_eq!(udp_spec(&p, peer()).unwrap_err(), want);
+        assert_eq!(tcp_spec(&p, peer(), LIMIT).unwrap_err(), want);
+        assert_eq!(udp_spec(&p, peer(), LIMIT).unwrap_err(), want);
     }
 }

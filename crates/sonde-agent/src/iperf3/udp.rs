@@ -2,9 +2,9 @@
 //! exchange on the control port's UDP twin, iperf3's datagrams and
 //! counting.
 
-use super::exchange::{swap_results, STEP_WAIT};
+use super::exchange::{add_server_output, await_test_end, swap_results, STEP_WAIT};
+use super::results::UdpStream;
 use sonde_engine::iperf3::control::Iperf3Control;
-use sonde_engine::iperf3::udp_client::udp_results;
 use sonde_engine::iperf3::udp_data::{self, UdpTally};
 use sonde_engine::EngineError;
 use sonde_model::{Direction, StreamLayout, UdpSpec};
@@ -18,8 +18,11 @@ use std::time::{Duration, Instant};
 /// socket there belongs to the test that bound it).
 static CONNECTS: Mutex<()> = Mutex::new(());
 
-/// A UDP socket on `local` that other sockets may share.
+/// A UDP socket on `local` that other sockets may share. A v4-mapped
+/// address (an IPv4 client on a dual-stack listener) gets an IPv4 socket:
+/// an IPv6 socket cannot be bound to one once it is IPv6-only.
 fn shared_udp(local: SocketAddr) -> std::io::Result<UdpSocket> {
+    let local = SocketAddr::new(local.ip().to_canonical(), local.port());
     let domain = if local.is_ipv6() {
         socket2::Domain::IPV6
     } else {
@@ -88,9 +91,89 @@ fn take_connects(
     Ok(socks)
 }
 
+/// One stream's thread: sends (this end sends where the client
+/// receives) or receives until `end`, noting its count when the omitted
+/// start ends.
+fn stream_thread(
+    sock: UdpSocket,
+    sending: bool,
+    spec: &UdpSpec,
+    width: wire::CounterWidth,
+    start: Instant,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<std::io::Result<UdpStream>> {
+    let (len, rate) = (spec.length as usize, spec.bitrate.bps());
+    let omit_end = start + spec.omit;
+    let omit_s = spec.omit.as_secs_f64();
+    let run_end = omit_end + spec.time;
+    std::thread::spawn(move || {
+        if sending {
+            let (whole, omitted) =
+                udp_data::send_omitting(&sock, len, rate, width, Some(omit_end), run_end, &stop)?;
+            let secs = (whole.secs - omit_s).max(0.0);
+            return Ok(UdpStream {
+                sending,
+                whole,
+                omitted,
+                secs,
+            });
+        }
+        // The receiver counts the omitted start apart, then the rest;
+        // at TEST_END it reads what is still queued (sent before it).
+        let omitted = if omit_s > 0.0 {
+            udp_data::receive(&sock, width, omit_end, &stop)?
+        } else {
+            UdpTally::default()
+        };
+        let rest = udp_data::receive(&sock, width, run_end + STEP_WAIT, &stop)?;
+        let queued = udp_data::receive(
+            &sock,
+            width,
+            Instant::now() + UDP_DRAIN,
+            &AtomicBool::new(false),
+        )?;
+        let whole = then(then(omitted, rest), queued);
+        Ok(UdpStream {
+            sending,
+            whole,
+            omitted,
+            secs: rest.secs,
+        })
+    })
+}
+
+/// How long a receiver reads what was queued at TEST_END.
+const UDP_DRAIN: Duration = Duration::from_millis(30);
+
+/// Two counts of one stream, `later` taken right after `earlier`, as one.
+/// Each count starts from sequence number 0, so `later` took the numbers
+/// up to `earlier`'s highest for lost datagrams: they are given back.
+/// The jitter is the longer count's.
+fn then(earlier: UdpTally, later: UdpTally) -> UdpTally {
+    if later.packets == 0 {
+        return earlier;
+    }
+    UdpTally {
+        packets: earlier.packets + later.packets,
+        bytes: earlier.bytes + later.bytes,
+        highest: earlier.highest.max(later.highest),
+        lost: earlier.lost
+            + later
+                .lost
+                .saturating_sub(earlier.highest.min(later.highest)),
+        out_of_order: earlier.out_of_order + later.out_of_order,
+        jitter_s: if later.packets >= earlier.packets {
+            later.jitter_s
+        } else {
+            earlier.jitter_s
+        },
+        secs: earlier.secs + later.secs,
+    }
+}
+
 /// Runs the test.
 pub(super) fn run(
-    mut control: Iperf3Control,
+    control: &mut Iperf3Control,
     peer: SocketAddr,
     spec: &UdpSpec,
     params: &Params,
@@ -111,43 +194,74 @@ pub(super) fn run(
     control.send_state(State::TestRunning)?;
     let width = params.counter_width();
     let stop = Arc::new(AtomicBool::new(false));
-    let end = Instant::now() + spec.omit + spec.time + STEP_WAIT;
-    // This end sends where the client receives.
+    let start = Instant::now();
     let sending: Vec<bool> = (0..socks.len())
         .map(|i| spec.stream_direction(i) == Direction::Reverse)
         .collect();
-    let run_end = Instant::now() + spec.omit + spec.time;
     let handles: Vec<_> = socks
         .iter()
         .zip(&sending)
         .map(|(s, &send)| {
             let s = s.try_clone().map_err(EngineError::io("a UDP socket"))?;
-            let (len, rate, stop) = (spec.length as usize, spec.bitrate.bps(), Arc::clone(&stop));
-            Ok(std::thread::spawn(move || {
-                if send {
-                    udp_data::send(&s, len, rate, width, run_end, &stop)
-                } else {
-                    udp_data::receive(&s, width, end, &stop)
-                }
-            }))
+            Ok(stream_thread(
+                s,
+                send,
+                spec,
+                width,
+                start,
+                Arc::clone(&stop),
+            ))
         })
         .collect::<Result<_, EngineError>>()?;
-    let ended = control.recv_state(STEP_WAIT + spec.omit + spec.time);
+    let ended = await_test_end(control, spec.omit + spec.time);
     stop.store(true, Ordering::Relaxed);
-    let mut tallies: Vec<UdpTally> = Vec::new();
+    let mut streams: Vec<UdpStream> = Vec::new();
     for h in handles {
         let t = h
             .join()
             .map_err(|_| EngineError::Aborted("a UDP stream thread failed".into()))?;
-        tallies.push(t.map_err(EngineError::io("UDP data"))?);
+        streams.push(t.map_err(EngineError::io("UDP data"))?);
     }
     if ended? != State::TestEnd {
         return Err(EngineError::Aborted(
             "the iperf3 client did not end the test".into(),
         ));
     }
-    let _theirs = swap_results(&mut control, &udp_results(&tallies, &sending))?;
-    let packets: u64 = tallies.iter().map(|t| t.packets).sum();
+    let mut ours = super::results::udp(&streams);
+    add_server_output(&mut ours, params, peer, &sending, true);
+    let _theirs = swap_results(control, &ours)?;
+    let packets: u64 = streams.iter().map(|s| s.whole.packets).sum();
     tracing::info!(%peer, packets, "iperf3 test done");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_taken_one_after_the_other_add_up() {
+        // 1..=100 with 3 lost, then 101..=150 with 2 lost (the second
+        // count saw 48 datagrams and took 1..=100 for lost too).
+        let a = UdpTally {
+            packets: 97,
+            bytes: 97_000,
+            highest: 100,
+            lost: 3,
+            ..UdpTally::default()
+        };
+        let b = UdpTally {
+            packets: 48,
+            bytes: 48_000,
+            highest: 150,
+            lost: 102,
+            ..UdpTally::default()
+        };
+        let t = then(a, b);
+        assert_eq!(
+            (t.packets, t.bytes, t.highest, t.lost),
+            (145, 145_000, 150, 5)
+        );
+        assert_eq!(then(a, UdpTally::default()), a);
+    }
 }

@@ -48,6 +48,22 @@ pub fn send(
     end: Instant,
     stop: &AtomicBool,
 ) -> io::Result<UdpTally> {
+    send_omitting(sock, len, rate_bps, width, None, end, stop).map(|(t, _)| t)
+}
+
+/// [`send`], also giving the count at `omit_end` (iperf3's `-O`: what
+/// was sent before it is left out of the results), or the whole count if
+/// the run ended first.
+pub fn send_omitting(
+    sock: &UdpSocket,
+    len: usize,
+    rate_bps: u64,
+    width: CounterWidth,
+    omit_end: Option<Instant>,
+    end: Instant,
+    stop: &AtomicBool,
+) -> io::Result<(UdpTally, UdpTally)> {
+    let mut omitted: Option<UdpTally> = None;
     let mut buf = vec![0u8; len.max(width.header_len())];
     for (i, b) in buf.iter_mut().enumerate().skip(width.header_len()) {
         *b = (i as u8).wrapping_mul(31);
@@ -63,6 +79,9 @@ pub fn send(
             Step::Send => {}
             Step::Over => break,
             Step::Nap(_) | Step::Spin(_) => continue,
+        }
+        if omitted.is_none() && omit_end.is_some_and(|at| Instant::now() >= at) {
+            omitted = Some(t);
         }
         let sent_at = now_unix();
         let header = UdpHeader {
@@ -99,7 +118,11 @@ pub fn send(
         elapsed.max(end.saturating_duration_since(start))
     }
     .as_secs_f64();
-    Ok(t)
+    let omitted = match omit_end {
+        Some(_) => omitted.unwrap_or(t),
+        None => UdpTally::default(),
+    };
+    Ok((t, omitted))
 }
 
 /// Receives until `end` or `stop`.

@@ -55,7 +55,7 @@ pub use frame::{
 };
 pub use params::{Direction, Params, Protocol, SONDE_CLIENT_VERSION};
 pub use results::{stream_id, Results, StreamResult};
-pub use server_error::{ServerError, SERVER_ERROR_CODES_LEN};
+pub use server_error::{errno, ServerError, SERVER_ERROR_CODES_LEN};
 pub use state::{Side, State};
 pub use udp::{
     classify_connect_reply, classify_connect_request, ConnectFlavor, CounterWidth, UdpHeader,

@@ -69,6 +69,37 @@ impl ServerError {
     }
 }
 
+/// iperf3's error numbers (its `i_errno` values, named as in iperf3's
+/// `iperf_api.h`) that sonde's server sends.
+pub mod errno {
+    /// `-t` out of range (iperf3 ≤ 3.19 knows no duration-limit error).
+    pub const IEDURATION: i32 = 5;
+    /// `-P` over the limit.
+    pub const IENUMSTREAMS: i32 = 6;
+    /// `-l` out of range.
+    pub const IEBLOCKSIZE: i32 = 7;
+    /// `-w` too large.
+    pub const IEBUFSIZE: i32 = 8;
+    /// `-M` too large.
+    pub const IEMSS: i32 = 10;
+    /// `-O` out of range.
+    pub const IEOMIT: i32 = 12;
+    /// An option the server does not implement.
+    pub const IEUNIMP: i32 = 13;
+    /// SCTP asked of a server without it.
+    pub const IENOSCTP: i32 = 18;
+    /// The total bitrate asked is over the server's limit.
+    pub const IETOTALRATE: i32 = 27;
+    /// The duration asked is over the server's limit (iperf3 3.20 on).
+    pub const IEMAXSERVERTESTDURATIONEXCEEDED: i32 = 37;
+    /// The server terminated the test.
+    pub const IESERVERTERM: i32 = 120;
+    /// The client may not test here.
+    pub const IEAUTHTEST: i32 = 142;
+    /// The congestion control asked for is not on the server.
+    pub const IESETCONGESTION: i32 = 134;
+}
+
 /// iperf3 error numbers a server can send, with sonde's description.
 /// The numbering is stable: later iperf3 versions only add to it.
 const SERVER_ERRORS: &[(i32, &str, &str)] = &[
@@ -78,6 +109,8 @@ const SERVER_ERRORS: &[(i32, &str, &str)] = &[
     (8, "IEBUFSIZE", "socket buffer size too large"),
     (10, "IEMSS", "MSS too large"),
     (12, "IEOMIT", "omit time out of the allowed range"),
+    (13, "IEUNIMP", "an option the server does not implement"),
+    (18, "IENOSCTP", "no SCTP support on the server"),
     (
         27,
         "IETOTALRATE",
