@@ -116,7 +116,11 @@ impl Server {
         self.spawn();
         loop {
             std::thread::sleep(Duration::from_millis(100));
-            if until.stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+            if until
+                .stop
+                .as_ref()
+                .is_some_and(|s| s.load(Ordering::Relaxed))
+            {
                 return Stopped::Signal;
             }
             if until.one_off && shared.finished_tests() > 0 && shared.running_tests() == 0 {
@@ -139,7 +143,7 @@ pub struct Until {
     /// from the end of each test.
     pub idle_timeout: Option<Duration>,
     /// When this is set (by a signal handler).
-    pub stop: Option<&'static AtomicBool>,
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 /// Why [`Server::run_until`] returned.

@@ -158,12 +158,13 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
         Err(e @ ReflectorError::Bind { .. }) => tracing::warn!(error = %e, "no STAMP reflector"),
         Err(e) => return Err(Failure::Usage(anyhow!("invalid configuration: {e}"))),
     }
-    serve_signal::install();
+    let stop = serve_signal::install()
+        .map_err(|e| Failure::Run(anyhow!("cannot install the signal handlers: {e}")))?;
     let _pidfile = args.pidfile.as_deref().map(PidFile::create).transpose()?;
     let until = Until {
         one_off: args.one_off,
         idle_timeout: args.idle_timeout,
-        stop: Some(&serve_signal::STOP),
+        stop: Some(stop),
     };
     let why = server.run_until(&until);
     tracing::info!(reason = ?why, "server stopped");

@@ -1,27 +1,19 @@
 //! SIGTERM, SIGINT and SIGHUP for `sonde serve`: each sets a flag the
 //! server's loop reads, so it stops in order (a pidfile is removed, the
-//! log says why). The only unsafe code in this crate: two `sigaction`
-//! calls' worth of `libc::signal`.
-#![allow(unsafe_code)]
+//! log says why). signal-hook installs the handlers (no unsafe here).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
-/// Set by the handler; read by the server loop.
-pub static STOP: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_signal(_sig: libc::c_int) {
-    // An atomic store is async-signal-safe.
-    STOP.store(true, Ordering::Relaxed);
-}
-
-/// Installs the handler for SIGTERM, SIGINT and SIGHUP.
-pub fn install() {
-    let handler = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-    for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
-        // SAFETY: `on_signal` only stores to an atomic, which is
-        // async-signal-safe; `signal` has no other preconditions.
-        unsafe {
-            libc::signal(sig, handler);
-        }
+/// A flag that SIGTERM, SIGINT or SIGHUP sets.
+pub fn install() -> std::io::Result<Arc<AtomicBool>> {
+    let flag = Arc::new(AtomicBool::new(false));
+    for sig in [
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGHUP,
+    ] {
+        signal_hook::flag::register(sig, Arc::clone(&flag))?;
     }
+    Ok(flag)
 }
