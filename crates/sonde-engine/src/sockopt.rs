@@ -125,8 +125,8 @@ fn socket_in_force(
     SocketInForce {
         local,
         remote: peer,
-        sndbuf_bytes: r.send_buffer_size().map_or(0, |v| v as u64),
-        rcvbuf_bytes: r.recv_buffer_size().map_or(0, |v| v as u64),
+        sndbuf_bytes: r.send_buffer_size().ok().map(|v| v as u64),
+        rcvbuf_bytes: r.recv_buffer_size().ok().map(|v| v as u64),
         mss_bytes: if tcp { r.tcp_mss().ok() } else { None },
         congestion: if tcp {
             r.tcp_congestion().ok().map(|v| {

@@ -339,8 +339,8 @@ mod tests {
         SocketInForce {
             local: "[::1]:1".parse().unwrap(),
             remote: "[::1]:2".parse().unwrap(),
-            sndbuf_bytes: 1,
-            rcvbuf_bytes: 1,
+            sndbuf_bytes: Some(1),
+            rcvbuf_bytes: Some(1),
             mss_bytes: None,
             congestion: None,
             dscp: None,

@@ -12,8 +12,8 @@ use crate::tcp::side::{run_side, DataStream};
 use crate::EngineError;
 use sonde_model::assemble::tcp_result;
 use sonde_model::{
-    HostEnv, PeerKind, SideReport, SocketInForce, StreamLayout, StreamSide, TcpInfoSnapshot,
-    TcpSpec, TestResult, Timestamp,
+    HostEnv, PeerKind, SideReport, SocketInForce, StreamLayout, StreamRole, StreamSide,
+    TcpInfoSnapshot, TcpSpec, TestResult, Timestamp,
 };
 use sonde_wire::iperf3::{stream_id, Params, Protocol, Results, State};
 use std::io::Write;
@@ -74,11 +74,13 @@ fn their_report(spec: &TcpSpec, theirs: &Results, mine: &SideReport) -> SideRepo
                         ..TcpInfoSnapshot::default()
                     }),
                 // The far end of our socket, as far as this end knows it:
-                // iperf3 does not report its socket settings.
+                // iperf3 reports only a sender's congestion control.
                 socket: SocketInForce {
-                    local: ours.socket.remote,
-                    remote: ours.socket.local,
-                    ..ours.socket.clone()
+                    congestion: theirs
+                        .congestion_used
+                        .clone()
+                        .filter(|_| ours.role == StreamRole::Receiver),
+                    ..ours.socket.far_end()
                 },
                 total_bytes: bytes,
                 measured_bytes: bytes,

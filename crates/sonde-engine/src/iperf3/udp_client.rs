@@ -114,8 +114,8 @@ fn socket_info(s: Option<&UdpSocket>, spec: &UdpSpec) -> SocketInForce {
             SocketInForce {
                 local: any,
                 remote: any,
-                sndbuf_bytes: 0,
-                rcvbuf_bytes: 0,
+                sndbuf_bytes: None,
+                rcvbuf_bytes: None,
                 mss_bytes: None,
                 congestion: None,
                 dscp: spec.dscp,
@@ -344,11 +344,7 @@ fn reports(
         let secs = t.secs;
         let their_secs = o.duration().filter(|d| *d > 0.0).unwrap_or(secs);
         let client_socket = socket_info(socks.get(i), spec);
-        let server_socket = SocketInForce {
-            local: client_socket.remote,
-            remote: client_socket.local,
-            ..client_socket.clone()
-        };
+        let server_socket = client_socket.far_end();
         let (client_tally, server_tally) = if spec.stream_direction(i) == Direction::Forward {
             // The server received: its highest number minus its losses.
             let received = u64::try_from(o.packets.saturating_sub(o.errors)).unwrap_or(0);
