@@ -319,6 +319,14 @@ fn received_sum(tallies: &[ReceiverTally]) -> Option<ReceivedSum> {
     })
 }
 
+/// The datagrams of a reverse test that count as sent, iperf3's way:
+/// up to the highest sequence number this end received (those after it
+/// were still in flight when the test ended), never more than the server
+/// says it sent nor fewer than arrived.
+fn due_in_test(server_sent: u64, highest: u64, received: u64) -> u64 {
+    highest.min(server_sent).max(received)
+}
+
 /// Both ends' reports from this end's tallies and the iperf3 server's
 /// results, for the assembly every UDP test goes through.
 fn reports(
@@ -352,13 +360,15 @@ fn reports(
             server_rx.push(rx.clone());
             (sender(t.packets, t.bytes, secs), UdpTally::Received(rx))
         } else {
-            let sent = u64::try_from(o.packets).unwrap_or(0);
+            // The iperf3 server sends until it hears TEST_END, after this
+            // end's timer: what it sent after that is outside the test.
+            // As iperf3's own client does, the test's datagrams are those
+            // up to the highest number received (iperf3 numbers from 1).
+            let due = due_in_test(u64::try_from(o.packets).unwrap_or(0), t.highest, t.packets);
+            let due_bytes = o.bytes.min(due.saturating_mul(u64::from(spec.length)));
             let rx = receiver(t.packets, t.bytes, Some(t.out_of_order), t.jitter_s, secs);
             mine_rx.push(rx.clone());
-            (
-                UdpTally::Received(rx),
-                sender(sent.max(t.packets), o.bytes, their_secs),
-            )
+            (UdpTally::Received(rx), sender(due, due_bytes, their_secs))
         };
         let role = |t: &UdpTally| match t {
             UdpTally::Sent(_) => StreamRole::Sender,
@@ -394,4 +404,20 @@ fn reports(
         stopped_early: false,
     };
     Ok((client, server))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_datagram_in_flight_at_the_end_is_not_lost() {
+        // The server sent 8931; the last was in flight at the timer.
+        assert_eq!(due_in_test(8931, 8930, 8930), 8930);
+        // A datagram lost before the highest received still counts.
+        assert_eq!(due_in_test(8931, 8930, 8929), 8930);
+        // A server that reports fewer than it sent cannot make more due.
+        assert_eq!(due_in_test(100, 120, 100), 100);
+        assert_eq!(due_in_test(0, 0, 0), 0);
+    }
 }
