@@ -24,3 +24,22 @@ pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error
         Raw::Text(t) => crate::duration::parse_duration(&t).map_err(serde::de::Error::custom),
     }
 }
+
+/// The same for an optional duration: `null` or absent is `None`.
+pub mod option {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => super::serialize(d, s),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        #[derive(Deserialize)]
+        struct Wrap(#[serde(deserialize_with = "super::deserialize")] Duration);
+        Ok(Option::<Wrap>::deserialize(d)?.map(|Wrap(d)| d))
+    }
+}

@@ -6,6 +6,7 @@
 //! and is checked once by [`TcpSpec::validate`]; the runner and the server
 //! run the same check on what they receive.
 
+use crate::client_spec::{check_client, volume, ClientShape, Volume};
 use crate::{ByteSize, Dscp, Rate};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -144,6 +145,26 @@ pub struct TcpSpec {
     /// Ping the server before and through the test: RTT idle and under
     /// load (`--latency`).
     pub latency: bool,
+    /// End the test after this many bytes in each direction (all its
+    /// streams, after the warm-up), or at `time_s` if sooner (`-n`).
+    pub bytes: Option<ByteSize>,
+    /// End the test after this many blocks (writes of `length_bytes`,
+    /// or UDP datagrams) in each direction, or at `time_s` (`-k`).
+    pub blocks: Option<u64>,
+    /// The client's source address for the control and data
+    /// connections (`-B`).
+    pub bind: Option<std::net::IpAddr>,
+    /// The client's source port of the first data stream; stream `i`
+    /// takes `cport + i` (`--cport`).
+    pub cport: Option<u16>,
+    /// How long to wait for each connection to the server.
+    #[serde(with = "crate::serde_secs::option", rename = "connect_timeout_s")]
+    pub connect_timeout: Option<Duration>,
+    /// Set TCP_NODELAY on the data streams (`-N`).
+    pub no_delay: bool,
+    /// Send without copying the data into the kernel: MSG_ZEROCOPY
+    /// (`-Z`).
+    pub zerocopy: bool,
 }
 
 impl Default for TcpSpec {
@@ -167,6 +188,13 @@ impl Default for TcpSpec {
             title: None,
             peer: PeerKind::Auto,
             latency: false,
+            bytes: None,
+            blocks: None,
+            bind: None,
+            cport: None,
+            connect_timeout: None,
+            no_delay: false,
+            zerocopy: false,
         }
     }
 }
@@ -289,6 +317,15 @@ impl TcpSpec {
             family: self.family,
             title: self.title.as_deref(),
         })?;
+        check_client(&ClientShape {
+            bytes: self.bytes,
+            blocks: self.blocks,
+            bind: self.bind,
+            cport: self.cport,
+            streams: self.stream_count(),
+            connect_timeout: self.connect_timeout,
+            family: self.family,
+        })?;
         if self.length.bytes() == 0 || self.length.bytes() > MAX_LENGTH {
             return Err(bad("length_bytes", "must be 1 byte to 16 MiB"));
         }
@@ -329,6 +366,20 @@ impl TcpSpec {
     /// Total time data flows: warm-up plus measured time.
     pub fn send_duration(&self) -> Duration {
         self.omit + self.time
+    }
+
+    /// The test's volume bound, if it has one (`-n` or `-k`).
+    pub fn volume(&self) -> Option<Volume> {
+        volume(self.bytes, self.blocks)
+    }
+
+    /// The bytes each direction sends after the warm-up before the test
+    /// ends (a block is one write of `length_bytes`); `None`: timed only.
+    pub fn byte_budget(&self) -> Option<u64> {
+        self.volume().map(|v| match v {
+            Volume::Bytes(n) => n,
+            Volume::Blocks(k) => k.saturating_mul(self.length.bytes()),
+        })
     }
 }
 
