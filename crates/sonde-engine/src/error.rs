@@ -13,6 +13,8 @@ pub enum EngineError {
     NoAddress { host: String, family: &'static str },
     #[error("cannot connect to {addr}: {source}")]
     Connect { addr: SocketAddr, source: io::Error },
+    #[error("cannot send from {addr} (-B/--bind, --cport): {source}")]
+    Bind { addr: SocketAddr, source: io::Error },
     #[error("{context}: {source}")]
     Io {
         context: &'static str,

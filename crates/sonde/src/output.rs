@@ -124,6 +124,11 @@ fn flag_of(field: &str) -> &str {
         "key_file" => "--key-file",
         "report_interval_s" => "--report-interval",
         "timeout_s" => "-W/--timeout",
+        "bytes" => "-n/--bytes",
+        "blocks" => "-k/--blockcount",
+        "bind" => "-B/--bind",
+        "cport" => "--cport",
+        "connect_timeout_s" => "--connect-timeout",
         other => other,
     }
 }

@@ -4,7 +4,7 @@
 //! place of a sonde server's report.
 
 use super::{refuse_unsupported_tcp, results_of, STATE_WAIT};
-use crate::connect::{connect, resolve};
+use crate::connect::{connect, resolve_from};
 use crate::host_env::host_env;
 use crate::sockopt::StreamOptions;
 use crate::tcp::client::{client_role, opened, side_plan, TestEvent};
@@ -108,14 +108,14 @@ pub fn run_iperf3_tcp(
     on_event: &mut dyn FnMut(TestEvent<'_>),
 ) -> Result<TestResult, EngineError> {
     refuse_unsupported_tcp(spec)?;
-    let addrs = resolve(&spec.host, spec.port, spec.family)?;
-    let (mut control, cookie, first) = super::open_test(&addrs)?;
+    let opts = StreamOptions::from(spec);
+    let addrs = resolve_from(&spec.host, spec.port, spec.family, spec.bind)?;
+    let (mut control, cookie, first) = super::open_test(&addrs, &opts)?;
     let server: SocketAddr = control
         .stream()
         .peer_addr()
         .map_err(EngineError::io("reading the server's address"))?;
     let mut next = Some(first);
-    let opts = StreamOptions::from(spec);
     let mut streams = Vec::new();
     let mut mine: Option<(SideReport, Timestamp)> = None;
     let mut held = Vec::new();
@@ -129,7 +129,7 @@ pub fn run_iperf3_tcp(
             State::CreateStreams => {
                 for i in 0..spec.stream_count() {
                     let index = u16::try_from(i).unwrap_or(u16::MAX);
-                    let mut s = connect(server, &opts)?;
+                    let mut s = connect(server, &opts.for_stream(spec.cport, i))?;
                     s.write_all(cookie.as_bytes())
                         .map_err(EngineError::io("opening an iperf3 data stream"))?;
                     streams.push(DataStream {

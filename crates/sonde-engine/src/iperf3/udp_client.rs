@@ -6,7 +6,8 @@
 
 use super::udp_data;
 use super::{open_test, STATE_WAIT};
-use crate::connect::resolve;
+use crate::connect::resolve_from;
+use crate::sockopt::StreamOptions;
 use crate::host_env::host_env;
 use crate::EngineError;
 use socket2::{Domain, Socket, Type};
@@ -64,7 +65,11 @@ fn udp_params(spec: &UdpSpec) -> Params {
 
 /// A UDP data socket introduced to the server with iperf3's connect
 /// exchange.
-fn connect_stream(server: SocketAddr, spec: &UdpSpec) -> Result<UdpSocket, EngineError> {
+fn connect_stream(
+    server: SocketAddr,
+    spec: &UdpSpec,
+    index: usize,
+) -> Result<UdpSocket, EngineError> {
     let domain = if server.is_ipv6() {
         Domain::IPV6
     } else {
@@ -81,6 +86,10 @@ fn connect_stream(server: SocketAddr, spec: &UdpSpec) -> Result<UdpSocket, Engin
             s.set_tos_v4(tos)
         };
     }
+    let port = spec
+        .cport
+        .and_then(|p| u16::try_from(usize::from(p) + index).ok());
+    crate::connect::bind_source(&s, server, spec.bind, port)?;
     s.connect(&server.into())
         .map_err(|source| EngineError::Connect {
             addr: server,
@@ -128,8 +137,13 @@ fn socket_info(s: Option<&UdpSocket>, spec: &UdpSpec) -> SocketInForce {
 /// Runs `spec` against the iperf3 server at its host and port.
 pub fn run_iperf3_udp(spec: &UdpSpec, stop: &Arc<AtomicBool>) -> Result<TestResult, EngineError> {
     refuse_unsupported(spec)?;
-    let addrs = resolve(&spec.host, spec.port, spec.family)?;
-    let (mut control, _cookie, first) = open_test(&addrs)?;
+    let source = StreamOptions {
+        bind: spec.bind,
+        connect_timeout: spec.connect_timeout,
+        ..StreamOptions::default()
+    };
+    let addrs = resolve_from(&spec.host, spec.port, spec.family, spec.bind)?;
+    let (mut control, _cookie, first) = open_test(&addrs, &source)?;
     let server = control
         .stream()
         .peer_addr()
@@ -147,8 +161,8 @@ pub fn run_iperf3_udp(spec: &UdpSpec, stop: &Arc<AtomicBool>) -> Result<TestResu
         match state {
             State::ParamExchange => control.send_params(&udp_params(spec))?,
             State::CreateStreams => {
-                for _ in 0..spec.stream_count() {
-                    socks.push(connect_stream(server, spec)?);
+                for i in 0..spec.stream_count() {
+                    socks.push(connect_stream(server, spec, i)?);
                 }
             }
             State::TestStart => {}
