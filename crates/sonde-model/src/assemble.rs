@@ -309,7 +309,8 @@ pub fn tcp_result(
     let total = add_tcp(&dirs);
     let env = TestEnv::between(client.env.clone(), server.env.clone(), peer);
     let mut result = TestResult::new(TestSpec::Tcp(spec.clone()), env, start);
-    result.duration_s = if interrupted {
+    // A test bounded by volume lasts as long as its senders sent.
+    result.duration_s = if interrupted || spec.volume().is_some() {
         pairs
             .iter()
             .map(|p| p.sender().measured_secs)

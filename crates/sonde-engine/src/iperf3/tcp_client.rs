@@ -13,7 +13,7 @@ use crate::EngineError;
 use sonde_model::assemble::tcp_result;
 use sonde_model::{
     HostEnv, PeerKind, SideReport, SocketInForce, StreamLayout, StreamRole, StreamSide,
-    TcpInfoSnapshot, TcpSpec, TestResult, Timestamp,
+    TcpInfoSnapshot, TcpSpec, TestResult, Timestamp, Volume,
 };
 use sonde_wire::iperf3::{stream_id, Params, Protocol, Results, State};
 use std::io::Write;
@@ -46,6 +46,16 @@ pub fn tcp_params(spec: &TcpSpec) -> Params {
     if let Some(f) = spec.flowlabel {
         p = p.with_flowlabel(f);
     }
+    // A volume bound goes as iperf3's own (`num` or `blockcount`); the
+    // time stays, as the upper bound (an iperf3 server only sizes its
+    // watchdog by it).
+    match spec.volume() {
+        Some(Volume::Bytes(n)) => p.num = n,
+        Some(Volume::Blocks(k)) => p.blockcount = k,
+        None => {}
+    }
+    p.nodelay = spec.no_delay;
+    p.zerocopy = spec.zerocopy;
     p.mss = spec.mss.unwrap_or(0);
     p.congestion = spec.congestion.clone();
     p.title = spec.title.clone();
@@ -151,6 +161,9 @@ pub fn run_iperf3_tcp(
                 // iperf3's client counts what arrived until its timer;
                 // so does sonde against an iperf3 server.
                 plan.receive_grace = std::time::Duration::ZERO;
+                // iperf3 keeps its streams open after a volume: this end's
+                // receivers stop when it has arrived, as iperf3's client.
+                plan.receive_budget = spec.byte_budget();
                 held = super::hold_open(&streams);
                 on_event(TestEvent::Started {
                     streams: &opened(&streams),

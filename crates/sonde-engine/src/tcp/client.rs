@@ -83,6 +83,9 @@ pub fn side_plan(spec: &TcpSpec) -> SidePlan {
         send_rate: spec.bitrate,
         receive_rate: None,
         receive_grace: DRAIN_GRACE,
+        send_budget: spec.byte_budget(),
+        receive_budget: None,
+        zerocopy: spec.zerocopy,
     }
 }
 

@@ -60,6 +60,7 @@ pub fn udp_side_plan(spec: &UdpSpec) -> UdpSidePlan {
         rate: spec.bitrate,
         length: spec.payload_len(),
         clock_synced: spec.clock_synced,
+        send_budget: spec.packet_budget(),
     }
 }
 

@@ -46,6 +46,9 @@ pub struct UdpSidePlan {
     pub rate: Rate,
     pub length: u32,
     pub clock_synced: bool,
+    /// Datagrams this end's senders send together after the warm-up
+    /// before they stop (`-n`, `-k`); `None`: until the time is up.
+    pub send_budget: Option<u64>,
 }
 
 /// Sends this end's receivers' progress to the peer; `false` once the
@@ -199,6 +202,7 @@ pub fn run_udp_side(
         omit: plan.omit,
         time: plan.time,
         interval: plan.interval,
+        bounded: plan.send_budget.is_some(),
     };
     let stopped_early = drive(sampler, start, &done_rx, handles.len(), stop, &mut sampling);
     for h in handles {
