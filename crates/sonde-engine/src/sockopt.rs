@@ -45,8 +45,7 @@ impl StreamOptions {
     /// (`cport + index`, as the spec's rules allow).
     pub fn for_stream(&self, cport: Option<u16>, index: usize) -> StreamOptions {
         StreamOptions {
-            source_port: cport
-                .and_then(|p| u16::try_from(usize::from(p) + index).ok()),
+            source_port: cport.and_then(|p| u16::try_from(usize::from(p) + index).ok()),
             ..self.clone()
         }
     }
@@ -83,8 +82,7 @@ fn apply_common(
             .map_err(opt_err(format!("congestion control '{cc}'")))?;
     }
     if o.nodelay {
-        sock.set_tcp_nodelay(true)
-            .map_err(opt_err("TCP_NODELAY"))?;
+        sock.set_tcp_nodelay(true).map_err(opt_err("TCP_NODELAY"))?;
     }
     if let Some(d) = o.dscp {
         let tos = u32::from(d.tos_byte());

@@ -72,7 +72,12 @@ pub struct RunArgs {
     pub iperf3: bool,
     /// End after this many bytes in each direction (e.g. 100M, 2G), or at
     /// -t if sooner (give -t room: it stays the upper bound).
-    #[arg(short = 'n', long = "bytes", value_name = "SIZE", conflicts_with = "blockcount")]
+    #[arg(
+        short = 'n',
+        long = "bytes",
+        value_name = "SIZE",
+        conflicts_with = "blockcount"
+    )]
     pub bytes: Option<ByteSize>,
     /// End after this many blocks (writes of -l bytes, or UDP datagrams)
     /// in each direction, or at -t if sooner.

@@ -6,16 +6,17 @@
 
 use super::udp_data;
 use super::{open_test, STATE_WAIT};
+use crate::budget::Budget;
 use crate::connect::resolve_from;
-use crate::sockopt::StreamOptions;
 use crate::host_env::host_env;
+use crate::sockopt::StreamOptions;
 use crate::EngineError;
 use socket2::{Domain, Socket, Type};
 use sonde_model::udp_assemble::udp_result;
 use sonde_model::udp_report::{DscpCounts, ReceivedSum, ReceiverTally, SenderTally};
 use sonde_model::{
     Direction, HostEnv, PeerKind, Profile, SocketInForce, StreamLayout, StreamRole, TestResult,
-    Timestamp, UdpSideReport, UdpSpec, UdpStreamSide, UdpTally,
+    Timestamp, UdpSideReport, UdpSpec, UdpStreamSide, UdpTally, Volume,
 };
 use sonde_wire::iperf3::{self as wire, stream_id, CounterWidth, Params, Protocol, State};
 use std::net::{SocketAddr, UdpSocket};
@@ -58,6 +59,12 @@ fn udp_params(spec: &UdpSpec) -> Params {
     }
     if let Some(f) = spec.flowlabel {
         p = p.with_flowlabel(f);
+    }
+    // A volume bound as iperf3's own; the time stays the upper bound.
+    match spec.volume() {
+        Some(Volume::Bytes(n)) => p.num = n,
+        Some(Volume::Blocks(k)) => p.blockcount = k,
+        None => {}
     }
     p.title = spec.title.clone();
     p
@@ -173,6 +180,11 @@ pub fn run_iperf3_udp(spec: &UdpSpec, stop: &Arc<AtomicBool>) -> Result<TestResu
                 // outlives the run (a failed stream stops the others).
                 let mut handles = Vec::with_capacity(socks.len());
                 let mut failed: Option<EngineError> = None;
+                // A volume bound: one budget per direction (iperf3 counts
+                // the warm-up too, and refuses none here: -O is refused).
+                let now = Instant::now();
+                let budget = || spec.packet_budget().map(|n| Arc::new(Budget::new(n, now)));
+                let (send_budget, receive_budget) = (budget(), budget());
                 for (i, s) in socks.iter().enumerate() {
                     let s = match s.try_clone() {
                         Ok(s) => s,
@@ -184,11 +196,17 @@ pub fn run_iperf3_udp(spec: &UdpSpec, stop: &Arc<AtomicBool>) -> Result<TestResu
                     let sending = spec.stream_direction(i) == Direction::Forward;
                     let (len, rate, stop) =
                         (spec.length as usize, spec.bitrate.bps(), Arc::clone(stop));
+                    let budget = if sending {
+                        send_budget.clone()
+                    } else {
+                        receive_budget.clone()
+                    };
                     handles.push(std::thread::spawn(move || {
+                        let budget = budget.as_deref();
                         if sending {
-                            udp_data::send(&s, len, rate, width, end, &stop)
+                            udp_data::send_bounded(&s, len, rate, width, end, budget, &stop)
                         } else {
-                            udp_data::receive(&s, width, end, &stop)
+                            udp_data::receive_bounded(&s, width, end, budget, &stop)
                         }
                     }));
                 }

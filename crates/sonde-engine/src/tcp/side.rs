@@ -3,11 +3,11 @@
 //! interval windows; at each cut this end reads every stream's bytes and
 //! its sender's TCP_INFO.
 
+use crate::budget::Budget;
 use crate::pacer::Pacer;
 use crate::sampler::{drive, SampleSide, SamplerPlan};
 use crate::sockopt::in_force;
 use crate::tcp::info::read_tcp_info;
-use crate::budget::Budget;
 use crate::tcp::stream::{receive_loop, send_loop, LoopTiming, SendIo, StreamCounters};
 use sonde_model::{
     HostEnv, Rate, SampleWindow, SideReport, SideSample, SocketInForce, StreamRole, StreamSide,
