@@ -214,4 +214,36 @@ mod tests {
             Err(EngineError::NoAddress { .. })
         ));
     }
+
+    #[test]
+    fn a_stream_leaves_from_the_source_asked_with_nodelay() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let free = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let opts = StreamOptions {
+            nodelay: true,
+            bind: Some("127.0.0.1".parse().unwrap()),
+            source_port: Some(free),
+            connect_timeout: Some(Duration::from_secs(2)),
+            ..StreamOptions::default()
+        };
+        let s = connect(addr, &opts).unwrap();
+        assert_eq!(
+            s.local_addr().unwrap(),
+            SocketAddr::from(([127, 0, 0, 1], free))
+        );
+        assert!(s.nodelay().unwrap());
+        let plain = connect(addr, &StreamOptions::default()).unwrap();
+        assert!(!plain.nodelay().unwrap());
+        // A source of the other family cannot reach this server.
+        let v6 = StreamOptions {
+            bind: Some("::1".parse().unwrap()),
+            ..StreamOptions::default()
+        };
+        assert!(matches!(connect(addr, &v6), Err(EngineError::Bind { .. })));
+    }
 }

@@ -516,4 +516,42 @@ mod tests {
         assert!(sent > 0);
         assert_eq!(counters.bytes.load(Ordering::Relaxed), sent);
     }
+
+    /// `-Z`: a bounded zero-copy sender's bytes are the pattern from its
+    /// memory-backed file, every one of them, and exactly the budget.
+    #[test]
+    fn a_zerocopy_sender_sends_its_block_exactly_to_the_budget() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let reader = std::thread::spawn(move || {
+            let (mut conn, _) = listener.accept().unwrap();
+            let mut got = Vec::new();
+            conn.read_to_end(&mut got).unwrap();
+            got
+        });
+        let stream = TcpStream::connect(addr).unwrap();
+        let start = Instant::now();
+        let timing = LoopTiming {
+            start,
+            send_end: start + Duration::from_secs(20),
+            hard_end: start + Duration::from_secs(21),
+        };
+        let budget = Budget::new(1_000_000, start);
+        let counters = StreamCounters::default();
+        let io = SendIo {
+            length: 64 * 1024,
+            pacer: None,
+            budget: Some(&budget),
+            zerocopy: true,
+        };
+        send_loop(stream, &counters, timing, io, &AtomicBool::new(false)).unwrap();
+        let got = reader.join().unwrap();
+        let mut block = vec![0u8; 64 * 1024];
+        fill_pattern(&mut block);
+        assert_eq!(got.len(), 1_000_000);
+        assert_eq!(counters.bytes.load(Ordering::Relaxed), 1_000_000);
+        for chunk in got.chunks(64 * 1024) {
+            assert_eq!(chunk, &block[..chunk.len()]);
+        }
+    }
 }
