@@ -3,6 +3,11 @@
 //! iperf3's `-n` and `-k`) and where the client's connections come from
 //! (`-B`, `--cport`, `--connect-timeout`). The rules live in
 //! [`check_client`], which both specs' `validate` call.
+//!
+//! These keys are written only when set, so that a spec that uses none of
+//! them reads the same as before they existed: a server of an earlier
+//! version (which refuses keys it does not know) still runs it, and one
+//! that uses them is refused there by name rather than run unbounded.
 
 use crate::spec::{bad, IpFamily, SpecError};
 use crate::ByteSize;

@@ -49,18 +49,26 @@ pub struct UdpSpec {
     pub latency: bool,
     /// End the test after this many bytes in each direction (all its
     /// streams, after the warm-up), or at `time_s` if sooner (`-n`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub bytes: Option<ByteSize>,
     /// End the test after this many blocks (writes of `length_bytes`,
     /// or UDP datagrams) in each direction, or at `time_s` (`-k`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub blocks: Option<u64>,
     /// The client's source address for the control and data
     /// connections (`-B`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub bind: Option<std::net::IpAddr>,
     /// The client's source port of the first data stream; stream `i`
     /// takes `cport + i` (`--cport`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cport: Option<u16>,
     /// How long to wait for each connection to the server.
-    #[serde(with = "crate::serde_secs::option", rename = "connect_timeout_s")]
+    #[serde(
+        with = "crate::serde_secs::option",
+        rename = "connect_timeout_s",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub connect_timeout: Option<Duration>,
 }
 
