@@ -6,7 +6,7 @@
 //! spent. Time stays the upper bound: the test's timer ends it if the
 //! budget lasts longer.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 /// Units (bytes or datagrams) one direction may still move.
@@ -14,23 +14,48 @@ use std::time::Instant;
 pub struct Budget {
     limit: u64,
     used: AtomicU64,
-    /// Units moved before this instant (the warm-up) are not counted.
-    from: Instant,
+    /// Units moved before this instant (the warm-up) are not counted;
+    /// `None`: not before [`Budget::open`].
+    from: Option<Instant>,
+    opened: AtomicBool,
 }
 
 impl Budget {
+    /// Counting from `from` (the end of the warm-up).
     pub fn new(limit: u64, from: Instant) -> Self {
         Self {
             limit,
             used: AtomicU64::new(0),
-            from,
+            from: Some(from),
+            opened: AtomicBool::new(false),
         }
+    }
+
+    /// Counting once [`Budget::open`] is called: when the side's sampler
+    /// ends the warm-up, so that the budget and the measured bytes start
+    /// at the same moment.
+    pub fn gated(limit: u64) -> Self {
+        Self {
+            limit,
+            used: AtomicU64::new(0),
+            from: None,
+            opened: AtomicBool::new(false),
+        }
+    }
+
+    /// Starts counting (the warm-up is over).
+    pub fn open(&self) {
+        self.opened.store(true, Ordering::Relaxed);
+    }
+
+    fn counting(&self, now: Instant) -> bool {
+        self.opened.load(Ordering::Relaxed) || self.from.is_some_and(|f| now >= f)
     }
 
     /// Takes up to `want` units for the next send at `now`: all of them
     /// within the warm-up, else what is left of the budget (0: spent).
     pub fn take(&self, want: u64, now: Instant) -> u64 {
-        if now < self.from {
+        if !self.counting(now) {
             return want;
         }
         let mut used = self.used.load(Ordering::Relaxed);
@@ -53,7 +78,7 @@ impl Budget {
 
     /// Returns what a send taken at `taken_at` did not use (a short write).
     pub fn give_back(&self, units: u64, taken_at: Instant) {
-        if units > 0 && taken_at >= self.from {
+        if units > 0 && self.counting(taken_at) {
             self.used.fetch_sub(units, Ordering::Relaxed);
         }
     }
@@ -111,6 +136,15 @@ mod tests {
         b.give_back(30, later);
         assert_eq!(b.take(80, later), 50);
         assert_eq!(b.take(80, later), 0);
+    }
+
+    #[test]
+    fn a_gated_budget_counts_from_when_it_is_opened() {
+        let b = Budget::gated(10);
+        assert_eq!(b.take(100, Instant::now()), 100);
+        b.open();
+        assert_eq!(b.take(100, Instant::now()), 10);
+        assert!(b.spent());
     }
 
     #[test]

@@ -216,11 +216,16 @@ fn spawn_stream(
 struct Sampling<'a> {
     running: Vec<Running>,
     windows: Vec<SampleWindow>,
+    /// The senders' budget, opened at the end of the warm-up.
+    send_budget: Option<Arc<Budget>>,
     on_interval: &'a mut dyn FnMut(&LiveInterval),
 }
 
 impl SampleSide for Sampling<'_> {
     fn omit_end(&mut self) {
+        if let Some(b) = &self.send_budget {
+            b.open();
+        }
         for r in &mut self.running {
             r.bytes_at_omit = r.bytes();
             r.retrans_at_omit = r.tcp().and_then(|t| t.total_retrans).unwrap_or(0);
@@ -268,9 +273,15 @@ pub fn run_side(
         hard_end: start + nominal_end + plan.receive_grace,
     };
     let budgets = Budgets {
-        send: plan
-            .send_budget
-            .map(|n| Arc::new(Budget::new(n, start + plan.omit))),
+        // Counted from the sampler's end of the warm-up, the moment the
+        // measured bytes start from.
+        send: plan.send_budget.map(|n| {
+            Arc::new(if plan.omit.is_zero() {
+                Budget::new(n, start)
+            } else {
+                Budget::gated(n)
+            })
+        }),
         receive: plan.receive_budget.map(|n| Arc::new(Budget::new(n, start))),
     };
     let (done_tx, done_rx) = mpsc::channel::<u16>();
@@ -290,6 +301,7 @@ pub fn run_side(
     let mut sampling = Sampling {
         running,
         windows: Vec::new(),
+        send_budget: budgets.send.clone(),
         on_interval,
     };
     let sampler = SamplerPlan {
