@@ -151,9 +151,16 @@ fn sonde_bounded_by_bytes_or_blocks_against_an_iperf3_server() {
                     let f = dir_sum(&r, d);
                     let (sent, received) = (n(&f["sent_bytes"]), n(&f["received_bytes"]));
                     if *d == "forward" {
+                        // sonde sends the volume exactly, and waits until
+                        // it is acknowledged: the iperf3 server counts it.
                         assert_eq!(sent, 40.0 * MIB, "{what}: sonde sent");
+                        agree(sent, received, 1.0, &what);
+                    } else {
+                        // An iperf3 server sends on until it hears the
+                        // test is over (as against iperf3's own client):
+                        // what it sent past the volume was in flight.
+                        assert!(sent >= received, "{what}: {sent} < {received}");
                     }
-                    agree(sent, received, 1.0, &what);
                     assert!((received - 40.0 * MIB).abs() <= 0.02 * 40.0 * MIB, "{what}");
                 }
             }
