@@ -4,10 +4,26 @@ use crate::sockopt::{apply_before_connect, StreamOptions};
 use crate::EngineError;
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 use sonde_model::IpFamily;
-use std::net::{SocketAddr, SocketAddrV6, TcpStream, ToSocketAddrs};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV6, TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Addresses of `host`, IPv6 first (or only the family asked for, or
+/// only the family of the source address `bind`).
+pub fn resolve_from(
+    host: &str,
+    port: u16,
+    family: IpFamily,
+    bind: Option<IpAddr>,
+) -> Result<Vec<SocketAddr>, EngineError> {
+    let family = match bind {
+        Some(IpAddr::V4(_)) => IpFamily::V4,
+        Some(IpAddr::V6(_)) => IpFamily::V6,
+        None => family,
+    };
+    resolve(host, port, family)
+}
 
 /// Addresses of `host`, IPv6 first (or only the family asked for).
 pub fn resolve(host: &str, port: u16, family: IpFamily) -> Result<Vec<SocketAddr>, EngineError> {
@@ -39,11 +55,13 @@ pub fn resolve(host: &str, port: u16, family: IpFamily) -> Result<Vec<SocketAddr
     Ok(addrs)
 }
 
-/// A TCP connection to `addr` with `opts` set before the handshake.
+/// A TCP connection to `addr` with `opts` set before the handshake, from
+/// the source address and port `opts` ask for, if any.
 pub fn connect(addr: SocketAddr, opts: &StreamOptions) -> Result<TcpStream, EngineError> {
     let sock = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
         .map_err(EngineError::io("socket"))?;
     apply_before_connect(&sock, opts, &addr)?;
+    bind_source(&sock, addr, opts.bind, opts.source_port)?;
     let target = match (addr, opts.flowlabel) {
         (SocketAddr::V6(v6), Some(label)) => SocketAddr::V6(SocketAddrV6::new(
             *v6.ip(),
@@ -53,16 +71,51 @@ pub fn connect(addr: SocketAddr, opts: &StreamOptions) -> Result<TcpStream, Engi
         )),
         _ => addr,
     };
-    sock.connect_timeout(&SockAddr::from(target), CONNECT_TIMEOUT)
+    let timeout = opts.connect_timeout.unwrap_or(CONNECT_TIMEOUT);
+    sock.connect_timeout(&SockAddr::from(target), timeout)
         .map_err(|source| EngineError::Connect { addr, source })?;
     Ok(sock.into())
 }
 
-/// The first of `addrs` that accepts a control connection (no Nagle delay).
-pub fn connect_any(addrs: &[SocketAddr]) -> Result<TcpStream, EngineError> {
+/// Binds `sock` (for a connection to `peer`) to the source address and
+/// port asked, if any (`-B`, `--cport`). A fixed port may be in
+/// TIME_WAIT from the last test: SO_REUSEADDR lets it be taken again.
+pub fn bind_source(
+    sock: &Socket,
+    peer: SocketAddr,
+    addr: Option<IpAddr>,
+    port: Option<u16>,
+) -> Result<(), EngineError> {
+    if addr.is_none() && port.is_none() {
+        return Ok(());
+    }
+    let ip = addr.unwrap_or(match peer {
+        SocketAddr::V4(_) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+        SocketAddr::V6(_) => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
+    });
+    let local = SocketAddr::new(ip, port.unwrap_or(0));
+    if port.is_some() {
+        sock.set_reuse_address(true)
+            .map_err(EngineError::io("SO_REUSEADDR"))?;
+    }
+    sock.bind(&SockAddr::from(local))
+        .map_err(|source| EngineError::Bind {
+            addr: local,
+            source,
+        })
+}
+
+/// The first of `addrs` that accepts a control connection (no Nagle
+/// delay), from `opts`' source address and within its timeout.
+pub fn connect_any(addrs: &[SocketAddr], opts: &StreamOptions) -> Result<TcpStream, EngineError> {
+    let control = StreamOptions {
+        bind: opts.bind,
+        connect_timeout: opts.connect_timeout,
+        ..StreamOptions::default()
+    };
     let mut last = None;
     for &addr in addrs {
-        match connect(addr, &StreamOptions::default()) {
+        match connect(addr, &control) {
             Ok(s) => {
                 s.set_nodelay(true)
                     .map_err(EngineError::io("TCP_NODELAY"))?;
@@ -90,10 +143,11 @@ pub fn size_udp_buffers(sock: &std::net::UdpSocket) {
     }
 }
 
-/// A UDP socket bound to `local` (any port) and connected to `peer`,
-/// marked with `dscp` and, for IPv6, the flow label.
+/// A UDP socket bound to `local` (port `port`, or any) and connected to
+/// `peer`, marked with `dscp` and, for IPv6, the flow label.
 pub fn udp_connect(
     local: std::net::IpAddr,
+    port: Option<u16>,
     peer: SocketAddr,
     dscp: Option<sonde_model::Dscp>,
     flowlabel: Option<u32>,
@@ -103,8 +157,7 @@ pub fn udp_connect(
     if peer.is_ipv6() && local.is_ipv6() {
         let _ = sock.set_only_v6(false);
     }
-    sock.bind(&SockAddr::from(SocketAddr::new(local, 0)))
-        .map_err(EngineError::io("binding a UDP socket"))?;
+    bind_source(&sock, peer, Some(local), Some(port.unwrap_or(0)))?;
     let udp: std::net::UdpSocket = sock.into();
     size_udp_buffers(&udp);
     udp_finish(&udp, peer, dscp, flowlabel)?;
@@ -160,5 +213,37 @@ mod tests {
             resolve("::1", 1, IpFamily::V4),
             Err(EngineError::NoAddress { .. })
         ));
+    }
+
+    #[test]
+    fn a_stream_leaves_from_the_source_asked_with_nodelay() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let free = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let opts = StreamOptions {
+            nodelay: true,
+            bind: Some("127.0.0.1".parse().unwrap()),
+            source_port: Some(free),
+            connect_timeout: Some(Duration::from_secs(2)),
+            ..StreamOptions::default()
+        };
+        let s = connect(addr, &opts).unwrap();
+        assert_eq!(
+            s.local_addr().unwrap(),
+            SocketAddr::from(([127, 0, 0, 1], free))
+        );
+        assert!(s.nodelay().unwrap());
+        let plain = connect(addr, &StreamOptions::default()).unwrap();
+        assert!(!plain.nodelay().unwrap());
+        // A source of the other family cannot reach this server.
+        let v6 = StreamOptions {
+            bind: Some("::1".parse().unwrap()),
+            ..StreamOptions::default()
+        };
+        assert!(matches!(connect(addr, &v6), Err(EngineError::Bind { .. })));
     }
 }

@@ -13,6 +13,10 @@ pub enum EngineError {
     NoAddress { host: String, family: &'static str },
     #[error("cannot connect to {addr}: {source}")]
     Connect { addr: SocketAddr, source: io::Error },
+    /// The source address or port asked for (`-B`, `--cport`, ping's
+    /// `-I ADDR`) cannot be bound.
+    #[error("cannot send from {addr}: {source}")]
+    Bind { addr: SocketAddr, source: io::Error },
     #[error("{context}: {source}")]
     Io {
         context: &'static str,
@@ -36,8 +40,6 @@ pub enum EngineError {
     Unavailable(String),
     #[error("no network interface named '{name}' on this host")]
     NoInterface { name: String },
-    #[error("cannot send from {addr}: {source}")]
-    Bind { addr: IpAddr, source: io::Error },
     #[error("source address {from} and target {target} are of different address families")]
     SourceFamily { from: IpAddr, target: IpAddr },
     #[error("the server speaks iperf3's protocol, not sonde's (use --iperf3)")]

@@ -26,6 +26,9 @@ pub struct SamplerPlan {
     pub time: Duration,
     /// Length of an interval window; zero: no windows.
     pub interval: Duration,
+    /// The data may end before the planned end (a test bounded by
+    /// volume): the last window then closes at the last data moved.
+    pub bounded: bool,
 }
 
 impl SamplerPlan {
@@ -129,12 +132,13 @@ impl Sampler {
     /// last moved a byte or packet, from the start (zero if never);
     /// `stopped_early`: the run was stopped before its end. The last
     /// window closes at `last_data`, or at the planned end if that is
-    /// later and the run was not stopped; never before it opened.
+    /// later and the run was neither stopped nor bounded by volume;
+    /// never before it opened.
     pub fn streams_ended(&mut self, last_data: Duration, stopped_early: bool) {
         if self.phase != Phase::Running {
             return;
         }
-        let end = if stopped_early {
+        let end = if stopped_early || self.plan.bounded {
             last_data
         } else {
             last_data.max(self.plan.end())
@@ -255,6 +259,7 @@ mod tests {
             omit: ms(omit),
             time: ms(time),
             interval: ms(interval),
+            bounded: false,
         }
     }
 
@@ -291,6 +296,16 @@ mod tests {
         // A receiver read queued data until 3.02 s.
         assert_eq!(end(&mut s, 3020, false), [cut(2000, 3020, false)]);
         assert_eq!(poll_all(&mut s, 4000), []);
+    }
+
+    #[test]
+    fn a_volume_bound_test_closes_its_last_window_at_the_last_data() {
+        let mut s = Sampler::new(SamplerPlan {
+            bounded: true,
+            ..plan(0, 10_000, 1000)
+        });
+        assert_eq!(poll_all(&mut s, 1000), [cut(0, 1000, false)]);
+        assert_eq!(end(&mut s, 1400, false), [cut(1000, 1400, false)]);
     }
 
     #[test]

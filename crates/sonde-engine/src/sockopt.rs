@@ -14,6 +14,14 @@ pub struct StreamOptions {
     pub mss: Option<u32>,
     pub dscp: Option<Dscp>,
     pub flowlabel: Option<u32>,
+    /// TCP_NODELAY on the data stream.
+    pub nodelay: bool,
+    /// The client's source address (`-B`); `None`: the kernel's choice.
+    pub bind: Option<IpAddr>,
+    /// The client's source port (`--cport`, per stream).
+    pub source_port: Option<u16>,
+    /// How long a connect may take; `None`: [`crate::connect::CONNECT_TIMEOUT`].
+    pub connect_timeout: Option<std::time::Duration>,
 }
 
 impl From<&TcpSpec> for StreamOptions {
@@ -24,6 +32,21 @@ impl From<&TcpSpec> for StreamOptions {
             mss: s.mss,
             dscp: s.dscp,
             flowlabel: s.flowlabel,
+            nodelay: s.no_delay,
+            bind: s.bind,
+            source_port: None,
+            connect_timeout: s.connect_timeout,
+        }
+    }
+}
+
+impl StreamOptions {
+    /// The options of data stream `index`: with `--cport`, its own port
+    /// (`cport + index`, as the spec's rules allow).
+    pub fn for_stream(&self, cport: Option<u16>, index: usize) -> StreamOptions {
+        StreamOptions {
+            source_port: cport.and_then(|p| u16::try_from(usize::from(p) + index).ok()),
+            ..self.clone()
         }
     }
 }
@@ -57,6 +80,9 @@ fn apply_common(
     if let Some(cc) = &o.congestion {
         sock.set_tcp_congestion(cc.as_bytes())
             .map_err(opt_err(format!("congestion control '{cc}'")))?;
+    }
+    if o.nodelay {
+        sock.set_tcp_nodelay(true).map_err(opt_err("TCP_NODELAY"))?;
     }
     if let Some(d) = o.dscp {
         let tos = u32::from(d.tos_byte());
@@ -125,8 +151,8 @@ fn socket_in_force(
     SocketInForce {
         local,
         remote: peer,
-        sndbuf_bytes: r.send_buffer_size().map_or(0, |v| v as u64),
-        rcvbuf_bytes: r.recv_buffer_size().map_or(0, |v| v as u64),
+        sndbuf_bytes: r.send_buffer_size().ok().map(|v| v as u64),
+        rcvbuf_bytes: r.recv_buffer_size().ok().map(|v| v as u64),
         mss_bytes: if tcp { r.tcp_mss().ok() } else { None },
         congestion: if tcp {
             r.tcp_congestion().ok().map(|v| {

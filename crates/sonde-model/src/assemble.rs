@@ -309,7 +309,8 @@ pub fn tcp_result(
     let total = add_tcp(&dirs);
     let env = TestEnv::between(client.env.clone(), server.env.clone(), peer);
     let mut result = TestResult::new(TestSpec::Tcp(spec.clone()), env, start);
-    result.duration_s = if interrupted {
+    // A test bounded by volume lasts as long as its senders sent.
+    result.duration_s = if interrupted || spec.volume().is_some() {
         pairs
             .iter()
             .map(|p| p.sender().measured_secs)
@@ -339,8 +340,8 @@ mod tests {
         SocketInForce {
             local: "[::1]:1".parse().unwrap(),
             remote: "[::1]:2".parse().unwrap(),
-            sndbuf_bytes: 1,
-            rcvbuf_bytes: 1,
+            sndbuf_bytes: Some(1),
+            rcvbuf_bytes: Some(1),
             mss_bytes: None,
             congestion: None,
             dscp: None,

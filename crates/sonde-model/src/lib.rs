@@ -7,6 +7,7 @@
 //! reads every result document sonde has ever written.
 
 pub mod assemble;
+pub mod client_spec;
 pub mod dscp;
 pub mod duration;
 pub mod env;
@@ -21,12 +22,14 @@ pub mod rtt;
 pub mod serde_secs;
 pub mod spec;
 pub mod test_spec;
+pub mod tos;
 pub mod udp_assemble;
 pub mod udp_report;
 pub mod udp_spec;
 pub mod units;
 pub mod v1;
 
+pub use client_spec::Volume;
 pub use dscp::Dscp;
 pub use duration::{format_duration, parse_duration, DurationError};
 pub use env::HostEnv;
@@ -45,6 +48,7 @@ pub use result::{
 pub use rtt::{LatencyUnderLoad, ProbeMethod, RttStats};
 pub use spec::{Direction, IpFamily, PeerKind, SpecError, StreamLayout, TcpSpec};
 pub use test_spec::{TestKind, TestSpec};
+pub use tos::{DscpFlag, DscpFlagError};
 pub use udp_report::{UdpSideReport, UdpStreamSide, UdpTally};
 pub use udp_spec::UdpSpec;
 pub use units::{ByteSize, Rate, UnitError};

@@ -31,12 +31,31 @@ impl StreamRole {
 pub struct SocketInForce {
     pub local: SocketAddr,
     pub remote: SocketAddr,
-    pub sndbuf_bytes: u64,
-    pub rcvbuf_bytes: u64,
+    /// `None`: not known (a peer that does not report its sockets).
+    pub sndbuf_bytes: Option<u64>,
+    pub rcvbuf_bytes: Option<u64>,
     pub mss_bytes: Option<u32>,
     pub congestion: Option<String>,
     pub dscp: Option<Dscp>,
     pub flowlabel: Option<u32>,
+}
+
+impl SocketInForce {
+    /// The far end of this connected socket as far as this end knows it
+    /// without the peer's word (an iperf3 peer does not report its
+    /// sockets): the addresses swapped, every setting unknown.
+    pub fn far_end(&self) -> SocketInForce {
+        SocketInForce {
+            local: self.remote,
+            remote: self.local,
+            sndbuf_bytes: None,
+            rcvbuf_bytes: None,
+            mss_bytes: None,
+            congestion: None,
+            dscp: None,
+            flowlabel: None,
+        }
+    }
 }
 
 /// A reading of TCP_INFO for one socket. A field the kernel did not fill

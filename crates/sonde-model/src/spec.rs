@@ -6,6 +6,7 @@
 //! and is checked once by [`TcpSpec::validate`]; the runner and the server
 //! run the same check on what they receive.
 
+use crate::client_spec::{check_client, volume, ClientShape, Volume};
 use crate::{ByteSize, Dscp, Rate};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -144,6 +145,36 @@ pub struct TcpSpec {
     /// Ping the server before and through the test: RTT idle and under
     /// load (`--latency`).
     pub latency: bool,
+    /// End the test after this many bytes in each direction (all its
+    /// streams, after the warm-up), or at `time_s` if sooner (`-n`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<ByteSize>,
+    /// End the test after this many blocks (writes of `length_bytes`,
+    /// or UDP datagrams) in each direction, or at `time_s` (`-k`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocks: Option<u64>,
+    /// The client's source address for the control and data
+    /// connections (`-B`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bind: Option<std::net::IpAddr>,
+    /// The client's source port of the first data stream; stream `i`
+    /// takes `cport + i` (`--cport`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cport: Option<u16>,
+    /// How long to wait for each connection to the server.
+    #[serde(
+        with = "crate::serde_secs::option",
+        rename = "connect_timeout_s",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub connect_timeout: Option<Duration>,
+    /// Set TCP_NODELAY on the data streams (`-N`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub no_delay: bool,
+    /// Send without copying the data into the kernel: MSG_ZEROCOPY
+    /// (`-Z`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub zerocopy: bool,
 }
 
 impl Default for TcpSpec {
@@ -167,6 +198,13 @@ impl Default for TcpSpec {
             title: None,
             peer: PeerKind::Auto,
             latency: false,
+            bytes: None,
+            blocks: None,
+            bind: None,
+            cport: None,
+            connect_timeout: None,
+            no_delay: false,
+            zerocopy: false,
         }
     }
 }
@@ -289,6 +327,15 @@ impl TcpSpec {
             family: self.family,
             title: self.title.as_deref(),
         })?;
+        check_client(&ClientShape {
+            bytes: self.bytes,
+            blocks: self.blocks,
+            bind: self.bind,
+            cport: self.cport,
+            streams: self.stream_count(),
+            connect_timeout: self.connect_timeout,
+            family: self.family,
+        })?;
         if self.length.bytes() == 0 || self.length.bytes() > MAX_LENGTH {
             return Err(bad("length_bytes", "must be 1 byte to 16 MiB"));
         }
@@ -330,78 +377,22 @@ impl TcpSpec {
     pub fn send_duration(&self) -> Duration {
         self.omit + self.time
     }
+
+    /// The test's volume bound, if it has one (`-n` or `-k`).
+    pub fn volume(&self) -> Option<Volume> {
+        volume(self.bytes, self.blocks)
+    }
+
+    /// The bytes each direction sends after the warm-up before the test
+    /// ends (a block is one write of `length_bytes`); `None`: timed only.
+    pub fn byte_budget(&self) -> Option<u64> {
+        self.volume().map(|v| match v {
+            Volume::Bytes(n) => n,
+            Volume::Blocks(k) => k.saturating_mul(self.length.bytes()),
+        })
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn default_spec_needs_only_a_host() {
-        assert_eq!(TcpSpec::default().validate().unwrap_err().field, "host");
-        TcpSpec {
-            host: "::1".into(),
-            ..TcpSpec::default()
-        }
-        .validate()
-        .unwrap();
-    }
-
-    #[test]
-    fn a_missing_field_takes_its_default_and_an_unknown_one_is_refused() {
-        let s: TcpSpec = serde_json::from_str(r#"{"host": "::1", "time_s": "1m"}"#).unwrap();
-        assert_eq!(s.time, Duration::from_secs(60));
-        assert_eq!(s.parallel, 1);
-        assert_eq!(s.peer, PeerKind::Auto);
-        let e = serde_json::from_str::<TcpSpec>(r#"{"host": "::1", "streams": 4}"#).unwrap_err();
-        assert!(e.to_string().contains("streams"), "{e}");
-    }
-
-    #[test]
-    fn limits_name_the_field() {
-        let s = TcpSpec {
-            host: "::1".into(),
-            parallel: 129,
-            ..TcpSpec::default()
-        };
-        assert_eq!(s.validate().unwrap_err().field, "parallel");
-        let s = TcpSpec {
-            host: "::1".into(),
-            flowlabel: Some(1 << 20),
-            ..TcpSpec::default()
-        };
-        assert_eq!(s.validate().unwrap_err().field, "flowlabel");
-        let s = TcpSpec {
-            host: "::1".into(),
-            congestion: Some("cubic; rm".into()),
-            ..TcpSpec::default()
-        };
-        assert_eq!(s.validate().unwrap_err().field, "congestion");
-    }
-
-    #[test]
-    fn bidir_splits_streams() {
-        let s = TcpSpec {
-            parallel: 3,
-            direction: Direction::Bidir,
-            ..TcpSpec::default()
-        };
-        assert_eq!(s.stream_count(), 6);
-        assert_eq!(s.stream_direction(2), Direction::Forward);
-        assert_eq!(s.stream_direction(3), Direction::Reverse);
-    }
-
-    #[test]
-    fn json_uses_unit_names_and_round_trips() {
-        let s = TcpSpec {
-            host: "::1".into(),
-            bitrate: Some(Rate::from_bps(5_000_000)),
-            ..TcpSpec::default()
-        };
-        let j = serde_json::to_value(&s).unwrap();
-        assert_eq!(j["time_s"], 10.0);
-        assert_eq!(j["bitrate_bps"], 5_000_000);
-        let back: TcpSpec = serde_json::from_value(j).unwrap();
-        assert_eq!(back, s);
-    }
-}
+#[path = "spec_tests.rs"]
+mod tests;

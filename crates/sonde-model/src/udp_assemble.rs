@@ -330,7 +330,8 @@ pub fn udp_result(
     let interrupted = client.stopped_early || server.stopped_early;
     let env = TestEnv::between(client.env.clone(), server.env.clone(), peer);
     let mut result = TestResult::new(TestSpec::Udp(spec.clone()), env, start);
-    result.duration_s = if interrupted {
+    // A test bounded by volume lasts as long as its senders sent.
+    result.duration_s = if interrupted || spec.volume().is_some() {
         pairs
             .iter()
             .filter_map(|p| sent(&p.sender().measured).map(|t| t.secs))

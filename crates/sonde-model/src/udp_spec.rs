@@ -1,8 +1,9 @@
 //! What to measure: the UDP test (`sonde udp`).
 
+use crate::client_spec::{check_client, volume, ClientShape, Volume};
 use crate::profile::{Profile, VOIP_INTERVAL, VOIP_PAYLOAD};
 use crate::spec::{bad, check_run, RunShape, StreamLayout};
-use crate::{Direction, Dscp, IpFamily, PeerKind, Rate, SpecError};
+use crate::{ByteSize, Direction, Dscp, IpFamily, PeerKind, Rate, SpecError};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -46,6 +47,29 @@ pub struct UdpSpec {
     pub peer: PeerKind,
     /// Ping the server before and through the test (`--latency`).
     pub latency: bool,
+    /// End the test after this many bytes in each direction (all its
+    /// streams, after the warm-up), or at `time_s` if sooner (`-n`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<ByteSize>,
+    /// End the test after this many blocks (writes of `length_bytes`,
+    /// or UDP datagrams) in each direction, or at `time_s` (`-k`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocks: Option<u64>,
+    /// The client's source address for the control and data
+    /// connections (`-B`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bind: Option<std::net::IpAddr>,
+    /// The client's source port of the first data stream; stream `i`
+    /// takes `cport + i` (`--cport`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cport: Option<u16>,
+    /// How long to wait for each connection to the server.
+    #[serde(
+        with = "crate::serde_secs::option",
+        rename = "connect_timeout_s",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub connect_timeout: Option<Duration>,
 }
 
 impl Default for UdpSpec {
@@ -68,6 +92,11 @@ impl Default for UdpSpec {
             clock_synced: false,
             peer: PeerKind::Auto,
             latency: false,
+            bytes: None,
+            blocks: None,
+            bind: None,
+            cport: None,
+            connect_timeout: None,
         }
     }
 }
@@ -83,6 +112,15 @@ impl UdpSpec {
             flowlabel: self.flowlabel,
             family: self.family,
             title: self.title.as_deref(),
+        })?;
+        check_client(&ClientShape {
+            bytes: self.bytes,
+            blocks: self.blocks,
+            bind: self.bind,
+            cport: self.cport,
+            streams: self.stream_count(),
+            connect_timeout: self.connect_timeout,
+            family: self.family,
         })?;
         if !(UDP_HEADER_LEN..=MAX_UDP_PAYLOAD).contains(&self.length) {
             return Err(bad("length_bytes",
@@ -127,6 +165,21 @@ impl UdpSpec {
 
     pub fn send_duration(&self) -> Duration {
         self.omit + self.time
+    }
+
+    /// The test's volume bound, if it has one (`-n` or `-k`).
+    pub fn volume(&self) -> Option<Volume> {
+        volume(self.bytes, self.blocks)
+    }
+
+    /// The datagrams each direction sends after the warm-up before the
+    /// test ends (a byte count rounded up to whole datagrams of the
+    /// payload size); `None`: timed only.
+    pub fn packet_budget(&self) -> Option<u64> {
+        self.volume().map(|v| match v {
+            Volume::Bytes(n) => n.div_ceil(u64::from(self.payload_len().max(1))),
+            Volume::Blocks(k) => k,
+        })
     }
 }
 

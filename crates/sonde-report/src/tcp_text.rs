@@ -122,15 +122,26 @@ fn in_force(out: &mut String, r: &TestResult) {
         out,
         "in force: client {} (kernel {}, cc {}, sndbuf {}, rcvbuf {}, mss {}) <-> server {} (kernel {}, cc {})",
         c.local,
-        r.env.client.kernel,
+        known(&r.env.client.kernel),
         c.congestion.as_deref().unwrap_or("?"),
-        ByteSize::from_bytes(c.sndbuf_bytes),
-        ByteSize::from_bytes(c.rcvbuf_bytes),
+        c.sndbuf_bytes
+            .map_or_else(|| "?".into(), |b| ByteSize::from_bytes(b).to_string()),
+        c.rcvbuf_bytes
+            .map_or_else(|| "?".into(), |b| ByteSize::from_bytes(b).to_string()),
         c.mss_bytes.map_or_else(|| "?".into(), |m| m.to_string()),
         sv.local,
-        r.env.server.kernel,
+        known(&r.env.server.kernel),
         sv.congestion.as_deref().unwrap_or("?"),
     );
+}
+
+/// A host fact, or "?" where the peer did not tell it.
+fn known(fact: &str) -> &str {
+    if fact.is_empty() {
+        "?"
+    } else {
+        fact
+    }
 }
 
 /// The closing summary of a TCP test: per stream and summed, sender and

@@ -55,6 +55,11 @@ pub fn test_settings(spec: &TestSpec) -> String {
     line
 }
 
+/// A buffer size, or `?` where the far end did not say (an iperf3 peer).
+fn buffer(bytes: Option<u64>) -> String {
+    bytes.map_or_else(|| "?".to_owned(), |b| ByteSize::from_bytes(b).to_string())
+}
+
 /// One socket: `[::1]:40000 -> [::1]:5201: sndbuf 2.50 MiB, rcvbuf 128
 /// KiB, mss 32768, cc cubic` (MSS and cc where known: TCP).
 fn socket(s: &SocketInForce) -> String {
@@ -62,8 +67,8 @@ fn socket(s: &SocketInForce) -> String {
         "{} -> {}: sndbuf {}, rcvbuf {}",
         s.local,
         s.remote,
-        ByteSize::from_bytes(s.sndbuf_bytes),
-        ByteSize::from_bytes(s.rcvbuf_bytes),
+        buffer(s.sndbuf_bytes),
+        buffer(s.rcvbuf_bytes),
     );
     if let Some(m) = s.mss_bytes {
         let _ = write!(text, ", mss {m}");

@@ -190,6 +190,11 @@ fn flag_of(field: &str) -> &str {
         "ttl" => "-t/--ttl",
         "deadline_s" => "-w/--deadline",
         "interface" => "-I/--interface",
+        "bytes" => "-n/--bytes",
+        "blocks" => "-k/--blockcount",
+        "bind" => "-B/--bind",
+        "cport" => "--cport",
+        "connect_timeout_s" => "--connect-timeout",
         other => other,
     }
 }

@@ -4,8 +4,9 @@
 //! are `TestSpec::validate`'s, which the runner applies.
 
 use clap::Args;
-use sonde_model::{Direction, Dscp, IpFamily, PeerKind};
+use sonde_model::{ByteSize, Direction, Dscp, DscpFlag, IpFamily, PeerKind};
 use sonde_report::RateFormat;
+use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -52,9 +53,10 @@ pub struct RunArgs {
     /// Both directions at once, reported per direction.
     #[arg(long)]
     pub bidir: bool,
-    /// DSCP of the data packets: EF, AF11…AF43, CS0…CS7, LE, or 0–63.
-    #[arg(short = 'S', long)]
-    pub dscp: Option<Dscp>,
+    /// DSCP of the data packets: EF, AF11…AF43, CS0…CS7, LE, or 0–63; or,
+    /// as iperf3's -S, a whole TOS byte: 0x.. or 64–255 (0xb8 is EF).
+    #[arg(short = 'S', long, visible_alias = "tos")]
+    pub dscp: Option<DscpFlag>,
     /// IPv6 flow label of the client's data packets (0–1048575).
     #[arg(long)]
     pub flowlabel: Option<u32>,
@@ -82,6 +84,29 @@ pub struct RunArgs {
     /// The server is a stock iperf3 server (`--peer iperf3`).
     #[arg(long)]
     pub iperf3: bool,
+    /// End after this many bytes in each direction (e.g. 100M, 2G), or at
+    /// -t if sooner (give -t room: it stays the upper bound).
+    #[arg(
+        short = 'n',
+        long = "bytes",
+        value_name = "SIZE",
+        conflicts_with = "blockcount"
+    )]
+    pub bytes: Option<ByteSize>,
+    /// End after this many blocks (writes of -l bytes, or UDP datagrams)
+    /// in each direction, or at -t if sooner.
+    #[arg(short = 'k', long = "blockcount", value_name = "N")]
+    pub blockcount: Option<u64>,
+    /// The client's source address for the control and data connections.
+    #[arg(short = 'B', long = "bind", value_name = "ADDR")]
+    pub bind: Option<IpAddr>,
+    /// The client's source port for the data streams (stream i takes PORT+i).
+    #[arg(long, value_name = "PORT")]
+    pub cport: Option<u16>,
+    /// How long to wait for each connection to the server (e.g. 3s,
+    /// 500ms; bare numbers are seconds, where iperf3's are milliseconds).
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub connect_timeout: Option<Duration>,
 }
 
 /// `--peer`: the spellings of [`PeerKind`].
@@ -122,6 +147,19 @@ impl RunArgs {
 
     pub fn family(&self) -> IpFamily {
         family(self.ipv4, self.ipv6)
+    }
+
+    /// The DSCP asked for (`-S`), whichever way it was spelled.
+    pub fn dscp(&self) -> Option<Dscp> {
+        self.dscp.map(DscpFlag::dscp)
+    }
+
+    /// Notes on how flags were read, for standard error (a TOS byte
+    /// given to `-S`).
+    pub fn print_notes(&self) {
+        if let Some(note) = self.dscp.and_then(DscpFlag::note) {
+            eprintln!("sonde: note: {note}");
+        }
     }
 }
 

@@ -26,6 +26,12 @@ pub struct TcpArgs {
     /// Pace each stream to this rate (e.g. 100M); 0 = unpaced.
     #[arg(short = 'b', long)]
     pub bitrate: Option<Rate>,
+    /// Set TCP_NODELAY (no Nagle delay) on the data streams.
+    #[arg(short = 'N', long)]
+    pub no_delay: bool,
+    /// Send without copying the data into the kernel (MSG_ZEROCOPY).
+    #[arg(short = 'Z', long)]
+    pub zerocopy: bool,
 }
 
 impl TcpArgs {
@@ -46,16 +52,24 @@ impl TcpArgs {
             length: self.length,
             // iperf3's `-b 0` means unpaced, which the spec says as None.
             bitrate: self.bitrate.filter(|b| b.bps() > 0),
-            dscp: r.dscp,
+            dscp: r.dscp(),
             flowlabel: r.flowlabel,
             family: r.family(),
             title: r.title.clone(),
             peer: r.peer(),
             latency: r.latency,
+            bytes: r.bytes,
+            blocks: r.blockcount,
+            bind: r.bind,
+            cport: r.cport,
+            connect_timeout: r.connect_timeout,
+            no_delay: self.no_delay,
+            zerocopy: self.zerocopy,
         }
     }
 }
 
 pub fn run(args: TcpArgs) -> Result<(), Failure> {
+    args.run.print_notes();
     run_and_print(&TestSpec::Tcp(args.to_spec()), &args.run)
 }

@@ -39,17 +39,23 @@ impl UdpArgs {
             bitrate: self.bitrate,
             length: self.length,
             profile: self.profile,
-            dscp: r.dscp,
+            dscp: r.dscp(),
             flowlabel: r.flowlabel,
             family: r.family(),
             title: r.title.clone(),
             clock_synced: self.clock_synced,
             peer: r.peer(),
             latency: r.latency,
+            bytes: r.bytes,
+            blocks: r.blockcount,
+            bind: r.bind,
+            cport: r.cport,
+            connect_timeout: r.connect_timeout,
         }
     }
 }
 
 pub fn run(args: UdpArgs) -> Result<(), Failure> {
+    args.run.print_notes();
     run_and_print(&TestSpec::Udp(args.to_spec()), &args.run)
 }

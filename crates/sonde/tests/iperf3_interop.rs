@@ -1,7 +1,7 @@
 //! sonde and the real iperf3 binary, both ways: sonde's client against a
-//! stock `iperf3 -s`, and iperf3's client against `sonde serve`, for each
-//! direction and 1 or 4 streams; both ends must agree on the bytes moved.
-//! Loopback only.
+//! stock `iperf3 -s` (over ::1 and 127.0.0.1), and iperf3's client against
+//! `sonde serve`, for each direction and 1 or 4 streams; both ends must
+//! agree on the bytes moved. Loopback only.
 
 mod common;
 use common::{sonde, stderr, Iperf3Server, ServerProc};
@@ -37,17 +37,37 @@ const DIRECTIONS: [(&str, &[&str]); 3] = [
     ("bidir", &["--bidir"]),
 ];
 
+/// Both loopback families: the matrix runs over each.
+const HOSTS: [&str; 2] = ["::1", "127.0.0.1"];
+
+/// `host:port` as a socket address is written: IPv6 in brackets.
+fn addr(host: &str, port: u16) -> String {
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
 #[test]
 fn sonde_against_an_iperf3_server() {
-    let server = Iperf3Server::start_on(15_201);
+    let server = Iperf3Server::start_on(17_210);
+    for host in HOSTS {
+        matrix_against_iperf3(host, server.port);
+    }
+    drop(server);
+}
+
+fn matrix_against_iperf3(host: &str, port: u16) {
+    let port_s = port.to_string();
     for proto in ["tcp", "udp"] {
         for (name, dir) in DIRECTIONS {
             for streams in ["1", "4"] {
-                let what = format!("sonde {proto} --iperf3 {name} -P {streams}");
+                let what = format!("sonde {proto} {host} --iperf3 {name} -P {streams}");
                 let rate = if proto == "tcp" { "100M" } else { "20M" };
                 let out = sonde()
                     .args([
-                        proto, "::1", "-p", "15201", "--iperf3", "-t", "2", "-b", rate, "-P",
+                        proto, host, "-p", &port_s, "--iperf3", "-t", "2", "-b", rate, "-P",
                         streams, "-J",
                     ])
                     .args(dir)
@@ -56,6 +76,13 @@ fn sonde_against_an_iperf3_server() {
                 let r = json(&out, &what);
                 let list = r["streams"].as_array().unwrap();
                 for s in list {
+                    // The server's end: its own address, and no socket
+                    // settings iperf3 did not report.
+                    let server = &s["server_socket"];
+                    assert_eq!(server["local"], addr(host, port), "{what}: {s}");
+                    assert_eq!(server["remote"], s["client_socket"]["local"], "{what}");
+                    assert!(server["sndbuf_bytes"].is_null(), "{what}: {server}");
+                    assert!(server["rcvbuf_bytes"].is_null(), "{what}: {server}");
                     if proto == "tcp" {
                         agree(n(&s["sent_bytes"]), n(&s["received_bytes"]), 1.0, &what);
                         // Reverse streams: the iperf3 server's retransmits.
@@ -84,7 +111,121 @@ fn sonde_against_an_iperf3_server() {
             }
         }
     }
-    drop(server);
+}
+
+/// The figures of direction `dir` of a sonde result.
+fn dir_sum<'a>(r: &'a serde_json::Value, dir: &str) -> &'a serde_json::Value {
+    &r["summary"][dir]
+}
+
+/// `-n` and `-k` against an iperf3 server, for both protocols, every
+/// direction and both families: the test ends after the volume asked
+/// (well before its 10 s time), the sender sends exactly that (sonde's
+/// senders) and both ends agree on it.
+#[test]
+fn sonde_bounded_by_bytes_or_blocks_against_an_iperf3_server() {
+    let server = Iperf3Server::start_on(17_211);
+    let port = server.port.to_string();
+    const MIB: f64 = 1_048_576.0;
+    for host in HOSTS {
+        for (name, dir) in DIRECTIONS {
+            let dirs: &[&str] = match name {
+                "forward" => &["forward"],
+                "reverse" => &["reverse"],
+                _ => &["forward", "reverse"],
+            };
+            // TCP: 40 MiB at 400 Mbit/s (about 0.8 s), by bytes and as
+            // 320 blocks of 128 KiB.
+            for volume in [&["-n", "40M"][..], &["-k", "320", "-l", "128K"]] {
+                let what = format!("sonde tcp {host} --iperf3 {name} {volume:?}");
+                let out = sonde()
+                    .args(["tcp", host, "-p", &port, "--iperf3", "-t", "10"])
+                    .args(["-b", "400M", "-J"])
+                    .args(volume)
+                    .args(dir)
+                    .output()
+                    .unwrap();
+                let r = json(&out, &what);
+                assert!(n(&r["duration_s"]) < 8.0, "{what}: ran to its time");
+                for d in dirs {
+                    let f = dir_sum(&r, d);
+                    let (sent, received) = (n(&f["sent_bytes"]), n(&f["received_bytes"]));
+                    if *d == "forward" {
+                        // sonde sends the volume exactly, and waits until
+                        // it is acknowledged: the iperf3 server counts it.
+                        assert_eq!(sent, 40.0 * MIB, "{what}: sonde sent");
+                        agree(sent, received, 1.0, &what);
+                    } else {
+                        // An iperf3 server sends on until it hears the
+                        // test is over (as against iperf3's own client):
+                        // what it sent past the volume was in flight.
+                        assert!(sent >= received, "{what}: {sent} < {received}");
+                    }
+                    assert!((received - 40.0 * MIB).abs() <= 0.02 * 40.0 * MIB, "{what}");
+                }
+            }
+            // UDP: 500 datagrams of 1000 bytes at 10 Mbit/s (0.4 s), by
+            // blocks and by bytes (500,000 bytes: 500 datagrams).
+            for volume in [&["-k", "500"][..], &["-n", "500000"]] {
+                let what = format!("sonde udp {host} --iperf3 {name} {volume:?}");
+                let out = sonde()
+                    .args(["udp", host, "-p", &port, "--iperf3", "-t", "10"])
+                    .args(["-b", "10M", "-l", "1000", "-J"])
+                    .args(volume)
+                    .args(dir)
+                    .output()
+                    .unwrap();
+                let r = json(&out, &what);
+                assert!(n(&r["duration_s"]) < 8.0, "{what}: ran to its time");
+                for d in dirs {
+                    let f = dir_sum(&r, d);
+                    assert_eq!(n(&f["sent_packets"]), 500.0, "{what}: {f}");
+                    assert_eq!(n(&f["received_packets"]), 500.0, "{what}: {f}");
+                    assert_eq!(n(&f["lost_packets"]), 0.0, "{what}: {f}");
+                }
+            }
+        }
+    }
+}
+
+/// `-O 1` with `--json=iperf3`, as iperf3 3.12 writes it against its own
+/// server: the warm-up's interval flagged `"omitted": true` from 0 to 1,
+/// then the measured intervals from 0 again, and the summary over the
+/// measured time only.
+#[test]
+fn iperf3_layout_restarts_interval_times_after_the_warm_up() {
+    let server = Iperf3Server::start_on(17_212);
+    let port = server.port.to_string();
+    for host in HOSTS {
+        let what = format!("sonde tcp {host} -O 1 --json=iperf3");
+        let out = sonde()
+            .args(["tcp", host, "-p", &port, "--iperf3", "-t", "2", "-O", "1"])
+            .args(["-b", "100M", "--json=iperf3"])
+            .output()
+            .unwrap();
+        let r = json(&out, &what);
+        let sums: Vec<&serde_json::Value> = r["intervals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| &i["sum"])
+            .collect();
+        assert_eq!(sums.len(), 3, "{what}: {sums:?}");
+        assert_eq!(sums[0]["omitted"], true, "{what}");
+        assert_eq!((n(&sums[0]["start"]), n(&sums[0]["end"])), (0.0, 1.0));
+        for (i, s) in sums[1..].iter().enumerate() {
+            assert_eq!(s["omitted"], false, "{what}");
+            assert!((n(&s["start"]) - i as f64).abs() < 0.01, "{what}: {s}");
+            assert!((n(&s["end"]) - (i + 1) as f64).abs() < 0.05, "{what}: {s}");
+            assert!((n(&s["seconds"]) - 1.0).abs() < 0.05, "{what}: {s}");
+        }
+        let sent = &r["end"]["sum_sent"];
+        assert_eq!(n(&sent["start"]), 0.0, "{what}");
+        assert!((n(&sent["end"]) - 2.0).abs() < 0.05, "{what}: {sent}");
+        // 100 Mbit/s over the 2 measured seconds, not the 3 sent.
+        let bytes = n(&sent["bytes"]);
+        assert!((bytes - 25e6).abs() < 0.05 * 25e6, "{what}: {bytes}");
+    }
 }
 
 #[test]

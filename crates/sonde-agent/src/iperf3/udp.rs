@@ -108,8 +108,11 @@ fn stream_thread(
     let run_end = omit_end + spec.time;
     std::thread::spawn(move || {
         if sending {
-            let (whole, omitted) =
-                udp_data::send_omitting(&sock, len, rate, width, Some(omit_end), run_end, &stop)?;
+            let bounds = udp_data::SendBounds {
+                omit_end: Some(omit_end),
+                ..udp_data::SendBounds::until(run_end)
+            };
+            let (whole, omitted) = udp_data::send_within(&sock, len, rate, width, &bounds, &stop)?;
             let secs = (whole.secs - omit_s).max(0.0);
             return Ok(UdpStream {
                 sending,

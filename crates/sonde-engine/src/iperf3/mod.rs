@@ -7,6 +7,7 @@ pub mod tcp_client;
 pub mod udp_client;
 pub mod udp_data;
 
+use crate::sockopt::StreamOptions;
 use crate::EngineError;
 use control::Iperf3Control;
 use sonde_model::{Direction, SideReport, StreamRole, TcpSpec};
@@ -22,10 +23,13 @@ pub const STATE_WAIT: Duration = Duration::from_secs(30);
 /// dropped a test (sonde's own opening, when it did not yet know the
 /// server was iperf3) closes its port for a moment before it listens
 /// again: a refused or reset connect is retried for up to 3 s.
-pub fn connect_control(addrs: &[std::net::SocketAddr]) -> Result<std::net::TcpStream, EngineError> {
+pub fn connect_control(
+    addrs: &[std::net::SocketAddr],
+    source: &StreamOptions,
+) -> Result<std::net::TcpStream, EngineError> {
     let end = std::time::Instant::now() + Duration::from_secs(3);
     loop {
-        match crate::connect::connect_any(addrs) {
+        match crate::connect::connect_any(addrs, source) {
             Err(EngineError::Connect { source, .. })
                 if matches!(
                     source.kind(),
@@ -56,11 +60,12 @@ pub fn hold_open(streams: &[crate::tcp::side::DataStream]) -> Vec<std::net::TcpS
 /// connection caught in between is reset, so this tries five times.
 pub fn open_test(
     addrs: &[std::net::SocketAddr],
+    source: &StreamOptions,
 ) -> Result<(Iperf3Control, Cookie, State), EngineError> {
     let mut attempt = 0;
     loop {
         attempt += 1;
-        let mut control = Iperf3Control::new(connect_control(addrs)?);
+        let mut control = Iperf3Control::new(connect_control(addrs, source)?);
         let cookie = cookie();
         let first = control
             .send_cookie(&cookie)

@@ -4,7 +4,7 @@
 //! place of a sonde server's report.
 
 use super::{refuse_unsupported_tcp, results_of, STATE_WAIT};
-use crate::connect::{connect, resolve};
+use crate::connect::{connect, resolve_from};
 use crate::host_env::host_env;
 use crate::sockopt::StreamOptions;
 use crate::tcp::client::{client_role, opened, side_plan, TestEvent};
@@ -12,8 +12,8 @@ use crate::tcp::side::{run_side, DataStream};
 use crate::EngineError;
 use sonde_model::assemble::tcp_result;
 use sonde_model::{
-    HostEnv, PeerKind, SideReport, SocketInForce, StreamLayout, StreamSide, TcpInfoSnapshot,
-    TcpSpec, TestResult, Timestamp,
+    HostEnv, PeerKind, SideReport, SocketInForce, StreamLayout, StreamRole, StreamSide,
+    TcpInfoSnapshot, TcpSpec, TestResult, Timestamp, Volume,
 };
 use sonde_wire::iperf3::{stream_id, Params, Protocol, Results, State};
 use std::io::Write;
@@ -46,6 +46,16 @@ pub fn tcp_params(spec: &TcpSpec) -> Params {
     if let Some(f) = spec.flowlabel {
         p = p.with_flowlabel(f);
     }
+    // A volume bound goes as iperf3's own (`num` or `blockcount`); the
+    // time stays, as the upper bound (an iperf3 server only sizes its
+    // watchdog by it).
+    match spec.volume() {
+        Some(Volume::Bytes(n)) => p.num = n,
+        Some(Volume::Blocks(k)) => p.blockcount = k,
+        None => {}
+    }
+    p.nodelay = spec.no_delay;
+    p.zerocopy = spec.zerocopy;
     p.mss = spec.mss.unwrap_or(0);
     p.congestion = spec.congestion.clone();
     p.title = spec.title.clone();
@@ -74,11 +84,13 @@ fn their_report(spec: &TcpSpec, theirs: &Results, mine: &SideReport) -> SideRepo
                         ..TcpInfoSnapshot::default()
                     }),
                 // The far end of our socket, as far as this end knows it:
-                // iperf3 does not report its socket settings.
+                // iperf3 reports only a sender's congestion control.
                 socket: SocketInForce {
-                    local: ours.socket.remote,
-                    remote: ours.socket.local,
-                    ..ours.socket.clone()
+                    congestion: theirs
+                        .congestion_used
+                        .clone()
+                        .filter(|_| ours.role == StreamRole::Receiver),
+                    ..ours.socket.far_end()
                 },
                 total_bytes: bytes,
                 measured_bytes: bytes,
@@ -106,14 +118,14 @@ pub fn run_iperf3_tcp(
     on_event: &mut dyn FnMut(TestEvent<'_>),
 ) -> Result<TestResult, EngineError> {
     refuse_unsupported_tcp(spec)?;
-    let addrs = resolve(&spec.host, spec.port, spec.family)?;
-    let (mut control, cookie, first) = super::open_test(&addrs)?;
+    let opts = StreamOptions::from(spec);
+    let addrs = resolve_from(&spec.host, spec.port, spec.family, spec.bind)?;
+    let (mut control, cookie, first) = super::open_test(&addrs, &opts)?;
     let server: SocketAddr = control
         .stream()
         .peer_addr()
         .map_err(EngineError::io("reading the server's address"))?;
     let mut next = Some(first);
-    let opts = StreamOptions::from(spec);
     let mut streams = Vec::new();
     let mut mine: Option<(SideReport, Timestamp)> = None;
     let mut held = Vec::new();
@@ -127,7 +139,7 @@ pub fn run_iperf3_tcp(
             State::CreateStreams => {
                 for i in 0..spec.stream_count() {
                     let index = u16::try_from(i).unwrap_or(u16::MAX);
-                    let mut s = connect(server, &opts)?;
+                    let mut s = connect(server, &opts.for_stream(spec.cport, i))?;
                     s.write_all(cookie.as_bytes())
                         .map_err(EngineError::io("opening an iperf3 data stream"))?;
                     streams.push(DataStream {
@@ -149,6 +161,9 @@ pub fn run_iperf3_tcp(
                 // iperf3's client counts what arrived until its timer;
                 // so does sonde against an iperf3 server.
                 plan.receive_grace = std::time::Duration::ZERO;
+                // iperf3 keeps its streams open after a volume: this end's
+                // receivers stop when it has arrived, as iperf3's client.
+                plan.receive_budget = spec.byte_budget();
                 held = super::hold_open(&streams);
                 on_event(TestEvent::Started {
                     streams: &opened(&streams),

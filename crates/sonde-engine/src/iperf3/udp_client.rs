@@ -6,15 +6,17 @@
 
 use super::udp_data;
 use super::{open_test, STATE_WAIT};
-use crate::connect::resolve;
+use crate::budget::Budget;
+use crate::connect::resolve_from;
 use crate::host_env::host_env;
+use crate::sockopt::StreamOptions;
 use crate::EngineError;
 use socket2::{Domain, Socket, Type};
 use sonde_model::udp_assemble::udp_result;
 use sonde_model::udp_report::{DscpCounts, ReceivedSum, ReceiverTally, SenderTally};
 use sonde_model::{
     Direction, HostEnv, PeerKind, Profile, SocketInForce, StreamLayout, StreamRole, TestResult,
-    Timestamp, UdpSideReport, UdpSpec, UdpStreamSide, UdpTally,
+    Timestamp, UdpSideReport, UdpSpec, UdpStreamSide, UdpTally, Volume,
 };
 use sonde_wire::iperf3::{self as wire, stream_id, CounterWidth, Params, Protocol, State};
 use std::net::{SocketAddr, UdpSocket};
@@ -58,13 +60,23 @@ fn udp_params(spec: &UdpSpec) -> Params {
     if let Some(f) = spec.flowlabel {
         p = p.with_flowlabel(f);
     }
+    // A volume bound as iperf3's own; the time stays the upper bound.
+    match spec.volume() {
+        Some(Volume::Bytes(n)) => p.num = n,
+        Some(Volume::Blocks(k)) => p.blockcount = k,
+        None => {}
+    }
     p.title = spec.title.clone();
     p
 }
 
 /// A UDP data socket introduced to the server with iperf3's connect
 /// exchange.
-fn connect_stream(server: SocketAddr, spec: &UdpSpec) -> Result<UdpSocket, EngineError> {
+fn connect_stream(
+    server: SocketAddr,
+    spec: &UdpSpec,
+    index: usize,
+) -> Result<UdpSocket, EngineError> {
     let domain = if server.is_ipv6() {
         Domain::IPV6
     } else {
@@ -81,6 +93,10 @@ fn connect_stream(server: SocketAddr, spec: &UdpSpec) -> Result<UdpSocket, Engin
             s.set_tos_v4(tos)
         };
     }
+    let port = spec
+        .cport
+        .and_then(|p| u16::try_from(usize::from(p) + index).ok());
+    crate::connect::bind_source(&s, server, spec.bind, port)?;
     s.connect(&server.into())
         .map_err(|source| EngineError::Connect {
             addr: server,
@@ -114,8 +130,8 @@ fn socket_info(s: Option<&UdpSocket>, spec: &UdpSpec) -> SocketInForce {
             SocketInForce {
                 local: any,
                 remote: any,
-                sndbuf_bytes: 0,
-                rcvbuf_bytes: 0,
+                sndbuf_bytes: None,
+                rcvbuf_bytes: None,
                 mss_bytes: None,
                 congestion: None,
                 dscp: spec.dscp,
@@ -128,8 +144,13 @@ fn socket_info(s: Option<&UdpSocket>, spec: &UdpSpec) -> SocketInForce {
 /// Runs `spec` against the iperf3 server at its host and port.
 pub fn run_iperf3_udp(spec: &UdpSpec, stop: &Arc<AtomicBool>) -> Result<TestResult, EngineError> {
     refuse_unsupported(spec)?;
-    let addrs = resolve(&spec.host, spec.port, spec.family)?;
-    let (mut control, _cookie, first) = open_test(&addrs)?;
+    let source = StreamOptions {
+        bind: spec.bind,
+        connect_timeout: spec.connect_timeout,
+        ..StreamOptions::default()
+    };
+    let addrs = resolve_from(&spec.host, spec.port, spec.family, spec.bind)?;
+    let (mut control, _cookie, first) = open_test(&addrs, &source)?;
     let server = control
         .stream()
         .peer_addr()
@@ -147,8 +168,8 @@ pub fn run_iperf3_udp(spec: &UdpSpec, stop: &Arc<AtomicBool>) -> Result<TestResu
         match state {
             State::ParamExchange => control.send_params(&udp_params(spec))?,
             State::CreateStreams => {
-                for _ in 0..spec.stream_count() {
-                    socks.push(connect_stream(server, spec)?);
+                for i in 0..spec.stream_count() {
+                    socks.push(connect_stream(server, spec, i)?);
                 }
             }
             State::TestStart => {}
@@ -159,6 +180,11 @@ pub fn run_iperf3_udp(spec: &UdpSpec, stop: &Arc<AtomicBool>) -> Result<TestResu
                 // outlives the run (a failed stream stops the others).
                 let mut handles = Vec::with_capacity(socks.len());
                 let mut failed: Option<EngineError> = None;
+                // A volume bound: one budget per direction (iperf3 counts
+                // the warm-up too, and refuses none here: -O is refused).
+                let now = Instant::now();
+                let budget = || spec.packet_budget().map(|n| Arc::new(Budget::new(n, now)));
+                let (send_budget, receive_budget) = (budget(), budget());
                 for (i, s) in socks.iter().enumerate() {
                     let s = match s.try_clone() {
                         Ok(s) => s,
@@ -170,11 +196,22 @@ pub fn run_iperf3_udp(spec: &UdpSpec, stop: &Arc<AtomicBool>) -> Result<TestResu
                     let sending = spec.stream_direction(i) == Direction::Forward;
                     let (len, rate, stop) =
                         (spec.length as usize, spec.bitrate.bps(), Arc::clone(stop));
+                    let budget = if sending {
+                        send_budget.clone()
+                    } else {
+                        receive_budget.clone()
+                    };
                     handles.push(std::thread::spawn(move || {
+                        let budget = budget.as_deref();
                         if sending {
-                            udp_data::send(&s, len, rate, width, end, &stop)
+                            let bounds = udp_data::SendBounds {
+                                budget,
+                                ..udp_data::SendBounds::until(end)
+                            };
+                            udp_data::send_within(&s, len, rate, width, &bounds, &stop)
+                                .map(|(whole, _)| whole)
                         } else {
-                            udp_data::receive(&s, width, end, &stop)
+                            udp_data::receive_bounded(&s, width, end, budget, &stop)
                         }
                     }));
                 }
@@ -319,6 +356,14 @@ fn received_sum(tallies: &[ReceiverTally]) -> Option<ReceivedSum> {
     })
 }
 
+/// The datagrams of a reverse test that count as sent, iperf3's way:
+/// up to the highest sequence number this end received (those after it
+/// were still in flight when the test ended), never more than the server
+/// says it sent nor fewer than arrived.
+fn due_in_test(server_sent: u64, highest: u64, received: u64) -> u64 {
+    highest.min(server_sent).max(received)
+}
+
 /// Both ends' reports from this end's tallies and the iperf3 server's
 /// results, for the assembly every UDP test goes through.
 fn reports(
@@ -344,11 +389,7 @@ fn reports(
         let secs = t.secs;
         let their_secs = o.duration().filter(|d| *d > 0.0).unwrap_or(secs);
         let client_socket = socket_info(socks.get(i), spec);
-        let server_socket = SocketInForce {
-            local: client_socket.remote,
-            remote: client_socket.local,
-            ..client_socket.clone()
-        };
+        let server_socket = client_socket.far_end();
         let (client_tally, server_tally) = if spec.stream_direction(i) == Direction::Forward {
             // The server received: its highest number minus its losses.
             let received = u64::try_from(o.packets.saturating_sub(o.errors)).unwrap_or(0);
@@ -356,13 +397,15 @@ fn reports(
             server_rx.push(rx.clone());
             (sender(t.packets, t.bytes, secs), UdpTally::Received(rx))
         } else {
-            let sent = u64::try_from(o.packets).unwrap_or(0);
+            // The iperf3 server sends until it hears TEST_END, after this
+            // end's timer: what it sent after that is outside the test.
+            // As iperf3's own client does, the test's datagrams are those
+            // up to the highest number received (iperf3 numbers from 1).
+            let due = due_in_test(u64::try_from(o.packets).unwrap_or(0), t.highest, t.packets);
+            let due_bytes = o.bytes.min(due.saturating_mul(u64::from(spec.length)));
             let rx = receiver(t.packets, t.bytes, Some(t.out_of_order), t.jitter_s, secs);
             mine_rx.push(rx.clone());
-            (
-                UdpTally::Received(rx),
-                sender(sent.max(t.packets), o.bytes, their_secs),
-            )
+            (UdpTally::Received(rx), sender(due, due_bytes, their_secs))
         };
         let role = |t: &UdpTally| match t {
             UdpTally::Sent(_) => StreamRole::Sender,
@@ -398,4 +441,20 @@ fn reports(
         stopped_early: false,
     };
     Ok((client, server))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_datagram_in_flight_at_the_end_is_not_lost() {
+        // The server sent 8931; the last was in flight at the timer.
+        assert_eq!(due_in_test(8931, 8930, 8930), 8930);
+        // A datagram lost before the highest received still counts.
+        assert_eq!(due_in_test(8931, 8930, 8929), 8930);
+        // A server that reports fewer than it sent cannot make more due.
+        assert_eq!(due_in_test(100, 120, 100), 100);
+        assert_eq!(due_in_test(0, 0, 0), 0);
+    }
 }

@@ -2,6 +2,7 @@
 //! time, sequence number from 1), sent at a rate, and received with loss,
 //! order and RFC 3550-style jitter counted as iperf3 counts them.
 
+use crate::budget::Budget;
 use crate::pacer::{DepartureClock, Step};
 use crate::udp::schedule::Schedule;
 use sonde_model::{Profile, Rate};
@@ -48,21 +49,47 @@ pub fn send(
     end: Instant,
     stop: &AtomicBool,
 ) -> io::Result<UdpTally> {
-    send_omitting(sock, len, rate_bps, width, None, end, stop).map(|(t, _)| t)
+    send_within(sock, len, rate_bps, width, &SendBounds::until(end), stop).map(|(t, _)| t)
 }
 
-/// [`send`], also giving the count at `omit_end` (iperf3's `-O`: what
-/// was sent before it is left out of the results), or the whole count if
-/// the run ended first.
-pub fn send_omitting(
+/// What ends a send and what is left out of its count.
+#[derive(Debug, Clone, Copy)]
+pub struct SendBounds<'a> {
+    /// No datagram is due after this.
+    pub end: Instant,
+    /// iperf3's `-O`: what was sent before this is left out of the results.
+    pub omit_end: Option<Instant>,
+    /// `-n`/`-k`: a volume shared with the direction's other streams.
+    pub budget: Option<&'a Budget>,
+}
+
+impl SendBounds<'_> {
+    /// Only a time bound.
+    pub fn until(end: Instant) -> Self {
+        SendBounds {
+            end,
+            omit_end: None,
+            budget: None,
+        }
+    }
+}
+
+/// [`send`] within `bounds`: the whole count, and the count at
+/// `omit_end` (the whole count if the run ended first; zero without an
+/// omit period).
+pub fn send_within(
     sock: &UdpSocket,
     len: usize,
     rate_bps: u64,
     width: CounterWidth,
-    omit_end: Option<Instant>,
-    end: Instant,
+    bounds: &SendBounds<'_>,
     stop: &AtomicBool,
 ) -> io::Result<(UdpTally, UdpTally)> {
+    let SendBounds {
+        end,
+        omit_end,
+        budget,
+    } = *bounds;
     let mut omitted: Option<UdpTally> = None;
     let mut buf = vec![0u8; len.max(width.header_len())];
     for (i, b) in buf.iter_mut().enumerate().skip(width.header_len()) {
@@ -92,7 +119,17 @@ pub fn send_omitting(
         if header.encode(width, &mut buf).is_err() {
             break;
         }
-        match sock.send(&buf) {
+        let now = Instant::now();
+        if budget.is_some_and(|b| b.take(1, now) == 0) {
+            break;
+        }
+        let sent = sock.send(&buf);
+        if sent.is_err() {
+            if let Some(b) = budget {
+                b.give_back(1, now);
+            }
+        }
+        match sent {
             Ok(n) => {
                 t.packets += 1;
                 t.bytes += n as u64;
@@ -112,7 +149,7 @@ pub fn send_omitting(
     // The schedule's last departure is up to one gap before the end; the
     // run is the sender's time unless it was stopped.
     let elapsed = start.elapsed();
-    t.secs = if stop.load(Ordering::Relaxed) {
+    t.secs = if stop.load(Ordering::Relaxed) || budget.is_some_and(Budget::spent) {
         elapsed
     } else {
         elapsed.max(end.saturating_duration_since(start))
@@ -125,11 +162,22 @@ pub fn send_omitting(
     Ok((t, omitted))
 }
 
-/// Receives until `end` or `stop`.
+/// [`receive_bounded`] without a volume bound: until `end` or `stop`.
 pub fn receive(
     sock: &UdpSocket,
     width: CounterWidth,
     end: Instant,
+    stop: &AtomicBool,
+) -> io::Result<UdpTally> {
+    receive_bounded(sock, width, end, None, stop)
+}
+
+/// Receives until `end`, `stop`, or the receivers' budget has arrived.
+pub fn receive_bounded(
+    sock: &UdpSocket,
+    width: CounterWidth,
+    end: Instant,
+    budget: Option<&Budget>,
     stop: &AtomicBool,
 ) -> io::Result<UdpTally> {
     sock.set_read_timeout(Some(Duration::from_millis(50)))?;
@@ -137,7 +185,10 @@ pub fn receive(
     let mut t = UdpTally::default();
     let mut prev_transit: Option<f64> = None;
     let (mut first, mut last) = (None, None);
-    while !stop.load(Ordering::Relaxed) && Instant::now() < end {
+    while !stop.load(Ordering::Relaxed)
+        && Instant::now() < end
+        && !budget.is_some_and(Budget::spent)
+    {
         let n = match sock.recv(&mut buf) {
             Ok(n) => n,
             Err(e)
@@ -173,6 +224,9 @@ pub fn receive(
             t.jitter_s += ((transit - p).abs() - t.jitter_s) / 16.0;
         }
         prev_transit = Some(transit);
+        if let Some(b) = budget {
+            b.count(1);
+        }
     }
     t.secs = match (first, last) {
         (Some(f), Some(l)) => l.duration_since(f).as_secs_f64(),
@@ -212,5 +266,38 @@ mod tests {
             (0, 0, sent.packets)
         );
         assert_eq!(got.bytes, sent.packets * 1250);
+    }
+
+    #[test]
+    fn a_block_count_ends_both_ends_at_that_many_datagrams() {
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        tx.connect(rx.local_addr().unwrap()).unwrap();
+        rx.connect(tx.local_addr().unwrap()).unwrap();
+        let stop = AtomicBool::new(false);
+        // 10 s of time, but 40 datagrams at 1000 a second.
+        let end = Instant::now() + Duration::from_secs(10);
+        let receiver = std::thread::spawn(move || {
+            let budget = Budget::new(40, Instant::now());
+            receive_bounded(
+                &rx,
+                CounterWidth::Bits64,
+                end,
+                Some(&budget),
+                &AtomicBool::new(false),
+            )
+            .unwrap()
+        });
+        let budget = Budget::new(40, Instant::now());
+        let bounds = SendBounds {
+            budget: Some(&budget),
+            ..SendBounds::until(end)
+        };
+        let (sent, _) =
+            send_within(&tx, 1250, 10_000_000, CounterWidth::Bits64, &bounds, &stop).unwrap();
+        let got = receiver.join().unwrap();
+        assert_eq!(sent.packets, 40);
+        assert_eq!((got.packets, got.highest, got.lost), (40, 40, 0));
+        assert!(sent.secs < 5.0, "{sent:?}");
     }
 }

@@ -73,8 +73,9 @@ impl<'a> ProbeOptions<'a> {
                         target: target.ip(),
                     });
                 }
-                sock.bind(&SockAddr::from(SocketAddr::new(a, 0)))
-                    .map_err(|e| EngineError::Bind { addr: a, source: e })
+                let addr = SocketAddr::new(a, 0);
+                sock.bind(&SockAddr::from(addr))
+                    .map_err(|source| EngineError::Bind { addr, source })
             }
         }
     }

@@ -3,7 +3,10 @@
 //! on a caller-owned descriptor, or builds the C structs for one.
 #![allow(unsafe_code)]
 
+mod sendfile;
 mod udp;
+
+pub use sendfile::SendFile;
 
 pub use udp::{
     enable_rx_hop_limit, enable_rx_timestamps, enable_rx_ttl, enable_udp_gro, enable_udp_rx_info,
@@ -142,4 +145,17 @@ pub fn tight_timer_slack() {
     if rc != 0 {
         tracing::debug!(error = %io::Error::last_os_error(), "timer slack unchanged");
     }
+}
+
+/// Bytes a TCP socket holds that the peer has not yet acknowledged
+/// (unsent and in flight: SIOCOUTQ).
+pub fn unacked_bytes(sock: &impl AsRawFd) -> io::Result<usize> {
+    let mut n: libc::c_int = 0;
+    // SAFETY: n is a live c_int the kernel writes the count into; the
+    // descriptor is borrowed from a live owner.
+    let rc = unsafe { libc::ioctl(sock.as_raw_fd(), libc::TIOCOUTQ, &mut n) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(usize::try_from(n).unwrap_or(0))
 }

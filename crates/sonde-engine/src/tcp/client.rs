@@ -1,7 +1,7 @@
 //! The client end of a native TCP test: ask the server, open the streams,
 //! run this end, swap reports, assemble the result.
 
-use crate::connect::{connect, connect_any, resolve};
+use crate::connect::{connect, connect_any, resolve_from};
 use crate::control::Control;
 use crate::host_env::{available_congestion, host_env};
 use crate::sockopt::StreamOptions;
@@ -83,6 +83,9 @@ pub fn side_plan(spec: &TcpSpec) -> SidePlan {
         send_rate: spec.bitrate,
         receive_rate: None,
         receive_grace: DRAIN_GRACE,
+        send_budget: spec.byte_budget(),
+        receive_budget: None,
+        zerocopy: spec.zerocopy,
     }
 }
 
@@ -118,9 +121,10 @@ pub fn handshake(
     port: u16,
     family: IpFamily,
     request: TestSpec,
+    source: &StreamOptions,
 ) -> Result<(Control, Accepted), EngineError> {
-    let addrs = resolve(host, port, family)?;
-    let mut control = Control::new(connect_any(&addrs)?);
+    let addrs = resolve_from(host, port, family, source.bind)?;
+    let mut control = Control::new(connect_any(&addrs, source)?);
     let server = control
         .stream()
         .peer_addr()
@@ -192,6 +196,7 @@ pub fn run_tcp(
         spec.port,
         spec.family,
         TestSpec::Tcp(spec.clone()),
+        &StreamOptions::from(spec),
     )?;
     let (server_addr, test_id, server_env) = (accepted.server, accepted.test_id, accepted.env);
     on_event(TestEvent::Accepted {
@@ -203,7 +208,7 @@ pub fn run_tcp(
     let mut streams = Vec::with_capacity(spec.stream_count());
     for i in 0..spec.stream_count() {
         let index = u16::try_from(i).unwrap_or(u16::MAX);
-        let mut s = connect(server_addr, &opts)?;
+        let mut s = connect(server_addr, &opts.for_stream(spec.cport, i))?;
         let hello = Preamble::CURRENT.encode();
         let frame = sonde_wire::encode_message(&ClientMessage::StreamHello {
             test_id,

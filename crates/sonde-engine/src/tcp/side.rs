@@ -3,11 +3,12 @@
 //! interval windows; at each cut this end reads every stream's bytes and
 //! its sender's TCP_INFO.
 
+use crate::budget::Budget;
 use crate::pacer::Pacer;
 use crate::sampler::{drive, SampleSide, SamplerPlan};
 use crate::sockopt::in_force;
 use crate::tcp::info::read_tcp_info;
-use crate::tcp::stream::{receive_loop, send_loop, LoopTiming, StreamCounters};
+use crate::tcp::stream::{receive_loop, send_loop, LoopTiming, SendIo, StreamCounters};
 use sonde_model::{
     HostEnv, Rate, SampleWindow, SideReport, SideSample, SocketInForce, StreamRole, StreamSide,
     TcpInfoSnapshot,
@@ -48,6 +49,21 @@ pub struct SidePlan {
     /// iperf3 peer keeps its data connections open until the test is
     /// over, so against one this is what is left for data in flight.
     pub receive_grace: Duration,
+    /// Bytes this end's senders send together after the warm-up before
+    /// they stop (`-n`, `-k`); `None`: until the time is up.
+    pub send_budget: Option<u64>,
+    /// Bytes after which this end's receivers stop together (against a
+    /// peer that does not close its streams: iperf3); `None`: they read
+    /// until the sender closes or the time and grace are up.
+    pub receive_budget: Option<u64>,
+    /// Senders use MSG_ZEROCOPY (`-Z`).
+    pub zerocopy: bool,
+}
+
+/// The budgets of a side bounded by volume, per role.
+struct Budgets {
+    send: Option<Arc<Budget>>,
+    receive: Option<Arc<Budget>>,
 }
 
 /// One interval as this end saw it, handed out while the test runs.
@@ -115,7 +131,7 @@ impl Running {
     fn into_side(self, plan: SidePlan, stopped_early: bool) -> StreamSide {
         let total_bytes = self.bytes();
         let measured_secs = match self.role {
-            StreamRole::Sender if stopped_early => {
+            StreamRole::Sender if stopped_early || plan.send_budget.is_some() => {
                 (self.last_data_s() - secs(plan.omit)).clamp(0.0, secs(plan.time))
             }
             StreamRole::Sender => secs(plan.time),
@@ -141,6 +157,7 @@ fn spawn_stream(
     ds: DataStream,
     plan: SidePlan,
     timing: LoopTiming,
+    budget: Option<Arc<Budget>>,
     stop: &Arc<AtomicBool>,
     done: mpsc::Sender<u16>,
 ) -> (Running, Option<std::thread::JoinHandle<()>>) {
@@ -169,11 +186,25 @@ fn spawn_stream(
         move || match role {
             StreamRole::Sender => {
                 let pacer = plan.send_rate.map(Pacer::new);
-                send_loop(stream, &counters, timing, plan.length, pacer, &thread_stop)
+                let io = SendIo {
+                    length: plan.length,
+                    pacer,
+                    budget: budget.as_deref(),
+                    zerocopy: plan.zerocopy,
+                };
+                send_loop(stream, &counters, timing, io, &thread_stop)
             }
             StreamRole::Receiver => {
                 let pacer = plan.receive_rate.map(Pacer::new);
-                receive_loop(stream, &counters, timing, plan.length, pacer, &thread_stop)
+                receive_loop(
+                    stream,
+                    &counters,
+                    timing,
+                    plan.length,
+                    pacer,
+                    budget.as_deref(),
+                    &thread_stop,
+                )
             }
         },
     );
@@ -185,11 +216,16 @@ fn spawn_stream(
 struct Sampling<'a> {
     running: Vec<Running>,
     windows: Vec<SampleWindow>,
+    /// The senders' budget, opened at the end of the warm-up.
+    send_budget: Option<Arc<Budget>>,
     on_interval: &'a mut dyn FnMut(&LiveInterval),
 }
 
 impl SampleSide for Sampling<'_> {
     fn omit_end(&mut self) {
+        if let Some(b) = &self.send_budget {
+            b.open();
+        }
         for r in &mut self.running {
             r.bytes_at_omit = r.bytes();
             r.retrans_at_omit = r.tcp().and_then(|t| t.total_retrans).unwrap_or(0);
@@ -236,11 +272,27 @@ pub fn run_side(
         send_end: start + nominal_end,
         hard_end: start + nominal_end + plan.receive_grace,
     };
+    let budgets = Budgets {
+        // Counted from the sampler's end of the warm-up, the moment the
+        // measured bytes start from.
+        send: plan.send_budget.map(|n| {
+            Arc::new(if plan.omit.is_zero() {
+                Budget::new(n, start)
+            } else {
+                Budget::gated(n)
+            })
+        }),
+        receive: plan.receive_budget.map(|n| Arc::new(Budget::new(n, start))),
+    };
     let (done_tx, done_rx) = mpsc::channel::<u16>();
     let mut running = Vec::with_capacity(streams.len());
     let mut handles = Vec::with_capacity(streams.len());
     for ds in streams {
-        let (r, handle) = spawn_stream(ds, plan, timing, stop, done_tx.clone());
+        let budget = match ds.role {
+            StreamRole::Sender => budgets.send.clone(),
+            StreamRole::Receiver => budgets.receive.clone(),
+        };
+        let (r, handle) = spawn_stream(ds, plan, timing, budget, stop, done_tx.clone());
         running.push(r);
         handles.extend(handle);
     }
@@ -249,12 +301,14 @@ pub fn run_side(
     let mut sampling = Sampling {
         running,
         windows: Vec::new(),
+        send_budget: budgets.send.clone(),
         on_interval,
     };
     let sampler = SamplerPlan {
         omit: plan.omit,
         time: plan.time,
         interval: plan.interval,
+        bounded: plan.send_budget.is_some() || plan.receive_budget.is_some(),
     };
     let stopped_early = drive(sampler, start, &done_rx, handles.len(), stop, &mut sampling);
     for h in handles {

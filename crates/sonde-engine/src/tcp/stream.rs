@@ -1,6 +1,7 @@
 //! The data loops: one thread per TCP stream, writing or reading as fast
 //! as the path (or the pacer) allows, counting bytes into shared atomics.
 
+use crate::budget::Budget;
 use crate::pacer::Pacer;
 use socket2::SockRef;
 use std::io::{self, Read, Write};
@@ -298,16 +299,35 @@ fn pump(
     Ok(())
 }
 
-/// Writes until `send_end` or `stop`, then closes its half and waits for
-/// the receiver to close, so that the final TCP_INFO covers every byte.
+/// How a sender writes.
+#[derive(Debug, Clone, Copy)]
+pub struct SendIo<'a> {
+    /// Bytes per write.
+    pub length: usize,
+    pub pacer: Option<Pacer>,
+    /// The direction's shared byte budget (`-n`, `-k`), if bounded.
+    pub budget: Option<&'a Budget>,
+    /// Each write a `sendfile` from a memory-backed file (`-Z`).
+    pub zerocopy: bool,
+}
+
+/// Writes until `send_end`, `stop`, or the budget is spent, then closes
+/// its half and waits for the receiver to close (at most the grace
+/// between `send_end` and `hard_end`), so that the final TCP_INFO covers
+/// every byte.
 pub fn send_loop(
     mut stream: TcpStream,
     counters: &StreamCounters,
     t: LoopTiming,
-    length: usize,
-    pacer: Option<Pacer>,
+    io: SendIo<'_>,
     stop: &AtomicBool,
 ) -> io::Result<()> {
+    let SendIo {
+        length,
+        pacer,
+        budget,
+        zerocopy,
+    } = io;
     stream.set_write_timeout(Some(POLL))?;
     if let Some(p) = pacer {
         // The kernel smooths packets within each paced write; 10 % above
@@ -322,15 +342,45 @@ pub fn send_loop(
     }
     let mut buf = AlignedBuf::zeroed(pacer.map_or(length, |p| p.chunk(length)));
     fill_pattern(buf.as_mut_slice());
+    let file = if zerocopy {
+        Some(crate::sys::SendFile::new(buf.as_slice())?)
+    } else {
+        None
+    };
     pump(counters, t.start, t.send_end, pacer, stop, || {
-        stream.write(buf.as_slice())
+        let now = Instant::now();
+        let want = buf.as_slice().len() as u64;
+        let grant = budget.map_or(want, |b| b.take(want, now));
+        if grant == 0 {
+            return Ok(0);
+        }
+        let len = usize::try_from(grant).unwrap_or(usize::MAX);
+        let wrote = match &file {
+            Some(f) => f.send_to(&stream, len),
+            None => stream.write(&buf.as_slice()[..len]),
+        };
+        if let Some(b) = budget {
+            let used = wrote.as_ref().map_or(0, |&n| n as u64);
+            b.give_back(grant.saturating_sub(used), now);
+        }
+        wrote
     })?;
+    if budget.is_some_and(Budget::spent) {
+        // The budget's last bytes may still sit in the socket (paced by
+        // the kernel): the test ends when they have arrived, not when
+        // they were written (an iperf3 peer stops counting at the end).
+        wait_acked(&stream, Instant::now() + DRAIN_WAIT, stop);
+    }
     stream.shutdown(Shutdown::Write)?;
+    // A sender that stopped early (its budget spent) waits no longer for
+    // the close than one that ran its time.
+    let grace = t.hard_end.saturating_duration_since(t.send_end);
+    let close_by = t.hard_end.min(Instant::now() + grace);
     // Wait for the receiver's close; what it sends is discarded.
     stream.set_read_timeout(Some(POLL))?;
     let mut scratch = [0u8; 512];
     let ignore = StreamCounters::default();
-    match pump(&ignore, t.start, t.hard_end, None, stop, || {
+    match pump(&ignore, t.start, close_by, None, stop, || {
         stream.read(&mut scratch)
     }) {
         Err(e) if e.kind() == io::ErrorKind::ConnectionReset => Ok(()),
@@ -338,15 +388,31 @@ pub fn send_loop(
     }
 }
 
-/// Reads until the sender closes, `hard_end`, or `stop`. With a pacer,
-/// reads no faster than its rate (a server's rate limit, enforced by
-/// TCP flow control whatever the sender does).
+/// Longest wait for a volume-bounded sender's last bytes to be acked.
+const DRAIN_WAIT: Duration = Duration::from_secs(10);
+
+/// Waits until the peer has acknowledged every byte written, `until`, or
+/// `stop`.
+fn wait_acked(stream: &TcpStream, until: Instant, stop: &AtomicBool) {
+    while Instant::now() < until && !stop.load(Ordering::Relaxed) {
+        match crate::sys::unacked_bytes(stream) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => std::thread::sleep(Duration::from_millis(1)),
+        }
+    }
+}
+
+/// Reads until the sender closes, `hard_end`, `stop`, or the receive
+/// budget is spent. With a pacer, reads no faster than its rate (a
+/// server's rate limit, enforced by TCP flow control whatever the sender
+/// does).
 pub fn receive_loop(
     mut stream: TcpStream,
     counters: &StreamCounters,
     t: LoopTiming,
     length: usize,
     pacer: Option<Pacer>,
+    budget: Option<&Budget>,
     stop: &AtomicBool,
 ) -> io::Result<()> {
     stream.set_read_timeout(Some(POLL))?;
@@ -355,16 +421,31 @@ pub fn receive_loop(
     if pacer.is_some() {
         // A paced reader reads small chunks on its own schedule.
         return pump(counters, t.start, t.hard_end, pacer, stop, || {
-            stream.read(buf.as_mut_slice())
+            if budget.is_some_and(Budget::spent) {
+                return Ok(0);
+            }
+            counted(budget, stream.read(buf.as_mut_slice()))
         });
     }
     let until = t.send_end.checked_sub(BATCH_END_MARGIN).unwrap_or(t.start);
     let mut batching = WakeBatching::new(Instant::now(), until);
     pump(counters, t.start, t.hard_end, None, stop, || {
+        if budget.is_some_and(Budget::spent) {
+            // Bounded: the budget has arrived, as at the sender's close.
+            return Ok(0);
+        }
         let got = (&stream).read(buf.as_mut_slice());
         batching.after_read(&stream, &got, size);
-        got
+        counted(budget, got)
     })
+}
+
+/// Counts a read into the receivers' budget, if bounded.
+fn counted(budget: Option<&Budget>, got: io::Result<usize>) -> io::Result<usize> {
+    if let (Some(b), Ok(n)) = (budget, &got) {
+        b.count(*n as u64);
+    }
+    got
 }
 
 #[cfg(test)]
@@ -429,10 +510,48 @@ mod tests {
         let (conn, _) = listener.accept().unwrap();
         let counters = StreamCounters::default();
         let stop = AtomicBool::new(false);
-        receive_loop(conn, &counters, timing, 128 * 1024, None, &stop).unwrap();
+        receive_loop(conn, &counters, timing, 128 * 1024, None, None, &stop).unwrap();
         done_tx.send(()).unwrap();
         let sent = sender.join().unwrap();
         assert!(sent > 0);
         assert_eq!(counters.bytes.load(Ordering::Relaxed), sent);
+    }
+
+    /// `-Z`: a bounded zero-copy sender's bytes are the pattern from its
+    /// memory-backed file, every one of them, and exactly the budget.
+    #[test]
+    fn a_zerocopy_sender_sends_its_block_exactly_to_the_budget() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let reader = std::thread::spawn(move || {
+            let (mut conn, _) = listener.accept().unwrap();
+            let mut got = Vec::new();
+            conn.read_to_end(&mut got).unwrap();
+            got
+        });
+        let stream = TcpStream::connect(addr).unwrap();
+        let start = Instant::now();
+        let timing = LoopTiming {
+            start,
+            send_end: start + Duration::from_secs(20),
+            hard_end: start + Duration::from_secs(21),
+        };
+        let budget = Budget::new(1_000_000, start);
+        let counters = StreamCounters::default();
+        let io = SendIo {
+            length: 64 * 1024,
+            pacer: None,
+            budget: Some(&budget),
+            zerocopy: true,
+        };
+        send_loop(stream, &counters, timing, io, &AtomicBool::new(false)).unwrap();
+        let got = reader.join().unwrap();
+        let mut block = vec![0u8; 64 * 1024];
+        fill_pattern(&mut block);
+        assert_eq!(got.len(), 1_000_000);
+        assert_eq!(counters.bytes.load(Ordering::Relaxed), 1_000_000);
+        for chunk in got.chunks(64 * 1024) {
+            assert_eq!(chunk, &block[..chunk.len()]);
+        }
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::connect::udp_connect;
 use crate::host_env::host_env;
-use crate::sockopt::udp_in_force;
+use crate::sockopt::{udp_in_force, StreamOptions};
 use crate::tcp::client::{handshake, HANDSHAKE_TIMEOUT, REPORT_WAIT};
 use crate::udp::flow::Credits;
 use crate::udp::side::{run_udp_side, UdpDataStream, UdpFlow, UdpLive, UdpSidePlan, UDP_RX_GRACE};
@@ -113,6 +113,7 @@ pub fn udp_side_plan(spec: &UdpSpec) -> UdpSidePlan {
         rate: spec.bitrate,
         length: spec.payload_len(),
         clock_synced: spec.clock_synced,
+        send_budget: spec.packet_budget(),
     }
 }
 
@@ -146,6 +147,11 @@ pub fn run_udp(
         spec.port,
         spec.family,
         TestSpec::Udp(spec.clone()),
+        &StreamOptions {
+            bind: spec.bind,
+            connect_timeout: spec.connect_timeout,
+            ..StreamOptions::default()
+        },
     )?;
     let server = accepted.server;
     on_event(UdpEvent::Accepted {
@@ -170,7 +176,10 @@ pub fn run_udp(
     let mut streams = Vec::with_capacity(spec.stream_count());
     for (i, port) in accepted.udp_ports.iter().enumerate() {
         let peer = SocketAddr::new(server.ip(), *port);
-        let socket = udp_connect(local, peer, spec.dscp, spec.flowlabel)?;
+        let port = spec
+            .cport
+            .and_then(|p| u16::try_from(usize::from(p) + i).ok());
+        let socket = udp_connect(local, port, peer, spec.dscp, spec.flowlabel)?;
         streams.push(UdpDataStream {
             index: u16::try_from(i).unwrap_or(u16::MAX),
             role: udp_client_role(spec, i),

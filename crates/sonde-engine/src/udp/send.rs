@@ -3,6 +3,7 @@
 //! spin the last stretch), in batches with UDP GSO at high rates (every
 //! packet that is due goes in one call).
 
+use crate::budget::Budget;
 use crate::pacer::{DepartureClock, Step};
 use crate::sys;
 use crate::udp::flow::{window_open, window_packets, Credits, FLOW_PROBE};
@@ -138,15 +139,26 @@ struct Batch {
     dscp: Option<u8>,
 }
 
-/// Sends until `send_end` or `stop`, then a few end markers.
+/// What holds a sender back besides its schedule.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SendLimits<'a> {
+    /// Flow control of an unpaced test.
+    pub credits: Option<&'a Credits>,
+    /// The direction's datagram budget (`-n`, `-k`).
+    pub budget: Option<&'a Budget>,
+}
+
+/// Sends until `send_end`, `stop`, or the budget is spent, then a few
+/// end markers.
 pub fn udp_send_loop(
     sock: &UdpSocket,
     plan: UdpSendPlan,
     mut schedule: Schedule,
     counters: &UdpSendCounters,
-    credits: Option<&Credits>,
+    limits: SendLimits<'_>,
     stop: &AtomicBool,
 ) -> io::Result<()> {
+    let SendLimits { credits, budget } = limits;
     let mut window = Window::default();
     let clock = DepartureClock::for_schedule(&schedule, plan.start, plan.send_end);
     let mut next = schedule.next_departure();
@@ -190,6 +202,11 @@ pub fn udp_send_loop(
         let elapsed = plan.start.elapsed();
         let send_ns = plan.start_wall_ns + elapsed.as_nanos() as u64;
         let warmup = elapsed < plan.omit;
+        // A bounded test: at most what is left of the budget.
+        let granted = budget.map_or(BATCH as u64, |b| b.take(BATCH as u64, now));
+        if granted == 0 {
+            break;
+        }
         batch.len = next.len as usize;
         batch.dscp = next.dscp.map(sonde_model::Dscp::value);
         batch.count = 0;
@@ -215,11 +232,17 @@ pub fn udp_send_loop(
             // A late wake-up may find packets due past the end: they
             // are not part of the test.
             let due = clock.due_now(next.at_ns, elapsed_ns);
-            if !(gso_ok && fits && same && batch.dscp.is_none() && due) {
+            let allowed = (batch.count as u64) < granted;
+            if !(gso_ok && fits && same && batch.dscp.is_none() && due && allowed) {
                 break;
             }
         }
-        let sent = send_batch(sock, &batch, plan.ipv6, &mut gso_ok)?;
+        let sent = send_batch(sock, &batch, plan.ipv6, &mut gso_ok);
+        if let Some(b) = budget {
+            let used = sent.as_ref().map_or(0, |&n| n as u64);
+            b.give_back(granted.saturating_sub(used), now);
+        }
+        let sent = sent?;
         seq += batch.count as u64;
         if sent > 0 {
             let bytes = (sent * batch.len) as u64;
@@ -327,7 +350,7 @@ mod tests {
             plan,
             schedule,
             &counters,
-            None,
+            SendLimits::default(),
             &AtomicBool::new(false),
         )
         .unwrap();

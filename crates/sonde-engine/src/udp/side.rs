@@ -4,12 +4,13 @@
 //! windows; at each cut this end reads its senders' tallies and cuts its
 //! receivers' estimators.
 
+use crate::budget::Budget;
 use crate::control::Control;
 use crate::sampler::{drive, SampleSide, SamplerPlan};
 use crate::udp::flow::{Credits, ACK_EVERY};
 use crate::udp::recv::{udp_receive_loop, RxAcc, RxStream};
 use crate::udp::schedule::Schedule;
-use crate::udp::send::{sent_since, udp_send_loop, UdpSendCounters, UdpSendPlan};
+use crate::udp::send::{sent_since, udp_send_loop, SendLimits, UdpSendCounters, UdpSendPlan};
 use crate::EngineError;
 use sonde_model::udp_report::{ReceivedSum, ReceiverTally, SenderTally, UdpTally};
 use sonde_model::{
@@ -46,6 +47,9 @@ pub struct UdpSidePlan {
     pub rate: Rate,
     pub length: u32,
     pub clock_synced: bool,
+    /// Datagrams this end's senders send together after the warm-up
+    /// before they stop (`-n`, `-k`); `None`: until the time is up.
+    pub send_budget: Option<u64>,
 }
 
 /// Sends this end's receivers' progress to the peer; `false` once the
@@ -155,14 +159,21 @@ pub fn run_udp_side(
     let (done_tx, done_rx) = mpsc::channel::<u16>();
     let mut running = Vec::new();
     let mut handles = Vec::new();
+    let budget = plan
+        .send_budget
+        .map(|n| Arc::new(Budget::new(n, start + plan.omit)));
     for ds in streams {
+        let shared = SendShared {
+            credits: credits.clone(),
+            budget: budget.clone(),
+        };
         let (worker, handle) = spawn(
             &ds,
             plan,
             start,
             start_wall_ns,
             stop,
-            credits.clone(),
+            shared,
             done_tx.clone(),
         );
         running.push(Running {
@@ -199,6 +210,7 @@ pub fn run_udp_side(
         omit: plan.omit,
         time: plan.time,
         interval: plan.interval,
+        bounded: plan.send_budget.is_some(),
     };
     let stopped_early = drive(sampler, start, &done_rx, handles.len(), stop, &mut sampling);
     for h in handles {
@@ -293,7 +305,7 @@ fn finish(sampled: Sampling<'_>, env: HostEnv, stopped_early: bool) -> UdpSideRe
                 Worker::Sender(c, _) => {
                     let mut t = c.measured();
                     let last_s = c.last_ns.load(Ordering::Relaxed) as f64 / 1e9;
-                    t.secs = if stopped_early {
+                    t.secs = if stopped_early || plan.send_budget.is_some() {
                         (last_s - plan.omit.as_secs_f64()).clamp(0.0, plan.time.as_secs_f64())
                     } else {
                         plan.time.as_secs_f64()
@@ -332,13 +344,20 @@ fn finish(sampled: Sampling<'_>, env: HostEnv, stopped_early: bool) -> UdpSideRe
     }
 }
 
+/// What a side's senders share: flow-control credits (unpaced tests)
+/// and the direction's datagram budget (tests bounded by volume).
+struct SendShared {
+    credits: Option<Arc<Credits>>,
+    budget: Option<Arc<Budget>>,
+}
+
 fn spawn(
     ds: &UdpDataStream,
     plan: UdpSidePlan,
     start: Instant,
     start_wall_ns: u64,
     stop: &Arc<AtomicBool>,
-    credits: Option<Arc<Credits>>,
+    shared: SendShared,
     done: mpsc::Sender<u16>,
 ) -> (Worker, Option<std::thread::JoinHandle<()>>) {
     let sock = match ds.socket.try_clone() {
@@ -376,7 +395,10 @@ fn spawn(
                     send_plan,
                     schedule,
                     &c,
-                    credits.as_deref(),
+                    SendLimits {
+                        credits: shared.credits.as_deref(),
+                        budget: shared.budget.as_deref(),
+                    },
                     &thread_stop,
                 )
             });

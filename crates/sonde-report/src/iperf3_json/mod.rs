@@ -208,11 +208,11 @@ pub(crate) fn start_section(run: &RunInfo<'_>) -> Map<String, Value> {
     start.insert("sock_bufsize".into(), json!(run.sock_bufsize));
     start.insert(
         "sndbuf_actual".into(),
-        json!(first.map_or(0, |s| s.sndbuf_bytes)),
+        json!(first.and_then(|s| s.sndbuf_bytes).unwrap_or(0)),
     );
     start.insert(
         "rcvbuf_actual".into(),
-        json!(first.map_or(0, |s| s.rcvbuf_bytes)),
+        json!(first.and_then(|s| s.rcvbuf_bytes).unwrap_or(0)),
     );
     start.insert("test_start".into(), test_start(run));
     start
@@ -359,6 +359,16 @@ impl SumNames {
 /// `start`, `end`, `seconds` of an interval or a whole-test object.
 pub(crate) fn span(start: f64, end: f64, seconds: f64) -> Value {
     json!({ "start": start, "end": end, "seconds": seconds })
+}
+
+/// An interval's times as iperf3 writes them: the warm-up's intervals
+/// (`"omitted": true`) from the start of the test, the measured ones
+/// from the end of the warm-up, so that they start again at 0.
+pub(crate) fn interval_span(iv: &sonde_model::Interval, omit: Duration) -> Value {
+    let shift = if iv.omitted { 0.0 } else { omit.as_secs_f64() };
+    let start = (iv.start_s - shift).max(0.0);
+    let end = (iv.end_s - shift).max(start);
+    span(start, end, iv.end_s - iv.start_s)
 }
 
 /// The fields of all `parts` (JSON objects) in one object.

@@ -1,11 +1,12 @@
 //! A TCP result in iperf3's layout (see the module docs for the mapping).
 
 use super::{
-    bits_per_second, client_sends, cpu_utilization, document, merged, micros, rate, span,
-    start_section, stream_no, RunInfo, SumNames,
+    bits_per_second, client_sends, cpu_utilization, document, interval_span, merged, micros, rate,
+    span, start_section, stream_no, RunInfo, SumNames,
 };
 use serde_json::{json, Map, Value};
 use sonde_model::{Direction, Figures, Interval, StreamResult, TcpSpec, TestResult, TestSpec};
+use std::time::Duration;
 
 /// A TCP result and its spec.
 struct Tcp<'a> {
@@ -73,23 +74,22 @@ fn interval(t: &Tcp<'_>, iv: &Interval) -> Value {
     let mut obj = Map::new();
     obj.insert(
         "streams".into(),
-        iv.streams.iter().map(|s| interval_stream(iv, s)).collect(),
+        iv.streams
+            .iter()
+            .map(|s| interval_stream(iv, t.spec.omit, s))
+            .collect(),
     );
     for &flow in t.spec.direction.flows() {
         obj.insert(
             SumNames::of(t.spec.direction, flow).sum.into(),
-            interval_sum(iv, flow, iv.sum(flow)),
+            interval_sum(iv, t.spec.omit, flow, iv.sum(flow)),
         );
     }
     Value::Object(obj)
 }
 
-fn interval_span(iv: &Interval) -> Value {
-    span(iv.start_s, iv.end_s, iv.end_s - iv.start_s)
-}
-
 /// One stream in one interval, as the client saw it.
-fn interval_stream(iv: &Interval, s: &Figures) -> Value {
+fn interval_stream(iv: &Interval, omit: Duration, s: &Figures) -> Value {
     let secs = iv.end_s - iv.start_s;
     let fields = if client_sends(s.direction.unwrap_or_default()) {
         let sent = s.sent_bytes.unwrap_or(0);
@@ -116,11 +116,11 @@ fn interval_stream(iv: &Interval, s: &Figures) -> Value {
             "sender": false,
         })
     };
-    merged([interval_span(iv), fields])
+    merged([interval_span(iv, omit), fields])
 }
 
 /// One direction's streams in one interval (zeros if sonde has no sum).
-fn interval_sum(iv: &Interval, flow: Direction, sum: Option<&Figures>) -> Value {
+fn interval_sum(iv: &Interval, omit: Duration, flow: Direction, sum: Option<&Figures>) -> Value {
     let secs = iv.end_s - iv.start_s;
     let fields = if client_sends(flow) {
         let bytes = sum.and_then(|s| s.sent_bytes).unwrap_or(0);
@@ -139,7 +139,7 @@ fn interval_sum(iv: &Interval, flow: Direction, sum: Option<&Figures>) -> Value 
             "sender": false,
         })
     };
-    merged([interval_span(iv), fields])
+    merged([interval_span(iv, omit), fields])
 }
 
 fn end(t: &Tcp<'_>) -> Value {

@@ -1,8 +1,8 @@
 //! A UDP result in iperf3's layout (see the module docs for the mapping).
 
 use super::{
-    client_sends, cpu_utilization, document, merged, rate, span, start_section, stream_no, RunInfo,
-    SumNames,
+    client_sends, cpu_utilization, document, interval_span, merged, rate, span, start_section,
+    stream_no, RunInfo, SumNames,
 };
 use serde_json::{json, Map, Value};
 use sonde_model::{Direction, Figures, Interval, TestResult, TestSpec, UdpSpec};
@@ -77,7 +77,15 @@ fn interval(u: &Udp<'_>, iv: &Interval) -> Value {
         "streams".into(),
         iv.streams
             .iter()
-            .map(|s| interval_entry(iv, Some(stream_no(s)), s.direction.unwrap_or_default(), s))
+            .map(|s| {
+                interval_entry(
+                    iv,
+                    u.spec.omit,
+                    Some(stream_no(s)),
+                    s.direction.unwrap_or_default(),
+                    s,
+                )
+            })
             .collect(),
     );
     let none = Figures::default();
@@ -85,7 +93,7 @@ fn interval(u: &Udp<'_>, iv: &Interval) -> Value {
         let counts = iv.sum(flow).unwrap_or(&none);
         obj.insert(
             SumNames::of(u.spec.direction, flow).sum.into(),
-            interval_entry(iv, None, flow, counts),
+            interval_entry(iv, u.spec.omit, None, flow, counts),
         );
     }
     Value::Object(obj)
@@ -93,7 +101,13 @@ fn interval(u: &Udp<'_>, iv: &Interval) -> Value {
 
 /// A stream (with its `socket`) or a direction's sum in one interval, as
 /// the client saw it: a sender its packets, a receiver jitter and loss.
-fn interval_entry(iv: &Interval, socket: Option<u16>, flow: Direction, c: &Figures) -> Value {
+fn interval_entry(
+    iv: &Interval,
+    omit: std::time::Duration,
+    socket: Option<u16>,
+    flow: Direction,
+    c: &Figures,
+) -> Value {
     let secs = iv.end_s - iv.start_s;
     let fields = if client_sends(flow) {
         json!({
@@ -116,7 +130,7 @@ fn interval_entry(iv: &Interval, socket: Option<u16>, flow: Direction, c: &Figur
         })
     };
     let socket = socket.map_or_else(|| json!({}), |s| json!({ "socket": s }));
-    merged([span(iv.start_s, iv.end_s, secs), fields, socket])
+    merged([interval_span(iv, omit), fields, socket])
 }
 
 fn end(u: &Udp<'_>) -> Value {

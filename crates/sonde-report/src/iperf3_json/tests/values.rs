@@ -323,3 +323,43 @@ fn system_info_reads_like_uname() {
     assert_eq!(system_info(&env), "Linux probe-1 6.1.0-18-amd64");
     assert_eq!(system_info(&HostEnv::default()), "");
 }
+
+/// With a warm-up, iperf3 writes the omitted intervals from the test's
+/// start and the measured ones from the warm-up's end (as 3.12 does with
+/// `-O 1`: 0–1 omitted, then 0–1, 1–2), for TCP and UDP alike.
+#[test]
+fn interval_times_restart_at_zero_after_the_warm_up() {
+    for case in ["tcp_fwd_1", "udp_fwd_1"] {
+        let mut r = super::result(case);
+        let omit = r.intervals[0].end_s - r.intervals[0].start_s;
+        match &mut r.spec {
+            sonde_model::TestSpec::Tcp(s) => s.omit = Duration::from_secs_f64(omit),
+            sonde_model::TestSpec::Udp(s) => s.omit = Duration::from_secs_f64(omit),
+            other => panic!("{other:?}"),
+        }
+        for (i, iv) in r.intervals.iter_mut().enumerate() {
+            iv.omitted = i == 0;
+        }
+        let j = to_iperf3(&r).expect(case);
+        let ivs = j["intervals"].as_array().unwrap();
+        let at = |i: usize, k: &str| ivs[i]["sum"][k].as_f64().unwrap();
+        assert_eq!(ivs[0]["sum"]["omitted"], true, "{case}");
+        assert_eq!(at(0, "start"), 0.0, "{case}");
+        assert!((at(0, "end") - omit).abs() < 1e-9, "{case}");
+        for (i, iv) in r.intervals.iter().enumerate().skip(1) {
+            assert_eq!(ivs[i]["sum"]["omitted"], false, "{case}");
+            assert!(
+                (at(i, "start") - (iv.start_s - omit)).abs() < 1e-9,
+                "{case} {i}"
+            );
+            assert!(
+                (at(i, "end") - (iv.end_s - omit)).abs() < 1e-9,
+                "{case} {i}"
+            );
+            assert!((at(i, "seconds") - (iv.end_s - iv.start_s)).abs() < 1e-9);
+            let stream = &ivs[i]["streams"][0];
+            assert_eq!(stream["start"], ivs[i]["sum"]["start"], "{case} {i}");
+        }
+        assert_eq!(at(1, "start"), 0.0, "{case}");
+    }
+}
