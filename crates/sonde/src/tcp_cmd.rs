@@ -29,7 +29,7 @@ pub struct TcpArgs {
     /// Set TCP_NODELAY (no Nagle delay) on the data streams.
     #[arg(short = 'N', long)]
     pub no_delay: bool,
-    /// Send without copying the data into the kernel (MSG_ZEROCOPY).
+    /// Send without copying the data from user space (sendfile from a memory file, as iperf3 -Z).
     #[arg(short = 'Z', long)]
     pub zerocopy: bool,
 }
