@@ -4,8 +4,9 @@
 use serde_json::Value;
 use std::process::{Command, Output};
 
-/// The iperf3 clients to run: the system's, and a newer one if
-/// `SONDE_IPERF3_NEWER` names its binary (see docs/iperf3.md).
+/// The iperf3 binaries to run (as clients, or as servers for sonde's
+/// client): the system's, and a newer one if `SONDE_IPERF3_NEWER` names
+/// its binary (see docs/iperf3.md).
 pub fn clients() -> Vec<String> {
     let mut all = vec!["iperf3".to_string()];
     if let Some(newer) = std::env::var_os("SONDE_IPERF3_NEWER") {

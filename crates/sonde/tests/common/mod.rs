@@ -216,7 +216,12 @@ impl Iperf3Server {
     /// On `port` (one per test: an iperf3 server serves one test at a
     /// time), ready when this returns.
     pub fn start_on(port: u16) -> Self {
-        let child = std::process::Command::new("iperf3")
+        Self::start_bin("iperf3", port)
+    }
+
+    /// The iperf3 binary `bin` (a path, or a name on PATH) on `port`.
+    pub fn start_bin(bin: &str, port: u16) -> Self {
+        let child = std::process::Command::new(bin)
             .args(["-s", "-p", &port.to_string()])
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
