@@ -171,8 +171,8 @@ pub struct TcpSpec {
     /// Set TCP_NODELAY on the data streams (`-N`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub no_delay: bool,
-    /// Send without copying the data into the kernel: MSG_ZEROCOPY
-    /// (`-Z`).
+    /// Send without copying the data from user space: each write a
+    /// `sendfile` from a memory-backed file, as iperf3's `-Z` (`-Z`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub zerocopy: bool,
 }

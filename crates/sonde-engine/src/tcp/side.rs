@@ -56,7 +56,7 @@ pub struct SidePlan {
     /// peer that does not close its streams: iperf3); `None`: they read
     /// until the sender closes or the time and grace are up.
     pub receive_budget: Option<u64>,
-    /// Senders use MSG_ZEROCOPY (`-Z`).
+    /// Senders `sendfile` from a memory-backed file (`-Z`).
     pub zerocopy: bool,
 }
 
