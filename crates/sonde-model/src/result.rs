@@ -236,6 +236,10 @@ pub struct TestResult {
     /// Each request size's series (ping).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub series: Vec<PingSeries>,
+    /// An iperf3 server's own output, as it sent it when asked
+    /// (`--get-server-output`): its text, or its JSON document as text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_output: Option<String>,
 }
 
 impl TestResult {
@@ -256,6 +260,7 @@ impl TestResult {
             summary: Summary::default(),
             streams: Vec::new(),
             series: Vec::new(),
+            server_output: None,
         }
     }
 }

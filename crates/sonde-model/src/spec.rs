@@ -175,6 +175,11 @@ pub struct TcpSpec {
     /// `sendfile` from a memory-backed file, as iperf3's `-Z` (`-Z`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub zerocopy: bool,
+    /// Ask an iperf3 server for its own output, kept in the result's
+    /// `server_output` (`--get-server-output`; sonde's own server's
+    /// figures are in the result anyway).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub get_server_output: bool,
 }
 
 impl Default for TcpSpec {
@@ -205,6 +210,7 @@ impl Default for TcpSpec {
             connect_timeout: None,
             no_delay: false,
             zerocopy: false,
+            get_server_output: false,
         }
     }
 }

@@ -70,6 +70,11 @@ pub struct UdpSpec {
         skip_serializing_if = "Option::is_none"
     )]
     pub connect_timeout: Option<Duration>,
+    /// Ask an iperf3 server for its own output, kept in the result's
+    /// `server_output` (`--get-server-output`; sonde's own server's
+    /// figures are in the result anyway).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub get_server_output: bool,
 }
 
 impl Default for UdpSpec {
@@ -97,6 +102,7 @@ impl Default for UdpSpec {
             bind: None,
             cport: None,
             connect_timeout: None,
+            get_server_output: false,
         }
     }
 }

@@ -31,9 +31,19 @@ use sonde_model::{TestKind, TestResult};
 
 /// The closing summary of any test, by its kind.
 pub fn summary(r: &TestResult) -> String {
-    match r.test {
+    let mut text = match r.test {
         TestKind::Tcp => tcp_summary(r),
         TestKind::Udp => udp_summary(r),
         TestKind::Ping => ping_summary(r),
+    };
+    // An iperf3 server's own output (`--get-server-output`), after the
+    // summary as iperf3 prints it.
+    if let Some(server) = &r.server_output {
+        text.push_str("\nServer output:\n");
+        text.push_str(server);
+        if !server.ends_with('\n') {
+            text.push('\n');
+        }
     }
+    text
 }

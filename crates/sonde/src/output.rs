@@ -137,7 +137,21 @@ impl Output {
             }
         };
         self.sink.out(&text)?;
+        if asked_for_server_output(&result.spec) && result.server_output.is_none() {
+            self.sink.err(
+                "sonde: --get-server-output: a sonde server sends no separate output; \
+                 its figures (the receiver's side) are in the result above\n",
+            );
+        }
         Ok(())
+    }
+}
+
+fn asked_for_server_output(spec: &TestSpec) -> bool {
+    match spec {
+        TestSpec::Tcp(s) => s.get_server_output,
+        TestSpec::Udp(s) => s.get_server_output,
+        TestSpec::Ping(_) => false,
     }
 }
 
@@ -195,6 +209,7 @@ fn flag_of(field: &str) -> &str {
         "bind" => "-B/--bind",
         "cport" => "--cport",
         "connect_timeout_s" => "--connect-timeout",
+        "get_server_output" => "--get-server-output",
         other => other,
     }
 }

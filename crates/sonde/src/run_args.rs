@@ -107,6 +107,10 @@ pub struct RunArgs {
     /// 500ms; bare numbers are seconds, where iperf3's are milliseconds).
     #[arg(long, value_name = "DURATION", value_parser = duration)]
     pub connect_timeout: Option<Duration>,
+    /// Against an iperf3 server: ask for its own output and print it after
+    /// the summary (sonde's server's figures are in the result anyway).
+    #[arg(long)]
+    pub get_server_output: bool,
 }
 
 /// `--peer`: the spellings of [`PeerKind`].

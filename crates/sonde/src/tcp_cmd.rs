@@ -65,6 +65,7 @@ impl TcpArgs {
             connect_timeout: r.connect_timeout,
             no_delay: self.no_delay,
             zerocopy: self.zerocopy,
+            get_server_output: r.get_server_output,
         }
     }
 }

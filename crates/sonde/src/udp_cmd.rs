@@ -51,6 +51,7 @@ impl UdpArgs {
             bind: r.bind,
             cport: r.cport,
             connect_timeout: r.connect_timeout,
+            get_server_output: r.get_server_output,
         }
     }
 }

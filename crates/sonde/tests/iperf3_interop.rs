@@ -347,3 +347,69 @@ fn iperf3_clients_get_sonde_limits_but_no_busy_server() {
         server.log()
     );
 }
+
+/// `--get-server-output`: an iperf3 server's own text comes back in the
+/// result (`server_output`), in `--json=iperf3` as `server_output_text`,
+/// and after the text summary; its receiver line names the bytes the
+/// client's JSON says arrived. A sonde server sends none, and says so.
+#[test]
+fn the_server_output_of_an_iperf3_server() {
+    let server = Iperf3Server::start_on(17_213);
+    let port = server.port.to_string();
+    for (proto, host) in [("tcp", "::1"), ("udp", "127.0.0.1")] {
+        let what = format!("sonde {proto} {host} --get-server-output");
+        let out = sonde()
+            .args([proto, host, "-p", &port, "--iperf3", "-t", "1", "-b", "20M"])
+            .args(["--get-server-output", "-J"])
+            .output()
+            .unwrap();
+        let r = json(&out, &what);
+        let text = r["server_output"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{what}: {r}"));
+        assert!(text.contains("Accepted connection"), "{what}: {text}");
+        let receiver = text
+            .lines()
+            .rfind(|l| l.trim_end().ends_with("receiver"))
+            .unwrap_or_else(|| panic!("{what}: no receiver line in {text}"));
+        // 20 Mbit/s for 1 s is 2.38 MBytes; iperf3 prints it in MBytes.
+        let mbytes: f64 = receiver
+            .split("sec")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{what}: {receiver}"));
+        let received = n(&r["summary"]["forward"]["received_bytes"]) / 1_048_576.0;
+        assert!(
+            (mbytes - received).abs() < 0.02,
+            "{what}: {receiver} vs {received}"
+        );
+
+        let out = sonde()
+            .args([proto, host, "-p", &port, "--iperf3", "-t", "1", "-b", "20M"])
+            .args(["--get-server-output", "--json=iperf3"])
+            .output()
+            .unwrap();
+        let doc = json(&out, &what);
+        assert!(
+            doc["server_output_text"]
+                .as_str()
+                .is_some_and(|t| t.contains("receiver")),
+            "{what}: {doc}"
+        );
+    }
+    drop(server);
+    let ours = ServerProc::start(&["--no-reflector"]);
+    let out = sonde()
+        .args(["tcp", "::1", "-p", &ours.port.to_string(), "-t", "1"])
+        .args(["--get-server-output", "-J"])
+        .output()
+        .unwrap();
+    let r = json(&out, "sonde tcp --get-server-output against sonde serve");
+    assert!(r.get("server_output").is_none(), "{r}");
+    assert!(
+        stderr(&out).contains("sends no separate output"),
+        "{}",
+        stderr(&out)
+    );
+}

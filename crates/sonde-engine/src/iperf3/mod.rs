@@ -211,3 +211,12 @@ fn state_error(control: &mut Iperf3Control, state: State) -> EngineError {
         },
     }
 }
+
+/// The server's own output in its results (`--get-server-output`): its
+/// text, or its JSON document written out as text.
+pub(crate) fn server_output(theirs: &Results) -> Option<String> {
+    theirs
+        .server_output_text
+        .clone()
+        .or_else(|| theirs.server_output_json.as_ref().map(|v| v.to_string()))
+}

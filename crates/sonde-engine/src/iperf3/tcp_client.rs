@@ -59,6 +59,7 @@ pub fn tcp_params(spec: &TcpSpec) -> Params {
     p.mss = spec.mss.unwrap_or(0);
     p.congestion = spec.congestion.clone();
     p.title = spec.title.clone();
+    p.get_server_output = spec.get_server_output;
     p
 }
 
@@ -198,13 +199,10 @@ pub fn run_iperf3_tcp(
                     control.send_state(State::IperfDone)?;
                 }
                 drop(held);
-                return Ok(tcp_result(
-                    spec,
-                    PeerKind::Iperf3,
-                    start_ts,
-                    &report,
-                    &server_report,
-                )?);
+                let mut result =
+                    tcp_result(spec, PeerKind::Iperf3, start_ts, &report, &server_report)?;
+                result.server_output = super::server_output(&theirs);
+                return Ok(result);
             }
             other => return Err(super::state_error(&mut control, other)),
         }

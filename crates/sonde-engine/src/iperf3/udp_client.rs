@@ -67,6 +67,7 @@ fn udp_params(spec: &UdpSpec) -> Params {
         None => {}
     }
     p.title = spec.title.clone();
+    p.get_server_output = spec.get_server_output;
     p
 }
 
@@ -252,13 +253,9 @@ pub fn run_iperf3_udp(spec: &UdpSpec, stop: &Arc<AtomicBool>) -> Result<TestResu
                     &theirs,
                     stop.load(std::sync::atomic::Ordering::Relaxed),
                 )?;
-                return Ok(udp_result(
-                    spec,
-                    PeerKind::Iperf3,
-                    start_ts,
-                    &client,
-                    &server,
-                )?);
+                let mut result = udp_result(spec, PeerKind::Iperf3, start_ts, &client, &server)?;
+                result.server_output = super::server_output(&theirs);
+                return Ok(result);
             }
             other => return Err(super::state_error(&mut control, other)),
         }

@@ -92,6 +92,7 @@ impl PingResult {
                     one_way: s.one_way,
                 })
                 .collect(),
+            server_output: None,
         }
     }
 }

@@ -225,6 +225,7 @@ impl TcpResult {
             },
             streams,
             series: Vec::new(),
+            server_output: None,
         }
     }
 }

@@ -228,6 +228,7 @@ impl UdpResult {
             },
             streams,
             series: Vec::new(),
+            server_output: None,
         }
     }
 }

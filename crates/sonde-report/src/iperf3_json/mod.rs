@@ -171,19 +171,23 @@ pub(crate) struct RunInfo<'a> {
 }
 
 /// The `start` object both protocols share (TCP adds its MSS key).
-/// The whole document: `start`, `intervals`, `end`, and `title` when set.
+/// The whole document of `r`: `start`, `intervals`, `end`, and, when
+/// set, `title` and an iperf3 server's `server_output_text`.
 pub(crate) fn document(
+    r: &TestResult,
     start: Map<String, Value>,
     intervals: Value,
     end: Value,
-    title: Option<&str>,
 ) -> Value {
     let mut top = Map::new();
     top.insert("start".into(), Value::Object(start));
     top.insert("intervals".into(), intervals);
     top.insert("end".into(), end);
-    if let Some(title) = title {
-        top.insert("title".into(), Value::from(title));
+    if let Some(title) = &r.title {
+        top.insert("title".into(), Value::from(title.as_str()));
+    }
+    if let Some(text) = &r.server_output {
+        top.insert("server_output_text".into(), Value::from(text.as_str()));
     }
     Value::Object(top)
 }

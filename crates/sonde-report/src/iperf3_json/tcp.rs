@@ -22,10 +22,10 @@ pub fn tcp_to_iperf3(r: &TestResult) -> Option<Value> {
     };
     let t = Tcp { r, spec };
     Some(document(
+        r,
         start(&t),
         r.intervals.iter().map(|iv| interval(&t, iv)).collect(),
         end(&t),
-        r.title.as_deref(),
     ))
 }
 

@@ -21,10 +21,10 @@ pub fn udp_to_iperf3(r: &TestResult) -> Option<Value> {
     };
     let u = Udp { r, spec };
     Some(document(
+        r,
         start(&u),
         r.intervals.iter().map(|iv| interval(&u, iv)).collect(),
         end(&u),
-        r.title.as_deref(),
     ))
 }
 
