@@ -1,0 +1,414 @@
+//! The acceptor: one thread that accepts every connection and carries each
+//! handshake forward as its bytes arrive (`mio`: epoll), so a client that
+//! has not finished its handshake costs no thread, however it trickles.
+//!
+//! A connection's opening is peeked, not consumed ([`crate::handshake`]
+//! judges it). Once it is in, the connection goes to a thread of its own:
+//! a native one with its preamble and first message, an iperf3 test with
+//! its parameters (its cookie is read here, a data connection is handed to
+//! its test here). Every handshake has [`HANDSHAKE_DEADLINE`] from accept;
+//! past it the connection is closed.
+//!
+//! Two caps bound what waits here: `max_connections` (all the server's
+//! connections, here or on their threads) and `max_handshakes_per_source`
+//! (handshakes under way from one IPv4 address or IPv6 /64). A client over
+//! either is told so in its protocol once its first byte names it (sonde's
+//! refusal frame, or iperf3's ACCESS_DENIED), then closed; connections
+//! waiting to be refused are capped too ([`REFUSING_MAX`] in all, and
+//! `max_handshakes_per_source` from one source): past that, a connection
+//! is closed at once, unanswered.
+
+use crate::handshake::{
+    cookie_complete, native_complete, params_complete, protocol, source_name, source_of, Full,
+    Protocol, HANDSHAKE_DEADLINE, PEEK_LEN,
+};
+use crate::iperf3::Opened;
+use crate::state::{ConnectionSlot, Shared};
+use mio::net::{TcpListener, TcpStream};
+use mio::{Events, Interest, Poll, Token};
+use sonde_wire::TestId;
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::net::{IpAddr, Shutdown, SocketAddr};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Most connections being refused at once, from all sources: waiting for
+/// the first byte that names their protocol, or for the client to read
+/// the refusal.
+pub const REFUSING_MAX: usize = 256;
+/// How long a refused client has to read its refusal before it is closed.
+const LINGER: Duration = Duration::from_secs(1);
+/// Longest sleep between two looks at the deadlines and the listeners.
+const TICK: Duration = Duration::from_millis(500);
+
+/// Where a connection in the acceptor stands.
+#[derive(Debug)]
+enum Phase {
+    /// Waiting for its opening: sonde's preamble and first message, or
+    /// iperf3's cookie.
+    Opening,
+    /// An iperf3 test, sent PARAM_EXCHANGE, waiting for its parameters.
+    Params(TestId),
+    /// Over a cap: waiting for the first byte, to refuse in its protocol.
+    Refusing(Full),
+    /// Refused: reading whatever comes until the client closes, so that
+    /// closing sends no reset over the refusal.
+    Closing,
+}
+
+impl Phase {
+    fn is_handshake(&self) -> bool {
+        matches!(self, Phase::Opening | Phase::Params(_))
+    }
+}
+
+#[derive(Debug)]
+struct Conn {
+    stream: TcpStream,
+    peer: SocketAddr,
+    source: IpAddr,
+    deadline: Instant,
+    /// Its place in the accept order, and its count against
+    /// `max_connections` (handshakes only).
+    slot: Option<(ConnectionSlot, u64)>,
+    phase: Phase,
+}
+
+/// Serves `listeners` on the calling thread, for as long as the process
+/// runs.
+pub(crate) fn run(listeners: Vec<std::net::TcpListener>, shared: Arc<Shared>) -> io::Result<()> {
+    let poll = Poll::new()?;
+    let mut mio_listeners = Vec::with_capacity(listeners.len());
+    for (i, l) in listeners.into_iter().enumerate() {
+        l.set_nonblocking(true)?;
+        let mut l = TcpListener::from_std(l);
+        poll.registry()
+            .register(&mut l, Token(i), Interest::READABLE)?;
+        mio_listeners.push(l);
+    }
+    let mut acceptor = Acceptor {
+        poll,
+        next_token: mio_listeners.len(),
+        listeners: mio_listeners,
+        shared,
+        conns: HashMap::new(),
+        handshakes_by_source: HashMap::new(),
+        refusing_by_source: HashMap::new(),
+        refusing: 0,
+        scratch: vec![0u8; PEEK_LEN],
+    };
+    acceptor.serve()
+}
+
+struct Acceptor {
+    poll: Poll,
+    listeners: Vec<TcpListener>,
+    shared: Arc<Shared>,
+    conns: HashMap<usize, Conn>,
+    next_token: usize,
+    handshakes_by_source: HashMap<IpAddr, u32>,
+    refusing_by_source: HashMap<IpAddr, u32>,
+    refusing: usize,
+    scratch: Vec<u8>,
+}
+
+fn count(map: &mut HashMap<IpAddr, u32>, source: IpAddr, up: bool) {
+    if up {
+        *map.entry(source).or_default() += 1;
+    } else if let Some(n) = map.get_mut(&source) {
+        *n = n.saturating_sub(1);
+        if *n == 0 {
+            map.remove(&source);
+        }
+    }
+}
+
+impl Acceptor {
+    fn serve(&mut self) -> io::Result<()> {
+        let mut events = Events::with_capacity(1024);
+        loop {
+            let now = Instant::now();
+            let wait = self
+                .conns
+                .values()
+                .map(|c| c.deadline)
+                .min()
+                .map_or(TICK, |d| d.saturating_duration_since(now).min(TICK));
+            match self.poll.poll(&mut events, Some(wait)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+            for event in &events {
+                let t = event.token().0;
+                if t < self.listeners.len() {
+                    self.accept_all(t);
+                } else {
+                    self.progress(t);
+                }
+            }
+            if events.is_empty() {
+                // A connection left in the backlog by a failed accept
+                // (out of descriptors) raises no new event: look again.
+                for i in 0..self.listeners.len() {
+                    self.accept_all(i);
+                }
+            }
+            self.expire();
+        }
+    }
+
+    fn accept_all(&mut self, listener: usize) {
+        loop {
+            match self.listeners[listener].accept() {
+                Ok((stream, peer)) => self.admit(stream, peer),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed");
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Takes a new connection in: as a handshake if it fits the caps,
+    /// else to be refused (or, with the refusals full, closed at once).
+    fn admit(&mut self, stream: TcpStream, peer: SocketAddr) {
+        let limits = self.shared.limits();
+        let per_source = limits.max_handshakes_per_source;
+        let source = source_of(peer.ip());
+        let deadline = Instant::now() + HANDSHAKE_DEADLINE;
+        let slot = self
+            .shared
+            .open_connection(usize::try_from(limits.max_connections).unwrap_or(usize::MAX));
+        let handshakes = self.handshakes_by_source.get(&source).copied().unwrap_or(0);
+        let phase = match slot {
+            None => Phase::Refusing(Full::Connections {
+                max: limits.max_connections,
+            }),
+            Some(_) if handshakes >= per_source => Phase::Refusing(Full::Source {
+                max: per_source,
+                source,
+            }),
+            Some(_) => Phase::Opening,
+        };
+        let slot = slot.filter(|_| phase.is_handshake());
+        if let Phase::Refusing(full) = &phase {
+            let refusing = self.refusing_by_source.get(&source).copied().unwrap_or(0);
+            if self.refusing >= REFUSING_MAX || refusing >= per_source {
+                tracing::warn!(%peer, source = %source_name(source), refusal = %full.refusal(), "too many refusals pending; closing unanswered");
+                return;
+            }
+            tracing::warn!(%peer, refusal = %full.refusal(), "connection refused");
+        }
+        let conn = Conn {
+            stream,
+            peer,
+            source,
+            deadline,
+            slot,
+            phase,
+        };
+        self.insert(conn);
+    }
+
+    fn insert(&mut self, mut conn: Conn) {
+        let token = self.next_token;
+        self.next_token = self.next_token.wrapping_add(1).max(self.listeners.len());
+        if let Err(e) =
+            self.poll
+                .registry()
+                .register(&mut conn.stream, Token(token), Interest::READABLE)
+        {
+            tracing::warn!(peer = %conn.peer, error = %e, "cannot watch a connection; closing");
+            return;
+        }
+        if conn.phase.is_handshake() {
+            count(&mut self.handshakes_by_source, conn.source, true);
+        } else {
+            count(&mut self.refusing_by_source, conn.source, true);
+            self.refusing += 1;
+        }
+        self.conns.insert(token, conn);
+        // Bytes that came with the connection raise an event of their own
+        // once it is watched; nothing more to do here.
+    }
+
+    fn remove(&mut self, token: usize) -> Option<Conn> {
+        let mut conn = self.conns.remove(&token)?;
+        let _ = self.poll.registry().deregister(&mut conn.stream);
+        if conn.phase.is_handshake() {
+            count(&mut self.handshakes_by_source, conn.source, false);
+        } else {
+            count(&mut self.refusing_by_source, conn.source, false);
+            self.refusing = self.refusing.saturating_sub(1);
+        }
+        Some(conn)
+    }
+
+    /// Carries connection `token` forward with what it has sent.
+    fn progress(&mut self, token: usize) {
+        let Some(conn) = self.conns.get_mut(&token) else {
+            return;
+        };
+        if let Phase::Closing = conn.phase {
+            if !drain(&mut conn.stream, &mut self.scratch) {
+                self.remove(token);
+            }
+            return;
+        }
+        let n = match conn.stream.peek(&mut self.scratch) {
+            Ok(0) => {
+                tracing::debug!(peer = %conn.peer, "closed during the handshake");
+                self.remove(token);
+                return;
+            }
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => return,
+            Err(e) => {
+                tracing::debug!(peer = %conn.peer, error = %e, "connection failed during the handshake");
+                self.remove(token);
+                return;
+            }
+        };
+        let bytes = &self.scratch[..n];
+        let proto = protocol(bytes);
+        match &conn.phase {
+            Phase::Refusing(full) => {
+                let answer = full.answer(proto);
+                // A fresh connection's send buffer takes a refusal whole.
+                let _ = (&conn.stream).write(&answer);
+                let _ = conn.stream.shutdown(Shutdown::Write);
+                conn.phase = Phase::Closing;
+                conn.deadline = Instant::now() + LINGER;
+                if !drain(&mut conn.stream, &mut self.scratch) {
+                    self.remove(token);
+                }
+            }
+            Phase::Opening => {
+                let complete = match proto {
+                    Protocol::Native => native_complete(bytes),
+                    Protocol::Iperf3 => cookie_complete(bytes),
+                };
+                if complete {
+                    self.hand_off(token, proto);
+                }
+            }
+            Phase::Params(_) => {
+                if params_complete(bytes) {
+                    self.hand_off(token, proto);
+                }
+            }
+            Phase::Closing => {}
+        }
+    }
+
+    /// A connection whose opening (or iperf3 parameters) is in: to a
+    /// thread of its own, or, for an iperf3 cookie, read here.
+    fn hand_off(&mut self, token: usize, proto: Protocol) {
+        let Some(conn) = self.remove(token) else {
+            return;
+        };
+        let Conn {
+            stream,
+            peer,
+            source,
+            deadline,
+            slot,
+            phase,
+        } = conn;
+        let Some((slot, accepted)) = slot else { return };
+        let stream = std::net::TcpStream::from(stream);
+        if let Err(e) = stream.set_nonblocking(false) {
+            tracing::warn!(%peer, error = %e, "cannot hand a connection on");
+            return;
+        }
+        let shared = Arc::clone(&self.shared);
+        match (phase, proto) {
+            (Phase::Params(id), _) => spawn(peer, slot, move || {
+                crate::iperf3::run_test(stream, peer, id, &shared)
+            }),
+            (_, Protocol::Native) => {
+                let left = deadline
+                    .saturating_duration_since(Instant::now())
+                    .max(Duration::from_millis(1));
+                spawn(peer, slot, move || {
+                    crate::native::handle(stream, peer, &shared, left)
+                });
+            }
+            (_, Protocol::Iperf3) => match crate::iperf3::open(stream, peer, &shared, accepted) {
+                Ok(Opened::Test(stream, id)) => {
+                    if let Err(e) = stream.set_nonblocking(true) {
+                        tracing::warn!(%peer, error = %e, "cannot wait for iperf3 parameters");
+                        return;
+                    }
+                    self.insert(Conn {
+                        stream: TcpStream::from_std(stream),
+                        peer,
+                        source,
+                        deadline,
+                        slot: Some((slot, accepted)),
+                        phase: Phase::Params(id),
+                    });
+                }
+                Ok(Opened::Data | Opened::Done) => {}
+                Err(e) => tracing::info!(%peer, error = %e, "connection ended"),
+            },
+        }
+    }
+
+    /// Closes every connection past its deadline.
+    fn expire(&mut self) {
+        let now = Instant::now();
+        let late: Vec<usize> = self
+            .conns
+            .iter()
+            .filter(|(_, c)| c.deadline <= now)
+            .map(|(t, _)| *t)
+            .collect();
+        for token in late {
+            if let Some(conn) = self.remove(token) {
+                if conn.phase.is_handshake() {
+                    tracing::info!(peer = %conn.peer, deadline = ?HANDSHAKE_DEADLINE, "handshake not finished in time; closed");
+                }
+            }
+        }
+    }
+}
+
+/// Reads and drops what a refused client still sends; false once it has
+/// closed (or failed).
+fn drain(stream: &mut TcpStream, scratch: &mut [u8]) -> bool {
+    loop {
+        match stream.read(scratch) {
+            Ok(0) => return false,
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return false,
+        }
+    }
+}
+
+/// Runs a connection's handler on a thread of its own, holding its count
+/// against `max_connections` until it ends.
+fn spawn(
+    peer: SocketAddr,
+    slot: ConnectionSlot,
+    handler: impl FnOnce() -> Result<(), sonde_engine::EngineError> + Send + 'static,
+) {
+    let spawned = std::thread::Builder::new()
+        .name("sonde-conn".into())
+        .spawn(move || {
+            if let Err(e) = handler() {
+                tracing::info!(%peer, error = %e, "connection ended");
+            }
+            drop(slot);
+        });
+    if let Err(e) = spawned {
+        tracing::error!(%peer, error = %e, "cannot start a connection thread");
+    }
+}
