@@ -370,7 +370,10 @@ impl Acceptor {
             .map(|(t, _)| *t)
             .collect();
         for token in late {
-            if let Some(conn) = self.remove(token) {
+            if let Some(mut conn) = self.remove(token) {
+                // What it sent is read first, so the close is a FIN, not
+                // a reset.
+                drain(&mut conn.stream, &mut self.scratch);
                 if conn.phase.is_handshake() {
                     tracing::info!(peer = %conn.peer, deadline = ?HANDSHAKE_DEADLINE, "handshake not finished in time; closed");
                 }

@@ -235,7 +235,8 @@ mod tests {
         assert_eq!(full.answer(Protocol::Iperf3), vec![255u8]);
         let native = full.answer(Protocol::Native);
         assert_eq!(native[..PREAMBLE_LEN], Preamble::CURRENT.encode());
-        let msg: ServerMessage = decode_message(&native[PREAMBLE_LEN + FRAME_HEADER_LEN..]).unwrap();
+        let msg: ServerMessage =
+            decode_message(&native[PREAMBLE_LEN + FRAME_HEADER_LEN..]).unwrap();
         let ServerMessage::Refused { refusal } = msg else {
             panic!("not a refusal: {msg:?}");
         };

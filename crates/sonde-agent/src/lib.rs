@@ -34,8 +34,8 @@
 mod acceptor;
 mod admission;
 pub mod config;
-mod iperf3;
 mod handshake;
+mod iperf3;
 mod limits;
 mod native;
 pub mod reflector;
@@ -43,6 +43,6 @@ pub mod server;
 mod state;
 
 pub use config::{ConfigError, Limits, ReflectorConfig, ServerConfig};
-pub use reflector::{Reflector, ReflectorError};
 pub use handshake::HANDSHAKE_DEADLINE;
+pub use reflector::{Reflector, ReflectorError};
 pub use server::{ServeError, Server, Stopped, Until};

@@ -1,0 +1,277 @@
+//! `sonde serve` against clients that never finish their handshake
+//! (issue 12, faults 1 and 2), on loopback with real sockets: an iperf3
+//! cookie trickled one byte at a time by more connections than the
+//! per-source cap, and idle and trickling native connections. In each,
+//! valid sonde and iperf3 tests from other sources run during the attack
+//! and succeed, the attackers are closed by the handshake deadline, a
+//! client over the cap is told the server is full in its own protocol,
+//! and the server's memory stays small.
+//!
+//! The attackers come from 127.0.0.2 and 127.0.0.3 (each its own source
+//! for the cap); the valid clients from 127.0.0.1 and ::1.
+
+mod common;
+use common::iperf3_client::{self, text};
+use common::{stderr, tcp, tcp_json, u, ServerProc};
+use socket2::{Domain, Socket, Type};
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+/// Handshakes one source may have under way (the server's cap here).
+const CAP: u32 = 4;
+/// The server's handshake deadline (`HANDSHAKE_DEADLINE`).
+const DEADLINE: Duration = Duration::from_secs(5);
+/// How long an attack goes on: more than a deadline, so that attackers
+/// are closed by it and replaced while the valid tests run.
+const ATTACK: Duration = Duration::from_secs(9);
+/// Seconds between two bytes of a trickling attacker.
+const TRICKLE: Duration = Duration::from_millis(1500);
+/// The memory bound the server must stay under (issue 12).
+const RSS_MAX_KB: u64 = 64 * 1024;
+
+fn server(name: &str) -> ServerProc {
+    let path = std::env::temp_dir().join(format!("sonde-abuse-{}-{name}.toml", std::process::id()));
+    std::fs::write(
+        &path,
+        format!("[limits]\nmax_handshakes_per_source = {CAP}\n"),
+    )
+    .unwrap();
+    ServerProc::start(&["--config", path.to_str().unwrap()])
+}
+
+/// The server's peak resident memory (VmHWM), in KiB.
+fn peak_rss_kb(server: &ServerProc) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", server.pid())).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or_else(|| panic!("no VmHWM in {status}"))
+}
+
+/// A TCP connection to the server on 127.0.0.1 from source address `src`.
+fn connect_from(src: &str, port: u16) -> std::io::Result<TcpStream> {
+    let s = Socket::new(Domain::IPV4, Type::STREAM, None)?;
+    let from: SocketAddr = format!("{src}:0").parse().unwrap();
+    s.bind(&from.into())?;
+    let to: SocketAddr = ([127, 0, 0, 1], port).into();
+    s.connect_timeout(&to.into(), Duration::from_secs(2))?;
+    let s: TcpStream = s.into();
+    s.set_nonblocking(true)?;
+    Ok(s)
+}
+
+/// One attacking connection: it sends `bytes` one at a time, every
+/// [`TRICKLE`] (none at all if empty: idle).
+struct Attacker {
+    stream: TcpStream,
+    opened: Instant,
+    bytes: &'static [u8],
+    sent: usize,
+    next: Instant,
+}
+
+/// What the attack saw.
+#[derive(Debug, Default)]
+struct Tally {
+    opened: usize,
+    /// How long each connection the server closed without a word was held
+    /// (by kind: idle, trickling).
+    held_idle: Vec<Duration>,
+    held_trickling: Vec<Duration>,
+    /// The bytes each refused connection read.
+    refused: Vec<Vec<u8>>,
+    /// Connections reset by the server.
+    reset: usize,
+}
+
+impl Tally {
+    fn held(&self) -> impl Iterator<Item = &Duration> {
+        self.held_idle.iter().chain(&self.held_trickling)
+    }
+
+    fn longest_held(&self) -> Duration {
+        self.held().max().copied().unwrap_or_default()
+    }
+}
+
+/// Keeps `target` attacking connections from `src` open for [`ATTACK`],
+/// opening a new one for each the server closes; `bytes(i)` is what the
+/// i-th connection trickles.
+fn attack(src: &'static str, port: u16, target: usize, bytes: fn(usize) -> &'static [u8]) -> Tally {
+    let mut tally = Tally::default();
+    let mut live: Vec<Attacker> = Vec::new();
+    let end = Instant::now() + ATTACK;
+    let mut scratch = [0u8; 4096];
+    while Instant::now() < end {
+        while live.len() < target {
+            let stream = connect_from(src, port).expect("attacker connects");
+            let now = Instant::now();
+            live.push(Attacker {
+                stream,
+                opened: now,
+                bytes: bytes(tally.opened),
+                sent: 0,
+                next: now,
+            });
+            tally.opened += 1;
+        }
+        let now = Instant::now();
+        live.retain_mut(|a| {
+            if a.sent < a.bytes.len() && now >= a.next {
+                if a.stream.write_all(&a.bytes[a.sent..=a.sent]).is_err() {
+                    tally.reset += 1;
+                    return false;
+                }
+                a.sent += 1;
+                a.next = now + TRICKLE;
+            }
+            match a.stream.read(&mut scratch) {
+                Ok(0) if a.bytes.is_empty() => tally.held_idle.push(a.opened.elapsed()),
+                Ok(0) => tally.held_trickling.push(a.opened.elapsed()),
+                Ok(n) => tally.refused.push(scratch[..n].to_vec()),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return true,
+                Err(_) => tally.reset += 1,
+            }
+            false
+        });
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    tally
+}
+
+/// What the valid clients got during an attack.
+struct Valid {
+    sonde_bytes: u64,
+    iperf3_bytes: f64,
+}
+
+/// A valid `sonde tcp -t 1` and a valid `iperf3 -c … -t 1`, from sources
+/// other than the attackers'.
+fn valid_tests(port: u16) -> Valid {
+    let r = tcp_json("127.0.0.1", port, &["-t", "1"]);
+    let sonde_bytes = u(&r["summary"]["total"]["received_bytes"]);
+    let j = iperf3_client::json("iperf3", "::1", port, &["-t", "1"]);
+    let iperf3_bytes = iperf3_client::n(&j["end"]["sum_received"]["bytes"]);
+    Valid {
+        sonde_bytes,
+        iperf3_bytes,
+    }
+}
+
+/// A sonde client and an iperf3 client from `src`, whose handshakes are
+/// over the cap: each must be told the server is full.
+fn over_the_cap(src: &str, port: u16) {
+    let out = tcp("127.0.0.1", port, &["-B", src, "-t", "1"]);
+    let err = stderr(&out);
+    assert!(!out.status.success(), "a client over the cap ran: {err}");
+    assert!(
+        err.contains("max_handshakes_per_source") && err.contains("server is full"),
+        "the refusal does not say the server is full: {err}"
+    );
+    let out = iperf3_client::iperf3("iperf3", "127.0.0.1", port, &["-B", src, "-t", "1"]);
+    let said = text(&out);
+    assert!(
+        !out.status.success(),
+        "an iperf3 client over the cap ran: {said}"
+    );
+    assert!(
+        said.contains("busy"),
+        "iperf3 was not told the server is busy: {said}"
+    );
+}
+
+/// Runs `attack` on a thread, and meanwhile the over-the-cap clients and
+/// the valid tests; checks and prints what each saw.
+fn under_attack(
+    name: &str,
+    src: &'static str,
+    target: usize,
+    bytes: fn(usize) -> &'static [u8],
+) -> Tally {
+    let server = server(name);
+    let port = server.port;
+    let attacker = std::thread::spawn(move || attack(src, port, target, bytes));
+    // Let the attackers take their handshakes first.
+    std::thread::sleep(Duration::from_millis(500));
+    over_the_cap(src, port);
+    let started = Instant::now();
+    let valid = valid_tests(port);
+    let took = started.elapsed();
+    let tally = attacker.join().expect("attack thread");
+    let rss = peak_rss_kb(&server);
+    eprintln!(
+        "{name}: {} attacking connections from {src} over {ATTACK:?}; \
+         closed by the server without a word: {} idle (held {:?}), {} trickling (held {:?}); \
+         refused: {}; reset: {}; longest held {:?}",
+        tally.opened,
+        tally.held_idle.len(),
+        tally.held_idle,
+        tally.held_trickling.len(),
+        tally.held_trickling,
+        tally.refused.len(),
+        tally.reset,
+        tally.longest_held(),
+    );
+    eprintln!(
+        "{name}: valid tests during the attack: sonde tcp -t 1 received {} bytes, \
+         iperf3 -t 1 received {} bytes (both in {took:?}); server peak RSS {} KiB",
+        valid.sonde_bytes, valid.iperf3_bytes, rss
+    );
+    assert!(valid.sonde_bytes > 0 && valid.iperf3_bytes > 0.0);
+    // The valid tests ran while the attack went on.
+    assert!(took < ATTACK, "the valid tests outlasted the attack");
+    // Every attacker that began a handshake is closed by the deadline
+    // (generously bounded), none left to trickle on.
+    assert!(
+        tally.held().count() >= CAP as usize,
+        "the server closed fewer attackers than it held: {tally:?}\n{}",
+        server.log()
+    );
+    assert!(
+        tally.longest_held() < DEADLINE + Duration::from_secs(3),
+        "an attacker was held past the deadline: {tally:?}"
+    );
+    assert!(rss < RSS_MAX_KB, "server peak RSS {rss} KiB");
+    tally
+}
+
+/// An iperf3 cookie (36 base32 characters and a NUL).
+const COOKIE: &[u8; 37] = b"abcdefghijklmnopqrstuvwxyz234567abcd\0";
+
+#[test]
+fn an_iperf3_cookie_slow_loris_over_the_cap_holds_no_one_out() {
+    let tally = under_attack("iperf3-cookie", "127.0.0.2", 2 * CAP as usize, |_| COOKIE);
+    // The attackers over the cap were refused as iperf3 is:
+    // ACCESS_DENIED, a single state byte (-1).
+    assert!(
+        !tally.refused.is_empty(),
+        "no attacker was refused: {tally:?}"
+    );
+    for r in &tally.refused {
+        assert_eq!(r, &[0xff], "not ACCESS_DENIED: {r:?}");
+    }
+    assert_eq!(
+        tally.reset, 0,
+        "an attacker was reset, not closed: {tally:?}"
+    );
+}
+
+/// sonde's preamble and a frame header promising a 600-byte message.
+const NATIVE_OPENING: &[u8] = b"SOND\x00\x02\x00\x00\x00\x00\x02\x58{\"type\":";
+
+#[test]
+fn idle_and_trickling_native_connections_are_closed_by_the_deadline() {
+    let tally = under_attack("native-idle-trickle", "127.0.0.3", CAP as usize, |i| {
+        if i % 2 == 0 {
+            &[]
+        } else {
+            NATIVE_OPENING
+        }
+    });
+    assert!(
+        !tally.held_idle.is_empty() && !tally.held_trickling.is_empty(),
+        "both kinds are closed: {tally:?}"
+    );
+}
