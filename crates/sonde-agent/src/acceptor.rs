@@ -329,16 +329,11 @@ impl Acceptor {
         let shared = Arc::clone(&self.shared);
         match (phase, proto) {
             (Phase::Params(id), _) => spawn(peer, slot, move || {
-                crate::iperf3::run_test(stream, peer, id, &shared)
+                crate::iperf3::run_test(stream, peer, id, &shared, deadline)
             }),
-            (_, Protocol::Native) => {
-                let left = deadline
-                    .saturating_duration_since(Instant::now())
-                    .max(Duration::from_millis(1));
-                spawn(peer, slot, move || {
-                    crate::native::handle(stream, peer, &shared, left)
-                });
-            }
+            (_, Protocol::Native) => spawn(peer, slot, move || {
+                crate::native::handle(stream, peer, &shared, deadline)
+            }),
             (_, Protocol::Iperf3) => match crate::iperf3::open(stream, peer, &shared, accepted) {
                 Ok(Opened::Test(stream, id)) => {
                     if let Err(e) = stream.set_nonblocking(true) {

@@ -9,12 +9,23 @@ use sonde_wire::{
     HANDSHAKE_FRAME_MAX, MAGIC, PREAMBLE_LEN, PROTOCOL_VERSION,
 };
 use std::net::{IpAddr, Ipv6Addr};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Time a connection has, from accept, to finish its handshake however
 /// it trickles: sonde's preamble and first message; or iperf3's cookie
 /// and its parameters. Past it the connection is closed.
 pub const HANDSHAKE_DEADLINE: Duration = Duration::from_secs(5);
+
+/// Least time a client has for its UDP connects once told to make them:
+/// another test may have held the UDP port past the client's deadline.
+pub(crate) const CONNECT_GRACE: Duration = Duration::from_secs(1);
+
+/// When a test's UDP connect exchange (sonde's UDP hellos, iperf3's UDP
+/// connects) must be done: the handshake's `deadline`, measured from
+/// accept, or [`CONNECT_GRACE`] from now if that is later.
+pub(crate) fn connect_deadline(deadline: Instant) -> Instant {
+    deadline.max(Instant::now() + CONNECT_GRACE)
+}
 
 /// The most of a native first message the acceptor waits for before
 /// handing the connection to a thread that reads the rest (within the

@@ -30,11 +30,17 @@ const TRICKLE: Duration = Duration::from_millis(1500);
 /// The memory bound the server must stay under (issue 12).
 const RSS_MAX_KB: u64 = 64 * 1024;
 
-fn server(name: &str) -> ServerProc {
+/// A server whose per-source cap is [`CAP`], set in its configuration
+/// file, or with the flag.
+fn server(name: &str, by_flag: bool) -> ServerProc {
+    let cap = CAP.to_string();
+    if by_flag {
+        return ServerProc::start(&["--max-handshakes-per-source", &cap]);
+    }
     let path = std::env::temp_dir().join(format!("sonde-abuse-{}-{name}.toml", std::process::id()));
     std::fs::write(
         &path,
-        format!("[limits]\nmax_handshakes_per_source = {CAP}\n"),
+        format!("[limits]\nmax_handshakes_per_source = {cap}\n"),
     )
     .unwrap();
     ServerProc::start(&["--config", path.to_str().unwrap()])
@@ -190,7 +196,7 @@ fn under_attack(
     target: usize,
     bytes: fn(usize) -> &'static [u8],
 ) -> Tally {
-    let server = server(name);
+    let server = server(name, src.ends_with(".3"));
     let port = server.port;
     let attacker = std::thread::spawn(move || attack(src, port, target, bytes));
     // Let the attackers take their handshakes first.
@@ -273,5 +279,46 @@ fn idle_and_trickling_native_connections_are_closed_by_the_deadline() {
     assert!(
         !tally.held_idle.is_empty() && !tally.held_trickling.is_empty(),
         "both kinds are closed: {tally:?}"
+    );
+}
+
+#[test]
+fn over_max_connections_a_client_is_told_the_server_is_full() {
+    let server = ServerProc::start(&["--max-connections", "3"]);
+    let port = server.port;
+    let opened = Instant::now();
+    let idle: Vec<TcpStream> = (0..3)
+        .map(|_| connect_from("127.0.0.4", port).expect("connect"))
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let out = tcp("127.0.0.1", port, &["-t", "1"]);
+    let err = stderr(&out);
+    assert!(
+        !out.status.success(),
+        "a client over max_connections ran: {err}"
+    );
+    assert!(
+        err.contains("max_connections is 3") && err.contains("server is full"),
+        "the refusal does not say the server is full: {err}"
+    );
+    let out = iperf3_client::iperf3("iperf3", "::1", port, &["-t", "1"]);
+    assert!(
+        text(&out).contains("busy"),
+        "iperf3 was not told: {}",
+        text(&out)
+    );
+    // The idle connections go at the deadline, and with them the cap.
+    let mut held = Vec::new();
+    for mut s in idle {
+        s.set_nonblocking(false).unwrap();
+        s.set_read_timeout(Some(DEADLINE * 2)).unwrap();
+        let got = s.read(&mut [0u8; 64]);
+        assert!(matches!(got, Ok(0)), "not closed by the deadline: {got:?}");
+        held.push(opened.elapsed());
+    }
+    let r = tcp_json("127.0.0.1", port, &["-t", "1"]);
+    eprintln!(
+        "max_connections 3: idle connections held {held:?}; then a test received {} bytes",
+        u(&r["summary"]["total"]["received_bytes"])
     );
 }

@@ -23,7 +23,7 @@ use sonde_wire::iperf3::{errno, Cookie, Protocol, State};
 use sonde_wire::{Refusal, TestId};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The test id a cookie stands for in the registry.
 fn cookie_id(cookie: &Cookie) -> TestId {
@@ -78,12 +78,14 @@ pub(crate) fn open(
 }
 
 /// Runs test `id` whose client was sent PARAM_EXCHANGE (by [`open`])
-/// and whose parameters are in.
+/// and whose parameters are in; `deadline` is its handshake's (the UDP
+/// connects included).
 pub(crate) fn run_test(
     stream: TcpStream,
     peer: SocketAddr,
     id: TestId,
     shared: &Arc<Shared>,
+    deadline: Instant,
 ) -> Result<(), EngineError> {
     let mut control = Iperf3Control::new(stream);
     let p = control.recv_params(STEP_WAIT)?;
@@ -104,7 +106,7 @@ pub(crate) fn run_test(
             params::udp_spec(&p, peer, limit),
             shared,
             version.as_deref(),
-            |c, spec| udp::run(c, peer, spec, &p),
+            |c, spec| udp::run(c, peer, spec, &p, deadline),
         ),
         Protocol::Sctp => {
             tracing::warn!(%peer, "iperf3 SCTP test refused: sonde serves TCP and UDP only");
