@@ -68,8 +68,21 @@ fn connect_from(src: &str, port: u16) -> std::io::Result<TcpStream> {
     Ok(s)
 }
 
-/// One attacking connection: it sends `bytes` one at a time, every
-/// [`TRICKLE`] (none at all if empty: idle).
+/// What an attacking connection sends: the first `burst` bytes at once,
+/// then the rest one at a time, every [`TRICKLE`] (nothing if empty:
+/// idle).
+#[derive(Clone, Copy)]
+struct Script {
+    bytes: &'static [u8],
+    burst: usize,
+}
+
+/// One byte at a time from the first.
+const fn trickle(bytes: &'static [u8]) -> Script {
+    Script { bytes, burst: 0 }
+}
+
+/// One attacking connection, following its script.
 struct Attacker {
     stream: TcpStream,
     opened: Instant,
@@ -90,6 +103,8 @@ struct Tally {
     refused: Vec<Vec<u8>>,
     /// Connections reset by the server.
     reset: usize,
+    /// iperf3 connections sent PARAM_EXCHANGE after their cookie.
+    param_exchanges: usize,
 }
 
 impl Tally {
@@ -105,20 +120,22 @@ impl Tally {
 /// Keeps `target` attacking connections from `src` open for [`ATTACK`],
 /// opening a new one for each the server closes; `bytes(i)` is what the
 /// i-th connection trickles.
-fn attack(src: &'static str, port: u16, target: usize, bytes: fn(usize) -> &'static [u8]) -> Tally {
+fn attack(src: &'static str, port: u16, target: usize, script: fn(usize) -> Script) -> Tally {
     let mut tally = Tally::default();
     let mut live: Vec<Attacker> = Vec::new();
     let end = Instant::now() + ATTACK;
     let mut scratch = [0u8; 4096];
     while Instant::now() < end {
         while live.len() < target {
-            let stream = connect_from(src, port).expect("attacker connects");
+            let mut stream = connect_from(src, port).expect("attacker connects");
             let now = Instant::now();
+            let Script { bytes, burst } = script(tally.opened);
+            stream.write_all(&bytes[..burst]).expect("attacker sends");
             live.push(Attacker {
                 stream,
                 opened: now,
-                bytes: bytes(tally.opened),
-                sent: 0,
+                bytes,
+                sent: burst,
                 next: now,
             });
             tally.opened += 1;
@@ -136,6 +153,11 @@ fn attack(src: &'static str, port: u16, target: usize, bytes: fn(usize) -> &'sta
             match a.stream.read(&mut scratch) {
                 Ok(0) if a.bytes.is_empty() => tally.held_idle.push(a.opened.elapsed()),
                 Ok(0) => tally.held_trickling.push(a.opened.elapsed()),
+                // iperf3's PARAM_EXCHANGE: on to the parameters.
+                Ok(1) if scratch[0] == PARAM_EXCHANGE => {
+                    tally.param_exchanges += 1;
+                    return true;
+                }
                 Ok(n) => tally.refused.push(scratch[..n].to_vec()),
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return true,
                 Err(_) => tally.reset += 1,
@@ -194,11 +216,11 @@ fn under_attack(
     name: &str,
     src: &'static str,
     target: usize,
-    bytes: fn(usize) -> &'static [u8],
+    script: fn(usize) -> Script,
 ) -> Tally {
     let server = server(name, src.ends_with(".3"));
     let port = server.port;
-    let attacker = std::thread::spawn(move || attack(src, port, target, bytes));
+    let attacker = std::thread::spawn(move || attack(src, port, target, script));
     // Let the attackers take their handshakes first.
     std::thread::sleep(Duration::from_millis(500));
     over_the_cap(src, port);
@@ -243,12 +265,17 @@ fn under_attack(
     tally
 }
 
+/// iperf3's PARAM_EXCHANGE state byte.
+const PARAM_EXCHANGE: u8 = 9;
+
 /// An iperf3 cookie (36 base32 characters and a NUL).
 const COOKIE: &[u8; 37] = b"abcdefghijklmnopqrstuvwxyz234567abcd\0";
 
 #[test]
 fn an_iperf3_cookie_slow_loris_over_the_cap_holds_no_one_out() {
-    let tally = under_attack("iperf3-cookie", "127.0.0.2", 2 * CAP as usize, |_| COOKIE);
+    let tally = under_attack("iperf3-cookie", "127.0.0.2", 2 * CAP as usize, |_| {
+        trickle(COOKIE)
+    });
     // The attackers over the cap were refused as iperf3 is:
     // ACCESS_DENIED, a single state byte (-1).
     assert!(
@@ -270,11 +297,7 @@ const NATIVE_OPENING: &[u8] = b"SOND\x00\x02\x00\x00\x00\x00\x02\x58{\"type\":";
 #[test]
 fn idle_and_trickling_native_connections_are_closed_by_the_deadline() {
     let tally = under_attack("native-idle-trickle", "127.0.0.3", CAP as usize, |i| {
-        if i % 2 == 0 {
-            &[]
-        } else {
-            NATIVE_OPENING
-        }
+        trickle(if i % 2 == 0 { &[] } else { NATIVE_OPENING })
     });
     assert!(
         !tally.held_idle.is_empty() && !tally.held_trickling.is_empty(),
@@ -320,5 +343,29 @@ fn over_max_connections_a_client_is_told_the_server_is_full() {
     eprintln!(
         "max_connections 3: idle connections held {held:?}; then a test received {} bytes",
         u(&r["summary"]["total"]["received_bytes"])
+    );
+}
+
+/// A cookie, then iperf3's parameters: a length promising 64 bytes of
+/// JSON, and the JSON's start.
+const COOKIE_THEN_PARAMS: &[u8] = b"abcdefghijklmnopqrstuvwxyz234567abcd\0\0\0\0\x40{\"tcp\":true,";
+
+#[test]
+fn an_iperf3_client_trickling_its_parameters_is_closed_by_the_deadline() {
+    let tally = under_attack("iperf3-params", "127.0.0.5", CAP as usize, |_| Script {
+        bytes: COOKIE_THEN_PARAMS,
+        burst: COOKIE.len(),
+    });
+    assert!(
+        tally.refused.is_empty(),
+        "refused within the cap: {tally:?}"
+    );
+    assert!(
+        tally.param_exchanges >= CAP as usize,
+        "the cookies were not answered with PARAM_EXCHANGE: {tally:?}"
+    );
+    assert_eq!(
+        tally.reset, 0,
+        "an attacker was reset, not closed: {tally:?}"
     );
 }
