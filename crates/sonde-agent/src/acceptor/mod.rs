@@ -18,17 +18,20 @@
 //! `max_handshakes_per_source` from one source): past that, a connection
 //! is closed at once, unanswered.
 
+mod conn;
+mod hand_off;
+
+use conn::{drain, Conn, Phase};
+
 use crate::handshake::{
     cookie_complete, native_complete, params_complete, protocol, source_name, source_of, Full,
     Protocol, HANDSHAKE_DEADLINE, PEEK_LEN,
 };
-use crate::iperf3::Opened;
-use crate::state::{ConnectionSlot, Shared};
+use crate::state::Shared;
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
-use sonde_wire::TestId;
 use std::collections::HashMap;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::net::{IpAddr, Shutdown, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -41,39 +44,6 @@ pub const REFUSING_MAX: usize = 256;
 const LINGER: Duration = Duration::from_secs(1);
 /// Longest sleep between two looks at the deadlines and the listeners.
 const TICK: Duration = Duration::from_millis(500);
-
-/// Where a connection in the acceptor stands.
-#[derive(Debug)]
-enum Phase {
-    /// Waiting for its opening: sonde's preamble and first message, or
-    /// iperf3's cookie.
-    Opening,
-    /// An iperf3 test, sent PARAM_EXCHANGE, waiting for its parameters.
-    Params(TestId),
-    /// Over a cap: waiting for the first byte, to refuse in its protocol.
-    Refusing(Full),
-    /// Refused: reading whatever comes until the client closes, so that
-    /// closing sends no reset over the refusal.
-    Closing,
-}
-
-impl Phase {
-    fn is_handshake(&self) -> bool {
-        matches!(self, Phase::Opening | Phase::Params(_))
-    }
-}
-
-#[derive(Debug)]
-struct Conn {
-    stream: TcpStream,
-    peer: SocketAddr,
-    source: IpAddr,
-    deadline: Instant,
-    /// Its place in the accept order, and its count against
-    /// `max_connections` (handshakes only).
-    slot: Option<(ConnectionSlot, u64)>,
-    phase: Phase,
-}
 
 /// Serves `listeners` on the calling thread, for as long as the process
 /// runs.
@@ -111,17 +81,6 @@ struct Acceptor {
     refusing_by_source: HashMap<IpAddr, u32>,
     refusing: usize,
     scratch: Vec<u8>,
-}
-
-fn count(map: &mut HashMap<IpAddr, u32>, source: IpAddr, up: bool) {
-    if up {
-        *map.entry(source).or_default() += 1;
-    } else if let Some(n) = map.get_mut(&source) {
-        *n = n.saturating_sub(1);
-        if *n == 0 {
-            map.remove(&source);
-        }
-    }
 }
 
 impl Acceptor {
@@ -214,40 +173,6 @@ impl Acceptor {
         self.insert(conn);
     }
 
-    fn insert(&mut self, mut conn: Conn) {
-        let token = self.next_token;
-        self.next_token = self.next_token.wrapping_add(1).max(self.listeners.len());
-        if let Err(e) =
-            self.poll
-                .registry()
-                .register(&mut conn.stream, Token(token), Interest::READABLE)
-        {
-            tracing::warn!(peer = %conn.peer, error = %e, "cannot watch a connection; closing");
-            return;
-        }
-        if conn.phase.is_handshake() {
-            count(&mut self.handshakes_by_source, conn.source, true);
-        } else {
-            count(&mut self.refusing_by_source, conn.source, true);
-            self.refusing += 1;
-        }
-        self.conns.insert(token, conn);
-        // Bytes that came with the connection raise an event of their own
-        // once it is watched; nothing more to do here.
-    }
-
-    fn remove(&mut self, token: usize) -> Option<Conn> {
-        let mut conn = self.conns.remove(&token)?;
-        let _ = self.poll.registry().deregister(&mut conn.stream);
-        if conn.phase.is_handshake() {
-            count(&mut self.handshakes_by_source, conn.source, false);
-        } else {
-            count(&mut self.refusing_by_source, conn.source, false);
-            self.refusing = self.refusing.saturating_sub(1);
-        }
-        Some(conn)
-    }
-
     /// Carries connection `token` forward with what it has sent.
     fn progress(&mut self, token: usize) {
         let Some(conn) = self.conns.get_mut(&token) else {
@@ -306,55 +231,6 @@ impl Acceptor {
         }
     }
 
-    /// A connection whose opening (or iperf3 parameters) is in: to a
-    /// thread of its own, or, for an iperf3 cookie, read here.
-    fn hand_off(&mut self, token: usize, proto: Protocol) {
-        let Some(conn) = self.remove(token) else {
-            return;
-        };
-        let Conn {
-            stream,
-            peer,
-            source,
-            deadline,
-            slot,
-            phase,
-        } = conn;
-        let Some((slot, accepted)) = slot else { return };
-        let stream = std::net::TcpStream::from(stream);
-        if let Err(e) = stream.set_nonblocking(false) {
-            tracing::warn!(%peer, error = %e, "cannot hand a connection on");
-            return;
-        }
-        let shared = Arc::clone(&self.shared);
-        match (phase, proto) {
-            (Phase::Params(id), _) => spawn(peer, slot, move || {
-                crate::iperf3::run_test(stream, peer, id, &shared, deadline)
-            }),
-            (_, Protocol::Native) => spawn(peer, slot, move || {
-                crate::native::handle(stream, peer, &shared, deadline)
-            }),
-            (_, Protocol::Iperf3) => match crate::iperf3::open(stream, peer, &shared, accepted) {
-                Ok(Opened::Test(stream, id)) => {
-                    if let Err(e) = stream.set_nonblocking(true) {
-                        tracing::warn!(%peer, error = %e, "cannot wait for iperf3 parameters");
-                        return;
-                    }
-                    self.insert(Conn {
-                        stream: TcpStream::from_std(stream),
-                        peer,
-                        source,
-                        deadline,
-                        slot: Some((slot, accepted)),
-                        phase: Phase::Params(id),
-                    });
-                }
-                Ok(Opened::Data | Opened::Done) => {}
-                Err(e) => tracing::info!(%peer, error = %e, "connection ended"),
-            },
-        }
-    }
-
     /// Closes every connection past its deadline.
     fn expire(&mut self) {
         let now = Instant::now();
@@ -374,39 +250,5 @@ impl Acceptor {
                 }
             }
         }
-    }
-}
-
-/// Reads and drops what a refused client still sends; false once it has
-/// closed (or failed).
-fn drain(stream: &mut TcpStream, scratch: &mut [u8]) -> bool {
-    loop {
-        match stream.read(scratch) {
-            Ok(0) => return false,
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(_) => return false,
-        }
-    }
-}
-
-/// Runs a connection's handler on a thread of its own, holding its count
-/// against `max_connections` until it ends.
-fn spawn(
-    peer: SocketAddr,
-    slot: ConnectionSlot,
-    handler: impl FnOnce() -> Result<(), sonde_engine::EngineError> + Send + 'static,
-) {
-    let spawned = std::thread::Builder::new()
-        .name("sonde-conn".into())
-        .spawn(move || {
-            if let Err(e) = handler() {
-                tracing::info!(%peer, error = %e, "connection ended");
-            }
-            drop(slot);
-        });
-    if let Err(e) = spawned {
-        tracing::error!(%peer, error = %e, "cannot start a connection thread");
     }
 }
