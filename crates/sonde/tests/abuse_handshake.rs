@@ -239,3 +239,60 @@ fn an_iperf3_client_trickling_its_parameters_is_closed_by_the_deadline() {
         "an attacker was reset, not closed: {tally:?}"
     );
 }
+
+/// Reads one native frame's payload (its length first).
+fn read_frame(s: &mut TcpStream) -> std::io::Result<Vec<u8>> {
+    let mut len = [0u8; 4];
+    s.read_exact(&mut len)?;
+    let mut payload = vec![0u8; u32::from_be_bytes(len) as usize];
+    s.read_exact(&mut payload)?;
+    Ok(payload)
+}
+
+#[test]
+fn a_udp_test_whose_client_never_connects_ends_by_the_deadline() {
+    use sonde_model::{HostEnv, Rate, TestSpec, UdpSpec};
+    use sonde_wire::{encode_message, ClientMessage, Preamble, ServerMessage};
+    use std::io::Write;
+    let server = ServerProc::start(&["--max-concurrent-tests", "1"]);
+    let request = ClientMessage::TestRequest {
+        request: TestSpec::Udp(UdpSpec {
+            host: "127.0.0.1".into(),
+            time: Duration::from_secs(1),
+            bitrate: Rate::from_bps(1_000_000),
+            ..UdpSpec::default()
+        }),
+        env: HostEnv::default(),
+        live_intervals: false,
+    };
+    let mut s = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    let opened = Instant::now();
+    s.write_all(&Preamble::CURRENT.encode()).unwrap();
+    s.write_all(&encode_message(&request).unwrap()).unwrap();
+    // Accepted, then no UDP hello from the client: the server gives up by
+    // the handshake deadline, counted from accept.
+    s.set_read_timeout(Some(DEADLINE * 4)).unwrap();
+    s.read_exact(&mut [0u8; 8]).unwrap();
+    let accepted: ServerMessage = sonde_wire::decode_message(&read_frame(&mut s).unwrap()).unwrap();
+    assert!(
+        matches!(accepted, ServerMessage::Accepted { .. }),
+        "{accepted:?}"
+    );
+    let ended = read_frame(&mut s);
+    let held = opened.elapsed();
+    let Ok(abort) = ended else {
+        panic!("closed without an abort: {ended:?}");
+    };
+    let abort: ServerMessage = sonde_wire::decode_message(&abort).unwrap();
+    eprintln!("a UDP test with no UDP hello: its slot held {held:?}, then {abort:?}");
+    assert!(
+        format!("{abort:?}").contains("UDP hello"),
+        "not an abort for the missing hello: {abort:?}"
+    );
+    assert!(
+        held < DEADLINE + Duration::from_secs(3),
+        "the test slot was held {held:?}"
+    );
+    // Its slot is free again.
+    tcp_json("127.0.0.1", server.port, &["-t", "1"]);
+}
