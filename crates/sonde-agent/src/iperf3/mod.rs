@@ -47,10 +47,9 @@ pub(crate) enum Opened {
 }
 
 /// Reads the cookie of a connection whose cookie is in (the acceptor has
-/// seen it, so nothing here waits): a cookie that
-/// names a test waiting for data connections makes it one of them; any
-/// other starts a test, if the client may test. `accepted` is its place
-/// in the server's accept order.
+/// seen it, so nothing here waits): a cookie that names a test waiting for
+/// data connections makes it one of them; any other starts a test, if the
+/// client may test. `accepted` is its place in the server's accept order.
 pub(crate) fn open(
     stream: TcpStream,
     peer: SocketAddr,
