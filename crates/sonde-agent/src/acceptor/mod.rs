@@ -45,6 +45,45 @@ const LINGER: Duration = Duration::from_secs(1);
 /// Longest sleep between two looks at the deadlines and the listeners.
 const TICK: Duration = Duration::from_millis(500);
 
+/// Connections turned away since the last log line: at most one line a
+/// second says how many, however fast they come.
+#[derive(Debug)]
+struct TurnedAway {
+    /// Refused over a cap (told so).
+    refused: u64,
+    /// Closed unanswered: too many refusals pending.
+    unanswered: u64,
+    /// Closed at the handshake deadline.
+    late: u64,
+    /// The last refusal, as the client read it.
+    last: Option<String>,
+    logged: Instant,
+}
+
+impl TurnedAway {
+    fn log_each_second(&mut self) {
+        if self.logged.elapsed() < Duration::from_secs(1)
+            || self.refused + self.unanswered + self.late == 0
+        {
+            return;
+        }
+        tracing::warn!(
+            refused = self.refused,
+            closed_unanswered = self.unanswered,
+            handshake_late = self.late,
+            last_refusal = self.last.as_deref().unwrap_or("none"),
+            "connections turned away"
+        );
+        *self = Self {
+            refused: 0,
+            unanswered: 0,
+            late: 0,
+            last: None,
+            logged: Instant::now(),
+        };
+    }
+}
+
 /// Serves `listeners` on the calling thread, for as long as the process
 /// runs.
 pub(crate) fn run(listeners: Vec<std::net::TcpListener>, shared: Arc<Shared>) -> io::Result<()> {
@@ -67,6 +106,13 @@ pub(crate) fn run(listeners: Vec<std::net::TcpListener>, shared: Arc<Shared>) ->
         refusing_by_source: HashMap::new(),
         refusing: 0,
         scratch: vec![0u8; PEEK_LEN],
+        turned_away: TurnedAway {
+            refused: 0,
+            unanswered: 0,
+            late: 0,
+            last: None,
+            logged: Instant::now(),
+        },
     };
     acceptor.serve()
 }
@@ -81,6 +127,7 @@ struct Acceptor {
     refusing_by_source: HashMap<IpAddr, u32>,
     refusing: usize,
     scratch: Vec<u8>,
+    turned_away: TurnedAway,
 }
 
 impl Acceptor {
@@ -115,6 +162,7 @@ impl Acceptor {
                 }
             }
             self.expire();
+            self.turned_away.log_each_second();
         }
     }
 
@@ -134,7 +182,7 @@ impl Acceptor {
 
     /// Takes a new connection in: as a handshake if it fits the caps,
     /// else to be refused (or, with the refusals full, closed at once).
-    fn admit(&mut self, stream: TcpStream, peer: SocketAddr) {
+    fn admit(&mut self, mut stream: TcpStream, peer: SocketAddr) {
         let limits = self.shared.limits();
         let per_source = limits.max_handshakes_per_source;
         let source = source_of(peer.ip());
@@ -157,10 +205,16 @@ impl Acceptor {
         if let Phase::Refusing(full) = &phase {
             let refusing = self.refusing_by_source.get(&source).copied().unwrap_or(0);
             if self.refusing >= REFUSING_MAX || refusing >= per_source {
-                tracing::warn!(%peer, source = %source_name(source), refusal = %full.refusal(), "too many refusals pending; closing unanswered");
+                tracing::debug!(%peer, source = %source_name(source), refusal = %full.refusal(), "too many refusals pending; closing unanswered");
+                self.turned_away.unanswered += 1;
+                // What came with it is read, so the close is a FIN where
+                // it can be.
+                drain(&mut stream, &mut self.scratch);
                 return;
             }
-            tracing::warn!(%peer, refusal = %full.refusal(), "connection refused");
+            tracing::debug!(%peer, refusal = %full.refusal(), "connection refused");
+            self.turned_away.refused += 1;
+            self.turned_away.last = Some(full.refusal().to_string());
         }
         let conn = Conn {
             stream,
@@ -246,7 +300,8 @@ impl Acceptor {
                 // a reset.
                 drain(&mut conn.stream, &mut self.scratch);
                 if conn.phase.is_handshake() {
-                    tracing::info!(peer = %conn.peer, deadline = ?HANDSHAKE_DEADLINE, "handshake not finished in time; closed");
+                    tracing::debug!(peer = %conn.peer, deadline = ?HANDSHAKE_DEADLINE, "handshake not finished in time; closed");
+                    self.turned_away.late += 1;
                 }
             }
         }
