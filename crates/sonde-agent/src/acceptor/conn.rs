@@ -57,7 +57,9 @@ fn count(map: &mut HashMap<IpAddr, u32>, source: IpAddr, up: bool) {
 }
 
 impl Acceptor {
-    pub(super) fn insert(&mut self, mut conn: Conn) {
+    /// Watches `conn`; its token, unless it could not be watched (then it
+    /// is closed).
+    pub(super) fn insert(&mut self, mut conn: Conn) -> Option<usize> {
         let token = self.next_token;
         self.next_token = self.next_token.wrapping_add(1).max(self.listeners.len());
         if let Err(e) =
@@ -66,7 +68,7 @@ impl Acceptor {
                 .register(&mut conn.stream, Token(token), Interest::READABLE)
         {
             tracing::warn!(peer = %conn.peer, error = %e, "cannot watch a connection; closing");
-            return;
+            return None;
         }
         if conn.phase.is_handshake() {
             count(&mut self.handshakes_by_source, conn.source, true);
@@ -75,8 +77,7 @@ impl Acceptor {
             self.refusing += 1;
         }
         self.conns.insert(token, conn);
-        // Bytes that came with the connection raise an event of their own
-        // once it is watched; nothing more to do here.
+        Some(token)
     }
 
     pub(super) fn remove(&mut self, token: usize) -> Option<Conn> {

@@ -224,7 +224,12 @@ impl Acceptor {
             slot,
             phase,
         };
-        self.insert(conn);
+        // A client's opening has often come by the time it is accepted:
+        // taken at once, its handshake does not count against its source
+        // while a burst of its connections (a test's streams) is accepted.
+        if let Some(token) = self.insert(conn) {
+            self.progress(token);
+        }
     }
 
     /// Carries connection `token` forward with what it has sent.
@@ -238,6 +243,9 @@ impl Acceptor {
             }
             return;
         }
+        // Peeked bytes stay in the socket: epoll (edge-triggered, as mio
+        // registers) still reports each new arrival of data on Linux, so
+        // the next bytes raise the next event.
         let n = match conn.stream.peek(&mut self.scratch) {
             Ok(0) => {
                 tracing::debug!(peer = %conn.peer, "closed during the handshake");
