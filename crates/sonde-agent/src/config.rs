@@ -29,9 +29,10 @@ pub struct Limits {
     pub max_rate: Option<Rate>,
     /// Client prefixes allowed to run tests.
     pub allow: Vec<IpNet>,
-    /// Most connections the server holds at once: handshakes still under
-    /// way and connections being served alike. A client over it is
-    /// refused in its own protocol ("server full").
+    /// Most connections the server holds at once: handshakes under way
+    /// and tests' control connections (a data connection counts until it
+    /// is handed to its test). A client over it is refused in its own
+    /// protocol ("server full").
     pub max_connections: u32,
     /// Most handshakes under way at once from one source: an IPv4
     /// address, or an IPv6 /64 (v4-mapped addresses count as IPv4). A
