@@ -29,6 +29,16 @@ pub struct Limits {
     pub max_rate: Option<Rate>,
     /// Client prefixes allowed to run tests.
     pub allow: Vec<IpNet>,
+    /// Most connections the server holds at once: handshakes under way
+    /// and tests' control connections (a data connection counts until it
+    /// is handed to its test). A client over it is refused in its own
+    /// protocol ("server full").
+    pub max_connections: u32,
+    /// Most handshakes under way at once from one source: an IPv4
+    /// address, or an IPv6 /64 (v4-mapped addresses count as IPv4). A
+    /// client over it is refused in its own protocol, so one host
+    /// cannot fill the server with connections that never finish.
+    pub max_handshakes_per_source: u32,
 }
 
 impl Default for Limits {
@@ -42,6 +52,8 @@ impl Default for Limits {
                 IpNet::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), 0).unwrap_or_default(),
                 IpNet::new(IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED), 0).unwrap_or_default(),
             ],
+            max_connections: 1024,
+            max_handshakes_per_source: 32,
         }
     }
 }
@@ -155,6 +167,12 @@ impl ServerConfig {
                 "must be at least 1 packet per second",
             );
         }
+        if l.max_connections == 0 {
+            return invalid("limits.max_connections", "must be at least 1");
+        }
+        if l.max_handshakes_per_source == 0 {
+            return invalid("limits.max_handshakes_per_source", "must be at least 1");
+        }
         if l.allow.is_empty() {
             return invalid("limits.allow", "is empty, so no client could test");
         }
@@ -178,6 +196,8 @@ mod tests {
             max_concurrent_tests = 2
             max_rate = "100M"
             allow = ["2001:2::/48", "198.18.0.0/15"]
+            max_connections = 64
+            max_handshakes_per_source = 4
             "#,
             "t.toml",
         )
@@ -187,6 +207,14 @@ mod tests {
         assert_eq!(c.limits.max_duration, Duration::from_secs(30));
         assert_eq!(c.limits.max_rate, Some(Rate::from_bps(100_000_000)));
         assert_eq!(c.limits.allow.len(), 2);
+        assert_eq!(c.limits.max_connections, 64);
+        assert_eq!(c.limits.max_handshakes_per_source, 4);
+        let zero = ServerConfig::from_toml("[limits]\nmax_connections = 0\n", "t.toml").unwrap();
+        assert!(zero
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("limits.max_connections"));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! sonde's daemon: the test endpoint behind `sonde serve`, with the limits
 //! and access rules every request is checked against.
 //!
-//! Connections are handled on their own threads; a client that sends
+//! Handshakes are carried by one event-driven acceptor; connections that
+//! finished theirs are handled on their own threads. A client that sends
 //! garbage, stalls or vanishes ends only its own connection.
 //!
 //! How a test gets served, module by module (each uses only those listed
@@ -21,12 +22,19 @@
 //!   and `udp` run admitted tests.
 //! - `iperf3`: connections that open with an iperf3 cookie; its `tcp`
 //!   and `udp` run admitted tests in iperf3's protocol.
-//! - [`server`]: binds, accepts, and hands each connection to `native`
-//!   or `iperf3` by its first bytes.
+//! - `handshake`: a new connection's first bytes judged without
+//!   blocking: its protocol, whether its opening is in, its source, and
+//!   the refusal when a cap is full.
+//! - `acceptor`: one thread that accepts every connection and carries
+//!   its handshake (deadline: [`HANDSHAKE_DEADLINE`]) without a thread of
+//!   its own, under the caps; then hands it to `native` or `iperf3`.
+//! - [`server`]: binds, and runs the acceptor.
 //! - [`reflector`]: the STAMP reflector, on its own UDP sockets.
 
+mod acceptor;
 mod admission;
 pub mod config;
+mod handshake;
 mod iperf3;
 mod limits;
 mod native;
@@ -35,5 +43,6 @@ pub mod server;
 mod state;
 
 pub use config::{ConfigError, Limits, ReflectorConfig, ServerConfig};
+pub use handshake::HANDSHAKE_DEADLINE;
 pub use reflector::{Reflector, ReflectorError};
 pub use server::{ServeError, Server, Stopped, Until};

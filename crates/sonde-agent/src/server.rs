@@ -1,23 +1,17 @@
-//! The listening side of `sonde serve`: bind, accept connections (up to
-//! [`MAX_CONNECTIONS`], each on its own thread), and hand each to the
-//! protocol its first bytes name: sonde's preamble (module `native`) or
-//! an iperf3 cookie (module `iperf3`). A connection that fails ends
-//! alone; the server keeps serving.
+//! The listening side of `sonde serve`: bind, and serve the listeners
+//! with the acceptor (module `acceptor`), which takes each connection
+//! through its handshake without a thread and hands it to the protocol
+//! its first bytes name: sonde's preamble (module `native`) or an iperf3
+//! cookie (module `iperf3`). A connection that fails ends alone; the
+//! server keeps serving.
 
 use crate::config::ServerConfig;
 use crate::state::Shared;
 use socket2::{Domain, Protocol, Socket, Type};
-use sonde_engine::EngineError;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-
-/// Time a new connection has to say who it is.
-pub const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
-/// Connections handled at once (control, data and not yet identified);
-/// more are closed at once so a flood cannot exhaust threads.
-pub const MAX_CONNECTIONS: usize = 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -92,14 +86,17 @@ impl Server {
     /// Serves on background threads; returns at once.
     pub fn spawn(self) -> Vec<SocketAddr> {
         let addrs = self.local_addrs();
-        for listener in self.listeners {
-            let shared = Arc::clone(&self.shared);
-            let spawned = std::thread::Builder::new()
-                .name("sonde-accept".into())
-                .spawn(move || accept_loop(&listener, &shared));
-            if let Err(e) = spawned {
-                tracing::error!(error = %e, "cannot start an accept thread");
-            }
+        let shared = Arc::clone(&self.shared);
+        let listeners = self.listeners;
+        let spawned = std::thread::Builder::new()
+            .name("sonde-accept".into())
+            .spawn(move || {
+                if let Err(e) = crate::acceptor::run(listeners, shared) {
+                    tracing::error!(error = %e, "the acceptor stopped");
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::error!(error = %e, "cannot start the accept thread");
         }
         addrs
     }
@@ -152,56 +149,4 @@ pub enum Stopped {
     OneOff,
     Idle,
     Signal,
-}
-
-fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>) {
-    loop {
-        let (stream, peer) = match listener.accept() {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::warn!(error = %e, "accept failed");
-                std::thread::sleep(Duration::from_millis(50));
-                continue;
-            }
-        };
-        let Some((slot, accepted)) = shared.open_connection(MAX_CONNECTIONS) else {
-            tracing::warn!(%peer, "too many connections; closing");
-            continue;
-        };
-        let spawned = std::thread::Builder::new()
-            .name("sonde-conn".into())
-            .spawn(move || {
-                if let Err(e) = handle_connection(stream, peer, slot.shared(), accepted) {
-                    tracing::info!(%peer, error = %e, "connection ended");
-                }
-                drop(slot);
-            });
-        if let Err(e) = spawned {
-            tracing::error!(error = %e, "cannot start a connection thread");
-        }
-    }
-}
-
-/// Serves one connection; `accepted` is its place in the accept order.
-fn handle_connection(
-    stream: TcpStream,
-    peer: SocketAddr,
-    shared: &Arc<Shared>,
-    accepted: u64,
-) -> Result<(), EngineError> {
-    let _ = stream.set_nodelay(true);
-    // sonde's peers open with its magic; anything else is taken for an
-    // iperf3 client (whose cookie is 37 printable bytes).
-    let mut first = [0u8; 4];
-    stream
-        .set_read_timeout(Some(HELLO_TIMEOUT))
-        .map_err(EngineError::io("setting a read timeout"))?;
-    let peeked = stream
-        .peek(&mut first)
-        .map_err(EngineError::io("the first bytes"))?;
-    if peeked > 0 && first[..peeked] != sonde_wire::MAGIC[..peeked] {
-        crate::iperf3::handle(stream, peer, shared, HELLO_TIMEOUT, accepted)
-    } else {
-        crate::native::handle(stream, peer, shared, HELLO_TIMEOUT)
-    }
 }

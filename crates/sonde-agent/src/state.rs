@@ -118,12 +118,6 @@ impl Drop for TestSlot {
 #[derive(Debug)]
 pub(crate) struct ConnectionSlot(Arc<Shared>);
 
-impl ConnectionSlot {
-    pub(crate) fn shared(&self) -> &Arc<Shared> {
-        &self.0
-    }
-}
-
 impl Drop for ConnectionSlot {
     fn drop(&mut self) {
         self.0.connections.fetch_sub(1, Ordering::AcqRel);

@@ -39,6 +39,12 @@ pub struct ServeArgs {
     /// Highest total rate of one test; tests must then be paced with -b.
     #[arg(long)]
     pub max_rate: Option<Rate>,
+    /// Most connections at once, handshakes included (default 1024).
+    #[arg(long)]
+    pub max_connections: Option<u32>,
+    /// Most handshakes under way from one IPv4 address or IPv6 /64 (default 32).
+    #[arg(long)]
+    pub max_handshakes_per_source: Option<u32>,
     /// Client prefix allowed to test (repeatable; replaces the default of all).
     #[arg(long = "allow", value_name = "CIDR")]
     pub allow: Vec<IpNet>,
@@ -97,6 +103,12 @@ impl ServeArgs {
         if let Some(v) = self.max_rate {
             l.max_rate = Some(v);
         }
+        if let Some(v) = self.max_connections {
+            l.max_connections = v;
+        }
+        if let Some(v) = self.max_handshakes_per_source {
+            l.max_handshakes_per_source = v;
+        }
         if !self.allow.is_empty() {
             l.allow.clone_from(&self.allow);
         }
@@ -140,6 +152,8 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
         max_streams = limits.max_streams,
         max_concurrent_tests = limits.max_concurrent_tests,
         max_rate = %limits.max_rate.map_or_else(|| "none".to_string(), |r| r.to_string()),
+        max_connections = limits.max_connections,
+        max_handshakes_per_source = limits.max_handshakes_per_source,
         allow = ?limits.allow.iter().map(ToString::to_string).collect::<Vec<_>>(),
         "limits"
     );

@@ -23,7 +23,7 @@ use sonde_wire::iperf3::{errno, Cookie, Protocol, State};
 use sonde_wire::{Refusal, TestId};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The test id a cookie stands for in the registry.
 fn cookie_id(cookie: &Cookie) -> TestId {
@@ -34,41 +34,59 @@ fn cookie_id(cookie: &Cookie) -> TestId {
     TestId(id)
 }
 
-/// A connection that opened with a cookie: a data connection of a test
-/// being set up, or a new test. `accepted` is its place in the server's
-/// accept order.
-pub(crate) fn handle(
+/// What a connection that opened with an iperf3 cookie turned out to be.
+#[derive(Debug)]
+pub(crate) enum Opened {
+    /// A data connection, handed to its test.
+    Data,
+    /// A new test: PARAM_EXCHANGE was sent, its parameters come next
+    /// (for [`run_test`]).
+    Test(TcpStream, TestId),
+    /// A client that may not test, told so; or one gone already.
+    Done,
+}
+
+/// Reads the cookie of a connection whose cookie is in (the acceptor has
+/// seen it, so nothing here waits): a cookie that names a test waiting for
+/// data connections makes it one of them; any other starts a test, if the
+/// client may test. `accepted` is its place in the server's accept order.
+pub(crate) fn open(
     stream: TcpStream,
     peer: SocketAddr,
     shared: &Arc<Shared>,
-    hello_wait: Duration,
     accepted: u64,
-) -> Result<(), EngineError> {
+) -> Result<Opened, EngineError> {
     let mut control = Iperf3Control::new(stream);
-    let cookie = control.recv_cookie(hello_wait)?;
+    let cookie = control.recv_cookie(Duration::from_millis(100))?;
     let id = cookie_id(&cookie);
     if shared.registry().is_open(id) {
         let stream = control.into_stream();
         shared
             .registry()
             .deliver_accepted(id, accepted, peer.ip(), stream);
-        return Ok(());
+        return Ok(Opened::Data);
     }
-    run_test(control, peer, id, shared)
-}
-
-fn run_test(
-    mut control: Iperf3Control,
-    peer: SocketAddr,
-    id: TestId,
-    shared: &Arc<Shared>,
-) -> Result<(), EngineError> {
     // Checked before the parameters are asked for: a client that may not
     // test is turned away at once.
     if let Err(refusal) = check_client(shared.limits(), peer.ip()) {
-        return deny(control, peer, &refusal, None);
+        deny(control, peer, &refusal, None)?;
+        return Ok(Opened::Done);
     }
     control.send_state(State::ParamExchange)?;
+    Ok(Opened::Test(control.into_stream(), id))
+}
+
+/// Runs test `id` whose client was sent PARAM_EXCHANGE (by [`open`])
+/// and whose parameters are in; `deadline` is its handshake's (the UDP
+/// connects included).
+pub(crate) fn run_test(
+    stream: TcpStream,
+    peer: SocketAddr,
+    id: TestId,
+    shared: &Arc<Shared>,
+    deadline: Instant,
+) -> Result<(), EngineError> {
+    let mut control = Iperf3Control::new(stream);
     let p = control.recv_params(STEP_WAIT)?;
     let version = p.client_version.clone();
     let limit = shared.limits().max_duration;
@@ -87,7 +105,7 @@ fn run_test(
             params::udp_spec(&p, peer, limit),
             shared,
             version.as_deref(),
-            |c, spec| udp::run(c, peer, spec, &p),
+            |c, spec| udp::run(c, peer, spec, &p, deadline),
         ),
         Protocol::Sctp => {
             tracing::warn!(%peer, "iperf3 SCTP test refused: sonde serves TCP and UDP only");

@@ -49,8 +49,8 @@ fn take_connects(
     local: SocketAddr,
     client: std::net::IpAddr,
     n: usize,
+    deadline: Instant,
 ) -> Result<Vec<UdpSocket>, EngineError> {
-    let deadline = Instant::now() + STEP_WAIT;
     let mut socks = Vec::with_capacity(n);
     let mut buf = [0u8; 64];
     while socks.len() < n {
@@ -180,6 +180,7 @@ pub(super) fn run(
     peer: SocketAddr,
     spec: &UdpSpec,
     params: &Params,
+    handshake_deadline: Instant,
 ) -> Result<(), EngineError> {
     tracing::info!(%peer, streams = spec.stream_count(), direction = ?spec.direction, rate = %spec.bitrate,
         time = ?spec.time, "iperf3 UDP test accepted");
@@ -191,7 +192,8 @@ pub(super) fn run(
         let _one = CONNECTS.lock().unwrap_or_else(|e| e.into_inner());
         let first = shared_udp(local).map_err(EngineError::io("the iperf3 UDP port"))?;
         control.send_state(State::CreateStreams)?;
-        take_connects(first, local, peer.ip(), spec.stream_count())?
+        let deadline = crate::handshake::connect_deadline(handshake_deadline);
+        take_connects(first, local, peer.ip(), spec.stream_count(), deadline)?
     };
     control.send_state(State::TestStart)?;
     control.send_state(State::TestRunning)?;

@@ -17,18 +17,23 @@ use sonde_wire::{
 };
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-/// Serves one connection that opened with sonde's magic; `hello_wait` is
-/// how long it has to say what it is.
+/// Serves one connection that opened with sonde's magic; `deadline` is
+/// when its handshake must be done (the UDP connect exchange included).
 pub(crate) fn handle(
     stream: TcpStream,
     peer: SocketAddr,
     shared: &Arc<Shared>,
-    hello_wait: Duration,
+    deadline: Instant,
 ) -> Result<(), EngineError> {
+    let hello_wait = || {
+        deadline
+            .saturating_duration_since(Instant::now())
+            .max(Duration::from_millis(1))
+    };
     let mut control = Control::new(stream);
-    let preamble: Preamble = control.recv_preamble(hello_wait)?;
+    let preamble: Preamble = control.recv_preamble(hello_wait())?;
     if preamble.version != PROTOCOL_VERSION {
         let refusal = Refusal::UnsupportedVersion {
             offered: preamble.version,
@@ -37,13 +42,21 @@ pub(crate) fn handle(
         return refuse(control, peer, refusal);
     }
     let first: ClientMessage =
-        control.recv(HANDSHAKE_FRAME_MAX, hello_wait, "the first message")?;
+        control.recv(HANDSHAKE_FRAME_MAX, hello_wait(), "the first message")?;
     match first {
         ClientMessage::TestRequest {
             request,
             env,
             live_intervals,
-        } => run_request(control, peer, request, &env, live_intervals, shared),
+        } => run_request(
+            control,
+            peer,
+            request,
+            &env,
+            live_intervals,
+            shared,
+            deadline,
+        ),
         ClientMessage::StreamHello { test_id, stream } => {
             shared
                 .registry()
@@ -66,13 +79,14 @@ fn run_request(
     client_env: &HostEnv,
     live_intervals: bool,
     shared: &Arc<Shared>,
+    deadline: Instant,
 ) -> Result<(), EngineError> {
     match request {
         TestSpec::Tcp(spec) => run_admitted(control, peer, &spec, client_env, shared, |c, id| {
             tcp::run(c, peer, &spec, id, shared)
         }),
         TestSpec::Udp(spec) => run_admitted(control, peer, &spec, client_env, shared, |c, id| {
-            udp::run(c, peer, &spec, id, live_intervals)
+            udp::run(c, peer, &spec, id, live_intervals, deadline)
         }),
         // A ping needs no sonde server: ICMP echo, or STAMP to the reflector.
         TestSpec::Ping(_) => refuse(

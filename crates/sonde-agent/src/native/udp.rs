@@ -7,7 +7,6 @@ use sonde_engine::connect::{size_udp_buffers, udp_finish};
 use sonde_engine::control::Control;
 use sonde_engine::host_env::host_env;
 use sonde_engine::sockopt::udp_in_force;
-use sonde_engine::tcp::client::HANDSHAKE_TIMEOUT;
 use sonde_engine::udp::client::{udp_client_role, udp_report_cap, udp_side_plan};
 use sonde_engine::udp::flow::Credits;
 use sonde_engine::udp::side::{run_udp_side, UdpDataStream, UdpFlow, UdpLive, UDP_RX_GRACE};
@@ -90,6 +89,7 @@ pub(super) fn run(
     spec: &UdpSpec,
     id: TestId,
     live_intervals: bool,
+    handshake_deadline: Instant,
 ) -> Result<(), EngineError> {
     let sockets = (0..spec.stream_count())
         .map(|_| bind_near(&control))
@@ -106,7 +106,7 @@ pub(super) fn run(
         udp_ports: ports,
     })?;
     tracing::info!(%peer, test = %id, streams = spec.stream_count(), rate = %spec.stream_rate(), "UDP test accepted");
-    let deadline = Instant::now() + HANDSHAKE_TIMEOUT;
+    let deadline = crate::handshake::connect_deadline(handshake_deadline);
     let mut streams = Vec::with_capacity(sockets.len());
     for (i, socket) in sockets.into_iter().enumerate() {
         let index = u16::try_from(i).unwrap_or(u16::MAX);

@@ -1,12 +1,14 @@
 //! iperf3's control connection as sonde speaks it: the cookie, state
-//! bytes and length-prefixed JSON, over a TCP stream with deadlines. The
+//! bytes and length-prefixed JSON, over a TCP stream with one deadline
+//! for each message, however slowly its bytes come. The
 //! byte layouts are sonde-wire's (`sonde_wire::iperf3`).
 
+use crate::control::read_exact_by;
 use crate::EngineError;
 use sonde_wire::iperf3::{self as wire, Cookie, Params, Results, State};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::TcpStream;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The control connection of one iperf3 test.
 #[derive(Debug)]
@@ -28,25 +30,24 @@ impl Iperf3Control {
         self.stream
     }
 
+    /// Reads `buf` whole within `timeout`: one deadline for all of it,
+    /// however the peer trickles.
     fn read_exact(
         &mut self,
         buf: &mut [u8],
         timeout: Duration,
         what: &'static str,
     ) -> Result<(), EngineError> {
-        self.stream
-            .set_read_timeout(Some(timeout.max(Duration::from_millis(1))))
-            .map_err(EngineError::io("setting a read timeout"))?;
-        self.stream.read_exact(buf).map_err(|e| match e.kind() {
-            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
-                EngineError::Timeout { what }
-            }
-            std::io::ErrorKind::UnexpectedEof => EngineError::Closed { during: what },
-            _ => EngineError::Io {
-                context: what,
-                source: e,
-            },
-        })
+        self.read_exact_by(buf, Instant::now() + timeout, what)
+    }
+
+    fn read_exact_by(
+        &mut self,
+        buf: &mut [u8],
+        deadline: Instant,
+        what: &'static str,
+    ) -> Result<(), EngineError> {
+        read_exact_by(&mut self.stream, buf, deadline, what)
     }
 
     pub fn send_cookie(&mut self, cookie: &Cookie) -> Result<(), EngineError> {
@@ -105,22 +106,23 @@ impl Iperf3Control {
     }
 
     /// One length-prefixed JSON frame, refused before reading it if the
-    /// length is 0 or over `max`.
+    /// length is 0 or over `max`; all of it within `timeout`.
     fn recv_frame(
         &mut self,
         max: usize,
         timeout: Duration,
         what: &'static str,
     ) -> Result<Vec<u8>, EngineError> {
+        let deadline = Instant::now() + timeout;
         let mut prefix = [0u8; wire::JSON_LEN_PREFIX];
-        self.read_exact(&mut prefix, timeout, what)?;
+        self.read_exact_by(&mut prefix, deadline, what)?;
         let n = wire::json_frame_len(prefix, max).map_err(Self::wire_error)?;
         // Grown as bytes arrive: a length alone never sizes a buffer.
         let mut body = Vec::new();
         let mut chunk = [0u8; 16 * 1024];
         while body.len() < n {
             let take = (n - body.len()).min(chunk.len());
-            self.read_exact(&mut chunk[..take], timeout, what)?;
+            self.read_exact_by(&mut chunk[..take], deadline, what)?;
             body.extend_from_slice(&chunk[..take]);
         }
         Ok(body)
