@@ -66,6 +66,8 @@ pub struct ReflectorConfig {
     pub port: u16,
     /// Most test packets per second answered for one source address.
     pub rate_limit: u32,
+    /// Most test packets per second answered for all sources together.
+    pub total_rate_limit: u32,
     /// A file holding the authentication key in hex: authenticated mode
     /// (HMAC-SHA-256); without it, unauthenticated.
     pub key_file: Option<std::path::PathBuf>,
@@ -77,6 +79,7 @@ impl Default for ReflectorConfig {
             enabled: true,
             port: 862,
             rate_limit: 1000,
+            total_rate_limit: 10_000,
             key_file: None,
         }
     }
@@ -152,6 +155,12 @@ impl ServerConfig {
         if self.reflector.rate_limit == 0 {
             return invalid(
                 "reflector.rate_limit",
+                "must be at least 1 packet per second",
+            );
+        }
+        if self.reflector.total_rate_limit == 0 {
+            return invalid(
+                "reflector.total_rate_limit",
                 "must be at least 1 packet per second",
             );
         }
