@@ -4,11 +4,11 @@
 //! above a packet-rate limit, and all sources together above an overall
 //! one ([`crate::stamp_limit`]); ignores and counts what it cannot read.
 
+use crate::stamp_limit::{PerSource, TotalCap};
 use crate::sys::{enable_rx_timestamps, enable_rx_ttl, RecvBatch};
 use sonde_wire::stamp::{
     ErrorEstimate, Mode, NtpTimestamp, ReflectorPacket, SenderPacket, StampError, TimestampFormat,
 };
-use crate::stamp_limit::{PerSource, TotalCap};
 use std::io;
 use std::net::UdpSocket;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -55,9 +55,10 @@ impl Serialize for TestId {
 
 impl<'de> Deserialize<'de> for TestId {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        String::deserialize(d)?
-            .parse()
-            .map_err(serde::de::Error::custom)
+        String::deserialize(d)?.parse().map_err(|e| match e {
+            WireError::BadMessage(why) => serde::de::Error::custom(why),
+            other => serde::de::Error::custom(other),
+        })
     }
 }
 
