@@ -78,6 +78,8 @@ pub struct ReflectorConfig {
     pub port: u16,
     /// Most test packets per second answered for one source address.
     pub rate_limit: u32,
+    /// Most test packets per second answered for all sources together.
+    pub total_rate_limit: u32,
     /// A file holding the authentication key in hex: authenticated mode
     /// (HMAC-SHA-256); without it, unauthenticated.
     pub key_file: Option<std::path::PathBuf>,
@@ -89,6 +91,7 @@ impl Default for ReflectorConfig {
             enabled: true,
             port: 862,
             rate_limit: 1000,
+            total_rate_limit: 10_000,
             key_file: None,
         }
     }
@@ -172,6 +175,12 @@ impl ServerConfig {
         }
         if l.max_handshakes_per_source == 0 {
             return invalid("limits.max_handshakes_per_source", "must be at least 1");
+        }
+        if self.reflector.total_rate_limit == 0 {
+            return invalid(
+                "reflector.total_rate_limit",
+                "must be at least 1 packet per second",
+            );
         }
         if l.allow.is_empty() {
             return invalid("limits.allow", "is empty, so no client could test");

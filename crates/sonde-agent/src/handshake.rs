@@ -209,7 +209,11 @@ mod tests {
         }
         assert!(native_complete(&full));
         // A version this server does not speak is answered at once.
-        let other = Preamble { version: 9 }.encode();
+        let other = Preamble {
+            version: 9,
+            reserved: [0, 0],
+        }
+        .encode();
         assert!(native_complete(&other));
     }
 

@@ -2,6 +2,7 @@
 //! default, on the server's addresses, one thread per socket.
 
 use crate::config::ReflectorConfig;
+use sonde_engine::stamp_limit::TotalCap;
 use sonde_engine::stamp_reflector::{run_reflector, ReflectorOptions, ReflectorStats};
 use sonde_wire::stamp::key::{parse_hex_key, KeyError};
 use sonde_wire::stamp::{HmacKey, Mode, StampError};
@@ -106,6 +107,7 @@ impl Reflector {
             options: ReflectorOptions {
                 mode,
                 rate_pps: config.rate_limit,
+                total: Arc::new(TotalCap::new(config.total_rate_limit)),
             },
             stats: Arc::new(ReflectorStats::default()),
         }))

@@ -2,10 +2,10 @@
 //! deadline on every read.
 
 use crate::EngineError;
-use serde::de::DeserializeOwned;
 use serde::Serialize;
 use sonde_wire::{
-    decode_message, encode_message, frame_len, Preamble, FRAME_HEADER_LEN, PREAMBLE_LEN,
+    decode_message, encode_message, frame_len, Preamble, WireMessage, FRAME_HEADER_LEN,
+    PREAMBLE_LEN,
 };
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
@@ -135,7 +135,7 @@ impl Control {
 
     /// The next message, refused if its frame is over `max` bytes or it
     /// does not arrive within `timeout`.
-    pub fn recv<M: DeserializeOwned>(
+    pub fn recv<M: WireMessage>(
         &mut self,
         max: usize,
         timeout: Duration,

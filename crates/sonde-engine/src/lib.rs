@@ -15,6 +15,7 @@ pub mod pacer;
 pub mod ping;
 pub mod sampler;
 pub mod sockopt;
+pub mod stamp_limit;
 pub mod stamp_reflector;
 mod sys;
 pub mod tcp;

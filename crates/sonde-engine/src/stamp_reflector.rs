@@ -1,16 +1,18 @@
 //! A STAMP session-reflector (RFC 8762, stateless): answers each test
 //! packet with one of exactly its length, stamped with when it arrived
 //! (the kernel's receive time) and when the answer left; drops sources
-//! above a packet-rate limit; ignores and counts what it cannot read.
+//! above a packet-rate limit, and all sources together above an overall
+//! one ([`crate::stamp_limit`]); ignores and counts what it cannot read.
 
+use crate::stamp_limit::{PerSource, TotalCap};
 use crate::sys::{enable_rx_timestamps, enable_rx_ttl, RecvBatch};
 use sonde_wire::stamp::{
     ErrorEstimate, Mode, NtpTimestamp, ReflectorPacket, SenderPacket, StampError, TimestampFormat,
 };
-use std::collections::HashMap;
 use std::io;
-use std::net::{IpAddr, UdpSocket};
+use std::net::UdpSocket;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// What the reflector has done, for logs and tests.
@@ -23,6 +25,9 @@ pub struct ReflectorStats {
     pub bad_hmac: AtomicU64,
     /// Over the per-source rate limit: dropped, not answered.
     pub rate_limited: AtomicU64,
+    /// Within its source's limit but over the overall cap: dropped, not
+    /// answered.
+    pub over_total: AtomicU64,
 }
 
 /// How the reflector runs.
@@ -32,47 +37,9 @@ pub struct ReflectorOptions {
     /// Most packets per second answered for one source address (a bucket
     /// of a tenth of a second of them, at least 10).
     pub rate_pps: u32,
-}
-
-/// Per-source token buckets, bounded in number.
-struct Limiter {
-    rate: f64,
-    burst: f64,
-    sources: HashMap<IpAddr, (f64, Instant)>,
-}
-
-const MAX_SOURCES: usize = 65_536;
-
-impl Limiter {
-    fn new(rate_pps: u32) -> Self {
-        let rate = f64::from(rate_pps.max(1));
-        Self {
-            rate,
-            burst: (rate / 10.0).max(10.0),
-            sources: HashMap::new(),
-        }
-    }
-
-    fn allow(&mut self, ip: IpAddr, now: Instant) -> bool {
-        if self.sources.len() >= MAX_SOURCES && !self.sources.contains_key(&ip) {
-            // Forget sources whose bucket has long been full again.
-            let idle = self.burst / self.rate;
-            self.sources
-                .retain(|_, (_, last)| now.duration_since(*last).as_secs_f64() < idle);
-            if self.sources.len() >= MAX_SOURCES {
-                return false;
-            }
-        }
-        let (tokens, last) = self.sources.entry(ip).or_insert((self.burst, now));
-        *tokens = (*tokens + now.duration_since(*last).as_secs_f64() * self.rate).min(self.burst);
-        *last = now;
-        if *tokens >= 1.0 {
-            *tokens -= 1.0;
-            true
-        } else {
-            false
-        }
-    }
+    /// Most packets per second answered for all sources together, on
+    /// every socket of the reflector (one cap, shared).
+    pub total: Arc<TotalCap>,
 }
 
 fn unix_nanos(t: SystemTime) -> i128 {
@@ -101,7 +68,7 @@ pub fn run_reflector(
     let v6 = sock.local_addr()?.is_ipv6();
     enable_rx_ttl(sock, v6)?;
     let mut batch = RecvBatch::new(32, 65_536);
-    let mut limiter = Limiter::new(opts.rate_pps);
+    let mut limiter = PerSource::new(opts.rate_pps);
     let mut reply = vec![0u8; 65_536];
     loop {
         let n = match batch.recv(sock) {
@@ -124,6 +91,10 @@ pub fn run_reflector(
             let Some(source) = d.source else { continue };
             if !limiter.allow(source.ip(), now) {
                 stats.rate_limited.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
+            if !opts.total.allow(now) {
+                stats.over_total.fetch_add(1, Ordering::Relaxed);
                 continue;
             }
             let request = match SenderPacket::decode(d.payload, &opts.mode) {
@@ -163,31 +134,5 @@ pub fn run_reflector(
                 stats.answered.fetch_add(1, Ordering::Relaxed);
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Duration;
-
-    #[test]
-    fn a_source_gets_its_rate_and_burst_and_no_more() {
-        let mut l = Limiter::new(100);
-        let t = Instant::now();
-        let ip: IpAddr = "2001:db8::1".parse().unwrap();
-        let other: IpAddr = "2001:db8::2".parse().unwrap();
-        // A burst of 10 (a tenth of a second at 100/s, at least 10).
-        let first = (0..50).filter(|_| l.allow(ip, t)).count();
-        assert_eq!(first, 10);
-        assert!(l.allow(other, t), "another source has its own bucket");
-        // One second later: 100 more tokens, capped at the burst.
-        let later = (0..50)
-            .filter(|_| l.allow(ip, t + Duration::from_secs(1)))
-            .count();
-        assert_eq!(later, 10);
-        // 10 ms later: one more.
-        assert!(l.allow(ip, t + Duration::from_millis(1010)));
-        assert!(!l.allow(ip, t + Duration::from_millis(1010)));
     }
 }

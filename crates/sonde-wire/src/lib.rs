@@ -11,6 +11,7 @@
 pub mod frame;
 pub mod fuzzing;
 pub mod iperf3;
+pub mod malformed;
 pub mod message;
 pub mod preamble;
 pub mod stamp;
@@ -19,7 +20,7 @@ pub mod udp_packet;
 pub use frame::{encode_frame, frame_len, FrameDecoder, FRAME_HEADER_LEN, HANDSHAKE_FRAME_MAX};
 pub use message::{
     decode_message, encode_message, ClientMessage, Limit, ReceivedInterval, Refusal, ServerMessage,
-    StreamAck, StreamReceived, TestId,
+    StreamAck, StreamReceived, TestId, WireMessage,
 };
 pub use preamble::{Preamble, MAGIC, PREAMBLE_LEN, PROTOCOL_VERSION};
 pub use udp_packet::{TestPacket, UdpHello, TEST_HEADER_LEN};
@@ -35,6 +36,29 @@ pub enum WireError {
     EmptyFrame,
     #[error("malformed message: {0}")]
     BadMessage(String),
+    /// A message that does not decode, by the field it got wrong.
+    #[error("malformed message: {field}: {reason}")]
+    Malformed { field: String, reason: String },
+    /// A preamble whose reserved bytes are not zero.
+    #[error("preamble reserved bytes are {found:02x?}, not zero")]
+    Reserved { found: [u8; 2] },
     #[error("message could not be encoded: {0}")]
     Encode(String),
+}
+
+/// An iperf3 payload that does not read names its key, as a native
+/// message does ([`WireError::Malformed`]); the rest say what they are.
+impl From<iperf3::Iperf3Error> for WireError {
+    fn from(e: iperf3::Iperf3Error) -> Self {
+        use iperf3::Iperf3Error as E;
+        match &e {
+            E::WrongType { key, .. } | E::OutOfRange { key, .. } | E::MissingKey { key } => {
+                WireError::Malformed {
+                    field: key.clone(),
+                    reason: e.to_string(),
+                }
+            }
+            _ => WireError::BadMessage(e.to_string()),
+        }
+    }
 }

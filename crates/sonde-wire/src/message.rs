@@ -7,6 +7,7 @@
 //! sends `Stop` before its report. Either side may send `Abort` at any
 //! time.
 
+use crate::malformed::{client_fault, Fault};
 use crate::{encode_frame, WireError};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -54,9 +55,10 @@ impl Serialize for TestId {
 
 impl<'de> Deserialize<'de> for TestId {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        String::deserialize(d)?
-            .parse()
-            .map_err(serde::de::Error::custom)
+        String::deserialize(d)?.parse().map_err(|e| match e {
+            WireError::BadMessage(why) => serde::de::Error::custom(why),
+            other => serde::de::Error::custom(other),
+        })
     }
 }
 
@@ -253,9 +255,32 @@ pub fn encode_message<M: Serialize>(msg: &M) -> Result<Vec<u8>, WireError> {
     encode_frame(&json)
 }
 
-/// A message from one frame's payload.
-pub fn decode_message<M: DeserializeOwned>(payload: &[u8]) -> Result<M, WireError> {
-    serde_json::from_slice(payload).map_err(|e| WireError::BadMessage(e.to_string()))
+/// A message of the protocol, as [`decode_message`] reads it.
+pub trait WireMessage: DeserializeOwned {
+    /// Which field of `payload` is wrong and how, for a payload that
+    /// did not decode (`error`); `None` leaves serde's words alone.
+    fn fault(_payload: &[u8], _error: &serde_json::Error) -> Option<Fault> {
+        None
+    }
+}
+
+/// A client's message names what it got wrong: the server refuses it
+/// by that name.
+impl WireMessage for ClientMessage {
+    fn fault(payload: &[u8], error: &serde_json::Error) -> Option<Fault> {
+        Some(client_fault(payload, error))
+    }
+}
+
+impl WireMessage for ServerMessage {}
+
+/// A message from one frame's payload. A client message that does not
+/// decode is [`WireError::Malformed`], naming the field.
+pub fn decode_message<M: WireMessage>(payload: &[u8]) -> Result<M, WireError> {
+    serde_json::from_slice(payload).map_err(|e| match M::fault(payload, &e) {
+        Some(Fault { field, reason }) => WireError::Malformed { field, reason },
+        None => WireError::BadMessage(e.to_string()),
+    })
 }
 
 #[cfg(test)]
@@ -265,7 +290,7 @@ mod tests {
     use proptest::prelude::*;
     use sonde_model::TcpSpec;
 
-    fn round_trip<M: Serialize + DeserializeOwned>(m: &M) -> M {
+    fn round_trip<M: Serialize + WireMessage>(m: &M) -> M {
         let wire = encode_message(m).unwrap();
         let mut d = FrameDecoder::new(HANDSHAKE_FRAME_MAX);
         d.push(&wire).unwrap();
@@ -399,7 +424,15 @@ mod tests {
         let bad = br#"{"type":"stream_hello","test_id":5,"stream":"x"}"#;
         assert!(decode_message::<ClientMessage>(bad).is_err());
         let bad = br#"{"type":"stream_hello","test_id":"zz","stream":1}"#;
-        assert!(decode_message::<ClientMessage>(bad).is_err());
+        match decode_message::<ClientMessage>(bad) {
+            Err(WireError::Malformed { field, .. }) => assert_eq!(field, "test_id"),
+            other => panic!("{other:?}"),
+        }
+        // A server message is not located: serde's words as they are.
+        assert!(matches!(
+            decode_message::<ServerMessage>(b"{}"),
+            Err(WireError::BadMessage(_))
+        ));
     }
 
     proptest! {

@@ -185,12 +185,13 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Logs the reflector's counters once a second while they change.
+/// Logs the reflector's counters once a second while they change, and
+/// warns when its overall rate cap drops answers.
 fn log_reflector_stats(stats: Arc<ReflectorStats>) {
     let _ = std::thread::Builder::new()
         .name("sonde-reflector-stats".into())
         .spawn(move || {
-            let mut last = [0u64; 4];
+            let mut last = [0u64; 5];
             loop {
                 std::thread::sleep(Duration::from_secs(1));
                 let now = [
@@ -198,13 +199,21 @@ fn log_reflector_stats(stats: Arc<ReflectorStats>) {
                     stats.malformed.load(Ordering::Relaxed),
                     stats.bad_hmac.load(Ordering::Relaxed),
                     stats.rate_limited.load(Ordering::Relaxed),
+                    stats.over_total.load(Ordering::Relaxed),
                 ];
+                if now[4] > last[4] {
+                    tracing::warn!(
+                        dropped = now[4] - last[4],
+                        "reflector over its overall rate cap (reflector.total_rate_limit)"
+                    );
+                }
                 if now != last {
                     tracing::info!(
                         answered = now[0],
                         malformed = now[1],
                         bad_hmac = now[2],
                         rate_limited = now[3],
+                        over_total = now[4],
                         "reflector"
                     );
                     last = now;

@@ -87,7 +87,15 @@ pub(crate) fn run_test(
     deadline: Instant,
 ) -> Result<(), EngineError> {
     let mut control = Iperf3Control::new(stream);
-    let p = control.recv_params(STEP_WAIT)?;
+    let p = match control.recv_params(STEP_WAIT) {
+        Ok(p) => p,
+        Err(EngineError::Wire(e)) => {
+            let answer = refuse::malformed_params(&e);
+            tracing::warn!(%peer, error = %e, iperf3_answer = ?answer, "iperf3 parameters refused");
+            return refuse::send(&mut control, answer);
+        }
+        Err(e) => return Err(e),
+    };
     let version = p.client_version.clone();
     let limit = shared.limits().max_duration;
     let outcome = match p.protocol {

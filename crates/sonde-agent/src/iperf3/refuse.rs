@@ -8,7 +8,7 @@
 use sonde_engine::iperf3::control::Iperf3Control;
 use sonde_engine::EngineError;
 use sonde_wire::iperf3::{errno, ServerError, State};
-use sonde_wire::{Limit, Refusal};
+use sonde_wire::{Limit, Refusal, WireError};
 use std::io::Write;
 
 /// How the server answers a refused iperf3 client.
@@ -65,6 +65,38 @@ pub(super) fn answer(refusal: &Refusal, version: Option<&str>) -> Answer {
         Refusal::Unavailable { .. } | Refusal::UnsupportedVersion { .. } => {
             Answer::Error(errno::IEUNIMP)
         }
+    }
+}
+
+/// iperf3's parameter keys and the spec fields they become, for the
+/// error numbers of [`answer`].
+const PARAM_FIELDS: &[(&str, &str)] = &[
+    ("time", "time_s"),
+    ("omit", "omit_s"),
+    ("parallel", "parallel"),
+    ("len", "length_bytes"),
+    ("window", "window_bytes"),
+    ("MSS", "mss_bytes"),
+    ("bandwidth", "bitrate_bps"),
+];
+
+/// The answer to parameters that do not read (`e`): a key whose value
+/// is wrong gets the error number of the option it stands for (as a
+/// refused value of it would); anything else IERECVPARAMS ("unable to
+/// receive parameters from client").
+pub(super) fn malformed_params(e: &WireError) -> Answer {
+    let WireError::Malformed { field, reason } = e else {
+        return Answer::Error(errno::IERECVPARAMS);
+    };
+    match PARAM_FIELDS.iter().find(|(key, _)| key == field) {
+        Some((_, spec_field)) => {
+            let refusal = Refusal::InvalidSpec {
+                field: (*spec_field).into(),
+                detail: reason.clone(),
+            };
+            answer(&refusal, None)
+        }
+        None => Answer::Error(errno::IERECVPARAMS),
     }
 }
 
@@ -151,5 +183,29 @@ mod tests {
             what: "congestion control 'x' (the server has: cubic)".into(),
         };
         assert_eq!(answer(&cc, None), Answer::Error(errno::IESETCONGESTION));
+    }
+
+    #[test]
+    fn malformed_parameters_get_the_option_s_error_or_ierecvparams() {
+        let bad = |field: &str| WireError::Malformed {
+            field: field.into(),
+            reason: "wrong".into(),
+        };
+        assert_eq!(
+            malformed_params(&bad("parallel")),
+            Answer::Error(errno::IENUMSTREAMS)
+        );
+        assert_eq!(
+            malformed_params(&bad("time")),
+            Answer::Error(errno::IEDURATION)
+        );
+        assert_eq!(
+            malformed_params(&bad("title")),
+            Answer::Error(errno::IERECVPARAMS)
+        );
+        assert_eq!(
+            malformed_params(&WireError::BadMessage("not JSON".into())),
+            Answer::Error(errno::IERECVPARAMS)
+        );
     }
 }

@@ -3,6 +3,7 @@
 //! test request, admitted here and run by [`tcp`] or [`udp`], or a data
 //! connection, handed to the test waiting for it.
 
+mod malformed;
 mod tcp;
 mod udp;
 mod watcher;
@@ -41,8 +42,17 @@ pub(crate) fn handle(
         };
         return refuse(control, peer, refusal);
     }
-    let first: ClientMessage =
-        control.recv(HANDSHAKE_FRAME_MAX, hello_wait(), "the first message")?;
+    let first = preamble
+        .check_reserved()
+        .map_err(EngineError::from)
+        .and_then(|()| control.recv(HANDSHAKE_FRAME_MAX, hello_wait(), "the first message"));
+    let first: ClientMessage = match first {
+        Ok(m) => m,
+        Err(e) => match malformed::refusal(&e) {
+            Some(refusal) => return refuse(control, peer, refusal),
+            None => return Err(e),
+        },
+    };
     match first {
         ClientMessage::TestRequest {
             request,
@@ -63,10 +73,7 @@ pub(crate) fn handle(
                 .deliver(test_id, stream, peer.ip(), control.into_stream());
             Ok(())
         }
-        other => Err(EngineError::Unexpected {
-            expected: "a test request or a stream hello",
-            got: format!("{other:?}").chars().take(60).collect(),
-        }),
+        other => refuse(control, peer, malformed::unexpected_first(&other)),
     }
 }
 

@@ -93,8 +93,11 @@ impl Iperf3Control {
         wire::ServerError::decode(&b[..n]).map_err(Self::wire_error)
     }
 
-    fn wire_error(e: impl std::fmt::Display) -> EngineError {
-        EngineError::Wire(sonde_wire::WireError::BadMessage(e.to_string()))
+    /// A key the peer got wrong stays named ([`WireError::Malformed`]).
+    ///
+    /// [`WireError::Malformed`]: sonde_wire::WireError::Malformed
+    fn wire_error(e: wire::Iperf3Error) -> EngineError {
+        EngineError::Wire(e.into())
     }
 
     fn send_frame(&mut self, frame: Result<Vec<u8>, wire::Iperf3Error>) -> Result<(), EngineError> {

@@ -92,6 +92,9 @@ pub mod errno {
     pub const IETOTALRATE: i32 = 27;
     /// The duration asked is over the server's limit (iperf3 3.20 on).
     pub const IEMAXSERVERTESTDURATIONEXCEEDED: i32 = 37;
+    /// The parameters could not be read (not JSON, a key of the wrong
+    /// type or out of range).
+    pub const IERECVPARAMS: i32 = 114;
     /// The server terminated the test.
     pub const IESERVERTERM: i32 = 120;
     /// The client may not test here.
