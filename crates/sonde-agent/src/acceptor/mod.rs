@@ -151,7 +151,7 @@ impl Acceptor {
                 if t < self.listeners.len() {
                     self.accept_all(t);
                 } else {
-                    self.progress(t);
+                    self.progress(t, event.is_read_closed());
                 }
             }
             if events.is_empty() {
@@ -228,12 +228,13 @@ impl Acceptor {
         // taken at once, its handshake does not count against its source
         // while a burst of its connections (a test's streams) is accepted.
         if let Some(token) = self.insert(conn) {
-            self.progress(token);
+            self.progress(token, false);
         }
     }
 
     /// Carries connection `token` forward with what it has sent.
-    fn progress(&mut self, token: usize) {
+    /// `read_closed`: the client has half-closed (sent all it will).
+    fn progress(&mut self, token: usize, read_closed: bool) {
         let Some(conn) = self.conns.get_mut(&token) else {
             return;
         };
@@ -277,7 +278,10 @@ impl Acceptor {
             }
             Phase::Opening => {
                 let complete = match proto {
-                    Protocol::Native => native_complete(bytes),
+                    // A native opening cut short by the client's close
+                    // goes to its thread too, which refuses it by name
+                    // (`frame`) rather than closing without a word.
+                    Protocol::Native => native_complete(bytes) || read_closed,
                     Protocol::Iperf3 => cookie_complete(bytes),
                 };
                 if complete {
