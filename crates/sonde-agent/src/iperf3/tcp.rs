@@ -2,7 +2,8 @@
 //! gathered through the registry in the order the client opened them,
 //! sonde's stream loops, iperf3's results.
 
-use super::exchange::{add_server_output, await_test_end, swap_results, STEP_WAIT};
+use crate::limits::END_GRACE;
+use super::exchange::{add_server_output, await_test_end, swap_results};
 use crate::state::{Delivered, Shared, STREAMS_TIMEOUT};
 use sonde_engine::host_env::host_env;
 use sonde_engine::iperf3::control::Iperf3Control;
@@ -79,8 +80,9 @@ fn serve(
     let stop = Arc::new(AtomicBool::new(false));
     let mut plan = side_plan(spec);
     // The client's clock ends the test: its TEST_END stops this end's
-    // streams (receivers read until then, however late it comes).
-    plan.receive_grace = STEP_WAIT;
+    // streams (receivers read until then, at most END_GRACE after the
+    // test's time, when the server ends it).
+    plan.receive_grace = END_GRACE;
     let held = hold_open(&streams);
     let to_drain: Vec<(usize, TcpStream)> = streams
         .iter()

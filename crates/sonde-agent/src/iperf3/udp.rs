@@ -2,6 +2,7 @@
 //! exchange on the control port's UDP twin, iperf3's datagrams and
 //! counting.
 
+use crate::limits::END_GRACE;
 use super::exchange::{add_server_output, await_test_end, swap_results, STEP_WAIT};
 use super::results::UdpStream;
 use sonde_engine::iperf3::control::Iperf3Control;
@@ -128,7 +129,7 @@ fn stream_thread(
         } else {
             UdpTally::default()
         };
-        let rest = udp_data::receive(&sock, width, run_end + STEP_WAIT, &stop)?;
+        let rest = udp_data::receive(&sock, width, run_end + END_GRACE, &stop)?;
         let queued = udp_data::receive(
             &sock,
             width,

@@ -3,6 +3,7 @@
 //! UDP progress, its report, or an abort), and the server answers the
 //! client's report with its own.
 
+use crate::limits::END_GRACE;
 use sonde_engine::control::Control;
 use sonde_engine::udp::flow::Credits;
 use sonde_engine::EngineError;
@@ -26,6 +27,11 @@ pub(crate) fn spawn_watcher(
     stop: &Arc<AtomicBool>,
     credits: Option<Arc<Credits>>,
 ) -> Result<Watcher, EngineError> {
+    // A client that stops reading cannot hold the server in a write.
+    control
+        .stream()
+        .set_write_timeout(Some(END_GRACE))
+        .map_err(EngineError::io("setting a write timeout"))?;
     let mut reader = control.try_clone()?;
     let watcher_stop = Arc::clone(stop);
     Ok(std::thread::spawn(move || {
@@ -50,6 +56,23 @@ pub(crate) fn spawn_watcher(
     }))
 }
 
+/// Whether the client closed (or reset) its control connection; a client
+/// that is there, or sent something early, is not gone.
+pub(crate) fn client_gone(control: &Control) -> bool {
+    let stream = control.stream();
+    if stream.set_nonblocking(true).is_err() {
+        return false;
+    }
+    let mut b = [0u8; 1];
+    let gone = match stream.peek(&mut b) {
+        Ok(0) => true,
+        Ok(_) => false,
+        Err(e) => e.kind() != std::io::ErrorKind::WouldBlock,
+    };
+    let _ = stream.set_nonblocking(false);
+    gone
+}
+
 /// Waits for the client's report, then answers with ours.
 pub(crate) fn answer_report(
     watcher: Watcher,
@@ -58,8 +81,11 @@ pub(crate) fn answer_report(
     peer: SocketAddr,
     id: TestId,
 ) -> Result<(), EngineError> {
-    match watcher.join() {
+    let theirs = watcher.join();
+    match theirs {
         Ok(Ok(ClientMessage::Report { .. } | ClientMessage::UdpReport { .. })) => {
+            // The client's report is not kept while ours is encoded.
+            drop(theirs);
             control.send(&ours)?;
             tracing::info!(%peer, test = %id, "test finished");
             Ok(())
