@@ -5,9 +5,9 @@
 
 use crate::config::Limits;
 use sonde_engine::host_env::available_congestion;
+use sonde_engine::tcp::client::MAX_REPORT_FRAME;
 use sonde_model::Rate;
 use sonde_wire::{Limit, Refusal};
-use sonde_engine::tcp::client::MAX_REPORT_FRAME;
 use std::net::IpAddr;
 use std::time::Duration;
 

@@ -2,8 +2,8 @@
 //! gathered through the registry in the order the client opened them,
 //! sonde's stream loops, iperf3's results.
 
-use crate::limits::END_GRACE;
 use super::exchange::{add_server_output, await_test_end, swap_results};
+use crate::limits::END_GRACE;
 use crate::state::{Delivered, Shared, STREAMS_TIMEOUT};
 use sonde_engine::host_env::host_env;
 use sonde_engine::iperf3::control::Iperf3Control;

@@ -2,9 +2,9 @@
 //! exchange on the control port's UDP twin, iperf3's datagrams and
 //! counting.
 
-use crate::limits::END_GRACE;
 use super::exchange::{add_server_output, await_test_end, swap_results, STEP_WAIT};
 use super::results::UdpStream;
+use crate::limits::END_GRACE;
 use sonde_engine::iperf3::control::Iperf3Control;
 use sonde_engine::iperf3::udp_data::{self, UdpTally};
 use sonde_engine::EngineError;

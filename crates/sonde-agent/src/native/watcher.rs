@@ -95,7 +95,14 @@ pub(crate) fn answer_report(
             expected: "the client's report",
             got: "another message".into(),
         }),
-        Ok(Err(e)) => Err(e),
+        Ok(Err(e)) => {
+            // The client hears why its test ended (an oversized or bad
+            // frame, a late report), if it still listens.
+            let _ = control.send(&ServerMessage::Abort {
+                reason: format!("the server ended the test: {e}"),
+            });
+            Err(e)
+        }
         Err(_) => Err(EngineError::Aborted("control watcher failed".into())),
     }
 }

@@ -95,6 +95,11 @@ impl ServerProc {
             .unwrap_or_else(|| panic!("no reflector address in {log}"))
     }
 
+    /// The server's process id (for /proc/PID/status).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn is_running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
     }
