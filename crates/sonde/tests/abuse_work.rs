@@ -250,3 +250,57 @@ fn a_maximal_report_frame_is_refused_by_name_within_the_memory_bound() {
     let r = common::tcp_json("::1", port, &["-t", "1s"]);
     assert!(common::u(&r["summary"]["total"]["received_bytes"]) > 0);
 }
+
+/// Reads iperf3 state bytes until `want` (or panics at another end).
+fn iperf3_state(c: &mut TcpStream, want: i8) -> Instant {
+    use std::io::Read;
+    let mut b = [0u8; 1];
+    c.read_exact(&mut b).unwrap();
+    assert_eq!(b[0] as i8, want, "iperf3 state");
+    Instant::now()
+}
+
+#[test]
+fn an_iperf3_test_that_outlives_its_time_is_ended_by_the_server() {
+    let server = ServerProc::start(&["--max-concurrent-tests", "1"]);
+    let port = server.port;
+    let cookie = b"abusework0123456789abcdefghijklmnopq\0";
+    let mut c = TcpStream::connect(("::1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    c.write_all(cookie).unwrap();
+    iperf3_state(&mut c, 9); // PARAM_EXCHANGE
+    let params = br#"{"tcp":true,"omit":0,"time":2,"num":0,"blockcount":0,"parallel":1,"len":131072,"pacing_timer":1000,"client_version":"3.12"}"#;
+    c.write_all(&(params.len() as u32).to_be_bytes()).unwrap();
+    c.write_all(params).unwrap();
+    iperf3_state(&mut c, 10); // CREATE_STREAMS
+    let mut d = TcpStream::connect(("::1", port)).unwrap();
+    d.write_all(cookie).unwrap();
+    iperf3_state(&mut c, 1); // TEST_START
+    let start = iperf3_state(&mut c, 2); // TEST_RUNNING
+                                         // Sends, and never says TEST_END.
+    let pusher = std::thread::spawn(move || {
+        let chunk = vec![0u8; 128 * 1024];
+        let _ = d.set_write_timeout(Some(Duration::from_secs(5)));
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_secs(30) && d.write_all(&chunk).is_ok() {}
+        t.elapsed()
+    });
+    let ended = iperf3_state(&mut c, 11); // SERVER_TERMINATE
+    let ended = ended.duration_since(start);
+    let pushed = pusher.join().unwrap();
+    eprintln!(
+        "iperf3 -t 2 without TEST_END: SERVER_TERMINATE at {:.1} s, data refused after {:.1} s",
+        ended.as_secs_f64(),
+        pushed.as_secs_f64()
+    );
+    // Its time, the 5 s grace, and 4 s to spare (before the grace: 12 s).
+    assert!(
+        ended >= Duration::from_secs(2) && ended < Duration::from_secs(11),
+        "{ended:?}"
+    );
+    let (free, busy) = slot_free_after(port, start);
+    eprintln!(
+        "iperf3 outliving its time: slot free {:.1} s after start ({busy} busy first)",
+        free.as_secs_f64()
+    );
+}
