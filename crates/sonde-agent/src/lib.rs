@@ -27,6 +27,7 @@
 
 mod admission;
 pub mod config;
+mod gone;
 mod iperf3;
 mod limits;
 mod native;

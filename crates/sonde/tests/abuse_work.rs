@@ -260,21 +260,45 @@ fn iperf3_state(c: &mut TcpStream, want: i8) -> Instant {
     Instant::now()
 }
 
-#[test]
-fn an_iperf3_test_that_outlives_its_time_is_ended_by_the_server() {
-    let server = ServerProc::start(&["--max-concurrent-tests", "1"]);
-    let port = server.port;
-    let cookie = b"abusework0123456789abcdefghijklmnopq\0";
+const COOKIE: &[u8; 37] = b"abusework0123456789abcdefghijklmnopq\0";
+
+/// An iperf3 TCP test of 2 s asked for and admitted (CREATE_STREAMS
+/// read): its control connection.
+fn iperf3_admitted(port: u16) -> TcpStream {
     let mut c = TcpStream::connect(("::1", port)).unwrap();
     c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    c.write_all(cookie).unwrap();
+    c.write_all(COOKIE).unwrap();
     iperf3_state(&mut c, 9); // PARAM_EXCHANGE
     let params = br#"{"tcp":true,"omit":0,"time":2,"num":0,"blockcount":0,"parallel":1,"len":131072,"pacing_timer":1000,"client_version":"3.12"}"#;
     c.write_all(&(params.len() as u32).to_be_bytes()).unwrap();
     c.write_all(params).unwrap();
     iperf3_state(&mut c, 10); // CREATE_STREAMS
+    c
+}
+
+#[test]
+fn an_iperf3_client_gone_before_its_streams_frees_the_slot() {
+    let server = ServerProc::start(&["--max-concurrent-tests", "1"]);
+    let mut worst = Duration::ZERO;
+    for _ in 0..4 {
+        drop(iperf3_admitted(server.port));
+        let (free, _) = slot_free_after(server.port, Instant::now());
+        worst = worst.max(free);
+    }
+    eprintln!(
+        "iperf3 request-then-disconnect x4: valid test got the slot at most {:.2} s after",
+        worst.as_secs_f64()
+    );
+    assert!(worst < Duration::from_secs(5), "held {worst:?}");
+}
+
+#[test]
+fn an_iperf3_test_that_outlives_its_time_is_ended_by_the_server() {
+    let server = ServerProc::start(&["--max-concurrent-tests", "1"]);
+    let port = server.port;
+    let mut c = iperf3_admitted(port);
     let mut d = TcpStream::connect(("::1", port)).unwrap();
-    d.write_all(cookie).unwrap();
+    d.write_all(COOKIE).unwrap();
     iperf3_state(&mut c, 1); // TEST_START
     let start = iperf3_state(&mut c, 2); // TEST_RUNNING
                                          // Sends, and never says TEST_END.

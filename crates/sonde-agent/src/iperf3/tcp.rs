@@ -3,6 +3,7 @@
 //! sonde's stream loops, iperf3's results.
 
 use super::exchange::{add_server_output, await_test_end, swap_results};
+use crate::gone::{client_gone, GONE_POLL};
 use crate::limits::END_GRACE;
 use crate::state::{Delivered, Shared, STREAMS_TIMEOUT};
 use sonde_engine::host_env::host_env;
@@ -51,8 +52,17 @@ fn serve(
     let mut arrived = Vec::with_capacity(spec.stream_count());
     let deadline = Instant::now() + STREAMS_TIMEOUT;
     while arrived.len() < spec.stream_count() {
+        // A client that closed its control connection frees the slot now.
+        if client_gone(control.stream()) {
+            return Err(EngineError::Closed {
+                during: "the wait for the iperf3 data connections",
+            });
+        }
         let left = deadline.saturating_duration_since(Instant::now());
-        let Ok(delivered) = rx.recv_timeout(left) else {
+        let Ok(delivered) = rx.recv_timeout(left.min(GONE_POLL)) else {
+            if !left.is_zero() {
+                continue;
+            }
             let _ = control.send_state(State::ServerTerminate);
             return Err(EngineError::Aborted(
                 "not every iperf3 data connection arrived in time".into(),

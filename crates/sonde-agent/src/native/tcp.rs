@@ -2,7 +2,8 @@
 //! connections through the registry, run the server's end of each stream,
 //! and swap reports.
 
-use super::watcher::{answer_report, client_gone, spawn_watcher};
+use super::watcher::{answer_report, spawn_watcher};
+use crate::gone::{client_gone, GONE_POLL};
 use crate::limits::END_GRACE;
 use crate::state::{Delivered, Shared, STREAMS_TIMEOUT};
 use sonde_engine::control::Control;
@@ -17,10 +18,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::Receiver;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-/// How often a test waiting for its client checks that it is still there.
-const GONE_POLL: Duration = Duration::from_millis(100);
+use std::time::Instant;
 
 /// Runs test `id`, open in the registry while it waits for its data
 /// connections.
@@ -60,7 +58,7 @@ fn run_accepted(
     let deadline = Instant::now() + STREAMS_TIMEOUT;
     while streams.iter().any(Option::is_none) {
         // A client that closed its control connection frees the slot now.
-        if client_gone(&control) {
+        if client_gone(control.stream()) {
             return Err(EngineError::Closed {
                 during: "the wait for the data connections",
             });

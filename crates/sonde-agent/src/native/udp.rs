@@ -2,7 +2,8 @@
 //! stream, learn each client address from its hello, run the server's
 //! end, swap reports.
 
-use super::watcher::{answer_report, client_gone, spawn_watcher};
+use super::watcher::{answer_report, spawn_watcher};
+use crate::gone::client_gone;
 use crate::limits::END_GRACE;
 use sonde_engine::connect::{size_udp_buffers, udp_finish};
 use sonde_engine::control::Control;
@@ -44,7 +45,7 @@ fn await_hello(
     let mut buf = [0u8; 64];
     loop {
         // A client that closed its control connection frees the slot now.
-        if client_gone(control) {
+        if client_gone(control.stream()) {
             return Err(EngineError::Closed {
                 during: "the wait for the UDP hellos",
             });

@@ -56,23 +56,6 @@ pub(crate) fn spawn_watcher(
     }))
 }
 
-/// Whether the client closed (or reset) its control connection; a client
-/// that is there, or sent something early, is not gone.
-pub(crate) fn client_gone(control: &Control) -> bool {
-    let stream = control.stream();
-    if stream.set_nonblocking(true).is_err() {
-        return false;
-    }
-    let mut b = [0u8; 1];
-    let gone = match stream.peek(&mut b) {
-        Ok(0) => true,
-        Ok(_) => false,
-        Err(e) => e.kind() != std::io::ErrorKind::WouldBlock,
-    };
-    let _ = stream.set_nonblocking(false);
-    gone
-}
-
 /// Waits for the client's report, then answers with ours.
 pub(crate) fn answer_report(
     watcher: Watcher,
