@@ -18,7 +18,7 @@ use sonde_wire::iperf3::{Params, State};
 use sonde_wire::TestId;
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::Receiver;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -59,10 +59,11 @@ fn serve(
             });
         }
         let left = deadline.saturating_duration_since(Instant::now());
-        let Ok(delivered) = rx.recv_timeout(left.min(GONE_POLL)) else {
-            if !left.is_zero() {
-                continue;
-            }
+        let got = rx.recv_timeout(left.min(GONE_POLL));
+        if matches!(got, Err(RecvTimeoutError::Timeout)) && !left.is_zero() {
+            continue;
+        }
+        let Ok(delivered) = got else {
             let _ = control.send_state(State::ServerTerminate);
             return Err(EngineError::Aborted(
                 "not every iperf3 data connection arrived in time".into(),

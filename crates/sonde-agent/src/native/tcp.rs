@@ -16,7 +16,7 @@ use sonde_model::{Rate, StreamLayout, TcpSpec};
 use sonde_wire::{ServerMessage, TestId};
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
-use std::sync::mpsc::Receiver;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -64,10 +64,11 @@ fn run_accepted(
             });
         }
         let left = deadline.saturating_duration_since(Instant::now());
-        let Ok((index, conn)) = rx.recv_timeout(left.min(GONE_POLL)) else {
-            if !left.is_zero() {
-                continue;
-            }
+        let got = rx.recv_timeout(left.min(GONE_POLL));
+        if matches!(got, Err(RecvTimeoutError::Timeout)) && !left.is_zero() {
+            continue;
+        }
+        let Ok((index, conn)) = got else {
             let reason = "not every data connection arrived in time".to_string();
             control.send(&ServerMessage::Abort {
                 reason: reason.clone(),
