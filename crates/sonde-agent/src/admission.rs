@@ -6,6 +6,8 @@
 
 use crate::limits::{check_client, check_demand, Demand};
 use crate::state::{Shared, TestSlot};
+use sonde_engine::tcp::client::report_frame_need;
+use sonde_engine::udp::client::udp_report_need;
 use sonde_model::{SpecError, StreamLayout, TcpSpec, UdpSpec};
 use sonde_wire::Refusal;
 use std::net::IpAddr;
@@ -29,6 +31,7 @@ impl Admissible for TcpSpec {
             streams: self.stream_count(),
             per_stream: self.bitrate,
             congestion: self.congestion.as_deref(),
+            report_frame: report_frame_need(self),
         }
     }
 }
@@ -44,6 +47,7 @@ impl Admissible for UdpSpec {
             // A rate of 0 is unpaced (flow-controlled).
             per_stream: Some(self.stream_rate()).filter(|r| r.bps() > 0),
             congestion: None,
+            report_frame: udp_report_need(self),
         }
     }
 }

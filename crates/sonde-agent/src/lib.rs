@@ -34,6 +34,7 @@
 mod acceptor;
 mod admission;
 pub mod config;
+mod gone;
 mod handshake;
 mod iperf3;
 mod limits;

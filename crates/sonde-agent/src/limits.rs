@@ -5,10 +5,17 @@
 
 use crate::config::Limits;
 use sonde_engine::host_env::available_congestion;
+use sonde_engine::tcp::client::MAX_REPORT_FRAME;
 use sonde_model::Rate;
 use sonde_wire::{Limit, Refusal};
 use std::net::IpAddr;
 use std::time::Duration;
+
+/// How long after a test's end (its time, warm-up included; never more
+/// than `max_duration`) the server goes on reading and writing its data
+/// and waiting for the client's report. After it, the server stops
+/// whatever the client does, and the test's slot is free.
+pub const END_GRACE: Duration = Duration::from_secs(5);
 
 /// What a test asks of the server, in the terms its limits are written in.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,6 +28,9 @@ pub(crate) struct Demand<'a> {
     pub per_stream: Option<Rate>,
     /// The congestion control asked for (TCP), if any.
     pub congestion: Option<&'a str>,
+    /// The largest report frame the test can produce (streams × interval
+    /// windows): the server admits none over [`MAX_REPORT_FRAME`].
+    pub report_frame: usize,
 }
 
 /// Whether `peer` is in the allowed prefixes (v4-mapped addresses count
@@ -72,6 +82,18 @@ pub(crate) fn check_demand(limits: &Limits, demand: &Demand<'_>) -> Result<(), R
             Some(_) => {}
         }
     }
+    if demand.report_frame > MAX_REPORT_FRAME {
+        let mib = |b: usize| format!("{} MiB", b.div_ceil(1024 * 1024));
+        return Err(exceeded(
+            Limit::Other("report_size".into()),
+            mib(MAX_REPORT_FRAME),
+            format!(
+                "{} for {} streams; use fewer streams, a shorter test or a longer -i",
+                mib(demand.report_frame),
+                demand.streams
+            ),
+        ));
+    }
     if let Some(cc) = demand.congestion {
         let available = available_congestion();
         if !available.is_empty() && !available.iter().any(|a| a == cc) {
@@ -96,6 +118,7 @@ mod tests {
             streams,
             per_stream: per_stream.map(Rate::from_bps),
             congestion: None,
+            report_frame: 0,
         }
     }
 
@@ -111,6 +134,21 @@ mod tests {
             "max_duration is 30s on this server (asked: 1m)"
         );
         check_demand(&limits, &demand(30, 1, None)).unwrap();
+    }
+
+    #[test]
+    fn report_size_is_bounded_whatever_the_limits() {
+        let big = Demand {
+            report_frame: MAX_REPORT_FRAME + 1,
+            ..demand(10, 1, None)
+        };
+        let r = check_demand(&Limits::default(), &big).unwrap_err();
+        assert!(r.to_string().starts_with("report_size is 24 MiB"), "{r}");
+        let fits = Demand {
+            report_frame: MAX_REPORT_FRAME,
+            ..demand(10, 1, None)
+        };
+        check_demand(&Limits::default(), &fits).unwrap();
     }
 
     #[test]

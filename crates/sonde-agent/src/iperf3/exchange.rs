@@ -2,6 +2,7 @@
 //! on the server: how long the client has for each, and the swap of
 //! results that ends every test.
 
+use crate::limits::END_GRACE;
 use sonde_engine::iperf3::control::Iperf3Control;
 use sonde_engine::EngineError;
 use sonde_wire::iperf3::{Params, Results, State};
@@ -18,11 +19,11 @@ pub(super) fn swap_results(
     ours: &Results,
 ) -> Result<Results, EngineError> {
     control.send_state(State::ExchangeResults)?;
-    let theirs = control.recv_results(STEP_WAIT)?;
+    let theirs = control.recv_results(END_GRACE)?;
     control.send_results(ours)?;
     control.send_state(State::DisplayResults)?;
     // The client answers IPERF_DONE, or just closes.
-    let _ = control.recv_state(STEP_WAIT);
+    let _ = control.recv_state(END_GRACE);
     Ok(theirs)
 }
 
@@ -50,7 +51,7 @@ pub(super) fn await_test_end(
     control: &mut Iperf3Control,
     limit: Duration,
 ) -> Result<State, EngineError> {
-    let end = control.recv_state(limit + STEP_WAIT);
+    let end = control.recv_state(limit + END_GRACE);
     if let Err(EngineError::Timeout { .. }) = &end {
         let _ = control.send_state(State::ServerTerminate);
     }

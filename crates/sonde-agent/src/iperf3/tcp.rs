@@ -2,7 +2,9 @@
 //! gathered through the registry in the order the client opened them,
 //! sonde's stream loops, iperf3's results.
 
-use super::exchange::{add_server_output, await_test_end, swap_results, STEP_WAIT};
+use super::exchange::{add_server_output, await_test_end, swap_results};
+use crate::gone::{client_gone, GONE_POLL};
+use crate::limits::END_GRACE;
 use crate::state::{Delivered, Shared, STREAMS_TIMEOUT};
 use sonde_engine::host_env::host_env;
 use sonde_engine::iperf3::control::Iperf3Control;
@@ -16,7 +18,7 @@ use sonde_wire::iperf3::{Params, State};
 use sonde_wire::TestId;
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::Receiver;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -50,8 +52,18 @@ fn serve(
     let mut arrived = Vec::with_capacity(spec.stream_count());
     let deadline = Instant::now() + STREAMS_TIMEOUT;
     while arrived.len() < spec.stream_count() {
+        // A client that closed its control connection frees the slot now.
+        if client_gone(control.stream()) {
+            return Err(EngineError::Closed {
+                during: "the wait for the iperf3 data connections",
+            });
+        }
         let left = deadline.saturating_duration_since(Instant::now());
-        let Ok(delivered) = rx.recv_timeout(left) else {
+        let got = rx.recv_timeout(left.min(GONE_POLL));
+        if matches!(got, Err(RecvTimeoutError::Timeout)) && !left.is_zero() {
+            continue;
+        }
+        let Ok(delivered) = got else {
             let _ = control.send_state(State::ServerTerminate);
             return Err(EngineError::Aborted(
                 "not every iperf3 data connection arrived in time".into(),
@@ -79,8 +91,9 @@ fn serve(
     let stop = Arc::new(AtomicBool::new(false));
     let mut plan = side_plan(spec);
     // The client's clock ends the test: its TEST_END stops this end's
-    // streams (receivers read until then, however late it comes).
-    plan.receive_grace = STEP_WAIT;
+    // streams (receivers read until then, at most END_GRACE after the
+    // test's time, when the server ends it).
+    plan.receive_grace = END_GRACE;
     let held = hold_open(&streams);
     let to_drain: Vec<(usize, TcpStream)> = streams
         .iter()

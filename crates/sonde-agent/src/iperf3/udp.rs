@@ -2,8 +2,9 @@
 //! exchange on the control port's UDP twin, iperf3's datagrams and
 //! counting.
 
-use super::exchange::{add_server_output, await_test_end, swap_results, STEP_WAIT};
+use super::exchange::{add_server_output, await_test_end, swap_results};
 use super::results::UdpStream;
+use crate::limits::END_GRACE;
 use sonde_engine::iperf3::control::Iperf3Control;
 use sonde_engine::iperf3::udp_data::{self, UdpTally};
 use sonde_engine::EngineError;
@@ -128,7 +129,7 @@ fn stream_thread(
         } else {
             UdpTally::default()
         };
-        let rest = udp_data::receive(&sock, width, run_end + STEP_WAIT, &stop)?;
+        let rest = udp_data::receive(&sock, width, run_end + END_GRACE, &stop)?;
         let queued = udp_data::receive(
             &sock,
             width,

@@ -3,20 +3,22 @@
 //! and swap reports.
 
 use super::watcher::{answer_report, spawn_watcher};
+use crate::gone::{client_gone, GONE_POLL};
+use crate::limits::END_GRACE;
 use crate::state::{Delivered, Shared, STREAMS_TIMEOUT};
 use sonde_engine::control::Control;
 use sonde_engine::host_env::host_env;
 use sonde_engine::sockopt::{apply_accepted, StreamOptions};
 use sonde_engine::tcp::client::{client_role, report_frame_cap, side_plan};
-use sonde_engine::tcp::side::{run_side, DataStream, DRAIN_GRACE};
+use sonde_engine::tcp::side::{run_side, DataStream};
 use sonde_engine::EngineError;
 use sonde_model::{Rate, StreamLayout, TcpSpec};
 use sonde_wire::{ServerMessage, TestId};
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
-use std::sync::mpsc::Receiver;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Runs test `id`, open in the registry while it waits for its data
 /// connections.
@@ -55,8 +57,18 @@ fn run_accepted(
     let mut streams: Vec<Option<DataStream>> = (0..spec.stream_count()).map(|_| None).collect();
     let deadline = Instant::now() + STREAMS_TIMEOUT;
     while streams.iter().any(Option::is_none) {
+        // A client that closed its control connection frees the slot now.
+        if client_gone(control.stream()) {
+            return Err(EngineError::Closed {
+                during: "the wait for the data connections",
+            });
+        }
         let left = deadline.saturating_duration_since(Instant::now());
-        let Ok((index, conn)) = rx.recv_timeout(left) else {
+        let got = rx.recv_timeout(left.min(GONE_POLL));
+        if matches!(got, Err(RecvTimeoutError::Timeout)) && !left.is_zero() {
+            continue;
+        }
+        let Ok((index, conn)) = got else {
             let reason = "not every data connection arrived in time".to_string();
             control.send(&ServerMessage::Abort {
                 reason: reason.clone(),
@@ -85,10 +97,14 @@ fn run_accepted(
     let start = Instant::now();
 
     let stop = Arc::new(AtomicBool::new(false));
-    let wait = spec.send_duration() + DRAIN_GRACE + Duration::from_secs(10);
+    // The test ends at its time (never over max_duration: admission saw
+    // to it); END_GRACE later the server stops reading, writing and
+    // waiting for the report, whatever the client does.
+    let wait = spec.send_duration() + END_GRACE;
     let watcher = spawn_watcher(&control, report_frame_cap(spec), wait, &stop, None)?;
 
     let mut plan = side_plan(spec);
+    plan.receive_grace = END_GRACE;
     if rate_capped {
         // Enforce the rate on reads too, whatever the client sends
         // (2 % above the rate asked, so a fair client is never slowed).

@@ -3,13 +3,15 @@
 //! end, swap reports.
 
 use super::watcher::{answer_report, spawn_watcher};
+use crate::gone::client_gone;
+use crate::limits::END_GRACE;
 use sonde_engine::connect::{size_udp_buffers, udp_finish};
 use sonde_engine::control::Control;
 use sonde_engine::host_env::host_env;
 use sonde_engine::sockopt::udp_in_force;
 use sonde_engine::udp::client::{udp_client_role, udp_report_cap, udp_side_plan};
 use sonde_engine::udp::flow::Credits;
-use sonde_engine::udp::side::{run_udp_side, UdpDataStream, UdpFlow, UdpLive, UDP_RX_GRACE};
+use sonde_engine::udp::side::{run_udp_side, UdpDataStream, UdpFlow, UdpLive};
 use sonde_engine::EngineError;
 use sonde_model::{StreamLayout, UdpSpec, UdpTally};
 use sonde_wire::{ReceivedInterval, ServerMessage, StreamAck, StreamReceived, TestId, UdpHello};
@@ -37,9 +39,16 @@ fn await_hello(
     stream: u16,
     client: &SocketAddr,
     deadline: Instant,
+    control: &Control,
 ) -> Result<SocketAddr, EngineError> {
     let mut buf = [0u8; 64];
     loop {
+        // A client that closed its control connection frees the slot now.
+        if client_gone(control.stream()) {
+            return Err(EngineError::Closed {
+                during: "the wait for the UDP hellos",
+            });
+        }
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Err(EngineError::Timeout {
@@ -110,7 +119,7 @@ pub(super) fn run(
     let mut streams = Vec::with_capacity(sockets.len());
     for (i, socket) in sockets.into_iter().enumerate() {
         let index = u16::try_from(i).unwrap_or(u16::MAX);
-        let from = match await_hello(&socket, id, index, &peer, deadline) {
+        let from = match await_hello(&socket, id, index, &peer, deadline, &control) {
             Ok(f) => f,
             Err(e) => {
                 control.send(&ServerMessage::Abort {
@@ -132,7 +141,9 @@ pub(super) fn run(
     control.send(&ServerMessage::Start)?;
     let start = Instant::now();
     let stop = Arc::new(AtomicBool::new(false));
-    let wait = spec.send_duration() + UDP_RX_GRACE + Duration::from_secs(15);
+    // The test ends at its time (never over max_duration); END_GRACE
+    // later the server stops waiting for the client's report.
+    let wait = spec.send_duration() + END_GRACE;
     // Unpaced: the client's progress reports arrive through the watcher,
     // ours go out on a clone of the control connection, which live
     // intervals share (one writer: frames never interleave).

@@ -3,6 +3,7 @@
 //! UDP progress, its report, or an abort), and the server answers the
 //! client's report with its own.
 
+use crate::limits::END_GRACE;
 use sonde_engine::control::Control;
 use sonde_engine::udp::flow::Credits;
 use sonde_engine::EngineError;
@@ -26,6 +27,11 @@ pub(crate) fn spawn_watcher(
     stop: &Arc<AtomicBool>,
     credits: Option<Arc<Credits>>,
 ) -> Result<Watcher, EngineError> {
+    // A client that stops reading cannot hold the server in a write.
+    control
+        .stream()
+        .set_write_timeout(Some(END_GRACE))
+        .map_err(EngineError::io("setting a write timeout"))?;
     let mut reader = control.try_clone()?;
     let watcher_stop = Arc::clone(stop);
     Ok(std::thread::spawn(move || {
@@ -58,8 +64,11 @@ pub(crate) fn answer_report(
     peer: SocketAddr,
     id: TestId,
 ) -> Result<(), EngineError> {
-    match watcher.join() {
+    let theirs = watcher.join();
+    match theirs {
         Ok(Ok(ClientMessage::Report { .. } | ClientMessage::UdpReport { .. })) => {
+            // The client's report is not kept while ours is encoded.
+            drop(theirs);
             control.send(&ours)?;
             tracing::info!(%peer, test = %id, "test finished");
             Ok(())
@@ -69,7 +78,14 @@ pub(crate) fn answer_report(
             expected: "the client's report",
             got: "another message".into(),
         }),
-        Ok(Err(e)) => Err(e),
+        Ok(Err(e)) => {
+            // The client hears why its test ended (an oversized or bad
+            // frame, a late report), if it still listens.
+            let _ = control.send(&ServerMessage::Abort {
+                reason: format!("the server ended the test: {e}"),
+            });
+            Err(e)
+        }
         Err(_) => Err(EngineError::Aborted("control watcher failed".into())),
     }
 }

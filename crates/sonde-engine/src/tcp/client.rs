@@ -54,15 +54,34 @@ pub fn opened(streams: &[DataStream]) -> Vec<(u16, StreamRole, SocketAddr, Socke
         .collect()
 }
 
-/// The largest report frame a test of `spec` can produce: every stream's
-/// samples with room to spare. Both ends use it as the cap.
-pub fn report_frame_cap(spec: &TcpSpec) -> usize {
-    let windows = if spec.interval.is_zero() {
+/// The largest report frame either end reads, whatever the test asks: a
+/// server admits no test whose report could be larger (its refusal names
+/// `report_size`), so no client can make it hold more than this.
+pub const MAX_REPORT_FRAME: usize = 24 * 1024 * 1024;
+
+/// Interval windows a test of `duration` cut every `interval` can have.
+pub fn report_windows(duration: Duration, interval: Duration) -> usize {
+    if interval.is_zero() {
         2
     } else {
-        (spec.send_duration().as_secs_f64() / spec.interval.as_secs_f64()).ceil() as usize + 3
-    };
-    HANDSHAKE_FRAME_MAX + spec.stream_count() * windows * 600
+        (duration.as_secs_f64() / interval.as_secs_f64()).ceil() as usize + 3
+    }
+}
+
+/// The largest report frame a test of `spec` can produce: every stream's
+/// samples with room to spare (before [`MAX_REPORT_FRAME`]).
+pub fn report_frame_need(spec: &TcpSpec) -> usize {
+    let windows = report_windows(spec.send_duration(), spec.interval);
+    HANDSHAKE_FRAME_MAX.saturating_add(
+        spec.stream_count()
+            .saturating_mul(windows)
+            .saturating_mul(600),
+    )
+}
+
+/// The report frame cap of a test of `spec`, both ends.
+pub fn report_frame_cap(spec: &TcpSpec) -> usize {
+    report_frame_need(spec).min(MAX_REPORT_FRAME)
 }
 
 /// This end's role for stream `index` of `spec`, seen from the client.

@@ -4,7 +4,9 @@
 use crate::connect::udp_connect;
 use crate::host_env::host_env;
 use crate::sockopt::{udp_in_force, StreamOptions};
-use crate::tcp::client::{handshake, HANDSHAKE_TIMEOUT, REPORT_WAIT};
+use crate::tcp::client::{
+    handshake, report_windows, HANDSHAKE_TIMEOUT, MAX_REPORT_FRAME, REPORT_WAIT,
+};
 use crate::udp::flow::Credits;
 use crate::udp::side::{run_udp_side, UdpDataStream, UdpFlow, UdpLive, UdpSidePlan, UDP_RX_GRACE};
 use crate::EngineError;
@@ -86,14 +88,20 @@ impl PeerIntervals {
     }
 }
 
-/// The largest UDP report a test of `spec` can produce.
+/// The largest UDP report a test of `spec` can produce (before
+/// [`MAX_REPORT_FRAME`]).
+pub fn udp_report_need(spec: &UdpSpec) -> usize {
+    let windows = report_windows(spec.send_duration(), spec.interval);
+    HANDSHAKE_FRAME_MAX.saturating_add(
+        (spec.stream_count() + 1)
+            .saturating_mul(windows)
+            .saturating_mul(2048),
+    )
+}
+
+/// The UDP report frame cap of a test of `spec`, both ends.
 pub fn udp_report_cap(spec: &UdpSpec) -> usize {
-    let windows = if spec.interval.is_zero() {
-        2
-    } else {
-        (spec.send_duration().as_secs_f64() / spec.interval.as_secs_f64()).ceil() as usize + 3
-    };
-    HANDSHAKE_FRAME_MAX + (spec.stream_count() + 1) * windows * 2048
+    udp_report_need(spec).min(MAX_REPORT_FRAME)
 }
 
 /// This end's role for stream `index`, seen from the client.

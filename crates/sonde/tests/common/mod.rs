@@ -95,7 +95,7 @@ impl ServerProc {
             .unwrap_or_else(|| panic!("no reflector address in {log}"))
     }
 
-    /// The server's process id (for its figures in /proc).
+    /// The server's process id (for /proc/PID/status).
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
