@@ -20,9 +20,10 @@ pub const HANDSHAKE_DEADLINE: Duration = Duration::from_secs(5);
 /// another test may have held the UDP port past the client's deadline.
 pub(crate) const CONNECT_GRACE: Duration = Duration::from_secs(1);
 
-/// When a test's UDP connect exchange (sonde's UDP hellos, iperf3's UDP
-/// connects) must be done: the handshake's `deadline`, measured from
-/// accept, or [`CONNECT_GRACE`] from now if that is later.
+/// When a test's data connections (TCP streams, or the UDP connect
+/// exchange: sonde's UDP hellos, iperf3's UDP connects) must all be in:
+/// the handshake's `deadline`, measured from accept, or [`CONNECT_GRACE`]
+/// from now if that is later.
 pub(crate) fn connect_deadline(deadline: Instant) -> Instant {
     deadline.max(Instant::now() + CONNECT_GRACE)
 }

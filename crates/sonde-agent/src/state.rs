@@ -15,9 +15,6 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// How long the server waits for all data connections of a test.
-pub(crate) const STREAMS_TIMEOUT: Duration = Duration::from_secs(10);
-
 /// State shared by every connection of one server.
 #[derive(Debug)]
 pub(crate) struct Shared {

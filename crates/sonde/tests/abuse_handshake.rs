@@ -249,50 +249,60 @@ fn read_frame(s: &mut TcpStream) -> std::io::Result<Vec<u8>> {
     Ok(payload)
 }
 
+/// A test accepted, then no data connection (TCP) or UDP hello from its
+/// client: the server gives up by the handshake deadline, counted from
+/// accept, tells the client why, and the slot is free again.
 #[test]
-fn a_udp_test_whose_client_never_connects_ends_by_the_deadline() {
-    use sonde_model::{HostEnv, Rate, TestSpec, UdpSpec};
+fn a_test_whose_client_never_connects_its_streams_ends_by_the_deadline() {
+    use sonde_model::{HostEnv, Rate, TcpSpec, TestSpec, UdpSpec};
     use sonde_wire::{encode_message, ClientMessage, Preamble, ServerMessage};
     use std::io::Write;
     let server = ServerProc::start(&["--max-concurrent-tests", "1"]);
-    let request = ClientMessage::TestRequest {
-        request: TestSpec::Udp(UdpSpec {
-            host: "127.0.0.1".into(),
-            time: Duration::from_secs(1),
-            bitrate: Rate::from_bps(1_000_000),
-            ..UdpSpec::default()
-        }),
-        env: HostEnv::default(),
-        live_intervals: false,
-    };
-    let mut s = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
-    let opened = Instant::now();
-    s.write_all(&Preamble::CURRENT.encode()).unwrap();
-    s.write_all(&encode_message(&request).unwrap()).unwrap();
-    // Accepted, then no UDP hello from the client: the server gives up by
-    // the handshake deadline, counted from accept.
-    s.set_read_timeout(Some(DEADLINE * 4)).unwrap();
-    s.read_exact(&mut [0u8; 8]).unwrap();
-    let accepted: ServerMessage = sonde_wire::decode_message(&read_frame(&mut s).unwrap()).unwrap();
-    assert!(
-        matches!(accepted, ServerMessage::Accepted { .. }),
-        "{accepted:?}"
-    );
-    let ended = read_frame(&mut s);
-    let held = opened.elapsed();
-    let Ok(abort) = ended else {
-        panic!("closed without an abort: {ended:?}");
-    };
-    let abort: ServerMessage = sonde_wire::decode_message(&abort).unwrap();
-    eprintln!("a UDP test with no UDP hello: its slot held {held:?}, then {abort:?}");
-    assert!(
-        format!("{abort:?}").contains("UDP hello"),
-        "not an abort for the missing hello: {abort:?}"
-    );
-    assert!(
-        held < DEADLINE + Duration::from_secs(3),
-        "the test slot was held {held:?}"
-    );
-    // Its slot is free again.
-    tcp_json("127.0.0.1", server.port, &["-t", "1"]);
+    let tcp = TestSpec::Tcp(TcpSpec {
+        host: "127.0.0.1".into(),
+        time: Duration::from_secs(1),
+        ..TcpSpec::default()
+    });
+    let udp = TestSpec::Udp(UdpSpec {
+        host: "127.0.0.1".into(),
+        time: Duration::from_secs(1),
+        bitrate: Rate::from_bps(1_000_000),
+        ..UdpSpec::default()
+    });
+    for (what, spec, why) in [("TCP", tcp, "data connection"), ("UDP", udp, "UDP hello")] {
+        let request = ClientMessage::TestRequest {
+            request: spec,
+            env: HostEnv::default(),
+            live_intervals: false,
+        };
+        let mut s = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+        let opened = Instant::now();
+        s.write_all(&Preamble::CURRENT.encode()).unwrap();
+        s.write_all(&encode_message(&request).unwrap()).unwrap();
+        s.set_read_timeout(Some(DEADLINE * 4)).unwrap();
+        s.read_exact(&mut [0u8; 8]).unwrap();
+        let accepted: ServerMessage =
+            sonde_wire::decode_message(&read_frame(&mut s).unwrap()).unwrap();
+        assert!(
+            matches!(accepted, ServerMessage::Accepted { .. }),
+            "{what}: {accepted:?}"
+        );
+        let ended = read_frame(&mut s);
+        let held = opened.elapsed();
+        let Ok(abort) = ended else {
+            panic!("{what}: closed without an abort: {ended:?}");
+        };
+        let abort: ServerMessage = sonde_wire::decode_message(&abort).unwrap();
+        eprintln!("a {what} test with no {why}: its slot held {held:?}, then {abort:?}");
+        assert!(
+            format!("{abort:?}").contains(why),
+            "{what}: not an abort for the missing {why}: {abort:?}"
+        );
+        assert!(
+            held < DEADLINE + Duration::from_secs(3),
+            "{what}: the test slot was held {held:?}"
+        );
+        // Its slot is free again.
+        tcp_json("127.0.0.1", server.port, &["-t", "1"]);
+    }
 }

@@ -105,7 +105,7 @@ pub(crate) fn run_test(
             params::tcp_spec(&p, peer, limit),
             shared,
             version.as_deref(),
-            |c, spec| tcp::run(c, peer, spec, &p, id, shared),
+            |c, spec| tcp::run(c, peer, spec, &p, id, shared, deadline),
         ),
         Protocol::Udp => run_admitted(
             control,

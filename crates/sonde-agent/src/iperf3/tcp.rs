@@ -4,8 +4,9 @@
 
 use super::exchange::{add_server_output, await_test_end, swap_results};
 use crate::gone::{client_gone, GONE_POLL};
+use crate::handshake::connect_deadline;
 use crate::limits::END_GRACE;
-use crate::state::{Delivered, Shared, STREAMS_TIMEOUT};
+use crate::state::{Delivered, Shared};
 use sonde_engine::host_env::host_env;
 use sonde_engine::iperf3::control::Iperf3Control;
 use sonde_engine::iperf3::hold_open;
@@ -31,11 +32,12 @@ pub(super) fn run(
     params: &Params,
     id: TestId,
     shared: &Shared,
+    deadline: Instant,
 ) -> Result<(), EngineError> {
     tracing::info!(%peer, test = %id, streams = spec.stream_count(), direction = ?spec.direction,
         time = ?spec.time, client = %params.client_version.as_deref().unwrap_or("?"), "iperf3 test accepted");
     let rx = shared.registry().open(id, peer.ip(), spec.stream_count());
-    let outcome = serve(control, peer, spec, params, &rx);
+    let outcome = serve(control, peer, spec, params, &rx, deadline);
     shared.registry().close(id);
     outcome
 }
@@ -46,11 +48,12 @@ fn serve(
     spec: &TcpSpec,
     params: &Params,
     rx: &Receiver<Delivered>,
+    deadline: Instant,
 ) -> Result<(), EngineError> {
     control.send_state(State::CreateStreams)?;
     let opts = StreamOptions::from(spec);
     let mut arrived = Vec::with_capacity(spec.stream_count());
-    let deadline = Instant::now() + STREAMS_TIMEOUT;
+    let deadline = connect_deadline(deadline);
     while arrived.len() < spec.stream_count() {
         // A client that closed its control connection frees the slot now.
         if client_gone(control.stream()) {

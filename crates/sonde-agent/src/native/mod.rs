@@ -90,7 +90,7 @@ fn run_request(
 ) -> Result<(), EngineError> {
     match request {
         TestSpec::Tcp(spec) => run_admitted(control, peer, &spec, client_env, shared, |c, id| {
-            tcp::run(c, peer, &spec, id, shared)
+            tcp::run(c, peer, &spec, id, shared, deadline)
         }),
         TestSpec::Udp(spec) => run_admitted(control, peer, &spec, client_env, shared, |c, id| {
             udp::run(c, peer, &spec, id, live_intervals, deadline)

@@ -4,8 +4,9 @@
 
 use super::watcher::{answer_report, spawn_watcher};
 use crate::gone::{client_gone, GONE_POLL};
+use crate::handshake::connect_deadline;
 use crate::limits::END_GRACE;
-use crate::state::{Delivered, Shared, STREAMS_TIMEOUT};
+use crate::state::{Delivered, Shared};
 use sonde_engine::control::Control;
 use sonde_engine::host_env::host_env;
 use sonde_engine::sockopt::{apply_accepted, StreamOptions};
@@ -21,17 +22,19 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// Runs test `id`, open in the registry while it waits for its data
-/// connections.
+/// connections: until the handshake's `deadline` (measured from accept;
+/// [`connect_deadline`]).
 pub(super) fn run(
     control: Control,
     peer: SocketAddr,
     spec: &TcpSpec,
     id: TestId,
     shared: &Shared,
+    deadline: Instant,
 ) -> Result<(), EngineError> {
     let rx = shared.registry().open(id, peer.ip(), spec.stream_count());
     let rate_capped = shared.limits().max_rate.is_some();
-    let result = run_accepted(control, peer, spec, id, &rx, rate_capped);
+    let result = run_accepted(control, peer, spec, id, &rx, rate_capped, deadline);
     shared.registry().close(id);
     result
 }
@@ -43,6 +46,7 @@ fn run_accepted(
     id: TestId,
     rx: &Receiver<Delivered>,
     rate_capped: bool,
+    deadline: Instant,
 ) -> Result<(), EngineError> {
     control.send_preamble()?;
     control.send(&ServerMessage::Accepted {
@@ -55,7 +59,7 @@ fn run_accepted(
 
     let opts = StreamOptions::from(spec);
     let mut streams: Vec<Option<DataStream>> = (0..spec.stream_count()).map(|_| None).collect();
-    let deadline = Instant::now() + STREAMS_TIMEOUT;
+    let deadline = connect_deadline(deadline);
     while streams.iter().any(Option::is_none) {
         // A client that closed its control connection frees the slot now.
         if client_gone(control.stream()) {
