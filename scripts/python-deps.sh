@@ -5,7 +5,18 @@
 #           reads iperf3's own (crates/sonde/tests/iperf3_consumers.rs)
 set -euo pipefail
 
+# A fresh Debian machine may have neither python3 nor pip.
+if ! command -v python3 >/dev/null 2>&1 || ! python3 -m pip --version >/dev/null 2>&1; then
+    echo "python-deps: installing python3 and pip (apt-get)" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends python3 python3-pip >/dev/null
+fi
+
 if ! python3 -c 'import iperf3' >/dev/null 2>&1; then
     echo "python-deps: installing iperf3 (PyPI)" >&2
-    python3 -m pip install --quiet --disable-pip-version-check iperf3==0.1.11
+    pip=(python3 -m pip install --quiet --disable-pip-version-check iperf3==0.1.11)
+    # Debian's own python3 refuses pip installs into the system
+    # (PEP 668) unless told; a pyenv or venv python takes them as is.
+    "${pip[@]}" 2>/dev/null || "${pip[@]}" --break-system-packages
 fi
