@@ -14,6 +14,7 @@ pub mod env;
 pub mod event;
 pub mod figures;
 pub mod load;
+pub mod method;
 pub mod ping;
 pub mod profile;
 pub mod report;
@@ -36,6 +37,7 @@ pub use env::HostEnv;
 pub use event::{Event, OpenStream, Warning};
 pub use figures::{DscpClass, Figures, FrameClass};
 pub use load::{load_result, load_value, LoadError};
+pub use method::{MethodKind, MethodResult, MethodSpec, METHOD_FORMAT_VERSION};
 pub use ping::{OneWayDelays, PingProto, PingReply, PingSource, PingSpec};
 pub use profile::Profile;
 pub use report::{

@@ -80,6 +80,27 @@ impl TestSpec {
         }
     }
 
+    /// The address family the test asks for.
+    pub fn family(&self) -> crate::IpFamily {
+        match self {
+            TestSpec::Tcp(s) => s.family,
+            TestSpec::Udp(s) => s.family,
+            TestSpec::Ping(s) => s.family,
+        }
+    }
+
+    /// The same test over `family` (a method running a step over IPv6
+    /// and IPv4 in turn).
+    pub fn with_family(&self, family: crate::IpFamily) -> TestSpec {
+        let mut spec = self.clone();
+        match &mut spec {
+            TestSpec::Tcp(s) => s.family = family,
+            TestSpec::Udp(s) => s.family = family,
+            TestSpec::Ping(s) => s.family = family,
+        }
+        spec
+    }
+
     /// Whether RTT is measured under the test's load (`--latency`).
     pub fn latency(&self) -> bool {
         match self {

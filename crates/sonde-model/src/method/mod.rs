@@ -1,0 +1,151 @@
+//! What a method asked and found: [`MethodSpec`] and [`MethodResult`].
+//!
+//! A method (an NDR search, a sweep, a repeated test) runs many tests
+//! through the runner and reads them together. Its result is one
+//! document with the same header as a test's result (`id`,
+//! `format_version`, `sonde_version`, `title`, `start`, `duration_s`,
+//! `interrupted`), then `method` naming it, its `spec`, what it found
+//! (`results` per size for `ndr`, `steps` and `limiters` for `sweep`,
+//! `runs` for `repeat`), and the full [`TestResult`] of every trial in
+//! `trials`, in the order they ran, so that the archive keeps each one
+//! and every figure can be traced back to the test that made it.
+//!
+//! The algorithms live in `sonde-methods`; this module holds only their
+//! vocabulary, so the archive, reports and the portal can read a
+//! method's result without depending on how it was found.
+
+mod ndr;
+mod repeat;
+mod step;
+mod sweep;
+
+pub use ndr::{frame_overhead_bytes, NdrSize, NdrSpec, SizeKind, ETHERNET_L1_EXTRA_BYTES};
+pub use repeat::{RepeatOutcome, RepeatSpec};
+pub use step::{FamilyRatio, Metric, RepeatRule, Stats, StepPlan, StepStats};
+pub use sweep::{
+    Limiter, LimiterClass, LimiterEvidence, SweepSpec, SweepStep, SweepVariable, SweepVariableKind,
+};
+
+use crate::{ResultId, TestResult, Timestamp};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Version of the method result document layout.
+pub const METHOD_FORMAT_VERSION: u32 = 1;
+
+/// Which method a spec or a result is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MethodKind {
+    /// RFC 2544 §26.1 throughput (no-drop rate) per frame size.
+    Ndr,
+    /// One variable stepped, the rest held.
+    Sweep,
+    /// One test repeated (a number of times, or until stable).
+    Repeat,
+}
+
+impl MethodKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            MethodKind::Ndr => "ndr",
+            MethodKind::Sweep => "sweep",
+            MethodKind::Repeat => "repeat",
+        }
+    }
+}
+
+impl fmt::Display for MethodKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Any method sonde runs, written flat: `{"method": "ndr", …}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "method", rename_all = "lowercase")]
+pub enum MethodSpec {
+    Ndr(NdrSpec),
+    Sweep(SweepSpec),
+    Repeat(RepeatSpec),
+}
+
+impl MethodSpec {
+    pub fn kind(&self) -> MethodKind {
+        match self {
+            MethodSpec::Ndr(_) => MethodKind::Ndr,
+            MethodSpec::Sweep(_) => MethodKind::Sweep,
+            MethodSpec::Repeat(_) => MethodKind::Repeat,
+        }
+    }
+
+    pub fn title(&self) -> Option<&str> {
+        match self {
+            MethodSpec::Ndr(s) => s.trial.title.as_deref(),
+            MethodSpec::Sweep(s) => s.test.title(),
+            MethodSpec::Repeat(s) => s.test.title(),
+        }
+    }
+}
+
+/// The result of one method: what `-J` prints and the archive stores.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MethodResult {
+    pub id: ResultId,
+    pub format_version: u32,
+    pub sonde_version: String,
+    pub method: MethodKind,
+    pub title: Option<String>,
+    /// What was asked, as asked.
+    pub spec: MethodSpec,
+    pub start: Timestamp,
+    /// Wall-clock seconds from the first trial's start to the last's end.
+    pub duration_s: f64,
+    /// Stopped before the method finished; what ran is kept.
+    pub interrupted: bool,
+    /// `ndr`: one per frame size (and family).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub results: Vec<NdrSize>,
+    /// `sweep`: one per step, direction and family.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<SweepStep>,
+    /// `sweep` of rates: the limiter found, one per direction measured.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub limiters: Vec<Limiter>,
+    /// `repeat`: the runs read together, per family.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs: Option<RepeatOutcome>,
+    /// IPv6 against IPv4 (`families` 6,4), per figure.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub family_ratios: Vec<FamilyRatio>,
+    /// Every trial's whole result, in the order they ran.
+    pub trials: Vec<TestResult>,
+}
+
+impl MethodResult {
+    /// An empty result of `spec`, to be filled as the method runs.
+    pub fn new(spec: MethodSpec, start: Timestamp) -> Self {
+        Self {
+            id: ResultId::random(),
+            format_version: METHOD_FORMAT_VERSION,
+            sonde_version: crate::SONDE_VERSION.to_string(),
+            method: spec.kind(),
+            title: spec.title().map(str::to_string),
+            spec,
+            start,
+            duration_s: 0.0,
+            interrupted: false,
+            results: Vec::new(),
+            steps: Vec::new(),
+            limiters: Vec::new(),
+            runs: None,
+            family_ratios: Vec::new(),
+            trials: Vec::new(),
+        }
+    }
+
+    /// The trial with this id.
+    pub fn trial(&self, id: ResultId) -> Option<&TestResult> {
+        self.trials.iter().find(|t| t.id == id)
+    }
+}

@@ -1,0 +1,121 @@
+//! The RFC 2544 §26.1 throughput search (`sonde ndr`): its spec and
+//! what it found per frame size.
+
+use super::StepPlan;
+use crate::udp_report::OneWayDelay;
+use crate::{IpFamily, Rate, ResultId, UdpSpec};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// Preamble, start-of-frame delimiter and inter-frame gap: the bytes an
+/// Ethernet frame costs on the line beyond the frame itself (8 + 12).
+pub const ETHERNET_L1_EXTRA_BYTES: u32 = 20;
+
+/// Ethernet header and FCS plus IP and UDP headers around a UDP payload
+/// of `family` (`V4` 18 + 20 + 8 = 46; otherwise IPv6, 18 + 40 + 8 = 66):
+/// frame bytes = payload + this.
+pub fn frame_overhead_bytes(family: IpFamily) -> u32 {
+    match family {
+        IpFamily::V4 => 18 + 20 + 8,
+        IpFamily::V6 | IpFamily::Any => 18 + 40 + 8,
+    }
+}
+
+/// How `sizes` are given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum SizeKind {
+    /// Ethernet frame sizes with FCS, as RFC 2544 gives them (`--sizes`).
+    #[default]
+    Frame,
+    /// UDP payload sizes, as the studies gave them (`--payloads`).
+    Payload,
+}
+
+/// An NDR search.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NdrSpec {
+    /// The trial: host, port, family, DSCP, direction and the rest are
+    /// kept; the search sets its rate, payload length and time.
+    pub trial: UdpSpec,
+    /// Frame or payload sizes to search, in order.
+    pub sizes: Vec<u32>,
+    pub size_kind: SizeKind,
+    /// Largest loss a passing trial may have (0: no drop).
+    pub loss_pct: f64,
+    /// Stop when the bounds are this close, in % of the upper bound.
+    pub resolution_pct: f64,
+    /// The first trial's rate, as Ethernet frame bits per second; `None`:
+    /// the unpaced sender's rate, measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_rate: Option<Rate>,
+    /// Length of each search trial.
+    #[serde(with = "crate::serde_secs", rename = "trial_s")]
+    pub trial_time: Duration,
+    /// Length of the trial that confirms the rate found (RFC 2544 asks
+    /// at least 60 s).
+    #[serde(with = "crate::serde_secs", rename = "confirm_s")]
+    pub confirm_time: Duration,
+    /// Idle time between trials, so queues drain.
+    #[serde(with = "crate::serde_secs", rename = "gap_s")]
+    pub gap: Duration,
+    /// The medium's rate, for its theoretical maximum per size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_rate: Option<Rate>,
+    /// Families (`--families 6,4`); repeat rules do not apply to a search.
+    pub step: StepPlan,
+}
+
+impl Default for NdrSpec {
+    fn default() -> Self {
+        Self {
+            trial: UdpSpec::default(),
+            sizes: vec![64, 128, 256, 512, 1024, 1280, 1518],
+            size_kind: SizeKind::Frame,
+            loss_pct: 0.0,
+            resolution_pct: 0.5,
+            max_rate: None,
+            trial_time: Duration::from_secs(2),
+            confirm_time: Duration::from_secs(10),
+            gap: Duration::from_secs(1),
+            link_rate: None,
+            step: StepPlan::default(),
+        }
+    }
+}
+
+/// The no-drop rate found at one size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NdrSize {
+    pub family: IpFamily,
+    pub payload_bytes: u32,
+    /// Ethernet frame bytes with FCS.
+    pub frame_bytes: u32,
+    /// The rate found, as Ethernet frame bits per second.
+    pub rate_bps: u64,
+    pub rate_pps: f64,
+    /// The same rate as UDP payload (goodput) bits per second.
+    pub payload_rate_bps: u64,
+    /// Loss of the trial that confirmed the rate.
+    pub loss_pct: f64,
+    /// Trials run at this size, the confirmation included.
+    pub trials: u32,
+    /// Whether the confirming trial passed.
+    pub confirmed: bool,
+    /// frame / (frame + preamble + gap), in percent (seed 002 Table 1).
+    pub efficiency_pct: f64,
+    /// The medium's maximum at this size (with `link_rate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_pps: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_frame_bps: Option<u64>,
+    /// One-way delay at the rate found (the confirming trial).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay: Option<OneWayDelay>,
+    /// RTT median at the rate found (with latency probes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtt_p50_ms: Option<f64>,
+    /// The trials' result ids, in order.
+    pub trial_ids: Vec<ResultId>,
+}

@@ -1,0 +1,168 @@
+//! How each step of a method (or a single test) is run: how often, over
+//! which address families, and the statistics of its repeated runs.
+
+use crate::{Figures, IpFamily, ResultId};
+use serde::{Deserialize, Serialize};
+
+/// How many times a step runs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+#[serde(tag = "rule", rename_all = "snake_case", deny_unknown_fields)]
+pub enum RepeatRule {
+    /// Once (the default).
+    #[default]
+    Once,
+    /// Exactly `runs` times (`--repeat N`).
+    Times { runs: u32 },
+    /// Until the standard deviation of the step's metric is at most
+    /// `stddev_pct` of its mean, after at least `min_runs` and at most
+    /// `max_runs` runs (`--until-stddev 0.5% --min-runs 30 --max-runs
+    /// 200`, seed 001's rule).
+    UntilStable {
+        stddev_pct: f64,
+        min_runs: u32,
+        max_runs: u32,
+    },
+}
+
+/// A figure a step is judged and summarised by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// Receiver goodput (tcp, udp).
+    ThroughputBps,
+    /// Offered load (the sender's rate).
+    SenderThroughputBps,
+    LossPct,
+    PdrPct,
+    JitterMs,
+    /// One-way delay, mean.
+    DelayMs,
+    /// RTT median (ping, or tcp/udp with latency probes).
+    RttP50Ms,
+    /// RTT mean.
+    RttAvgMs,
+    Retransmits,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 9] = [
+        Metric::ThroughputBps,
+        Metric::SenderThroughputBps,
+        Metric::LossPct,
+        Metric::PdrPct,
+        Metric::JitterMs,
+        Metric::DelayMs,
+        Metric::RttP50Ms,
+        Metric::RttAvgMs,
+        Metric::Retransmits,
+    ];
+
+    /// The name as written in JSON and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::ThroughputBps => "throughput_bps",
+            Metric::SenderThroughputBps => "sender_throughput_bps",
+            Metric::LossPct => "loss_pct",
+            Metric::PdrPct => "pdr_pct",
+            Metric::JitterMs => "jitter_ms",
+            Metric::DelayMs => "delay_ms",
+            Metric::RttP50Ms => "rtt_p50_ms",
+            Metric::RttAvgMs => "rtt_avg_ms",
+            Metric::Retransmits => "retransmits",
+        }
+    }
+
+    /// This figure in `f`, if measured.
+    pub fn of(self, f: &Figures) -> Option<f64> {
+        match self {
+            Metric::ThroughputBps => f.throughput_bps.map(|v| v as f64),
+            Metric::SenderThroughputBps => f.sender_throughput_bps.map(|v| v as f64),
+            Metric::LossPct => f.loss_pct,
+            Metric::PdrPct => f.pdr_pct,
+            Metric::JitterMs => f.jitter_ms,
+            Metric::DelayMs => f.delay.map(|d| d.avg_ms),
+            Metric::RttP50Ms => f.rtt_ms.as_ref().map(|r| r.p50),
+            Metric::RttAvgMs => f.rtt_ms.as_ref().map(|r| r.avg),
+            Metric::Retransmits => f.retransmits.map(|v| v as f64),
+        }
+    }
+}
+
+impl std::str::FromStr for Metric {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Metric::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Metric::ALL.iter().map(|m| m.name()).collect();
+                format!("'{s}' is not a metric: use one of {}", names.join(", "))
+            })
+    }
+}
+
+/// How every step of a method is run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct StepPlan {
+    pub repeat: RepeatRule,
+    /// The metric `until_stable` watches and the statistics lead with
+    /// (default: the test's headline, goodput for tcp/udp, the RTT
+    /// median for ping).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metric: Option<Metric>,
+    /// Run each step over each of these families in turn, alternating
+    /// run by run so that drift hits both alike (`--families 6,4`).
+    /// Empty: the test's own family.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub families: Vec<IpFamily>,
+}
+
+/// Mean, spread and the 95 % confidence interval of the mean of a
+/// figure over repeated runs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    /// Runs that measured the figure.
+    pub n: u32,
+    pub mean: f64,
+    /// Sample standard deviation (n − 1); 0 for one run.
+    pub stddev: f64,
+    /// Standard deviation as a percentage of the mean.
+    pub stddev_pct: f64,
+    /// Half-width of the 95 % confidence interval of the mean (Student's
+    /// t with n − 1 degrees of freedom); absent for one run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95: Option<f64>,
+    pub min: f64,
+    pub max: f64,
+}
+
+/// A step's runs over one family, read together.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepStats {
+    pub family: IpFamily,
+    /// The direction the statistics are of (absent: the test's headline).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direction: Option<crate::Direction>,
+    /// Each run's result id, in order (their documents are in `trials`).
+    pub result_ids: Vec<ResultId>,
+    /// Whether `until_stable` was met (absent for a fixed count).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stable: Option<bool>,
+    /// Statistics per metric measured, keyed by the metric's name.
+    pub stats: std::collections::BTreeMap<String, Stats>,
+}
+
+/// IPv6's figure over IPv4's, of the same step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FamilyRatio {
+    pub metric: Metric,
+    /// What the ratio is of (a sweep step's value, an NDR size), when the
+    /// method has more than one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<String>,
+    pub ipv6: f64,
+    pub ipv4: f64,
+    /// ipv6 / ipv4.
+    pub ratio: f64,
+}

@@ -1,0 +1,160 @@
+//! A sweep (`sonde sweep`): one variable stepped, the rest held; and
+//! the limiter a rate sweep reveals.
+
+use super::{StepPlan, StepStats};
+use crate::{ByteSize, Direction, IpFamily, Rate, TestSpec};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// The variable a sweep steps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "values", rename_all = "snake_case")]
+pub enum SweepVariable {
+    /// Offered rate per stream (`--rates`).
+    Rates(Vec<Rate>),
+    /// UDP payload or TCP write size (`--payloads`).
+    Payloads(Vec<u32>),
+    /// Parallel streams (`--streams`).
+    Streams(Vec<u16>),
+    /// TCP socket buffer (`--windows`).
+    Windows(Vec<ByteSize>),
+}
+
+/// The name of a sweep's variable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SweepVariableKind {
+    Rates,
+    Payloads,
+    Streams,
+    Windows,
+}
+
+impl SweepVariable {
+    pub fn kind(&self) -> SweepVariableKind {
+        match self {
+            SweepVariable::Rates(_) => SweepVariableKind::Rates,
+            SweepVariable::Payloads(_) => SweepVariableKind::Payloads,
+            SweepVariable::Streams(_) => SweepVariableKind::Streams,
+            SweepVariable::Windows(_) => SweepVariableKind::Windows,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            SweepVariable::Rates(v) => v.len(),
+            SweepVariable::Payloads(v) => v.len(),
+            SweepVariable::Streams(v) => v.len(),
+            SweepVariable::Windows(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A sweep.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepSpec {
+    /// The test of each step (tcp or udp); the variable is set per step
+    /// and the direction per series.
+    pub test: TestSpec,
+    pub variable: SweepVariable,
+    /// Each measured as its own series: forward, reverse, or bidir (both
+    /// at once).
+    pub directions: Vec<Direction>,
+    /// Idle time between steps, so queues drain.
+    #[serde(with = "crate::serde_secs", rename = "gap_s", default = "default_gap")]
+    pub gap: Duration,
+    #[serde(default)]
+    pub step: StepPlan,
+}
+
+fn default_gap() -> Duration {
+    Duration::from_secs(1)
+}
+
+/// One step of one direction over one family.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepStep {
+    pub direction: Direction,
+    pub family: IpFamily,
+    /// The variable's value at this step, in its unit (bit/s, bytes,
+    /// streams).
+    pub value: f64,
+    /// Offered load: the sender's rate (mean over runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offered_bps: Option<f64>,
+    /// Receiver goodput.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goodput_bps: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pdr_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter_ms: Option<f64>,
+    /// One-way delay, mean and 99th percentile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_p99_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retransmits: Option<f64>,
+    /// The runs behind these figures and their statistics.
+    pub runs: StepStats,
+}
+
+/// What limits a path, as a rate sweep shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LimiterClass {
+    /// Delivered ≈ offered throughout.
+    None,
+    /// Levels off at the knee; delay rises; loss once the queue is full.
+    Shaper,
+    /// Levels off at the knee; loss without a rise in delay.
+    Policer,
+    /// Above a threshold delivered collapses to a small share of it.
+    Punisher,
+    /// The evidence does not separate them.
+    Unsure,
+}
+
+/// What the classification rests on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct LimiterEvidence {
+    /// Steps offered above the knee.
+    pub steps_above_knee: u32,
+    /// Median delivered above the knee over the knee.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivered_fraction_above_knee: Option<f64>,
+    /// One-way delay (99th percentile) above the knee less below it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_rise_ms: Option<f64>,
+    /// Loss at the first step above the knee.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_above_knee_pct: Option<f64>,
+    /// Why, in words.
+    pub notes: Vec<String>,
+}
+
+/// The limiter of one direction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Limiter {
+    pub direction: Direction,
+    pub family: IpFamily,
+    pub class: LimiterClass,
+    /// The rate where delivered stops following offered, as receiver
+    /// goodput (payload bits per second); absent for `none`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub knee_bps: Option<f64>,
+    /// The knee in packets per second (UDP).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub knee_pps: Option<f64>,
+    /// 0 to 1.
+    pub confidence: f64,
+    pub evidence: LimiterEvidence,
+}
