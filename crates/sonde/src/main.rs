@@ -3,6 +3,7 @@
 mod cli;
 mod docs_cmd;
 mod lab_cmd;
+mod method_output;
 mod output;
 mod ping_cmd;
 mod quickstart;
@@ -12,6 +13,7 @@ mod serve_cmd;
 mod serve_daemon;
 mod serve_signal;
 mod sink;
+mod step_args;
 mod tcp_cmd;
 mod udp_cmd;
 
