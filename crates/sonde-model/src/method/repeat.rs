@@ -1,7 +1,8 @@
 //! One test repeated: `--repeat N` or `--until-stddev` on any test.
 
-use super::{StepPlan, StepStats};
-use crate::TestSpec;
+use super::{Metric, StepPlan, StepStats};
+use crate::spec::{bad, SpecError};
+use crate::{IpFamily, TestSpec};
 use serde::{Deserialize, Serialize};
 
 /// A repeated test.
@@ -13,8 +14,38 @@ pub struct RepeatSpec {
     pub step: StepPlan,
 }
 
-/// The runs of a repeated test read together, one entry per family.
+impl RepeatSpec {
+    /// The plan's rules ([`StepPlan::validate`]), and `families` only for
+    /// a test that names no family of its own (`-4`/`-6` and
+    /// `--families` say two different things). The test's own rules are
+    /// the runner's, checked at the first run.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        self.step.validate()?;
+        if !self.step.families.is_empty() && self.test.family() != IpFamily::Any {
+            return Err(bad(
+                "families",
+                "the test already names its family (-4/-6): give one or the other",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The runs of a repeated test read together.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RepeatOutcome {
-    pub families: Vec<StepStats>,
+    /// The figure `until_stable` judged and the text leads with.
+    pub metric: Metric,
+    /// Per family, in the order the families ran: the statistics of the
+    /// test's headline figures (`direction` absent), and for a test of
+    /// both directions at once (`--bidir`) one more entry per direction,
+    /// each direction's figures read on their own.
+    pub stats: Vec<StepStats>,
+}
+
+impl RepeatOutcome {
+    /// The entries of `family` (headline first, then per direction).
+    pub fn of_family(&self, family: IpFamily) -> impl Iterator<Item = &StepStats> {
+        self.stats.iter().filter(move |s| s.family == family)
+    }
 }
