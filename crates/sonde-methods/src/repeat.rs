@@ -4,8 +4,8 @@
 
 use crate::step::{default_metric, family_ratios, run_step, step_stats, StepRuns};
 use crate::MethodError;
-use sonde_model::method::{RepeatOutcome, RepeatSpec, StepStats};
-use sonde_model::{Direction, MethodResult, MethodSpec, TestResult, TestSpec, Timestamp};
+use sonde_model::method::{family_used, RepeatOutcome, RepeatSpec, StepStats};
+use sonde_model::{Direction, IpFamily, MethodResult, MethodSpec, TestResult, TestSpec, Timestamp};
 use sonde_run::{Events, Runner, Stop};
 use std::time::Instant;
 
@@ -47,6 +47,18 @@ fn outcome_of(spec: &RepeatSpec, runs: &StepRuns) -> RepeatOutcome {
     };
     let mut stats = Vec::new();
     for fam in &runs.families {
+        // A test of either family (none named, no --families): the
+        // family its runs used, when they all used the same.
+        let mut fam = fam.clone();
+        if fam.family == IpFamily::Any {
+            let used: Vec<IpFamily> = fam.results.iter().map(family_used).collect();
+            if let Some(&first) = used.first() {
+                if used.iter().all(|f| *f == first) {
+                    fam.family = first;
+                }
+            }
+        }
+        let fam = &fam;
         let headline = step_stats(fam, None);
         if !headline.stats.is_empty() || directions.len() < 2 {
             stats.push(headline);

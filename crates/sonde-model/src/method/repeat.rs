@@ -2,7 +2,7 @@
 
 use super::{Metric, StepPlan, StepStats};
 use crate::spec::{bad, SpecError};
-use crate::{IpFamily, TestSpec};
+use crate::{IpFamily, TestResult, TestSpec};
 use serde::{Deserialize, Serialize};
 
 /// A repeated test.
@@ -47,5 +47,26 @@ impl RepeatOutcome {
     /// The entries of `family` (headline first, then per direction).
     pub fn of_family(&self, family: IpFamily) -> impl Iterator<Item = &StepStats> {
         self.stats.iter().filter(move |s| s.family == family)
+    }
+}
+
+/// The family a run used: the one its spec named, or for a spec of
+/// either (`Any`) the family of the address it reached (the ping
+/// target, or the first stream's server address); `Any` if unknown.
+pub fn family_used(r: &TestResult) -> IpFamily {
+    let of = |ip: std::net::IpAddr| {
+        if ip.is_ipv6() {
+            IpFamily::V6
+        } else {
+            IpFamily::V4
+        }
+    };
+    match r.spec.family() {
+        IpFamily::Any => r
+            .env
+            .target
+            .or_else(|| r.streams.first().map(|s| s.client_socket.remote.ip()))
+            .map_or(IpFamily::Any, of),
+        f => f,
     }
 }
