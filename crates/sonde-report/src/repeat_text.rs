@@ -133,9 +133,10 @@ fn stats_block(out: &mut String, s: &StepStats, judged: Metric) {
     };
     let _ = writeln!(
         out,
-        "\n{}{part}: {} runs{stable}",
+        "\n{}{part}: {} run{}{stable}",
         family_name(s.family),
-        s.result_ids.len()
+        s.result_ids.len(),
+        if s.result_ids.len() == 1 { "" } else { "s" }
     );
     let _ = writeln!(
         out,
