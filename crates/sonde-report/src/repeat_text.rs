@@ -93,15 +93,21 @@ fn rule_text(spec: &MethodSpec) -> String {
     let MethodSpec::Repeat(s) = spec else {
         return String::new();
     };
-    match s.step.repeat {
+    let rule = match s.step.repeat {
         RepeatRule::Once => "once".into(),
+        RepeatRule::Times { runs: 1 } => "1 run".into(),
         RepeatRule::Times { runs } => format!("{runs} runs"),
         RepeatRule::UntilStable {
             stddev_pct,
             min_runs,
             max_runs,
         } => format!("until stddev ≤ {stddev_pct} % of the mean, {min_runs} to {max_runs} runs"),
+    };
+    if s.step.families.len() < 2 {
+        return rule;
     }
+    let names: Vec<&str> = s.step.families.iter().map(|f| family_name(*f)).collect();
+    format!("{rule} of each family, alternating {}", names.join(", "))
 }
 
 fn stats_row(out: &mut String, m: Metric, s: &Stats) {
