@@ -44,8 +44,21 @@ pub fn run_repeated(test: TestSpec, step: &StepArgs, output: Output) -> Result<(
         test,
         step: step.plan(),
     };
+    run_repeat_spec(&spec, output)
+}
+
+/// Runs a repeat method's spec (from flags, or a file given to `sonde
+/// run`: then errors name the spec's keys, not flags).
+pub fn run_repeat_spec(spec: &RepeatSpec, output: Output) -> Result<(), Failure> {
+    let name = |field: &'static str| {
+        if output.flags {
+            plan_flag(field).to_string()
+        } else {
+            format!("step.{field}")
+        }
+    };
     if let Err(e) = spec.validate() {
-        let failure = Failure::Usage(anyhow!("invalid {}: {}", plan_flag(e.field), e.reason));
+        let failure = Failure::Usage(anyhow!("invalid {}: {}", name(e.field), e.reason));
         return Err(output.fail(Some(&spec.test), "invalid", failure));
     }
     let events = Events::new();
@@ -54,7 +67,7 @@ pub fn run_repeated(test: TestSpec, step: &StepArgs, output: Output) -> Result<(
     let text = output.json.is_none();
     let (rates, sink) = (output.rates, output.sink.clone());
     let mut number = 0;
-    let outcome = run_repeat(&LocalRunner, &spec, &stop, &events, &mut |r| {
+    let outcome = run_repeat(&LocalRunner, spec, &stop, &events, &mut |r| {
         number += 1;
         if text {
             let _ = sink.out(&with_rate_format(rates, || run_line(number, r)));
@@ -81,10 +94,15 @@ fn method_failed(output: &Output, test: &TestSpec, e: MethodError) -> Failure {
     match e {
         MethodError::Trial { source, .. } => {
             let kind = source.kind();
-            output.fail(Some(test), kind, Failure::from_run(source, true))
+            output.fail(Some(test), kind, Failure::from_run(source, output.flags))
         }
         MethodError::Invalid { field, detail } => {
-            let failure = Failure::Usage(anyhow!("invalid {}: {detail}", plan_flag(field)));
+            let field = if output.flags {
+                plan_flag(field).to_string()
+            } else {
+                format!("step.{field}")
+            };
+            let failure = Failure::Usage(anyhow!("invalid {field}: {detail}"));
             output.fail(Some(test), "invalid", failure)
         }
     }

@@ -170,3 +170,40 @@ fn ctrl_c_prints_the_runs_that_finished() {
     let counted = ids(&doc["runs"]["stats"][0]["result_ids"]);
     assert_eq!(counted.len() + cut.len(), trials.len());
 }
+
+#[test]
+fn sonde_run_takes_a_repeat_method_spec() {
+    let server = ServerProc::start(&[]);
+    let dir = std::env::temp_dir().join(format!("sonde-repeat-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("repeat.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "method = \"repeat\"\n[test]\ntest = \"udp\"\nhost = \"::1\"\nport = {}\ntime_s = 1\n\
+             bitrate_bps = \"10M\"\n[step.repeat]\nrule = \"times\"\nruns = 2\n",
+            server.port
+        ),
+    )
+    .unwrap();
+    let out = run(&["run", file.to_str().unwrap(), "-J"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = json(&out);
+    assert_valid(&method_v1(), &doc);
+    assert_eq!(doc["spec"]["test"]["test"], "udp");
+    assert_eq!(doc["trials"].as_array().unwrap().len(), 2);
+    let loss = &doc["runs"]["stats"][0]["stats"]["loss_pct"];
+    assert_eq!(u(&loss["n"]), 2, "{loss}");
+
+    // A broken plan in a file names the key, not a flag.
+    std::fs::write(
+        &file,
+        "method = \"repeat\"\n[test]\ntest = \"udp\"\nhost = \"::1\"\n[step.repeat]\n\
+         rule = \"until_stable\"\nstddev_pct = 1\nmin_runs = 9\nmax_runs = 3\n",
+    )
+    .unwrap();
+    let out = run(&["run", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("step.repeat.min_runs"), "{}", stderr(&out));
+    let _ = std::fs::remove_dir_all(&dir);
+}
