@@ -111,7 +111,9 @@ fn rule_text(spec: &MethodSpec) -> String {
 }
 
 fn stats_row(out: &mut String, m: Metric, s: &Stats) {
-    let ci = s.ci95.map_or_else(|| "-".to_string(), |c| format!("±{}", value(m, c)));
+    let ci = s
+        .ci95
+        .map_or_else(|| "-".to_string(), |c| format!("±{}", value(m, c)));
     let _ = writeln!(
         out,
         "  {:<13} {:>4} {:>14} {:>14} {:>8.2} % {:>15} {:>14} {:>14}",

@@ -110,11 +110,7 @@ fn method_failed(output: &Output, test: &TestSpec, e: MethodError) -> Failure {
 
 /// The thread that prints the runs' warnings (standard error); their
 /// interval lines are left out, each run gets its line when it ends.
-fn warnings(
-    spec: &TestSpec,
-    rx: std::sync::mpsc::Receiver<Event>,
-    sink: Sink,
-) -> JoinHandle<()> {
+fn warnings(spec: &TestSpec, rx: std::sync::mpsc::Receiver<Event>, sink: Sink) -> JoinHandle<()> {
     let mut text = LiveText::for_spec(spec);
     std::thread::spawn(move || {
         for event in rx {

@@ -149,7 +149,9 @@ mod tests {
         let (a, b) = (parse_method(toml).unwrap(), parse_method(json).unwrap());
         assert_eq!(a, b);
         assert!(matches!(a, MethodSpec::Repeat(ref r) if r.step.families.len() == 2));
-        assert!(!is_method("test = \"tcp\"\nhost = \"::1\"\n[x]\nmethod = 1\n"));
+        assert!(!is_method(
+            "test = \"tcp\"\nhost = \"::1\"\n[x]\nmethod = 1\n"
+        ));
     }
 
     #[test]

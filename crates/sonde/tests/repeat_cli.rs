@@ -60,13 +60,22 @@ fn tcp_repeat_three_keeps_every_run_and_its_statistics() {
         .map(|t| num(&t["summary"]["total"]["throughput_bps"]))
         .collect();
     let mean = values.iter().sum::<f64>() / 3.0;
-    assert!((num(&tp["mean"]) - mean).abs() <= 1e-6 * mean, "{tp} vs {values:?}");
+    assert!(
+        (num(&tp["mean"]) - mean).abs() <= 1e-6 * mean,
+        "{tp} vs {values:?}"
+    );
     let sd = (values.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 2.0).sqrt();
-    assert!((num(&tp["stddev"]) - sd).abs() <= 1e-6 * mean + 1e-6, "{tp}");
+    assert!(
+        (num(&tp["stddev"]) - sd).abs() <= 1e-6 * mean + 1e-6,
+        "{tp}"
+    );
     // Student's t for 2 degrees of freedom: 4.303.
     let ci = 4.303 * sd / 3f64.sqrt();
     assert!((num(&tp["ci95"]) - ci).abs() <= 1e-6 * mean + 1e-6, "{tp}");
-    assert_eq!(num(&tp["min"]), values.iter().copied().fold(f64::MAX, f64::min));
+    assert_eq!(
+        num(&tp["min"]),
+        values.iter().copied().fold(f64::MAX, f64::min)
+    );
     assert_eq!(num(&tp["max"]), values.iter().copied().fold(0.0, f64::max));
 
     // The schema is strict enough to refuse a broken document.
@@ -90,14 +99,31 @@ fn the_text_shows_a_line_per_run_then_the_table() {
     assert!(text.contains("run   2  IPv6  throughput "), "{text}");
     assert!(text.contains("Repeated: 2 runs"), "{text}");
     assert!(text.contains("95 % CI"), "{text}");
-    assert!(text.lines().any(|l| l.trim_start().starts_with("throughput       2 ")), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.trim_start().starts_with("throughput       2 ")),
+        "{text}"
+    );
 }
 
 #[test]
 fn ping_until_stable_stops_within_its_bounds() {
     let out = run(&[
-        "ping", "::1", "-c", "5", "-i", "10ms", "-W", "1s", "--until-stddev", "50%",
-        "--min-runs", "3", "--max-runs", "5", "-J",
+        "ping",
+        "::1",
+        "-c",
+        "5",
+        "-i",
+        "10ms",
+        "-W",
+        "1s",
+        "--until-stddev",
+        "50%",
+        "--min-runs",
+        "3",
+        "--max-runs",
+        "5",
+        "-J",
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let doc = json(&out);
@@ -119,11 +145,23 @@ fn ping_until_stable_stops_within_its_bounds() {
 fn bad_repeat_flags_are_usage_errors_naming_the_flag() {
     let cases: [(&[&str], &str); 6] = [
         (
-            &["tcp", "::1", "--until-stddev", "1%", "--min-runs", "10", "--max-runs", "5"],
+            &[
+                "tcp",
+                "::1",
+                "--until-stddev",
+                "1%",
+                "--min-runs",
+                "10",
+                "--max-runs",
+                "5",
+            ],
             "--min-runs/--max-runs",
         ),
         (&["tcp", "::1", "--repeat", "0"], "--repeat"),
-        (&["udp", "::1", "--repeat", "2", "--json=iperf3"], "--json=iperf3"),
+        (
+            &["udp", "::1", "--repeat", "2", "--json=iperf3"],
+            "--json=iperf3",
+        ),
         (&["tcp", "::1", "-4", "--families", "6,4"], "--families"),
         (&["ping", "::1", "--families", "5"], "--families"),
         (&["tcp", "::1", "--until-stddev", "x"], "--until-stddev"),
@@ -142,7 +180,16 @@ fn an_until_stable_metric_the_test_lacks_is_refused() {
     let out = tcp(
         "::1",
         server.port,
-        &["-t", "1", "--until-stddev", "1%", "--min-runs", "2", "--metric", "jitter_ms"],
+        &[
+            "-t",
+            "1",
+            "--until-stddev",
+            "1%",
+            "--min-runs",
+            "2",
+            "--metric",
+            "jitter_ms",
+        ],
     );
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("--metric"), "{}", stderr(&out));
@@ -204,6 +251,10 @@ fn sonde_run_takes_a_repeat_method_spec() {
     .unwrap();
     let out = run(&["run", file.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("step.repeat.min_runs"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("step.repeat.min_runs"),
+        "{}",
+        stderr(&out)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

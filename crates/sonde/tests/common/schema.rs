@@ -29,7 +29,10 @@ pub fn method_v1() -> jsonschema::Validator {
         serde_json::from_str(&text).expect("schema is JSON")
     };
     let result = read(RESULT_V2);
-    let id = result["$id"].as_str().expect("result schema has an $id").to_string();
+    let id = result["$id"]
+        .as_str()
+        .expect("result schema has an $id")
+        .to_string();
     let resource = jsonschema::Resource::from_contents(result).expect("result schema resource");
     jsonschema::options()
         .should_validate_formats(true)
