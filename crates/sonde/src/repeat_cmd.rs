@@ -61,6 +61,9 @@ pub fn run_repeat_spec(spec: &RepeatSpec, output: Output) -> Result<(), Failure>
         let failure = Failure::Usage(anyhow!("invalid {}: {}", name(e.field), e.reason));
         return Err(output.fail(Some(&spec.test), "invalid", failure));
     }
+    if let Some(failure) = missing_family(spec, &output) {
+        return Err(output.fail(Some(&spec.test), "invalid", failure));
+    }
     let events = Events::new();
     let printer = warnings(&spec.test, events.subscribe(), output.sink.clone());
     let stop = interrupt_flag();
@@ -106,6 +109,21 @@ fn method_failed(output: &Output, test: &TestSpec, e: MethodError) -> Failure {
             output.fail(Some(test), "invalid", failure)
         }
     }
+}
+
+/// With more than one family, a host that lacks an address of one of
+/// them is refused before any run (rather than after the first runs,
+/// whose results would be lost with the method).
+fn missing_family(spec: &RepeatSpec, output: &Output) -> Option<Failure> {
+    if spec.step.families.len() < 2 {
+        return None;
+    }
+    let host = spec.test.host();
+    spec.step.families.iter().find_map(|&family| {
+        let e = sonde_engine::connect::resolve(host, 0, family).err()?;
+        let key = if output.flags { "--families" } else { "step.families" };
+        Some(Failure::Usage(anyhow!("invalid {key}: {e}")))
+    })
 }
 
 /// The thread that prints the runs' warnings (standard error); their

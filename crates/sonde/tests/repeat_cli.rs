@@ -143,7 +143,7 @@ fn ping_until_stable_stops_within_its_bounds() {
 
 #[test]
 fn bad_repeat_flags_are_usage_errors_naming_the_flag() {
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 7] = [
         (
             &[
                 "tcp",
@@ -164,6 +164,8 @@ fn bad_repeat_flags_are_usage_errors_naming_the_flag() {
         ),
         (&["tcp", "::1", "-4", "--families", "6,4"], "--families"),
         (&["ping", "::1", "--families", "5"], "--families"),
+        // ::1 has no IPv4 address: refused before any run.
+        (&["ping", "::1", "-c", "1", "--families", "6,4"], "--families"),
         (&["tcp", "::1", "--until-stddev", "x"], "--until-stddev"),
     ];
     for (args, flag) in cases {
