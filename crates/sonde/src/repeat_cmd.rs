@@ -121,7 +121,11 @@ fn missing_family(spec: &RepeatSpec, output: &Output) -> Option<Failure> {
     let host = spec.test.host();
     spec.step.families.iter().find_map(|&family| {
         let e = sonde_engine::connect::resolve(host, 0, family).err()?;
-        let key = if output.flags { "--families" } else { "step.families" };
+        let key = if output.flags {
+            "--families"
+        } else {
+            "step.families"
+        };
         Some(Failure::Usage(anyhow!("invalid {key}: {e}")))
     })
 }

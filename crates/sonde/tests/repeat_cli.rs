@@ -78,6 +78,13 @@ fn tcp_repeat_three_keeps_every_run_and_its_statistics() {
     );
     assert_eq!(num(&tp["max"]), values.iter().copied().fold(0.0, f64::max));
 
+    // The document reads back into the model, each trial findable by id.
+    let back: sonde_model::MethodResult = serde_json::from_value(doc.clone()).unwrap();
+    let outcome = back.runs.as_ref().unwrap();
+    for id in &outcome.stats[0].result_ids {
+        assert!(back.trial(*id).is_some());
+    }
+
     // The schema is strict enough to refuse a broken document.
     assert_rejects(&v, &doc, "no trials", |d| remove(d, "trials"));
     assert_rejects(&v, &doc, "unknown metric", |d| {
@@ -165,7 +172,10 @@ fn bad_repeat_flags_are_usage_errors_naming_the_flag() {
         (&["tcp", "::1", "-4", "--families", "6,4"], "--families"),
         (&["ping", "::1", "--families", "5"], "--families"),
         // ::1 has no IPv4 address: refused before any run.
-        (&["ping", "::1", "-c", "1", "--families", "6,4"], "--families"),
+        (
+            &["ping", "::1", "-c", "1", "--families", "6,4"],
+            "--families",
+        ),
         (&["tcp", "::1", "--until-stddev", "x"], "--until-stddev"),
     ];
     for (args, flag) in cases {

@@ -70,3 +70,83 @@ pub fn family_used(r: &TestResult) -> IpFamily {
         f => f,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::method::RepeatRule;
+    use crate::UdpSpec;
+
+    fn spec(repeat: RepeatRule, families: Vec<IpFamily>, family: IpFamily) -> RepeatSpec {
+        RepeatSpec {
+            test: TestSpec::Udp(UdpSpec {
+                host: "::1".into(),
+                family,
+                ..UdpSpec::default()
+            }),
+            step: StepPlan {
+                repeat,
+                families,
+                ..StepPlan::default()
+            },
+        }
+    }
+
+    #[test]
+    fn each_broken_rule_names_its_field() {
+        use IpFamily::{Any, V4, V6};
+        let until = |stddev_pct, min_runs, max_runs| RepeatRule::UntilStable {
+            stddev_pct,
+            min_runs,
+            max_runs,
+        };
+        let field = |s: RepeatSpec| s.validate().unwrap_err().field;
+        assert!(spec(until(0.5, 30, 200), vec![V6, V4], Any)
+            .validate()
+            .is_ok());
+        assert!(spec(until(0.5, 2, 2), vec![], V4).validate().is_ok());
+        assert_eq!(
+            field(spec(until(0.5, 31, 30), vec![], Any)),
+            "repeat.min_runs"
+        );
+        assert_eq!(
+            field(spec(until(0.5, 1, 30), vec![], Any)),
+            "repeat.min_runs"
+        );
+        assert_eq!(
+            field(spec(until(0.0, 2, 30), vec![], Any)),
+            "repeat.stddev_pct"
+        );
+        assert_eq!(
+            field(spec(until(f64::NAN, 2, 30), vec![], Any)),
+            "repeat.stddev_pct"
+        );
+        assert_eq!(
+            field(spec(RepeatRule::Times { runs: 0 }, vec![], Any)),
+            "repeat.runs"
+        );
+        assert_eq!(field(spec(RepeatRule::Once, vec![V4, V4], Any)), "families");
+        assert_eq!(field(spec(RepeatRule::Once, vec![Any], Any)), "families");
+        assert_eq!(field(spec(RepeatRule::Once, vec![V6, V4], V6)), "families");
+    }
+
+    #[test]
+    fn a_repeat_spec_reads_back_as_written() {
+        let s = spec(
+            RepeatRule::UntilStable {
+                stddev_pct: 0.5,
+                min_runs: 30,
+                max_runs: 200,
+            },
+            vec![IpFamily::V6, IpFamily::V4],
+            IpFamily::Any,
+        );
+        let m = crate::MethodSpec::Repeat(s);
+        let json = serde_json::to_value(&m).unwrap();
+        assert_eq!(json["method"], "repeat");
+        assert_eq!(json["step"]["repeat"]["rule"], "until_stable");
+        assert_eq!(json["step"]["families"], serde_json::json!(["v6", "v4"]));
+        let back: crate::MethodSpec = serde_json::from_value(json).unwrap();
+        assert_eq!(back, m);
+    }
+}
