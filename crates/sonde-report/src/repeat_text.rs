@@ -61,7 +61,14 @@ const RUN_LINE: [Metric; 6] = [
 fn figures_text(f: &Figures) -> String {
     let parts: Vec<String> = RUN_LINE
         .into_iter()
-        .filter_map(|m| m.of(f).map(|v| format!("{} {}", label(m), value(m, v))))
+        .filter_map(|m| {
+            let v = m.of(f)?;
+            Some(match m {
+                // One run's count is whole; the tables' means are not.
+                Metric::Retransmits => format!("{} {v:.0}", label(m)),
+                _ => format!("{} {}", label(m), value(m, v)),
+            })
+        })
         .collect();
     parts.join("  ")
 }

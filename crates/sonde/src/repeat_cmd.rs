@@ -1,6 +1,7 @@
 //! `sonde tcp|udp|ping … --repeat N | --until-stddev PCT | --families 6,4`:
 //! the test run as a `repeat` method. Text: one line per run as it
-//! finishes (its family and headline figures), then the statistics per
+//! finishes (its family and headline figures; with `-V` the run's whole
+//! summary first), then the statistics per
 //! family and the IPv6/IPv4 ratios. `-J`: the method document (every
 //! run's whole result in `trials`). Ctrl-C cuts the run in progress
 //! short and prints what ran (exit 130).
@@ -15,7 +16,7 @@ use sonde_methods::repeat::run_repeat;
 use sonde_methods::MethodError;
 use sonde_model::method::RepeatSpec;
 use sonde_model::{Event, TestSpec};
-use sonde_report::{repeat_summary, run_line, with_rate_format, LiveText, RateFormat};
+use sonde_report::{repeat_summary, run_line, summary, with_rate_format, LiveText, RateFormat};
 use sonde_run::{Events, LocalRunner};
 use std::thread::JoinHandle;
 
@@ -68,12 +69,18 @@ pub fn run_repeat_spec(spec: &RepeatSpec, output: Output) -> Result<(), Failure>
     let printer = warnings(&spec.test, events.subscribe(), output.sink.clone());
     let stop = interrupt_flag();
     let text = output.json.is_none();
-    let (rates, sink) = (output.rates, output.sink.clone());
+    let (rates, sink, verbose) = (output.rates, output.sink.clone(), output.verbose);
     let mut number = 0;
     let outcome = run_repeat(&LocalRunner, spec, &stop, &events, &mut |r| {
         number += 1;
         if text {
-            let _ = sink.out(&with_rate_format(rates, || run_line(number, r)));
+            // -V: each run's whole summary before its line.
+            let mut out = String::new();
+            if verbose {
+                out = with_rate_format(rates, || summary(r)) + "\n";
+            }
+            out += &with_rate_format(rates, || run_line(number, r));
+            let _ = sink.out(&out);
         }
     });
     events.close();
