@@ -1,13 +1,13 @@
-//! docs/schema/method-v1.schema.json against the model's own ndr and
-//! sweep documents (every optional field filled), so the schema and the
-//! types cannot drift apart; real repeat documents are checked in
+//! docs/schema/method-v1.schema.json against ndr and sweep documents
+//! with every optional field filled (ndr built from the model's types,
+//! sweep written out, see there); real repeat documents are checked in
 //! repeat_cli.rs and lab_families.rs.
 
 mod common;
 use common::schema::{assert_rejects, assert_valid, method_v1};
+use serde_json::json;
 use sonde_model::method::{
-    FamilyRatio, Limiter, LimiterClass, LimiterEvidence, Metric, NdrSize, NdrSpec, RepeatRule,
-    Stats, StepPlan, StepStats, SweepSpec, SweepStep, SweepVariable,
+    FamilyRatio, Metric, NdrSize, NdrSpec, RepeatRule, Stats, StepPlan, StepStats,
 };
 use sonde_model::udp_report::OneWayDelay;
 use sonde_model::{
@@ -110,48 +110,44 @@ fn an_ndr_document_matches_the_schema() {
 
 #[test]
 fn a_sweep_document_matches_the_schema() {
-    let spec = SweepSpec {
-        test: TestSpec::Udp(UdpSpec {
+    // Written as JSON, not built from the model types: the sweep's types
+    // grow on their own branch (`series`, `payload_bytes`, `refined`,
+    // more evidence), and this document has both spellings' fields.
+    let header = serde_json::to_value(MethodResult::new(
+        MethodSpec::Ndr(NdrSpec::default()),
+        Timestamp::now(),
+    ))
+    .unwrap();
+    let stats = serde_json::to_value(step_stats(IpFamily::V4, Some(Direction::Forward))).unwrap();
+    let mut doc = header;
+    doc["method"] = "sweep".into();
+    doc["spec"] = json!({
+        "method": "sweep",
+        "test": serde_json::to_value(TestSpec::Udp(UdpSpec {
             host: "::1".into(),
             ..UdpSpec::default()
-        }),
-        variable: SweepVariable::Rates(vec![Rate::from_bps(1_000_000), Rate::from_bps(2_000_000)]),
-        directions: vec![Direction::Forward, Direction::Reverse, Direction::Bidir],
-        gap: std::time::Duration::from_secs(1),
-        step: plan(),
-    };
-    let mut r = MethodResult::new(MethodSpec::Sweep(spec), Timestamp::now());
-    r.steps = vec![SweepStep {
-        direction: Direction::Forward,
-        family: IpFamily::V4,
-        value: 1e6,
-        offered_bps: Some(1e6),
-        goodput_bps: Some(1e6),
-        pdr_pct: Some(100.0),
-        loss_pct: Some(0.0),
-        jitter_ms: Some(0.01),
-        delay_ms: Some(0.2),
-        delay_p99_ms: Some(0.3),
-        retransmits: Some(0.0),
-        runs: step_stats(IpFamily::V4, Some(Direction::Forward)),
-    }];
-    r.limiters = vec![Limiter {
-        direction: Direction::Reverse,
-        family: IpFamily::V4,
-        class: LimiterClass::Punisher,
-        knee_bps: Some(88e6),
-        knee_pps: Some(7000.0),
-        confidence: 0.8,
-        evidence: LimiterEvidence {
-            steps_above_knee: 3,
-            delivered_fraction_above_knee: Some(0.05),
-            delay_rise_ms: Some(0.1),
-            loss_above_knee_pct: Some(95.0),
-            notes: vec!["collapsed".into()],
-        },
-    }];
-    r.family_ratios = vec![ratio()];
-    let doc = serde_json::to_value(&r).unwrap();
+        }))
+        .unwrap(),
+        "variable": {"kind": "rates", "values": [1_000_000, 2_000_000]},
+        "directions": ["forward", "reverse", "bidir"],
+        "gap_s": 1.0,
+        "step": serde_json::to_value(plan()).unwrap(),
+        "refine_trials": 4
+    });
+    doc["steps"] = json!([{
+        "series": "bidir", "direction": "forward", "family": "v4", "value": 1e6,
+        "payload_bytes": 1400, "refined": true, "offered_bps": 1e6, "goodput_bps": 1e6,
+        "pdr_pct": 100.0, "loss_pct": 0.0, "jitter_ms": 0.01, "delay_ms": 0.2,
+        "delay_p99_ms": 0.3, "retransmits": 0.0, "runs": stats
+    }]);
+    doc["limiters"] = json!([{
+        "series": "reverse", "direction": "reverse", "family": "v4", "class": "punisher",
+        "knee_bps": 88e6, "knee_pps": 7000.0, "confidence": 0.8,
+        "evidence": {"steps_above_knee": 3, "steps_below_knee": 5,
+                     "delivered_fraction_above_knee": 0.05, "delay_rise_ms": 0.1,
+                     "bracket_bps": [87e6, 89e6], "notes": ["collapsed"]}
+    }]);
+    doc["family_ratios"] = json!([serde_json::to_value(ratio()).unwrap()]);
     let v = method_v1();
     assert_valid(&v, &doc);
     assert_rejects(&v, &doc, "an unknown limiter class", |d| {
@@ -159,5 +155,8 @@ fn a_sweep_document_matches_the_schema() {
     });
     assert_rejects(&v, &doc, "a confidence above 1", |d| {
         d["limiters"][0]["confidence"] = 1.5.into();
+    });
+    assert_rejects(&v, &doc, "a step without its runs", |d| {
+        common::schema::remove(&mut d["steps"][0], "runs");
     });
 }
