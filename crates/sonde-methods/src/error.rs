@@ -26,3 +26,13 @@ impl MethodError {
         }
     }
 }
+
+impl From<sonde_model::spec::SpecError> for MethodError {
+    /// A method's own rule broken (its plan or spec), naming the field.
+    fn from(e: sonde_model::spec::SpecError) -> Self {
+        MethodError::Invalid {
+            field: e.field,
+            detail: e.reason,
+        }
+    }
+}

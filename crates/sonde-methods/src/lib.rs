@@ -7,6 +7,8 @@
 //! - [`sweep`]: one variable (rate, payload, streams, window) stepped,
 //!   each direction measured on its own; a rate sweep names its
 //!   [`limiter`].
+//! - [`repeat`]: one test repeated (a number of times, or until
+//!   stable), over one family or IPv6 and IPv4 in turn.
 //! - [`step`]: how every step runs: repeated a number of times or until
 //!   stable, over IPv6 and IPv4 in turn, with its statistics.
 //!
@@ -16,6 +18,7 @@
 //! [`MethodResult`](sonde_model::MethodResult) holding every trial.
 
 mod error;
+pub mod repeat;
 pub mod step;
 
 #[cfg(test)]

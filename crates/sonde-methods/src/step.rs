@@ -25,14 +25,22 @@ pub struct StepRuns {
     pub families: Vec<FamilyRuns>,
     /// A stop ended the step before its plan was done.
     pub interrupted: bool,
+    /// The run order: (index in `families`, index in its `results`).
+    pub order: Vec<(usize, usize)>,
 }
 
 impl StepRuns {
     /// Every result, in the order the runs finished.
     pub fn results_in_order(&self) -> Vec<&TestResult> {
-        let mut all: Vec<&TestResult> = self.families.iter().flat_map(|f| &f.results).collect();
-        all.sort_by_key(|r| r.start);
-        all
+        if self.order.is_empty() {
+            let mut all: Vec<&TestResult> = self.families.iter().flat_map(|f| &f.results).collect();
+            all.sort_by_key(|r| r.start);
+            return all;
+        }
+        self.order
+            .iter()
+            .filter_map(|&(f, i)| self.families.get(f)?.results.get(i))
+            .collect()
     }
 }
 
@@ -56,7 +64,10 @@ pub fn families_of(spec: &TestSpec, plan: &StepPlan) -> Vec<IpFamily> {
 
 /// Runs `spec` as `plan` says. `on_result` sees each result as it
 /// finishes (to print, or keep, at once). A failed run ends the step
-/// with its error; a stop ends it with what ran.
+/// with its error; a stop ends it with what ran (a run cut short by the
+/// stop is kept, but left out of the statistics). The plan is checked
+/// first ([`StepPlan::validate`]); an `until_stable` metric the test
+/// does not measure is a usage error after the first run.
 pub fn run_step(
     runner: &dyn Runner,
     spec: &TestSpec,
@@ -65,6 +76,7 @@ pub fn run_step(
     events: &Events,
     on_result: &mut dyn FnMut(&TestResult),
 ) -> Result<StepRuns, MethodError> {
+    plan.validate().map_err(MethodError::from)?;
     let metric = plan.metric.unwrap_or(default_metric(spec.kind()));
     let mut runs = StepRuns {
         families: families_of(spec, plan)
@@ -78,12 +90,12 @@ pub fn run_step(
                 },
             })
             .collect(),
-        interrupted: false,
+        ..StepRuns::default()
     };
     let mut trial = 0;
     loop {
         let mut ran_any = false;
-        for fam in &mut runs.families {
+        for (index, fam) in runs.families.iter_mut().enumerate() {
             if !wants_more(&plan.repeat, metric, fam) {
                 continue;
             }
@@ -96,6 +108,7 @@ pub fn run_step(
                 Ok(result) => {
                     on_result(&result);
                     let interrupted = result.interrupted;
+                    runs.order.push((index, fam.results.len()));
                     fam.results.push(result);
                     if interrupted {
                         runs.interrupted = true;
@@ -110,6 +123,16 @@ pub fn run_step(
             }
             ran_any = true;
             if let RepeatRule::UntilStable { .. } = plan.repeat {
+                if judged(metric, &fam.results).is_empty() {
+                    return Err(MethodError::Invalid {
+                        field: "metric",
+                        detail: format!(
+                            "a {} test does not measure {}: until-stable cannot judge it",
+                            spec.kind().name(),
+                            metric.name()
+                        ),
+                    });
+                }
                 fam.stable = Some(is_stable(&plan.repeat, metric, &fam.results));
             }
         }
@@ -131,8 +154,27 @@ fn wants_more(rule: &RepeatRule, metric: Metric, fam: &FamilyRuns) -> bool {
     }
 }
 
-/// Whether `results` meet an `until_stable` rule (at least `min_runs`,
-/// standard deviation within `stddev_pct` of the mean).
+/// The values of `metric` that until-stable judges, one set per part of
+/// the result that measures it: the headline, and each direction of a
+/// test of both at once (so that both directions must settle). Runs cut
+/// short by a stop are left out.
+fn judged(metric: Metric, results: &[TestResult]) -> Vec<Vec<f64>> {
+    [None, Some(Direction::Forward), Some(Direction::Reverse)]
+        .into_iter()
+        .map(|d| {
+            results
+                .iter()
+                .filter(|r| !r.interrupted)
+                .filter_map(|r| figures_of(r, d).and_then(|f| metric.of(f)))
+                .collect::<Vec<f64>>()
+        })
+        .filter(|v| !v.is_empty())
+        .collect()
+}
+
+/// Whether `results` meet an `until_stable` rule: at least `min_runs`,
+/// and in every part measured the standard deviation within
+/// `stddev_pct` of the mean.
 fn is_stable(rule: &RepeatRule, metric: Metric, results: &[TestResult]) -> bool {
     let RepeatRule::UntilStable {
         stddev_pct,
@@ -142,12 +184,12 @@ fn is_stable(rule: &RepeatRule, metric: Metric, results: &[TestResult]) -> bool 
     else {
         return false;
     };
-    let values: Vec<f64> = results
-        .iter()
-        .filter_map(|r| r.summary.headline().and_then(|f| metric.of(f)))
-        .collect();
-    values.len() as u32 >= min_runs.max(2)
-        && stats(&values).is_some_and(|s| s.stddev_pct <= stddev_pct)
+    let sets = judged(metric, results);
+    !sets.is_empty()
+        && sets.iter().all(|values| {
+            values.len() as u32 >= min_runs.max(2)
+                && stats(values).is_some_and(|s| s.stddev_pct <= stddev_pct)
+        })
 }
 
 /// Two-sided 95 % quantile of Student's t with `df` degrees of freedom
@@ -205,12 +247,13 @@ pub fn figures_of(result: &TestResult, direction: Option<Direction>) -> Option<&
 }
 
 /// Statistics of every metric measured in `runs`' results, over the
-/// figures of `direction`.
+/// figures of `direction`. A run cut short by a stop is not counted
+/// (its figures cover less time); its document stays in the trials.
 pub fn step_stats(runs: &FamilyRuns, direction: Option<Direction>) -> StepStats {
+    let counted: Vec<&TestResult> = runs.results.iter().filter(|r| !r.interrupted).collect();
     let mut by_metric = BTreeMap::new();
     for metric in Metric::ALL {
-        let values: Vec<f64> = runs
-            .results
+        let values: Vec<f64> = counted
             .iter()
             .filter_map(|r| figures_of(r, direction).and_then(|f| metric.of(f)))
             .collect();
@@ -221,7 +264,7 @@ pub fn step_stats(runs: &FamilyRuns, direction: Option<Direction>) -> StepStats 
     StepStats {
         family: runs.family,
         direction,
-        result_ids: runs.results.iter().map(|r| r.id).collect(),
+        result_ids: counted.iter().map(|r| r.id).collect(),
         stable: runs.stable,
         stats: by_metric,
     }

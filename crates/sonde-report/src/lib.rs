@@ -15,6 +15,7 @@ pub mod json;
 pub mod live_text;
 pub mod ping_text;
 pub mod rate_format;
+pub mod repeat_text;
 pub mod tcp_text;
 pub mod udp_text;
 pub mod verbose_text;
@@ -24,6 +25,7 @@ pub use json::{error_json, result_json, Failed, JsonLayout};
 pub use live_text::{LiveLines, LiveText};
 pub use ping_text::{latency_lines, ping_header, ping_reply_line, ping_summary};
 pub use rate_format::{with_rate_format, RateFormat};
+pub use repeat_text::{repeat_summary, run_line};
 pub use tcp_text::tcp_summary;
 pub use udp_text::udp_summary;
 

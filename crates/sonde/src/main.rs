@@ -7,6 +7,7 @@ mod method_output;
 mod output;
 mod ping_cmd;
 mod quickstart;
+mod repeat_cmd;
 mod run_args;
 mod run_cmd;
 mod serve_cmd;

@@ -33,22 +33,27 @@ pub struct Output {
 /// Runs `spec` with tcp/udp's output rule (live lines unless JSON) and
 /// their output flags.
 pub fn run_and_print(spec: &TestSpec, args: &RunArgs) -> Result<(), Failure> {
-    let output = Output {
-        json: args.json,
-        live: args.json.is_none(),
-        flags: true,
-        verbose: args.verbose,
-        rates: args.format.unwrap_or_default(),
-        sink: Sink::Terminal,
-    };
-    let sink = match Sink::open(args.logfile.as_deref()) {
-        Ok(sink) => sink,
-        Err(e) => return Err(output.fail(Some(spec), "invalid", e)),
-    };
-    Output { sink, ..output }.run(spec)
+    Output::of_args(spec, args)?.run(spec)
 }
 
 impl Output {
+    /// tcp/udp's output flags (`-J`, `-V`, `-f`, `--logfile`); a logfile
+    /// that cannot be opened is reported as the output asked.
+    pub fn of_args(spec: &TestSpec, args: &RunArgs) -> Result<Self, Failure> {
+        let output = Output {
+            json: args.json,
+            live: args.json.is_none(),
+            flags: true,
+            verbose: args.verbose,
+            rates: args.format.unwrap_or_default(),
+            sink: Sink::Terminal,
+        };
+        match Sink::open(args.logfile.as_deref()) {
+            Ok(sink) => Ok(Output { sink, ..output }),
+            Err(e) => Err(output.fail(Some(spec), "invalid", e)),
+        }
+    }
+
     /// Runs `spec`, printing as it goes and at the end; an interrupted
     /// result is printed, then reported as [`Failure::Interrupted`]. A
     /// failure is printed as a JSON document when JSON was asked for.

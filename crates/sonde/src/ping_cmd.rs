@@ -5,6 +5,7 @@
 use crate::cli::Failure;
 use crate::output::Output;
 use crate::run_args::{duration, family, JsonFormat};
+use crate::step_args::StepArgs;
 use clap::Args;
 use sonde_model::{Dscp, PingProto, PingSpec, TestSpec};
 use std::time::Duration;
@@ -79,6 +80,8 @@ pub struct PingArgs {
     /// A title for the output and the stored result.
     #[arg(long)]
     pub title: Option<String>,
+    #[command(flatten)]
+    pub step: StepArgs,
 }
 
 fn parse_proto(s: &str) -> Result<PingProto, String> {
@@ -127,5 +130,9 @@ pub fn run(args: PingArgs) -> Result<(), Failure> {
         flags: true,
         ..Output::default()
     };
-    output.run(&TestSpec::Ping(args.to_spec()))
+    let spec = TestSpec::Ping(args.to_spec());
+    if args.step.is_method() {
+        return crate::repeat_cmd::run_repeated(spec, &args.step, output);
+    }
+    output.run(&spec)
 }

@@ -1,13 +1,15 @@
 //! `sonde run FILE`: any test written as a spec, in TOML or JSON — the
 //! same spelling a campaign line and an HTTP body use (see
-//! docs/result-format.md and `TestSpec`). `-` reads standard input.
+//! docs/result-format.md and `TestSpec`). `-` reads standard input. A
+//! file with a `method` key is a method's spec: `{"method": "repeat",
+//! "test": {…}, "step": {…}}` runs the test as the repeat method.
 
 use crate::cli::Failure;
 use crate::output::Output;
 use crate::run_args::JsonFormat;
 use anyhow::anyhow;
 use clap::Args;
-use sonde_model::TestSpec;
+use sonde_model::{MethodSpec, TestSpec};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -88,8 +90,41 @@ pub fn run(args: RunSpecArgs) -> Result<(), Failure> {
     // refuses: as JSON when JSON was asked for.
     let invalid = |e: String| output.fail(None, "invalid", Failure::Usage(anyhow!("{name}: {e}")));
     let text = read(&args.file).map_err(|e| invalid(e.to_string()))?;
+    if is_method(&text) {
+        return match parse_method(&text).map_err(invalid)? {
+            MethodSpec::Repeat(spec) => crate::repeat_cmd::run_repeat_spec(&spec, output),
+            other => Err(invalid(format!(
+                "sonde run takes the repeat method; run {} with `sonde {}`",
+                other.kind(),
+                other.kind()
+            ))),
+        };
+    }
     let spec = parse_spec(&text).map_err(invalid)?;
     output.clone().run(&spec)
+}
+
+/// Whether `text` is a method's spec: it has a `method` key at the top.
+fn is_method(text: &str) -> bool {
+    if text.trim_start().starts_with('{') {
+        return serde_json::from_str::<serde_json::Value>(text)
+            .is_ok_and(|v| v.get("method").is_some());
+    }
+    text.lines()
+        .take_while(|l| !l.trim_start().starts_with('['))
+        .any(|l| {
+            l.trim_start()
+                .strip_prefix("method")
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+        })
+}
+
+/// A method's spec, JSON or TOML.
+pub fn parse_method(text: &str) -> Result<MethodSpec, String> {
+    if text.trim_start().starts_with('{') {
+        return serde_json::from_str(text).map_err(|e| e.to_string());
+    }
+    toml::from_str(text).map_err(|e| e.to_string().trim_end().replace('\n', " "))
 }
 
 #[cfg(test)]
@@ -101,6 +136,22 @@ mod tests {
         let toml = parse_spec("test = \"udp\"\nhost = \"::1\"\ntime_s = \"5m\"\n").unwrap();
         let json = parse_spec(r#"{"test": "udp", "host": "::1", "time_s": 300}"#).unwrap();
         assert_eq!(toml, json);
+    }
+
+    #[test]
+    fn a_repeat_method_reads_from_toml_and_json_alike() {
+        let toml = "method = \"repeat\"\n[test]\ntest = \"tcp\"\nhost = \"::1\"\n\
+                    [step]\nfamilies = [\"v6\", \"v4\"]\n[step.repeat]\nrule = \"times\"\nruns = 3\n";
+        assert!(is_method(toml));
+        let json = r#"{"method": "repeat", "test": {"test": "tcp", "host": "::1"},
+            "step": {"repeat": {"rule": "times", "runs": 3}, "families": ["v6", "v4"]}}"#;
+        assert!(is_method(json));
+        let (a, b) = (parse_method(toml).unwrap(), parse_method(json).unwrap());
+        assert_eq!(a, b);
+        assert!(matches!(a, MethodSpec::Repeat(ref r) if r.step.families.len() == 2));
+        assert!(!is_method(
+            "test = \"tcp\"\nhost = \"::1\"\n[x]\nmethod = 1\n"
+        ));
     }
 
     #[test]

@@ -1,5 +1,3 @@
-// Used by the method commands as they land (ndr, sweep, repeat).
-#![allow(dead_code)]
 //! Flags that say how each step of a test or method runs: repeated
 //! (`--repeat N`, or `--until-stddev 0.5% --min-runs 30 --max-runs 200`,
 //! seed 001's rule) and over which families (`--families 6,4`). Flattened
@@ -54,8 +52,8 @@ impl StepArgs {
                 min_runs: self.min_runs,
                 max_runs: self.max_runs,
             },
-            (Some(n), None) if n > 1 => RepeatRule::Times { runs: n },
-            _ => RepeatRule::Once,
+            (Some(n), None) => RepeatRule::Times { runs: n },
+            (None, None) => RepeatRule::Once,
         };
         StepPlan {
             repeat,
@@ -64,7 +62,8 @@ impl StepArgs {
         }
     }
 
-    /// Whether these flags ask for more than one plain run.
+    /// Whether these flags ask for a method rather than one plain run
+    /// (`--repeat 1` too: its output is the method document).
     pub fn is_method(&self) -> bool {
         self.plan() != StepPlan::default()
     }
@@ -78,7 +77,7 @@ pub fn percent(s: &str) -> Result<f64, String> {
         .trim()
         .parse()
         .map_err(|_| format!("'{s}' is not a percentage (e.g. 0.5%)"))?;
-    if !(v.is_finite() && v >= 0.0 && v <= 100.0) {
+    if !(v.is_finite() && (0.0..=100.0).contains(&v)) {
         return Err(format!("'{s}': a percentage is 0 to 100"));
     }
     Ok(v)

@@ -2,8 +2,9 @@
 //! the runner → printed.
 
 use crate::cli::Failure;
-use crate::output::run_and_print;
+use crate::output::{run_and_print, Output};
 use crate::run_args::RunArgs;
+use crate::step_args::StepArgs;
 use clap::Args;
 use sonde_model::{ByteSize, Rate, TcpSpec, TestSpec};
 
@@ -11,6 +12,8 @@ use sonde_model::{ByteSize, Rate, TcpSpec, TestSpec};
 pub struct TcpArgs {
     #[command(flatten)]
     pub run: RunArgs,
+    #[command(flatten)]
+    pub step: StepArgs,
     /// Socket send and receive buffer on both ends (e.g. 256K, 4M).
     #[arg(short = 'w', long)]
     pub window: Option<ByteSize>,
@@ -72,5 +75,10 @@ impl TcpArgs {
 
 pub fn run(args: TcpArgs) -> Result<(), Failure> {
     args.run.print_notes();
-    run_and_print(&TestSpec::Tcp(args.to_spec()), &args.run)
+    let spec = TestSpec::Tcp(args.to_spec());
+    if args.step.is_method() {
+        let output = Output::of_args(&spec, &args.run)?;
+        return crate::repeat_cmd::run_repeated(spec, &args.step, output);
+    }
+    run_and_print(&spec, &args.run)
 }

@@ -2,8 +2,9 @@
 //! loss, PDR, jitter, delay, reordering and DSCP as the receiver saw them.
 
 use crate::cli::Failure;
-use crate::output::run_and_print;
+use crate::output::{run_and_print, Output};
 use crate::run_args::RunArgs;
+use crate::step_args::StepArgs;
 use clap::Args;
 use sonde_model::{Profile, Rate, TestSpec, UdpSpec};
 
@@ -11,6 +12,8 @@ use sonde_model::{Profile, Rate, TestSpec, UdpSpec};
 pub struct UdpArgs {
     #[command(flatten)]
     pub run: RunArgs,
+    #[command(flatten)]
+    pub step: StepArgs,
     /// Payload rate per stream (e.g. 1M, 100M); 0 = as fast as possible.
     #[arg(short = 'b', long, default_value = "1M")]
     pub bitrate: Rate,
@@ -58,5 +61,10 @@ impl UdpArgs {
 
 pub fn run(args: UdpArgs) -> Result<(), Failure> {
     args.run.print_notes();
-    run_and_print(&TestSpec::Udp(args.to_spec()), &args.run)
+    let spec = TestSpec::Udp(args.to_spec());
+    if args.step.is_method() {
+        let output = Output::of_args(&spec, &args.run)?;
+        return crate::repeat_cmd::run_repeated(spec, &args.step, output);
+    }
+    run_and_print(&spec, &args.run)
 }

@@ -20,7 +20,7 @@ mod step;
 mod sweep;
 
 pub use ndr::{frame_overhead_bytes, NdrSize, NdrSpec, SizeKind, ETHERNET_L1_EXTRA_BYTES};
-pub use repeat::{RepeatOutcome, RepeatSpec};
+pub use repeat::{family_used, RepeatOutcome, RepeatSpec};
 pub use step::{FamilyRatio, Metric, RepeatRule, Stats, StepPlan, StepStats};
 pub use sweep::{
     Limiter, LimiterClass, LimiterEvidence, SweepSpec, SweepStep, SweepVariable, SweepVariableKind,

@@ -1,6 +1,7 @@
 //! How each step of a method (or a single test) is run: how often, over
 //! which address families, and the statistics of its repeated runs.
 
+use crate::spec::{bad, SpecError};
 use crate::{Figures, IpFamily, ResultId};
 use serde::{Deserialize, Serialize};
 
@@ -116,6 +117,58 @@ pub struct StepPlan {
     /// Empty: the test's own family.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub families: Vec<IpFamily>,
+}
+
+impl StepPlan {
+    /// The plan's own rules, checked once for every method: a count of
+    /// at least 1; `until_stable` with a positive bound, at least 2 runs
+    /// (a spread needs two) and `min_runs` ≤ `max_runs`; families 6 and
+    /// 4, each once. The error names the field (`repeat.min_runs`, …).
+    pub fn validate(&self) -> Result<(), SpecError> {
+        match self.repeat {
+            RepeatRule::Once => {}
+            RepeatRule::Times { runs } => {
+                if runs == 0 {
+                    return Err(bad("repeat.runs", "must be at least 1"));
+                }
+            }
+            RepeatRule::UntilStable {
+                stddev_pct,
+                min_runs,
+                max_runs,
+            } => {
+                if !(stddev_pct.is_finite() && stddev_pct > 0.0 && stddev_pct <= 100.0) {
+                    return Err(bad(
+                        "repeat.stddev_pct",
+                        format!(
+                            "{stddev_pct} %: give a share of the mean above 0 and at most 100 %"
+                        ),
+                    ));
+                }
+                if min_runs < 2 {
+                    return Err(bad(
+                        "repeat.min_runs",
+                        format!("{min_runs}: a standard deviation needs at least 2 runs"),
+                    ));
+                }
+                if min_runs > max_runs {
+                    return Err(bad(
+                        "repeat.min_runs",
+                        format!("at least {min_runs} runs is more than the most, {max_runs}"),
+                    ));
+                }
+            }
+        }
+        for (i, f) in self.families.iter().enumerate() {
+            if *f == IpFamily::Any {
+                return Err(bad("families", "name each family: 6 or 4"));
+            }
+            if self.families[..i].contains(f) {
+                return Err(bad("families", format!("{f:?} is given twice")));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Mean, spread and the 95 % confidence interval of the mean of a

@@ -17,6 +17,30 @@ pub fn validator(file: &str) -> jsonschema::Validator {
         .unwrap_or_else(|e| panic!("{path} does not compile: {e}"))
 }
 
+/// The schema of a method's document (format 1).
+pub const METHOD_V1: &str = "method-v1.schema.json";
+
+/// The compiled method schema, with the result schema its `trials`
+/// refer to loaded beside it (no network).
+pub fn method_v1() -> jsonschema::Validator {
+    let read = |file: &str| -> Value {
+        let path = format!("{}/../../docs/schema/{file}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        serde_json::from_str(&text).expect("schema is JSON")
+    };
+    let result = read(RESULT_V2);
+    let id = result["$id"]
+        .as_str()
+        .expect("result schema has an $id")
+        .to_string();
+    let resource = jsonschema::Resource::from_contents(result).expect("result schema resource");
+    jsonschema::options()
+        .should_validate_formats(true)
+        .with_resource(id, resource)
+        .build(&read(METHOD_V1))
+        .unwrap_or_else(|e| panic!("{METHOD_V1} does not compile: {e}"))
+}
+
 /// The compiled format-2 result schema.
 pub fn v2() -> jsonschema::Validator {
     validator(RESULT_V2)
