@@ -18,6 +18,7 @@
 //! [`MethodResult`](sonde_model::MethodResult) holding every trial.
 
 mod error;
+pub mod ndr;
 pub mod repeat;
 pub mod step;
 

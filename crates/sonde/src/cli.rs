@@ -4,7 +4,7 @@
 //! aborted), 2 a usage error (bad flag, bad value, bad config), 130
 //! interrupted by Ctrl-C (the partial result is still printed).
 
-use crate::{docs_cmd, lab_cmd, ping_cmd, quickstart, run_cmd, serve_cmd, tcp_cmd, udp_cmd};
+use crate::{docs_cmd, lab_cmd, ndr_cmd, ping_cmd, quickstart, run_cmd, serve_cmd, tcp_cmd, udp_cmd};
 use clap::{Parser, Subcommand};
 use std::path::Path;
 use std::process::ExitCode;
@@ -39,6 +39,8 @@ pub enum Command {
     Udp(udp_cmd::UdpArgs),
     /// Round-trip time: ICMP/ICMPv6 echo, or STAMP to a sonde reflector.
     Ping(ping_cmd::PingArgs),
+    /// The no-drop rate per frame size (RFC 2544 §26.1 throughput search).
+    Ndr(ndr_cmd::NdrArgs),
     /// Any test written as a spec in a TOML or JSON file (`-`: standard input).
     Run(run_cmd::RunSpecArgs),
     /// Emulated network paths on this machine (network namespaces; root).
@@ -148,6 +150,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Udp(a) => udp_cmd::run(a),
         Command::Ping(a) => ping_cmd::run(a),
         Command::Run(a) => run_cmd::run(a),
+        Command::Ndr(a) => ndr_cmd::run(a),
         Command::Quickstart(a) => quickstart::run(a),
         Command::Lab(a) => lab_cmd::run(a),
         Command::Completions(a) => docs_cmd::completions(a),

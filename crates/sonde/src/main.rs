@@ -4,6 +4,7 @@ mod cli;
 mod docs_cmd;
 mod lab_cmd;
 mod method_output;
+mod ndr_cmd;
 mod output;
 mod ping_cmd;
 mod quickstart;

@@ -1,11 +1,8 @@
-// Used by the method commands as they land (ndr, sweep, repeat).
-#![allow(dead_code)]
 //! Running a method from the command line: Ctrl-C stops it after the
 //! trial in progress, the result is printed as text or as one JSON
 //! document (`-J`), and a failure gets its exit code.
 
 use crate::cli::Failure;
-use sonde_methods::MethodError;
 use sonde_model::MethodResult;
 
 /// Prints `result` as JSON (`json`) or as `text` renders it; an
@@ -26,14 +23,4 @@ pub fn print_method(
         return Err(Failure::Interrupted);
     }
     Ok(())
-}
-
-/// A method's failure with its exit code: a bad request (the method's
-/// own flags, or a trial's) is a usage error (2), naming the flag.
-pub fn method_failure(e: MethodError) -> Failure {
-    match e {
-        MethodError::Trial { source, .. } => Failure::from_run(source, true),
-        e if e.is_usage() => Failure::Usage(e.into()),
-        e => Failure::Run(e.into()),
-    }
 }

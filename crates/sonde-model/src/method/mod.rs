@@ -19,7 +19,9 @@ mod repeat;
 mod step;
 mod sweep;
 
-pub use ndr::{frame_overhead_bytes, NdrSize, NdrSpec, SizeKind, ETHERNET_L1_EXTRA_BYTES};
+pub use ndr::{
+    frame_overhead_bytes, NdrSize, NdrSpec, SearchMode, SizeKind, ETHERNET_L1_EXTRA_BYTES,
+};
 pub use repeat::{family_used, RepeatOutcome, RepeatSpec};
 pub use step::{FamilyRatio, Metric, RepeatRule, Stats, StepPlan, StepStats};
 pub use sweep::{

@@ -3,7 +3,8 @@
 
 use super::StepPlan;
 use crate::udp_report::OneWayDelay;
-use crate::{IpFamily, Rate, ResultId, UdpSpec};
+use crate::spec::bad;
+use crate::{IpFamily, Rate, ResultId, SpecError, UdpSpec};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -63,8 +64,79 @@ pub struct NdrSpec {
     /// The medium's rate, for its theoretical maximum per size.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub link_rate: Option<Rate>,
+    /// How the rate is searched for.
+    pub search: SearchMode,
     /// Families (`--families 6,4`); repeat rules do not apply to a search.
     pub step: StepPlan,
+}
+
+/// How an NDR search picks its next trial's rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchMode {
+    /// From what the failed trials delivered (TRex's loss-informed guess),
+    /// then just past the bounds: few trials.
+    #[default]
+    Informed,
+    /// Halve the interval every trial (TRex's default, RFC 2544's
+    /// classic): the yardstick.
+    Bisect,
+}
+
+impl NdrSpec {
+    /// Checks the search's own rules and its trial's; errors name the key.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        self.trial.validate()?;
+        self.step.validate()?;
+        if self.step.repeat != super::RepeatRule::Once {
+            return Err(bad(
+                "step.repeat",
+                "an NDR search is not repeated step by step; repeat the whole search instead",
+            ));
+        }
+        if self.trial.direction == crate::Direction::Bidir {
+            return Err(bad("trial.direction", "search one direction at a time"));
+        }
+        if self.sizes.is_empty() {
+            return Err(bad("sizes", "give at least one size"));
+        }
+        let most = crate::udp_spec::MAX_UDP_PAYLOAD;
+        for &size in &self.sizes {
+            let payload = match self.size_kind {
+                SizeKind::Payload => size,
+                SizeKind::Frame => size.saturating_sub(frame_overhead_bytes(IpFamily::V4)),
+            };
+            if size == 0 || payload > most {
+                return Err(bad("sizes", format!("{size} bytes: a UDP payload is at most {most}")));
+            }
+            if self.size_kind == SizeKind::Payload && size < crate::udp_spec::UDP_HEADER_LEN {
+                return Err(bad(
+                    "sizes",
+                    format!(
+                        "a {size}-byte payload cannot carry sonde's {}-byte test header",
+                        crate::udp_spec::UDP_HEADER_LEN
+                    ),
+                ));
+            }
+        }
+        if !(self.loss_pct.is_finite() && (0.0..100.0).contains(&self.loss_pct)) {
+            return Err(bad("loss_pct", format!("{}: 0 to under 100 %", self.loss_pct)));
+        }
+        if !(self.resolution_pct.is_finite() && self.resolution_pct > 0.0 && self.resolution_pct <= 50.0)
+        {
+            return Err(bad(
+                "resolution_pct",
+                format!("{}: above 0 and at most 50 %", self.resolution_pct),
+            ));
+        }
+        if self.trial_time < Duration::from_millis(100) {
+            return Err(bad("trial_s", "a trial lasts at least 100 ms"));
+        }
+        if self.max_rate.is_some_and(|r| r.bps() == 0) {
+            return Err(bad("max_rate", "0: leave it out to start from the unpaced rate"));
+        }
+        Ok(())
+    }
 }
 
 impl Default for NdrSpec {
@@ -80,6 +152,7 @@ impl Default for NdrSpec {
             confirm_time: Duration::from_secs(10),
             gap: Duration::from_secs(1),
             link_rate: None,
+            search: SearchMode::default(),
             step: StepPlan::default(),
         }
     }
@@ -118,4 +191,9 @@ pub struct NdrSize {
     pub rtt_p50_ms: Option<f64>,
     /// The trials' result ids, in order.
     pub trial_ids: Vec<ResultId>,
+    /// What the reader should know: a size raised to the smallest that
+    /// carries the test header, a rate the sender could not exceed, a
+    /// confirmation that failed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }

@@ -1,0 +1,240 @@
+use super::*;
+use crate::scripted::{Limit, PathDir, ScriptedPath};
+use sonde_model::method::{SearchMode, SizeKind, StepPlan};
+
+/// A TBF-like shaper at 50 Mbit/s counting the frame without FCS (IP
+/// packet + 14), a 50 ms queue, 0.1 % noise on its rate per trial.
+fn shaper(noise_pct: f64) -> ScriptedPath {
+    let mut dir = PathDir::new(Limit::Shaper { queue_ms: 50.0 }, 50e6);
+    dir.l2_bytes = 14;
+    dir.noise_pct = noise_pct;
+    dir.sender_max_bps = 400e6;
+    ScriptedPath::symmetric(dir)
+}
+
+/// What the 50 Mbit/s shaper carries of IPv6 UDP payloads of `payload`.
+fn truth_pps(payload: u32) -> f64 {
+    50e6 / (8.0 * f64::from(payload + 48 + 14))
+}
+
+fn spec(payloads: &[u32], mode: SearchMode) -> NdrSpec {
+    NdrSpec {
+        trial: UdpSpec {
+            host: "path".into(),
+            family: IpFamily::V6,
+            ..UdpSpec::default()
+        },
+        sizes: payloads.to_vec(),
+        size_kind: SizeKind::Payload,
+        gap: Duration::ZERO,
+        search: mode,
+        ..NdrSpec::default()
+    }
+}
+
+fn run(path: &ScriptedPath, spec: &NdrSpec) -> MethodResult {
+    run_ndr(path, spec, &Stop::new(), &Events::new(), &mut |t, _| {
+        eprintln!(
+            "  {} #{} offered {:.0} delivered {:.0} loss {:.3} rise {:?} {:?}",
+            t.size.payload_bytes,
+            t.trial,
+            t.outcome.offered_pps,
+            t.outcome.delivered_pps,
+            t.outcome.loss_pct,
+            t.outcome.delay_rise_ms,
+            t.verdict
+        )
+    })
+    .unwrap()
+}
+
+#[test]
+fn informed_search_finds_the_rate_within_resolution_in_six_trials() {
+    let path = shaper(0.1);
+    let r = run(&path, &spec(&[64, 512, 1400], SearchMode::Informed));
+    assert_eq!(r.results.len(), 3);
+    for size in &r.results {
+        let truth = truth_pps(size.payload_bytes);
+        let off = size.rate_pps / truth - 1.0;
+        eprintln!(
+            "payload {}: {:.0} pps (truth {truth:.0}, {:+.3} %) in {} trials",
+            size.payload_bytes,
+            size.rate_pps,
+            off * 100.0,
+            size.trials
+        );
+        assert!(size.confirmed, "{size:?}");
+        // Within the resolution (0.5 %) plus the path's noise.
+        assert!(off.abs() < 0.007, "{off}");
+        assert!(size.trials <= 6, "{} trials", size.trials);
+        assert_eq!(size.trial_ids.len() as u32, size.trials);
+        assert_eq!(size.frame_bytes, size.payload_bytes + 66);
+        assert_eq!(size.loss_pct, 0.0);
+    }
+    assert_eq!(r.trials.len(), path.trials());
+    let ids: Vec<_> = r.results.iter().flat_map(|s| s.trial_ids.clone()).collect();
+    let kept: Vec<_> = r.trials.iter().map(|t| t.id).collect();
+    assert_eq!(ids, kept, "every trial kept, in order");
+}
+
+#[test]
+fn bisection_needs_more_trials_for_the_same_rate() {
+    let informed = run(&shaper(0.0), &spec(&[64, 512, 1400], SearchMode::Informed));
+    let bisect = run(&shaper(0.0), &spec(&[64, 512, 1400], SearchMode::Bisect));
+    let count = |r: &MethodResult| r.results.iter().map(|s| s.trials).sum::<u32>();
+    eprintln!("informed {} trials, bisection {}", count(&informed), count(&bisect));
+    assert!(count(&bisect) >= count(&informed) + 6);
+    for (a, b) in informed.results.iter().zip(&bisect.results) {
+        assert!((a.rate_pps / b.rate_pps - 1.0).abs() < 0.006, "{a:?} {b:?}");
+    }
+}
+
+#[test]
+fn a_loss_bound_gives_the_partial_drop_rate_of_a_policer() {
+    // A policer loses 1 − L/W at once above its rate: with 0.1 % allowed,
+    // the rate found may lie up to 1/0.999 above L.
+    let path = ScriptedPath::symmetric(PathDir::new(Limit::Policer, 20e6));
+    let mut s = spec(&[1000], SearchMode::Informed);
+    s.loss_pct = 0.1;
+    let r = run(&path, &s);
+    let size = &r.results[0];
+    let truth = 20e6 / (8.0 * 1048.0);
+    assert!(size.rate_pps >= truth * 0.995, "{} vs {truth}", size.rate_pps);
+    assert!(size.rate_pps <= truth / 0.999 * 1.001, "{} vs {truth}", size.rate_pps);
+    assert!(size.loss_pct <= 0.1);
+}
+
+#[test]
+fn a_path_that_never_drops_gives_the_maximum_asked() {
+    let path = ScriptedPath::symmetric(PathDir::new(Limit::None, 0.0));
+    let mut s = spec(&[1472], SearchMode::Informed);
+    s.size_kind = SizeKind::Frame;
+    s.sizes = vec![1518];
+    s.max_rate = Some(Rate::from_bps(100_000_000));
+    s.link_rate = Some(Rate::from_bps(100_000_000));
+    let r = run(&path, &s);
+    let size = &r.results[0];
+    assert_eq!(size.trials, 2, "the first trial, then its confirmation");
+    assert!((size.rate_bps as f64 / 1e8 - 1.0).abs() < 1e-3, "{size:?}");
+    assert!((size.max_pps.unwrap() - 1e8 / (8.0 * 1538.0)).abs() < 0.01);
+    assert!((size.efficiency_pct - 98.70).abs() < 0.01);
+}
+
+#[test]
+fn a_frame_too_small_for_the_header_is_raised_and_said() {
+    let path = ScriptedPath::symmetric(PathDir::new(Limit::None, 0.0));
+    let mut s = spec(&[], SearchMode::Informed);
+    s.size_kind = SizeKind::Frame;
+    s.sizes = vec![64];
+    s.max_rate = Some(Rate::from_bps(10_000_000));
+    let r = run(&path, &s);
+    assert_eq!(r.results[0].frame_bytes, 90);
+    assert!(r.results[0].notes[0].contains("64-byte frames"), "{:?}", r.results[0]);
+}
+
+#[test]
+fn ipv6_beside_ipv4_gives_the_header_ratio() {
+    let path = shaper(0.0);
+    let mut s = spec(&[64], SearchMode::Informed);
+    s.step = StepPlan {
+        families: vec![IpFamily::V6, IpFamily::V4],
+        ..StepPlan::default()
+    };
+    let r = run(&path, &s);
+    assert_eq!(r.results.len(), 2);
+    let ratio = &r.family_ratios[0];
+    let expected = (64.0 + 28.0 + 14.0) / (64.0 + 48.0 + 14.0);
+    assert!((ratio.ratio - expected).abs() < 0.006, "{ratio:?} vs {expected}");
+}
+
+#[test]
+fn a_stop_keeps_what_ran() {
+    let path = shaper(0.0);
+    let stop = Stop::new();
+    let mut seen = 0;
+    let r = run_ndr(
+        &path,
+        &spec(&[64, 512], SearchMode::Informed),
+        &stop,
+        &Events::new(),
+        &mut |_, _| {
+            seen += 1;
+            if seen == 2 {
+                stop.stop();
+            }
+        },
+    )
+    .unwrap();
+    assert!(r.interrupted);
+    assert_eq!(r.trials.len(), 2);
+    assert!(r.results.is_empty());
+}
+
+/// Fails every run from the `from`-th on.
+struct Refusing<'a> {
+    inner: &'a ScriptedPath,
+    from: usize,
+}
+
+impl Runner for Refusing<'_> {
+    fn run(&self, spec: &TestSpec, stop: &Stop, events: &Events) -> Result<TestResult, RunError> {
+        if self.inner.trials() + 1 >= self.from {
+            return Err(RunError::PeerBusy("busy".into()));
+        }
+        self.inner.run(spec, stop, events)
+    }
+}
+
+#[test]
+fn a_failed_trial_ends_the_search_naming_it() {
+    let path = shaper(0.0);
+    let runner = Refusing {
+        inner: &path,
+        from: 3,
+    };
+    let e = run_ndr(
+        &runner,
+        &spec(&[512], SearchMode::Informed),
+        &Stop::new(),
+        &Events::new(),
+        &mut |_, _| {},
+    )
+    .unwrap_err();
+    assert!(matches!(e, MethodError::Trial { trial: 3, .. }), "{e:?}");
+}
+
+#[test]
+fn bad_specs_are_refused_by_key() {
+    let path = shaper(0.0);
+    for (s, key) in [
+        (
+            NdrSpec {
+                sizes: vec![],
+                ..spec(&[], SearchMode::Informed)
+            },
+            "sizes",
+        ),
+        (
+            NdrSpec {
+                resolution_pct: 0.0,
+                ..spec(&[64], SearchMode::Informed)
+            },
+            "resolution_pct",
+        ),
+        (
+            NdrSpec {
+                loss_pct: 100.0,
+                ..spec(&[64], SearchMode::Informed)
+            },
+            "loss_pct",
+        ),
+        (spec(&[10], SearchMode::Informed), "sizes"),
+    ] {
+        let e = run_ndr(&path, &s, &Stop::new(), &Events::new(), &mut |_, _| {}).unwrap_err();
+        assert!(
+            matches!(&e, MethodError::Invalid { field, .. } if *field == key),
+            "{e:?}"
+        );
+    }
+    assert_eq!(path.trials(), 0);
+}

@@ -1,0 +1,242 @@
+//! `sonde ndr HOST`: RFC 2544 §26.1 throughput, the highest rate a trial
+//! passes without loss (or under `--loss`), per frame size, found by
+//! sonde-methods' search through the runner. Flags spell an [`NdrSpec`];
+//! text prints a line per trial and a table per size, `-J` the method
+//! document.
+
+use crate::cli::Failure;
+use crate::output::{interrupt_flag, Output};
+use crate::run_args::duration;
+use crate::sink::Sink;
+use crate::step_args::{family, percent};
+use anyhow::anyhow;
+use clap::{Args, ValueEnum};
+use sonde_methods::ndr::run_ndr;
+use sonde_methods::MethodError;
+use sonde_model::method::{NdrSpec, SearchMode, SizeKind, StepPlan};
+use sonde_model::{Direction, DscpFlag, IpFamily, PeerKind, Rate, TestSpec, UdpSpec};
+use sonde_report::{ndr_summary, ndr_trial_line};
+use sonde_run::{Events, LocalRunner};
+use std::time::Duration;
+
+#[derive(Debug, Args)]
+pub struct NdrArgs {
+    /// The server (a sonde server, or an iperf3 server).
+    pub host: String,
+    /// Server port.
+    #[arg(short = 'p', long, default_value_t = 5201)]
+    pub port: u16,
+    /// Ethernet frame sizes with FCS, RFC 2544's by default; a size too
+    /// small for IP, UDP and sonde's test header is raised to the
+    /// smallest that carries them (IPv4 70, IPv6 90).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "64,128,256,512,1024,1280,1518",
+        conflicts_with = "payloads"
+    )]
+    pub sizes: Vec<u32>,
+    /// UDP payload sizes instead of frame sizes (as the studies gave
+    /// them: 64,128,…,1408).
+    #[arg(long, value_delimiter = ',')]
+    pub payloads: Vec<u32>,
+    /// Largest loss a passing trial may have: 0 (no drop, RFC 2544), or
+    /// e.g. 0.1% for a partial-drop rate.
+    #[arg(long, default_value = "0", value_parser = percent, value_name = "PCT")]
+    pub loss: f64,
+    /// Stop when the bounds are this close, in % of the upper bound.
+    #[arg(long, default_value = "0.5%", value_parser = percent, value_name = "PCT")]
+    pub resolution: f64,
+    /// The first trial's rate, in Ethernet frame bits per second (default:
+    /// as fast as the sender goes).
+    #[arg(long, value_name = "RATE")]
+    pub max_rate: Option<Rate>,
+    /// Length of each search trial.
+    #[arg(long, default_value = "2s", value_parser = duration, value_name = "DURATION")]
+    pub trial: Duration,
+    /// Length of the trial that confirms each rate found (RFC 2544 asks
+    /// at least 60s; 0 skips it).
+    #[arg(long, default_value = "10s", value_parser = duration, value_name = "DURATION")]
+    pub confirm: Duration,
+    /// Idle time between trials, so queues drain.
+    #[arg(long, default_value = "1s", value_parser = duration, value_name = "DURATION")]
+    pub gap: Duration,
+    /// The medium's rate, for its theoretical maximum per size.
+    #[arg(long, value_name = "RATE")]
+    pub link_rate: Option<Rate>,
+    /// How the next rate is chosen: informed (from what failed trials
+    /// delivered) or bisect (halve the bracket, the classic).
+    #[arg(long, value_enum, default_value = "informed")]
+    pub search: SearchFlag,
+    /// Search each size over these families in turn (6,4) and report the
+    /// IPv6/IPv4 ratio of the rates found.
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = family,
+          conflicts_with_all = ["ipv4", "ipv6"])]
+    pub families: Vec<IpFamily>,
+    /// Server sends, client receives.
+    #[arg(short = 'R', long)]
+    pub reverse: bool,
+    /// DSCP of the test packets (EF, AF41, 0–63, or a TOS byte 0x..).
+    #[arg(short = 'S', long, visible_alias = "tos")]
+    pub dscp: Option<DscpFlag>,
+    /// IPv4 only.
+    #[arg(short = '4', long = "ipv4", conflicts_with = "ipv6")]
+    pub ipv4: bool,
+    /// IPv6 only.
+    #[arg(short = '6', long = "ipv6")]
+    pub ipv6: bool,
+    /// Measure RTT under load in the trials (its median at the rate found).
+    #[arg(long)]
+    pub latency: bool,
+    /// A title kept in the result.
+    #[arg(short = 'T', long)]
+    pub title: Option<String>,
+    /// Print the method document as JSON instead of text.
+    #[arg(short = 'J', long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum SearchFlag {
+    Informed,
+    Bisect,
+}
+
+/// The flag that sets a key of the NDR spec.
+fn flag_of(field: &str) -> &str {
+    match field {
+        "sizes" => "--sizes/--payloads",
+        "loss_pct" => "--loss",
+        "resolution_pct" => "--resolution",
+        "max_rate" => "--max-rate",
+        "trial_s" => "--trial",
+        "families" => "--families",
+        "host" => "HOST",
+        other => other,
+    }
+}
+
+impl NdrArgs {
+    fn family(&self) -> IpFamily {
+        crate::run_args::family(self.ipv4, self.ipv6)
+    }
+
+    pub fn to_spec(&self) -> NdrSpec {
+        let (sizes, size_kind) = if self.payloads.is_empty() {
+            (self.sizes.clone(), SizeKind::Frame)
+        } else {
+            (self.payloads.clone(), SizeKind::Payload)
+        };
+        NdrSpec {
+            trial: UdpSpec {
+                host: self.host.clone(),
+                port: self.port,
+                direction: if self.reverse {
+                    Direction::Reverse
+                } else {
+                    Direction::Forward
+                },
+                dscp: self.dscp.map(DscpFlag::dscp),
+                family: self.family(),
+                title: self.title.clone(),
+                peer: PeerKind::Auto,
+                latency: self.latency,
+                interval: Duration::ZERO,
+                ..UdpSpec::default()
+            },
+            sizes,
+            size_kind,
+            loss_pct: self.loss,
+            resolution_pct: self.resolution,
+            max_rate: self.max_rate,
+            trial_time: self.trial,
+            confirm_time: self.confirm,
+            gap: self.gap,
+            link_rate: self.link_rate,
+            search: match self.search {
+                SearchFlag::Informed => SearchMode::Informed,
+                SearchFlag::Bisect => SearchMode::Bisect,
+            },
+            step: StepPlan {
+                families: self.families.clone(),
+                ..StepPlan::default()
+            },
+        }
+    }
+}
+
+pub fn run(args: NdrArgs) -> Result<(), Failure> {
+    let mut spec = args.to_spec();
+    let output = Output {
+        json: args.json.then_some(crate::run_args::JsonFormat::Sonde),
+        flags: true,
+        sink: Sink::Terminal,
+        ..Output::default()
+    };
+    let test = TestSpec::Udp(spec.trial.clone());
+    if let Err(e) = spec.validate() {
+        let failure = Failure::Usage(anyhow!("invalid {}: {}", flag_of(e.field), e.reason));
+        return Err(output.fail(Some(&test), "invalid", failure));
+    }
+    // Frame sizes need the family: the one the host will be reached over
+    // (IPv6 first, as the runner connects), each of --families' names.
+    let families = if spec.step.families.is_empty() {
+        vec![spec.trial.family]
+    } else {
+        spec.step.families.clone()
+    };
+    for f in families {
+        match sonde_engine::connect::resolve(&spec.trial.host, spec.trial.port, f) {
+            Ok(addrs) if f == IpFamily::Any && spec.step.families.is_empty() => {
+                spec.trial.family = match addrs.first() {
+                    Some(a) if a.is_ipv4() => IpFamily::V4,
+                    _ => IpFamily::V6,
+                };
+            }
+            Ok(_) => {}
+            Err(e) => {
+                let key = if spec.step.families.is_empty() {
+                    "HOST"
+                } else {
+                    "--families"
+                };
+                let failure = Failure::Usage(anyhow!("invalid {key}: {e}"));
+                return Err(output.fail(Some(&test), "invalid", failure));
+            }
+        }
+    }
+    let stop = interrupt_flag();
+    let json = args.json;
+    let sink = output.sink.clone();
+    let outcome = run_ndr(&LocalRunner, &spec, &stop, &Events::new(), &mut |t, _| {
+        if !json {
+            let verdict = match t.verdict {
+                sonde_methods::ndr::Verdict::Pass => "pass",
+                sonde_methods::ndr::Verdict::Loss => "fail: loss",
+                sonde_methods::ndr::Verdict::QueueFilling => "fail: queue filling",
+            };
+            let _ = sink.out(&ndr_trial_line(
+                t.family,
+                t.size.frame_bytes,
+                t.trial,
+                t.confirming,
+                t.outcome.offered_pps,
+                t.outcome.delivered_pps,
+                t.outcome.loss_pct,
+                verdict,
+            ));
+        }
+    });
+    let result = match outcome {
+        Ok(r) => r,
+        Err(MethodError::Trial { source, .. }) => {
+            let kind = source.kind();
+            return Err(output.fail(Some(&test), kind, Failure::from_run(source, true)));
+        }
+        Err(MethodError::Invalid { field, detail }) => {
+            let failure = Failure::Usage(anyhow!("invalid {}: {detail}", flag_of(field)));
+            return Err(output.fail(Some(&test), "invalid", failure));
+        }
+    };
+    crate::method_output::print_method(&result, json, ndr_summary)
+}
