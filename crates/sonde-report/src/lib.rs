@@ -9,12 +9,14 @@
 //! - [`to_iperf3`] (or [`tcp_to_iperf3`], [`udp_to_iperf3`]): a result in
 //!   iperf3's `-J` layout; [`result_json`]: what `-J` prints.
 
+pub mod chart;
 mod columns;
 pub mod iperf3_json;
 pub mod json;
 pub mod live_text;
 pub mod ping_text;
 pub mod rate_format;
+pub mod sweep_text;
 pub mod tcp_text;
 pub mod udp_text;
 pub mod verbose_text;
@@ -25,6 +27,7 @@ pub use live_text::{LiveLines, LiveText};
 pub use ping_text::{latency_lines, ping_header, ping_reply_line, ping_summary};
 pub use rate_format::{with_rate_format, RateFormat};
 pub use tcp_text::tcp_summary;
+pub use sweep_text::{limiter_lines, sweep_chart, sweep_step_line, sweep_summary};
 pub use udp_text::udp_summary;
 
 use sonde_model::{TestKind, TestResult};
