@@ -5,18 +5,19 @@
 //!
 //! 1. A step *follows* when it delivers at least [`FOLLOW_FRACTION`] of
 //!    what was offered (the sender's measured rate, not the rate asked).
-//!    Every step following: `none`.
-//! 2. The knee lies between the highest following step below the first
-//!    that does not, and that step. If the first step already falls
-//!    short there is no baseline: `unsure` ("start the sweep lower").
+//!    The highest step following: `none`.
+//! 2. The knee lies between the highest step that follows and the next
+//!    (a short step below that one is noted as noise). If no step
+//!    follows there is no baseline: `unsure` ("start the sweep lower").
 //! 3. Above the knee, the median of delivered over the highest delivered
 //!    below it is the *delivered fraction*. At most
 //!    [`COLLAPSE_FRACTION`]: `punisher` (seed 000: 100 % → 5 %), its knee
 //!    the highest rate delivered whole. At least [`PLATEAU_FRACTION`]:
 //!    a plateau, its knee the median delivered above it. Between: `unsure`.
 //! 4. A plateau is told apart by the one-way delay's rise above the knee
-//!    over the steps below it (99th percentile, else mean; a difference,
-//!    so the clocks' offset cancels): at least [`SHAPER_RISE_MS`]: a
+//!    over the steps below it (medians of the mean delay, else of the
+//!    99th percentile, which a busy host makes noisy; a difference, so
+//!    the clocks' offset cancels): at least [`SHAPER_RISE_MS`]: a
 //!    queue fills, `shaper`; at most [`POLICER_RISE_MS`] with loss:
 //!    `policer`; between, or without delay figures (TCP): `unsure`.
 //!
@@ -26,7 +27,7 @@
 use sonde_model::method::{LimiterClass, LimiterEvidence};
 
 /// A step delivering at least this share of its offered load follows it.
-pub const FOLLOW_FRACTION: f64 = 0.97;
+pub const FOLLOW_FRACTION: f64 = 0.98;
 /// Delivered above the knee at most this share of the knee: a collapse.
 pub const COLLAPSE_FRACTION: f64 = 0.5;
 /// Delivered above the knee at least this share of the knee: a plateau.
@@ -111,16 +112,27 @@ pub fn classify(points: &[CurvePoint]) -> Classification {
             .push("fewer than two steps: nothing to compare".into());
         return unsure(ev, None, None);
     }
-    let Some(first_short) = pts.iter().position(|p| !follows(p)) else {
+    // The knee sits above the highest step that still follows: a step
+    // below it that fell short (a burst of the sender's, a moment of
+    // punishment) is noted, not taken for the knee.
+    let last_follow = pts.iter().rposition(follows);
+    let short_below = last_follow.map_or(0, |i| pts[..i].iter().filter(|p| !follows(p)).count());
+    if short_below > 0 {
+        ev.notes.push(format!(
+            "{short_below} step(s) below the highest step carried whole fell short: taken as noise"
+        ));
+    }
+    if last_follow == Some(pts.len() - 1) {
         ev.steps_below_knee = pts.len() as u32;
         ev.loss_below_knee_pct = pts.iter().filter_map(|p| p.loss_pct).reduce(f64::max);
         let top = pts[pts.len() - 1].offered_bps;
         ev.notes.push(format!(
-            "delivered ≥ {:.0} % of offered at every step, up to {:.4} Mbit/s",
+            "delivered ≥ {:.0} % of offered up to the highest step, {:.4} Mbit/s",
             FOLLOW_FRACTION * 100.0,
             top / 1e6
         ));
-        let confidence = 0.5 + 0.5 * (pts.len() as f64 / 4.0).min(1.0);
+        let clean = 1.0 - short_below as f64 / pts.len() as f64;
+        let confidence = clean * (0.5 + 0.5 * (pts.len() as f64 / 4.0).min(1.0));
         return Classification {
             class: LimiterClass::None,
             knee_bps: None,
@@ -128,8 +140,9 @@ pub fn classify(points: &[CurvePoint]) -> Classification {
             confidence,
             evidence: ev,
         };
-    };
-    // The steps below the knee: those before the first short one.
+    }
+    let first_short = last_follow.map_or(0, |i| i + 1);
+    // The steps below the knee: up to the highest one that follows.
     let below = &pts[..first_short];
     let above = &pts[first_short..];
     ev.steps_below_knee = below.len() as u32;
@@ -188,7 +201,7 @@ pub fn classify(points: &[CurvePoint]) -> Classification {
         ));
         return unsure(ev, Some(level), pps(level));
     }
-    let Some(delay_rise) = ev.delay_rise_ms.or(ev.delay_avg_rise_ms) else {
+    let Some(delay_rise) = ev.delay_avg_rise_ms.or(ev.delay_rise_ms) else {
         ev.notes.push(
             "delivered levels off, but no one-way delay was measured to tell a queue from a policer"
                 .into(),
@@ -198,13 +211,13 @@ pub fn classify(points: &[CurvePoint]) -> Classification {
     let lossy = ev.loss_above_knee_pct.is_some_and(|l| l > 0.0);
     let (class, confidence) = if delay_rise >= SHAPER_RISE_MS {
         ev.notes.push(format!(
-            "delivered levels off and the one-way delay rises {delay_rise:.1} ms: a queue fills"
+            "delivered levels off and the mean one-way delay rises {delay_rise:.1} ms: a queue fills"
         ));
         let margin = ((delay_rise - SHAPER_RISE_MS) / 3.0).min(1.0);
         (LimiterClass::Shaper, thin * (0.5 + 0.5 * margin))
     } else if delay_rise <= POLICER_RISE_MS && lossy {
         ev.notes.push(format!(
-            "delivered levels off with loss and the one-way delay rises only {delay_rise:.2} ms: \
+            "delivered levels off with loss and the mean one-way delay rises only {delay_rise:.2} ms: \
              the excess is dropped, not queued"
         ));
         let margin = ((POLICER_RISE_MS - delay_rise.max(0.0)) / POLICER_RISE_MS).min(1.0);

@@ -119,3 +119,19 @@ fn evidence_between_the_thresholds_is_unsure() {
     );
     assert_eq!(classify(&[]).class, LimiterClass::Unsure);
 }
+
+#[test]
+fn a_short_step_below_the_highest_carried_whole_is_noise() {
+    // The lab's punisher once caught a burst of the sender at 82 of 85
+    // Mbit/s; the knee is still above 84.
+    let c = classify(&[
+        pt(78.0, 78.0, 61.0, 0.0),
+        pt(82.0, 70.0, 61.0, 15.0),
+        pt(84.0, 84.0, 61.0, 0.0),
+        pt(86.0, 4.3, 61.0, 95.0),
+        pt(90.0, 4.5, 61.0, 95.0),
+    ]);
+    assert_eq!(c.class, LimiterClass::Punisher, "{c:?}");
+    assert_eq!(c.knee_bps, Some(84e6));
+    assert!(c.evidence.notes[0].contains("taken as noise"), "{c:?}");
+}
