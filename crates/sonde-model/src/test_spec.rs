@@ -129,65 +129,6 @@ impl From<PingSpec> for TestSpec {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::{Direction, PeerKind, PingProto, Rate};
-    use std::time::Duration;
-
-    #[test]
-    fn json_and_toml_spell_the_same_spec() {
-        let json: TestSpec = serde_json::from_str(
-            r#"{"test": "udp", "host": "2001:db8::1", "time_s": 300, "bitrate_bps": "1M",
-                "direction": "reverse", "latency": true, "peer": "iperf3"}"#,
-        )
-        .unwrap();
-        let toml: TestSpec = toml::from_str(
-            "test = \"udp\"\nhost = \"2001:db8::1\"\ntime_s = \"5m\"\nbitrate_bps = \"1M\"\n\
-             direction = \"reverse\"\nlatency = true\npeer = \"iperf3\"\n",
-        )
-        .unwrap();
-        assert_eq!(json, toml);
-        let TestSpec::Udp(u) = &json else {
-            panic!("not udp: {json:?}")
-        };
-        assert_eq!(u.time, Duration::from_secs(300));
-        assert_eq!(u.bitrate, Rate::from_bps(1_000_000));
-        assert_eq!(u.direction, Direction::Reverse);
-        assert_eq!(u.peer, PeerKind::Iperf3);
-        json.validate().unwrap();
-        let back: TestSpec = serde_json::from_value(serde_json::to_value(&json).unwrap()).unwrap();
-        assert_eq!(back, json);
-    }
-
-    #[test]
-    fn unknown_fields_and_tests_are_refused_by_name() {
-        let e = serde_json::from_str::<TestSpec>(r#"{"test": "tcp", "host": "h", "paralel": 2}"#)
-            .unwrap_err();
-        assert!(e.to_string().contains("paralel"), "{e}");
-        let e = serde_json::from_str::<TestSpec>(r#"{"test": "dns", "host": "h"}"#).unwrap_err();
-        assert!(e.to_string().contains("dns"), "{e}");
-        let e = serde_json::from_str::<TestSpec>(r#"{"host": "h"}"#).unwrap_err();
-        assert!(e.to_string().contains("test"), "{e}");
-    }
-
-    #[test]
-    fn a_ping_spec_is_a_test_spec() {
-        let s: TestSpec =
-            toml::from_str("test = \"ping\"\nhost = \"::1\"\nproto = \"udp\"\nsizes = [44, 512]\n")
-                .unwrap();
-        let TestSpec::Ping(p) = &s else {
-            panic!("not ping")
-        };
-        assert_eq!(p.proto, PingProto::Udp);
-        assert_eq!(s.kind(), TestKind::Ping);
-        s.validate().unwrap();
-        let bad: TestSpec =
-            toml::from_str("test = \"ping\"\nhost = \"::1\"\nsizes = [70000]\n").unwrap();
-        assert_eq!(bad.validate().unwrap_err().field, "sizes");
-    }
-}
-
 /// Setters a method uses to vary one field of a tcp or udp test while the
 /// rest is held (a sweep's steps). A ping has none of these fields: it is
 /// returned unchanged.
@@ -255,5 +196,64 @@ impl TestSpec {
             TestSpec::Ping(_) => {}
         }
         spec
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Direction, PeerKind, PingProto, Rate};
+    use std::time::Duration;
+
+    #[test]
+    fn json_and_toml_spell_the_same_spec() {
+        let json: TestSpec = serde_json::from_str(
+            r#"{"test": "udp", "host": "2001:db8::1", "time_s": 300, "bitrate_bps": "1M",
+                "direction": "reverse", "latency": true, "peer": "iperf3"}"#,
+        )
+        .unwrap();
+        let toml: TestSpec = toml::from_str(
+            "test = \"udp\"\nhost = \"2001:db8::1\"\ntime_s = \"5m\"\nbitrate_bps = \"1M\"\n\
+             direction = \"reverse\"\nlatency = true\npeer = \"iperf3\"\n",
+        )
+        .unwrap();
+        assert_eq!(json, toml);
+        let TestSpec::Udp(u) = &json else {
+            panic!("not udp: {json:?}")
+        };
+        assert_eq!(u.time, Duration::from_secs(300));
+        assert_eq!(u.bitrate, Rate::from_bps(1_000_000));
+        assert_eq!(u.direction, Direction::Reverse);
+        assert_eq!(u.peer, PeerKind::Iperf3);
+        json.validate().unwrap();
+        let back: TestSpec = serde_json::from_value(serde_json::to_value(&json).unwrap()).unwrap();
+        assert_eq!(back, json);
+    }
+
+    #[test]
+    fn unknown_fields_and_tests_are_refused_by_name() {
+        let e = serde_json::from_str::<TestSpec>(r#"{"test": "tcp", "host": "h", "paralel": 2}"#)
+            .unwrap_err();
+        assert!(e.to_string().contains("paralel"), "{e}");
+        let e = serde_json::from_str::<TestSpec>(r#"{"test": "dns", "host": "h"}"#).unwrap_err();
+        assert!(e.to_string().contains("dns"), "{e}");
+        let e = serde_json::from_str::<TestSpec>(r#"{"host": "h"}"#).unwrap_err();
+        assert!(e.to_string().contains("test"), "{e}");
+    }
+
+    #[test]
+    fn a_ping_spec_is_a_test_spec() {
+        let s: TestSpec =
+            toml::from_str("test = \"ping\"\nhost = \"::1\"\nproto = \"udp\"\nsizes = [44, 512]\n")
+                .unwrap();
+        let TestSpec::Ping(p) = &s else {
+            panic!("not ping")
+        };
+        assert_eq!(p.proto, PingProto::Udp);
+        assert_eq!(s.kind(), TestKind::Ping);
+        s.validate().unwrap();
+        let bad: TestSpec =
+            toml::from_str("test = \"ping\"\nhost = \"::1\"\nsizes = [70000]\n").unwrap();
+        assert_eq!(bad.validate().unwrap_err().field, "sizes");
     }
 }

@@ -102,7 +102,10 @@ where
     for (i, s) in panel.series.iter().enumerate() {
         let colour = COLOURS[i % COLOURS.len()];
         chart
-            .draw_series(LineSeries::new(s.points.iter().copied(), colour.stroke_width(2)))
+            .draw_series(LineSeries::new(
+                s.points.iter().copied(),
+                colour.stroke_width(2),
+            ))
             .map_err(draw_err)?
             .label(s.name.as_str())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], colour));

@@ -26,8 +26,8 @@ pub use json::{error_json, result_json, Failed, JsonLayout};
 pub use live_text::{LiveLines, LiveText};
 pub use ping_text::{latency_lines, ping_header, ping_reply_line, ping_summary};
 pub use rate_format::{with_rate_format, RateFormat};
-pub use tcp_text::tcp_summary;
 pub use sweep_text::{limiter_lines, sweep_chart, sweep_step_line, sweep_summary};
+pub use tcp_text::tcp_summary;
 pub use udp_text::udp_summary;
 
 use sonde_model::{TestKind, TestResult};

@@ -60,7 +60,10 @@ fn value_head(kind: SweepVariableKind) -> (&'static str, &'static str) {
 }
 
 fn cell(v: Option<f64>, scale: f64, decimals: usize) -> String {
-    v.map_or_else(|| "-".to_string(), |x| format!("{:.*}", decimals, x / scale))
+    v.map_or_else(
+        || "-".to_string(),
+        |x| format!("{:.*}", decimals, x / scale),
+    )
 }
 
 /// The line printed as a step finishes.
@@ -91,10 +94,7 @@ fn keys(steps: &[SweepStep]) -> Vec<(Direction, Direction, IpFamily)> {
 }
 
 /// One series' steps, by offered load (the refined ones in place).
-fn series_steps(
-    steps: &[SweepStep],
-    key: (Direction, Direction, IpFamily),
-) -> Vec<&SweepStep> {
+fn series_steps(steps: &[SweepStep], key: (Direction, Direction, IpFamily)) -> Vec<&SweepStep> {
     let mut v: Vec<&SweepStep> = steps
         .iter()
         .filter(|s| (s.series, s.direction, s.family) == key)
@@ -126,7 +126,11 @@ pub fn limiter_lines(l: &Limiter) -> String {
         e.steps_below_knee, e.steps_above_knee
     )];
     if let Some((lo, hi)) = e.bracket_bps {
-        facts.push(format!("between {:.3} and {:.3} Mbit/s offered", lo / 1e6, hi / 1e6));
+        facts.push(format!(
+            "between {:.3} and {:.3} Mbit/s offered",
+            lo / 1e6,
+            hi / 1e6
+        ));
     }
     if let Some(f) = e.delivered_fraction_above_knee {
         facts.push(format!("delivered above it {:.1} % of it", f * 100.0));
@@ -202,7 +206,14 @@ pub fn sweep_chart(r: &MethodResult) -> Chart {
         let steps = series_steps(&r.steps, key);
         let x = |s: &SweepStep| match kind {
             SweepVariableKind::Rates => s.offered_bps.map(|v| v / 1e6),
-            _ => Some(s.value / if kind == SweepVariableKind::Windows { 1024.0 } else { 1.0 }),
+            _ => Some(
+                s.value
+                    / if kind == SweepVariableKind::Windows {
+                        1024.0
+                    } else {
+                        1.0
+                    },
+            ),
         };
         let mut rows: Vec<(f64, &SweepStep)> =
             steps.iter().filter_map(|s| Some((x(s)?, *s))).collect();

@@ -78,7 +78,7 @@ pub fn percent(s: &str) -> Result<f64, String> {
         .trim()
         .parse()
         .map_err(|_| format!("'{s}' is not a percentage (e.g. 0.5%)"))?;
-    if !(v.is_finite() && v >= 0.0 && v <= 100.0) {
+    if !(v.is_finite() && (0.0..=100.0).contains(&v)) {
         return Err(format!("'{s}': a percentage is 0 to 100"));
     }
     Ok(v)

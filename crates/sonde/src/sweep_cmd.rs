@@ -177,18 +177,13 @@ pub fn run(args: SweepArgs) -> Result<(), Failure> {
     let stop = interrupt_flag();
     let kind = spec.variable.kind();
     let mut out = std::io::stdout();
-    let result = sonde_methods::sweep::run_sweep(
-        &LocalRunner,
-        &spec,
-        &stop,
-        &Events::new(),
-        &mut |s| {
+    let result =
+        sonde_methods::sweep::run_sweep(&LocalRunner, &spec, &stop, &Events::new(), &mut |s| {
             if !args.json {
                 let _ = writeln!(out, "{}", sonde_report::sweep_step_line(kind, s));
             }
-        },
-    )
-    .map_err(method_failure)?;
+        })
+        .map_err(method_failure)?;
     if let Some((path, mut file)) = chart {
         let svg = sonde_report::chart::render_svg(&sonde_report::sweep_chart(&result))
             .map_err(|e| Failure::Run(anyhow!("--chart {}: {e}", path.display())))?;

@@ -23,7 +23,11 @@ fn values<T: FromStr + Copy>(
 where
     T::Err: std::fmt::Display,
 {
-    let one = |p: &str| p.trim().parse::<T>().map_err(|e| format!("'{}': {e}", p.trim()));
+    let one = |p: &str| {
+        p.trim()
+            .parse::<T>()
+            .map_err(|e| format!("'{}': {e}", p.trim()))
+    };
     if s.contains(':') {
         let parts: Vec<&str> = s.split(':').collect();
         if parts.len() > 3 {
@@ -36,7 +40,9 @@ where
             None => 1.0,
         };
         if step <= 0.0 || stop < start {
-            return Err(format!("'{s}': a range needs STOP ≥ START and a STEP above zero"));
+            return Err(format!(
+                "'{s}': a range needs STOP ≥ START and a STEP above zero"
+            ));
         }
         let n = ((stop - start) / step + 1e-9).floor() as usize + 1;
         if n > MAX_VALUES {
@@ -56,7 +62,11 @@ where
 
 /// `--rates`: `1M:120M:2M` or `10M,20M,50M` (payload bit/s per stream).
 pub fn rates(s: &str) -> Result<Values<Rate>, String> {
-    values(s, |r: Rate| r.bps() as f64, |v| Some(Rate::from_bps(v.round() as u64)))
+    values(
+        s,
+        |r: Rate| r.bps() as f64,
+        |v| Some(Rate::from_bps(v.round() as u64)),
+    )
 }
 
 /// `--payloads`: `64,128,1400` or `128:1408:128` (bytes).
@@ -84,7 +94,9 @@ pub fn direction(s: &str) -> Result<Direction, String> {
         "forward" | "f" => Ok(Direction::Forward),
         "reverse" | "r" => Ok(Direction::Reverse),
         "bidir" | "b" | "both" => Ok(Direction::Bidir),
-        _ => Err(format!("'{s}' is not a direction: use forward, reverse or bidir")),
+        _ => Err(format!(
+            "'{s}' is not a direction: use forward, reverse or bidir"
+        )),
     }
 }
 
@@ -95,7 +107,10 @@ mod tests {
     #[test]
     fn ranges_and_lists_read_in_their_units() {
         let r = rates("1M:7M:2M").unwrap().0;
-        assert_eq!(r.iter().map(|r| r.bps()).collect::<Vec<_>>(), [1_000_000, 3_000_000, 5_000_000, 7_000_000]);
+        assert_eq!(
+            r.iter().map(|r| r.bps()).collect::<Vec<_>>(),
+            [1_000_000, 3_000_000, 5_000_000, 7_000_000]
+        );
         let r = rates("8.5M:9.5M:0.1M").unwrap().0;
         assert_eq!(r.len(), 11, "the stop is kept despite rounding");
         assert_eq!(streams("1:45").unwrap().0.len(), 45);

@@ -101,7 +101,9 @@ fn a_tbf_shaper_with_a_queue_is_found_at_9_mbit_and_named_shaper_each_way() {
     }
     let svg = std::fs::read_to_string(&chart).unwrap();
     let _ = std::fs::remove_file(&chart);
-    assert!(svg.starts_with("<svg") && svg.contains("forward: PDR") && svg.contains("reverse: goodput"));
+    assert!(
+        svg.starts_with("<svg") && svg.contains("forward: PDR") && svg.contains("reverse: goodput")
+    );
 }
 
 #[test]
@@ -142,7 +144,11 @@ fn the_geant_punisher_and_its_plain_policer_are_told_apart_at_88_mbit() {
         .max_by(|a, b| num(&a["value"]).total_cmp(&num(&b["value"])))
         .unwrap();
     let f = num(&top["goodput_bps"]) / num(&fwd["knee_bps"]);
-    eprintln!("A → B at {} bit/s delivers {:.1} % of the knee", top["value"], f * 100.0);
+    eprintln!(
+        "A → B at {} bit/s delivers {:.1} % of the knee",
+        top["value"],
+        f * 100.0
+    );
     assert!(f < 0.15, "A → B delivered {f} of the knee at the top step");
     let rev = limiter(&r, "reverse");
     assert_eq!(rev["class"], "policer", "{rev}");

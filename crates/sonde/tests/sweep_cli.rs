@@ -6,7 +6,16 @@ use common::{sonde, stderr, ServerProc};
 
 fn sweep(port: u16, args: &[&str]) -> std::process::Output {
     sonde()
-        .args(["sweep", "::1", "-p", &port.to_string(), "--gap", "0.1s", "-t", "0.5s"])
+        .args([
+            "sweep",
+            "::1",
+            "-p",
+            &port.to_string(),
+            "--gap",
+            "0.1s",
+            "-t",
+            "0.5s",
+        ])
         .args(args)
         .output()
         .unwrap()
@@ -15,7 +24,16 @@ fn sweep(port: u16, args: &[&str]) -> std::process::Output {
 #[test]
 fn a_rate_sweep_on_loopback_has_its_steps_trials_and_limiter() {
     let server = ServerProc::start(&[]);
-    let out = sweep(server.port, &["--rates", "2M:6M:2M", "--directions", "forward,reverse", "-J"]);
+    let out = sweep(
+        server.port,
+        &[
+            "--rates",
+            "2M:6M:2M",
+            "--directions",
+            "forward,reverse",
+            "-J",
+        ],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["method"], "sweep");
@@ -32,7 +50,10 @@ fn a_rate_sweep_on_loopback_has_its_steps_trials_and_limiter() {
     let limiters = r["limiters"].as_array().unwrap();
     assert_eq!(limiters.len(), 2);
     for l in limiters {
-        assert_eq!(l["class"], "none", "loopback has no limiter at 6 Mbit/s: {l}");
+        assert_eq!(
+            l["class"], "none",
+            "loopback has no limiter at 6 Mbit/s: {l}"
+        );
     }
 }
 
@@ -42,16 +63,33 @@ fn the_text_has_a_table_per_direction_and_the_chart_is_written() {
     let chart = std::env::temp_dir().join(format!("swp-cli-{}.svg", std::process::id()));
     let out = sweep(
         server.port,
-        &["--payloads", "200,1400", "-b", "5M", "--chart", chart.to_str().unwrap()],
+        &[
+            "--payloads",
+            "200,1400",
+            "-b",
+            "5M",
+            "--chart",
+            chart.to_str().unwrap(),
+        ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(text.lines().filter(|l| l.starts_with("forward ")).count(), 2, "{text}");
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("forward ")).count(),
+        2,
+        "{text}"
+    );
     assert!(text.contains("\nforward\n  payload"), "{text}");
-    assert!(!text.contains("limiter"), "a payload sweep names no limiter: {text}");
+    assert!(
+        !text.contains("limiter"),
+        "a payload sweep names no limiter: {text}"
+    );
     let svg = std::fs::read_to_string(&chart).unwrap();
     let _ = std::fs::remove_file(&chart);
-    assert!(svg.contains("payload (B)") && svg.contains("forward: PDR"), "{svg}");
+    assert!(
+        svg.contains("payload (B)") && svg.contains("forward: PDR"),
+        "{svg}"
+    );
 }
 
 #[test]
@@ -62,7 +100,10 @@ fn bad_sweeps_are_usage_errors_naming_the_flag() {
         (vec!["--windows", "64K", "--udp"], "--udp"),
         (vec!["--rates", "1M", "--directions", "up"], "--directions"),
         (vec!["--rates", "1M", "--payloads", "64"], "--payloads"),
-        (vec!["--rates", "1M", "--chart", "/nonexistent/dir/x.svg"], "--chart"),
+        (
+            vec!["--rates", "1M", "--chart", "/nonexistent/dir/x.svg"],
+            "--chart",
+        ),
     ] {
         let out = sweep(9, &args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
