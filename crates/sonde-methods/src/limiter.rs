@@ -15,9 +15,10 @@
 //!    the highest rate delivered whole. At least [`PLATEAU_FRACTION`]:
 //!    a plateau, its knee the median delivered above it. Between: `unsure`.
 //! 4. A plateau is told apart by the one-way delay's rise above the knee
-//!    over the steps below it (medians of the mean delay, else of the
-//!    99th percentile, which a busy host makes noisy; a difference, so
-//!    the clocks' offset cancels): at least [`SHAPER_RISE_MS`]: a
+//!    over the steps below it (the lowest step above the knee against
+//!    the median below, of the mean delay, else of the 99th percentile,
+//!    which a busy host makes noisy; a difference, so the clocks' offset
+//!    cancels): at least [`SHAPER_RISE_MS`]: a
 //!    queue fills, `shaper`; at most [`POLICER_RISE_MS`] with loss:
 //!    `policer`; between, or without delay figures (TCP): `unsure`.
 //!
@@ -80,14 +81,17 @@ fn follows(p: &CurvePoint) -> bool {
     p.offered_bps > 0.0 && p.delivered_bps >= FOLLOW_FRACTION * p.offered_bps
 }
 
-/// The rise of a delay figure above the knee over its median below.
+/// The rise of a delay figure above the knee over its median below: the
+/// smallest of the steps above, since a queue behind the knee fills at
+/// every one of them while a second limiter further up (GEANT's 100
+/// Mbit/s link behind its 88 Mbit/s policer) queues only at the top.
 fn rise(
     below: &[CurvePoint],
     above: &[CurvePoint],
     f: fn(&CurvePoint) -> Option<f64>,
 ) -> Option<f64> {
     let base = median(below.iter().filter_map(f).collect())?;
-    let up = median(above.iter().filter_map(f).collect())?;
+    let up = above.iter().filter_map(f).reduce(f64::min)?;
     Some(up - base)
 }
 

@@ -135,3 +135,17 @@ fn a_short_step_below_the_highest_carried_whole_is_noise() {
     assert_eq!(c.knee_bps, Some(84e6));
     assert!(c.evidence.notes[0].contains("taken as noise"), "{c:?}");
 }
+
+#[test]
+fn a_second_limiter_queueing_at_the_top_step_does_not_make_a_policer_a_shaper() {
+    // GEANT-like, B → A: policed at 85 Mbit/s of payload, and the 100
+    // Mbit/s link behind it queues a few ms at the top step only.
+    let c = classify(&[
+        pt(78.0, 78.0, 61.2, 0.0),
+        pt(84.0, 84.0, 61.3, 0.0),
+        pt(86.0, 85.4, 61.1, 0.7),
+        pt(90.0, 85.5, 61.1, 5.0),
+        pt(95.0, 85.1, 77.4, 10.1),
+    ]);
+    assert_eq!(c.class, LimiterClass::Policer, "{c:?}");
+}

@@ -118,7 +118,7 @@ fn the_geant_punisher_and_its_plain_policer_are_told_apart_at_88_mbit() {
         "geant",
         &[
             "--rates",
-            "78M,82M,84M,86M,90M,95M",
+            "78M,82M,84M,86M,89M,92M",
             "-t",
             "2s",
             "--gap",
@@ -135,7 +135,7 @@ fn the_geant_punisher_and_its_plain_policer_are_told_apart_at_88_mbit() {
     assert_knee(fwd, truth, 2.0);
     // The emulator's punisher charges every packet offered and lets a
     // flow run a burst into debt: just over the rate a 2 s step is only
-    // partly punished; well over it (95M) the flow is cut to near 5 %.
+    // partly punished; well over it (92M) the flow is cut to near 5 %.
     let top = r["steps"]
         .as_array()
         .unwrap()

@@ -148,8 +148,9 @@ pub struct LimiterEvidence {
     pub delivered_fraction_above_knee: Option<f64>,
     /// Steps offered at or below the knee (delivered ≈ offered).
     pub steps_below_knee: u32,
-    /// One-way delay (99th percentile) above the knee less below it:
-    /// a rise, so independent of the offset between the two clocks.
+    /// One-way delay (99th percentile) at the lowest step above the knee
+    /// less its median below: a rise, so independent of the offset
+    /// between the two clocks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay_rise_ms: Option<f64>,
     /// The same of the mean one-way delay.
