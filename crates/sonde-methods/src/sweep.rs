@@ -207,7 +207,18 @@ impl Sweep<'_> {
             self.stop,
             self.events,
             &mut |r: &TestResult| trials.push(r.clone()),
-        )?;
+        );
+        let runs = match runs {
+            Ok(runs) => runs,
+            // A stop that cut a trial's set-up short (a wait ended by the
+            // signal reports itself as a failed call): keep what ran.
+            Err(e) if self.stop.is_stopped() && !e.is_usage() => {
+                tracing::debug!(error = %e, "sweep stopped during a trial's set-up");
+                self.result.interrupted = true;
+                return Ok(false);
+            }
+            Err(e) => return Err(e),
+        };
         let mut steps = steps_of(series, value.as_f64(), &test, &runs.families);
         let stats: Vec<_> = steps
             .iter()
