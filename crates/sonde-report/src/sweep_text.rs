@@ -253,3 +253,95 @@ pub fn sweep_chart(r: &MethodResult) -> Chart {
         panel_height: 340,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sonde_model::method::{LimiterClass, LimiterEvidence, StepStats, SweepSpec, SweepVariable};
+    use sonde_model::{Rate, Timestamp, UdpSpec};
+
+    fn step(series: Direction, d: Direction, offered: f64, goodput: f64) -> SweepStep {
+        SweepStep {
+            series,
+            direction: d,
+            family: IpFamily::V6,
+            value: offered,
+            payload_bytes: 1400,
+            refined: false,
+            offered_bps: Some(offered),
+            goodput_bps: Some(goodput),
+            pdr_pct: Some(100.0 * goodput / offered),
+            loss_pct: Some(100.0 - 100.0 * goodput / offered),
+            jitter_ms: Some(0.01),
+            delay_ms: Some(61.0),
+            delay_p99_ms: None,
+            retransmits: None,
+            runs: StepStats {
+                family: IpFamily::V6,
+                direction: Some(d),
+                result_ids: Vec::new(),
+                stable: None,
+                stats: Default::default(),
+            },
+        }
+    }
+
+    fn result() -> MethodResult {
+        let spec = SweepSpec {
+            test: UdpSpec::default().into(),
+            variable: SweepVariable::Rates(vec![Rate::from_bps(80_000_000)]),
+            directions: vec![Direction::Bidir],
+            gap: std::time::Duration::ZERO,
+            step: Default::default(),
+            refine_trials: 0,
+        };
+        let mut r = MethodResult::new(MethodSpec::Sweep(spec), Timestamp::now());
+        use Direction::{Bidir, Forward, Reverse};
+        r.steps = vec![
+            step(Bidir, Forward, 90e6, 4.5e6),
+            step(Bidir, Reverse, 90e6, 85e6),
+            step(Bidir, Forward, 80e6, 80e6),
+            step(Bidir, Reverse, 80e6, 80e6),
+        ];
+        r.limiters = vec![Limiter {
+            series: Bidir,
+            direction: Forward,
+            family: IpFamily::V6,
+            class: LimiterClass::Punisher,
+            knee_bps: Some(80e6),
+            knee_pps: Some(80e6 / 8.0 / 1400.0),
+            confidence: 0.9,
+            evidence: LimiterEvidence {
+                delivered_fraction_above_knee: Some(0.056),
+                ..LimiterEvidence::default()
+            },
+        }];
+        r
+    }
+
+    #[test]
+    fn a_table_per_flow_in_rate_order_then_the_limiter() {
+        let text = sweep_summary(&result());
+        let fwd = text.find("\nbidir forward IPv6\n").expect(&text);
+        let rev = text.find("\nbidir reverse IPv6\n").expect(&text);
+        assert!(fwd < rev);
+        let rows: Vec<&str> = text[fwd..rev]
+            .lines()
+            .filter(|l| l.contains("100.00") || l.contains("5.00"))
+            .collect();
+        assert_eq!(rows.len(), 2, "{text}");
+        assert!(rows[0].trim_start().starts_with("80.000"), "{text}");
+        assert!(text.contains("limiter bidir forward IPv6: punisher, knee 80.000 Mbit/s (7143 packets/s), confidence 0.90"), "{text}");
+        assert!(text.contains("delivered above it 5.6 % of it"), "{text}");
+    }
+
+    #[test]
+    fn the_chart_has_two_panels_per_flow() {
+        let c = sweep_chart(&result());
+        assert_eq!(c.panels.len(), 4);
+        assert_eq!(c.panels[0].title, "bidir forward IPv6: goodput");
+        let goodput = &c.panels[0].series[0];
+        assert_eq!(goodput.points, [(80.0, 80.0), (90.0, 4.5)]);
+        assert_eq!(c.panels[3].series[0].points[1], (90.0, 100.0 * 85.0 / 90.0));
+    }
+}
