@@ -18,9 +18,16 @@
 //! [`MethodResult`](sonde_model::MethodResult) holding every trial.
 
 mod error;
+pub mod limiter;
 pub mod ndr;
 pub mod repeat;
 pub mod step;
+pub mod sweep;
+
+#[cfg(test)]
+mod limiter_tests;
+#[cfg(test)]
+mod sweep_tests;
 
 #[cfg(test)]
 pub(crate) mod scripted;

@@ -129,6 +129,76 @@ impl From<PingSpec> for TestSpec {
     }
 }
 
+/// Setters a method uses to vary one field of a tcp or udp test while the
+/// rest is held (a sweep's steps). A ping has none of these fields: it is
+/// returned unchanged.
+impl TestSpec {
+    /// The same test in `direction`.
+    pub fn with_direction(&self, direction: crate::Direction) -> TestSpec {
+        let mut spec = self.clone();
+        match &mut spec {
+            TestSpec::Tcp(s) => s.direction = direction,
+            TestSpec::Udp(s) => s.direction = direction,
+            TestSpec::Ping(_) => {}
+        }
+        spec
+    }
+
+    /// The same test at `rate` per stream (tcp: paced at it).
+    pub fn with_rate(&self, rate: crate::Rate) -> TestSpec {
+        let mut spec = self.clone();
+        match &mut spec {
+            TestSpec::Tcp(s) => s.bitrate = Some(rate),
+            TestSpec::Udp(s) => s.bitrate = rate,
+            TestSpec::Ping(_) => {}
+        }
+        spec
+    }
+
+    /// The same test with `bytes` per UDP payload or TCP write.
+    pub fn with_length(&self, bytes: u32) -> TestSpec {
+        let mut spec = self.clone();
+        match &mut spec {
+            TestSpec::Tcp(s) => s.length = crate::ByteSize::from_bytes(u64::from(bytes)),
+            TestSpec::Udp(s) => s.length = bytes,
+            TestSpec::Ping(_) => {}
+        }
+        spec
+    }
+
+    /// The same test over `streams` parallel streams.
+    pub fn with_parallel(&self, streams: u16) -> TestSpec {
+        let mut spec = self.clone();
+        match &mut spec {
+            TestSpec::Tcp(s) => s.parallel = streams,
+            TestSpec::Udp(s) => s.parallel = streams,
+            TestSpec::Ping(_) => {}
+        }
+        spec
+    }
+
+    /// The same TCP test with socket buffers of `window` (udp and ping:
+    /// unchanged).
+    pub fn with_window(&self, window: crate::ByteSize) -> TestSpec {
+        let mut spec = self.clone();
+        if let TestSpec::Tcp(s) = &mut spec {
+            s.window = Some(window);
+        }
+        spec
+    }
+
+    /// The same test lasting `time` per run.
+    pub fn with_time(&self, time: std::time::Duration) -> TestSpec {
+        let mut spec = self.clone();
+        match &mut spec {
+            TestSpec::Tcp(s) => s.time = time,
+            TestSpec::Udp(s) => s.time = time,
+            TestSpec::Ping(_) => {}
+        }
+        spec
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,6 +9,7 @@
 //! - [`to_iperf3`] (or [`tcp_to_iperf3`], [`udp_to_iperf3`]): a result in
 //!   iperf3's `-J` layout; [`result_json`]: what `-J` prints.
 
+pub mod chart;
 mod columns;
 pub mod iperf3_json;
 pub mod json;
@@ -17,6 +18,7 @@ pub mod ndr_text;
 pub mod ping_text;
 pub mod rate_format;
 pub mod repeat_text;
+pub mod sweep_text;
 pub mod tcp_text;
 pub mod udp_text;
 pub mod verbose_text;
@@ -28,6 +30,7 @@ pub use ndr_text::{ndr_summary, ndr_trial_line};
 pub use ping_text::{latency_lines, ping_header, ping_reply_line, ping_summary};
 pub use rate_format::{with_rate_format, RateFormat};
 pub use repeat_text::{repeat_summary, run_line};
+pub use sweep_text::{limiter_lines, sweep_chart, sweep_step_line, sweep_summary};
 pub use tcp_text::tcp_summary;
 pub use udp_text::udp_summary;
 

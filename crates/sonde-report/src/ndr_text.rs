@@ -58,7 +58,16 @@ pub fn ndr_summary(result: &MethodResult) -> String {
     let _ = writeln!(
         out,
         "  {:<5} {:>6} {:>8} {:>13} {:>11} {:>9} {:>7} {:>8} {:>11} {:>10}",
-        "fam", "frame", "payload", "rate", "frames/s", "loss", "trials", "frame %", "of line", "delay"
+        "fam",
+        "frame",
+        "payload",
+        "rate",
+        "frames/s",
+        "loss",
+        "trials",
+        "frame %",
+        "of line",
+        "delay"
     );
     for s in &result.results {
         let _ = writeln!(out, "{}", row(s));
@@ -82,7 +91,10 @@ pub fn ndr_summary(result: &MethodResult) -> String {
         }
     }
     if result.interrupted {
-        let _ = writeln!(out, "\n  interrupted: the sizes above were searched to the end");
+        let _ = writeln!(
+            out,
+            "\n  interrupted: the sizes above were searched to the end"
+        );
     }
     out
 }

@@ -4,7 +4,10 @@
 //! aborted), 2 a usage error (bad flag, bad value, bad config), 130
 //! interrupted by Ctrl-C (the partial result is still printed).
 
-use crate::{docs_cmd, lab_cmd, ndr_cmd, ping_cmd, quickstart, run_cmd, serve_cmd, tcp_cmd, udp_cmd};
+use crate::{
+    docs_cmd, lab_cmd, ndr_cmd, ping_cmd, quickstart, run_cmd, serve_cmd, sweep_cmd, tcp_cmd,
+    udp_cmd,
+};
 use clap::{Parser, Subcommand};
 use std::path::Path;
 use std::process::ExitCode;
@@ -41,6 +44,9 @@ pub enum Command {
     Ping(ping_cmd::PingArgs),
     /// The no-drop rate per frame size (RFC 2544 §26.1 throughput search).
     Ndr(ndr_cmd::NdrArgs),
+    /// Step one variable (rate, payload, streams, window) per direction;
+    /// a rate sweep names each direction's limiter.
+    Sweep(sweep_cmd::SweepArgs),
     /// Any test written as a spec in a TOML or JSON file (`-`: standard input).
     Run(run_cmd::RunSpecArgs),
     /// Emulated network paths on this machine (network namespaces; root).
@@ -151,6 +157,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Ping(a) => ping_cmd::run(a),
         Command::Run(a) => run_cmd::run(a),
         Command::Ndr(a) => ndr_cmd::run(a),
+        Command::Sweep(a) => sweep_cmd::run(a),
         Command::Quickstart(a) => quickstart::run(a),
         Command::Lab(a) => lab_cmd::run(a),
         Command::Completions(a) => docs_cmd::completions(a),

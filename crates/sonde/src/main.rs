@@ -16,6 +16,8 @@ mod serve_daemon;
 mod serve_signal;
 mod sink;
 mod step_args;
+mod sweep_cmd;
+mod sweep_values;
 mod tcp_cmd;
 mod udp_cmd;
 

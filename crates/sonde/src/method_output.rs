@@ -24,3 +24,14 @@ pub fn print_method(
     }
     Ok(())
 }
+
+/// A method's failure with its exit code: a bad request (the method's
+/// own flags, or a trial's) is a usage error (2), naming the flag.
+pub fn method_failure(e: sonde_methods::MethodError) -> Failure {
+    use sonde_methods::MethodError;
+    match e {
+        MethodError::Trial { source, .. } => Failure::from_run(source, true),
+        e if e.is_usage() => Failure::Usage(e.into()),
+        e => Failure::Run(e.into()),
+    }
+}

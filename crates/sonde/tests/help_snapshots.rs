@@ -10,7 +10,7 @@ mod common;
 use common::{sonde, stderr};
 use std::path::PathBuf;
 
-const COMMANDS: [&str; 7] = ["", "tcp", "udp", "ping", "serve", "run", "lab"];
+const COMMANDS: [&str; 8] = ["", "tcp", "udp", "ping", "serve", "run", "lab", "sweep"];
 
 fn snapshot(command: &str) -> PathBuf {
     let name = if command.is_empty() { "sonde" } else { command };

@@ -70,7 +70,10 @@ mod tests {
         let f = frame_size(1518, SizeKind::Frame, IpFamily::V4);
         assert_eq!((f.frame_bytes, f.payload_bytes), (1518, 1472));
         let f = frame_size(64, SizeKind::Frame, IpFamily::V4);
-        assert_eq!((f.frame_bytes, f.payload_bytes, f.raised_from), (70, 24, Some(64)));
+        assert_eq!(
+            (f.frame_bytes, f.payload_bytes, f.raised_from),
+            (70, 24, Some(64))
+        );
         let f = frame_size(64, SizeKind::Frame, IpFamily::V6);
         assert_eq!((f.frame_bytes, f.raised_from), (90, Some(64)));
         let f = frame_size(1408, SizeKind::Payload, IpFamily::V6);

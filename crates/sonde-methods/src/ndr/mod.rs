@@ -103,7 +103,6 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-
     /// One trial at `rate_pps` (`None`: unpaced) for `time`.
     fn trial(
         &mut self,
@@ -120,7 +119,9 @@ impl Ctx<'_> {
         }
         let parallel = f64::from(self.spec.trial.parallel.max(1));
         let bitrate = rate_pps.map_or(0, |pps| {
-            (pps * f64::from(fs.payload_bytes) * 8.0 / parallel).round().max(1.0) as u64
+            (pps * f64::from(fs.payload_bytes) * 8.0 / parallel)
+                .round()
+                .max(1.0) as u64
         });
         let test = UdpSpec {
             family,
@@ -133,7 +134,10 @@ impl Ctx<'_> {
             ..self.spec.trial.clone()
         };
         self.count += 1;
-        match self.runner.run(&TestSpec::Udp(test), self.stop, self.events) {
+        match self
+            .runner
+            .run(&TestSpec::Udp(test), self.stop, self.events)
+        {
             Ok(r) => {
                 let o = outcome(&r, fs, self.spec.trial.direction);
                 self.trials.push(r);

@@ -160,11 +160,13 @@ impl Search {
             }
         };
         // Inside the bracket by a quarter resolution; else halve it.
-        Some(if guess > lo * (1.0 + r / 4.0) && guess < hi * (1.0 - r / 4.0) {
-            guess
-        } else {
-            mid
-        })
+        Some(
+            if guess > lo * (1.0 + r / 4.0) && guess < hi * (1.0 - r / 4.0) {
+                guess
+            } else {
+                mid
+            },
+        )
     }
 }
 
@@ -177,7 +179,11 @@ mod tests {
         move |rate| TrialOutcome {
             offered_pps: rate,
             delivered_pps: rate.min(cap),
-            loss_pct: if rate > cap { 100.0 * (1.0 - cap / rate) } else { 0.0 },
+            loss_pct: if rate > cap {
+                100.0 * (1.0 - cap / rate)
+            } else {
+                0.0
+            },
             delay_rise_ms: Some(0.1),
         }
     }

@@ -82,7 +82,11 @@ fn bisection_needs_more_trials_for_the_same_rate() {
     let informed = run(&shaper(0.0), &spec(&[64, 512, 1400], SearchMode::Informed));
     let bisect = run(&shaper(0.0), &spec(&[64, 512, 1400], SearchMode::Bisect));
     let count = |r: &MethodResult| r.results.iter().map(|s| s.trials).sum::<u32>();
-    eprintln!("informed {} trials, bisection {}", count(&informed), count(&bisect));
+    eprintln!(
+        "informed {} trials, bisection {}",
+        count(&informed),
+        count(&bisect)
+    );
     assert!(count(&bisect) >= count(&informed) + 6);
     for (a, b) in informed.results.iter().zip(&bisect.results) {
         assert!((a.rate_pps / b.rate_pps - 1.0).abs() < 0.006, "{a:?} {b:?}");
@@ -99,8 +103,16 @@ fn a_loss_bound_gives_the_partial_drop_rate_of_a_policer() {
     let r = run(&path, &s);
     let size = &r.results[0];
     let truth = 20e6 / (8.0 * 1048.0);
-    assert!(size.rate_pps >= truth * 0.995, "{} vs {truth}", size.rate_pps);
-    assert!(size.rate_pps <= truth / 0.999 * 1.001, "{} vs {truth}", size.rate_pps);
+    assert!(
+        size.rate_pps >= truth * 0.995,
+        "{} vs {truth}",
+        size.rate_pps
+    );
+    assert!(
+        size.rate_pps <= truth / 0.999 * 1.001,
+        "{} vs {truth}",
+        size.rate_pps
+    );
     assert!(size.loss_pct <= 0.1);
 }
 
@@ -129,7 +141,11 @@ fn a_frame_too_small_for_the_header_is_raised_and_said() {
     s.max_rate = Some(Rate::from_bps(10_000_000));
     let r = run(&path, &s);
     assert_eq!(r.results[0].frame_bytes, 90);
-    assert!(r.results[0].notes[0].contains("64-byte frames"), "{:?}", r.results[0]);
+    assert!(
+        r.results[0].notes[0].contains("64-byte frames"),
+        "{:?}",
+        r.results[0]
+    );
 }
 
 #[test]
@@ -144,7 +160,10 @@ fn ipv6_beside_ipv4_gives_the_header_ratio() {
     assert_eq!(r.results.len(), 2);
     let ratio = &r.family_ratios[0];
     let expected = (64.0 + 28.0 + 14.0) / (64.0 + 48.0 + 14.0);
-    assert!((ratio.ratio - expected).abs() < 0.006, "{ratio:?} vs {expected}");
+    assert!(
+        (ratio.ratio - expected).abs() < 0.006,
+        "{ratio:?} vs {expected}"
+    );
 }
 
 #[test]

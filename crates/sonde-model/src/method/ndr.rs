@@ -2,8 +2,8 @@
 //! what it found per frame size.
 
 use super::StepPlan;
-use crate::udp_report::OneWayDelay;
 use crate::spec::bad;
+use crate::udp_report::OneWayDelay;
 use crate::{IpFamily, Rate, ResultId, SpecError, UdpSpec};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -107,7 +107,10 @@ impl NdrSpec {
                 SizeKind::Frame => size.saturating_sub(frame_overhead_bytes(IpFamily::V4)),
             };
             if size == 0 || payload > most {
-                return Err(bad("sizes", format!("{size} bytes: a UDP payload is at most {most}")));
+                return Err(bad(
+                    "sizes",
+                    format!("{size} bytes: a UDP payload is at most {most}"),
+                ));
             }
             if self.size_kind == SizeKind::Payload && size < crate::udp_spec::UDP_HEADER_LEN {
                 return Err(bad(
@@ -120,9 +123,14 @@ impl NdrSpec {
             }
         }
         if !(self.loss_pct.is_finite() && (0.0..100.0).contains(&self.loss_pct)) {
-            return Err(bad("loss_pct", format!("{}: 0 to under 100 %", self.loss_pct)));
+            return Err(bad(
+                "loss_pct",
+                format!("{}: 0 to under 100 %", self.loss_pct),
+            ));
         }
-        if !(self.resolution_pct.is_finite() && self.resolution_pct > 0.0 && self.resolution_pct <= 50.0)
+        if !(self.resolution_pct.is_finite()
+            && self.resolution_pct > 0.0
+            && self.resolution_pct <= 50.0)
         {
             return Err(bad(
                 "resolution_pct",
@@ -133,7 +141,10 @@ impl NdrSpec {
             return Err(bad("trial_s", "a trial lasts at least 100 ms"));
         }
         if self.max_rate.is_some_and(|r| r.bps() == 0) {
-            return Err(bad("max_rate", "0: leave it out to start from the unpaced rate"));
+            return Err(bad(
+                "max_rate",
+                "0: leave it out to start from the unpaced rate",
+            ));
         }
         Ok(())
     }

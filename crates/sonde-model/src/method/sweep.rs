@@ -70,6 +70,11 @@ pub struct SweepSpec {
     pub gap: Duration,
     #[serde(default)]
     pub step: StepPlan,
+    /// At most this many extra trials per series to narrow a knee that a
+    /// collapse (a punisher) brackets between two steps, by bisection of
+    /// the offered rate (rate sweeps only; 0: none).
+    #[serde(default)]
+    pub refine_trials: u32,
 }
 
 fn default_gap() -> Duration {
@@ -79,11 +84,21 @@ fn default_gap() -> Duration {
 /// One step of one direction over one family.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepStep {
+    /// The series this step belongs to: the direction the test ran
+    /// (`bidir` runs both flows at once and gives a step for each).
+    pub series: Direction,
+    /// The flow these figures are of (forward or reverse).
     pub direction: Direction,
     pub family: IpFamily,
     /// The variable's value at this step, in its unit (bit/s, bytes,
     /// streams).
     pub value: f64,
+    /// UDP payload (or TCP write) bytes of this step's packets.
+    pub payload_bytes: u32,
+    /// Added by the knee's refinement (bisection between two steps),
+    /// not one of the values asked.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub refined: bool,
     /// Offered load: the sender's rate (mean over runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offered_bps: Option<f64>,
@@ -131,12 +146,26 @@ pub struct LimiterEvidence {
     /// Median delivered above the knee over the knee.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delivered_fraction_above_knee: Option<f64>,
-    /// One-way delay (99th percentile) above the knee less below it.
+    /// Steps offered at or below the knee (delivered ≈ offered).
+    pub steps_below_knee: u32,
+    /// One-way delay (99th percentile) at the lowest step above the knee
+    /// less its median below: a rise, so independent of the offset
+    /// between the two clocks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay_rise_ms: Option<f64>,
-    /// Loss at the first step above the knee.
+    /// The same of the mean one-way delay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_avg_rise_ms: Option<f64>,
+    /// Median loss above the knee.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss_above_knee_pct: Option<f64>,
+    /// Highest loss below the knee.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_below_knee_pct: Option<f64>,
+    /// The knee lies between these offered rates (payload bit/s): the
+    /// highest step delivered whole and the lowest that was not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bracket_bps: Option<(f64, f64)>,
     /// Why, in words.
     pub notes: Vec<String>,
 }
@@ -144,6 +173,9 @@ pub struct LimiterEvidence {
 /// The limiter of one direction.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Limiter {
+    /// The series it was read from (`bidir`: both flows at once).
+    pub series: Direction,
+    /// The flow it limits.
     pub direction: Direction,
     pub family: IpFamily,
     pub class: LimiterClass,
