@@ -10,7 +10,9 @@ mod common;
 use common::{sonde, stderr};
 use std::path::PathBuf;
 
-const COMMANDS: [&str; 8] = ["", "tcp", "udp", "ping", "serve", "run", "lab", "sweep"];
+const COMMANDS: [&str; 9] = [
+    "", "tcp", "udp", "ping", "serve", "run", "lab", "sweep", "ndr",
+];
 
 fn snapshot(command: &str) -> PathBuf {
     let name = if command.is_empty() { "sonde" } else { command };

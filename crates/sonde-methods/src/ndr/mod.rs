@@ -193,7 +193,9 @@ impl Ctx<'_> {
         self.report(trial_report(family, fs, n, false, o, v), i);
         search.record(start, &o, v);
         let mut confirms = 0;
-        let (found, found_index) = loop {
+        // The rate found, the trial whose figures report it, and whether
+        // that trial confirmed it.
+        let (found, shown, confirmed) = loop {
             while let Some(rate) = search.next() {
                 if n >= MAX_TRIALS_PER_SIZE {
                     break;
@@ -206,10 +208,10 @@ impl Ctx<'_> {
                 search.record(rate, &o, v);
             }
             if search.lo <= 0.0 {
-                break (None, None);
+                break (None, None, false);
             }
             if spec.confirm_time.is_zero() || n >= MAX_TRIALS_PER_SIZE {
-                break (Some(search.lo), None);
+                break (Some(search.lo), None, false);
             }
             let rate = search.lo;
             let (o, i) = self.trial(family, fs, Some(rate), spec.confirm_time)?;
@@ -223,7 +225,7 @@ impl Ctx<'_> {
             };
             self.report(trial_report(family, fs, n, true, o, v), i);
             if v.passed() {
-                break (Some(rate), Some(i));
+                break (Some(rate), Some(i), true);
             }
             confirms += 1;
             notes.push(format!(
@@ -234,11 +236,13 @@ impl Ctx<'_> {
                 spec.confirm_time.as_secs_f64()
             ));
             if confirms >= MAX_CONFIRMS {
-                break (None, None);
+                // No rate held over the long trial: the last one tried is
+                // reported, with its loss, as not confirmed.
+                break (Some(rate), Some(i), false);
             }
             search.unconfirm(&o);
         };
-        Ok(self.size_result(family, fs, found, found_index, n, ids, notes))
+        Ok(self.size_result(family, fs, found, shown, confirmed, n, ids, notes))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -247,13 +251,14 @@ impl Ctx<'_> {
         family: IpFamily,
         fs: &FrameSize,
         found: Option<f64>,
-        confirm_index: Option<usize>,
+        shown: Option<usize>,
+        confirmed: bool,
         trials: u32,
         trial_ids: Vec<sonde_model::ResultId>,
         notes: Vec<String>,
     ) -> NdrSize {
         let spec = self.spec;
-        let confirm = confirm_index.map(|i| &self.trials[i]);
+        let confirm = shown.map(|i| &self.trials[i]);
         let figures = confirm.and_then(|r| r.summary.direction(spec.trial.direction));
         // The rate offered in the confirming trial, as the sender counted
         // it; else the rate the search settled on.
@@ -273,7 +278,7 @@ impl Ctx<'_> {
             payload_rate_bps: (pps * 8.0 * f64::from(fs.payload_bytes)).round() as u64,
             loss_pct: figures.and_then(|f| f.loss_pct).unwrap_or(0.0),
             trials,
-            confirmed: confirm.is_some(),
+            confirmed,
             efficiency_pct: efficiency_pct(fs.frame_bytes),
             max_pps: max,
             max_frame_bps: max.map(|m| (m * frame_bits).round() as u64),
