@@ -108,7 +108,7 @@ fn flag_of(field: &str) -> &str {
         "sizes" => "--sizes/--payloads",
         "loss_pct" => "--loss",
         "resolution_pct" => "--resolution",
-        "max_rate" => "--max-rate",
+        "max_rate_bps" => "--max-rate",
         "trial_s" => "--trial",
         "families" => "--families",
         "host" => "HOST",

@@ -45,6 +45,7 @@ fn ndr_finds_what_a_50_megabit_link_carries_at_three_sizes() {
         ],
     );
     assert_eq!(r["method"], "ndr");
+    common::schema::assert_valid(&common::schema::method_v1(), &r);
     let results = r["results"].as_array().expect("results");
     assert_eq!(results.len(), 3);
     let trials = r["trials"].as_array().expect("trials");

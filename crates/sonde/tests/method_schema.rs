@@ -95,6 +95,7 @@ fn an_ndr_document_matches_the_schema() {
         }),
         rtt_p50_ms: Some(0.3),
         trial_ids: vec![ResultId::random()],
+        notes: vec!["64-byte frames cannot carry IP, UDP and sonde's test header".into()],
     }];
     r.family_ratios = vec![ratio()];
     let doc = serde_json::to_value(&r).unwrap();

@@ -49,7 +49,7 @@ pub struct NdrSpec {
     pub resolution_pct: f64,
     /// The first trial's rate, as Ethernet frame bits per second; `None`:
     /// the unpaced sender's rate, measured.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "max_rate_bps", skip_serializing_if = "Option::is_none")]
     pub max_rate: Option<Rate>,
     /// Length of each search trial.
     #[serde(with = "crate::serde_secs", rename = "trial_s")]
@@ -62,7 +62,7 @@ pub struct NdrSpec {
     #[serde(with = "crate::serde_secs", rename = "gap_s")]
     pub gap: Duration,
     /// The medium's rate, for its theoretical maximum per size.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "link_rate_bps", skip_serializing_if = "Option::is_none")]
     pub link_rate: Option<Rate>,
     /// How the rate is searched for.
     pub search: SearchMode,
@@ -142,7 +142,7 @@ impl NdrSpec {
         }
         if self.max_rate.is_some_and(|r| r.bps() == 0) {
             return Err(bad(
-                "max_rate",
+                "max_rate_bps",
                 "0: leave it out to start from the unpaced rate",
             ));
         }
