@@ -5,21 +5,13 @@
 
 mod common;
 use common::lab_cli::{
-    json_of, lab, lab_up, num, remarked, remarks, serve_in, udp_in, udp_spawn, Down, KillOnDrop,
+    example_up, json_of, lab_up, num, remarked, remarks, serve_in, udp_in, udp_spawn, KillOnDrop,
 };
 use common::{lab_allowed, sonde, stderr};
 use std::time::Duration;
 
 fn settle() {
     std::thread::sleep(Duration::from_millis(500));
-}
-
-fn example_up(file: &str, name: &'static str) -> Down {
-    let path = format!("{}/../../examples/lab/{file}", env!("CARGO_MANIFEST_DIR"));
-    let down = Down(name);
-    let up = lab(&["up", &path]);
-    assert!(up.status.success(), "{}", stderr(&up));
-    down
 }
 
 #[test]

@@ -14,20 +14,12 @@
 //! 88e6 × 1400 / 1448. Needs root; `SONDE_LAB=skip` skips elsewhere.
 
 mod common;
-use common::lab_cli::{lab, num, serve_in, Down, KillOnDrop};
+use common::lab_cli::{example_up, num, serve_in, KillOnDrop};
 use common::{lab_allowed, sonde, stderr};
 use serde_json::Value;
 use std::time::Duration;
 
 const B: &str = "2001:2:0:2::2";
-
-fn example_up(file: &str, name: &'static str) -> Down {
-    let path = format!("{}/../../examples/lab/{file}", env!("CARGO_MANIFEST_DIR"));
-    let down = Down(name);
-    let up = lab(&["up", &path]);
-    assert!(up.status.success(), "{}", stderr(&up));
-    down
-}
 
 /// `sonde sweep B -J ARGS` run in node a of `labname`.
 fn sweep_in(labname: &str, args: &[&str]) -> Value {

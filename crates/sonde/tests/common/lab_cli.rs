@@ -17,6 +17,17 @@ pub fn lab(args: &[&str]) -> std::process::Output {
 }
 
 pub struct Down(pub &'static str);
+
+/// Brings up `examples/lab/FILE`, whose lab is `name`; removed when the
+/// returned guard drops.
+#[allow(dead_code)]
+pub fn example_up(file: &str, name: &'static str) -> Down {
+    let path = format!("{}/../../examples/lab/{file}", env!("CARGO_MANIFEST_DIR"));
+    let down = Down(name);
+    let up = lab(&["up", &path]);
+    assert!(up.status.success(), "{}", stderr(&up));
+    down
+}
 impl Drop for Down {
     fn drop(&mut self) {
         let _ = lab(&["down", self.0]);
