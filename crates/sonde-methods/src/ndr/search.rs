@@ -49,7 +49,7 @@ const QUEUE_RISE_MS: f64 = 1.0;
 
 /// Judges a search trial: loss over `loss_bound_pct` fails it, and so
 /// does a queue that was filling (delivered below offered by more than
-/// half the resolution while the delay rose by more than 1 ms).
+/// a quarter of the resolution while the delay rose by more than 1 ms).
 pub fn judge(o: &TrialOutcome, loss_bound_pct: f64, resolution: f64) -> Verdict {
     let over_loss = if loss_bound_pct == 0.0 {
         o.loss_pct > 0.0
@@ -59,7 +59,7 @@ pub fn judge(o: &TrialOutcome, loss_bound_pct: f64, resolution: f64) -> Verdict 
     if over_loss {
         return Verdict::Loss;
     }
-    let behind = o.delivered_pps < o.offered_pps * (1.0 - resolution / 2.0);
+    let behind = o.delivered_pps < o.offered_pps * (1.0 - resolution / 4.0);
     if behind && o.delay_rise_ms.is_some_and(|r| r > QUEUE_RISE_MS) {
         return Verdict::QueueFilling;
     }
