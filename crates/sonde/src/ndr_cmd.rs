@@ -166,16 +166,29 @@ impl NdrArgs {
 }
 
 pub fn run(args: NdrArgs) -> Result<(), Failure> {
-    let mut spec = args.to_spec();
     let output = Output {
         json: args.json.then_some(crate::run_args::JsonFormat::Sonde),
         flags: true,
         sink: Sink::Terminal,
         ..Output::default()
     };
+    run_ndr_spec(args.to_spec(), output)
+}
+
+/// Runs an NDR spec (from flags, or a file given to `sonde run`: then
+/// errors name the spec's keys, not flags).
+pub fn run_ndr_spec(mut spec: NdrSpec, output: Output) -> Result<(), Failure> {
+    let name = |field: &str| {
+        if output.flags {
+            flag_of(field).to_string()
+        } else {
+            field.to_string()
+        }
+    };
+    let json = output.json.is_some();
     let test = TestSpec::Udp(spec.trial.clone());
     if let Err(e) = spec.validate() {
-        let failure = Failure::Usage(anyhow!("invalid {}: {}", flag_of(e.field), e.reason));
+        let failure = Failure::Usage(anyhow!("invalid {}: {}", name(e.field), e.reason));
         return Err(output.fail(Some(&test), "invalid", failure));
     }
     // Frame sizes need the family: the one the host will be reached over
@@ -195,10 +208,11 @@ pub fn run(args: NdrArgs) -> Result<(), Failure> {
             }
             Ok(_) => {}
             Err(e) => {
-                let key = if spec.step.families.is_empty() {
-                    "HOST"
-                } else {
-                    "--families"
+                let key = match (spec.step.families.is_empty(), output.flags) {
+                    (true, true) => "HOST",
+                    (true, false) => "trial.host",
+                    (false, true) => "--families",
+                    (false, false) => "step.families",
                 };
                 let failure = Failure::Usage(anyhow!("invalid {key}: {e}"));
                 return Err(output.fail(Some(&test), "invalid", failure));
@@ -206,7 +220,6 @@ pub fn run(args: NdrArgs) -> Result<(), Failure> {
         }
     }
     let stop = interrupt_flag();
-    let json = args.json;
     let sink = output.sink.clone();
     let outcome = run_ndr(&LocalRunner, &spec, &stop, &Events::new(), &mut |t, _| {
         if !json {
@@ -231,10 +244,11 @@ pub fn run(args: NdrArgs) -> Result<(), Failure> {
         Ok(r) => r,
         Err(MethodError::Trial { source, .. }) => {
             let kind = source.kind();
-            return Err(output.fail(Some(&test), kind, Failure::from_run(source, true)));
+            let failure = Failure::from_run(source, output.flags);
+            return Err(output.fail(Some(&test), kind, failure));
         }
         Err(MethodError::Invalid { field, detail }) => {
-            let failure = Failure::Usage(anyhow!("invalid {}: {detail}", flag_of(field)));
+            let failure = Failure::Usage(anyhow!("invalid {}: {detail}", name(field)));
             return Err(output.fail(Some(&test), "invalid", failure));
         }
     };

@@ -2,7 +2,8 @@
 //! same spelling a campaign line and an HTTP body use (see
 //! docs/result-format.md and `TestSpec`). `-` reads standard input. A
 //! file with a `method` key is a method's spec: `{"method": "repeat",
-//! "test": {…}, "step": {…}}` runs the test as the repeat method.
+//! "test": {…}, "step": {…}}` runs the test as the repeat method,
+//! `"method": "ndr"` an NDR search, `"method": "sweep"` a sweep.
 
 use crate::cli::Failure;
 use crate::output::Output;
@@ -93,11 +94,10 @@ pub fn run(args: RunSpecArgs) -> Result<(), Failure> {
     if is_method(&text) {
         return match parse_method(&text).map_err(invalid)? {
             MethodSpec::Repeat(spec) => crate::repeat_cmd::run_repeat_spec(&spec, output),
-            other => Err(invalid(format!(
-                "sonde run takes the repeat method; run {} with `sonde {}`",
-                other.kind(),
-                other.kind()
-            ))),
+            MethodSpec::Ndr(spec) => crate::ndr_cmd::run_ndr_spec(spec, output),
+            MethodSpec::Sweep(spec) => {
+                crate::sweep_cmd::run_sweep_spec(&spec, output.json.is_some(), None)
+            }
         };
     }
     let spec = parse_spec(&text).map_err(invalid)?;
@@ -152,6 +152,17 @@ mod tests {
         assert!(!is_method(
             "test = \"tcp\"\nhost = \"::1\"\n[x]\nmethod = 1\n"
         ));
+    }
+
+    #[test]
+    fn the_ndr_example_is_an_ndr_spec_that_validates() {
+        let text = include_str!("../../../examples/specs/ndr.toml");
+        assert!(is_method(text));
+        let MethodSpec::Ndr(spec) = parse_method(text).unwrap() else {
+            panic!("not an ndr spec");
+        };
+        spec.validate().unwrap();
+        assert_eq!(spec.sizes, [128, 512, 1408]);
     }
 
     #[test]

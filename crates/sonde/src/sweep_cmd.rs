@@ -161,12 +161,21 @@ impl SweepArgs {
 }
 
 pub fn run(args: SweepArgs) -> Result<(), Failure> {
-    let spec = args.to_spec();
+    run_sweep_spec(&args.to_spec(), args.json, args.chart.as_deref())
+}
+
+/// Runs a sweep's spec (from flags, or a file given to `sonde run`),
+/// printing a line per step unless `json`, and drawing `chart` if asked.
+pub fn run_sweep_spec(
+    spec: &SweepSpec,
+    json: bool,
+    chart: Option<&std::path::Path>,
+) -> Result<(), Failure> {
     spec.test
         .validate()
         .map_err(|e| Failure::Usage(anyhow!(e)))?;
     // A chart file that cannot be written is found before the sweep.
-    let chart = match &args.chart {
+    let chart = match chart {
         Some(path) => Some((
             path,
             std::fs::File::create(path)
@@ -178,8 +187,8 @@ pub fn run(args: SweepArgs) -> Result<(), Failure> {
     let kind = spec.variable.kind();
     let mut out = std::io::stdout();
     let result =
-        sonde_methods::sweep::run_sweep(&LocalRunner, &spec, &stop, &Events::new(), &mut |s| {
-            if !args.json {
+        sonde_methods::sweep::run_sweep(&LocalRunner, spec, &stop, &Events::new(), &mut |s| {
+            if !json {
                 let _ = writeln!(out, "{}", sonde_report::sweep_step_line(kind, s));
             }
         })
@@ -190,5 +199,5 @@ pub fn run(args: SweepArgs) -> Result<(), Failure> {
         file.write_all(svg.as_bytes())
             .map_err(|e| Failure::Run(anyhow!("--chart {}: {e}", path.display())))?;
     }
-    print_method(&result, args.json, sonde_report::sweep_summary)
+    print_method(&result, json, sonde_report::sweep_summary)
 }

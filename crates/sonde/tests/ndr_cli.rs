@@ -141,3 +141,30 @@ fn ctrl_c_prints_the_trials_that_ran() {
     let trials = doc["trials"].as_array().unwrap();
     assert!(!trials.is_empty() && trials.len() < 6, "{}", trials.len());
 }
+
+#[test]
+fn sonde_run_takes_an_ndr_spec_and_names_its_keys() {
+    let server = ServerProc::start(&[]);
+    let dir = std::env::temp_dir().join(format!("sonde-ndr-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("ndr.toml");
+    let spec = format!(
+        "method = \"ndr\"\nsizes = [1000]\nsize_kind = \"payload\"\nmax_rate_bps = 10_000_000\n\
+         trial_s = 0.3\nconfirm_s = 0.5\ngap_s = 0\n[trial]\nhost = \"::1\"\nport = {}\n",
+        server.port
+    );
+    std::fs::write(&file, &spec).unwrap();
+    let out = run(&["run", file.to_str().unwrap(), "-J"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = json(&out);
+    assert_valid(&method_v1(), &doc);
+    assert_eq!(doc["results"][0]["payload_bytes"], 1000);
+    assert_eq!(doc["results"][0]["confirmed"], true);
+
+    let bad = spec.replace("gap_s = 0\n", "gap_s = 0\nresolution_pct = 0\n");
+    std::fs::write(&file, bad).unwrap();
+    let out = run(&["run", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("resolution_pct"), "{}", stderr(&out));
+    let _ = std::fs::remove_dir_all(&dir);
+}
