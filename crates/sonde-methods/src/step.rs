@@ -192,6 +192,19 @@ fn is_stable(rule: &RepeatRule, metric: Metric, results: &[TestResult]) -> bool 
         })
 }
 
+/// Waits `gap` (between the trials of a method, so queues drain),
+/// returning early once `stop` is set.
+pub fn idle(gap: std::time::Duration, stop: &Stop) {
+    let end = std::time::Instant::now() + gap;
+    while !stop.is_stopped() {
+        let left = end.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return;
+        }
+        std::thread::sleep(left.min(std::time::Duration::from_millis(50)));
+    }
+}
+
 /// Two-sided 95 % quantile of Student's t with `df` degrees of freedom
 /// (table to 30, then the normal limit approached as 1.96 + 2.4/df).
 /// Written out: the crates that have it (statrs) bring far more than

@@ -11,11 +11,10 @@ use crate::step::{family_ratios, figures_of, run_step, step_stats, FamilyRuns};
 use crate::MethodError;
 use sonde_model::method::{Limiter, LimiterClass, Metric, SweepSpec, SweepStep, SweepVariable};
 use sonde_model::{
-    Direction, Figures, IpFamily, MethodResult, MethodSpec, Rate, TestKind, TestResult, TestSpec,
-    Timestamp,
+    Direction, Figures, IpFamily, MethodResult, MethodSpec, Rate, TestResult, TestSpec, Timestamp,
 };
 use sonde_run::{Events, Runner, Stop};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// A sweep's value at one step.
 #[derive(Debug, Clone, Copy)]
@@ -52,57 +51,6 @@ fn values(v: &SweepVariable) -> Vec<Value> {
         SweepVariable::Payloads(p) => p.iter().copied().map(Value::Payload).collect(),
         SweepVariable::Streams(s) => s.iter().copied().map(Value::Streams).collect(),
         SweepVariable::Windows(w) => w.iter().copied().map(Value::Window).collect(),
-    }
-}
-
-/// Checks a sweep's own rules (the test's are checked by each trial).
-pub fn validate(spec: &SweepSpec) -> Result<(), MethodError> {
-    let invalid = |field, detail: &str| MethodError::Invalid {
-        field,
-        detail: detail.to_string(),
-    };
-    let field = match spec.variable {
-        SweepVariable::Rates(_) => "--rates",
-        SweepVariable::Payloads(_) => "--payloads",
-        SweepVariable::Streams(_) => "--streams",
-        SweepVariable::Windows(_) => "--windows",
-    };
-    if spec.variable.is_empty() {
-        return Err(invalid(field, "no values to step through"));
-    }
-    if spec.variable.len() > 1000 {
-        return Err(invalid(field, "more than 1000 steps"));
-    }
-    let bad = match &spec.variable {
-        SweepVariable::Rates(r) => r.iter().any(|r| r.bps() == 0),
-        SweepVariable::Payloads(p) => p.contains(&0),
-        SweepVariable::Streams(s) => s.contains(&0),
-        SweepVariable::Windows(w) => w.iter().any(|w| w.bytes() == 0),
-    };
-    if bad {
-        return Err(invalid(field, "every value must be above zero"));
-    }
-    if matches!(spec.variable, SweepVariable::Windows(_)) && spec.test.kind() != TestKind::Tcp {
-        return Err(invalid(field, "socket windows are swept over tcp (--tcp)"));
-    }
-    if spec.test.kind() == TestKind::Ping {
-        return Err(invalid("test", "a sweep runs tcp or udp tests"));
-    }
-    if spec.directions.is_empty() {
-        return Err(invalid("--directions", "name at least one direction"));
-    }
-    Ok(())
-}
-
-/// Sleeps `gap` unless stopped first.
-fn idle(gap: Duration, stop: &Stop) {
-    let end = Instant::now() + gap;
-    while !stop.is_stopped() {
-        let now = Instant::now();
-        if now >= end {
-            return;
-        }
-        std::thread::sleep((end - now).min(Duration::from_millis(50)));
     }
 }
 
@@ -191,7 +139,7 @@ impl Sweep<'_> {
         on_step: &mut dyn FnMut(&SweepStep),
     ) -> Result<bool, MethodError> {
         if self.ran_one {
-            idle(self.spec.gap, self.stop);
+            crate::step::idle(self.spec.gap, self.stop);
         }
         if self.stop.is_stopped() {
             self.result.interrupted = true;
@@ -295,7 +243,7 @@ pub fn run_sweep(
     events: &Events,
     on_step: &mut dyn FnMut(&SweepStep),
 ) -> Result<MethodResult, MethodError> {
-    validate(spec)?;
+    spec.validate()?;
     let began = Instant::now();
     let mut sweep = Sweep {
         runner,

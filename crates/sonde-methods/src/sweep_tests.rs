@@ -196,7 +196,7 @@ fn bad_sweeps_are_refused_naming_the_flag() {
         &[Direction::Forward],
     );
     match run(&windows) {
-        Err(MethodError::Invalid { field, .. }) => assert_eq!(field, "--windows"),
+        Err(MethodError::Invalid { field, .. }) => assert_eq!(field, "variable.windows"),
         other => panic!("{other:?}"),
     }
     let mut tcp = windows.clone();
@@ -210,7 +210,7 @@ fn bad_sweeps_are_refused_naming_the_flag() {
     assert!(matches!(
         run(&empty),
         Err(MethodError::Invalid {
-            field: "--rates",
+            field: "variable.rates",
             ..
         })
     ));

@@ -186,7 +186,7 @@ pub fn interrupt_flag() -> Stop {
 }
 
 /// The flag that sets a spec field, for errors on the command line.
-fn flag_of(field: &str) -> &str {
+pub(crate) fn flag_of(field: &str) -> &str {
     match field {
         "host" => "HOST",
         "port" => "-p/--port",

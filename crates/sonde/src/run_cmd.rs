@@ -96,7 +96,7 @@ pub fn run(args: RunSpecArgs) -> Result<(), Failure> {
             MethodSpec::Repeat(spec) => crate::repeat_cmd::run_repeat_spec(&spec, output),
             MethodSpec::Ndr(spec) => crate::ndr_cmd::run_ndr_spec(spec, output),
             MethodSpec::Sweep(spec) => {
-                crate::sweep_cmd::run_sweep_spec(&spec, output.json.is_some(), None)
+                crate::sweep_cmd::run_sweep_spec(&spec, output.json.is_some(), None, false)
             }
         };
     }

@@ -161,19 +161,56 @@ impl SweepArgs {
 }
 
 pub fn run(args: SweepArgs) -> Result<(), Failure> {
-    run_sweep_spec(&args.to_spec(), args.json, args.chart.as_deref())
+    run_sweep_spec(&args.to_spec(), args.json, args.chart.as_deref(), true)
 }
 
-/// Runs a sweep's spec (from flags, or a file given to `sonde run`),
-/// printing a line per step unless `json`, and drawing `chart` if asked.
+/// The flag that sets a key of the sweep's spec.
+fn flag_of(field: &str) -> &str {
+    match field {
+        "variable.rates" => "--rates",
+        "variable.payloads" => "--payloads",
+        "variable.streams" => "--streams",
+        "variable.windows" => "--windows",
+        "directions" => "--directions",
+        "repeat.runs" => "--repeat",
+        "repeat.stddev_pct" => "--until-stddev",
+        "repeat.min_runs" | "repeat.max_runs" => "--min-runs/--max-runs",
+        "families" => "--families",
+        other => other,
+    }
+}
+
+/// Runs a sweep's spec (from flags, or a file given to `sonde run`:
+/// then errors name the spec's keys), printing a line per step unless
+/// `json`, and drawing `chart` if asked.
 pub fn run_sweep_spec(
     spec: &SweepSpec,
     json: bool,
     chart: Option<&std::path::Path>,
+    flags: bool,
 ) -> Result<(), Failure> {
-    spec.test
-        .validate()
-        .map_err(|e| Failure::Usage(anyhow!(e)))?;
+    let name = |field: &str| {
+        if flags {
+            flag_of(field).to_string()
+        } else {
+            field.to_string()
+        }
+    };
+    if let Err(e) = spec.validate() {
+        return Err(Failure::Usage(anyhow!(
+            "invalid {}: {}",
+            name(e.field),
+            e.reason
+        )));
+    }
+    if let Err(e) = spec.test.validate() {
+        let key = if flags {
+            crate::output::flag_of(e.field).to_string()
+        } else {
+            format!("test.{}", e.field)
+        };
+        return Err(Failure::Usage(anyhow!("invalid {key}: {}", e.reason)));
+    }
     // A chart file that cannot be written is found before the sweep.
     let chart = match chart {
         Some(path) => Some((

@@ -112,7 +112,7 @@ impl Ctx<'_> {
         time: Duration,
     ) -> Result<(TrialOutcome, usize), Halt> {
         if !self.trials.is_empty() && !self.spec.gap.is_zero() {
-            idle(self.spec.gap, self.stop);
+            crate::step::idle(self.spec.gap, self.stop);
         }
         if self.stop.is_stopped() {
             return Err(Halt::Stopped);
@@ -330,18 +330,6 @@ fn outcome(r: &TestResult, fs: &FrameSize, d: sonde_model::Direction) -> TrialOu
         // A trial with no figures for its direction lost everything.
         loss_pct: f.and_then(|f| f.loss_pct).unwrap_or(100.0),
         delay_rise_ms: f.and_then(|f| f.delay).map(|d| d.p99_ms - d.min_ms),
-    }
-}
-
-/// Waits `gap`, watching `stop`.
-fn idle(gap: Duration, stop: &Stop) {
-    let end = Instant::now() + gap;
-    while !stop.is_stopped() {
-        let left = end.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            break;
-        }
-        std::thread::sleep(left.min(Duration::from_millis(50)));
     }
 }
 

@@ -2,7 +2,8 @@
 //! the limiter a rate sweep reveals.
 
 use super::{StepPlan, StepStats};
-use crate::{ByteSize, Direction, IpFamily, Rate, TestSpec};
+use crate::spec::bad;
+use crate::{ByteSize, Direction, IpFamily, Rate, SpecError, TestKind, TestSpec};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -75,6 +76,45 @@ pub struct SweepSpec {
     /// the offered rate (rate sweeps only; 0: none).
     #[serde(default)]
     pub refine_trials: u32,
+}
+
+impl SweepSpec {
+    /// Checks a sweep's own rules and its plan; the test's own rules are
+    /// checked with each trial. Errors name the key: `variable.rates`
+    /// (or `.payloads`, `.streams`, `.windows`), `directions`, `test`.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        let field = match self.variable {
+            SweepVariable::Rates(_) => "variable.rates",
+            SweepVariable::Payloads(_) => "variable.payloads",
+            SweepVariable::Streams(_) => "variable.streams",
+            SweepVariable::Windows(_) => "variable.windows",
+        };
+        if self.variable.is_empty() {
+            return Err(bad(field, "no values to step through"));
+        }
+        if self.variable.len() > 1000 {
+            return Err(bad(field, "more than 1000 steps"));
+        }
+        let zero = match &self.variable {
+            SweepVariable::Rates(r) => r.iter().any(|r| r.bps() == 0),
+            SweepVariable::Payloads(p) => p.contains(&0),
+            SweepVariable::Streams(s) => s.contains(&0),
+            SweepVariable::Windows(w) => w.iter().any(|w| w.bytes() == 0),
+        };
+        if zero {
+            return Err(bad(field, "every value must be above zero"));
+        }
+        if matches!(self.variable, SweepVariable::Windows(_)) && self.test.kind() != TestKind::Tcp {
+            return Err(bad(field, "socket windows are swept over tcp (--tcp)"));
+        }
+        if self.test.kind() == TestKind::Ping {
+            return Err(bad("test", "a sweep runs tcp or udp tests"));
+        }
+        if self.directions.is_empty() {
+            return Err(bad("directions", "name at least one direction"));
+        }
+        self.step.validate()
+    }
 }
 
 fn default_gap() -> Duration {
