@@ -15,7 +15,9 @@
 //! either is told so in its protocol once its first byte names it (sonde's
 //! refusal frame, or iperf3's ACCESS_DENIED), then closed; connections
 //! waiting to be refused are capped too ([`REFUSING_MAX`] in all, and
-//! `max_handshakes_per_source` from one source): past that, a connection
+//! twice `max_handshakes_per_source` from one source, so that a source
+//! whose handshakes and as many refusals again are under way, a
+//! slow-loris at its cap, still gets answers): past that, a connection
 //! is closed at once, unanswered.
 
 mod conn;
@@ -204,7 +206,7 @@ impl Acceptor {
         let slot = slot.filter(|_| phase.is_handshake());
         if let Phase::Refusing(full) = &phase {
             let refusing = self.refusing_by_source.get(&source).copied().unwrap_or(0);
-            if self.refusing >= REFUSING_MAX || refusing >= per_source {
+            if self.refusing >= REFUSING_MAX || refusing >= per_source.saturating_mul(2) {
                 tracing::debug!(%peer, source = %source_name(source), refusal = %full.refusal(), "too many refusals pending; closing unanswered");
                 self.turned_away.unanswered += 1;
                 // What came with it is read, so the close is a FIN where
