@@ -179,7 +179,10 @@ impl Ctx<'_> {
         let (o, i) = self.trial(family, fs, first_rate, spec.trial_time)?;
         n += 1;
         ids.push(self.trials[i].id);
-        let v = judge(&o, spec.loss_pct, res);
+        let v = search.reconsider(
+            first_rate.unwrap_or(o.offered_pps),
+            judge(&o, spec.loss_pct, res),
+        );
         // The first trial's rate is what the sender reached (all of
         // it, when unpaced); short of the asked maximum, say so.
         let start = first_rate.map_or(o.offered_pps, |r| r.min(o.offered_pps.max(r * 0.999)));
@@ -203,7 +206,7 @@ impl Ctx<'_> {
                 let (o, i) = self.trial(family, fs, Some(rate), spec.trial_time)?;
                 n += 1;
                 ids.push(self.trials[i].id);
-                let v = judge(&o, spec.loss_pct, res);
+                let v = search.reconsider(rate, judge(&o, spec.loss_pct, res));
                 self.report(trial_report(family, fs, n, false, o, v), i);
                 search.record(rate, &o, v);
             }

@@ -78,6 +78,9 @@ pub struct Search {
     pub hi: Option<f64>,
     /// What the path delivered at the latest failure.
     estimate: Option<f64>,
+    /// What it delivered at the latest trial that lost (over the bound):
+    /// a path's rate measured while its queue overflowed.
+    losing_delivered: Option<f64>,
     /// Consecutive passes or failures (positive: passes).
     streak: i32,
     /// Below this rate a search stops: too few packets to tell.
@@ -92,13 +95,31 @@ impl Search {
             lo: 0.0,
             hi: None,
             estimate: None,
+            losing_delivered: None,
             streak: 0,
             floor_pps,
         }
     }
 
+    /// The verdict the search goes by for a trial at `rate_pps`: a queue
+    /// seen filling more than half a resolution under what the path
+    /// delivered while it was losing is taken for a burst of the sender's
+    /// (a stall, then catching up, queues for a while at any load near
+    /// the rate), not for an overload, and passes.
+    pub fn reconsider(&self, rate_pps: f64, verdict: Verdict) -> Verdict {
+        match (verdict, self.losing_delivered) {
+            (Verdict::QueueFilling, Some(c)) if rate_pps < c * (1.0 - self.resolution / 2.0) => {
+                Verdict::Pass
+            }
+            _ => verdict,
+        }
+    }
+
     /// Takes in a trial at `rate_pps` and its verdict.
     pub fn record(&mut self, rate_pps: f64, outcome: &TrialOutcome, verdict: Verdict) {
+        if verdict == Verdict::Loss {
+            self.losing_delivered = Some(outcome.delivered_pps.min(rate_pps));
+        }
         if verdict.passed() {
             self.lo = self.lo.max(rate_pps);
             self.streak = self.streak.max(0) + 1;
@@ -238,6 +259,26 @@ mod tests {
         };
         assert_eq!(judge(&lossy, 0.0, 0.005), Verdict::Loss);
         assert_eq!(judge(&lossy, 0.1, 0.005), Verdict::Pass);
+    }
+
+    #[test]
+    fn a_burst_under_the_rate_passes() {
+        let mut s = Search::new(SearchMode::Informed, 0.5, 1.0);
+        let lossy = TrialOutcome {
+            offered_pps: 20_000.0,
+            delivered_pps: 10_000.0,
+            loss_pct: 50.0,
+            delay_rise_ms: Some(50.0),
+        };
+        s.record(20_000.0, &lossy, Verdict::Loss);
+        // 2 % under what the losing trial delivered: a burst, not a queue.
+        assert_eq!(s.reconsider(9_800.0, Verdict::QueueFilling), Verdict::Pass);
+        // Within half a resolution of it: believed.
+        assert_eq!(
+            s.reconsider(9_990.0, Verdict::QueueFilling),
+            Verdict::QueueFilling
+        );
+        assert_eq!(s.reconsider(9_800.0, Verdict::Loss), Verdict::Loss);
     }
 
     #[test]
