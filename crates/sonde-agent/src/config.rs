@@ -39,6 +39,11 @@ pub struct Limits {
     /// client over it is refused in its own protocol, so one host
     /// cannot fill the server with connections that never finish.
     pub max_handshakes_per_source: u32,
+    /// Client prefixes that may ask this server to run third-party tests
+    /// (a test from this host toward another sonde server). Empty, the
+    /// default: none may. The client must also be in `allow`, and the
+    /// test must fit these limits.
+    pub third_party_allow: Vec<IpNet>,
 }
 
 impl Default for Limits {
@@ -54,6 +59,7 @@ impl Default for Limits {
             ],
             max_connections: 1024,
             max_handshakes_per_source: 32,
+            third_party_allow: Vec::new(),
         }
     }
 }
@@ -207,6 +213,7 @@ mod tests {
             allow = ["2001:2::/48", "198.18.0.0/15"]
             max_connections = 64
             max_handshakes_per_source = 4
+            third_party_allow = ["2001:2::/48"]
             "#,
             "t.toml",
         )
@@ -218,6 +225,7 @@ mod tests {
         assert_eq!(c.limits.allow.len(), 2);
         assert_eq!(c.limits.max_connections, 64);
         assert_eq!(c.limits.max_handshakes_per_source, 4);
+        assert_eq!(c.limits.third_party_allow.len(), 1);
         let zero = ServerConfig::from_toml("[limits]\nmax_connections = 0\n", "t.toml").unwrap();
         assert!(zero
             .validate()
@@ -245,5 +253,9 @@ mod tests {
         let c = ServerConfig::default();
         c.validate().unwrap();
         assert_eq!(c.limits.max_duration, Duration::from_secs(300));
+        assert!(
+            c.limits.third_party_allow.is_empty(),
+            "third-party tests are off"
+        );
     }
 }

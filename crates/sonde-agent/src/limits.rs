@@ -46,6 +46,18 @@ pub(crate) fn check_client(limits: &Limits, peer: IpAddr) -> Result<(), Refusal>
     }
 }
 
+/// Whether `peer` may ask for third-party tests (`third_party_allow`).
+pub(crate) fn check_third_party(limits: &Limits, peer: IpAddr) -> Result<(), Refusal> {
+    let ip = peer.to_canonical();
+    if limits.third_party_allow.iter().any(|net| net.contains(&ip)) {
+        Ok(())
+    } else {
+        Err(Refusal::ThirdPartyNotAllowed {
+            client: ip.to_string(),
+        })
+    }
+}
+
 fn exceeded(limit: Limit, value: impl ToString, requested: impl ToString) -> Refusal {
     Refusal::LimitExceeded {
         limit,

@@ -45,13 +45,29 @@ pub enum RunError {
     /// This host failed: a socket or a thread it could not have.
     #[error("internal error: {0}")]
     Internal(EngineError),
+    /// A third-party test's agent ran it and it gave no result: the
+    /// agent's error, of the kind it named (one of [`RunError::kind`]'s).
+    #[error("third-party agent {agent}: {message}")]
+    ThirdParty {
+        agent: String,
+        kind: &'static str,
+        message: String,
+    },
 }
 
 impl RunError {
     /// Whether the request itself is at fault (exit code 2 on the
     /// command line).
     pub fn is_usage(&self) -> bool {
-        matches!(self, RunError::Invalid(_) | RunError::KeyFile { .. })
+        matches!(
+            self,
+            RunError::Invalid(_)
+                | RunError::KeyFile { .. }
+                | RunError::ThirdParty {
+                    kind: "invalid",
+                    ..
+                }
+        )
     }
 
     /// The kind of failure as one word, for machine readers (the `error`
@@ -70,7 +86,26 @@ impl RunError {
             RunError::Interrupted => "interrupted",
             RunError::Protocol(_) => "protocol",
             RunError::Internal(_) => "internal",
+            RunError::ThirdParty { kind, .. } => kind,
         }
+    }
+
+    /// The kind named `name` (as [`RunError::kind`] gives it), for an
+    /// error relayed by a third-party agent; an unknown name is `protocol`.
+    pub fn kind_named(name: &str) -> &'static str {
+        const KINDS: [&str; 10] = [
+            "invalid",
+            "key_file",
+            "refused",
+            "denied",
+            "busy",
+            "unreachable",
+            "unsupported",
+            "interrupted",
+            "protocol",
+            "internal",
+        ];
+        KINDS.into_iter().find(|k| *k == name).unwrap_or("protocol")
     }
 }
 

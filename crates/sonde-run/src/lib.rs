@@ -20,6 +20,7 @@ mod ping;
 mod runner;
 mod stop;
 mod tcp;
+mod third_party;
 mod udp;
 
 pub use battery::run_battery;
@@ -27,3 +28,4 @@ pub use error::RunError;
 pub use events::Events;
 pub use runner::{run, LocalRunner, Runner};
 pub use stop::Stop;
+pub use third_party::{ThirdPartyRunner, THIRD_PARTY_FRAME_MAX};

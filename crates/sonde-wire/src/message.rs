@@ -12,7 +12,7 @@ use crate::{encode_frame, WireError};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use sonde_model::udp_report::ReceiverTally;
-use sonde_model::{HostEnv, SideReport, TestSpec, UdpSideReport};
+use sonde_model::{HostEnv, Interval, SideReport, TestResult, TestSpec, UdpSideReport};
 use std::fmt;
 
 /// A random 128-bit test identifier; data connections present it to join
@@ -155,6 +155,13 @@ pub enum Refusal {
     InvalidSpec { field: String, detail: String },
     #[error("not available on the server: {what}")]
     Unavailable { what: String },
+    /// A third-party request from a client outside the server's
+    /// `third_party.allow` prefixes (empty by default: none may ask).
+    #[error(
+        "client {client} may not ask this server for third-party tests \
+         (it is not in third_party.allow)"
+    )]
+    ThirdPartyNotAllowed { client: String },
 }
 
 impl Refusal {
@@ -183,6 +190,14 @@ pub enum ClientMessage {
     StreamHello {
         test_id: TestId,
         stream: u16,
+    },
+    /// A third-party test: the server runs `request` itself, as a client,
+    /// toward `request.host`, whose own sonde server must accept it
+    /// (docs/protocol.md). The server answers with `third_party_*`
+    /// messages, or `refused`.
+    ThirdPartyRequest {
+        request: TestSpec,
+        env: HostEnv,
     },
     Report {
         report: SideReport,
@@ -228,6 +243,25 @@ pub enum ServerMessage {
     /// What the server's receivers counted in one interval, sent as the
     /// interval ends, to a client that asked (`live_intervals`).
     UdpInterval(ReceivedInterval),
+    /// A third-party test's target accepted it: the test runs now.
+    ThirdPartyConnected {
+        server: std::net::SocketAddr,
+        env: HostEnv,
+    },
+    /// One interval of a running third-party test, as the agent measured it.
+    ThirdPartyInterval {
+        interval: Interval,
+    },
+    /// A third-party test's whole result.
+    ThirdPartyResult {
+        result: Box<TestResult>,
+    },
+    /// A third-party test gave no result: why, by the runner's error kind
+    /// (`refused`, `denied`, `busy`, `unreachable`, `protocol`, …).
+    ThirdPartyFailed {
+        kind: String,
+        message: String,
+    },
     Abort {
         reason: String,
     },

@@ -10,7 +10,7 @@ use sonde_report::verbose_text::{stream_details, test_settings};
 use sonde_report::{
     error_json, result_json, summary, with_rate_format, Failed, JsonLayout, LiveText, RateFormat,
 };
-use sonde_run::{Events, RunError, Stop};
+use sonde_run::{Events, LocalRunner, RunError, Runner, Stop};
 use std::thread::JoinHandle;
 
 /// How a command prints its test.
@@ -33,7 +33,12 @@ pub struct Output {
 /// Runs `spec` with tcp/udp's output rule (live lines unless JSON) and
 /// their output flags.
 pub fn run_and_print(spec: &TestSpec, args: &RunArgs) -> Result<(), Failure> {
-    Output::of_args(spec, args)?.run(spec)
+    let output = Output::of_args(spec, args)?;
+    match args.via() {
+        Ok(None) => output.run(spec),
+        Ok(Some(agent)) => output.run_with(spec, &agent),
+        Err(e) => Err(output.fail(Some(spec), "invalid", Failure::Usage(anyhow::anyhow!(e)))),
+    }
 }
 
 impl Output {
@@ -58,13 +63,18 @@ impl Output {
     /// result is printed, then reported as [`Failure::Interrupted`]. A
     /// failure is printed as a JSON document when JSON was asked for.
     pub fn run(self, spec: &TestSpec) -> Result<(), Failure> {
+        self.run_with(spec, &LocalRunner)
+    }
+
+    /// [`Output::run`] with `runner` (another agent, for `--via`).
+    pub fn run_with(self, spec: &TestSpec, runner: &dyn Runner) -> Result<(), Failure> {
         if self.verbose && self.json.is_none() {
             self.sink.out(&test_settings(spec))?;
         }
         let events = Events::new();
         let printer = self.printer(spec, events.subscribe());
         let stop = interrupt_flag();
-        let outcome = sonde_run::run(spec, &stop, &events);
+        let outcome = runner.run(spec, &stop, &events);
         events.close();
         let _ = printer.join();
         let result = match outcome {

@@ -111,6 +111,11 @@ pub struct RunArgs {
     /// the summary (sonde's server's figures are in the result anyway).
     #[arg(long)]
     pub get_server_output: bool,
+    /// Run the test from another agent: AGENT (HOST or HOST:PORT, a
+    /// `sonde serve` that lists this host in `third_party_allow`) runs it
+    /// toward the server, whose own sonde server must accept it.
+    #[arg(long, value_name = "AGENT", conflicts_with_all = ["iperf3", "bind", "cport"])]
+    pub via: Option<String>,
 }
 
 /// `--peer`: the spellings of [`PeerKind`].
@@ -131,6 +136,15 @@ pub enum JsonFormat {
 }
 
 impl RunArgs {
+    /// The agent `--via` names, on port 5201 unless it gives its own.
+    pub fn via(&self) -> Result<Option<sonde_run::ThirdPartyRunner>, String> {
+        self.via
+            .as_deref()
+            .map(|a| sonde_run::ThirdPartyRunner::parse(a, 5201, self.family()))
+            .transpose()
+            .map_err(|e| format!("--via: {e}"))
+    }
+
     pub fn peer(&self) -> PeerKind {
         match (self.iperf3, self.peer) {
             (true, _) | (_, PeerFlag::Iperf3) => PeerKind::Iperf3,

@@ -48,6 +48,10 @@ pub struct ServeArgs {
     /// Client prefix allowed to test (repeatable; replaces the default of all).
     #[arg(long = "allow", value_name = "CIDR")]
     pub allow: Vec<IpNet>,
+    /// Client prefix that may ask this server to run third-party tests
+    /// toward other sonde servers (repeatable; none by default).
+    #[arg(long = "third-party-allow", value_name = "CIDR")]
+    pub third_party_allow: Vec<IpNet>,
     /// UDP port of the STAMP reflector (default 862; 0: any free port).
     #[arg(long)]
     pub reflector_port: Option<u16>,
@@ -112,6 +116,9 @@ impl ServeArgs {
         if !self.allow.is_empty() {
             l.allow.clone_from(&self.allow);
         }
+        if !self.third_party_allow.is_empty() {
+            l.third_party_allow.clone_from(&self.third_party_allow);
+        }
         let r = &mut c.reflector;
         if let Some(p) = self.reflector_port {
             r.port = p;
@@ -155,6 +162,7 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
         max_connections = limits.max_connections,
         max_handshakes_per_source = limits.max_handshakes_per_source,
         allow = ?limits.allow.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        third_party_allow = ?limits.third_party_allow.iter().map(ToString::to_string).collect::<Vec<_>>(),
         "limits"
     );
     match reflector {

@@ -48,6 +48,7 @@ pub(super) fn unexpected_first(got: &ClientMessage) -> Refusal {
     let name = match got {
         ClientMessage::TestRequest { .. } => "test_request",
         ClientMessage::StreamHello { .. } => "stream_hello",
+        ClientMessage::ThirdPartyRequest { .. } => "third_party_request",
         ClientMessage::Report { .. } => "report",
         ClientMessage::UdpReport { .. } => "udp_report",
         ClientMessage::Stop => "stop",

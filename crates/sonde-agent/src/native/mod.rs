@@ -5,6 +5,7 @@
 
 mod malformed;
 mod tcp;
+mod third_party;
 mod udp;
 mod watcher;
 
@@ -67,6 +68,9 @@ pub(crate) fn handle(
             shared,
             deadline,
         ),
+        ClientMessage::ThirdPartyRequest { request, env } => {
+            third_party::run(control, peer, request, &env, shared)
+        }
         ClientMessage::StreamHello { test_id, stream } => {
             shared
                 .registry()

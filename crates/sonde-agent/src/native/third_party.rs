@@ -1,0 +1,163 @@
+//! Third-party tests (docs/protocol.md): a client asks this server to run
+//! a TCP or UDP test itself, as a client, toward another sonde server.
+//!
+//! Only clients in `third_party_allow` may ask (none by default), and the
+//! test must fit this server's own limits and hold one of its test slots.
+//! The test always speaks sonde's protocol to the target, never iperf3's:
+//! the target's own server must accept it, so its handshake and limits
+//! apply, and nothing is sent toward an address that did not agree. The
+//! client hears the target's acceptance, each interval, and the result;
+//! closing its connection stops the test.
+
+use super::refuse;
+use crate::admission::admit;
+use crate::limits::check_third_party;
+use crate::state::Shared;
+use sonde_engine::control::Control;
+use sonde_engine::EngineError;
+use sonde_model::{Event, HostEnv, PeerKind, TestSpec};
+use sonde_run::{Events, RunError, Stop};
+use sonde_wire::{ClientMessage, Refusal, ServerMessage, HANDSHAKE_FRAME_MAX};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Runs a third-party request from `peer` to the end, or refuses it.
+pub(super) fn run(
+    mut control: Control,
+    peer: SocketAddr,
+    request: TestSpec,
+    client_env: &HostEnv,
+    shared: &Arc<Shared>,
+) -> Result<(), EngineError> {
+    if let Err(refusal) = check_third_party(shared.limits(), peer.ip()) {
+        return refuse(control, peer, refusal);
+    }
+    let (spec, slot) = match request {
+        TestSpec::Tcp(mut s) => {
+            s.peer = PeerKind::Sonde;
+            let slot = admit(shared, peer.ip(), &s);
+            (TestSpec::Tcp(s), slot)
+        }
+        TestSpec::Udp(mut s) => {
+            s.peer = PeerKind::Sonde;
+            let slot = admit(shared, peer.ip(), &s);
+            (TestSpec::Udp(s), slot)
+        }
+        TestSpec::Ping(_) => {
+            let refusal = Refusal::Unavailable {
+                what: "third-party ping tests (a third-party agent runs tcp and udp tests)".into(),
+            };
+            return refuse(control, peer, refusal);
+        }
+    };
+    let slot = match slot {
+        Ok(slot) => slot,
+        Err(refusal) => return refuse(control, peer, refusal),
+    };
+    let target = spec_target(&spec);
+    tracing::info!(%peer, %target, client = %format!("sonde {} on {}", client_env.sonde_version, client_env.os), "third-party test");
+    control.send_preamble()?;
+    let stop = Stop::new();
+    watch_client(&control, &stop)?;
+    let outcome = run_relayed(&mut control, &spec, &stop, &target, peer);
+    drop(slot);
+    // Ends the watcher's read as well as the connection.
+    let _ = control.stream().shutdown(std::net::Shutdown::Both);
+    outcome
+}
+
+/// Runs `spec` here, relaying its acceptance and intervals to the client,
+/// then its result or why it gave none.
+fn run_relayed(
+    control: &mut Control,
+    spec: &TestSpec,
+    stop: &Stop,
+    target: &str,
+    peer: SocketAddr,
+) -> Result<(), EngineError> {
+    let events = Events::new();
+    let rx = events.subscribe();
+    let runner = {
+        let (spec, stop, events) = (spec.clone(), stop.clone(), events.clone());
+        std::thread::Builder::new()
+            .name("third-party".into())
+            .spawn(move || {
+                let outcome = sonde_run::run(&spec, &stop, &events);
+                events.close();
+                outcome
+            })
+            .map_err(EngineError::io("starting a third-party test"))?
+    };
+    let mut relay_failed = None;
+    for event in rx {
+        let msg = match event {
+            Event::Connected { server, env, .. } => {
+                ServerMessage::ThirdPartyConnected { server, env }
+            }
+            Event::Interval(interval) => ServerMessage::ThirdPartyInterval { interval },
+            _ => continue,
+        };
+        if relay_failed.is_none() {
+            if let Err(e) = control.send(&msg) {
+                // The client is gone: stop the test, and keep draining.
+                stop.stop();
+                relay_failed = Some(e);
+            }
+        }
+    }
+    let outcome = runner.join().unwrap_or_else(|_| {
+        Err(RunError::Internal(EngineError::Aborted(
+            "the third-party test's thread failed".into(),
+        )))
+    });
+    if let Some(e) = relay_failed {
+        return Err(e);
+    }
+    let answer = match outcome {
+        Ok(result) => ServerMessage::ThirdPartyResult {
+            result: Box::new(result),
+        },
+        Err(e) => {
+            tracing::warn!(%peer, %target, error = %e, "third-party test failed");
+            ServerMessage::ThirdPartyFailed {
+                kind: e.kind().to_string(),
+                message: e.to_string(),
+            }
+        }
+    };
+    control.send(&answer)
+}
+
+fn spec_target(spec: &TestSpec) -> String {
+    match spec {
+        TestSpec::Tcp(s) => format!("{}:{}", s.host, s.port),
+        TestSpec::Udp(s) => format!("{}:{}", s.host, s.port),
+        TestSpec::Ping(s) => s.host.clone(),
+    }
+}
+
+/// Stops the test when the client closes its connection, breaks it, or
+/// sends `stop` (or anything else: a third-party client has nothing more
+/// to say while its test runs).
+fn watch_client(control: &Control, stop: &Stop) -> Result<(), EngineError> {
+    let mut reader = control.try_clone()?;
+    let stop = stop.clone();
+    std::thread::Builder::new()
+        .name("third-party-client".into())
+        .spawn(move || loop {
+            match reader.recv::<ClientMessage>(
+                HANDSHAKE_FRAME_MAX,
+                Duration::from_secs(3600),
+                "the client",
+            ) {
+                Err(EngineError::Timeout { .. }) => continue,
+                _ => {
+                    stop.stop();
+                    return;
+                }
+            }
+        })
+        .map(drop)
+        .map_err(EngineError::io("watching a third-party client"))
+}

@@ -1,0 +1,264 @@
+//! [`ThirdPartyRunner`]: a test run by another agent.
+//!
+//! The client asks agent C (`sonde serve` with this client in its
+//! `third_party.allow`) to run a TCP or UDP test toward B. C runs it as a
+//! client of B's own sonde server, so B's handshake and limits apply and no
+//! traffic leaves C toward an address whose server has not accepted it
+//! (docs/protocol.md, "Third-party tests"). C relays B's acceptance and
+//! the test's intervals as they come, then the whole result.
+
+use crate::{Events, RunError, Runner, Stop};
+use sonde_engine::connect::{connect_any, resolve};
+use sonde_engine::control::Control;
+use sonde_engine::host_env::host_env;
+use sonde_engine::sockopt::StreamOptions;
+use sonde_engine::EngineError;
+use sonde_model::{Event, IpFamily, PeerKind, TestResult, TestSpec};
+use sonde_wire::{ClientMessage, ServerMessage};
+use std::time::{Duration, Instant};
+
+/// The largest message a third-party agent may send (a whole result of
+/// many streams and intervals); past it the answer is a protocol error.
+pub const THIRD_PARTY_FRAME_MAX: usize = 64 << 20;
+
+/// How long past the test's own time the agent may take to connect to the
+/// target, run the handshake and send the result.
+const THIRD_PARTY_GRACE: Duration = Duration::from_secs(30);
+
+/// How often a waiting client looks at its stop flag.
+const POLL: Duration = Duration::from_millis(200);
+
+/// Runs tests from another agent, `agent` (host) on `port`.
+#[derive(Debug, Clone)]
+pub struct ThirdPartyRunner {
+    pub agent: String,
+    pub port: u16,
+    pub family: IpFamily,
+}
+
+impl ThirdPartyRunner {
+    /// `agent` as written on the command line: `HOST`, `HOST:PORT` or
+    /// `[V6]:PORT`; the port defaults to `default_port`.
+    pub fn parse(agent: &str, default_port: u16, family: IpFamily) -> Result<Self, String> {
+        let (host, port) = split_host_port(agent, default_port)?;
+        Ok(Self {
+            agent: host,
+            port,
+            family,
+        })
+    }
+
+    fn name(&self) -> String {
+        if self.agent.contains(':') {
+            format!("[{}]:{}", self.agent, self.port)
+        } else {
+            format!("{}:{}", self.agent, self.port)
+        }
+    }
+
+    fn failed(&self, kind: &str, message: String) -> RunError {
+        RunError::ThirdParty {
+            agent: self.name(),
+            kind: RunError::kind_named(kind),
+            message,
+        }
+    }
+}
+
+/// `HOST`, `HOST:PORT`, `[V6]` or `[V6]:PORT`; a bare IPv6 address has
+/// no port.
+fn split_host_port(s: &str, default_port: u16) -> Result<(String, u16), String> {
+    let port_of = |p: &str| {
+        p.parse::<u16>()
+            .ok()
+            .filter(|&p| p > 0)
+            .ok_or_else(|| format!("'{s}': '{p}' is not a port (1-65535)"))
+    };
+    if let Some(rest) = s.strip_prefix('[') {
+        let (host, tail) = rest
+            .split_once(']')
+            .ok_or_else(|| format!("'{s}': '[' without ']'"))?;
+        let port = match tail {
+            "" => default_port,
+            t => port_of(
+                t.strip_prefix(':')
+                    .ok_or_else(|| format!("'{s}': expected ':PORT' after ']', found '{t}'"))?,
+            )?,
+        };
+        return Ok((host.to_string(), port));
+    }
+    match s.matches(':').count() {
+        0 => Ok((s.to_string(), default_port)),
+        1 => {
+            let (host, port) = s.split_once(':').unwrap_or((s, ""));
+            Ok((host.to_string(), port_of(port)?))
+        }
+        _ => Ok((s.to_string(), default_port)),
+    }
+    .and_then(|(h, p)| {
+        if h.is_empty() {
+            Err(format!("'{s}': no host"))
+        } else {
+            Ok((h, p))
+        }
+    })
+}
+
+/// The server a spec's test goes to, as `HOST:PORT`.
+fn target(spec: &TestSpec) -> String {
+    let (host, port) = match spec {
+        TestSpec::Tcp(s) => (s.host.as_str(), s.port),
+        TestSpec::Udp(s) => (s.host.as_str(), s.port),
+        TestSpec::Ping(s) => (s.host.as_str(), 0),
+    };
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
+/// How long the test of `spec` runs at most (warm-up included).
+fn test_time(spec: &TestSpec) -> Duration {
+    match spec {
+        TestSpec::Tcp(s) => s.send_duration(),
+        TestSpec::Udp(s) => s.send_duration(),
+        TestSpec::Ping(_) => Duration::ZERO,
+    }
+}
+
+impl Runner for ThirdPartyRunner {
+    fn run(&self, spec: &TestSpec, stop: &Stop, events: &Events) -> Result<TestResult, RunError> {
+        let outcome = self.ask(spec, stop, events);
+        events.emit(match &outcome {
+            Ok(result) => Event::Finished(std::sync::Arc::new(result.clone())),
+            Err(e) => Event::Failed {
+                reason: e.to_string(),
+            },
+        });
+        outcome
+    }
+}
+
+impl ThirdPartyRunner {
+    fn ask(&self, spec: &TestSpec, stop: &Stop, events: &Events) -> Result<TestResult, RunError> {
+        spec.validate()?;
+        if matches!(spec, TestSpec::Ping(_)) {
+            return Err(RunError::Unsupported(
+                "a third-party agent runs tcp and udp tests only (a ping needs no server's leave)"
+                    .into(),
+            ));
+        }
+        let addrs = resolve(&self.agent, self.port, self.family).map_err(RunError::Unreachable)?;
+        let mut control = Control::new(
+            connect_any(&addrs, &StreamOptions::default()).map_err(RunError::Unreachable)?,
+        );
+        control.send_preamble()?;
+        control.send(&ClientMessage::ThirdPartyRequest {
+            request: spec.clone(),
+            env: host_env(),
+        })?;
+        let deadline = Instant::now() + test_time(spec) + THIRD_PARTY_GRACE;
+        let mut preamble_read = false;
+        loop {
+            if stop.is_stopped() {
+                // Closing the control connection stops the agent's test.
+                return Err(RunError::Interrupted);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(self.failed(
+                    "protocol",
+                    "no result in the test's time and 30 s more".into(),
+                ));
+            }
+            let msg: ServerMessage = match wait_message(&mut control, deadline, &mut preamble_read)
+            {
+                Ok(Some(m)) => m,
+                Ok(None) => continue,
+                Err(e) => return Err(e.into()),
+            };
+            match msg {
+                ServerMessage::Refused { refusal } => {
+                    // The agent's own refusal (its third_party_allow, its
+                    // limits), named as the agent's.
+                    let kind = RunError::from(EngineError::Refused(refusal.clone())).kind();
+                    return Err(self.failed(kind, format!("refused the test: {refusal}")));
+                }
+                ServerMessage::Abort { reason } => return Err(EngineError::Aborted(reason).into()),
+                ServerMessage::ThirdPartyConnected { server, env } => {
+                    events.emit(Event::Connected {
+                        server,
+                        peer: PeerKind::Sonde,
+                        env,
+                    })
+                }
+                ServerMessage::ThirdPartyInterval { interval } => {
+                    events.emit(Event::Interval(interval))
+                }
+                ServerMessage::ThirdPartyResult { result } => return Ok(*result),
+                ServerMessage::ThirdPartyFailed { kind, message } => {
+                    return Err(self.failed(&kind, format!("toward {}: {message}", target(spec))))
+                }
+                other => {
+                    return Err(self.failed(
+                        "protocol",
+                        format!(
+                            "unexpected message: {}",
+                            format!("{other:?}").chars().take(80).collect::<String>()
+                        ),
+                    ))
+                }
+            }
+        }
+    }
+}
+
+/// The next message, or `None` when none began within [`POLL`] (so the
+/// caller can look at its stop flag). A message once begun is read whole;
+/// the agent's preamble comes before its first message.
+fn wait_message(
+    control: &mut Control,
+    deadline: Instant,
+    preamble_read: &mut bool,
+) -> Result<Option<ServerMessage>, EngineError> {
+    let wait = deadline
+        .saturating_duration_since(Instant::now())
+        .min(POLL)
+        .max(Duration::from_millis(1));
+    match control.peek_byte(wait) {
+        Ok(_) => {}
+        Err(EngineError::Timeout { .. }) => return Ok(None),
+        Err(e) => return Err(e),
+    }
+    let left = deadline
+        .saturating_duration_since(Instant::now())
+        .max(Duration::from_secs(1));
+    if !*preamble_read {
+        control.recv_preamble(left)?;
+        *preamble_read = true;
+        return Ok(None);
+    }
+    control
+        .recv(THIRD_PARTY_FRAME_MAX, left, "the agent's message")
+        .map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agents_are_written_as_hosts_with_optional_ports() {
+        let p = |s| split_host_port(s, 5201);
+        assert_eq!(p("nl").unwrap(), ("nl".into(), 5201));
+        assert_eq!(p("nl:5301").unwrap(), ("nl".into(), 5301));
+        assert_eq!(p("2001:db8::1").unwrap(), ("2001:db8::1".into(), 5201));
+        assert_eq!(p("[2001:db8::1]").unwrap(), ("2001:db8::1".into(), 5201));
+        assert_eq!(p("[::1]:7000").unwrap(), ("::1".into(), 7000));
+        assert!(p("nl:0").unwrap_err().contains("'0' is not a port"));
+        assert!(p("[::1]x").unwrap_err().contains("expected ':PORT'"));
+        assert!(p("[::1").unwrap_err().contains("without ']'"));
+        assert!(p(":80").unwrap_err().contains("no host"));
+    }
+}
