@@ -15,12 +15,16 @@
 //! method's result without depending on how it was found.
 
 mod ndr;
+mod qos;
 mod repeat;
 mod step;
 mod sweep;
 
 pub use ndr::{
     frame_overhead_bytes, NdrSize, NdrSpec, SearchMode, SizeKind, ETHERNET_L1_EXTRA_BYTES,
+};
+pub use qos::{
+    QosCheck, QosCheckKind, QosCheckSpec, QosRamp, QosScenarioSpec, QosStep, QosVerdict,
 };
 pub use repeat::{family_used, RepeatOutcome, RepeatSpec};
 pub use step::{FamilyRatio, Metric, RepeatRule, Stats, StepPlan, StepStats};
@@ -45,6 +49,12 @@ pub enum MethodKind {
     Sweep,
     /// One test repeated (a number of times, or until stable).
     Repeat,
+    /// The checks of a DiffServ class (marking, policing, shaping, priority).
+    #[serde(rename = "qos_check")]
+    QosCheck,
+    /// A foreground ramp against a background mix.
+    #[serde(rename = "qos_scenario")]
+    QosScenario,
 }
 
 impl MethodKind {
@@ -53,6 +63,8 @@ impl MethodKind {
             MethodKind::Ndr => "ndr",
             MethodKind::Sweep => "sweep",
             MethodKind::Repeat => "repeat",
+            MethodKind::QosCheck => "qos_check",
+            MethodKind::QosScenario => "qos_scenario",
         }
     }
 }
@@ -70,6 +82,10 @@ pub enum MethodSpec {
     Ndr(NdrSpec),
     Sweep(SweepSpec),
     Repeat(RepeatSpec),
+    #[serde(rename = "qos_check")]
+    QosCheck(QosCheckSpec),
+    #[serde(rename = "qos_scenario")]
+    QosScenario(QosScenarioSpec),
 }
 
 impl MethodSpec {
@@ -78,6 +94,8 @@ impl MethodSpec {
             MethodSpec::Ndr(_) => MethodKind::Ndr,
             MethodSpec::Sweep(_) => MethodKind::Sweep,
             MethodSpec::Repeat(_) => MethodKind::Repeat,
+            MethodSpec::QosCheck(_) => MethodKind::QosCheck,
+            MethodSpec::QosScenario(_) => MethodKind::QosScenario,
         }
     }
 
@@ -86,6 +104,8 @@ impl MethodSpec {
             MethodSpec::Ndr(s) => s.trial.title.as_deref(),
             MethodSpec::Sweep(s) => s.test.title(),
             MethodSpec::Repeat(s) => s.test.title(),
+            MethodSpec::QosCheck(s) => s.probe.title.as_deref(),
+            MethodSpec::QosScenario(s) => s.udp_foreground.title.as_deref(),
         }
     }
 }
@@ -117,6 +137,12 @@ pub struct MethodResult {
     /// `repeat`: the runs read together, per family.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runs: Option<RepeatOutcome>,
+    /// `qos_check`: each check's verdict and evidence.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<QosCheck>,
+    /// `qos_scenario`: one per foreground step.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub qos_steps: Vec<QosStep>,
     /// IPv6 against IPv4 (`families` 6,4), per figure.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub family_ratios: Vec<FamilyRatio>,
@@ -141,6 +167,8 @@ impl MethodResult {
             steps: Vec::new(),
             limiters: Vec::new(),
             runs: None,
+            checks: Vec::new(),
+            qos_steps: Vec::new(),
             family_ratios: Vec::new(),
             trials: Vec::new(),
         }
