@@ -16,6 +16,7 @@ pub mod json;
 pub mod live_text;
 pub mod ndr_text;
 pub mod ping_text;
+pub mod qos_text;
 pub mod rate_format;
 pub mod repeat_text;
 pub mod sweep_text;
@@ -28,6 +29,10 @@ pub use json::{error_json, result_json, Failed, JsonLayout};
 pub use live_text::{LiveLines, LiveText};
 pub use ndr_text::{ndr_summary, ndr_trial_line};
 pub use ping_text::{latency_lines, ping_header, ping_reply_line, ping_summary};
+pub use qos_text::{
+    qos_chart, qos_check_header, qos_check_line, qos_checks_summary, qos_scenario_summary,
+    qos_step_header, qos_step_line,
+};
 pub use rate_format::{with_rate_format, RateFormat};
 pub use repeat_text::{repeat_summary, run_line};
 pub use sweep_text::{limiter_lines, sweep_chart, sweep_step_line, sweep_summary};

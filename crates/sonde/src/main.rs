@@ -7,6 +7,7 @@ mod method_output;
 mod ndr_cmd;
 mod output;
 mod ping_cmd;
+mod qos_cmd;
 mod quickstart;
 mod repeat_cmd;
 mod run_args;

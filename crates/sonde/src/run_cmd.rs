@@ -98,6 +98,12 @@ pub fn run(args: RunSpecArgs) -> Result<(), Failure> {
             MethodSpec::Sweep(spec) => {
                 crate::sweep_cmd::run_sweep_spec(&spec, output.json.is_some(), None, false)
             }
+            MethodSpec::QosCheck(spec) => {
+                crate::qos_cmd::run_check_spec(&spec, output.json.is_some())
+            }
+            MethodSpec::QosScenario(spec) => {
+                crate::qos_cmd::run_scenario_spec(&spec, output.json.is_some(), None)
+            }
         };
     }
     let spec = parse_spec(&text).map_err(invalid)?;

@@ -10,8 +10,8 @@ mod common;
 use common::{sonde, stderr};
 use std::path::PathBuf;
 
-const COMMANDS: [&str; 9] = [
-    "", "tcp", "udp", "ping", "serve", "run", "lab", "sweep", "ndr",
+const COMMANDS: [&str; 10] = [
+    "", "tcp", "udp", "ping", "serve", "run", "lab", "sweep", "ndr", "qos",
 ];
 
 fn snapshot(command: &str) -> PathBuf {

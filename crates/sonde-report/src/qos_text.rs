@@ -1,0 +1,242 @@
+//! `sonde qos` as text and charts: each check's verdict with its
+//! evidence; a scenario's steps as seed 004's Tables 5 (UDP foreground)
+//! and 6 (TCP foreground); foreground loss and jitter against its rate
+//! (Figs 4–7) and TCP streams against goodput (Fig 8).
+
+use crate::chart::{Chart, Panel, Series};
+use sonde_model::method::{QosCheck, QosRamp, QosStep};
+use sonde_model::{MethodResult, MethodSpec};
+
+/// One check as a line: what, from where, which class, the verdict and
+/// its evidence.
+pub fn qos_check_line(c: &QosCheck) -> String {
+    format!(
+        "{:<9} {:<16} {:<10} {:<14} {}",
+        c.check.name(),
+        c.from,
+        c.class.to_string(),
+        c.verdict.name(),
+        c.evidence
+    )
+}
+
+/// The header of check lines.
+pub fn qos_check_header() -> String {
+    format!(
+        "{:<9} {:<16} {:<10} {:<14} evidence",
+        "check", "from", "class", "verdict"
+    )
+}
+
+/// Every check of a `qos_check` result.
+pub fn qos_checks_summary(r: &MethodResult) -> String {
+    let mut out = String::from("- - - - - - - - - - - - - - - - - - - - - - - - -\n");
+    out += &qos_check_header();
+    out.push('\n');
+    for c in &r.checks {
+        out += &qos_check_line(c);
+        out.push('\n');
+    }
+    if r.interrupted {
+        out += "(interrupted: the checks that ran)\n";
+    }
+    out
+}
+
+fn mbit(v: Option<u64>) -> String {
+    v.map_or("-".into(), |v| format!("{:.2}", v as f64 / 1e6))
+}
+
+fn num(v: Option<f64>, digits: usize) -> String {
+    v.map_or("-".into(), |v| format!("{v:.digits$}"))
+}
+
+fn is_streams(r: &MethodResult) -> bool {
+    matches!(&r.spec, MethodSpec::QosScenario(s) if matches!(s.ramp, QosRamp::Streams(_)))
+}
+
+/// The column heads of a scenario's table: Table 5's for a UDP
+/// foreground (rates), Table 6's for a TCP one (streams).
+pub fn qos_step_header(streams: bool) -> String {
+    if streams {
+        format!(
+            "{:>8} {:>12} {:>12} {:>12} {:>12}",
+            "streams", "fg Mbit/s", "bg jit ms", "bg loss %", "bg TCP Mb/s"
+        )
+    } else {
+        format!(
+            "{:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>11}",
+            "offered",
+            "fg Mbit/s",
+            "fg jit ms",
+            "fg loss %",
+            "bg Mbit/s",
+            "bg jit ms",
+            "bg loss %",
+            "bg TCP Mb/s"
+        )
+    }
+}
+
+/// One step as a row of the table.
+pub fn qos_step_line(s: &QosStep, streams: bool) -> String {
+    if streams {
+        format!(
+            "{:>8} {:>12} {:>12} {:>12} {:>12}",
+            s.fg_streams,
+            mbit(s.fg_achieved_bps),
+            num(s.bg_jitter_ms, 3),
+            num(s.bg_loss_pct, 4),
+            mbit(s.bg_tcp_bps)
+        )
+    } else {
+        format!(
+            "{:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>11}",
+            mbit(s.fg_offered_bps),
+            mbit(s.fg_achieved_bps),
+            num(s.fg_jitter_ms, 3),
+            num(s.fg_loss_pct, 4),
+            mbit(s.bg_achieved_bps),
+            num(s.bg_jitter_ms, 3),
+            num(s.bg_loss_pct, 4),
+            mbit(s.bg_tcp_bps)
+        )
+    }
+}
+
+/// A scenario's whole table.
+pub fn qos_scenario_summary(r: &MethodResult) -> String {
+    let streams = is_streams(r);
+    let mut out = String::from("- - - - - - - - - - - - - - - - - - - - - - - - -\n");
+    if let MethodSpec::QosScenario(s) = &r.spec {
+        out += &format!(
+            "background {:.1} Mbit/s ({:.0} % TCP / {:.0} % UDP by bytes) from {}\n",
+            s.background_rate.bps() as f64 / 1e6,
+            s.background_tcp_pct,
+            100.0 - s.background_tcp_pct,
+            s.via.as_deref().unwrap_or("this host")
+        );
+    }
+    out += &qos_step_header(streams);
+    out.push('\n');
+    for s in &r.qos_steps {
+        out += &qos_step_line(s, streams);
+        out.push('\n');
+    }
+    if r.interrupted {
+        out += "(interrupted: the steps that ran)\n";
+    }
+    out
+}
+
+/// A scenario's charts: foreground loss and jitter against its achieved
+/// rate (004 Figs 4–7), or TCP streams against goodput (Fig 8).
+pub fn qos_chart(r: &MethodResult) -> Chart {
+    let steps = &r.qos_steps;
+    let series = |name: &str, f: &dyn Fn(&QosStep) -> Option<(f64, f64)>| Series {
+        name: name.into(),
+        points: steps.iter().filter_map(f).collect(),
+    };
+    let rate = |s: &QosStep| s.fg_achieved_bps.map(|v| v as f64 / 1e6);
+    let panels = if is_streams(r) {
+        vec![Panel {
+            title: "TCP foreground: streams against goodput".into(),
+            x_label: "streams".into(),
+            y_label: "Mbit/s".into(),
+            y_range: None,
+            series: vec![series("foreground goodput", &|s| {
+                Some((f64::from(s.fg_streams), rate(s)?))
+            })],
+        }]
+    } else {
+        vec![
+            Panel {
+                title: "foreground loss against its rate".into(),
+                x_label: "foreground (Mbit/s)".into(),
+                y_label: "loss (%)".into(),
+                y_range: None,
+                series: vec![
+                    series("foreground", &|s| Some((rate(s)?, s.fg_loss_pct?))),
+                    series("background", &|s| Some((rate(s)?, s.bg_loss_pct?))),
+                ],
+            },
+            Panel {
+                title: "foreground jitter against its rate".into(),
+                x_label: "foreground (Mbit/s)".into(),
+                y_label: "jitter (ms)".into(),
+                y_range: None,
+                series: vec![
+                    series("foreground", &|s| Some((rate(s)?, s.fg_jitter_ms?))),
+                    series("background", &|s| Some((rate(s)?, s.bg_jitter_ms?))),
+                ],
+            },
+        ]
+    };
+    Chart {
+        panels,
+        columns: 2,
+        panel_width: 520,
+        panel_height: 340,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sonde_model::method::QosScenarioSpec;
+    use sonde_model::{Rate, TcpSpec, Timestamp, UdpSpec};
+    use std::time::Duration;
+
+    fn step(offered: u64, achieved: u64, loss: f64) -> QosStep {
+        QosStep {
+            fg_offered_bps: Some(offered),
+            fg_streams: 1,
+            fg_achieved_bps: Some(achieved),
+            fg_jitter_ms: Some(0.2),
+            fg_loss_pct: Some(loss),
+            bg_achieved_bps: Some(56_000_000),
+            bg_jitter_ms: Some(0.05),
+            bg_loss_pct: Some(0.0),
+            bg_tcp_bps: Some(24_000_000),
+            trials: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_rate_scenario_prints_table_5s_columns_and_draws_both_figures() {
+        let spec = QosScenarioSpec {
+            udp_foreground: UdpSpec::default(),
+            tcp_foreground: TcpSpec::default(),
+            ramp: QosRamp::Rates(vec![Rate::from_bps(1_500_000)]),
+            background_rate: Rate::from_bps(80_000_000),
+            background_tcp_pct: 30.0,
+            background_length: 1400,
+            via: Some("nl".into()),
+            lead: Duration::from_secs(1),
+            gap: Duration::from_secs(1),
+        };
+        let mut r = MethodResult::new(MethodSpec::QosScenario(spec), Timestamp::now());
+        r.qos_steps = vec![
+            step(1_500_000, 1_500_000, 0.0),
+            step(8_000_000, 7_490_000, 6.4),
+        ];
+        let text = qos_scenario_summary(&r);
+        assert!(
+            text.contains("background 80.0 Mbit/s (30 % TCP / 70 % UDP by bytes) from nl"),
+            "{text}"
+        );
+        let last = text.lines().next_back().unwrap();
+        assert_eq!(
+            last.split_whitespace().collect::<Vec<_>>(),
+            ["8.00", "7.49", "0.200", "6.4000", "56.00", "0.050", "0.0000", "24.00"]
+        );
+        let chart = qos_chart(&r);
+        assert_eq!(chart.panels.len(), 2);
+        assert_eq!(
+            chart.panels[0].series[0].points,
+            vec![(1.5, 0.0), (7.49, 6.4)]
+        );
+        let svg = crate::chart::render_svg(&chart).unwrap();
+        assert!(svg.contains("foreground loss against its rate"));
+    }
+}

@@ -1,0 +1,137 @@
+//! `sonde qos` on the 6NET testbed (examples/lab/6net-qos.toml, seed 004
+//! §4): the marking check finds the NON-PARTICIPANT reset on the
+//! background host's access link, and scenario 7 (80 Mbit/s background
+//! from that host through a third-party agent, a UDP EF foreground ramped
+//! in 0.5 Mbit/s steps) loses no foreground below the 5 % policer and the
+//! excess above it. Needs root; `SONDE_LAB=skip` skips elsewhere.
+
+mod common;
+use common::lab_cli::{example_up, num, serve_in, KillOnDrop};
+use common::{lab_allowed, sonde, stderr};
+use std::process::Stdio;
+use std::time::Duration;
+
+const GR: &str = "2001:2:0:4::2";
+const NL: &str = "2001:2:0:2::1";
+/// 5 % of 155 Mbit/s, counted on IPv6 packets (payload + 48 bytes).
+const POLICER_IP_BPS: f64 = 7.75e6;
+
+fn qos_in_uk(args: &[&str]) -> serde_json::Value {
+    let out = sonde()
+        .args(["lab", "exec", "--lab", "6net", "uk", "--"])
+        .arg(env!("CARGO_BIN_EXE_sonde"))
+        .arg("qos")
+        .args(args)
+        .args(["--via", NL, "-J"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let schema = common::schema::method_v1();
+    if let Err(e) = schema.validate(&doc) {
+        panic!("not a method-v1 document: {e}");
+    }
+    doc
+}
+
+#[test]
+fn the_6net_marking_check_and_scenario_7() {
+    if !lab_allowed() {
+        return;
+    }
+    let _lab = example_up("6net-qos.toml", "6net");
+    let _gr = KillOnDrop(serve_in("6net", "gr", GR));
+    // The background PC in the Netherlands runs an agent that takes
+    // third-party requests from the UK's prefix only.
+    let _nl = KillOnDrop(
+        sonde()
+            .args(["lab", "exec", "--lab", "6net", "nl", "--"])
+            .arg(env!("CARGO_BIN_EXE_sonde"))
+            .args([
+                "serve",
+                "--bind",
+                NL,
+                "--third-party-allow",
+                "2001:2:0:1::/64",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    std::thread::sleep(Duration::from_millis(500));
+
+    let doc = qos_in_uk(&[
+        "check", GR, "--checks", "marking", "-t", "2s", "--gap", "0.2s",
+    ]);
+    let checks = doc["checks"].as_array().unwrap();
+    assert_eq!(checks.len(), 8, "4 classes from each host");
+    for c in checks {
+        let (from, class, verdict) = (
+            c["from"].as_str().unwrap(),
+            c["class"].as_u64().unwrap(),
+            c["verdict"].as_str().unwrap(),
+        );
+        let expected = if from == NL && class != 0 {
+            "reset"
+        } else {
+            "kept"
+        };
+        assert_eq!(verdict, expected, "{from} class {class}: {}", c["evidence"]);
+    }
+
+    // Scenario 7, with two steps past its end to show the policer.
+    let doc = qos_in_uk(&[
+        "scenario",
+        GR,
+        "--background",
+        "80M",
+        "--fg-rates",
+        "1.5M:8.5M:0.5M",
+        "-t",
+        "2s",
+        "--lead",
+        "0.5s",
+        "--gap",
+        "0.5s",
+    ]);
+    let steps = doc["qos_steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 15);
+    for s in steps {
+        let offered = num(&s["fg_offered_bps"]);
+        let ip = offered * 1448.0 / 1400.0;
+        let loss = num(&s["fg_loss_pct"]);
+        let expected = (1.0 - POLICER_IP_BPS / ip).max(0.0) * 100.0;
+        eprintln!(
+            "scenario 7: offered {:.1} Mbit/s ({:.2} of IP), lost {loss:.3} % (policer: {expected:.2} %), \
+             background lost {:.3} %",
+            offered / 1e6,
+            ip / 1e6,
+            num(&s["bg_loss_pct"])
+        );
+        if ip < POLICER_IP_BPS * 0.98 {
+            assert_eq!(
+                loss, 0.0,
+                "premium below the policer lost packets at {offered}"
+            );
+        } else if ip > POLICER_IP_BPS * 1.03 {
+            assert!(
+                (loss - expected).abs() <= 2.0,
+                "policed loss {loss:.2} % at {offered}, expected {expected:.2} %"
+            );
+        }
+        // 56 Mbit/s of UDP and 24 of TCP from the agent, through a
+        // 155 Mbit/s core: the background passes too.
+        assert!(
+            (num(&s["bg_achieved_bps"]) / 56e6 - 1.0).abs() < 0.02,
+            "{s}"
+        );
+        assert!((num(&s["bg_tcp_bps"]) / 24e6 - 1.0).abs() < 0.05, "{s}");
+    }
+    let trials = doc["trials"].as_array().unwrap();
+    assert_eq!(
+        trials.len(),
+        15 * 3,
+        "each step's foreground and background results"
+    );
+}
