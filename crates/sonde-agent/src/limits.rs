@@ -17,6 +17,13 @@ use std::time::Duration;
 /// whatever the client does, and the test's slot is free.
 pub const END_GRACE: Duration = Duration::from_secs(5);
 
+/// How long before [`END_GRACE`] is up the server's own data streams
+/// give up on data in flight and close: a client whose last bytes are
+/// stuck behind retransmission timeouts (a policer dropping most of a
+/// window) then sees the close, ends, and still has this long to send its
+/// report.
+pub const REPORT_MARGIN: Duration = Duration::from_secs(2);
+
 /// What a test asks of the server, in the terms its limits are written in.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Demand<'a> {

@@ -179,6 +179,10 @@ pub struct ScenarioArgs {
     /// TCP foreground: each stream's socket buffer (004: 256K).
     #[arg(long, value_name = "SIZE")]
     pub fg_window: Option<ByteSize>,
+    /// TCP foreground: the congestion control (this host's default if
+    /// not given).
+    #[arg(long, value_name = "NAME")]
+    pub fg_cc: Option<String>,
     /// TCP foreground: each stream's pace (unpaced if not given).
     #[arg(long, value_name = "RATE")]
     pub fg_stream_rate: Option<Rate>,
@@ -213,6 +217,7 @@ impl ScenarioArgs {
                 time: self.time,
                 dscp: class,
                 window: self.fg_window,
+                congestion: self.fg_cc.clone(),
                 bitrate: self.fg_stream_rate,
                 family: c.family(),
                 title: c.title.clone(),

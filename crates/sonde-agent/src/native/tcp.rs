@@ -5,7 +5,7 @@
 use super::watcher::{answer_report, spawn_watcher};
 use crate::gone::{client_gone, GONE_POLL};
 use crate::handshake::connect_deadline;
-use crate::limits::END_GRACE;
+use crate::limits::{END_GRACE, REPORT_MARGIN};
 use crate::state::{Delivered, Shared};
 use sonde_engine::control::Control;
 use sonde_engine::host_env::host_env;
@@ -108,7 +108,7 @@ fn run_accepted(
     let watcher = spawn_watcher(&control, report_frame_cap(spec), wait, &stop, None)?;
 
     let mut plan = side_plan(spec);
-    plan.receive_grace = END_GRACE;
+    plan.receive_grace = END_GRACE.saturating_sub(REPORT_MARGIN);
     if rate_capped {
         // Enforce the rate on reads too, whatever the client sends
         // (2 % above the rate asked, so a fair client is never slowed).
