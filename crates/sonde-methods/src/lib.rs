@@ -20,6 +20,7 @@
 mod error;
 pub mod limiter;
 pub mod ndr;
+pub mod overhead;
 pub mod qos;
 pub mod repeat;
 pub mod step;

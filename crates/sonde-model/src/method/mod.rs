@@ -15,6 +15,7 @@
 //! method's result without depending on how it was found.
 
 mod ndr;
+mod overhead;
 mod qos;
 mod repeat;
 mod step;
@@ -23,6 +24,7 @@ mod sweep;
 pub use ndr::{
     frame_overhead_bytes, NdrSize, NdrSpec, SearchMode, SizeKind, ETHERNET_L1_EXTRA_BYTES,
 };
+pub use overhead::{OverheadFit, OverheadPoint, OverheadSpec, StackFit};
 pub use qos::{
     QosCheck, QosCheckKind, QosCheckSpec, QosRamp, QosScenarioSpec, QosStep, QosVerdict,
 };
@@ -55,6 +57,8 @@ pub enum MethodKind {
     /// A foreground ramp against a background mix.
     #[serde(rename = "qos_scenario")]
     QosScenario,
+    /// A path's per-packet overhead from goodput at several payload sizes.
+    Overhead,
 }
 
 impl MethodKind {
@@ -65,6 +69,7 @@ impl MethodKind {
             MethodKind::Repeat => "repeat",
             MethodKind::QosCheck => "qos_check",
             MethodKind::QosScenario => "qos_scenario",
+            MethodKind::Overhead => "overhead",
         }
     }
 }
@@ -86,6 +91,7 @@ pub enum MethodSpec {
     QosCheck(QosCheckSpec),
     #[serde(rename = "qos_scenario")]
     QosScenario(QosScenarioSpec),
+    Overhead(OverheadSpec),
 }
 
 impl MethodSpec {
@@ -96,6 +102,7 @@ impl MethodSpec {
             MethodSpec::Repeat(_) => MethodKind::Repeat,
             MethodSpec::QosCheck(_) => MethodKind::QosCheck,
             MethodSpec::QosScenario(_) => MethodKind::QosScenario,
+            MethodSpec::Overhead(_) => MethodKind::Overhead,
         }
     }
 
@@ -106,6 +113,7 @@ impl MethodSpec {
             MethodSpec::Repeat(s) => s.test.title(),
             MethodSpec::QosCheck(s) => s.probe.title.as_deref(),
             MethodSpec::QosScenario(s) => s.udp_foreground.title.as_deref(),
+            MethodSpec::Overhead(s) => s.probe.title.as_deref(),
         }
     }
 }
@@ -143,6 +151,9 @@ pub struct MethodResult {
     /// `qos_scenario`: one per foreground step.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub qos_steps: Vec<QosStep>,
+    /// `overhead`: the per-packet overhead found and the stacks that fit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overhead: Option<OverheadFit>,
     /// IPv6 against IPv4 (`families` 6,4), per figure.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub family_ratios: Vec<FamilyRatio>,
@@ -169,6 +180,7 @@ impl MethodResult {
             runs: None,
             checks: Vec::new(),
             qos_steps: Vec::new(),
+            overhead: None,
             family_ratios: Vec::new(),
             trials: Vec::new(),
         }

@@ -1,0 +1,23 @@
+//! Encapsulation overhead (seed 000 §3.3, 001, 002 Table 1): the bytes a
+//! protocol stack puts on the wire per packet ([`Stack`]), the correction
+//! of a measured goodput for a stack assumed, and a path's own overhead
+//! estimated from goodput at several payload sizes ([`measure`]).
+
+pub mod layer;
+pub mod measure;
+pub mod stack;
+
+#[cfg(test)]
+mod tests;
+
+pub use layer::{Auth, Cipher, EspMode, Layer};
+pub use measure::run_overhead;
+pub use stack::{LayerBytes, Stack, StackError};
+
+/// How much more goodput a path would have carried without the tunnels
+/// of `stack`, at `payload` bytes per packet: the stack's wire bytes over
+/// those of the same packet untunnelled (seed 000 §3.3: 1414 / 1302).
+pub fn correction_factor(stack: &Stack, payload: u32) -> f64 {
+    let plain = stack.untunnelled().wire_bytes(payload);
+    f64::from(stack.wire_bytes(payload)) / f64::from(plain.max(1))
+}
