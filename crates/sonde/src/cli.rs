@@ -5,8 +5,8 @@
 //! interrupted by Ctrl-C (the partial result is still printed).
 
 use crate::{
-    docs_cmd, lab_cmd, ndr_cmd, ping_cmd, qos_cmd, quickstart, run_cmd, serve_cmd, sweep_cmd,
-    tcp_cmd, udp_cmd,
+    docs_cmd, lab_cmd, ndr_cmd, overhead_cmd, ping_cmd, qos_cmd, quickstart, run_cmd, serve_cmd,
+    sweep_cmd, tcp_cmd, udp_cmd,
 };
 use clap::{Parser, Subcommand};
 use std::path::Path;
@@ -50,6 +50,9 @@ pub enum Command {
     /// A DiffServ class's marking, policing, shaping and priority; and
     /// foreground-against-background scenarios (seed 004).
     Qos(qos_cmd::QosArgs),
+    /// Bytes on the wire per packet for protocol stacks and tunnels;
+    /// results corrected for a stack; a path's own overhead measured.
+    Overhead(overhead_cmd::OverheadArgs),
     /// Any test written as a spec in a TOML or JSON file (`-`: standard input).
     Run(run_cmd::RunSpecArgs),
     /// Emulated network paths on this machine (network namespaces; root).
@@ -162,6 +165,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Ndr(a) => ndr_cmd::run(a),
         Command::Sweep(a) => sweep_cmd::run(a),
         Command::Qos(a) => qos_cmd::run(a),
+        Command::Overhead(a) => overhead_cmd::run(a),
         Command::Quickstart(a) => quickstart::run(a),
         Command::Lab(a) => lab_cmd::run(a),
         Command::Completions(a) => docs_cmd::completions(a),

@@ -6,6 +6,7 @@ mod lab_cmd;
 mod method_output;
 mod ndr_cmd;
 mod output;
+mod overhead_cmd;
 mod ping_cmd;
 mod qos_cmd;
 mod quickstart;

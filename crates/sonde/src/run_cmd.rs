@@ -101,6 +101,9 @@ pub fn run(args: RunSpecArgs) -> Result<(), Failure> {
             MethodSpec::QosCheck(spec) => {
                 crate::qos_cmd::run_check_spec(&spec, output.json.is_some())
             }
+            MethodSpec::Overhead(spec) => {
+                crate::overhead_cmd::run_measure_spec(&spec, output.json.is_some())
+            }
             MethodSpec::QosScenario(spec) => {
                 crate::qos_cmd::run_scenario_spec(&spec, output.json.is_some(), None)
             }

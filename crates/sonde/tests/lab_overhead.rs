@@ -1,0 +1,116 @@
+//! `sonde overhead --measure` on lab paths of known encapsulation: a
+//! 20 Mbit/s shaper counts 14 (Ethernet header) + 40 + 8 bytes per IPv6
+//! UDP packet; through a VXLAN tunnel over IPv4 (made here with `ip`) it
+//! also counts 20 + 8 + 8 + 14 of the tunnel. The per-packet bytes found
+//! must be within 2 of each, and the stack named. Needs root;
+//! `SONDE_LAB=skip` skips elsewhere.
+
+mod common;
+use common::lab_cli::{lab_up, num, KillOnDrop};
+use common::{lab_allowed, sonde, stderr};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+const PATH: &str = r#"
+[[node]]
+name = "a"
+[[node]]
+name = "b"
+[[link]]
+a = "a"
+b = "b"
+rate = "20M"
+"#;
+
+fn ip(ns: &str, args: &str) {
+    let out = Command::new("ip")
+        .args(["-n", ns])
+        .args(args.split_whitespace())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "ip {args}: {}", stderr(&out));
+}
+
+fn serve_on(addr: &str, port: &str) -> KillOnDrop {
+    KillOnDrop(
+        sonde()
+            .args(["lab", "exec", "--lab", "ovhlab", "b", "--"])
+            .arg(env!("CARGO_BIN_EXE_sonde"))
+            .args(["serve", "--bind", addr, "-p", port, "--no-reflector"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    )
+}
+
+fn measure(host: &str, port: &str) -> serde_json::Value {
+    let out = sonde()
+        .args(["lab", "exec", "--lab", "ovhlab", "a", "--"])
+        .arg(env!("CARGO_BIN_EXE_sonde"))
+        .args(["overhead", "--measure", host, "-p", port])
+        .args([
+            "--payloads",
+            "200,600,1400",
+            "-t",
+            "2s",
+            "--gap",
+            "0.5s",
+            "-J",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    if let Err(e) = common::schema::method_v1().validate(&doc) {
+        panic!("not a method-v1 document: {e}");
+    }
+    doc
+}
+
+#[test]
+fn measured_overhead_matches_the_known_encapsulation() {
+    if !lab_allowed() {
+        return;
+    }
+    let _lab = lab_up("ovhlab", PATH);
+    let (a, b) = ("sonde-lab-ovhlab-a", "sonde-lab-ovhlab-b");
+    ip(
+        a,
+        "link add vx0 type vxlan id 42 dstport 4789 local 198.18.1.1 remote 198.18.1.2",
+    );
+    ip(
+        b,
+        "link add vx0 type vxlan id 42 dstport 4789 local 198.18.1.2 remote 198.18.1.1",
+    );
+    ip(a, "addr add fd00:99::1/64 dev vx0 nodad");
+    ip(b, "addr add fd00:99::2/64 dev vx0 nodad");
+    ip(a, "link set vx0 up");
+    ip(b, "link set vx0 up");
+    let _plain = serve_on("2001:2:0:1::2", "5201");
+    let _tunnel = serve_on("fd00:99::2", "5202");
+    std::thread::sleep(Duration::from_millis(500));
+
+    for (host, port, known, stack) in [
+        ("2001:2:0:1::2", "5201", 14.0 + 40.0 + 8.0, "mac/ipv6/udp"),
+        (
+            "fd00:99::2",
+            "5202",
+            14.0 + 20.0 + 8.0 + 8.0 + 14.0 + 40.0 + 8.0,
+            "mac/ipv4/udp/vxlan/ipv6/udp",
+        ),
+    ] {
+        let doc = measure(host, port);
+        let f = &doc["overhead"];
+        let bytes = num(&f["per_packet_bytes"]);
+        eprintln!(
+            "overhead toward {host}: {bytes:.1} bytes per packet (known {known}), \
+             bottleneck {:.2} Mbit/s, fits {}",
+            num(&f["capacity_bps"]) / 1e6,
+            f["fits"]
+        );
+        assert!((bytes - known).abs() <= 2.0, "{bytes} bytes, known {known}");
+        assert_eq!(f["fits"][0]["stack"], stack, "{}", f["fits"]);
+        assert!((num(&f["capacity_bps"]) / 20e6 - 1.0).abs() < 0.02);
+    }
+}
