@@ -15,6 +15,7 @@ pub mod lab;
 mod netns;
 mod pair;
 pub mod profile;
+pub mod set;
 mod shaper;
 mod sys;
 pub mod topology;

@@ -42,6 +42,12 @@ pub enum LabError {
     },
     #[error("no lab named '{lab}' (see `sonde lab list`)")]
     NoSuchLab { lab: String },
+    /// A change of emulator settings on a link that has no emulator.
+    #[error(
+        "link {link} has no emulator to change: only links given a delay, jitter, loss \
+         pattern, policer or line rate in their topology have one"
+    )]
+    NotEmulated { link: usize },
 }
 
 /// Whether this process runs as root.

@@ -25,6 +25,7 @@ pub mod qos;
 pub mod repeat;
 pub mod step;
 pub mod sweep;
+pub mod tune;
 
 #[cfg(test)]
 mod limiter_tests;

@@ -14,6 +14,28 @@ pub struct HostEnv {
     pub cpus: u32,
     /// The system-wide default congestion control.
     pub default_congestion: Option<String>,
+    /// The TCP buffer settings in force (Linux sysctls), for `sonde tune`
+    /// and to explain a TCP figure; absent when not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp_buffers: Option<TcpBuffers>,
+}
+
+/// A host's TCP buffer settings: the four sysctls seed 003 tuned, window
+/// scaling, and the congestion controls on offer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct TcpBuffers {
+    /// `net.core.rmem_max`: the most a socket may ask for (SO_RCVBUF).
+    pub rmem_max: u64,
+    /// `net.core.wmem_max`: the most a socket may ask for (SO_SNDBUF).
+    pub wmem_max: u64,
+    /// `net.ipv4.tcp_rmem`: min, default and autotuning max.
+    pub tcp_rmem: [u64; 3],
+    /// `net.ipv4.tcp_wmem`: min, default and autotuning max.
+    pub tcp_wmem: [u64; 3],
+    /// `net.ipv4.tcp_window_scaling` (RFC 7323).
+    pub window_scaling: bool,
+    /// `net.ipv4.tcp_available_congestion_control`.
+    pub available_congestion: Vec<String>,
 }
 
 impl HostEnv {

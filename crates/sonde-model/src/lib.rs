@@ -33,7 +33,7 @@ pub mod v1;
 pub use client_spec::Volume;
 pub use dscp::Dscp;
 pub use duration::{format_duration, parse_duration, DurationError};
-pub use env::HostEnv;
+pub use env::{HostEnv, TcpBuffers};
 pub use event::{Event, OpenStream, Warning};
 pub use figures::{DscpClass, Figures, FrameClass};
 pub use load::{load_result, load_value, LoadError};

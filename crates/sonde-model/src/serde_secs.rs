@@ -44,3 +44,28 @@ pub mod option {
         Ok(Option::<Secs>::deserialize(d)?.map(|s| s.0))
     }
 }
+
+/// A list of durations, each as seconds (`#[serde(with =
+/// "crate::serde_secs::vec")]`).
+pub mod vec {
+    use serde::ser::SerializeSeq;
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(v: &[Duration], s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(v.len()))?;
+        for d in v {
+            seq.serialize_element(&d.as_secs_f64())?;
+        }
+        seq.end()
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Duration>, D::Error> {
+        #[derive(Deserialize)]
+        struct Secs(#[serde(deserialize_with = "super::deserialize")] Duration);
+        Ok(Vec::<Secs>::deserialize(d)?
+            .into_iter()
+            .map(|s| s.0)
+            .collect())
+    }
+}

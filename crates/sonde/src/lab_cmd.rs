@@ -26,6 +26,9 @@ pub enum LabCommand {
     List,
     /// Addresses, routes, queues and rules of every node, as the kernel has them.
     Show { name: String },
+    /// Change a running link's emulator: its one-way delay, jitter or line
+    /// rate, on both directions or one (`--from a|b`), in place.
+    Set(SetArgs),
     /// The link emulator (started by `lab up` inside a link's emulator namespace).
     #[command(hide = true)]
     Emulate {
@@ -48,6 +51,27 @@ pub enum LabCommand {
         #[arg(last = true, required = true)]
         command: Vec<String>,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct SetArgs {
+    /// The lab.
+    pub lab: String,
+    /// The link's number, as `sonde lab up` lists them (link 1 first).
+    pub link: usize,
+    /// New one-way delay (e.g. 10ms; the RTT grows by twice a change on
+    /// both directions).
+    #[arg(long, value_parser = crate::run_args::duration)]
+    pub delay: Option<std::time::Duration>,
+    /// New jitter.
+    #[arg(long, value_parser = crate::run_args::duration)]
+    pub jitter: Option<std::time::Duration>,
+    /// New line rate (0: none).
+    #[arg(long, value_name = "RATE")]
+    pub line_rate: Option<sonde_model::Rate>,
+    /// Only the direction from this end of the link (a or b).
+    #[arg(long, value_parser = ["a", "b"])]
+    pub from: Option<String>,
 }
 
 /// A topology file that cannot be used: always a usage error (exit 2).
@@ -77,6 +101,7 @@ fn lab_failure(e: LabError, doing: String) -> Failure {
         | LabError::NoEmulator { .. }
         | LabError::StartEmulator { .. }
         | LabError::NoSuchLab { .. } => false,
+        LabError::NotEmulated { .. } => true,
     };
     let names_lab = matches!(e, LabError::NoSuchLab { .. });
     let e = anyhow::Error::new(e);
@@ -139,6 +164,32 @@ pub fn run(args: LabArgs) -> Result<(), Failure> {
                 Ok(())
             }
         },
+        LabCommand::Set(a) => {
+            use sonde_lab::set::{set_emulator, EmulatorChange, Ends};
+            if a.delay.is_none() && a.jitter.is_none() && a.line_rate.is_none() {
+                return Err(Failure::Usage(anyhow!(
+                    "say what to change: --delay, --jitter or --line-rate"
+                )));
+            }
+            let ends = match a.from.as_deref() {
+                Some("a") => Ends::AToB,
+                Some("b") => Ends::BToA,
+                _ => Ends::Both,
+            };
+            let change = EmulatorChange {
+                delay: a.delay,
+                jitter: a.jitter,
+                line_rate_bps: a.line_rate.map(|r| r.bps()),
+            };
+            let (l2r, r2l) = set_emulator(&a.lab, a.link, ends, &change).map_err(|e| {
+                lab_failure(e, format!("changing link {} of lab '{}'", a.link, a.lab))
+            })?;
+            println!(
+                "lab '{}' link {}:\n  a → b: {l2r}\n  b → a: {r2l}",
+                a.lab, a.link
+            );
+            Ok(())
+        }
         LabCommand::Emulate {
             left,
             right,

@@ -20,6 +20,7 @@ mod qos;
 mod repeat;
 mod step;
 mod sweep;
+mod tune;
 
 pub use ndr::{
     frame_overhead_bytes, NdrSize, NdrSpec, SearchMode, SizeKind, ETHERNET_L1_EXTRA_BYTES,
@@ -33,6 +34,7 @@ pub use step::{FamilyRatio, Metric, RepeatRule, Stats, StepPlan, StepStats};
 pub use sweep::{
     Limiter, LimiterClass, LimiterEvidence, SweepSpec, SweepStep, SweepVariable, SweepVariableKind,
 };
+pub use tune::{Ceiling, TuneFindings, TuneLabSpec, TuneLimit, TuneSpec, TuneStep};
 
 use crate::{ResultId, TestResult, Timestamp};
 use serde::{Deserialize, Serialize};
@@ -59,6 +61,11 @@ pub enum MethodKind {
     QosScenario,
     /// A path's per-packet overhead from goodput at several payload sizes.
     Overhead,
+    /// TCP buffers sized to a path, advised and verified.
+    Tune,
+    /// TCP over RTTs × buffers × congestion controls in a lab.
+    #[serde(rename = "tune_lab")]
+    TuneLab,
 }
 
 impl MethodKind {
@@ -70,6 +77,8 @@ impl MethodKind {
             MethodKind::QosCheck => "qos_check",
             MethodKind::QosScenario => "qos_scenario",
             MethodKind::Overhead => "overhead",
+            MethodKind::Tune => "tune",
+            MethodKind::TuneLab => "tune_lab",
         }
     }
 }
@@ -92,6 +101,9 @@ pub enum MethodSpec {
     #[serde(rename = "qos_scenario")]
     QosScenario(QosScenarioSpec),
     Overhead(OverheadSpec),
+    Tune(TuneSpec),
+    #[serde(rename = "tune_lab")]
+    TuneLab(TuneLabSpec),
 }
 
 impl MethodSpec {
@@ -103,6 +115,8 @@ impl MethodSpec {
             MethodSpec::QosCheck(_) => MethodKind::QosCheck,
             MethodSpec::QosScenario(_) => MethodKind::QosScenario,
             MethodSpec::Overhead(_) => MethodKind::Overhead,
+            MethodSpec::Tune(_) => MethodKind::Tune,
+            MethodSpec::TuneLab(_) => MethodKind::TuneLab,
         }
     }
 
@@ -114,6 +128,8 @@ impl MethodSpec {
             MethodSpec::QosCheck(s) => s.probe.title.as_deref(),
             MethodSpec::QosScenario(s) => s.udp_foreground.title.as_deref(),
             MethodSpec::Overhead(s) => s.probe.title.as_deref(),
+            MethodSpec::Tune(s) => s.test.title.as_deref(),
+            MethodSpec::TuneLab(s) => s.test.title.as_deref(),
         }
     }
 }
@@ -154,6 +170,12 @@ pub struct MethodResult {
     /// `overhead`: the per-packet overhead found and the stacks that fit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overhead: Option<OverheadFit>,
+    /// `tune`: what limits TCP on the path, the advice and its verification.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tune: Option<TuneFindings>,
+    /// `tune_lab`: one per RTT, buffer and congestion control.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tune_steps: Vec<TuneStep>,
     /// IPv6 against IPv4 (`families` 6,4), per figure.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub family_ratios: Vec<FamilyRatio>,
@@ -181,6 +203,8 @@ impl MethodResult {
             checks: Vec::new(),
             qos_steps: Vec::new(),
             overhead: None,
+            tune: None,
+            tune_steps: Vec::new(),
             family_ratios: Vec::new(),
             trials: Vec::new(),
         }

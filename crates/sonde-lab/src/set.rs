@@ -1,0 +1,127 @@
+//! `sonde lab set`: a running link's emulator settings changed in place.
+//!
+//! The emulator of link N runs in its own namespace (`…-_eN`) with each
+//! direction's settings on its command line. A change reads them back,
+//! stops that emulator and starts a new one with the settings changed, in
+//! the same namespace on the same interfaces: the link pauses for the few
+//! milliseconds between the two, and keeps its addresses, routes, queues
+//! and every connection across it. Only what the emulator does (delay,
+//! jitter, line rate) can change this way; a link without an emulator has
+//! none to change.
+
+use crate::emulator::Impairment;
+use crate::netns::{run_cmd, LabError, Netns};
+use std::time::{Duration, Instant};
+
+/// Which directions of a link a change applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ends {
+    Both,
+    AToB,
+    BToA,
+}
+
+/// What to change; `None` keeps the setting as it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct EmulatorChange {
+    /// One-way delay of each direction changed.
+    pub delay: Option<Duration>,
+    pub jitter: Option<Duration>,
+    /// Line rate in bits/s (0: none).
+    pub line_rate_bps: Option<u64>,
+}
+
+/// The settings of link `link`'s running emulator: its program, its pid
+/// and each direction's settings (a → b, b → a).
+struct Running {
+    pid: u32,
+    program: String,
+    l2r: Impairment,
+    r2l: Impairment,
+}
+
+fn running(ns: &str) -> Option<Running> {
+    let pids = run_cmd("ip", &["netns", "pids", ns]).ok()?;
+    for pid in String::from_utf8_lossy(&pids.stdout).split_whitespace() {
+        let Ok(raw) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let args: Vec<String> = raw
+            .split(|b| *b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        let of = |flag: &str| {
+            args.iter()
+                .position(|a| a == flag)
+                .and_then(|i| args.get(i + 1))
+                .and_then(|j| serde_json::from_str::<Impairment>(j).ok())
+        };
+        if let (Some(l2r), Some(r2l), Ok(pid)) = (of("--l2r"), of("--r2l"), pid.parse()) {
+            return Some(Running {
+                pid,
+                program: args.first().cloned().unwrap_or_default(),
+                l2r,
+                r2l,
+            });
+        }
+    }
+    None
+}
+
+fn apply(imp: &mut Impairment, c: &EmulatorChange) {
+    if let Some(d) = c.delay {
+        imp.delay_ns = d.as_nanos() as u64;
+    }
+    if let Some(j) = c.jitter {
+        imp.jitter_ns = j.as_nanos() as u64;
+    }
+    if let Some(r) = c.line_rate_bps {
+        imp.line_rate_bps = r;
+    }
+}
+
+/// Changes link `link` (1-based) of `lab` as `change` says, on `ends`;
+/// returns the settings now in force (a → b, b → a).
+pub fn set_emulator(
+    lab: &str,
+    link: usize,
+    ends: Ends,
+    change: &EmulatorChange,
+) -> Result<(Impairment, Impairment), LabError> {
+    if !crate::lab::list().contains_key(lab) {
+        return Err(LabError::NoSuchLab {
+            lab: lab.to_string(),
+        });
+    }
+    let ns = format!("sonde-lab-{lab}-_e{link}");
+    let Some(mut now) = running(&ns) else {
+        return Err(LabError::NotEmulated { link });
+    };
+    if matches!(ends, Ends::Both | Ends::AToB) {
+        apply(&mut now.l2r, change);
+    }
+    if matches!(ends, Ends::Both | Ends::BToA) {
+        apply(&mut now.r2l, change);
+    }
+    run_cmd("kill", &[&now.pid.to_string()])?;
+    // The interfaces are free once the old emulator is gone.
+    let gone_by = Instant::now() + Duration::from_secs(2);
+    while std::path::Path::new(&format!("/proc/{}", now.pid)).exists() && Instant::now() < gone_by {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let json = |i: &Impairment| serde_json::to_string(i).unwrap_or_default();
+    Netns::adopt(&ns)
+        .command(&now.program)
+        .args(["lab", "emulate", "--left", "la", "--right", "lb"])
+        .args(["--l2r", &json(&now.l2r), "--r2l", &json(&now.r2l)])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|source| LabError::StartEmulator {
+            link,
+            program: now.program.clone().into(),
+            source,
+        })?;
+    Ok((now.l2r, now.r2l))
+}
