@@ -123,5 +123,33 @@ pub fn set_emulator(
             program: now.program.clone().into(),
             source,
         })?;
+    wait_ready(&ns);
     Ok((now.l2r, now.r2l))
+}
+
+/// Waits (up to 2 s) until the new emulator holds its two interfaces'
+/// sockets, so the link carries frames again when `set` returns.
+fn wait_ready(ns: &str) {
+    let sockets = |pid: &str| {
+        std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .map(|fds| {
+                fds.filter_map(Result::ok)
+                    .filter(|f| {
+                        std::fs::read_link(f.path())
+                            .is_ok_and(|l| l.to_string_lossy().starts_with("socket:"))
+                    })
+                    .count()
+            })
+            .unwrap_or(0)
+    };
+    let end = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < end {
+        let pids = run_cmd("ip", &["netns", "pids", ns])
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default();
+        if pids.split_whitespace().any(|p| sockets(p) >= 2) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }

@@ -22,6 +22,7 @@ pub mod rate_format;
 pub mod repeat_text;
 pub mod sweep_text;
 pub mod tcp_text;
+pub mod tune_text;
 pub mod udp_text;
 pub mod verbose_text;
 
@@ -39,6 +40,7 @@ pub use rate_format::{with_rate_format, RateFormat};
 pub use repeat_text::{repeat_summary, run_line};
 pub use sweep_text::{limiter_lines, sweep_chart, sweep_step_line, sweep_summary};
 pub use tcp_text::tcp_summary;
+pub use tune_text::{tune_chart, tune_step_header, tune_step_line, tune_summary};
 pub use udp_text::udp_summary;
 
 use sonde_model::{TestKind, TestResult};

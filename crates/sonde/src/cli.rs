@@ -6,7 +6,7 @@
 
 use crate::{
     docs_cmd, lab_cmd, ndr_cmd, overhead_cmd, ping_cmd, qos_cmd, quickstart, run_cmd, serve_cmd,
-    sweep_cmd, tcp_cmd, udp_cmd,
+    sweep_cmd, tcp_cmd, tune_cmd, udp_cmd,
 };
 use clap::{Parser, Subcommand};
 use std::path::Path;
@@ -53,6 +53,9 @@ pub enum Command {
     /// Bytes on the wire per packet for protocol stacks and tunnels;
     /// results corrected for a stack; a path's own overhead measured.
     Overhead(overhead_cmd::OverheadArgs),
+    /// TCP buffers sized to a path: what limits it, the sysctl lines, a
+    /// verification; or the lab matrix of RTTs × buffers (seed 003).
+    Tune(tune_cmd::TuneArgs),
     /// Any test written as a spec in a TOML or JSON file (`-`: standard input).
     Run(run_cmd::RunSpecArgs),
     /// Emulated network paths on this machine (network namespaces; root).
@@ -166,6 +169,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Sweep(a) => sweep_cmd::run(a),
         Command::Qos(a) => qos_cmd::run(a),
         Command::Overhead(a) => overhead_cmd::run(a),
+        Command::Tune(a) => tune_cmd::run(a),
         Command::Quickstart(a) => quickstart::run(a),
         Command::Lab(a) => lab_cmd::run(a),
         Command::Completions(a) => docs_cmd::completions(a),

@@ -272,6 +272,10 @@ mod tests {
             bad_topology(),
             Path::new("t.toml")
         )));
+        assert!(usage(&lab_failure(
+            LabError::NotEmulated { link: 2 },
+            "set".into()
+        )));
         for e in [
             LabError::NotRoot,
             LabError::NoEmulator { link: 1 },

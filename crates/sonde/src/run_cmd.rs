@@ -101,6 +101,10 @@ pub fn run(args: RunSpecArgs) -> Result<(), Failure> {
             MethodSpec::QosCheck(spec) => {
                 crate::qos_cmd::run_check_spec(&spec, output.json.is_some())
             }
+            MethodSpec::Tune(spec) => crate::tune_cmd::run_tune_spec(&spec, output.json.is_some()),
+            MethodSpec::TuneLab(spec) => {
+                crate::tune_cmd::run_lab_spec(&spec, output.json.is_some(), None)
+            }
             MethodSpec::Overhead(spec) => {
                 crate::overhead_cmd::run_measure_spec(&spec, output.json.is_some())
             }

@@ -10,8 +10,8 @@ mod common;
 use common::{sonde, stderr};
 use std::path::PathBuf;
 
-const COMMANDS: [&str; 11] = [
-    "", "tcp", "udp", "ping", "serve", "run", "lab", "sweep", "ndr", "qos", "overhead",
+const COMMANDS: [&str; 12] = [
+    "", "tcp", "udp", "ping", "serve", "run", "lab", "sweep", "ndr", "qos", "overhead", "tune",
 ];
 
 fn snapshot(command: &str) -> PathBuf {

@@ -70,14 +70,14 @@ fn ceilings(m: &Measured) -> Vec<Ceiling> {
     let mut out = Vec::new();
     if let Some(s) = &m.server {
         out.push(ceiling(
-            "receiver (server)",
+            "the server (receiver)",
             "net.ipv4.tcp_rmem max",
             s.tcp_rmem[2],
             m.rtt_ms,
         ));
         if !s.window_scaling {
             out.push(ceiling(
-                "receiver (server)",
+                "the server (receiver)",
                 "net.ipv4.tcp_window_scaling = 0",
                 UNSCALED_WINDOW,
                 m.rtt_ms,
@@ -86,14 +86,14 @@ fn ceilings(m: &Measured) -> Vec<Ceiling> {
     }
     if let Some(c) = &m.client {
         out.push(ceiling(
-            "sender (this host)",
+            "this host (sender)",
             "net.ipv4.tcp_wmem max",
             c.tcp_wmem[2],
             m.rtt_ms,
         ));
         if !c.window_scaling {
             out.push(ceiling(
-                "sender (this host)",
+                "this host (sender)",
                 "net.ipv4.tcp_window_scaling = 0",
                 UNSCALED_WINDOW,
                 m.rtt_ms,
@@ -202,7 +202,7 @@ pub fn advise(m: &Measured) -> Advice {
     } else {
         match tightest {
             Some(c) if c.ceiling_bps < m.bottleneck_bps => {
-                let limit = if c.end.starts_with("receiver") {
+                let limit = if c.end.ends_with("(receiver)") {
                     TuneLimit::ReceiverBuffer
                 } else {
                     TuneLimit::SenderBuffer
@@ -210,15 +210,15 @@ pub fn advise(m: &Measured) -> Advice {
                 let also: Vec<String> = ceilings
                     .iter()
                     .filter(|o| o.end != c.end && o.ceiling_bps <= c.ceiling_bps * 1.01)
-                    .map(|o| format!(" (and the {}'s {} as much)", o.end, o.setting))
+                    .map(|o| format!("; as does {} on {}", o.setting, o.end))
                     .collect();
                 (
                     limit,
                     format!(
-                        "{measured}: the {}'s {} of {} allows at most {} at this RTT{}",
-                        c.end,
+                        "{measured}: {} of {} on {} allows at most {} at this RTT{}",
                         c.setting,
                         human(c.bytes),
+                        c.end,
                         mbit(c.ceiling_bps),
                         also.concat()
                     ),

@@ -42,8 +42,9 @@ fn a_small_receive_buffer_is_named_as_the_limit() {
     assert_eq!(a.bdp_bytes, 500_000);
     assert_eq!(a.limit, TuneLimit::ReceiverBuffer, "{}", a.evidence);
     assert!(
-        a.evidence
-            .contains("net.ipv4.tcp_rmem max of 64 KiB allows at most 26.2 Mbit/s"),
+        a.evidence.contains(
+            "net.ipv4.tcp_rmem max of 64 KiB on the server (receiver) allows at most 26.2 Mbit/s"
+        ),
         "{}",
         a.evidence
     );

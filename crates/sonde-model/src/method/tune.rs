@@ -57,7 +57,7 @@ pub enum TuneLimit {
 /// A buffer and the rate it allows at the path's RTT.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Ceiling {
-    /// `sender (this host)` or `receiver (server)`.
+    /// `this host (sender)` or `the server (receiver)`.
     pub end: String,
     /// The setting, e.g. `net.ipv4.tcp_rmem max`.
     pub setting: String,

@@ -1,0 +1,193 @@
+//! `sonde tune HOST`: TCP buffers sized to a path, advised and verified;
+//! with `--lab LAB`, the measurement laboratory's matrix of RTTs ×
+//! buffers × congestion controls, the RTT set on the lab link between
+//! steps (seed 003 §3). The work is `sonde_methods::tune`'s.
+
+use crate::cli::Failure;
+use crate::method_output::{method_failure, print_method};
+use crate::output::interrupt_flag;
+use crate::run_args::{duration, family};
+use crate::sweep_values::{self, Values};
+use anyhow::anyhow;
+use clap::Args;
+use sonde_methods::tune::{lab::run_tune_lab, run_tune};
+use sonde_model::method::{TuneLabSpec, TuneSpec};
+use sonde_model::{ByteSize, TcpSpec};
+use sonde_run::{Events, LocalRunner};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+#[derive(Debug, Args)]
+pub struct TuneArgs {
+    /// The server: a sonde server (host name, IPv6 or IPv4 address).
+    pub host: String,
+    /// Server port.
+    #[arg(short = 'p', long, default_value_t = 5201)]
+    pub port: u16,
+    /// How long each TCP run sends (baseline, verification, each lab step).
+    #[arg(short = 't', long = "time", default_value = "5s", value_parser = duration)]
+    pub time: Duration,
+    /// How long the unpaced UDP run that finds the bottleneck sends.
+    #[arg(long, default_value = "3s", value_parser = duration)]
+    pub bottleneck_time: Duration,
+    /// Echo requests for the RTT.
+    #[arg(long, default_value_t = 10)]
+    pub pings: u32,
+    /// The buffer the verification runs with (default: the advised one).
+    #[arg(short = 'w', long, value_name = "SIZE")]
+    pub window: Option<ByteSize>,
+    /// Congestion control of the TCP runs (the host's default if not given).
+    #[arg(short = 'C', long = "congestion", value_name = "NAME")]
+    pub congestion: Option<String>,
+    /// Idle time between runs.
+    #[arg(long, default_value = "1s", value_parser = duration)]
+    pub gap: Duration,
+    /// The laboratory: run the matrix in this lab, setting the RTT on its
+    /// link (--link) between steps with `sonde lab set`.
+    #[arg(long, value_name = "LAB", requires_all = ["rtts", "windows"])]
+    pub lab: Option<String>,
+    /// The lab link whose delay sets the RTT (half each way).
+    #[arg(long, default_value_t = 1)]
+    pub link: usize,
+    /// RTTs of the matrix: 1ms,5ms,10ms,20ms,40ms.
+    #[arg(long, value_delimiter = ',', value_parser = duration, requires = "lab")]
+    pub rtts: Vec<Duration>,
+    /// Socket buffers of the matrix (-w): 64K,256K,1M,8M.
+    #[arg(long, value_name = "RANGE|LIST", value_parser = sweep_values::windows, requires = "lab")]
+    pub windows: Option<Values<ByteSize>>,
+    /// Congestion controls of the matrix.
+    #[arg(
+        long = "cc",
+        value_delimiter = ',',
+        default_value = "cubic",
+        requires = "lab"
+    )]
+    pub cc: Vec<String>,
+    /// With --lab: draw bandwidth against RTT per buffer size to FILE (SVG).
+    #[arg(long, value_name = "FILE.svg", requires = "lab")]
+    pub chart: Option<PathBuf>,
+    /// IPv4 only.
+    #[arg(short = '4', long = "ipv4", conflicts_with = "ipv6")]
+    pub ipv4: bool,
+    /// IPv6 only.
+    #[arg(short = '6', long = "ipv6")]
+    pub ipv6: bool,
+    /// A title for the output and the stored result.
+    #[arg(short = 'T', long)]
+    pub title: Option<String>,
+    /// Print one JSON document (`"method": "tune"` or `"tune_lab"`).
+    #[arg(short = 'J', long)]
+    pub json: bool,
+}
+
+impl TuneArgs {
+    fn test(&self) -> TcpSpec {
+        TcpSpec {
+            host: self.host.clone(),
+            port: self.port,
+            time: self.time,
+            interval: Duration::ZERO,
+            congestion: self.congestion.clone(),
+            family: family(self.ipv4, self.ipv6),
+            title: self.title.clone(),
+            ..TcpSpec::default()
+        }
+    }
+}
+
+pub fn run(args: TuneArgs) -> Result<(), Failure> {
+    if let Some(lab) = &args.lab {
+        let spec = TuneLabSpec {
+            test: args.test(),
+            lab: lab.clone(),
+            link: args.link,
+            rtts: args.rtts.clone(),
+            windows: args.windows.clone().map(|v| v.0).unwrap_or_default(),
+            congestion: args.cc.clone(),
+            gap: args.gap,
+        };
+        return run_lab_spec(&spec, args.json, args.chart.as_deref());
+    }
+    let spec = TuneSpec {
+        test: args.test(),
+        bottleneck_time: args.bottleneck_time,
+        pings: args.pings,
+        window: args.window,
+        gap: args.gap,
+    };
+    run_tune_spec(&spec, args.json)
+}
+
+fn usage(e: sonde_model::SpecError) -> Failure {
+    Failure::Usage(anyhow!("invalid {}: {}", e.field, e.reason))
+}
+
+/// Runs a `tune` spec (from flags, or a file given to `sonde run`).
+pub fn run_tune_spec(spec: &TuneSpec, json: bool) -> Result<(), Failure> {
+    spec.validate().map_err(usage)?;
+    let stop = interrupt_flag();
+    let mut out = std::io::stdout();
+    let result = run_tune(&LocalRunner, spec, &stop, &Events::new(), &mut |stage| {
+        if !json {
+            let _ = writeln!(out, "{stage}");
+        }
+    })
+    .map_err(method_failure)?;
+    print_method(&result, json, sonde_report::tune_summary)
+}
+
+/// Runs a `tune_lab` spec: the RTT is set on the lab's link through its
+/// emulator, half each way.
+pub fn run_lab_spec(spec: &TuneLabSpec, json: bool, chart: Option<&Path>) -> Result<(), Failure> {
+    use sonde_lab::set::{set_emulator, EmulatorChange, Ends};
+    spec.validate().map_err(usage)?;
+    let chart = match chart {
+        Some(path) => Some((
+            path,
+            std::fs::File::create(path)
+                .map_err(|e| Failure::Usage(anyhow!("--chart {}: {e}", path.display())))?,
+        )),
+        None => None,
+    };
+    let (lab, link) = (spec.lab.clone(), spec.link);
+    let mut set_rtt = |rtt: Duration| {
+        let change = EmulatorChange {
+            delay: Some(rtt / 2),
+            ..EmulatorChange::default()
+        };
+        set_emulator(&lab, link, Ends::Both, &change)
+            .map(drop)
+            .map_err(|e| {
+                format!("setting the RTT to {rtt:?} on link {link} of lab '{lab}': {e}")
+            })?;
+        // The new emulator takes a moment to open its interfaces.
+        std::thread::sleep(Duration::from_millis(300));
+        Ok(())
+    };
+    let stop = interrupt_flag();
+    let mut out = std::io::stdout();
+    if !json {
+        let _ = writeln!(out, "{}", sonde_report::tune_step_header());
+    }
+    let result = run_tune_lab(
+        &LocalRunner,
+        spec,
+        &mut set_rtt,
+        &stop,
+        &Events::new(),
+        &mut |s| {
+            if !json {
+                let _ = writeln!(out, "{}", sonde_report::tune_step_line(s));
+            }
+        },
+    )
+    .map_err(method_failure)?;
+    if let Some((path, mut file)) = chart {
+        let svg = sonde_report::chart::render_svg(&sonde_report::tune_chart(&result))
+            .map_err(|e| Failure::Run(anyhow!("--chart {}: {e}", path.display())))?;
+        file.write_all(svg.as_bytes())
+            .map_err(|e| Failure::Run(anyhow!("--chart {}: {e}", path.display())))?;
+    }
+    print_method(&result, json, |_| String::new())
+}
