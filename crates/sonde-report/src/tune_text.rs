@@ -25,7 +25,7 @@ pub fn tune_summary(r: &MethodResult) -> String {
     out += "ceilings at this RTT (buffer × 8 / RTT):\n";
     for c in &t.ceilings {
         out += &format!(
-            "  {:<20} {:<32} {:>10} bytes  {:>14}\n",
+            "  {:<22} {:<32} {:>10} bytes  {:>14}\n",
             c.end,
             c.setting,
             c.bytes,
