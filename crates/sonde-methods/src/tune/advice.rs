@@ -38,7 +38,7 @@ const PATH_SHARE: f64 = 0.9;
 const UNSCALED_WINDOW: u64 = 65_535;
 
 fn human(bytes: u64) -> String {
-    if bytes >= MIB && bytes % (MIB / 4) == 0 {
+    if bytes >= MIB && bytes.is_multiple_of(MIB / 4) {
         format!("{} MiB", bytes as f64 / MIB as f64)
     } else if bytes >= 1024 {
         format!("{:.0} KiB", bytes as f64 / 1024.0)
