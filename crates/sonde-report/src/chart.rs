@@ -35,6 +35,19 @@ pub struct Chart {
     pub panel_height: u32,
 }
 
+impl Chart {
+    /// `panels` two to a row, each 520 × 340 pixels: the layout of every
+    /// method's chart.
+    pub fn grid(panels: Vec<Panel>) -> Self {
+        Self {
+            panels,
+            columns: 2,
+            panel_width: 520,
+            panel_height: 340,
+        }
+    }
+}
+
 /// What can go wrong drawing a chart.
 #[derive(Debug, thiserror::Error)]
 pub enum ChartError {

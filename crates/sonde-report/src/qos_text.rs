@@ -172,12 +172,7 @@ pub fn qos_chart(r: &MethodResult) -> Chart {
             },
         ]
     };
-    Chart {
-        panels,
-        columns: 2,
-        panel_width: 520,
-        panel_height: 340,
-    }
+    Chart::grid(panels)
 }
 
 #[cfg(test)]

@@ -246,12 +246,7 @@ pub fn sweep_chart(r: &MethodResult) -> Chart {
             series: vec![line("PDR", &|s| s.pdr_pct)],
         });
     }
-    Chart {
-        panels,
-        columns: 2,
-        panel_width: 520,
-        panel_height: 340,
-    }
+    Chart::grid(panels)
 }
 
 #[cfg(test)]

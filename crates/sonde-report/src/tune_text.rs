@@ -124,12 +124,7 @@ pub fn tune_chart(r: &MethodResult) -> Chart {
                 .collect(),
         })
         .collect();
-    Chart {
-        panels,
-        columns: 2,
-        panel_width: 520,
-        panel_height: 340,
-    }
+    Chart::grid(panels)
 }
 
 #[cfg(test)]

@@ -35,3 +35,36 @@ pub fn method_failure(e: sonde_methods::MethodError) -> Failure {
         e => Failure::Run(e.into()),
     }
 }
+
+/// A chart file asked for (`--chart FILE.svg`), created before the method
+/// runs, so that a path that cannot be written is a usage error before any
+/// traffic is sent.
+pub struct ChartFile {
+    path: std::path::PathBuf,
+    file: std::fs::File,
+}
+
+impl ChartFile {
+    pub fn create(path: Option<&std::path::Path>) -> Result<Option<Self>, Failure> {
+        path.map(|p| {
+            std::fs::File::create(p)
+                .map(|file| Self {
+                    path: p.to_path_buf(),
+                    file,
+                })
+                .map_err(|e| Failure::Usage(anyhow::anyhow!("--chart {}: {e}", p.display())))
+        })
+        .transpose()
+    }
+
+    /// Draws `chart` as SVG into the file.
+    pub fn write(mut self, chart: &sonde_report::chart::Chart) -> Result<(), Failure> {
+        use std::io::Write;
+        let failed =
+            |e: String| Failure::Run(anyhow::anyhow!("--chart {}: {e}", self.path.display()));
+        let svg = sonde_report::chart::render_svg(chart).map_err(|e| failed(e.to_string()))?;
+        self.file
+            .write_all(svg.as_bytes())
+            .map_err(|e| failed(e.to_string()))
+    }
+}

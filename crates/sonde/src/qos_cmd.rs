@@ -5,7 +5,7 @@
 //! third-party agent (`--via`), else from this host.
 
 use crate::cli::Failure;
-use crate::method_output::{method_failure, print_method};
+use crate::method_output::{method_failure, print_method, ChartFile};
 use crate::output::interrupt_flag;
 use crate::run_args::{duration, family};
 use crate::sweep_values::{self, Values};
@@ -13,7 +13,7 @@ use anyhow::anyhow;
 use clap::{ArgGroup, Args, Subcommand};
 use sonde_methods::qos::{run_qos_checks, run_qos_scenario, Senders};
 use sonde_model::method::{QosCheckKind, QosCheckSpec, QosRamp, QosScenarioSpec};
-use sonde_model::{ByteSize, Dscp, DscpFlag, IpFamily, MethodResult, Rate, TcpSpec, UdpSpec};
+use sonde_model::{ByteSize, Dscp, DscpFlag, IpFamily, Rate, TcpSpec, UdpSpec};
 use sonde_run::{Events, LocalRunner, ThirdPartyRunner};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -243,11 +243,24 @@ pub fn run(args: QosArgs) -> Result<(), Failure> {
     }
 }
 
-/// The agent a spec's `via` names.
-fn agent_of(via: Option<&str>, family: IpFamily) -> Result<Option<ThirdPartyRunner>, Failure> {
-    via.map(|a| ThirdPartyRunner::parse(a, 5201, family))
+/// Runs `body` with this host and the agent a spec's `via` names as the
+/// senders.
+fn with_senders<T>(
+    via: Option<&str>,
+    family: IpFamily,
+    body: impl FnOnce(&Senders<'_>) -> Result<T, Failure>,
+) -> Result<T, Failure> {
+    let agent = via
+        .map(|a| ThirdPartyRunner::parse(a, 5201, family))
         .transpose()
-        .map_err(|e| Failure::Usage(anyhow!("via: {e}")))
+        .map_err(|e| Failure::Usage(anyhow!("via: {e}")))?;
+    let senders = Senders {
+        local: &LocalRunner,
+        agent: agent
+            .as_ref()
+            .map(|a| (via.unwrap_or_default(), a as &dyn sonde_run::Runner)),
+    };
+    body(&senders)
 }
 
 fn usage(e: sonde_model::SpecError) -> Failure {
@@ -257,25 +270,19 @@ fn usage(e: sonde_model::SpecError) -> Failure {
 /// Runs a `qos_check` spec (from flags, or a file given to `sonde run`).
 pub fn run_check_spec(spec: &QosCheckSpec, json: bool) -> Result<(), Failure> {
     spec.validate().map_err(usage)?;
-    let agent = agent_of(spec.via.as_deref(), spec.probe.family)?;
-    let via = spec.via.clone().unwrap_or_default();
-    let senders = Senders {
-        local: &LocalRunner,
-        agent: agent
-            .as_ref()
-            .map(|a| (via.as_str(), a as &dyn sonde_run::Runner)),
-    };
     let stop = interrupt_flag();
     let mut out = std::io::stdout();
     if !json {
         let _ = writeln!(out, "{}", sonde_report::qos_check_header());
     }
-    let result = run_qos_checks(&senders, spec, &stop, &Events::new(), &mut |c| {
-        if !json {
-            let _ = writeln!(out, "{}", sonde_report::qos_check_line(c));
-        }
-    })
-    .map_err(method_failure)?;
+    let result = with_senders(spec.via.as_deref(), spec.probe.family, |senders| {
+        run_qos_checks(senders, spec, &stop, &Events::new(), &mut |c| {
+            if !json {
+                let _ = writeln!(out, "{}", sonde_report::qos_check_line(c));
+            }
+        })
+        .map_err(method_failure)
+    })?;
     print_method(&result, json, |_| String::new())
 }
 
@@ -286,43 +293,23 @@ pub fn run_scenario_spec(
     chart: Option<&Path>,
 ) -> Result<(), Failure> {
     spec.validate().map_err(usage)?;
-    let agent = agent_of(spec.via.as_deref(), spec.udp_foreground.family)?;
-    let via = spec.via.clone().unwrap_or_default();
-    let senders = Senders {
-        local: &LocalRunner,
-        agent: agent
-            .as_ref()
-            .map(|a| (via.as_str(), a as &dyn sonde_run::Runner)),
-    };
-    let chart = match chart {
-        Some(path) => Some((
-            path,
-            std::fs::File::create(path)
-                .map_err(|e| Failure::Usage(anyhow!("--chart {}: {e}", path.display())))?,
-        )),
-        None => None,
-    };
+    let chart = ChartFile::create(chart)?;
     let streams = matches!(spec.ramp, QosRamp::Streams(_));
     let stop = interrupt_flag();
     let mut out = std::io::stdout();
     if !json {
         let _ = writeln!(out, "{}", sonde_report::qos_step_header(streams));
     }
-    let result = run_qos_scenario(&senders, spec, &stop, &Events::new(), &mut |s| {
-        if !json {
-            let _ = writeln!(out, "{}", sonde_report::qos_step_line(s, streams));
-        }
-    })
-    .map_err(method_failure)?;
-    if let Some((path, file)) = chart {
-        write_chart(&result, path, file)?;
+    let result = with_senders(spec.via.as_deref(), spec.udp_foreground.family, |senders| {
+        run_qos_scenario(senders, spec, &stop, &Events::new(), &mut |s| {
+            if !json {
+                let _ = writeln!(out, "{}", sonde_report::qos_step_line(s, streams));
+            }
+        })
+        .map_err(method_failure)
+    })?;
+    if let Some(chart) = chart {
+        chart.write(&sonde_report::qos_chart(&result))?;
     }
     print_method(&result, json, sonde_report::qos_scenario_summary)
-}
-
-fn write_chart(result: &MethodResult, path: &Path, mut file: std::fs::File) -> Result<(), Failure> {
-    let svg = sonde_report::chart::render_svg(&sonde_report::qos_chart(result))
-        .map_err(|e| Failure::Run(anyhow!("--chart {}: {e}", path.display())))?;
-    file.write_all(svg.as_bytes())
-        .map_err(|e| Failure::Run(anyhow!("--chart {}: {e}", path.display())))
 }

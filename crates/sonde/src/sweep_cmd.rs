@@ -4,7 +4,7 @@
 //! a [`SweepSpec`]; `sonde_methods::sweep` runs it.
 
 use crate::cli::Failure;
-use crate::method_output::{method_failure, print_method};
+use crate::method_output::{method_failure, print_method, ChartFile};
 use crate::output::interrupt_flag;
 use crate::run_args::{duration, family};
 use crate::step_args::StepArgs;
@@ -211,15 +211,7 @@ pub fn run_sweep_spec(
         };
         return Err(Failure::Usage(anyhow!("invalid {key}: {}", e.reason)));
     }
-    // A chart file that cannot be written is found before the sweep.
-    let chart = match chart {
-        Some(path) => Some((
-            path,
-            std::fs::File::create(path)
-                .map_err(|e| Failure::Usage(anyhow!("--chart {}: {e}", path.display())))?,
-        )),
-        None => None,
-    };
+    let chart = ChartFile::create(chart)?;
     let stop = interrupt_flag();
     let kind = spec.variable.kind();
     let mut out = std::io::stdout();
@@ -230,11 +222,8 @@ pub fn run_sweep_spec(
             }
         })
         .map_err(method_failure)?;
-    if let Some((path, mut file)) = chart {
-        let svg = sonde_report::chart::render_svg(&sonde_report::sweep_chart(&result))
-            .map_err(|e| Failure::Run(anyhow!("--chart {}: {e}", path.display())))?;
-        file.write_all(svg.as_bytes())
-            .map_err(|e| Failure::Run(anyhow!("--chart {}: {e}", path.display())))?;
+    if let Some(chart) = chart {
+        chart.write(&sonde_report::sweep_chart(&result))?;
     }
     print_method(&result, json, sonde_report::sweep_summary)
 }

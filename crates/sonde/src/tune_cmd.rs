@@ -4,7 +4,7 @@
 //! steps (seed 003 §3). The work is `sonde_methods::tune`'s.
 
 use crate::cli::Failure;
-use crate::method_output::{method_failure, print_method};
+use crate::method_output::{method_failure, print_method, ChartFile};
 use crate::output::interrupt_flag;
 use crate::run_args::{duration, family};
 use crate::sweep_values::{self, Values};
@@ -142,14 +142,7 @@ pub fn run_tune_spec(spec: &TuneSpec, json: bool) -> Result<(), Failure> {
 pub fn run_lab_spec(spec: &TuneLabSpec, json: bool, chart: Option<&Path>) -> Result<(), Failure> {
     use sonde_lab::set::{set_emulator, EmulatorChange, Ends};
     spec.validate().map_err(usage)?;
-    let chart = match chart {
-        Some(path) => Some((
-            path,
-            std::fs::File::create(path)
-                .map_err(|e| Failure::Usage(anyhow!("--chart {}: {e}", path.display())))?,
-        )),
-        None => None,
-    };
+    let chart = ChartFile::create(chart)?;
     let (lab, link) = (spec.lab.clone(), spec.link);
     let mut set_rtt = |rtt: Duration| {
         let change = EmulatorChange {
@@ -183,11 +176,8 @@ pub fn run_lab_spec(spec: &TuneLabSpec, json: bool, chart: Option<&Path>) -> Res
         },
     )
     .map_err(method_failure)?;
-    if let Some((path, mut file)) = chart {
-        let svg = sonde_report::chart::render_svg(&sonde_report::tune_chart(&result))
-            .map_err(|e| Failure::Run(anyhow!("--chart {}: {e}", path.display())))?;
-        file.write_all(svg.as_bytes())
-            .map_err(|e| Failure::Run(anyhow!("--chart {}: {e}", path.display())))?;
+    if let Some(chart) = chart {
+        chart.write(&sonde_report::tune_chart(&result))?;
     }
     print_method(&result, json, |_| String::new())
 }

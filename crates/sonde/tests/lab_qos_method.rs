@@ -27,10 +27,7 @@ fn qos_in_uk(args: &[&str]) -> serde_json::Value {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let schema = common::schema::method_v1();
-    if let Err(e) = schema.validate(&doc) {
-        panic!("not a method-v1 document: {e}");
-    }
+    common::schema::assert_method_v1(&doc);
     doc
 }
 

@@ -41,6 +41,13 @@ pub fn method_v1() -> jsonschema::Validator {
         .unwrap_or_else(|e| panic!("{METHOD_V1} does not compile: {e}"))
 }
 
+/// Panics, naming the first error, unless `doc` is a method-v1 document.
+pub fn assert_method_v1(doc: &Value) {
+    if let Err(e) = method_v1().validate(doc) {
+        panic!("not a method-v1 document: {e}\n{doc}");
+    }
+}
+
 /// The compiled format-2 result schema.
 pub fn v2() -> jsonschema::Validator {
     validator(RESULT_V2)
