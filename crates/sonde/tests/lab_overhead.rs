@@ -6,7 +6,7 @@
 //! `SONDE_LAB=skip` skips elsewhere.
 
 mod common;
-use common::lab_cli::{lab_up, num, KillOnDrop};
+use common::lab_cli::{lab_up, method_in, num, KillOnDrop};
 use common::{lab_allowed, sonde, stderr};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -45,25 +45,23 @@ fn serve_on(addr: &str, port: &str) -> KillOnDrop {
 }
 
 fn measure(host: &str, port: &str) -> serde_json::Value {
-    let out = sonde()
-        .args(["lab", "exec", "--lab", "ovhlab", "a", "--"])
-        .arg(env!("CARGO_BIN_EXE_sonde"))
-        .args(["overhead", "--measure", host, "-p", port])
-        .args([
+    method_in(
+        "ovhlab",
+        "a",
+        &[
+            "overhead",
+            "--measure",
+            host,
+            "-p",
+            port,
             "--payloads",
             "200,600,1400",
             "-t",
             "2s",
             "--gap",
             "0.5s",
-            "-J",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    common::schema::assert_method_v1(&doc);
-    doc
+        ],
+    )
 }
 
 #[test]

@@ -6,8 +6,8 @@
 //! excess above it. Needs root; `SONDE_LAB=skip` skips elsewhere.
 
 mod common;
-use common::lab_cli::{example_up, num, serve_in, KillOnDrop};
-use common::{lab_allowed, sonde, stderr};
+use common::lab_cli::{example_up, method_in, num, serve_in, KillOnDrop};
+use common::{lab_allowed, sonde};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -17,18 +17,10 @@ const NL: &str = "2001:2:0:2::1";
 const POLICER_IP_BPS: f64 = 7.75e6;
 
 fn qos_in_uk(args: &[&str]) -> serde_json::Value {
-    let out = sonde()
-        .args(["lab", "exec", "--lab", "6net", "uk", "--"])
-        .arg(env!("CARGO_BIN_EXE_sonde"))
-        .arg("qos")
-        .args(args)
-        .args(["--via", NL, "-J"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    common::schema::assert_method_v1(&doc);
-    doc
+    let mut all = vec!["qos"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--via", NL]);
+    method_in("6net", "uk", &all)
 }
 
 #[test]

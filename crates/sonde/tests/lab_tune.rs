@@ -8,7 +8,7 @@
 //! Needs root; `SONDE_LAB=skip` skips elsewhere.
 
 mod common;
-use common::lab_cli::{lab, lab_up, num, system_ping_median_ms, KillOnDrop};
+use common::lab_cli::{lab, lab_up, method_in, num, system_ping_median_ms, KillOnDrop};
 use common::{lab_allowed, sonde, stderr};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -42,17 +42,9 @@ fn sysctl(node: &str, key: &str, value: &str) {
 }
 
 fn tune(args: &[&str]) -> serde_json::Value {
-    let out = sonde()
-        .args(["lab", "exec", "--lab", "tunlab", "a", "--"])
-        .arg(env!("CARGO_BIN_EXE_sonde"))
-        .args(["tune", B, "-J"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    common::schema::assert_method_v1(&doc);
-    doc
+    let mut all = vec!["tune", B];
+    all.extend_from_slice(args);
+    method_in("tunlab", "a", &all)
 }
 
 #[test]

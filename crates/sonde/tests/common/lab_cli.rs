@@ -146,3 +146,20 @@ pub fn remarked(d: &serde_json::Value, from: u64, to: u64) -> f64 {
         .map(|m| num(&m["packets"]))
         .sum()
 }
+
+/// Runs `sonde ARGS -J` in `node` of `labname`, a method: its document,
+/// checked against docs/schema/method-v1.schema.json.
+#[allow(dead_code)]
+pub fn method_in(labname: &str, node: &str, args: &[&str]) -> serde_json::Value {
+    let out = sonde()
+        .args(["lab", "exec", "--lab", labname, node, "--"])
+        .arg(env!("CARGO_BIN_EXE_sonde"))
+        .args(args)
+        .arg("-J")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    super::schema::assert_method_v1(&doc);
+    doc
+}
