@@ -30,7 +30,7 @@ pub use iperf3_json::{tcp_to_iperf3, to_iperf3, udp_to_iperf3};
 pub use json::{error_json, result_json, Failed, JsonLayout};
 pub use live_text::{LiveLines, LiveText};
 pub use ndr_text::{ndr_summary, ndr_trial_line};
-pub use overhead_text::{overhead_summary, stack_table, stacks_compared, StackRow};
+pub use overhead_text::{corrected_line, overhead_summary, stack_table, stacks_compared, StackRow};
 pub use ping_text::{latency_lines, ping_header, ping_reply_line, ping_summary};
 pub use qos_text::{
     qos_chart, qos_check_header, qos_check_line, qos_checks_summary, qos_scenario_summary,

@@ -65,6 +65,23 @@ pub fn stacks_compared(stacks: &[String], payloads: &[u32], wire: &[Vec<u32>]) -
     out
 }
 
+/// A goodput corrected for a stack (seed 000 Table 2's "corrected"
+/// column): what `direction` carried on the wire of `stack`, over the same
+/// packets without its tunnels (`untunnelled`).
+pub fn corrected_line(
+    stack: &str,
+    untunnelled: &str,
+    payload: u32,
+    factor: f64,
+    direction: &str,
+    goodput_bps: u64,
+) -> String {
+    format!(
+        "corrected for {stack} ({direction}): {:.3} Mbit/s, ×{factor:.4} over {untunnelled} at {payload} B of payload per packet\n",
+        goodput_bps as f64 * factor / 1e6
+    )
+}
+
 /// A measured overhead: each size's goodput, the fit and the stacks that
 /// fit it.
 pub fn overhead_summary(r: &MethodResult) -> String {

@@ -28,6 +28,8 @@ pub struct Output {
     pub rates: RateFormat,
     /// The terminal, or `--logfile`'s file.
     pub sink: Sink,
+    /// `--correct-for`: the stack the summary's goodput is corrected for.
+    pub correct_for: Option<sonde_methods::overhead::Stack>,
 }
 
 /// Runs `spec` with tcp/udp's output rule (live lines unless JSON) and
@@ -52,6 +54,18 @@ impl Output {
             verbose: args.verbose,
             rates: args.format.unwrap_or_default(),
             sink: Sink::Terminal,
+            correct_for: None,
+        };
+        let output = match args.correct_for.as_deref().map(str::parse) {
+            None => output,
+            Some(Ok(stack)) => Output {
+                correct_for: Some(stack),
+                ..output
+            },
+            Some(Err(e)) => {
+                let e = anyhow::anyhow!("--correct-for: {e}");
+                return Err(output.fail(Some(spec), "invalid", Failure::Usage(e)));
+            }
         };
         match Sink::open(args.logfile.as_deref()) {
             Ok(sink) => Ok(Output { sink, ..output }),
@@ -148,7 +162,7 @@ impl Output {
                 if self.verbose {
                     text.push_str(&stream_details(result));
                 }
-                text + &with_rate_format(self.rates, || summary(result))
+                text + &with_rate_format(self.rates, || summary(result)) + &self.corrected(result)
             }
         };
         self.sink.out(&text)?;
@@ -159,6 +173,35 @@ impl Output {
             );
         }
         Ok(())
+    }
+}
+
+impl Output {
+    /// The `--correct-for` lines of a result, one per direction measured.
+    fn corrected(&self, result: &TestResult) -> String {
+        use sonde_methods::overhead::{correction_factor, payload_per_packet};
+        let (Some(stack), Some(payload)) = (&self.correct_for, payload_per_packet(result)) else {
+            return String::new();
+        };
+        let factor = correction_factor(stack, payload);
+        let plain = stack.untunnelled().to_string();
+        [
+            (sonde_model::Direction::Forward, "client -> server"),
+            (sonde_model::Direction::Reverse, "server -> client"),
+        ]
+        .into_iter()
+        .filter_map(|(d, name)| {
+            let g = result.summary.direction(d)?.throughput_bps?;
+            Some(sonde_report::corrected_line(
+                &stack.to_string(),
+                &plain,
+                payload,
+                factor,
+                name,
+                g,
+            ))
+        })
+        .collect()
     }
 }
 

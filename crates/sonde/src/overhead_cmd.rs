@@ -11,9 +11,9 @@ use crate::run_args::{duration, family};
 use crate::sweep_values::{self, Values};
 use anyhow::anyhow;
 use clap::Args;
-use sonde_methods::overhead::{correction_factor, run_overhead, Stack};
+use sonde_methods::overhead::{correction_factor, payload_per_packet, run_overhead, Stack};
 use sonde_model::method::OverheadSpec;
-use sonde_model::{Direction, MethodResult, Rate, TestResult, TestSpec, UdpSpec};
+use sonde_model::{Direction, MethodResult, Rate, TestResult, UdpSpec};
 use sonde_report::StackRow;
 use sonde_run::{Events, LocalRunner};
 use std::io::Write;
@@ -173,15 +173,6 @@ pub fn run_measure_spec(spec: &OverheadSpec, json: bool) -> Result<(), Failure> 
     print_method(&result, json, sonde_report::overhead_summary)
 }
 
-/// The payload per packet of a result: UDP's length, TCP's MSS.
-fn payload_of(r: &TestResult) -> Option<u32> {
-    match &r.spec {
-        TestSpec::Udp(s) => Some(s.payload_len()),
-        TestSpec::Tcp(_) => r.streams.iter().find_map(|s| s.client_socket.mss_bytes),
-        TestSpec::Ping(_) => None,
-    }
-}
-
 /// The test results in a file: one test's, or a method's trials.
 fn results_in(path: &PathBuf) -> Result<Vec<TestResult>, Failure> {
     let bad = |e: String| Failure::Usage(anyhow!("{}: {e}", path.display()));
@@ -201,7 +192,7 @@ fn correct(stack: &Stack, written: &str, args: &OverheadArgs) -> Result<(), Fail
     let mut rows = Vec::new();
     for path in &args.files {
         for r in results_in(path)? {
-            let Some(payload) = args.payload.or_else(|| payload_of(&r)) else {
+            let Some(payload) = args.payload.or_else(|| payload_per_packet(&r)) else {
                 continue;
             };
             let factor = correction_factor(stack, payload);

@@ -116,6 +116,13 @@ pub struct RunArgs {
     /// toward the server, whose own sonde server must accept it.
     #[arg(long, value_name = "AGENT", conflicts_with_all = ["iperf3", "bind", "cport"])]
     pub via: Option<String>,
+    /// Add the goodput corrected for a protocol stack assumed on the path
+    /// (e.g. tunnel:56/tunnel:56/ipv6/tcp-ts; `sonde overhead --help` lists
+    /// the layers): what it carried on the wire, over the same packets
+    /// without the stack's tunnels. Text output only; for JSON see
+    /// `sonde overhead --correct-for`.
+    #[arg(long, value_name = "STACK")]
+    pub correct_for: Option<String>,
 }
 
 /// `--peer`: the spellings of [`PeerKind`].

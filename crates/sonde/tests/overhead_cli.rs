@@ -90,6 +90,33 @@ fn a_real_result_is_corrected_for_the_stack_assumed() {
         text.contains("corrected for tunnel:56/tunnel:56/ipv6/udp") && text.contains("1.0876"),
         "{text}"
     );
+    // The same on a live run's summary, per direction measured.
+    let out = sonde()
+        .args(["udp", "::1", "-p", &server.port.to_string()])
+        .args(["-b", "10M", "-t", "1s", "-l", "1230", "--bidir"])
+        .args(["--correct-for", "tunnel:56/tunnel:56/ipv6/udp"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", stderr(&out));
+    for dir in ["client -> server", "server -> client"] {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("corrected for") && l.contains(dir))
+            .unwrap_or_else(|| panic!("no {dir} line in {text}"));
+        assert!(line.contains("×1.0876 over ipv6/udp at 1230 B"), "{line}");
+    }
+    let out = sonde()
+        .args(["tcp", "::1", "-p", &server.port.to_string()])
+        .args(["--correct-for", "ipv6/tcpp"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--correct-for: stack 'ipv6/tcpp': part 2"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]

@@ -14,6 +14,16 @@ pub use layer::{Auth, Cipher, EspMode, Layer};
 pub use measure::run_overhead;
 pub use stack::{LayerBytes, Stack, StackError};
 
+/// The payload each packet of a result carried: UDP's length, TCP's MSS
+/// as the kernel had it (`None` for a ping, or a TCP result without it).
+pub fn payload_per_packet(r: &sonde_model::TestResult) -> Option<u32> {
+    match &r.spec {
+        sonde_model::TestSpec::Udp(s) => Some(s.payload_len()),
+        sonde_model::TestSpec::Tcp(_) => r.streams.iter().find_map(|s| s.client_socket.mss_bytes),
+        sonde_model::TestSpec::Ping(_) => None,
+    }
+}
+
 /// How much more goodput a path would have carried without the tunnels
 /// of `stack`, at `payload` bytes per packet: the stack's wire bytes over
 /// those of the same packet untunnelled (seed 000 §3.3: 1414 / 1302).
