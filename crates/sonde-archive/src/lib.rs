@@ -1,0 +1,277 @@
+//! sonde's archive: every result kept in a real database.
+//!
+//! One [`Store`] over two backends with one schema ([`schema`]): SQLite,
+//! embedded, the default (a file, WAL mode), and PostgreSQL for a central
+//! archive (`postgres://…`). Migrations are applied on open; an archive
+//! written by a newer sonde is refused by name. A result is written in one
+//! transaction, whole document and indexed columns and interval series
+//! together, and a second write of the same id changes nothing, so a retry
+//! never duplicates (docs/archive.md).
+
+mod pg;
+mod row;
+pub mod schema;
+mod sql;
+mod sqlite;
+
+pub use row::Placement;
+
+use sonde_model::{MethodResult, ResultId, TestResult};
+use sql::{Backend, Sql, Value};
+use std::path::PathBuf;
+
+/// Why the archive could not do what was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum ArchiveError {
+    #[error("archive {location}: {message}")]
+    Database { location: String, message: String },
+    #[error(
+        "archive {location} has schema version {found}, newer than this sonde reads (up to \
+         {supported}): upgrade sonde"
+    )]
+    TooNew {
+        location: String,
+        found: i64,
+        supported: u32,
+    },
+    #[error("archive {location}: result {id} does not read back: {message}")]
+    Document {
+        location: String,
+        id: String,
+        message: String,
+    },
+}
+
+/// Where the archive is by default: `$XDG_DATA_HOME/sonde/sonde.db`
+/// (`~/.local/share/sonde/sonde.db`), or `/var/lib/sonde/sonde.db` for a
+/// daemon (`system`).
+pub fn default_path(system: bool) -> PathBuf {
+    if system {
+        return PathBuf::from("/var/lib/sonde/sonde.db");
+    }
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+        .unwrap_or_else(|| PathBuf::from("."));
+    data.join("sonde").join("sonde.db")
+}
+
+/// The archive.
+pub struct Store {
+    backend: Box<dyn Backend>,
+}
+
+impl Store {
+    /// Opens the archive at `location`: a `postgres://` (or
+    /// `postgresql://`) URL, or a SQLite file path; migrating it to this
+    /// build's schema.
+    pub fn open(location: &str) -> Result<Self, ArchiveError> {
+        let backend: Box<dyn Backend> =
+            if location.starts_with("postgres://") || location.starts_with("postgresql://") {
+                Box::new(pg::PgBackend::open(location)?)
+            } else {
+                Box::new(sqlite::SqliteBackend::open(std::path::Path::new(location))?)
+            };
+        let mut store = Self { backend };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// Where the archive is, as messages name it (no password).
+    pub fn location(&self) -> &str {
+        self.backend.location()
+    }
+
+    /// The schema version the archive has.
+    pub fn schema_version(&mut self) -> Result<i64, ArchiveError> {
+        Ok(self
+            .backend
+            .sql()
+            .int("SELECT MAX(version) FROM sonde_schema", &[])?
+            .unwrap_or(0))
+    }
+
+    /// Applies the migrations the archive lacks, each in its own
+    /// transaction with its version; refuses an archive newer than this
+    /// build.
+    fn migrate(&mut self) -> Result<(), ArchiveError> {
+        self.backend.sql().batch(schema::VERSION_TABLE)?;
+        let found = self.schema_version()?;
+        let supported = schema::current();
+        if found > i64::from(supported) {
+            return Err(ArchiveError::TooNew {
+                location: self.location().to_string(),
+                found,
+                supported,
+            });
+        }
+        for (i, step) in schema::MIGRATIONS.iter().enumerate().skip(found as usize) {
+            let version = i as i64 + 1;
+            self.backend.transaction(&mut |tx| {
+                // Another process may have migrated meanwhile.
+                let now = tx
+                    .int("SELECT MAX(version) FROM sonde_schema", &[])?
+                    .unwrap_or(0);
+                if now >= version {
+                    return Ok(());
+                }
+                tx.batch(step)?;
+                tx.execute(
+                    "INSERT INTO sonde_schema (version) VALUES ($1)",
+                    &[Value::Int(Some(version))],
+                )?;
+                Ok(())
+            })?;
+            tracing::info!(archive = %self.location(), version, "archive migrated");
+        }
+        Ok(())
+    }
+
+    /// Keeps `r` (placed in a campaign's run or a method, if so): its
+    /// document, its columns and its interval series, in one transaction.
+    /// Returns whether it was new: a result already kept is left as it is.
+    pub fn put_result(&mut self, r: &TestResult, at: &Placement) -> Result<bool, ArchiveError> {
+        let doc = self.document(r.id, r)?;
+        let mut new = false;
+        self.backend.transaction(&mut |tx| {
+            new = put_result_in(tx, r, at, doc.clone())?;
+            Ok(())
+        })?;
+        Ok(new)
+    }
+
+    /// Keeps a method's result and each of its trials (placed in the
+    /// method), in one transaction. Returns whether the method was new.
+    pub fn put_method(&mut self, m: &MethodResult, at: &Placement) -> Result<bool, ArchiveError> {
+        // The method's document without its trials: they are kept as
+        // results of their own, found by `method_id`.
+        let mut bare = m.clone();
+        bare.trials.clear();
+        let doc = self.document(m.id, &bare)?;
+        let trials: Vec<(String, &TestResult)> = m
+            .trials
+            .iter()
+            .map(|t| self.document(t.id, t).map(|d| (d, t)))
+            .collect::<Result<_, _>>()?;
+        let in_method = Placement {
+            method_id: Some(m.id.to_string()),
+            ..at.clone()
+        };
+        let mut new = false;
+        self.backend.transaction(&mut |tx| {
+            let n = tx.execute(
+                "INSERT INTO methods (id, method, start_ns, duration_s, interrupted, campaign, \
+                 run_id, doc) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING",
+                &[
+                    Value::Text(Some(m.id.to_string())),
+                    Value::Text(Some(m.method.name().to_string())),
+                    Value::Int(Some(row::ns(&m.start))),
+                    Value::Real(Some(m.duration_s)),
+                    Value::Bool(m.interrupted),
+                    Value::Text(at.campaign.clone()),
+                    Value::Text(at.run_id.clone()),
+                    Value::Text(Some(doc.clone())),
+                ],
+            )?;
+            new = n > 0;
+            for (d, t) in &trials {
+                put_result_in(tx, t, &in_method, d.clone())?;
+            }
+            Ok(())
+        })?;
+        Ok(new)
+    }
+
+    fn document<T: serde::Serialize>(&self, id: ResultId, v: &T) -> Result<String, ArchiveError> {
+        serde_json::to_string(v).map_err(|e| ArchiveError::Document {
+            location: self.location().to_string(),
+            id: id.to_string(),
+            message: e.to_string(),
+        })
+    }
+
+    /// The result with `id`, read back through the versioned loader.
+    pub fn get_result(&mut self, id: ResultId) -> Result<Option<TestResult>, ArchiveError> {
+        let docs = self.backend.sql().texts(
+            "SELECT doc FROM results WHERE id = $1",
+            &[Value::Text(Some(id.to_string()))],
+        )?;
+        docs.first()
+            .map(|d| {
+                sonde_model::load_result(d).map_err(|e| ArchiveError::Document {
+                    location: self.location().to_string(),
+                    id: id.to_string(),
+                    message: e.to_string(),
+                })
+            })
+            .transpose()
+    }
+
+    /// The method with `id`, its trials joined back in the order they ran.
+    pub fn get_method(&mut self, id: ResultId) -> Result<Option<MethodResult>, ArchiveError> {
+        let key = Value::Text(Some(id.to_string()));
+        let docs = self.backend.sql().texts(
+            "SELECT doc FROM methods WHERE id = $1",
+            std::slice::from_ref(&key),
+        )?;
+        let Some(doc) = docs.first() else {
+            return Ok(None);
+        };
+        let location = self.location().to_string();
+        let bad = |message: String| ArchiveError::Document {
+            location: location.clone(),
+            id: id.to_string(),
+            message,
+        };
+        let mut m: MethodResult = serde_json::from_str(doc).map_err(|e| bad(e.to_string()))?;
+        let trials = self.backend.sql().texts(
+            "SELECT doc FROM results WHERE method_id = $1 ORDER BY start_ns, id",
+            &[key],
+        )?;
+        m.trials = trials
+            .iter()
+            .map(|d| sonde_model::load_result(d).map_err(|e| bad(e.to_string())))
+            .collect::<Result<_, _>>()?;
+        Ok(Some(m))
+    }
+
+    /// How many results the archive keeps.
+    pub fn count_results(&mut self) -> Result<i64, ArchiveError> {
+        Ok(self
+            .backend
+            .sql()
+            .int("SELECT COUNT(*) FROM results", &[])?
+            .unwrap_or(0))
+    }
+
+    /// How many interval rows the archive keeps for `id`.
+    pub fn count_intervals(&mut self, id: ResultId) -> Result<i64, ArchiveError> {
+        Ok(self
+            .backend
+            .sql()
+            .int(
+                "SELECT COUNT(*) FROM intervals WHERE result_id = $1",
+                &[Value::Text(Some(id.to_string()))],
+            )?
+            .unwrap_or(0))
+    }
+}
+
+/// Inserts one result and its intervals in the transaction `tx`; whether
+/// it was new (its intervals are written only then).
+fn put_result_in(
+    tx: &mut dyn Sql,
+    r: &TestResult,
+    at: &Placement,
+    doc: String,
+) -> Result<bool, ArchiveError> {
+    let n = tx.execute(row::RESULT_INSERT, &row::result_row(r, at, doc))?;
+    if n == 0 {
+        return Ok(false);
+    }
+    for iv in row::interval_rows(r) {
+        tx.execute(row::INTERVAL_INSERT, &iv)?;
+    }
+    Ok(true)
+}

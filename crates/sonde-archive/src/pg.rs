@@ -1,0 +1,204 @@
+//! The central backend: PostgreSQL through the `postgres` crate (a
+//! blocking client, as the rest of sonde's measurement side is threads).
+//! A `schema=NAME` in the URL's query puts the archive in that schema
+//! (created if missing), so one database can hold several archives.
+
+use crate::sql::{Backend, Sql, Value};
+use crate::ArchiveError;
+use postgres::types::ToSql;
+use postgres::{Client, GenericClient, NoTls};
+
+pub struct PgBackend {
+    client: Client,
+    location: String,
+}
+
+fn err(location: &str) -> impl Fn(postgres::Error) -> ArchiveError + '_ {
+    move |e| ArchiveError::Database {
+        location: location.to_string(),
+        message: e.to_string(),
+    }
+}
+
+/// `url` without sonde's own `schema=` parameter, and that schema.
+fn split_schema(url: &str) -> (String, Option<String>) {
+    let Some((base, query)) = url.split_once('?') else {
+        return (url.to_string(), None);
+    };
+    let mut schema = None;
+    let rest: Vec<&str> = query
+        .split('&')
+        .filter(|kv| match kv.strip_prefix("schema=") {
+            Some(s) => {
+                schema = Some(s.to_string());
+                false
+            }
+            None => true,
+        })
+        .collect();
+    let url = if rest.is_empty() {
+        base.to_string()
+    } else {
+        format!("{base}?{}", rest.join("&"))
+    };
+    (url, schema)
+}
+
+/// The URL as shown in messages: without a password.
+fn shown(url: &str) -> String {
+    match (url.find("://"), url.find('@')) {
+        (Some(s), Some(at)) if at > s => {
+            let creds = &url[s + 3..at];
+            match creds.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..s + 3], &url[at..]),
+                None => url.to_string(),
+            }
+        }
+        _ => url.to_string(),
+    }
+}
+
+impl PgBackend {
+    pub fn open(url: &str) -> Result<Self, ArchiveError> {
+        let location = shown(url);
+        let (conn_url, schema) = split_schema(url);
+        let mut client = Client::connect(&conn_url, NoTls).map_err(err(&location))?;
+        if let Some(s) = schema {
+            if s.is_empty() || !s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return Err(ArchiveError::Database {
+                    location,
+                    message: format!("schema '{s}': use letters, digits and _"),
+                });
+            }
+            client
+                .batch_execute(&format!(
+                    "CREATE SCHEMA IF NOT EXISTS {s}; SET search_path TO {s}"
+                ))
+                .map_err(err(&location))?;
+        }
+        Ok(Self { client, location })
+    }
+}
+
+fn boxed(p: &[Value]) -> Vec<Box<dyn ToSql + Sync>> {
+    p.iter()
+        .map(|v| -> Box<dyn ToSql + Sync> {
+            match v {
+                Value::Text(t) => Box::new(t.clone()),
+                Value::Int(i) => Box::new(*i),
+                Value::Real(r) => Box::new(*r),
+                Value::Bool(b) => Box::new(*b),
+            }
+        })
+        .collect()
+}
+
+fn refs(b: &[Box<dyn ToSql + Sync>]) -> Vec<&(dyn ToSql + Sync)> {
+    b.iter().map(|v| v.as_ref()).collect()
+}
+
+struct On<'a, C: GenericClient> {
+    c: &'a mut C,
+    location: &'a str,
+}
+
+impl<C: GenericClient> Sql for On<'_, C> {
+    fn batch(&mut self, sql: &str) -> Result<(), ArchiveError> {
+        self.c.batch_execute(sql).map_err(err(self.location))
+    }
+    fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, ArchiveError> {
+        let b = boxed(params);
+        self.c.execute(sql, &refs(&b)).map_err(err(self.location))
+    }
+    fn texts(&mut self, sql: &str, params: &[Value]) -> Result<Vec<String>, ArchiveError> {
+        let b = boxed(params);
+        let rows = self.c.query(sql, &refs(&b)).map_err(err(self.location))?;
+        rows.iter()
+            .map(|r| r.try_get::<_, String>(0).map_err(err(self.location)))
+            .collect()
+    }
+    fn int(&mut self, sql: &str, params: &[Value]) -> Result<Option<i64>, ArchiveError> {
+        let b = boxed(params);
+        let rows = self.c.query(sql, &refs(&b)).map_err(err(self.location))?;
+        match rows.first() {
+            Some(r) => r.try_get::<_, Option<i64>>(0).map_err(err(self.location)),
+            None => Ok(None),
+        }
+    }
+}
+
+impl Backend for PgBackend {
+    fn transaction(
+        &mut self,
+        work: &mut dyn FnMut(&mut dyn Sql) -> Result<(), ArchiveError>,
+    ) -> Result<(), ArchiveError> {
+        let location = self.location.clone();
+        let mut tx = self.client.transaction().map_err(err(&location))?;
+        work(&mut On {
+            c: &mut tx,
+            location: &location,
+        })?;
+        tx.commit().map_err(err(&location))
+    }
+
+    fn sql(&mut self) -> &mut dyn Sql {
+        self
+    }
+
+    fn location(&self) -> &str {
+        &self.location
+    }
+}
+
+impl Sql for PgBackend {
+    fn batch(&mut self, sql: &str) -> Result<(), ArchiveError> {
+        On {
+            c: &mut self.client,
+            location: &self.location,
+        }
+        .batch(sql)
+    }
+    fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, ArchiveError> {
+        On {
+            c: &mut self.client,
+            location: &self.location,
+        }
+        .execute(sql, params)
+    }
+    fn texts(&mut self, sql: &str, params: &[Value]) -> Result<Vec<String>, ArchiveError> {
+        On {
+            c: &mut self.client,
+            location: &self.location,
+        }
+        .texts(sql, params)
+    }
+    fn int(&mut self, sql: &str, params: &[Value]) -> Result<Option<i64>, ArchiveError> {
+        On {
+            c: &mut self.client,
+            location: &self.location,
+        }
+        .int(sql, params)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_schema_parameter_is_sondes_and_passwords_are_not_shown() {
+        assert_eq!(
+            split_schema("postgres://u@h/db?schema=s1&sslmode=disable"),
+            (
+                "postgres://u@h/db?sslmode=disable".to_string(),
+                Some("s1".to_string())
+            )
+        );
+        assert_eq!(
+            split_schema("postgres://u@h/db"),
+            ("postgres://u@h/db".to_string(), None)
+        );
+        assert_eq!(shown("postgres://u:secret@h/db"), "postgres://u:***@h/db");
+        assert_eq!(shown("postgres://u@h/db"), "postgres://u@h/db");
+    }
+}

@@ -1,0 +1,126 @@
+//! What the archive indexes of a result: its columns, and its interval
+//! series, taken from the [`TestResult`] it keeps whole beside them.
+
+use crate::sql::Value;
+use sonde_model::method::family_used;
+use sonde_model::{Direction, Figures, IpFamily, TestResult, TestSpec, Timestamp};
+use std::time::UNIX_EPOCH;
+
+/// Nanoseconds since the Unix epoch (0 before it).
+pub fn ns(t: &Timestamp) -> i64 {
+    t.0.duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+fn direction_name(d: Direction) -> &'static str {
+    match d {
+        Direction::Forward => "forward",
+        Direction::Reverse => "reverse",
+        Direction::Bidir => "bidir",
+    }
+}
+
+fn target_of(r: &TestResult) -> String {
+    match &r.spec {
+        TestSpec::Tcp(s) => s.host.clone(),
+        TestSpec::Udp(s) => s.host.clone(),
+        TestSpec::Ping(s) => s.host.clone(),
+    }
+}
+
+fn direction_of(r: &TestResult) -> Option<&'static str> {
+    match &r.spec {
+        TestSpec::Tcp(s) => Some(direction_name(s.direction)),
+        TestSpec::Udp(s) => Some(direction_name(s.direction)),
+        TestSpec::Ping(_) => None,
+    }
+}
+
+fn family_name(f: IpFamily) -> Option<&'static str> {
+    match f {
+        IpFamily::V6 => Some("v6"),
+        IpFamily::V4 => Some("v4"),
+        IpFamily::Any => None,
+    }
+}
+
+fn real(v: Option<f64>) -> Value {
+    Value::Real(v)
+}
+
+/// Where a result belongs: a campaign's run, a method.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Placement {
+    pub campaign: Option<String>,
+    pub run_id: Option<String>,
+    pub method_id: Option<String>,
+}
+
+/// The `results` row of `r`, in the column order of [`RESULT_INSERT`].
+pub fn result_row(r: &TestResult, at: &Placement, doc: String) -> Vec<Value> {
+    let h: Figures = r.summary.headline().cloned().unwrap_or_default();
+    let source = r.env.client.hostname.clone();
+    vec![
+        Value::Text(Some(r.id.to_string())),
+        Value::Text(Some(r.spec.kind().name().to_string())),
+        Value::Text(Some(source).filter(|s| !s.is_empty())),
+        Value::Text(Some(target_of(r))),
+        Value::Text(family_name(family_used(r)).map(str::to_string)),
+        Value::Text(direction_of(r).map(str::to_string)),
+        Value::Int(Some(ns(&r.start))),
+        Value::Real(Some(r.duration_s)),
+        Value::Bool(r.interrupted),
+        Value::Text(at.campaign.clone()),
+        Value::Text(at.run_id.clone()),
+        Value::Text(at.method_id.clone()),
+        real(h.throughput_bps.map(|v| v as f64)),
+        real(h.loss_pct),
+        real(h.pdr_pct),
+        real(h.jitter_ms),
+        real(h.rtt_ms.as_ref().map(|r| r.p50)),
+        Value::Text(Some(doc)),
+    ]
+}
+
+pub const RESULT_INSERT: &str = "INSERT INTO results (id, test, source, target, family, \
+    direction, start_ns, duration_s, interrupted, campaign, run_id, method_id, throughput_bps, \
+    loss_pct, pdr_pct, jitter_ms, rtt_p50_ms, doc) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, \
+    $10, $11, $12, $13, $14, $15, $16, $17, $18) ON CONFLICT (id) DO NOTHING";
+
+pub const INTERVAL_INSERT: &str = "INSERT INTO intervals (result_id, direction, start_s, end_s, \
+    at_ns, omitted, throughput_bps, loss_pct, jitter_ms, rtt_ms) VALUES ($1, $2, $3, $4, $5, $6, \
+    $7, $8, $9, $10) ON CONFLICT (result_id, direction, start_s) DO NOTHING";
+
+/// The `intervals` rows of `r`: one per interval and direction measured
+/// (a ping's round trips as `round_trip`).
+pub fn interval_rows(r: &TestResult) -> Vec<Vec<Value>> {
+    let start = ns(&r.start);
+    let mut rows = Vec::new();
+    for i in &r.intervals {
+        let at = start.saturating_add((i.start_s * 1e9) as i64);
+        let mut push = |dir: &str, f: &Figures| {
+            rows.push(vec![
+                Value::Text(Some(r.id.to_string())),
+                Value::Text(Some(dir.to_string())),
+                Value::Real(Some(i.start_s)),
+                Value::Real(Some(i.end_s)),
+                Value::Int(Some(at)),
+                Value::Bool(i.omitted),
+                real(f.throughput_bps.map(|v| v as f64)),
+                real(f.loss_pct),
+                real(f.jitter_ms),
+                real(f.rtt_ms.as_ref().map(|r| r.p50)),
+            ]);
+        };
+        for f in &i.sums {
+            if let Some(d) = f.direction {
+                push(direction_name(d), f);
+            }
+        }
+        if let Some(f) = &i.round_trip {
+            push("round_trip", f);
+        }
+    }
+    rows
+}

@@ -1,0 +1,94 @@
+//! The archive's schema, one for both backends, as numbered migrations.
+//!
+//! The SQL is the subset SQLite and PostgreSQL read alike: `TEXT`,
+//! `BIGINT`, `DOUBLE PRECISION`, `BOOLEAN`, `ON CONFLICT … DO NOTHING`,
+//! and `$N` parameters (SQLite numbers `$N` in order of appearance).
+//! Times are nanoseconds since the Unix epoch (`*_ns`), so both backends
+//! compare and group them the same way.
+
+/// The migrations, in order; migration `i` takes the archive from schema
+/// version `i` to `i + 1`. Never edit one that has shipped: add another.
+pub const MIGRATIONS: &[&str] = &[
+    // 1: results, their intervals, method results, campaigns and runs.
+    r#"
+CREATE TABLE results (
+    id TEXT PRIMARY KEY,
+    test TEXT NOT NULL,
+    source TEXT,
+    target TEXT,
+    family TEXT,
+    direction TEXT,
+    start_ns BIGINT NOT NULL,
+    duration_s DOUBLE PRECISION NOT NULL,
+    interrupted BOOLEAN NOT NULL,
+    campaign TEXT,
+    run_id TEXT,
+    method_id TEXT,
+    throughput_bps DOUBLE PRECISION,
+    loss_pct DOUBLE PRECISION,
+    pdr_pct DOUBLE PRECISION,
+    jitter_ms DOUBLE PRECISION,
+    rtt_p50_ms DOUBLE PRECISION,
+    doc TEXT NOT NULL
+);
+CREATE INDEX results_by_start ON results (start_ns);
+CREATE INDEX results_by_target ON results (target, start_ns);
+CREATE INDEX results_by_campaign ON results (campaign, start_ns);
+CREATE INDEX results_by_method ON results (method_id);
+CREATE TABLE intervals (
+    result_id TEXT NOT NULL REFERENCES results (id),
+    direction TEXT NOT NULL,
+    start_s DOUBLE PRECISION NOT NULL,
+    end_s DOUBLE PRECISION NOT NULL,
+    at_ns BIGINT NOT NULL,
+    omitted BOOLEAN NOT NULL,
+    throughput_bps DOUBLE PRECISION,
+    loss_pct DOUBLE PRECISION,
+    jitter_ms DOUBLE PRECISION,
+    rtt_ms DOUBLE PRECISION,
+    PRIMARY KEY (result_id, direction, start_s)
+);
+CREATE INDEX intervals_by_time ON intervals (at_ns);
+CREATE TABLE methods (
+    id TEXT PRIMARY KEY,
+    method TEXT NOT NULL,
+    start_ns BIGINT NOT NULL,
+    duration_s DOUBLE PRECISION NOT NULL,
+    interrupted BOOLEAN NOT NULL,
+    campaign TEXT,
+    run_id TEXT,
+    doc TEXT NOT NULL
+);
+CREATE TABLE campaigns (
+    name TEXT PRIMARY KEY,
+    plan TEXT NOT NULL,
+    created_ns BIGINT NOT NULL,
+    paused BOOLEAN NOT NULL
+);
+CREATE TABLE runs (
+    id TEXT PRIMARY KEY,
+    campaign TEXT NOT NULL,
+    scheduled_ns BIGINT NOT NULL,
+    started_ns BIGINT,
+    ended_ns BIGINT,
+    state TEXT NOT NULL,
+    reason TEXT,
+    UNIQUE (campaign, scheduled_ns)
+);
+CREATE TABLE run_events (
+    run_id TEXT NOT NULL,
+    at_ns BIGINT NOT NULL,
+    kind TEXT NOT NULL,
+    detail TEXT
+);
+CREATE INDEX run_events_by_run ON run_events (run_id, at_ns);
+"#,
+];
+
+/// The schema version this build writes and reads.
+pub fn current() -> u32 {
+    MIGRATIONS.len() as u32
+}
+
+/// The bookkeeping table, made before any migration.
+pub const VERSION_TABLE: &str = "CREATE TABLE IF NOT EXISTS sonde_schema (version BIGINT NOT NULL)";

@@ -1,0 +1,168 @@
+//! The embedded backend: one SQLite file in WAL mode (rusqlite, SQLite
+//! built in, so nothing needs installing).
+
+use crate::sql::{Backend, Sql, Value};
+use crate::ArchiveError;
+use rusqlite::types::Value as Lite;
+use rusqlite::Connection;
+use std::path::Path;
+use std::time::Duration;
+
+pub struct SqliteBackend {
+    conn: Connection,
+    location: String,
+}
+
+fn lite(v: &Value) -> Lite {
+    match v {
+        Value::Text(Some(s)) => Lite::Text(s.clone()),
+        Value::Int(Some(i)) => Lite::Integer(*i),
+        Value::Real(Some(r)) => Lite::Real(*r),
+        Value::Bool(b) => Lite::Integer(i64::from(*b)),
+        Value::Text(None) | Value::Int(None) | Value::Real(None) => Lite::Null,
+    }
+}
+
+fn err(location: &str) -> impl Fn(rusqlite::Error) -> ArchiveError + '_ {
+    move |e| ArchiveError::Database {
+        location: location.to_string(),
+        message: e.to_string(),
+    }
+}
+
+impl SqliteBackend {
+    /// Opens (creating) the file at `path`, in WAL mode, waiting up to 10 s
+    /// for another writer's lock.
+    pub fn open(path: &Path) -> Result<Self, ArchiveError> {
+        let location = path.display().to_string();
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| ArchiveError::Database {
+                location: location.clone(),
+                message: format!("cannot create {}: {e}", dir.display()),
+            })?;
+        }
+        let conn = Connection::open(path).map_err(err(&location))?;
+        conn.busy_timeout(Duration::from_secs(10))
+            .map_err(err(&location))?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(err(&location))?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(err(&location))?;
+        Ok(Self { conn, location })
+    }
+}
+
+fn run_batch(c: &Connection, location: &str, sql: &str) -> Result<(), ArchiveError> {
+    c.execute_batch(sql).map_err(err(location))
+}
+
+fn run_execute(
+    c: &Connection,
+    location: &str,
+    sql: &str,
+    p: &[Value],
+) -> Result<u64, ArchiveError> {
+    let params: Vec<Lite> = p.iter().map(lite).collect();
+    c.execute(sql, rusqlite::params_from_iter(params))
+        .map(|n| n as u64)
+        .map_err(err(location))
+}
+
+fn run_texts(
+    c: &Connection,
+    location: &str,
+    sql: &str,
+    p: &[Value],
+) -> Result<Vec<String>, ArchiveError> {
+    let params: Vec<Lite> = p.iter().map(lite).collect();
+    let mut st = c.prepare(sql).map_err(err(location))?;
+    let rows = st
+        .query_map(rusqlite::params_from_iter(params), |row| {
+            row.get::<_, String>(0)
+        })
+        .map_err(err(location))?;
+    rows.collect::<Result<Vec<_>, _>>().map_err(err(location))
+}
+
+fn run_int(
+    c: &Connection,
+    location: &str,
+    sql: &str,
+    p: &[Value],
+) -> Result<Option<i64>, ArchiveError> {
+    let params: Vec<Lite> = p.iter().map(lite).collect();
+    let mut st = c.prepare(sql).map_err(err(location))?;
+    let mut rows = st
+        .query_map(rusqlite::params_from_iter(params), |row| {
+            row.get::<_, Option<i64>>(0)
+        })
+        .map_err(err(location))?;
+    rows.next()
+        .transpose()
+        .map(Option::flatten)
+        .map_err(err(location))
+}
+
+/// A connection or a transaction, with the archive's name.
+struct On<'a> {
+    conn: &'a Connection,
+    location: &'a str,
+}
+
+impl Sql for On<'_> {
+    fn batch(&mut self, sql: &str) -> Result<(), ArchiveError> {
+        run_batch(self.conn, self.location, sql)
+    }
+    fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, ArchiveError> {
+        run_execute(self.conn, self.location, sql, params)
+    }
+    fn texts(&mut self, sql: &str, params: &[Value]) -> Result<Vec<String>, ArchiveError> {
+        run_texts(self.conn, self.location, sql, params)
+    }
+    fn int(&mut self, sql: &str, params: &[Value]) -> Result<Option<i64>, ArchiveError> {
+        run_int(self.conn, self.location, sql, params)
+    }
+}
+
+impl Sql for SqliteBackend {
+    fn batch(&mut self, sql: &str) -> Result<(), ArchiveError> {
+        run_batch(&self.conn, &self.location, sql)
+    }
+    fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, ArchiveError> {
+        run_execute(&self.conn, &self.location, sql, params)
+    }
+    fn texts(&mut self, sql: &str, params: &[Value]) -> Result<Vec<String>, ArchiveError> {
+        run_texts(&self.conn, &self.location, sql, params)
+    }
+    fn int(&mut self, sql: &str, params: &[Value]) -> Result<Option<i64>, ArchiveError> {
+        run_int(&self.conn, &self.location, sql, params)
+    }
+}
+
+impl Backend for SqliteBackend {
+    fn transaction(
+        &mut self,
+        work: &mut dyn FnMut(&mut dyn Sql) -> Result<(), ArchiveError>,
+    ) -> Result<(), ArchiveError> {
+        let location = self.location.clone();
+        // IMMEDIATE: take the write lock at the start, so two writers wait
+        // for each other (busy_timeout) instead of failing on upgrade.
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(err(&location))?;
+        work(&mut On {
+            conn: &tx,
+            location: &location,
+        })?;
+        tx.commit().map_err(err(&location))
+    }
+
+    fn sql(&mut self) -> &mut dyn Sql {
+        self
+    }
+
+    fn location(&self) -> &str {
+        &self.location
+    }
+}

@@ -1,0 +1,230 @@
+//! The Store on both backends with the same bodies: SQLite in a temporary
+//! file, and the real PostgreSQL on this machine (127.0.0.1:5432, database
+//! `test`), each test in a schema of its own, dropped after.
+
+use sonde_archive::{ArchiveError, Placement, Store};
+use sonde_model::method::{QosCheckKind, QosCheckSpec};
+use sonde_model::{
+    Direction, Figures, HostEnv, Interval, MethodResult, MethodSpec, PeerKind, PingSpec, RttStats,
+    Summary, TcpSpec, TestEnv, TestResult, TestSpec, Timestamp, UdpSpec,
+};
+
+const PG: &str = "postgres://root@127.0.0.1:5432/test";
+
+/// A SQLite file and a PostgreSQL schema named for `test`, each given to
+/// `body`; both removed after.
+fn on_both(test: &str, body: impl Fn(&(dyn Fn() -> Store + Sync), &str)) {
+    let dir = std::env::temp_dir().join(format!("sonde-archive-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let file = dir.join("sonde.db");
+    let path = file.to_str().unwrap().to_string();
+    body(&|| Store::open(&path).unwrap(), &path);
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let schema = format!("sonde_t{}_{test}", std::process::id());
+    let url = format!("{PG}?schema={schema}");
+    let mut admin =
+        postgres::Client::connect(PG, postgres::NoTls).expect("PostgreSQL on 127.0.0.1:5432");
+    admin
+        .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+        .unwrap();
+    body(&|| Store::open(&url).unwrap(), &url);
+    admin
+        .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+        .unwrap();
+}
+
+fn forward(throughput: u64, loss: Option<f64>, jitter: Option<f64>) -> Figures {
+    Figures {
+        direction: Some(Direction::Forward),
+        throughput_bps: Some(throughput),
+        loss_pct: loss,
+        pdr_pct: loss.map(|l| 100.0 - l),
+        jitter_ms: jitter,
+        ..Figures::default()
+    }
+}
+
+fn result(spec: TestSpec, figures: Figures, intervals: usize) -> TestResult {
+    let mut r = TestResult::new(
+        spec,
+        TestEnv::between(HostEnv::default(), HostEnv::default(), PeerKind::Sonde),
+        Timestamp::now(),
+    );
+    r.duration_s = intervals as f64;
+    r.intervals = (0..intervals)
+        .map(|i| Interval {
+            start_s: i as f64,
+            end_s: i as f64 + 1.0,
+            omitted: false,
+            size_bytes: None,
+            streams: Vec::new(),
+            sums: vec![Figures {
+                throughput_bps: Some(1_000_000 + i as u64),
+                ..figures.clone()
+            }],
+            round_trip: None,
+        })
+        .collect();
+    r.summary = Summary {
+        forward: Some(figures),
+        ..Summary::default()
+    };
+    r
+}
+
+fn tcp(intervals: usize) -> TestResult {
+    let spec = TcpSpec {
+        host: "2001:db8::2".into(),
+        ..TcpSpec::default()
+    };
+    result(spec.into(), forward(7_500_000, None, None), intervals)
+}
+
+fn udp() -> TestResult {
+    let spec = UdpSpec {
+        host: "2001:db8::2".into(),
+        ..UdpSpec::default()
+    };
+    result(spec.into(), forward(1_000_000, Some(0.5), Some(0.2)), 5)
+}
+
+fn ping() -> TestResult {
+    let spec = PingSpec {
+        host: "2001:db8::2".into(),
+        ..PingSpec::default()
+    };
+    let mut r = TestResult::new(
+        spec.into(),
+        TestEnv::between(HostEnv::default(), HostEnv::default(), PeerKind::Sonde),
+        Timestamp::now(),
+    );
+    r.summary = Summary {
+        round_trip: Some(Figures {
+            rtt_ms: RttStats::from_ms(&[93.9, 94.1, 94.0]),
+            ..Figures::default()
+        }),
+        ..Summary::default()
+    };
+    r
+}
+
+#[test]
+fn every_kind_round_trips_and_a_second_write_changes_nothing() {
+    on_both("roundtrip", |open, _| {
+        let mut s = open();
+        assert_eq!(s.schema_version().unwrap(), 1);
+        for r in [tcp(300), udp(), ping()] {
+            assert!(s.put_result(&r, &Placement::default()).unwrap());
+            assert_eq!(s.get_result(r.id).unwrap().as_ref(), Some(&r));
+            // A retry (the same id) is not a second result.
+            assert!(!s.put_result(&r, &Placement::default()).unwrap());
+        }
+        assert_eq!(s.count_results().unwrap(), 3);
+        // Reopened (migrations already applied): all there.
+        let mut again = open();
+        assert_eq!(again.count_results().unwrap(), 3);
+        assert_eq!(again.schema_version().unwrap(), 1);
+    });
+}
+
+#[test]
+fn interval_series_are_kept_per_direction() {
+    on_both("intervals", |open, _| {
+        let mut s = open();
+        let r = tcp(300);
+        s.put_result(&r, &Placement::default()).unwrap();
+        assert_eq!(s.count_intervals(r.id).unwrap(), 300);
+        s.put_result(&r, &Placement::default()).unwrap();
+        assert_eq!(s.count_intervals(r.id).unwrap(), 300);
+    });
+}
+
+#[test]
+fn a_method_keeps_its_trials_and_reads_back_whole() {
+    on_both("method", |open, _| {
+        let mut s = open();
+        let mut spec = QosCheckSpec::new(UdpSpec {
+            host: "2001:db8::2".into(),
+            ..UdpSpec::default()
+        });
+        spec.checks = vec![QosCheckKind::Marking];
+        let mut m = MethodResult::new(MethodSpec::QosCheck(spec), Timestamp::now());
+        m.trials = vec![udp(), udp()];
+        let at = Placement {
+            campaign: Some("geant".into()),
+            run_id: Some("run-1".into()),
+            method_id: None,
+        };
+        assert!(s.put_method(&m, &at).unwrap());
+        assert!(!s.put_method(&m, &at).unwrap());
+        assert_eq!(s.count_results().unwrap(), 2);
+        let back = s.get_method(m.id).unwrap().unwrap();
+        assert_eq!(back.trials.len(), 2);
+        assert_eq!(back, m);
+    });
+}
+
+#[test]
+fn an_archive_from_a_newer_sonde_is_refused_by_name() {
+    on_both("newer", |open, location| {
+        let mut s = open();
+        drop(s.put_result(&ping(), &Placement::default()));
+        drop(s);
+        // A later sonde migrated it to version 99.
+        if location.starts_with("postgres") {
+            let schema = location.split("schema=").nth(1).unwrap();
+            let mut c = postgres::Client::connect(PG, postgres::NoTls).unwrap();
+            c.batch_execute(&format!(
+                "INSERT INTO {schema}.sonde_schema (version) VALUES (99)"
+            ))
+            .unwrap();
+        } else {
+            let c = rusqlite::Connection::open(location).unwrap();
+            c.execute("INSERT INTO sonde_schema (version) VALUES (99)", [])
+                .unwrap();
+        }
+        match Store::open(location) {
+            Err(e @ ArchiveError::TooNew { found: 99, .. }) => {
+                assert!(e.to_string().contains("upgrade sonde"), "{e}");
+            }
+            Err(other) => panic!("{other}"),
+            Ok(_) => panic!("a newer archive was opened"),
+        }
+    });
+}
+
+#[test]
+fn concurrent_writers_lose_nothing() {
+    on_both("concurrent", |open, _| {
+        drop(open());
+        std::thread::scope(|scope| {
+            for _ in 0..2 {
+                scope.spawn(|| {
+                    let mut s = open();
+                    for _ in 0..25 {
+                        s.put_result(&tcp(10), &Placement::default()).unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(open().count_results().unwrap(), 50);
+    });
+}
+
+#[test]
+fn a_file_that_is_not_an_archive_is_a_clear_error_and_stays_as_it_was() {
+    let dir = std::env::temp_dir().join(format!("sonde-archive-{}-corrupt", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("notes.db");
+    let garbage = b"these are my notes, not a database, and they must stay".repeat(100);
+    std::fs::write(&file, &garbage).unwrap();
+    let e = Store::open(file.to_str().unwrap()).err().expect("refused");
+    let text = e.to_string();
+    assert!(
+        text.contains("notes.db") && text.contains("not a database"),
+        "{text}"
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), garbage);
+    let _ = std::fs::remove_dir_all(&dir);
+}
