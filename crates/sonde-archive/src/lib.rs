@@ -57,6 +57,41 @@ pub fn default_path(system: bool) -> PathBuf {
     data.join("sonde").join("sonde.db")
 }
 
+/// Which results to list (each `None`: any).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResultFilter {
+    /// `tcp`, `udp`, `ping`.
+    pub test: Option<String>,
+    /// The host the test went to, as written.
+    pub target: Option<String>,
+    pub campaign: Option<String>,
+    /// Results that started at or after this (ns since the epoch) …
+    pub since_ns: Option<i64>,
+    /// … and before this.
+    pub until_ns: Option<i64>,
+    /// `v6` or `v4`.
+    pub family: Option<String>,
+    /// `forward`, `reverse` or `bidir`.
+    pub direction: Option<String>,
+    /// At most this many, newest first.
+    pub limit: i64,
+}
+
+impl Default for ResultFilter {
+    fn default() -> Self {
+        Self {
+            test: None,
+            target: None,
+            campaign: None,
+            since_ns: None,
+            until_ns: None,
+            family: None,
+            direction: None,
+            limit: 100,
+        }
+    }
+}
+
 /// The archive.
 pub struct Store {
     backend: Box<dyn Backend>,
@@ -234,6 +269,52 @@ impl Store {
             .map(|d| sonde_model::load_result(d).map_err(|e| bad(e.to_string())))
             .collect::<Result<_, _>>()?;
         Ok(Some(m))
+    }
+
+    /// The results `filter` selects, newest first.
+    pub fn list_results(&mut self, filter: &ResultFilter) -> Result<Vec<TestResult>, ArchiveError> {
+        let mut sql = String::from("SELECT doc FROM results WHERE 1 = 1");
+        let mut params = Vec::new();
+        let mut add = |column: &str, v: Value, op: &str| {
+            params.push(v);
+            sql += &format!(" AND {column} {op} ${}", params.len());
+        };
+        if let Some(t) = &filter.test {
+            add("test", Value::Text(Some(t.clone())), "=");
+        }
+        if let Some(t) = &filter.target {
+            add("target", Value::Text(Some(t.clone())), "=");
+        }
+        if let Some(c) = &filter.campaign {
+            add("campaign", Value::Text(Some(c.clone())), "=");
+        }
+        if let Some(ns) = filter.since_ns {
+            add("start_ns", Value::Int(Some(ns)), ">=");
+        }
+        if let Some(ns) = filter.until_ns {
+            add("start_ns", Value::Int(Some(ns)), "<");
+        }
+        if let Some(f) = &filter.family {
+            add("family", Value::Text(Some(f.clone())), "=");
+        }
+        if let Some(d) = &filter.direction {
+            add("direction", Value::Text(Some(d.clone())), "=");
+        }
+        params.push(Value::Int(Some(filter.limit.max(1))));
+        sql += &format!(" ORDER BY start_ns DESC, id LIMIT ${}", params.len());
+        let location = self.location().to_string();
+        self.backend
+            .sql()
+            .texts(&sql, &params)?
+            .iter()
+            .map(|d| {
+                sonde_model::load_result(d).map_err(|e| ArchiveError::Document {
+                    location: location.clone(),
+                    id: "?".into(),
+                    message: e.to_string(),
+                })
+            })
+            .collect()
     }
 
     /// How many results the archive keeps.

@@ -228,3 +228,52 @@ fn a_file_that_is_not_an_archive_is_a_clear_error_and_stays_as_it_was() {
     assert_eq!(std::fs::read(&file).unwrap(), garbage);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn results_are_listed_by_filter_newest_first() {
+    use sonde_archive::ResultFilter;
+    on_both("list", |open, _| {
+        let mut s = open();
+        // Made 2 ms apart: start times order them.
+        let pause = || std::thread::sleep(std::time::Duration::from_millis(2));
+        let t = tcp(3);
+        pause();
+        let u = udp();
+        pause();
+        let p = ping();
+        for r in [&t, &u, &p] {
+            s.put_result(r, &Placement::default()).unwrap();
+        }
+        let ids = |f: ResultFilter, s: &mut Store| -> Vec<String> {
+            s.list_results(&f)
+                .unwrap()
+                .iter()
+                .map(|r| r.id.to_string())
+                .collect()
+        };
+        let all = ids(ResultFilter::default(), &mut s);
+        assert_eq!(all.len(), 3);
+        // Newest first: the ping was made last.
+        assert_eq!(all[0], p.id.to_string());
+        let udp_only = ResultFilter {
+            test: Some("udp".into()),
+            ..ResultFilter::default()
+        };
+        assert_eq!(ids(udp_only, &mut s), [u.id.to_string()]);
+        let elsewhere = ResultFilter {
+            target: Some("2001:db8::99".into()),
+            ..ResultFilter::default()
+        };
+        assert!(ids(elsewhere, &mut s).is_empty());
+        let later = ResultFilter {
+            since_ns: Some(i64::MAX - 1),
+            ..ResultFilter::default()
+        };
+        assert!(ids(later, &mut s).is_empty());
+        let one = ResultFilter {
+            limit: 1,
+            ..ResultFilter::default()
+        };
+        assert_eq!(ids(one, &mut s).len(), 1);
+    });
+}

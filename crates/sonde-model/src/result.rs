@@ -72,6 +72,13 @@ impl ResultId {
     }
 }
 
+impl std::str::FromStr for ResultId {
+    type Err = uuid::Error;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        uuid::Uuid::parse_str(s).map(Self)
+    }
+}
+
 impl std::fmt::Display for ResultId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.0.fmt(f)

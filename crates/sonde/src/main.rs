@@ -1,5 +1,6 @@
 //! `sonde`: flags in, a Spec to the engine, results out.
 
+mod archive_args;
 mod cli;
 mod docs_cmd;
 mod lab_cmd;
@@ -11,6 +12,7 @@ mod ping_cmd;
 mod qos_cmd;
 mod quickstart;
 mod repeat_cmd;
+mod results_cmd;
 mod run_args;
 mod run_cmd;
 mod serve_cmd;

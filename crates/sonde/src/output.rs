@@ -30,6 +30,8 @@ pub struct Output {
     pub sink: Sink,
     /// `--correct-for`: the stack the summary's goodput is corrected for.
     pub correct_for: Option<sonde_methods::overhead::Stack>,
+    /// `--archive`: where the result is kept (resolved).
+    pub archive: Option<String>,
 }
 
 /// Runs `spec` with tcp/udp's output rule (live lines unless JSON) and
@@ -55,6 +57,7 @@ impl Output {
             rates: args.format.unwrap_or_default(),
             sink: Sink::Terminal,
             correct_for: None,
+            archive: args.archive.location(),
         };
         let output = match args.correct_for.as_deref().map(str::parse) {
             None => output,
@@ -101,7 +104,16 @@ impl Output {
             }
             Err(e) => return Err(self.failed_run(spec, e)),
         };
+        // Kept before it is printed: a result finished is never lost to a
+        // broken pipe or a kill while printing.
+        let kept = self
+            .archive
+            .as_deref()
+            .map(|a| crate::archive_args::keep(a, &result));
         self.print(&result)?;
+        if let Some(Err(e)) = kept {
+            return Err(e);
+        }
         if result.interrupted {
             return Err(Failure::Interrupted);
         }

@@ -82,6 +82,8 @@ pub struct PingArgs {
     pub title: Option<String>,
     #[command(flatten)]
     pub step: StepArgs,
+    #[command(flatten)]
+    pub archive: crate::archive_args::ArchiveArgs,
 }
 
 fn parse_proto(s: &str) -> Result<PingProto, String> {
@@ -128,6 +130,7 @@ pub fn run(args: PingArgs) -> Result<(), Failure> {
         json: args.json.then_some(JsonFormat::Sonde),
         live: !args.json && !args.quiet,
         flags: true,
+        archive: args.archive.location(),
         ..Output::default()
     };
     let spec = TestSpec::Ping(args.to_spec());

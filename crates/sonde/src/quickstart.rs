@@ -13,9 +13,22 @@ use sonde_run::{Events, RunError, Stop};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::time::Duration;
 
-/// Runs one test of the quick start, with nobody listening to its events.
-fn measure(spec: impl Into<TestSpec>) -> Result<TestResult, RunError> {
-    sonde_run::run(&spec.into(), &Stop::new(), &Events::new())
+/// The archive the quick start keeps its results in.
+struct Kept {
+    store: sonde_archive::Store,
+    count: usize,
+}
+
+/// Runs one test of the quick start, with nobody listening to its events,
+/// and keeps its result.
+fn measure(spec: impl Into<TestSpec>, kept: &mut Kept) -> Result<TestResult, Failure> {
+    let r = sonde_run::run(&spec.into(), &Stop::new(), &Events::new())
+        .map_err(|e: RunError| Failure::Run(anyhow::anyhow!(e)))?;
+    kept.store
+        .put_result(&r, &sonde_archive::Placement::default())
+        .map_err(|e| Failure::Run(anyhow::anyhow!(e)))?;
+    kept.count += 1;
+    Ok(r)
 }
 
 #[derive(Debug, Args)]
@@ -23,9 +36,19 @@ pub struct QuickstartArgs {
     /// Length of each test.
     #[arg(short = 't', long = "time", default_value = "2s", value_parser = duration)]
     pub time: Duration,
+    /// Where to keep the results (default: the SQLite archive in
+    /// $XDG_DATA_HOME/sonde/sonde.db).
+    #[arg(long, require_equals = true, value_name = "PATH|URL")]
+    pub archive: Option<String>,
 }
 
 pub fn run(args: QuickstartArgs) -> Result<(), Failure> {
+    let location = crate::archive_args::resolve(args.archive.as_deref().unwrap_or(""));
+    let mut kept = Kept {
+        store: sonde_archive::Store::open(&location)
+            .map_err(|e| Failure::Run(anyhow::anyhow!(e)))?,
+        count: 0,
+    };
     let config = ServerConfig {
         bind: vec![
             IpAddr::V6(Ipv6Addr::LOCALHOST),
@@ -75,7 +98,10 @@ pub fn run(args: QuickstartArgs) -> Result<(), Failure> {
                 direction,
                 ..TcpSpec::default()
             };
-            let r = measure(spec).with_context(|| format!("TCP test to {host}"))?;
+            let r = measure(spec, &mut kept).map_err(|e| match e {
+                Failure::Run(e) => Failure::Run(e.context(format!("TCP test to {host}"))),
+                other => other,
+            })?;
             rows.push((host, direction, r));
         }
     }
@@ -103,16 +129,25 @@ pub fn run(args: QuickstartArgs) -> Result<(), Failure> {
         );
     }
     println!();
-    udp_flows(port, args.time)?;
+    udp_flows(port, args.time, &mut kept)?;
     println!();
-    ping_series(reflector_port)?;
+    ping_series(reflector_port, &mut kept)?;
     println!();
     println!("TCP, UDP and RTT over IPv6 and IPv4 on loopback work. Next: `sonde serve` on one host, `sonde tcp HOST` or `sonde udp HOST` on another.");
+    let archive_flag = match &args.archive {
+        Some(a) => format!(" --archive={a}"),
+        None => String::new(),
+    };
+    println!(
+        "{} results kept in {}: list them with `sonde results{archive_flag} list`.",
+        kept.count,
+        kept.store.location()
+    );
     Ok(())
 }
 
 /// A 1 Mbit/s UDP flow each way over IPv6 (the seeds' PDR probe).
-fn udp_flows(port: u16, time: Duration) -> Result<(), Failure> {
+fn udp_flows(port: u16, time: Duration, kept: &mut Kept) -> Result<(), Failure> {
     println!(
         "{:<10} {:<9} {:>14} {:>9} {:>12} {:>11}",
         "path", "direction", "UDP rate", "PDR", "lost/sent", "jitter"
@@ -126,7 +161,7 @@ fn udp_flows(port: u16, time: Duration) -> Result<(), Failure> {
             direction,
             ..UdpSpec::default()
         };
-        let r = measure(spec).context("UDP test to ::1")?;
+        let r = measure(spec, kept)?;
         let s = r
             .summary
             .forward
@@ -149,7 +184,7 @@ fn udp_flows(port: u16, time: Duration) -> Result<(), Failure> {
 
 /// Ping series to the in-process server: ICMP echo, and STAMP to its
 /// reflector, which gives the delay each way (one clock here).
-fn ping_series(reflector_port: u16) -> Result<(), Failure> {
+fn ping_series(reflector_port: u16, kept: &mut Kept) -> Result<(), Failure> {
     println!(
         "{:<10} {:<14} {:>9} {:>10} {:>10} {:>10} {:>10}",
         "path", "ping", "answered", "rtt p50", "rtt p99", "out", "back"
@@ -169,14 +204,17 @@ fn ping_series(reflector_port: u16) -> Result<(), Failure> {
                 clock_synced: true,
                 ..PingSpec::default()
             };
-            let r = match measure(spec) {
+            let r = match measure(spec, kept) {
                 Ok(r) => r,
                 // Without root or ping_group_range, ICMP is not allowed.
                 Err(e) if proto == PingProto::Icmp => {
-                    println!("{host:<10} {:<14} {e}", "icmp");
+                    println!("{host:<10} {:<14} {}", "icmp", e.message());
                     continue;
                 }
-                Err(e) => return Err(Failure::Run(anyhow::anyhow!("STAMP ping to {host}: {e}"))),
+                Err(Failure::Run(e)) => {
+                    return Err(Failure::Run(e.context(format!("STAMP ping to {host}"))))
+                }
+                Err(other) => return Err(other),
             };
             let one_way = r.series.first().and_then(|s| s.one_way);
             let rt = r.summary.round_trip.clone().unwrap_or_default();

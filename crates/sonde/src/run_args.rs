@@ -123,6 +123,8 @@ pub struct RunArgs {
     /// `sonde overhead --correct-for`.
     #[arg(long, value_name = "STACK")]
     pub correct_for: Option<String>,
+    #[command(flatten)]
+    pub archive: crate::archive_args::ArchiveArgs,
 }
 
 /// `--peer`: the spellings of [`PeerKind`].

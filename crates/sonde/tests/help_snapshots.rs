@@ -10,8 +10,9 @@ mod common;
 use common::{sonde, stderr};
 use std::path::PathBuf;
 
-const COMMANDS: [&str; 12] = [
+const COMMANDS: [&str; 13] = [
     "", "tcp", "udp", "ping", "serve", "run", "lab", "sweep", "ndr", "qos", "overhead", "tune",
+    "results",
 ];
 
 fn snapshot(command: &str) -> PathBuf {

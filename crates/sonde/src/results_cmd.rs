@@ -1,0 +1,159 @@
+//! `sonde results`: what the archive keeps: `list` (filtered, newest
+//! first) and `show ID` (the text a live run printed, or its JSON).
+
+use crate::archive_args::{resolve, ArchiveArgs};
+use crate::cli::Failure;
+use crate::run_args::duration;
+use anyhow::anyhow;
+use clap::{Args, Subcommand};
+use sonde_archive::{ResultFilter, Store};
+use sonde_model::{ResultId, TestResult};
+use std::io::Write;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+#[derive(Debug, Args)]
+pub struct ResultsArgs {
+    #[command(flatten)]
+    pub archive: ArchiveArgs,
+    #[command(subcommand)]
+    pub command: ResultsCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ResultsCommand {
+    /// Results kept, newest first.
+    List(ListArgs),
+    /// One result as a live run printed it (or `-J`: its document).
+    Show {
+        id: String,
+        #[arg(short = 'J', long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Only this test: tcp, udp or ping.
+    #[arg(long, value_parser = ["tcp", "udp", "ping"])]
+    pub test: Option<String>,
+    /// Only results toward this host (as the test named it).
+    #[arg(long)]
+    pub target: Option<String>,
+    /// Only results of this campaign.
+    #[arg(long)]
+    pub campaign: Option<String>,
+    /// Only results that started within this long before now (24h, 7d).
+    #[arg(long, value_parser = duration, value_name = "AGO")]
+    pub since: Option<Duration>,
+    /// Only results that started more than this long before now.
+    #[arg(long, value_parser = duration, value_name = "AGO")]
+    pub until: Option<Duration>,
+    /// Only this family: v6 or v4.
+    #[arg(long, value_parser = ["v6", "v4"])]
+    pub family: Option<String>,
+    /// Only this direction: forward, reverse or bidir.
+    #[arg(long, value_parser = ["forward", "reverse", "bidir"])]
+    pub direction: Option<String>,
+    /// At most this many.
+    #[arg(long, default_value_t = 50)]
+    pub limit: i64,
+    /// One JSON document: the results' documents, newest first.
+    #[arg(short = 'J', long)]
+    pub json: bool,
+}
+
+fn ago_ns(d: Duration) -> i64 {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos();
+    i64::try_from(now.saturating_sub(d.as_nanos())).unwrap_or(0)
+}
+
+fn open(args: &ArchiveArgs) -> Result<Store, Failure> {
+    let location = resolve(args.archive.as_deref().unwrap_or(""));
+    Store::open(&location).map_err(|e| Failure::Run(anyhow!(e)))
+}
+
+/// One line of `list`.
+fn line(r: &TestResult) -> String {
+    let start = serde_json::to_value(r.start)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    let h = r.summary.headline().cloned().unwrap_or_default();
+    let mut figures = Vec::new();
+    if let Some(t) = h.throughput_bps {
+        figures.push(format!("{:.2} Mbit/s", t as f64 / 1e6));
+    }
+    if let Some(l) = h.loss_pct {
+        figures.push(format!("loss {l:.3} %"));
+    }
+    if let Some(rtt) = &h.rtt_ms {
+        figures.push(format!("rtt p50 {:.3} ms", rtt.p50));
+    }
+    let target = match &r.spec {
+        sonde_model::TestSpec::Tcp(s) => &s.host,
+        sonde_model::TestSpec::Udp(s) => &s.host,
+        sonde_model::TestSpec::Ping(s) => &s.host,
+    };
+    format!(
+        "{start:<27} {} {:<4} {:<24} {}{}",
+        r.id,
+        r.spec.kind().name(),
+        target,
+        figures.join(", "),
+        if r.interrupted { " (interrupted)" } else { "" }
+    )
+}
+
+pub fn run(args: ResultsArgs) -> Result<(), Failure> {
+    let mut store = open(&args.archive)?;
+    let mut out = std::io::stdout();
+    match args.command {
+        ResultsCommand::List(l) => {
+            let filter = ResultFilter {
+                test: l.test,
+                target: l.target,
+                campaign: l.campaign,
+                since_ns: l.since.map(ago_ns),
+                until_ns: l.until.map(ago_ns),
+                family: l.family,
+                direction: l.direction,
+                limit: l.limit,
+            };
+            let results = store
+                .list_results(&filter)
+                .map_err(|e| Failure::Run(anyhow!(e)))?;
+            if l.json {
+                writeln!(out, "{}", serde_json::to_string_pretty(&results)?)?;
+            } else {
+                for r in &results {
+                    writeln!(out, "{}", line(r))?;
+                }
+                if results.is_empty() {
+                    eprintln!("sonde: no results in {} match", store.location());
+                }
+            }
+        }
+        ResultsCommand::Show { id, json } => {
+            let rid: ResultId = id
+                .parse()
+                .map_err(|_| Failure::Usage(anyhow!("'{id}' is not a result id (a UUID)")))?;
+            let r = store
+                .get_result(rid)
+                .map_err(|e| Failure::Run(anyhow!(e)))?
+                .ok_or_else(|| Failure::Run(anyhow!("no result {id} in {}", store.location())))?;
+            if json {
+                writeln!(
+                    out,
+                    "{}",
+                    sonde_report::result_json(&r, sonde_report::JsonLayout::Sonde)?
+                )?;
+            } else {
+                write!(out, "{}", sonde_report::summary(&r))?;
+            }
+        }
+    }
+    Ok(())
+}
