@@ -8,13 +8,19 @@
 //! together, and a second write of the same id changes nothing, so a retry
 //! never duplicates (docs/archive.md).
 
+mod filter;
 mod pg;
+mod query;
 mod row;
+mod runs;
 pub mod schema;
 mod sql;
 mod sqlite;
 
+pub use filter::ResultFilter;
+pub use query::{Grouping, HeatCell, Metric, MetricPoint};
 pub use row::Placement;
+pub use runs::{CampaignRow, Lease, RunRow, RunState};
 
 use sonde_model::{MethodResult, ResultId, TestResult};
 use sql::{Backend, Sql, Value};
@@ -55,41 +61,6 @@ pub fn default_path(system: bool) -> PathBuf {
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
         .unwrap_or_else(|| PathBuf::from("."));
     data.join("sonde").join("sonde.db")
-}
-
-/// Which results to list (each `None`: any).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResultFilter {
-    /// `tcp`, `udp`, `ping`.
-    pub test: Option<String>,
-    /// The host the test went to, as written.
-    pub target: Option<String>,
-    pub campaign: Option<String>,
-    /// Results that started at or after this (ns since the epoch) …
-    pub since_ns: Option<i64>,
-    /// … and before this.
-    pub until_ns: Option<i64>,
-    /// `v6` or `v4`.
-    pub family: Option<String>,
-    /// `forward`, `reverse` or `bidir`.
-    pub direction: Option<String>,
-    /// At most this many, newest first.
-    pub limit: i64,
-}
-
-impl Default for ResultFilter {
-    fn default() -> Self {
-        Self {
-            test: None,
-            target: None,
-            campaign: None,
-            since_ns: None,
-            until_ns: None,
-            family: None,
-            direction: None,
-            limit: 100,
-        }
-    }
 }
 
 /// The archive.
@@ -273,35 +244,12 @@ impl Store {
 
     /// The results `filter` selects, newest first.
     pub fn list_results(&mut self, filter: &ResultFilter) -> Result<Vec<TestResult>, ArchiveError> {
-        let mut sql = String::from("SELECT doc FROM results WHERE 1 = 1");
-        let mut params = Vec::new();
-        let mut add = |column: &str, v: Value, op: &str| {
-            params.push(v);
-            sql += &format!(" AND {column} {op} ${}", params.len());
-        };
-        if let Some(t) = &filter.test {
-            add("test", Value::Text(Some(t.clone())), "=");
-        }
-        if let Some(t) = &filter.target {
-            add("target", Value::Text(Some(t.clone())), "=");
-        }
-        if let Some(c) = &filter.campaign {
-            add("campaign", Value::Text(Some(c.clone())), "=");
-        }
-        if let Some(ns) = filter.since_ns {
-            add("start_ns", Value::Int(Some(ns)), ">=");
-        }
-        if let Some(ns) = filter.until_ns {
-            add("start_ns", Value::Int(Some(ns)), "<");
-        }
-        if let Some(f) = &filter.family {
-            add("family", Value::Text(Some(f.clone())), "=");
-        }
-        if let Some(d) = &filter.direction {
-            add("direction", Value::Text(Some(d.clone())), "=");
-        }
+        let (clause, mut params) = filter.clause();
         params.push(Value::Int(Some(filter.limit.max(1))));
-        sql += &format!(" ORDER BY start_ns DESC, id LIMIT ${}", params.len());
+        let sql = format!(
+            "SELECT doc FROM results WHERE {clause} ORDER BY start_ns DESC, id LIMIT ${}",
+            params.len()
+        );
         let location = self.location().to_string();
         self.backend
             .sql()
@@ -353,6 +301,16 @@ fn put_result_in(
     }
     for iv in row::interval_rows(r) {
         tx.execute(row::INTERVAL_INSERT, &iv)?;
+    }
+    for (k, v) in &at.labels {
+        tx.execute(
+            row::LABEL_INSERT,
+            &[
+                Value::Text(Some(r.id.to_string())),
+                Value::Text(Some(k.clone())),
+                Value::Text(Some(v.clone())),
+            ],
+        )?;
     }
     Ok(true)
 }

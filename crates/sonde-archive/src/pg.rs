@@ -125,6 +125,42 @@ impl<C: GenericClient> Sql for On<'_, C> {
             None => Ok(None),
         }
     }
+    fn rows(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>, ArchiveError> {
+        let b = boxed(params);
+        let rows = self.c.query(sql, &refs(&b)).map_err(err(self.location))?;
+        rows.iter()
+            .map(|r| {
+                (0..r.len())
+                    .map(|i| cell(r, i))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(err(self.location))
+            })
+            .collect()
+    }
+}
+
+/// Column `i` of `r`, typed by its column's type.
+fn cell(r: &postgres::Row, i: usize) -> Result<Value, postgres::Error> {
+    use postgres::types::Type;
+    let t = r.columns()[i].type_().clone();
+    Ok(if t == Type::INT8 {
+        Value::Int(r.try_get(i)?)
+    } else if t == Type::INT4 {
+        Value::Int(r.try_get::<_, Option<i32>>(i)?.map(i64::from))
+    } else if t == Type::INT2 {
+        Value::Int(r.try_get::<_, Option<i16>>(i)?.map(i64::from))
+    } else if t == Type::FLOAT8 {
+        Value::Real(r.try_get(i)?)
+    } else if t == Type::FLOAT4 {
+        Value::Real(r.try_get::<_, Option<f32>>(i)?.map(f64::from))
+    } else if t == Type::BOOL {
+        match r.try_get::<_, Option<bool>>(i)? {
+            Some(b) => Value::Bool(b),
+            None => Value::Text(None),
+        }
+    } else {
+        Value::Text(r.try_get(i)?)
+    })
 }
 
 impl Backend for PgBackend {
@@ -178,6 +214,13 @@ impl Sql for PgBackend {
             location: &self.location,
         }
         .int(sql, params)
+    }
+    fn rows(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>, ArchiveError> {
+        On {
+            c: &mut self.client,
+            location: &self.location,
+        }
+        .rows(sql, params)
     }
 }
 

@@ -49,12 +49,14 @@ fn real(v: Option<f64>) -> Value {
     Value::Real(v)
 }
 
-/// Where a result belongs: a campaign's run, a method.
+/// Where a result belongs: a campaign's run, a method; and the labels it
+/// is kept with (a campaign's and its step's), for `stats --by label:KEY`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Placement {
     pub campaign: Option<String>,
     pub run_id: Option<String>,
     pub method_id: Option<String>,
+    pub labels: std::collections::BTreeMap<String, String>,
 }
 
 /// The `results` row of `r`, in the column order of [`RESULT_INSERT`].
@@ -89,8 +91,12 @@ pub const RESULT_INSERT: &str = "INSERT INTO results (id, test, source, target, 
     $10, $11, $12, $13, $14, $15, $16, $17, $18) ON CONFLICT (id) DO NOTHING";
 
 pub const INTERVAL_INSERT: &str = "INSERT INTO intervals (result_id, direction, start_s, end_s, \
-    at_ns, omitted, throughput_bps, loss_pct, jitter_ms, rtt_ms) VALUES ($1, $2, $3, $4, $5, $6, \
-    $7, $8, $9, $10) ON CONFLICT (result_id, direction, start_s) DO NOTHING";
+    at_ns, omitted, throughput_bps, loss_pct, jitter_ms, rtt_ms, size_bytes) VALUES ($1, $2, $3, \
+    $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (result_id, direction, size_bytes, start_s) DO \
+    NOTHING";
+
+pub const LABEL_INSERT: &str = "INSERT INTO result_labels (result_id, key, value) VALUES ($1, \
+    $2, $3) ON CONFLICT (result_id, key) DO NOTHING";
 
 /// The `intervals` rows of `r`: one per interval and direction measured
 /// (a ping's round trips as `round_trip`).
@@ -111,6 +117,8 @@ pub fn interval_rows(r: &TestResult) -> Vec<Vec<Value>> {
                 real(f.loss_pct),
                 real(f.jitter_ms),
                 real(f.rtt_ms.as_ref().map(|r| r.p50)),
+                // 0: the interval has no size of its own.
+                Value::Int(Some(i64::from(i.size_bytes.unwrap_or(0)))),
             ]);
         };
         for f in &i.sums {

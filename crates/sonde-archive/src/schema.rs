@@ -83,6 +83,47 @@ CREATE TABLE run_events (
 );
 CREATE INDEX run_events_by_run ON run_events (run_id, at_ns);
 "#,
+    // 2: intervals keyed by size too (a ping of several sizes has one
+    // series per size); labels per result; who runs a run, and when it
+    // last said so; leases on paths for throughput tests.
+    r#"
+CREATE TABLE intervals_v2 (
+    result_id TEXT NOT NULL REFERENCES results (id),
+    direction TEXT NOT NULL,
+    size_bytes BIGINT NOT NULL,
+    start_s DOUBLE PRECISION NOT NULL,
+    end_s DOUBLE PRECISION NOT NULL,
+    at_ns BIGINT NOT NULL,
+    omitted BOOLEAN NOT NULL,
+    throughput_bps DOUBLE PRECISION,
+    loss_pct DOUBLE PRECISION,
+    jitter_ms DOUBLE PRECISION,
+    rtt_ms DOUBLE PRECISION,
+    PRIMARY KEY (result_id, direction, size_bytes, start_s)
+);
+INSERT INTO intervals_v2 (result_id, direction, size_bytes, start_s, end_s, at_ns, omitted,
+    throughput_bps, loss_pct, jitter_ms, rtt_ms)
+    SELECT result_id, direction, 0, start_s, end_s, at_ns, omitted, throughput_bps, loss_pct,
+    jitter_ms, rtt_ms FROM intervals;
+DROP TABLE intervals;
+ALTER TABLE intervals_v2 RENAME TO intervals;
+CREATE INDEX intervals_by_time ON intervals (at_ns);
+CREATE TABLE result_labels (
+    result_id TEXT NOT NULL REFERENCES results (id),
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (result_id, key)
+);
+CREATE INDEX result_labels_by_key ON result_labels (key, value);
+ALTER TABLE runs ADD COLUMN owner TEXT;
+ALTER TABLE runs ADD COLUMN heartbeat_ns BIGINT;
+CREATE INDEX runs_by_campaign ON runs (campaign, scheduled_ns);
+CREATE TABLE path_leases (
+    path TEXT PRIMARY KEY,
+    holder TEXT NOT NULL,
+    expires_ns BIGINT NOT NULL
+);
+"#,
 ];
 
 /// The schema version this build writes and reads.

@@ -14,6 +14,32 @@ pub enum Value {
     Bool(bool),
 }
 
+impl Value {
+    /// The value as a number (integers too), if it is one.
+    pub fn real(&self) -> Option<f64> {
+        match self {
+            Value::Real(r) => *r,
+            Value::Int(i) => i.map(|i| i as f64),
+            _ => None,
+        }
+    }
+    /// The value as an integer, if it is one.
+    pub fn int(&self) -> Option<i64> {
+        match self {
+            Value::Int(i) => *i,
+            Value::Bool(b) => Some(i64::from(*b)),
+            _ => None,
+        }
+    }
+    /// The value as text, if it is text.
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            Value::Text(t) => t.as_deref(),
+            _ => None,
+        }
+    }
+}
+
 /// One connection, or one transaction on it.
 pub trait Sql {
     /// Runs statements without parameters (a migration).
@@ -24,6 +50,9 @@ pub trait Sql {
     fn texts(&mut self, sql: &str, params: &[Value]) -> Result<Vec<String>, ArchiveError>;
     /// The first column of the first row, as an integer.
     fn int(&mut self, sql: &str, params: &[Value]) -> Result<Option<i64>, ArchiveError>;
+    /// Every row, each column typed as the database gives it (a null as
+    /// `Text(None)`).
+    fn rows(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>, ArchiveError>;
 }
 
 /// A backend: a connection that runs work in transactions.

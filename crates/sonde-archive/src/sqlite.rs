@@ -103,6 +103,35 @@ fn run_int(
         .map_err(err(location))
 }
 
+fn run_rows(
+    c: &Connection,
+    location: &str,
+    sql: &str,
+    p: &[Value],
+) -> Result<Vec<Vec<Value>>, ArchiveError> {
+    use rusqlite::types::ValueRef;
+    let params: Vec<Lite> = p.iter().map(lite).collect();
+    let mut st = c.prepare(sql).map_err(err(location))?;
+    let n = st.column_count();
+    let rows = st
+        .query_map(rusqlite::params_from_iter(params), |row| {
+            (0..n)
+                .map(|i| {
+                    Ok(match row.get_ref(i)? {
+                        ValueRef::Null => Value::Text(None),
+                        ValueRef::Integer(v) => Value::Int(Some(v)),
+                        ValueRef::Real(v) => Value::Real(Some(v)),
+                        ValueRef::Text(t) | ValueRef::Blob(t) => {
+                            Value::Text(Some(String::from_utf8_lossy(t).into_owned()))
+                        }
+                    })
+                })
+                .collect::<Result<Vec<_>, rusqlite::Error>>()
+        })
+        .map_err(err(location))?;
+    rows.collect::<Result<Vec<_>, _>>().map_err(err(location))
+}
+
 /// A connection or a transaction, with the archive's name.
 struct On<'a> {
     conn: &'a Connection,
@@ -122,6 +151,9 @@ impl Sql for On<'_> {
     fn int(&mut self, sql: &str, params: &[Value]) -> Result<Option<i64>, ArchiveError> {
         run_int(self.conn, self.location, sql, params)
     }
+    fn rows(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>, ArchiveError> {
+        run_rows(self.conn, self.location, sql, params)
+    }
 }
 
 impl Sql for SqliteBackend {
@@ -136,6 +168,9 @@ impl Sql for SqliteBackend {
     }
     fn int(&mut self, sql: &str, params: &[Value]) -> Result<Option<i64>, ArchiveError> {
         run_int(&self.conn, &self.location, sql, params)
+    }
+    fn rows(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>, ArchiveError> {
+        run_rows(&self.conn, &self.location, sql, params)
     }
 }
 

@@ -36,3 +36,33 @@ mod sweep_tests;
 pub(crate) mod scripted;
 
 pub use error::MethodError;
+
+use sonde_model::{MethodResult, MethodSpec};
+use sonde_run::{Events, Runner, Stop};
+
+/// Runs any method but `tune_lab` (which needs a lab to change) with
+/// `runner`, without watching its steps: as a campaign's step runs one.
+pub fn run_method(
+    runner: &dyn Runner,
+    spec: &MethodSpec,
+    stop: &Stop,
+    events: &Events,
+) -> Result<MethodResult, MethodError> {
+    let senders = qos::Senders {
+        local: runner,
+        agent: None,
+    };
+    match spec {
+        MethodSpec::Ndr(s) => ndr::run_ndr(runner, s, stop, events, &mut |_, _| {}),
+        MethodSpec::Sweep(s) => sweep::run_sweep(runner, s, stop, events, &mut |_| {}),
+        MethodSpec::Repeat(s) => repeat::run_repeat(runner, s, stop, events, &mut |_| {}),
+        MethodSpec::QosCheck(s) => qos::run_qos_checks(&senders, s, stop, events, &mut |_| {}),
+        MethodSpec::QosScenario(s) => qos::run_qos_scenario(&senders, s, stop, events, &mut |_| {}),
+        MethodSpec::Overhead(s) => overhead::run_overhead(runner, s, stop, events, &mut |_| {}),
+        MethodSpec::Tune(s) => tune::run_tune(runner, s, stop, events, &mut |_| {}),
+        MethodSpec::TuneLab(_) => Err(MethodError::Invalid {
+            field: "method",
+            detail: "tune_lab changes a lab's links: run it with `sonde tune --lab`".into(),
+        }),
+    }
+}

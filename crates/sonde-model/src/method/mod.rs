@@ -107,6 +107,20 @@ pub enum MethodSpec {
 }
 
 impl MethodSpec {
+    /// Checks the method's spec, as its method will before running.
+    pub fn validate(&self) -> Result<(), crate::SpecError> {
+        match self {
+            MethodSpec::Ndr(s) => s.validate(),
+            MethodSpec::Sweep(s) => s.validate(),
+            MethodSpec::Repeat(s) => s.validate(),
+            MethodSpec::QosCheck(s) => s.validate(),
+            MethodSpec::QosScenario(s) => s.validate(),
+            MethodSpec::Overhead(s) => s.validate(),
+            MethodSpec::Tune(s) => s.validate(),
+            MethodSpec::TuneLab(s) => s.validate(),
+        }
+    }
+
     pub fn kind(&self) -> MethodKind {
         match self {
             MethodSpec::Ndr(_) => MethodKind::Ndr,

@@ -1,0 +1,199 @@
+//! Reading metrics back: one metric's values with what to group them by
+//! (for `sonde results stats`), and the hour-of-day × day grid of a
+//! metric (the studies' day heat maps). Grouping by hour and day is
+//! integer arithmetic on `start_ns`, so both backends do it alike (UTC).
+
+use crate::filter::ResultFilter;
+use crate::sql::Value;
+use crate::{ArchiveError, Store};
+
+/// A headline figure kept as a column of `results`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    ThroughputBps,
+    LossPct,
+    PdrPct,
+    JitterMs,
+    RttMs,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 5] = [
+        Metric::ThroughputBps,
+        Metric::LossPct,
+        Metric::PdrPct,
+        Metric::JitterMs,
+        Metric::RttMs,
+    ];
+
+    /// Its name, with its unit: the column's name, and the flag's value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::ThroughputBps => "throughput_bps",
+            Metric::LossPct => "loss_pct",
+            Metric::PdrPct => "pdr_pct",
+            Metric::JitterMs => "jitter_ms",
+            Metric::RttMs => "rtt_ms",
+        }
+    }
+
+    fn column(self) -> &'static str {
+        match self {
+            Metric::RttMs => "rtt_p50_ms",
+            m => m.name(),
+        }
+    }
+
+    /// The metric named `name` (`throughput_bps` or `throughput`, …).
+    pub fn parse(name: &str) -> Option<Metric> {
+        Metric::ALL
+            .into_iter()
+            .find(|m| m.name() == name || m.name().rsplit_once('_').is_some_and(|(b, _)| b == name))
+    }
+}
+
+/// What `stats` groups values by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Grouping {
+    None,
+    Test,
+    Target,
+    Direction,
+    Family,
+    Campaign,
+    /// Hour of the day the result started, UTC (0–23).
+    Hour,
+    /// The value of a label.
+    Label(String),
+}
+
+/// One result's value of a metric, with its group.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricPoint {
+    pub group: String,
+    pub start_ns: i64,
+    pub value: f64,
+}
+
+/// One cell of a day heat map: the mean of a metric over the results that
+/// started in `hour` (UTC) of `day` (days since the Unix epoch).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HeatCell {
+    pub day: i64,
+    pub hour: i64,
+    pub mean: f64,
+    pub count: i64,
+}
+
+const HOUR_NS: i64 = 3_600_000_000_000;
+const DAY_NS: i64 = 24 * HOUR_NS;
+
+impl Store {
+    /// The values of `metric` in the results `filter` selects (those that
+    /// measured it), oldest first, each with its group.
+    pub fn metric_points(
+        &mut self,
+        filter: &ResultFilter,
+        metric: Metric,
+        by: &Grouping,
+    ) -> Result<Vec<MetricPoint>, ArchiveError> {
+        let (clause, mut params) = filter.clause();
+        let group = match by {
+            Grouping::None => "''".to_string(),
+            Grouping::Test => "test".into(),
+            Grouping::Target => "COALESCE(target, '')".into(),
+            Grouping::Direction => "COALESCE(direction, '')".into(),
+            Grouping::Family => "COALESCE(family, '')".into(),
+            Grouping::Campaign => "COALESCE(campaign, '')".into(),
+            Grouping::Hour => "''".into(),
+            Grouping::Label(key) => {
+                params.push(Value::Text(Some(key.clone())));
+                format!(
+                    "COALESCE((SELECT value FROM result_labels l WHERE l.result_id = results.id \
+                     AND l.key = ${}), '')",
+                    params.len()
+                )
+            }
+        };
+        let column = metric.column();
+        let sql = format!(
+            "SELECT {group}, start_ns, {column} FROM results WHERE {clause} AND {column} IS NOT \
+             NULL ORDER BY start_ns, id"
+        );
+        let rows = self.backend.sql().rows(&sql, &params)?;
+        Ok(rows
+            .iter()
+            .filter_map(|r| {
+                let start_ns = r.get(1)?.int()?;
+                let value = r.get(2)?.real()?;
+                let group = match by {
+                    Grouping::Hour => format!("{:02}h", start_ns.rem_euclid(DAY_NS) / HOUR_NS),
+                    _ => r.first()?.text().unwrap_or("").to_string(),
+                };
+                Some(MetricPoint {
+                    group,
+                    start_ns,
+                    value,
+                })
+            })
+            .collect())
+    }
+
+    /// The mean of `metric` per hour of day and day, over what `filter`
+    /// selects, computed by the database.
+    pub fn day_heat_map(
+        &mut self,
+        filter: &ResultFilter,
+        metric: Metric,
+    ) -> Result<Vec<HeatCell>, ArchiveError> {
+        let (clause, params) = filter.clause();
+        let column = metric.column();
+        let sql = format!(
+            "SELECT start_ns / {DAY_NS} AS day, (start_ns / {HOUR_NS}) % 24 AS hour, \
+             AVG({column}), COUNT({column}) FROM results WHERE {clause} AND {column} IS NOT NULL \
+             GROUP BY day, hour ORDER BY day, hour"
+        );
+        let rows = self.backend.sql().rows(&sql, &params)?;
+        Ok(rows
+            .iter()
+            .filter_map(|r| {
+                Some(HeatCell {
+                    day: r.first()?.int()?,
+                    hour: r.get(1)?.int()?,
+                    mean: r.get(2)?.real()?,
+                    count: r.get(3)?.int()?,
+                })
+            })
+            .collect())
+    }
+
+    /// The interval series of `metric` of one result and direction
+    /// (`round_trip` for a ping), as (seconds from its start, value).
+    pub fn interval_series(
+        &mut self,
+        id: sonde_model::ResultId,
+        direction: &str,
+        metric: Metric,
+    ) -> Result<Vec<(f64, f64)>, ArchiveError> {
+        let column = match metric {
+            Metric::RttMs => "rtt_ms",
+            Metric::PdrPct => "100.0 - loss_pct",
+            m => m.name(),
+        };
+        let sql = format!(
+            "SELECT start_s, {column} FROM intervals WHERE result_id = $1 AND direction = $2 AND \
+             {column} IS NOT NULL ORDER BY size_bytes, start_s"
+        );
+        let rows = self.backend.sql().rows(
+            &sql,
+            &[
+                Value::Text(Some(id.to_string())),
+                Value::Text(Some(direction.to_string())),
+            ],
+        )?;
+        Ok(rows
+            .iter()
+            .filter_map(|r| Some((r.first()?.real()?, r.get(1)?.real()?)))
+            .collect())
+    }
+}

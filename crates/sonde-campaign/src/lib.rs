@@ -1,0 +1,55 @@
+//! sonde's campaigns: a battery of tests and methods on a schedule,
+//! unattended and crash-safe (docs/campaigns.md).
+//!
+//! - [`plan`]: the TOML plan: endpoints, steps, labels, schedule.
+//! - [`schedule`]: when runs are due (ISO 8601 `repeat` or `cron`, with
+//!   slip and spread).
+//! - [`resource`]: resource classes, so throughput tests on one path
+//!   never overlap.
+//! - [`scheduler`]: the loop that claims due runs in the archive (a run is
+//!   never started twice), records missed runs with their reason, runs
+//!   the battery and keeps every result as it finishes.
+//! - [`status`]: what `sonde campaign status` shows.
+//!
+//! The scheduler's state lives in the archive, not in memory: killed and
+//! restarted, it finds the run it was in and marks it interrupted, and
+//! goes on from now. This crate opens no socket: tests go through a
+//! [`Runner`](sonde_run::Runner).
+
+pub mod plan;
+pub mod resource;
+mod run;
+pub mod schedule;
+pub mod scheduler;
+pub mod status;
+
+pub use plan::{Endpoint, Plan, Step, StepBody};
+pub use resource::ResourceClass;
+pub use schedule::Schedule;
+pub use scheduler::{Control, Progress, Runners, Scheduler};
+pub use status::{campaign_status, CampaignStatus};
+
+/// Why a campaign could not be read or run.
+#[derive(Debug, thiserror::Error)]
+pub enum CampaignError {
+    /// The plan breaks a rule; the message names the key or step.
+    #[error("plan: {0}")]
+    Plan(String),
+    #[error(transparent)]
+    Archive(#[from] sonde_archive::ArchiveError),
+}
+
+/// Now, in nanoseconds since the Unix epoch.
+pub fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+/// A time in ns since the epoch as RFC 3339 (UTC, whole seconds).
+pub fn rfc3339(ns: i64) -> String {
+    jiff::Timestamp::from_nanosecond(i128::from(ns))
+        .map(|t| t.round(jiff::Unit::Second).unwrap_or(t).to_string())
+        .unwrap_or_else(|_| ns.to_string())
+}

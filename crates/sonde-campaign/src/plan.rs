@@ -1,0 +1,334 @@
+//! A campaign's plan, as written in TOML: endpoints, a battery of steps,
+//! labels and a schedule (docs/campaigns.md has every key).
+//!
+//! A step is a test spec (`test = "tcp"`, …) or a method's spec
+//! (`method = "qos_check"`, …) in the spelling `sonde run` reads, plus
+//! the step's own keys: `name`, `from`, `to`, `labels`, `resource`. A
+//! test step's `host` defaults to its `to` endpoint's address; anywhere in
+//! a step, a string `"@NAME"` stands for endpoint NAME's address.
+
+use crate::resource::ResourceClass;
+use crate::schedule::Schedule;
+use crate::CampaignError;
+use serde::Deserialize;
+use sonde_model::{MethodSpec, TestSpec};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// One end of the measured path.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Endpoint {
+    pub name: String,
+    /// Host name or address, as a test's `host`.
+    pub address: String,
+    /// The agent (`HOST[:PORT]`) that leads this endpoint's steps when
+    /// another host runs the plan: its tests go through it as third-party
+    /// tests. Without one, only a scheduler running *as* this endpoint
+    /// runs its steps.
+    #[serde(default)]
+    pub agent: Option<String>,
+}
+
+/// What a step measures.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StepBody {
+    Test(TestSpec),
+    Method(MethodSpec),
+}
+
+/// One step of the battery.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    pub name: String,
+    /// The endpoint the step runs from.
+    pub from: String,
+    /// The endpoint it measures toward.
+    pub to: String,
+    pub labels: BTreeMap<String, String>,
+    pub resource: ResourceClass,
+    pub body: StepBody,
+}
+
+/// A whole plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub name: String,
+    pub description: Option<String>,
+    pub labels: BTreeMap<String, String>,
+    pub endpoints: Vec<Endpoint>,
+    pub steps: Vec<Step>,
+    pub schedule: Schedule,
+}
+
+/// The plan file's top level, before its steps are read.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlanFile {
+    name: String,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    labels: BTreeMap<String, String>,
+    /// Every step's duration, ping count, and the schedule's times,
+    /// multiplied by this (e.g. 1/30: 5 min steps hourly become 10 s
+    /// steps every 2 min).
+    #[serde(default)]
+    scale: Option<f64>,
+    #[serde(rename = "endpoint", default)]
+    endpoints: Vec<Endpoint>,
+    #[serde(rename = "step", default)]
+    steps: Vec<toml::Table>,
+    schedule: crate::schedule::ScheduleFile,
+}
+
+/// The keys a step has besides its spec's.
+const STEP_KEYS: [&str; 5] = ["name", "from", "to", "labels", "resource"];
+
+fn bad(message: impl Into<String>) -> CampaignError {
+    CampaignError::Plan(message.into())
+}
+
+impl Plan {
+    /// Reads a plan from TOML. `scale` (from the command line) overrides
+    /// the plan's own; `endpoints` overrides addresses (`NAME` → address).
+    pub fn parse(
+        text: &str,
+        scale: Option<f64>,
+        endpoints: &BTreeMap<String, String>,
+    ) -> Result<Plan, CampaignError> {
+        let file: PlanFile =
+            toml::from_str(text).map_err(|e| bad(e.to_string().trim_end().replace('\n', " ")))?;
+        if file.name.is_empty()
+            || !file
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        {
+            return Err(bad(format!(
+                "name '{}': use letters, digits, '-', '_' and '.'",
+                file.name
+            )));
+        }
+        let scale = scale.or(file.scale).unwrap_or(1.0);
+        if !(scale.is_finite() && scale > 0.0 && scale <= 1000.0) {
+            return Err(bad(format!("scale {scale}: must be more than 0")));
+        }
+        let mut ends = file.endpoints;
+        if ends.is_empty() {
+            return Err(bad("no [[endpoint]]: a plan needs at least one"));
+        }
+        for (name, address) in endpoints {
+            let e = ends.iter_mut().find(|e| &e.name == name).ok_or_else(|| {
+                bad(format!(
+                    "--endpoint {name}: the plan has no endpoint {name}"
+                ))
+            })?;
+            e.address = address.clone();
+        }
+        for (i, e) in ends.iter().enumerate() {
+            if ends[..i].iter().any(|o| o.name == e.name) {
+                return Err(bad(format!("endpoint {} is named twice", e.name)));
+            }
+        }
+        if file.steps.is_empty() {
+            return Err(bad("no [[step]]: the battery is empty"));
+        }
+        let steps = file
+            .steps
+            .into_iter()
+            .enumerate()
+            .map(|(i, t)| read_step(i + 1, t, &ends, scale))
+            .collect::<Result<Vec<_>, _>>()?;
+        let schedule = file.schedule.read(scale)?;
+        Ok(Plan {
+            name: file.name,
+            description: file.description,
+            labels: file.labels,
+            endpoints: ends,
+            steps,
+            schedule,
+        })
+    }
+
+    pub fn endpoint(&self, name: &str) -> Option<&Endpoint> {
+        self.endpoints.iter().find(|e| e.name == name)
+    }
+
+    /// The longest a run can take: its steps' durations (methods count
+    /// as their own time limit, unknown here: a generous hour).
+    pub fn run_length(&self) -> Duration {
+        self.steps.iter().map(|s| step_length(&s.body)).sum()
+    }
+}
+
+/// How long a step runs at most, as far as its spec says.
+pub fn step_length(body: &StepBody) -> Duration {
+    match body {
+        StepBody::Test(TestSpec::Tcp(s)) => s.time + s.omit,
+        StepBody::Test(TestSpec::Udp(s)) => s.time + s.omit,
+        StepBody::Test(TestSpec::Ping(s)) => s
+            .deadline
+            .unwrap_or(s.interval * u32::try_from(s.count).unwrap_or(u32::MAX) + s.timeout),
+        StepBody::Method(_) => Duration::from_secs(3600),
+    }
+}
+
+fn text_key(t: &mut toml::Table, key: &str, step: usize) -> Result<Option<String>, CampaignError> {
+    match t.remove(key) {
+        None => Ok(None),
+        Some(toml::Value::String(s)) => Ok(Some(s)),
+        Some(v) => Err(bad(format!(
+            "step {step}: '{key}' must be text, not {}",
+            v.type_str()
+        ))),
+    }
+}
+
+/// Replaces every `"@NAME"` string in `v` by endpoint NAME's address.
+fn resolve_names(v: &mut toml::Value, ends: &[Endpoint], step: usize) -> Result<(), CampaignError> {
+    match v {
+        toml::Value::String(s) => {
+            if let Some(name) = s.strip_prefix('@') {
+                let e = ends
+                    .iter()
+                    .find(|e| e.name == name)
+                    .ok_or_else(|| bad(format!("step {step}: '@{name}' names no endpoint")))?;
+                *s = e.address.clone();
+            }
+        }
+        toml::Value::Array(a) => {
+            for x in a {
+                resolve_names(x, ends, step)?;
+            }
+        }
+        toml::Value::Table(t) => {
+            for (_, x) in t.iter_mut() {
+                resolve_names(x, ends, step)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn read_step(
+    n: usize,
+    mut t: toml::Table,
+    ends: &[Endpoint],
+    scale: f64,
+) -> Result<Step, CampaignError> {
+    let name = text_key(&mut t, "name", n)?;
+    let from = text_key(&mut t, "from", n)?.unwrap_or_else(|| ends[0].name.clone());
+    let to = match text_key(&mut t, "to", n)? {
+        Some(to) => to,
+        None => ends
+            .iter()
+            .find(|e| e.name != from)
+            .unwrap_or(&ends[0])
+            .name
+            .clone(),
+    };
+    for end in [&from, &to] {
+        if !ends.iter().any(|e| &e.name == end) {
+            return Err(bad(format!("step {n}: no endpoint named '{end}'")));
+        }
+    }
+    let labels: BTreeMap<String, String> = match t.remove("labels") {
+        None => BTreeMap::new(),
+        Some(v) => v
+            .try_into()
+            .map_err(|e| bad(format!("step {n}: labels: {e}")))?,
+    };
+    let resource = match text_key(&mut t, "resource", n)? {
+        None => None,
+        Some(r) => Some(
+            ResourceClass::parse(&r)
+                .ok_or_else(|| bad(format!("step {n}: resource '{r}': use throughput or probe")))?,
+        ),
+    };
+    debug_assert!(STEP_KEYS.iter().all(|k| !t.contains_key(*k)));
+    let mut v = toml::Value::Table(t);
+    resolve_names(&mut v, ends, n)?;
+    let toml::Value::Table(mut t) = v else {
+        unreachable!("a table stays a table")
+    };
+    let to_address = ends
+        .iter()
+        .find(|e| e.name == to)
+        .map(|e| e.address.clone());
+    let body = if t.contains_key("method") {
+        let spec: MethodSpec = toml::Value::Table(t)
+            .try_into()
+            .map_err(|e| bad(format!("step {n}: {}", one_line(&e))))?;
+        StepBody::Method(spec)
+    } else if t.contains_key("test") {
+        if !t.contains_key("host") {
+            t.insert(
+                "host".into(),
+                toml::Value::String(to_address.unwrap_or_default()),
+            );
+        }
+        let mut spec: TestSpec = toml::Value::Table(t)
+            .try_into()
+            .map_err(|e| bad(format!("step {n}: {}", one_line(&e))))?;
+        scale_test(&mut spec, scale);
+        spec.validate()
+            .map_err(|e| bad(format!("step {n}: {}: {}", e.field, e.reason)))?;
+        StepBody::Test(spec)
+    } else {
+        return Err(bad(format!(
+            "step {n}: say what it runs: test = \"tcp\"|\"udp\"|\"ping\", or method = …"
+        )));
+    };
+    if let StepBody::Method(m) = &body {
+        m.validate()
+            .map_err(|e| bad(format!("step {n}: {}: {}", e.field, e.reason)))?;
+    }
+    let resource = resource.unwrap_or_else(|| ResourceClass::of(&body));
+    let name = name.unwrap_or_else(|| default_name(&body, &from, &to));
+    Ok(Step {
+        name,
+        from,
+        to,
+        labels,
+        resource,
+        body,
+    })
+}
+
+fn one_line(e: &toml::de::Error) -> String {
+    e.to_string().trim_end().replace('\n', " ")
+}
+
+/// Scales a test's duration (a ping: its count) by `scale`.
+fn scale_test(spec: &mut TestSpec, scale: f64) {
+    if scale == 1.0 {
+        return;
+    }
+    let scaled = |d: Duration| Duration::from_secs_f64((d.as_secs_f64() * scale).max(1.0));
+    match spec {
+        TestSpec::Tcp(s) => s.time = scaled(s.time),
+        TestSpec::Udp(s) => s.time = scaled(s.time),
+        TestSpec::Ping(s) => s.count = ((s.count as f64 * scale).round() as u64).max(1),
+    }
+}
+
+fn default_name(body: &StepBody, from: &str, to: &str) -> String {
+    match body {
+        StepBody::Test(t) => {
+            let dir = match t {
+                TestSpec::Tcp(s) => Some(s.direction),
+                TestSpec::Udp(s) => Some(s.direction),
+                TestSpec::Ping(_) => None,
+            };
+            let arrow = match dir {
+                Some(sonde_model::Direction::Reverse) => format!("{to} to {from}"),
+                Some(sonde_model::Direction::Bidir) => format!("{from} and {to} both ways"),
+                _ => format!("{from} to {to}"),
+            };
+            format!("{} {arrow}", t.kind().name())
+        }
+        StepBody::Method(m) => format!("{} {from} to {to}", m.kind().name()),
+    }
+}

@@ -1,0 +1,226 @@
+//! One run of a campaign: its steps in order, each result kept in the
+//! archive as soon as it is finished (so a crash loses only the step that
+//! was running), every step's outcome written as a run event.
+
+use crate::plan::{step_length, Plan, Step, StepBody};
+use crate::resource::{path_key, ResourceClass};
+use crate::scheduler::{Progress, Runners};
+use crate::{now_ns, CampaignError};
+use sonde_archive::{Placement, RunState, Store};
+use sonde_run::{Events, Runner, Stop};
+use std::time::Duration;
+
+/// How often a step waiting for its path looks again.
+const LEASE_POLL: Duration = Duration::from_millis(250);
+
+/// What a run needs from the scheduler.
+pub(crate) struct RunCtx<'a> {
+    pub store: &'a mut Store,
+    pub plan: &'a Plan,
+    pub run_id: &'a str,
+    /// The endpoint this process is.
+    pub me: &'a str,
+    pub runners: &'a dyn Runners,
+    pub stop: &'a Stop,
+    pub owner: &'a str,
+    pub progress: &'a mut dyn FnMut(Progress),
+}
+
+/// How a step ended.
+enum Outcome {
+    Kept(String),
+    Failed(String),
+    Skipped(String),
+}
+
+impl RunCtx<'_> {
+    fn event(&mut self, kind: &str, detail: &str) {
+        if let Err(e) = self.store.run_event(self.run_id, now_ns(), kind, detail) {
+            tracing::warn!(run = self.run_id, "run event not kept: {e}");
+        }
+    }
+
+    /// Runs every step; the run's end state.
+    pub fn run(&mut self) -> Result<(RunState, usize), CampaignError> {
+        let total = self.plan.steps.len();
+        let (mut failed, mut kept) = (0, 0);
+        for (i, step) in self.plan.steps.iter().enumerate() {
+            if self.stop.is_stopped() {
+                self.event("interrupted", &format!("stopped before step {}", i + 1));
+                return Ok((RunState::Interrupted, kept));
+            }
+            self.store.heartbeat(self.run_id, now_ns())?;
+            (self.progress)(Progress::StepStarted {
+                index: i + 1,
+                total,
+                name: step.name.clone(),
+            });
+            self.event("step_started", &step.name);
+            let outcome = self.step(step)?;
+            let (kind, detail) = match &outcome {
+                Outcome::Kept(d) => {
+                    kept += 1;
+                    ("step_done", d.clone())
+                }
+                Outcome::Failed(d) => {
+                    failed += 1;
+                    ("step_failed", d.clone())
+                }
+                Outcome::Skipped(d) => ("step_skipped", d.clone()),
+            };
+            self.event(kind, &format!("{}: {detail}", step.name));
+            (self.progress)(Progress::StepEnded {
+                name: step.name.clone(),
+                kind: kind.to_string(),
+                detail,
+            });
+            if self.stop.is_stopped() {
+                self.event("interrupted", &format!("stopped in step {}", i + 1));
+                return Ok((RunState::Interrupted, kept));
+            }
+        }
+        let state = if failed > 0 {
+            RunState::Failed
+        } else {
+            RunState::Done
+        };
+        Ok((state, kept))
+    }
+
+    fn step(&mut self, step: &Step) -> Result<Outcome, CampaignError> {
+        let plan = self.plan;
+        let from = plan
+            .endpoint(&step.from)
+            .expect("steps name known endpoints");
+        let to = plan.endpoint(&step.to).expect("steps name known endpoints");
+        let runner: Box<dyn Runner> = if step.from == self.me {
+            self.runners.local()
+        } else {
+            let ping = matches!(step.body, StepBody::Test(sonde_model::TestSpec::Ping(_)));
+            match (&from.agent, ping) {
+                (Some(agent), false) => match self.runners.agent(agent) {
+                    Ok(r) => r,
+                    Err(e) => return Ok(Outcome::Failed(format!("agent {agent}: {e}"))),
+                },
+                _ => {
+                    return Ok(Outcome::Skipped(format!(
+                        "led by {}: it runs this step with its own scheduler",
+                        from.name
+                    )))
+                }
+            }
+        };
+        let lease = if step.resource == ResourceClass::Throughput {
+            let path = path_key(&from.address, &to.address);
+            match self.take_path(&path, step)? {
+                Some(p) => Some(p),
+                None => {
+                    return Ok(Outcome::Skipped(format!(
+                        "the path {path} stayed busy for longer than the plan's slip"
+                    )))
+                }
+            }
+        } else {
+            None
+        };
+        let outcome = self.measure(step, runner.as_ref());
+        if let Some(path) = lease {
+            self.store.release_lease(&path, self.owner)?;
+        }
+        outcome
+    }
+
+    /// Takes the lease on `path`, waiting while another holds it, up to
+    /// the schedule's slip; `None` if it never came free.
+    fn take_path(&mut self, path: &str, step: &Step) -> Result<Option<String>, CampaignError> {
+        let hold = step_length(&step.body) + Duration::from_secs(120);
+        let waited_from = now_ns();
+        let limit = self
+            .plan
+            .schedule
+            .slip
+            .max(Duration::from_secs(1))
+            .as_nanos() as i64;
+        let mut said = false;
+        loop {
+            let now = now_ns();
+            let until = now.saturating_add(hold.as_nanos() as i64);
+            if self.store.acquire_lease(path, self.owner, now, until)? {
+                return Ok(Some(path.to_string()));
+            }
+            if !said {
+                let holder = self.store.lease(path, now)?.map(|l| l.holder);
+                let detail = format!(
+                    "{}: waits for {path}, held by {}",
+                    step.name,
+                    holder.as_deref().unwrap_or("another run")
+                );
+                self.event("waiting", &detail);
+                (self.progress)(Progress::Waiting { detail });
+                said = true;
+            }
+            if now - waited_from > limit || self.stop.is_stopped() {
+                return Ok(None);
+            }
+            std::thread::sleep(LEASE_POLL);
+        }
+    }
+
+    /// Runs the step and keeps what it measured.
+    fn measure(&mut self, step: &Step, runner: &dyn Runner) -> Result<Outcome, CampaignError> {
+        let mut labels = self.plan.labels.clone();
+        labels.extend(step.labels.clone());
+        labels.insert("step".into(), step.name.clone());
+        let at = Placement {
+            campaign: Some(self.plan.name.clone()),
+            run_id: Some(self.run_id.to_string()),
+            method_id: None,
+            labels,
+        };
+        let events = Events::new();
+        match &step.body {
+            StepBody::Test(spec) => match runner.run(spec, self.stop, &events) {
+                Ok(r) => {
+                    self.store.put_result(&r, &at)?;
+                    Ok(Outcome::Kept(format!("result {}{}", r.id, headline(&r))))
+                }
+                Err(e) => Ok(Outcome::Failed(e.to_string())),
+            },
+            StepBody::Method(spec) => {
+                match sonde_methods::run_method(runner, spec, self.stop, &events) {
+                    Ok(m) => {
+                        self.store.put_method(&m, &at)?;
+                        Ok(Outcome::Kept(format!(
+                            "method {} ({} trials)",
+                            m.id,
+                            m.trials.len()
+                        )))
+                    }
+                    Err(e) => Ok(Outcome::Failed(e.to_string())),
+                }
+            }
+        }
+    }
+}
+
+/// A result's headline figures, short, for events and progress.
+fn headline(r: &sonde_model::TestResult) -> String {
+    let Some(h) = r.summary.headline() else {
+        return String::new();
+    };
+    let mut parts = Vec::new();
+    if let Some(t) = h.throughput_bps {
+        parts.push(format!("{:.2} Mbit/s", t as f64 / 1e6));
+    }
+    if let Some(p) = h.pdr_pct {
+        parts.push(format!("PDR {p:.2} %"));
+    }
+    if let Some(rtt) = &h.rtt_ms {
+        parts.push(format!("RTT p50 {:.2} ms", rtt.p50));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", parts.join(", "))
+    }
+}
