@@ -317,11 +317,13 @@ impl Store {
         Ok(())
     }
 
-    /// Drops every lease `holder` has (a process found dead).
-    pub fn drop_leases(&mut self, holder: &str) -> Result<(), ArchiveError> {
-        self.backend
-            .sql()
-            .execute("DELETE FROM path_leases WHERE holder = $1", &[text(holder)])?;
+    /// Drops every lease of process `owner` (found dead): those it holds
+    /// as `owner` or as `owner#…`.
+    pub fn drop_leases(&mut self, owner: &str) -> Result<(), ArchiveError> {
+        self.backend.sql().execute(
+            "DELETE FROM path_leases WHERE holder = $1 OR holder LIKE $2",
+            &[text(owner), text(&format!("{owner}#%"))],
+        )?;
         Ok(())
     }
 

@@ -2,7 +2,7 @@
 //!
 //! The SQL is the subset SQLite and PostgreSQL read alike: `TEXT`,
 //! `BIGINT`, `DOUBLE PRECISION`, `BOOLEAN`, `ON CONFLICT … DO NOTHING`,
-//! and `$N` parameters (SQLite numbers `$N` in order of appearance).
+//! and `$N` parameters (the SQLite backend turns them into `?N`).
 //! Times are nanoseconds since the Unix epoch (`*_ns`), so both backends
 //! compare and group them the same way.
 

@@ -52,6 +52,22 @@ impl SqliteBackend {
     }
 }
 
+/// `sql` with sonde's `$N` parameters as SQLite's `?N`: SQLite reads
+/// `$2` as a *named* parameter, numbered in order of appearance, so
+/// `SET a = $2 WHERE id = $1` would bind backwards.
+fn numbered(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '$' && chars.peek().is_some_and(char::is_ascii_digit) {
+            out.push('?');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 fn run_batch(c: &Connection, location: &str, sql: &str) -> Result<(), ArchiveError> {
     c.execute_batch(sql).map_err(err(location))
 }
@@ -63,7 +79,7 @@ fn run_execute(
     p: &[Value],
 ) -> Result<u64, ArchiveError> {
     let params: Vec<Lite> = p.iter().map(lite).collect();
-    c.execute(sql, rusqlite::params_from_iter(params))
+    c.execute(&numbered(sql), rusqlite::params_from_iter(params))
         .map(|n| n as u64)
         .map_err(err(location))
 }
@@ -75,7 +91,7 @@ fn run_texts(
     p: &[Value],
 ) -> Result<Vec<String>, ArchiveError> {
     let params: Vec<Lite> = p.iter().map(lite).collect();
-    let mut st = c.prepare(sql).map_err(err(location))?;
+    let mut st = c.prepare(&numbered(sql)).map_err(err(location))?;
     let rows = st
         .query_map(rusqlite::params_from_iter(params), |row| {
             row.get::<_, String>(0)
@@ -91,7 +107,7 @@ fn run_int(
     p: &[Value],
 ) -> Result<Option<i64>, ArchiveError> {
     let params: Vec<Lite> = p.iter().map(lite).collect();
-    let mut st = c.prepare(sql).map_err(err(location))?;
+    let mut st = c.prepare(&numbered(sql)).map_err(err(location))?;
     let mut rows = st
         .query_map(rusqlite::params_from_iter(params), |row| {
             row.get::<_, Option<i64>>(0)
@@ -111,7 +127,7 @@ fn run_rows(
 ) -> Result<Vec<Vec<Value>>, ArchiveError> {
     use rusqlite::types::ValueRef;
     let params: Vec<Lite> = p.iter().map(lite).collect();
-    let mut st = c.prepare(sql).map_err(err(location))?;
+    let mut st = c.prepare(&numbered(sql)).map_err(err(location))?;
     let n = st.column_count();
     let rows = st
         .query_map(rusqlite::params_from_iter(params), |row| {

@@ -2,7 +2,7 @@
 //! file, and the real PostgreSQL on this machine (127.0.0.1:5432, database
 //! `test`), each test in a schema of its own, dropped after.
 
-use sonde_archive::{ArchiveError, Placement, Store};
+use sonde_archive::{ArchiveError, Placement, RunState, Store};
 use sonde_model::method::{QosCheckKind, QosCheckSpec};
 use sonde_model::{
     Direction, Figures, HostEnv, Interval, MethodResult, MethodSpec, PeerKind, PingSpec, RttStats,
@@ -113,7 +113,7 @@ fn ping() -> TestResult {
 fn every_kind_round_trips_and_a_second_write_changes_nothing() {
     on_both("roundtrip", |open, _| {
         let mut s = open();
-        assert_eq!(s.schema_version().unwrap(), 1);
+        assert_eq!(s.schema_version().unwrap(), 2);
         for r in [tcp(300), udp(), ping()] {
             assert!(s.put_result(&r, &Placement::default()).unwrap());
             assert_eq!(s.get_result(r.id).unwrap().as_ref(), Some(&r));
@@ -124,7 +124,7 @@ fn every_kind_round_trips_and_a_second_write_changes_nothing() {
         // Reopened (migrations already applied): all there.
         let mut again = open();
         assert_eq!(again.count_results().unwrap(), 3);
-        assert_eq!(again.schema_version().unwrap(), 1);
+        assert_eq!(again.schema_version().unwrap(), 2);
     });
 }
 
@@ -155,6 +155,7 @@ fn a_method_keeps_its_trials_and_reads_back_whole() {
             campaign: Some("geant".into()),
             run_id: Some("run-1".into()),
             method_id: None,
+            labels: [("path".to_string(), "stesta".to_string())].into(),
         };
         assert!(s.put_method(&m, &at).unwrap());
         assert!(!s.put_method(&m, &at).unwrap());
@@ -275,5 +276,133 @@ fn results_are_listed_by_filter_newest_first() {
             ..ResultFilter::default()
         };
         assert_eq!(ids(one, &mut s).len(), 1);
+    });
+}
+
+/// An archive as version 1 of the schema left it, with one result and its
+/// intervals written the way version 1 wrote them.
+fn version_one(run: &mut dyn FnMut(&str)) {
+    run(sonde_archive::schema::VERSION_TABLE);
+    run(sonde_archive::schema::MIGRATIONS[0]);
+    run("INSERT INTO sonde_schema (version) VALUES (1)");
+    let r = tcp(3);
+    let doc = serde_json::to_string(&r).unwrap().replace('\'', "''");
+    run(&format!(
+        "INSERT INTO results (id, test, target, start_ns, duration_s, interrupted, \
+         throughput_bps, doc) VALUES ('{}', 'tcp', '::1', 1, 3.0, FALSE, 9000000.0, '{doc}')",
+        r.id
+    ));
+    for i in 0..3 {
+        run(&format!(
+            "INSERT INTO intervals (result_id, direction, start_s, end_s, at_ns, omitted, \
+             throughput_bps) VALUES ('{}', 'forward', {i}.0, {i}.5, 1, FALSE, 1.0)",
+            r.id
+        ));
+    }
+    let mut ids = IDS.lock().unwrap();
+    ids.push(r.id);
+}
+
+static IDS: std::sync::Mutex<Vec<sonde_model::ResultId>> = std::sync::Mutex::new(Vec::new());
+
+#[test]
+fn an_archive_of_the_previous_version_is_migrated_and_keeps_its_results() {
+    let check = |s: &mut Store, id: sonde_model::ResultId| {
+        assert_eq!(s.schema_version().unwrap(), 2);
+        assert!(s.get_result(id).unwrap().is_some());
+        assert_eq!(s.count_intervals(id).unwrap(), 3);
+        // Version 2's tables are there: a labelled result can be kept.
+        let mut at = Placement::default();
+        at.labels.insert("path".into(), "stesta".into());
+        assert!(s.put_result(&ping(), &at).unwrap());
+    };
+    // SQLite.
+    let dir = std::env::temp_dir().join(format!("sonde-archive-{}-v1", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("sonde.db");
+    {
+        let conn = rusqlite::Connection::open(&file).unwrap();
+        version_one(&mut |sql| conn.execute_batch(sql).unwrap());
+    }
+    let id = *IDS.lock().unwrap().last().unwrap();
+    check(&mut Store::open(file.to_str().unwrap()).unwrap(), id);
+    let _ = std::fs::remove_dir_all(&dir);
+    // PostgreSQL.
+    let schema = format!("sonde_t{}_v1", std::process::id());
+    let mut admin = postgres::Client::connect(PG, postgres::NoTls).unwrap();
+    admin
+        .batch_execute(&format!(
+            "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"
+        ))
+        .unwrap();
+    {
+        let mut c = postgres::Client::connect(PG, postgres::NoTls).unwrap();
+        c.batch_execute(&format!("SET search_path TO {schema}"))
+            .unwrap();
+        version_one(&mut |sql| c.batch_execute(sql).unwrap());
+    }
+    let id = *IDS.lock().unwrap().last().unwrap();
+    check(
+        &mut Store::open(&format!("{PG}?schema={schema}")).unwrap(),
+        id,
+    );
+    admin
+        .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+        .unwrap();
+}
+
+#[test]
+fn a_ping_of_several_sizes_keeps_a_series_per_size() {
+    on_both("sizes", |open, _| {
+        let mut s = open();
+        let mut r = ping();
+        let mut first = tcp(1).intervals[0].clone();
+        first.sums.clear();
+        first.round_trip = r.summary.round_trip.clone();
+        r.intervals = [64u32, 1400]
+            .iter()
+            .flat_map(|size| {
+                let mut i = first.clone();
+                i.size_bytes = Some(*size);
+                [i]
+            })
+            .collect();
+        s.put_result(&r, &Placement::default()).unwrap();
+        assert_eq!(s.count_intervals(r.id).unwrap(), 2);
+    });
+}
+
+#[test]
+fn runs_are_claimed_once_and_leases_are_held_by_one() {
+    on_both("runs", |open, _| {
+        let mut s = open();
+        s.put_campaign("geant", "name = \"geant\"", 5).unwrap();
+        assert!(s.claim_run("r1", "geant", 100, 110, "h:1").unwrap());
+        assert!(!s.claim_run("r2", "geant", 100, 111, "h:2").unwrap());
+        assert!(!s.record_missed("r3", "geant", 100, "late").unwrap());
+        assert!(s
+            .record_missed("r4", "geant", 200, "sonde was not running")
+            .unwrap());
+        s.heartbeat("r1", 150).unwrap();
+        s.finish_run("r1", RunState::Interrupted, Some("killed"), 160)
+            .unwrap();
+        let runs = s.runs("geant", 10).unwrap();
+        assert_eq!(runs.len(), 2);
+        let r1 = runs.iter().find(|r| r.id == "r1").unwrap();
+        assert_eq!(r1.state, RunState::Interrupted);
+        assert_eq!(r1.reason.as_deref(), Some("killed"));
+        assert_eq!((r1.ended_ns, r1.heartbeat_ns), (Some(160), Some(150)));
+        assert_eq!(runs[0].reason.as_deref(), Some("sonde was not running"));
+        s.run_event("r1", 120, "step_failed", "tcp: refused")
+            .unwrap();
+        assert_eq!(s.run_events("r1").unwrap()[0].2, "tcp: refused");
+        assert!(s.acquire_lease("a <> b", "h:1#r1", 100, 200).unwrap());
+        assert!(!s.acquire_lease("a <> b", "h:2#r9", 150, 300).unwrap());
+        // Past its expiry, a lease is nobody's.
+        assert!(s.acquire_lease("a <> b", "h:2#r9", 201, 300).unwrap());
+        s.drop_leases("h:2").unwrap();
+        assert!(s.lease("a <> b", 250).unwrap().is_none());
+        assert_eq!(s.campaigns().unwrap()[0].created_ns, 5);
     });
 }

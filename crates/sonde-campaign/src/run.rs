@@ -22,7 +22,8 @@ pub(crate) struct RunCtx<'a> {
     pub me: &'a str,
     pub runners: &'a dyn Runners,
     pub stop: &'a Stop,
-    pub owner: &'a str,
+    /// Who holds this run's leases: `host:pid#run`.
+    pub holder: &'a str,
     pub progress: &'a mut dyn FnMut(Progress),
 }
 
@@ -125,7 +126,7 @@ impl RunCtx<'_> {
         };
         let outcome = self.measure(step, runner.as_ref());
         if let Some(path) = lease {
-            self.store.release_lease(&path, self.owner)?;
+            self.store.release_lease(&path, self.holder)?;
         }
         outcome
     }
@@ -145,7 +146,7 @@ impl RunCtx<'_> {
         loop {
             let now = now_ns();
             let until = now.saturating_add(hold.as_nanos() as i64);
-            if self.store.acquire_lease(path, self.owner, now, until)? {
+            if self.store.acquire_lease(path, self.holder, now, until)? {
                 return Ok(Some(path.to_string()));
             }
             if !said {

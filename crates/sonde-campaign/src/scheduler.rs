@@ -285,6 +285,7 @@ impl<'a> Scheduler<'a> {
                 &format!("due {}, as endpoint {}", rfc3339(due), self.me),
             )?;
             let stop = self.control.stop.clone();
+            let holder = format!("{}#{id}", self.owner);
             let (state, kept) = RunCtx {
                 store: &mut self.store,
                 plan: &self.plan,
@@ -292,7 +293,7 @@ impl<'a> Scheduler<'a> {
                 me: &self.me,
                 runners: self.runners,
                 stop: &stop,
-                owner: &self.owner,
+                holder: &holder,
                 progress,
             }
             .run()?;

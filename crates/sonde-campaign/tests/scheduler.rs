@@ -1,0 +1,293 @@
+//! The scheduler against a real SQLite archive, with a fake path behind
+//! the `Runner` trait (the only fake: the network is not what these test;
+//! the lab and CLI tests run campaigns over real sockets).
+
+use sonde_archive::{ResultFilter, RunState, Store};
+use sonde_campaign::{Control, Plan, Progress, Runners, Scheduler};
+use sonde_model::{
+    Direction, Figures, HostEnv, PeerKind, TestEnv, TestResult, TestSpec, Timestamp,
+};
+use sonde_run::{Events, RunError, Runner, Stop};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// A path that takes `busy` per test and answers 8 Mbit/s, noting when
+/// each test ran: (host, kind, began, ended).
+#[derive(Clone, Default)]
+struct FakePath {
+    busy: Duration,
+    log: Arc<Mutex<Vec<(String, String, Instant, Instant)>>>,
+}
+
+impl Runner for FakePath {
+    fn run(&self, spec: &TestSpec, stop: &Stop, _: &Events) -> Result<TestResult, RunError> {
+        let began = Instant::now();
+        while began.elapsed() < self.busy {
+            if stop.is_stopped() {
+                return Err(RunError::Interrupted);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let host = match spec {
+            TestSpec::Tcp(s) => s.host.clone(),
+            TestSpec::Udp(s) => s.host.clone(),
+            TestSpec::Ping(s) => s.host.clone(),
+        };
+        self.log.lock().unwrap().push((
+            host,
+            spec.kind().name().to_string(),
+            began,
+            Instant::now(),
+        ));
+        let mut r = TestResult::new(
+            spec.clone(),
+            TestEnv::between(HostEnv::default(), HostEnv::default(), PeerKind::Sonde),
+            Timestamp::now(),
+        );
+        r.duration_s = self.busy.as_secs_f64();
+        r.summary.forward = Some(Figures {
+            direction: Some(Direction::Forward),
+            throughput_bps: Some(8_000_000),
+            ..Figures::default()
+        });
+        Ok(r)
+    }
+}
+
+impl Runners for FakePath {
+    fn local(&self) -> Box<dyn Runner> {
+        Box::new(self.clone())
+    }
+    fn agent(&self, agent: &str) -> Result<Box<dyn Runner>, String> {
+        Err(format!("no agent {agent} in this test"))
+    }
+}
+
+fn archive(test: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("sonde-sched-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir.join("sonde.db").display().to_string()
+}
+
+fn plan_text(name: &str, repeat: &str, runs: u64, slip: &str, steps: &str) -> String {
+    format!(
+        "name = \"{name}\"\n[labels]\nstudy = \"test\"\n[schedule]\nrepeat = \"{repeat}\"\n\
+         max_runs = {runs}\nslip = \"{slip}\"\n[[endpoint]]\nname = \"A\"\naddress = \"::1\"\n\
+         [[endpoint]]\nname = \"B\"\naddress = \"b.test\"\n{steps}"
+    )
+}
+
+const TCP_AND_PING: &str = "[[step]]\ntest = \"tcp\"\ntime_s = 1\n\
+                            [[step]]\ntest = \"ping\"\ncount = 3\n";
+
+fn run_plan(location: &str, text: &str, path: &FakePath, control: &Control) -> Vec<Progress> {
+    let plan = Plan::parse(text, None, &BTreeMap::new()).unwrap();
+    let store = Store::open(location).unwrap();
+    let mut s = Scheduler::new(store, plan, text, "A", path, control).unwrap();
+    let mut seen = Vec::new();
+    s.run(&mut |p| seen.push(p)).unwrap();
+    seen
+}
+
+#[test]
+fn every_run_is_kept_with_its_campaign_run_and_labels() {
+    let location = archive("kept");
+    let path = FakePath::default();
+    let text = plan_text("kept", "PT1S", 3, "PT1S", TCP_AND_PING);
+    let seen = run_plan(&location, &text, &path, &Control::default());
+    assert!(matches!(seen.last(), Some(Progress::Finished)), "{seen:?}");
+    let mut store = Store::open(&location).unwrap();
+    let runs = store.runs("kept", 10).unwrap();
+    assert_eq!(runs.len(), 3, "{runs:?}");
+    assert!(runs.iter().all(|r| r.state == RunState::Done), "{runs:?}");
+    let filter = ResultFilter {
+        campaign: Some("kept".into()),
+        label: Some(("study".into(), "test".into())),
+        ..ResultFilter::default()
+    };
+    let results = store.list_results(&filter).unwrap();
+    assert_eq!(results.len(), 6);
+    // Each step's test went toward B's address, filled in by the plan.
+    assert!(path.log.lock().unwrap().iter().all(|(h, ..)| h == "b.test"));
+    // The occurrences are one second apart, from the first.
+    let mut at: Vec<i64> = runs.iter().map(|r| r.scheduled_ns).collect();
+    at.sort();
+    assert_eq!(at[1] - at[0], 1_000_000_000);
+    assert_eq!(at[2] - at[1], 1_000_000_000);
+}
+
+#[test]
+fn a_run_that_overruns_makes_the_next_missed_with_its_reason_not_doubled() {
+    let location = archive("overrun");
+    let path = FakePath {
+        busy: Duration::from_millis(1300),
+        ..FakePath::default()
+    };
+    // Each run takes 2.6 s; one every second, 0.2 s of slip.
+    let steps = "[[step]]\ntest = \"tcp\"\ntime_s = 1\n[[step]]\ntest = \"tcp\"\ntime_s = 1\n";
+    let text = plan_text("overrun", "PT1S", 4, "PT0.2S", steps);
+    run_plan(&location, &text, &path, &Control::default());
+    let mut store = Store::open(&location).unwrap();
+    let runs = store.runs("overrun", 10).unwrap();
+    assert_eq!(runs.len(), 4, "one row per occurrence: {runs:?}");
+    let missed: Vec<_> = runs
+        .iter()
+        .filter(|r| r.state == RunState::Missed)
+        .collect();
+    assert!(missed.len() >= 2, "{runs:?}");
+    for m in &missed {
+        let reason = m.reason.as_deref().unwrap_or("");
+        assert!(reason.contains("was still going"), "{reason}");
+    }
+    let mut at: Vec<i64> = runs.iter().map(|r| r.scheduled_ns).collect();
+    at.dedup();
+    assert_eq!(at.len(), 4);
+}
+
+#[test]
+fn two_schedulers_on_one_archive_never_run_an_occurrence_twice() {
+    let location = archive("twice");
+    let path = FakePath {
+        busy: Duration::from_millis(200),
+        ..FakePath::default()
+    };
+    let text = plan_text(
+        "twice",
+        "PT1S",
+        3,
+        "PT1S",
+        "[[step]]\ntest = \"tcp\"\ntime_s = 1\n",
+    );
+    // The plan must exist before both start, anchored once.
+    Store::open(&location)
+        .unwrap()
+        .put_campaign("twice", &text, sonde_campaign::now_ns())
+        .unwrap();
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| run_plan(&location, &text, &path, &Control::default()));
+        }
+    });
+    let mut store = Store::open(&location).unwrap();
+    let runs = store.runs("twice", 10).unwrap();
+    assert_eq!(runs.len(), 3, "{runs:?}");
+    assert_eq!(
+        path.log.lock().unwrap().len(),
+        3,
+        "each occurrence ran once"
+    );
+}
+
+#[test]
+fn throughput_steps_on_one_path_never_overlap() {
+    let location = archive("overlap");
+    let path = FakePath {
+        busy: Duration::from_millis(400),
+        ..FakePath::default()
+    };
+    let steps = "[[step]]\ntest = \"tcp\"\ntime_s = 1\n[[step]]\ntest = \"ping\"\ncount = 3\n\
+                 [[step]]\ntest = \"tcp\"\ntime_s = 1\n";
+    let one = plan_text("one", "PT2S", 2, "PT2S", steps);
+    let two = plan_text("two", "PT2S", 2, "PT2S", steps);
+    std::thread::scope(|s| {
+        s.spawn(|| run_plan(&location, &one, &path, &Control::default()));
+        s.spawn(|| run_plan(&location, &two, &path, &Control::default()));
+    });
+    let log = path.log.lock().unwrap();
+    let tcp: Vec<_> = log.iter().filter(|(_, k, ..)| k == "tcp").collect();
+    assert_eq!(tcp.len(), 8, "{}", tcp.len());
+    for (i, a) in tcp.iter().enumerate() {
+        for b in &tcp[i + 1..] {
+            assert!(a.3 <= b.2 || b.3 <= a.2, "two tcp tests overlapped");
+        }
+    }
+    let mut store = Store::open(&location).unwrap();
+    for name in ["one", "two"] {
+        let runs = store.runs(name, 10).unwrap();
+        assert!(runs.iter().all(|r| r.state == RunState::Done), "{runs:?}");
+    }
+}
+
+#[test]
+fn a_run_left_by_a_dead_process_is_marked_interrupted_and_the_schedule_goes_on() {
+    let location = archive("dead");
+    let text = plan_text(
+        "dead",
+        "PT1S",
+        3,
+        "PT1S",
+        "[[step]]\ntest = \"ping\"\ncount = 1\n",
+    );
+    let mut store = Store::open(&location).unwrap();
+    let now = sonde_campaign::now_ns();
+    store
+        .put_campaign("dead", &text, now - 10_000_000_000)
+        .unwrap();
+    // A run claimed by a process that no longer exists (pid 4194304 is
+    // above Linux's pid_max), holding a lease.
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let owner = format!("{}:4194304", host.trim());
+    assert!(store
+        .claim_run("r0", "dead", now - 10_000_000_000, now, &owner)
+        .unwrap());
+    assert!(store
+        .acquire_lease("p", &owner, now, now + 600_000_000_000)
+        .unwrap());
+    let seen = run_plan(&location, &text, &FakePath::default(), &Control::default());
+    assert!(
+        seen.iter()
+            .any(|p| matches!(p, Progress::Recovered { run_id, .. } if run_id == "r0")),
+        "{seen:?}"
+    );
+    let runs = store.runs("dead", 10).unwrap();
+    let r0 = runs.iter().find(|r| r.id == "r0").unwrap();
+    assert_eq!(r0.state, RunState::Interrupted);
+    assert!(r0
+        .reason
+        .as_deref()
+        .unwrap()
+        .contains("ended before it did"));
+    assert!(
+        store.lease("p", now).unwrap().is_none(),
+        "its lease is dropped"
+    );
+    // The schedule went on from now: only the occurrences after the dead
+    // run were left (its was the first; two remain, here missed or run).
+    assert_eq!(runs.len(), 3, "{runs:?}");
+}
+
+#[test]
+fn a_plan_names_what_is_wrong() {
+    let bad = |text: &str| {
+        Plan::parse(text, None, &BTreeMap::new())
+            .unwrap_err()
+            .to_string()
+    };
+    let base = plan_text("p", "PT1H", 1, "PT1M", "");
+    let e = bad(&format!("{base}[[step]]\ntest = \"tcp\"\nto = \"C\"\n"));
+    assert!(e.contains("step 1") && e.contains("'C'"), "{e}");
+    let e = bad(&format!("{base}[[step]]\ntest = \"tcp\"\nparalel = 2\n"));
+    assert!(e.contains("step 1") && e.contains("paralel"), "{e}");
+    let e = bad(&format!("{base}[[step]]\nname = \"x\"\n"));
+    assert!(e.contains("say what it runs"), "{e}");
+    let e = bad(&base);
+    assert!(e.contains("battery is empty"), "{e}");
+    let e = bad(&format!(
+        "{base}[[step]]\nmethod = \"repeat\"\n[step.test]\ntest = \"tcp\"\nhost = \"@D\"\n"
+    ));
+    assert!(e.contains("'@D' names no endpoint"), "{e}");
+    let ok = Plan::parse(
+        &format!(
+            "{base}[[step]]\nmethod = \"repeat\"\n[step.test]\ntest = \"tcp\"\nhost = \"@B\"\n"
+        ),
+        None,
+        &BTreeMap::new(),
+    )
+    .unwrap();
+    let sonde_campaign::StepBody::Method(sonde_model::MethodSpec::Repeat(r)) = &ok.steps[0].body
+    else {
+        panic!("not a repeat step");
+    };
+    assert_eq!(r.test.host(), "b.test");
+}
