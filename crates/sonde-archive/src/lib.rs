@@ -18,12 +18,13 @@ mod sql;
 mod sqlite;
 
 pub use filter::ResultFilter;
-pub use query::{Grouping, HeatCell, Metric, MetricPoint};
+pub use query::{ExportRows, Grouping, HeatCell, Metric, MetricPoint};
 pub use row::Placement;
 pub use runs::{CampaignRow, Lease, RunRow, RunState};
+pub use sql::Value;
 
 use sonde_model::{MethodResult, ResultId, TestResult};
-use sql::{Backend, Sql, Value};
+use sql::{Backend, Sql};
 use std::path::PathBuf;
 
 /// Why the archive could not do what was asked.

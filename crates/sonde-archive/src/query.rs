@@ -197,3 +197,88 @@ impl Store {
             .collect())
     }
 }
+
+/// What one exported row is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExportRows {
+    /// One row per result: its indexed columns.
+    Results,
+    /// One row per interval and direction of every result selected.
+    Intervals,
+}
+
+const RESULT_COLUMNS: [&str; 16] = [
+    "id",
+    "test",
+    "source",
+    "target",
+    "family",
+    "direction",
+    "campaign",
+    "run_id",
+    "start_ns",
+    "duration_s",
+    "interrupted",
+    "throughput_bps",
+    "loss_pct",
+    "pdr_pct",
+    "jitter_ms",
+    "rtt_p50_ms",
+];
+
+const INTERVAL_COLUMNS: [&str; 13] = [
+    "result_id",
+    "test",
+    "target",
+    "direction",
+    "size_bytes",
+    "start_s",
+    "end_s",
+    "at_ns",
+    "omitted",
+    "throughput_bps",
+    "loss_pct",
+    "jitter_ms",
+    "rtt_ms",
+];
+
+impl Store {
+    /// The columns (named with their units) and rows of `what`, for the
+    /// results `filter` selects, oldest first.
+    pub fn export_rows(
+        &mut self,
+        filter: &ResultFilter,
+        what: ExportRows,
+    ) -> Result<(Vec<&'static str>, Vec<Vec<Value>>), ArchiveError> {
+        let (clause, params) = filter.clause();
+        let (columns, sql) = match what {
+            ExportRows::Results => (
+                RESULT_COLUMNS.to_vec(),
+                format!(
+                    "SELECT {} FROM results WHERE {clause} ORDER BY start_ns, id",
+                    RESULT_COLUMNS.join(", ")
+                ),
+            ),
+            ExportRows::Intervals => {
+                let cols: Vec<String> = INTERVAL_COLUMNS
+                    .iter()
+                    .map(|c| match *c {
+                        "test" | "target" => format!("r.{c}"),
+                        c => format!("i.{c}"),
+                    })
+                    .collect();
+                (
+                    INTERVAL_COLUMNS.to_vec(),
+                    format!(
+                        "SELECT {} FROM intervals i JOIN results r ON r.id = i.result_id WHERE \
+                         i.result_id IN (SELECT id FROM results WHERE {clause}) ORDER BY \
+                         r.start_ns, r.id, i.direction, i.size_bytes, i.start_s",
+                        cols.join(", ")
+                    ),
+                )
+            }
+        };
+        let rows = self.backend.sql().rows(&sql, &params)?;
+        Ok((columns, rows))
+    }
+}

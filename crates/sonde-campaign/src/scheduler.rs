@@ -89,6 +89,14 @@ pub struct Control {
 }
 
 impl Control {
+    /// A control whose `stop` is `stop` (a Ctrl-C flag, say).
+    pub fn with_stop(stop: Stop) -> Self {
+        Self {
+            stop,
+            ..Self::default()
+        }
+    }
+
     pub fn retire(&self) {
         self.retire.store(true, Ordering::Relaxed);
     }

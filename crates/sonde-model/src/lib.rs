@@ -13,6 +13,7 @@ pub mod duration;
 pub mod env;
 pub mod event;
 pub mod figures;
+pub mod iperf3_import;
 pub mod load;
 pub mod method;
 pub mod ping;
@@ -36,6 +37,7 @@ pub use duration::{format_duration, parse_duration, DurationError};
 pub use env::{HostEnv, TcpBuffers};
 pub use event::{Event, OpenStream, Warning};
 pub use figures::{DscpClass, Figures, FrameClass};
+pub use iperf3_import::{from_iperf3, is_iperf3, Iperf3ImportError};
 pub use load::{load_result, load_value, LoadError};
 pub use method::{MethodKind, MethodResult, MethodSpec, METHOD_FORMAT_VERSION};
 pub use ping::{OneWayDelays, PingProto, PingReply, PingSource, PingSpec};
@@ -47,7 +49,7 @@ pub use result::{
     Interval, PingSeries, ResultId, StreamResult, Summary, TestEnv, TestResult, Timestamp,
     RESULT_FORMAT_VERSION,
 };
-pub use rtt::{LatencyUnderLoad, ProbeMethod, RttStats};
+pub use rtt::{nearest_rank, LatencyUnderLoad, ProbeMethod, RttStats};
 pub use spec::{Direction, IpFamily, PeerKind, SpecError, StreamLayout, TcpSpec};
 pub use test_spec::{TestKind, TestSpec};
 pub use tos::{DscpFlag, DscpFlagError};

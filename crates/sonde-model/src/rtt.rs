@@ -45,7 +45,7 @@ impl RttStats {
 }
 
 /// The nearest-rank percentile `p` of ascending `sorted` (not empty).
-fn nearest_rank(sorted: &[f64], p: f64) -> f64 {
+pub fn nearest_rank(sorted: &[f64], p: f64) -> f64 {
     let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
     sorted[rank.clamp(1, sorted.len()) - 1]
 }

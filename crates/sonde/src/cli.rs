@@ -5,8 +5,8 @@
 //! interrupted by Ctrl-C (the partial result is still printed).
 
 use crate::{
-    docs_cmd, lab_cmd, ndr_cmd, overhead_cmd, ping_cmd, qos_cmd, quickstart, results_cmd, run_cmd,
-    serve_cmd, sweep_cmd, tcp_cmd, tune_cmd, udp_cmd,
+    campaign_cmd, docs_cmd, lab_cmd, ndr_cmd, overhead_cmd, ping_cmd, qos_cmd, quickstart,
+    results_cmd, run_cmd, serve_cmd, sweep_cmd, tcp_cmd, tune_cmd, udp_cmd,
 };
 use clap::{Parser, Subcommand};
 use std::path::Path;
@@ -56,8 +56,10 @@ pub enum Command {
     /// TCP buffers sized to a path: what limits it, the sysctl lines, a
     /// verification; or the lab matrix of RTTs × buffers (seed 003).
     Tune(tune_cmd::TuneArgs),
-    /// What the archive keeps: list results, show one.
+    /// What the archive keeps: list, show, export, import, statistics.
     Results(results_cmd::ResultsArgs),
+    /// Batteries of tests on a schedule: run a plan, check one, status.
+    Campaign(campaign_cmd::CampaignArgs),
     /// Any test written as a spec in a TOML or JSON file (`-`: standard input).
     Run(run_cmd::RunSpecArgs),
     /// Emulated network paths on this machine (network namespaces; root).
@@ -173,6 +175,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Overhead(a) => overhead_cmd::run(a),
         Command::Tune(a) => tune_cmd::run(a),
         Command::Results(a) => results_cmd::run(a),
+        Command::Campaign(a) => campaign_cmd::run(a),
         Command::Quickstart(a) => quickstart::run(a),
         Command::Lab(a) => lab_cmd::run(a),
         Command::Completions(a) => docs_cmd::completions(a),

@@ -1,6 +1,8 @@
 //! `sonde`: flags in, a Spec to the engine, results out.
 
 mod archive_args;
+mod campaign_cmd;
+mod campaign_watch;
 mod cli;
 mod docs_cmd;
 mod lab_cmd;
@@ -13,6 +15,8 @@ mod qos_cmd;
 mod quickstart;
 mod repeat_cmd;
 mod results_cmd;
+mod results_io;
+mod results_stats;
 mod run_args;
 mod run_cmd;
 mod serve_cmd;

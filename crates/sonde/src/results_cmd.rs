@@ -1,5 +1,6 @@
 //! `sonde results`: what the archive keeps: `list` (filtered, newest
-//! first) and `show ID` (the text a live run printed, or its JSON).
+//! first), `show ID` (the text a live run printed, or its JSON), `export`
+//! and `import` (results_io.rs), `stats` (results_stats.rs).
 
 use crate::archive_args::{resolve, ArchiveArgs};
 use crate::cli::Failure;
@@ -29,10 +30,31 @@ pub enum ResultsCommand {
         #[arg(short = 'J', long)]
         json: bool,
     },
+    /// Results as CSV (one row per result or per interval, columns named
+    /// with their units), a JSON array or NDJSON.
+    Export(crate::results_io::ExportArgs),
+    /// Result files into the archive: sonde JSON of any version (one
+    /// document, an array, or NDJSON), method results, iperf3 -J output.
+    Import(crate::results_io::ImportArgs),
+    /// Mean, standard deviation and percentiles of a metric, grouped.
+    Stats(crate::results_stats::StatsArgs),
 }
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    /// At most this many.
+    #[arg(long, default_value_t = 50)]
+    pub limit: i64,
+    /// One JSON document: the results' documents, newest first.
+    #[arg(short = 'J', long)]
+    pub json: bool,
+}
+
+/// Which results: one set of filters for list, export and stats.
+#[derive(Debug, Clone, Args)]
+pub struct FilterArgs {
     /// Only this test: tcp, udp or ping.
     #[arg(long, value_parser = ["tcp", "udp", "ping"])]
     pub test: Option<String>,
@@ -54,12 +76,33 @@ pub struct ListArgs {
     /// Only this direction: forward, reverse or bidir.
     #[arg(long, value_parser = ["forward", "reverse", "bidir"])]
     pub direction: Option<String>,
-    /// At most this many.
-    #[arg(long, default_value_t = 50)]
-    pub limit: i64,
-    /// One JSON document: the results' documents, newest first.
-    #[arg(short = 'J', long)]
-    pub json: bool,
+    /// Only results kept with this label (a campaign's or a step's).
+    #[arg(long, value_name = "KEY=VALUE", value_parser = label)]
+    pub label: Option<(String, String)>,
+}
+
+fn label(s: &str) -> Result<(String, String), String> {
+    s.split_once('=')
+        .filter(|(k, _)| !k.is_empty())
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .ok_or_else(|| format!("'{s}': write KEY=VALUE"))
+}
+
+impl FilterArgs {
+    pub fn filter(&self, limit: i64) -> ResultFilter {
+        ResultFilter {
+            test: self.test.clone(),
+            target: self.target.clone(),
+            campaign: self.campaign.clone(),
+            since_ns: self.since.map(ago_ns),
+            until_ns: self.until.map(ago_ns),
+            family: self.family.clone(),
+            direction: self.direction.clone(),
+            label: self.label.clone(),
+            trials: true,
+            limit,
+        }
+    }
 }
 
 fn ago_ns(d: Duration) -> i64 {
@@ -70,7 +113,7 @@ fn ago_ns(d: Duration) -> i64 {
     i64::try_from(now.saturating_sub(d.as_nanos())).unwrap_or(0)
 }
 
-fn open(args: &ArchiveArgs) -> Result<Store, Failure> {
+pub fn open(args: &ArchiveArgs) -> Result<Store, Failure> {
     let location = resolve(args.archive.as_deref().unwrap_or(""));
     Store::open(&location).map_err(|e| Failure::Run(anyhow!(e)))
 }
@@ -112,16 +155,7 @@ pub fn run(args: ResultsArgs) -> Result<(), Failure> {
     let mut out = std::io::stdout();
     match args.command {
         ResultsCommand::List(l) => {
-            let filter = ResultFilter {
-                test: l.test,
-                target: l.target,
-                campaign: l.campaign,
-                since_ns: l.since.map(ago_ns),
-                until_ns: l.until.map(ago_ns),
-                family: l.family,
-                direction: l.direction,
-                limit: l.limit,
-            };
+            let filter = l.filter.filter(l.limit);
             let results = store
                 .list_results(&filter)
                 .map_err(|e| Failure::Run(anyhow!(e)))?;
@@ -154,6 +188,9 @@ pub fn run(args: ResultsArgs) -> Result<(), Failure> {
                 write!(out, "{}", sonde_report::summary(&r))?;
             }
         }
+        ResultsCommand::Export(a) => crate::results_io::export(&mut store, &a)?,
+        ResultsCommand::Import(a) => crate::results_io::import(&mut store, &a)?,
+        ResultsCommand::Stats(a) => crate::results_stats::stats(&mut store, &a)?,
     }
     Ok(())
 }

@@ -79,6 +79,13 @@ pub struct ServeArgs {
     /// Append the log to FILE instead of standard error.
     #[arg(long, value_name = "FILE")]
     pub logfile: Option<PathBuf>,
+    /// Run every campaign plan (*.toml) in DIR, reloading on change.
+    #[arg(long, value_name = "DIR")]
+    pub campaigns: Option<PathBuf>,
+    /// The archive campaigns keep their results and state in (default:
+    /// /var/lib/sonde/sonde.db as root, else $XDG_DATA_HOME/sonde/sonde.db).
+    #[arg(long, value_name = "PATH|URL")]
+    pub archive: Option<String>,
 }
 
 impl ServeArgs {
@@ -183,14 +190,44 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
     let stop = serve_signal::install()
         .map_err(|e| Failure::Run(anyhow!("cannot install the signal handlers: {e}")))?;
     let _pidfile = args.pidfile.as_deref().map(PidFile::create).transpose()?;
+    let campaigns = match &args.campaigns {
+        Some(dir) => {
+            let archive = args
+                .archive
+                .clone()
+                .unwrap_or_else(|| sonde_archive::default_path(is_root()).display().to_string());
+            let handle = crate::campaign_watch::spawn(dir.clone(), archive, Arc::clone(&stop))
+                .map_err(|e| Failure::Run(anyhow!("cannot start the campaigns: {e}")))?;
+            Some(handle)
+        }
+        None => None,
+    };
     let until = Until {
         one_off: args.one_off,
         idle_timeout: args.idle_timeout,
-        stop: Some(stop),
+        stop: Some(Arc::clone(&stop)),
     };
     let why = server.run_until(&until);
     tracing::info!(reason = ?why, "server stopped");
+    if let Some(h) = campaigns {
+        // The server may stop for another reason than a signal.
+        stop.store(true, Ordering::Relaxed);
+        let _ = h.join();
+    }
     Ok(())
+}
+
+/// Whether this process runs as root (the daemon's archive then goes to
+/// /var/lib/sonde).
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(2).map(|u| u == "0"))
+        })
+        .unwrap_or(false)
 }
 
 /// Logs the reflector's counters once a second while they change, and

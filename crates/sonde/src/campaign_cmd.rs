@@ -1,0 +1,384 @@
+//! `sonde campaign`: run a plan in the foreground with a progress display
+//! (`run`), read one without running it (`check`), and show what the
+//! archive knows of every campaign (`status`). See docs/campaigns.md.
+
+use crate::archive_args::{resolve, ArchiveArgs};
+use crate::cli::Failure;
+use crate::output::interrupt_flag;
+use anyhow::anyhow;
+use clap::{Args, Subcommand};
+use sonde_archive::{RunState, Store};
+use sonde_campaign::{
+    campaign_status, rfc3339, CampaignStatus, Control, Plan, Progress, Runners, Scheduler,
+};
+use sonde_model::IpFamily;
+use sonde_run::{LocalRunner, Runner, ThirdPartyRunner};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Args)]
+pub struct CampaignArgs {
+    #[command(subcommand)]
+    pub command: CampaignCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CampaignCommand {
+    /// Run a plan in the foreground until its schedule ends (Ctrl-C
+    /// stops; the run in progress is kept as interrupted).
+    Run(PlanArgs),
+    /// Read a plan and show its steps, classes and next runs, without
+    /// running it.
+    Check(PlanArgs),
+    /// Every campaign the archive knows: runs by state, the last and next
+    /// run, missed runs and why, errors.
+    Status {
+        #[command(flatten)]
+        archive: ArchiveArgs,
+        /// Only this campaign.
+        name: Option<String>,
+        /// One JSON document.
+        #[arg(short = 'J', long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// The plan (TOML).
+    pub plan: PathBuf,
+    #[command(flatten)]
+    pub archive: ArchiveArgs,
+    /// Which endpoint this host is (default: the one whose address is
+    /// this host's, else the first).
+    #[arg(long = "as", value_name = "NAME")]
+    pub me: Option<String>,
+    /// Multiply every step's duration and the schedule by this (`1/30`:
+    /// 5 min steps hourly become 10 s steps every 2 min).
+    #[arg(long, value_parser = scale)]
+    pub scale: Option<f64>,
+    /// Give endpoint NAME this address instead of the plan's.
+    #[arg(long = "endpoint", value_name = "NAME=ADDR", value_parser = endpoint)]
+    pub endpoints: Vec<(String, String)>,
+}
+
+fn scale(s: &str) -> Result<f64, String> {
+    let v = match s.split_once('/') {
+        Some((a, b)) => {
+            let (a, b): (f64, f64) = (
+                a.trim()
+                    .parse()
+                    .map_err(|_| format!("'{s}' is not a scale"))?,
+                b.trim()
+                    .parse()
+                    .map_err(|_| format!("'{s}' is not a scale"))?,
+            );
+            a / b
+        }
+        None => s
+            .parse()
+            .map_err(|_| format!("'{s}' is not a scale (0.5, 1/30)"))?,
+    };
+    if v.is_finite() && v > 0.0 {
+        Ok(v)
+    } else {
+        Err(format!("'{s}': a scale is more than 0"))
+    }
+}
+
+fn endpoint(s: &str) -> Result<(String, String), String> {
+    s.split_once('=')
+        .filter(|(n, a)| !n.is_empty() && !a.is_empty())
+        .map(|(n, a)| (n.to_string(), a.to_string()))
+        .ok_or_else(|| format!("'{s}': write NAME=ADDRESS"))
+}
+
+/// Where tests run from: this host, or another agent as third-party tests.
+pub struct CliRunners;
+
+impl Runners for CliRunners {
+    fn local(&self) -> Box<dyn Runner> {
+        Box::new(LocalRunner)
+    }
+    fn agent(&self, agent: &str) -> Result<Box<dyn Runner>, String> {
+        let r =
+            ThirdPartyRunner::parse(agent, sonde_model::TcpSpec::default().port, IpFamily::Any)?;
+        Ok(Box::new(r))
+    }
+}
+
+/// Reads the plan at `path` with the command line's overrides.
+pub fn read_plan(
+    path: &Path,
+    scale: Option<f64>,
+    endpoints: &BTreeMap<String, String>,
+) -> Result<(Plan, String), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let plan =
+        Plan::parse(&text, scale, endpoints).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok((plan, text))
+}
+
+/// Whether `address` is one of this host's: it can be bound to.
+fn is_mine(address: &str) -> bool {
+    use std::net::ToSocketAddrs;
+    (address, 0)
+        .to_socket_addrs()
+        .map(|mut addrs| addrs.any(|a| std::net::UdpSocket::bind((a.ip(), 0)).is_ok()))
+        .unwrap_or(false)
+}
+
+/// The endpoint this host is: `given`, else the first whose address is
+/// this host's, else the first.
+pub fn which_endpoint(plan: &Plan, given: Option<&str>) -> Result<String, String> {
+    match given {
+        Some(me) if plan.endpoint(me).is_some() => Ok(me.to_string()),
+        Some(me) => Err(format!("--as {me}: the plan has no endpoint {me}")),
+        None => Ok(plan
+            .endpoints
+            .iter()
+            .find(|e| e.agent.is_none() && is_mine(&e.address))
+            .unwrap_or(&plan.endpoints[0])
+            .name
+            .clone()),
+    }
+}
+
+pub fn run(args: CampaignArgs) -> Result<(), Failure> {
+    match args.command {
+        CampaignCommand::Run(p) => run_plan(p),
+        CampaignCommand::Check(p) => check(p),
+        CampaignCommand::Status {
+            archive,
+            name,
+            json,
+        } => status(&archive, name.as_deref(), json),
+    }
+}
+
+fn plan_of(p: &PlanArgs) -> Result<(Plan, String, String), Failure> {
+    let overrides: BTreeMap<String, String> = p.endpoints.iter().cloned().collect();
+    let (plan, text) =
+        read_plan(&p.plan, p.scale, &overrides).map_err(|e| Failure::Usage(anyhow!(e)))?;
+    let me = which_endpoint(&plan, p.me.as_deref()).map_err(|e| Failure::Usage(anyhow!(e)))?;
+    Ok((plan, text, me))
+}
+
+fn cadence(plan: &Plan) -> String {
+    let s = &plan.schedule;
+    let every = match &s.cadence {
+        sonde_campaign::schedule::Cadence::Every(d) => {
+            format!("every {}", sonde_model::format_duration(*d))
+        }
+        sonde_campaign::schedule::Cadence::Cron(c) => format!("at cron '{c}' (UTC)"),
+    };
+    let mut out = every;
+    if let Some(n) = s.max_runs {
+        out += &format!(", {n} runs");
+    }
+    if let Some(u) = s.until_ns {
+        out += &format!(", until {}", rfc3339(u));
+    }
+    out += &format!(", slip {}", sonde_model::format_duration(s.slip));
+    if !s.spread.is_zero() {
+        out += &format!(", spread {}", sonde_model::format_duration(s.spread));
+    }
+    out
+}
+
+fn check(p: PlanArgs) -> Result<(), Failure> {
+    let (plan, _, me) = plan_of(&p)?;
+    let mut out = std::io::stdout();
+    writeln!(out, "campaign {}: {}", plan.name, cadence(&plan))?;
+    writeln!(out, "this host is endpoint {me}")?;
+    for e in &plan.endpoints {
+        let agent = e
+            .agent
+            .as_deref()
+            .map(|a| format!(", agent {a}"))
+            .unwrap_or_default();
+        writeln!(out, "  endpoint {}: {}{agent}", e.name, e.address)?;
+    }
+    for (i, s) in plan.steps.iter().enumerate() {
+        writeln!(
+            out,
+            "  step {}: {} ({}, {}, at most {})",
+            i + 1,
+            s.name,
+            s.resource.name(),
+            if s.from == me {
+                "runs here".to_string()
+            } else {
+                format!("led by {}", s.from)
+            },
+            sonde_model::format_duration(sonde_campaign::plan::step_length(&s.body)),
+        )?;
+    }
+    let now = sonde_campaign::now_ns();
+    let mut t = now;
+    write!(out, "next runs (if first loaded now):")?;
+    for _ in 0..5 {
+        let Some(occ) = plan.schedule.next_at_or_after(now, t) else {
+            break;
+        };
+        write!(out, " {}", rfc3339(plan.schedule.due_ns(&plan.name, occ)))?;
+        t = occ + 1;
+    }
+    writeln!(out)?;
+    Ok(())
+}
+
+fn run_plan(p: PlanArgs) -> Result<(), Failure> {
+    let (plan, text, me) = plan_of(&p)?;
+    let location = resolve(p.archive.archive.as_deref().unwrap_or(""));
+    let store = Store::open(&location).map_err(|e| Failure::Run(anyhow!(e)))?;
+    let control = Control::with_stop(interrupt_flag());
+    let steps = plan.steps.len();
+    println!(
+        "campaign {}: {steps} steps, {}; as endpoint {me}; archive {location}",
+        plan.name,
+        cadence(&plan)
+    );
+    let mut scheduler = Scheduler::new(store, plan, &text, &me, &CliRunners, &control)
+        .map_err(|e| Failure::Usage(anyhow!(e)))?;
+    let mut kept_total = 0usize;
+    let mut interrupted = false;
+    let mut show = |p: Progress| {
+        let line = match p {
+            Progress::Recovered {
+                run_id,
+                scheduled_ns,
+            } => format!(
+                "run {run_id} (due {}) was left unfinished by a process that is gone: marked \
+                 interrupted",
+                rfc3339(scheduled_ns)
+            ),
+            Progress::Next { at_ns } => format!("next run at {}", rfc3339(at_ns)),
+            Progress::Missed {
+                scheduled_ns,
+                reason,
+            } => format!("missed the run due {}: {reason}", rfc3339(scheduled_ns)),
+            Progress::RunStarted {
+                run_id,
+                scheduled_ns,
+                number,
+            } => format!("run {number} (due {}, id {run_id})", rfc3339(scheduled_ns)),
+            Progress::StepStarted { index, total, name } => {
+                format!("  [{index}/{total}] {name} …")
+            }
+            Progress::Waiting { detail } => format!("    {detail}"),
+            Progress::StepEnded { kind, detail, .. } => {
+                let word = match kind.as_str() {
+                    "step_done" => "kept",
+                    "step_failed" => "FAILED",
+                    _ => "skipped",
+                };
+                format!("    {word}: {detail}")
+            }
+            Progress::RunEnded { state, kept, .. } => {
+                kept_total += kept;
+                if state == RunState::Interrupted {
+                    interrupted = true;
+                }
+                format!(
+                    "run {}: {kept} results kept ({kept_total} so far)",
+                    state.name()
+                )
+            }
+            Progress::Finished => "the schedule has ended".to_string(),
+        };
+        println!("{line}");
+        let _ = std::io::stdout().flush();
+    };
+    scheduler
+        .run(&mut show)
+        .map_err(|e| Failure::Run(anyhow!(e)))?;
+    println!(
+        "list the results with `sonde results list --campaign {}`",
+        scheduler.plan().name
+    );
+    if interrupted || control.stop.is_stopped() {
+        return Err(Failure::Interrupted);
+    }
+    Ok(())
+}
+
+fn status(archive: &ArchiveArgs, name: Option<&str>, json: bool) -> Result<(), Failure> {
+    let location = resolve(archive.archive.as_deref().unwrap_or(""));
+    let mut store = Store::open(&location).map_err(|e| Failure::Run(anyhow!(e)))?;
+    let names: Vec<String> = match name {
+        Some(n) => vec![n.to_string()],
+        None => store
+            .campaigns()
+            .map_err(|e| Failure::Run(anyhow!(e)))?
+            .into_iter()
+            .map(|c| c.name)
+            .collect(),
+    };
+    let mut all = Vec::new();
+    for n in &names {
+        match campaign_status(&mut store, n, 200).map_err(|e| Failure::Run(anyhow!(e)))? {
+            Some(s) => all.push(s),
+            None => return Err(Failure::Run(anyhow!("no campaign {n} in {location}"))),
+        }
+    }
+    let mut out = std::io::stdout();
+    if json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&all)?)?;
+        return Ok(());
+    }
+    if all.is_empty() {
+        eprintln!("sonde: no campaigns in {location}");
+    }
+    for s in &all {
+        write!(out, "{}", status_text(s))?;
+    }
+    Ok(())
+}
+
+fn status_text(s: &CampaignStatus) -> String {
+    let mut out = format!(
+        "campaign {}{}\n",
+        s.name,
+        if s.paused { " (paused)" } else { "" }
+    );
+    let counts: Vec<String> = s.runs.iter().map(|(k, v)| format!("{v} {k}")).collect();
+    out += &format!(
+        "  runs: {}\n",
+        if counts.is_empty() {
+            "none yet".to_string()
+        } else {
+            counts.join(", ")
+        }
+    );
+    if let Some(l) = &s.last {
+        out += &format!(
+            "  last: due {}, {}{}\n",
+            rfc3339(l.scheduled_ns),
+            l.state,
+            l.reason
+                .as_deref()
+                .map(|r| format!(" ({r})"))
+                .unwrap_or_default()
+        );
+    }
+    match s.next_ns {
+        Some(n) => out += &format!("  next: {}\n", rfc3339(n)),
+        None => out += "  next: none (the schedule has ended)\n",
+    }
+    for m in &s.missed {
+        out += &format!(
+            "  missed: due {}: {}\n",
+            rfc3339(m.scheduled_ns),
+            m.reason.as_deref().unwrap_or("")
+        );
+    }
+    for (run, e) in &s.errors {
+        out += &format!("  error in run {run}: {e}\n");
+    }
+    if let Some(e) = &s.plan_error {
+        out += &format!("  plan: {e}\n");
+    }
+    out
+}

@@ -1,0 +1,175 @@
+//! `sonde serve --campaigns DIR`: every plan (`*.toml`) in DIR runs on its
+//! own scheduler thread, against the daemon's archive. DIR is read again
+//! every few seconds: a changed plan is taken by its scheduler between
+//! runs, a removed one retires after its run in progress, a new one
+//! starts. A plan that does not read is logged with its error and left
+//! alone until it changes. On shutdown every scheduler stops; a run in
+//! progress is kept as interrupted.
+
+use crate::campaign_cmd::{read_plan, which_endpoint, CliRunners};
+use sonde_archive::Store;
+use sonde_campaign::{Control, Progress, Scheduler};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How often DIR is read again.
+const RESCAN: Duration = Duration::from_secs(2);
+
+struct Running {
+    text: String,
+    retired: bool,
+    control: Arc<Control>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+/// Starts the watcher of `dir`; it stops every scheduler once `shutdown`
+/// is set, and its handle joins them.
+pub fn spawn(
+    dir: PathBuf,
+    archive: String,
+    shutdown: Arc<AtomicBool>,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("sonde-campaigns".into())
+        .spawn(move || watch(&dir, &archive, &shutdown))
+}
+
+fn plans_in(dir: &Path) -> BTreeMap<PathBuf, String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return BTreeMap::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .filter_map(|p| std::fs::read_to_string(&p).ok().map(|t| (p, t)))
+        .collect()
+}
+
+fn watch(dir: &Path, archive: &str, shutdown: &AtomicBool) {
+    let mut running: BTreeMap<PathBuf, Running> = BTreeMap::new();
+    let mut refused: BTreeMap<PathBuf, String> = BTreeMap::new();
+    tracing::info!(dir = %dir.display(), archive, "campaigns");
+    while !shutdown.load(Ordering::Relaxed) {
+        let found = plans_in(dir);
+        // A removed plan retires after its run; its entry goes once its
+        // thread has ended.
+        running.retain(|path, r| {
+            if found.contains_key(path) {
+                return true;
+            }
+            if !r.retired {
+                tracing::info!(plan = %path.display(), "plan removed: retiring after its run");
+                r.control.retire();
+                r.retired = true;
+            }
+            !r.thread.is_finished()
+        });
+        for (path, text) in &found {
+            if refused.get(path) == Some(text) {
+                continue;
+            }
+            match running.get_mut(path) {
+                Some(r) if &r.text == text || r.retired => {}
+                // Its schedule ended, and the plan changed: a new scheduler.
+                Some(r) if r.thread.is_finished() => match start(path, archive) {
+                    Ok(new) => *r = new,
+                    Err(e) => {
+                        tracing::error!("{e}");
+                        refused.insert(path.clone(), text.clone());
+                    }
+                },
+                Some(r) => match read_plan(path, None, &BTreeMap::new()) {
+                    Ok((plan, text)) => {
+                        tracing::info!(plan = %path.display(), "plan changed: taken after the run in progress");
+                        r.control.reload(plan, text.clone());
+                        r.text = text;
+                    }
+                    Err(e) => {
+                        tracing::error!("{e}");
+                        refused.insert(path.clone(), text.clone());
+                    }
+                },
+                None => match start(path, archive) {
+                    Ok(r) => {
+                        refused.remove(path);
+                        running.insert(path.clone(), r);
+                    }
+                    Err(e) => {
+                        tracing::error!("{e}");
+                        refused.insert(path.clone(), text.clone());
+                    }
+                },
+            }
+        }
+        std::thread::sleep(RESCAN);
+    }
+    for r in running.values() {
+        r.control.stop.stop();
+    }
+    for (_, r) in running {
+        let _ = r.thread.join();
+    }
+}
+
+fn start(path: &Path, archive: &str) -> Result<Running, String> {
+    let (plan, text) = read_plan(path, None, &BTreeMap::new())?;
+    let me = which_endpoint(&plan, None)?;
+    let store = Store::open(archive).map_err(|e| e.to_string())?;
+    let control = Arc::new(Control::default());
+    let ctl = Arc::clone(&control);
+    let name = plan.name.clone();
+    let plan_text = text.clone();
+    let thread = std::thread::Builder::new()
+        .name(format!("sonde-campaign-{name}"))
+        .spawn(move || {
+            let runners = CliRunners;
+            let outcome = Scheduler::new(store, plan, &plan_text, &me, &runners, &ctl)
+                .and_then(|mut s| s.run(&mut |p| log(&name, &p)));
+            if let Err(e) = outcome {
+                tracing::error!(campaign = %name, "campaign stopped: {e}");
+            }
+        })
+        .map_err(|e| format!("cannot start a scheduler: {e}"))?;
+    tracing::info!(plan = %path.display(), "campaign started");
+    Ok(Running {
+        text,
+        retired: false,
+        control,
+        thread,
+    })
+}
+
+fn log(campaign: &str, p: &Progress) {
+    match p {
+        Progress::Missed {
+            scheduled_ns,
+            reason,
+        } => tracing::warn!(
+            campaign,
+            due = %sonde_campaign::rfc3339(*scheduled_ns),
+            "missed run: {reason}"
+        ),
+        Progress::Recovered { run_id, .. } => {
+            tracing::warn!(campaign, run = %run_id, "unfinished run marked interrupted")
+        }
+        Progress::RunStarted { run_id, .. } => {
+            tracing::info!(campaign, run = %run_id, "run started")
+        }
+        Progress::StepEnded { kind, detail, .. } if kind == "step_failed" => {
+            tracing::warn!(campaign, "step failed: {detail}")
+        }
+        Progress::RunEnded {
+            run_id,
+            state,
+            kept,
+        } => {
+            tracing::info!(campaign, run = %run_id, state = state.name(), kept, "run ended")
+        }
+        Progress::Finished => tracing::info!(campaign, "schedule ended"),
+        _ => tracing::debug!(campaign, "{p:?}"),
+    }
+}

@@ -1,0 +1,179 @@
+//! `sonde results stats`: a metric's mean, standard deviation, 95 %
+//! confidence interval and percentiles over the results selected, grouped
+//! by target, direction, hour of day (UTC), label, test, campaign or
+//! family — the studies' tables of means (000 Table 2).
+
+use crate::cli::Failure;
+use crate::results_cmd::FilterArgs;
+use anyhow::anyhow;
+use clap::Args;
+use serde::Serialize;
+use sonde_archive::{Grouping, Metric, Store};
+use std::collections::BTreeMap;
+use std::io::Write;
+
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    /// The metric: throughput, loss, pdr, jitter or rtt (the median RTT).
+    #[arg(long, default_value = "throughput", value_parser = metric)]
+    pub metric: Metric,
+    /// Group by: target, direction, hour, label:KEY, test, campaign,
+    /// family, or none.
+    #[arg(long, default_value = "none", value_parser = grouping)]
+    pub by: Grouping,
+    /// One JSON document (values in the metric's base unit).
+    #[arg(short = 'J', long)]
+    pub json: bool,
+}
+
+fn metric(s: &str) -> Result<Metric, String> {
+    Metric::parse(s)
+        .ok_or_else(|| format!("'{s}' is not a metric: throughput, loss, pdr, jitter or rtt"))
+}
+
+fn grouping(s: &str) -> Result<Grouping, String> {
+    Ok(match s {
+        "none" => Grouping::None,
+        "target" => Grouping::Target,
+        "direction" => Grouping::Direction,
+        "hour" => Grouping::Hour,
+        "test" => Grouping::Test,
+        "campaign" => Grouping::Campaign,
+        "family" => Grouping::Family,
+        _ => match s.strip_prefix("label:") {
+            Some(k) if !k.is_empty() => Grouping::Label(k.to_string()),
+            _ => {
+                return Err(format!(
+                    "'{s}': group by target, direction, hour, label:KEY, test, campaign, \
+                     family or none"
+                ))
+            }
+        },
+    })
+}
+
+/// One group's statistics, in the metric's base unit.
+#[derive(Debug, Serialize)]
+pub struct GroupStats {
+    pub group: String,
+    pub n: u32,
+    pub mean: f64,
+    pub stddev: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ci95: Option<f64>,
+    pub min: f64,
+    pub p5: f64,
+    pub p50: f64,
+    pub p95: f64,
+    pub max: f64,
+}
+
+/// The statistics of `values`, or `None` when there are none.
+pub fn group_stats(group: &str, values: &[f64]) -> Option<GroupStats> {
+    let s = sonde_methods::step::stats(values)?;
+    let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+    sorted.sort_by(f64::total_cmp);
+    let p = |q| sonde_model::nearest_rank(&sorted, q);
+    Some(GroupStats {
+        group: group.to_string(),
+        n: s.n,
+        mean: s.mean,
+        stddev: s.stddev,
+        ci95: s.ci95,
+        min: s.min,
+        p5: p(5.0),
+        p50: p(50.0),
+        p95: p(95.0),
+        max: s.max,
+    })
+}
+
+/// How a value prints: throughput in Mbit/s, the rest as kept.
+fn shown(metric: Metric) -> (f64, &'static str) {
+    match metric {
+        Metric::ThroughputBps => (1e-6, "Mbit/s"),
+        Metric::LossPct | Metric::PdrPct => (1.0, "%"),
+        Metric::JitterMs | Metric::RttMs => (1.0, "ms"),
+    }
+}
+
+pub fn stats(store: &mut Store, a: &StatsArgs) -> Result<(), Failure> {
+    let points = store
+        .metric_points(&a.filter.filter(i64::MAX), a.metric, &a.by)
+        .map_err(|e| Failure::Run(anyhow!(e)))?;
+    let mut groups: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for p in points {
+        groups.entry(p.group).or_default().push(p.value);
+    }
+    let all: Vec<GroupStats> = groups
+        .iter()
+        .filter_map(|(g, v)| group_stats(g, v))
+        .collect();
+    let mut out = std::io::stdout();
+    if a.json {
+        let doc = serde_json::json!({
+            "metric": a.metric.name(),
+            "groups": all,
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
+        return Ok(());
+    }
+    if all.is_empty() {
+        eprintln!(
+            "sonde: no results in {} measured {}",
+            store.location(),
+            a.metric.name()
+        );
+        return Ok(());
+    }
+    let (k, unit) = shown(a.metric);
+    let width = all.iter().map(|g| g.group.len()).max().unwrap_or(0).max(5);
+    writeln!(
+        out,
+        "{:<width$} {:>5} {:>10} {:>9} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10}   ({unit})",
+        "group", "n", "mean", "sd", "±95%", "min", "p5", "p50", "p95", "max"
+    )?;
+    for g in &all {
+        let ci = g.ci95.map_or("-".to_string(), |c| format!("{:.3}", c * k));
+        writeln!(
+            out,
+            "{:<width$} {:>5} {:>10.3} {:>9.3} {:>9} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>10.3}",
+            if g.group.is_empty() {
+                "(all)"
+            } else {
+                &g.group
+            },
+            g.n,
+            g.mean * k,
+            g.stddev * k,
+            ci,
+            g.min * k,
+            g.p5 * k,
+            g.p50 * k,
+            g.p95 * k,
+            g.max * k,
+        )?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statistics_of_a_known_series() {
+        let g = group_stats("x", &[7.0, 8.0, 9.0, 8.0]).unwrap();
+        assert_eq!(g.n, 4);
+        assert!((g.mean - 8.0).abs() < 1e-12);
+        assert!((g.stddev - (2.0f64 / 3.0).sqrt()).abs() < 1e-12);
+        assert_eq!((g.min, g.p50, g.max), (7.0, 8.0, 9.0));
+        assert!(group_stats("x", &[]).is_none());
+        assert!(matches!(grouping("label:path"), Ok(Grouping::Label(k)) if k == "path"));
+        assert!(grouping("label:").is_err());
+        assert_eq!(metric("pdr").unwrap(), Metric::PdrPct);
+        assert!(metric("speed").unwrap_err().contains("throughput, loss"));
+    }
+}
