@@ -73,8 +73,10 @@ mod tests {
     fn pings_and_slow_udp_are_probes_and_the_rest_fills_the_path() {
         let ping = StepBody::Test(TestSpec::Ping(PingSpec::default()));
         assert_eq!(ResourceClass::of(&ping), ResourceClass::Probe);
-        let mut udp = UdpSpec::default();
-        udp.bitrate = Rate::from_bps(1_000_000);
+        let mut udp = UdpSpec {
+            bitrate: Rate::from_bps(1_000_000),
+            ..UdpSpec::default()
+        };
         let slow = StepBody::Test(TestSpec::Udp(udp.clone()));
         assert_eq!(ResourceClass::of(&slow), ResourceClass::Probe);
         udp.parallel = 2;

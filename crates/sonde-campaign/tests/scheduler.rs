@@ -12,12 +12,15 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// One test the fake path ran: (host, kind, began, ended).
+type Ran = (String, String, Instant, Instant);
+
 /// A path that takes `busy` per test and answers 8 Mbit/s, noting when
 /// each test ran: (host, kind, began, ended).
 #[derive(Clone, Default)]
 struct FakePath {
     busy: Duration,
-    log: Arc<Mutex<Vec<(String, String, Instant, Instant)>>>,
+    log: Arc<Mutex<Vec<Ran>>>,
 }
 
 impl Runner for FakePath {

@@ -3,16 +3,48 @@
 //! document (`-J`), and a failure gets its exit code.
 
 use crate::cli::Failure;
+use anyhow::anyhow;
+use sonde_archive::{Placement, Store};
 use sonde_model::MethodResult;
 
-/// Prints `result` as JSON (`json`) or as `text` renders it; an
-/// interrupted method is printed, then reported as interrupted (130).
+/// How a method's result leaves: as JSON or text, and kept in an archive
+/// (`--archive`, resolved) or not.
+#[derive(Debug, Clone, Default)]
+pub struct MethodOut {
+    pub json: bool,
+    pub archive: Option<String>,
+}
+
+impl MethodOut {
+    pub fn new(json: bool, archive: &crate::archive_args::ArchiveArgs) -> Self {
+        Self {
+            json,
+            archive: archive.location(),
+        }
+    }
+}
+
+/// Keeps `result` (with its trials) in the archive at `location`.
+pub fn keep_method(location: &str, result: &MethodResult) -> Result<(), Failure> {
+    Store::open(location)
+        .and_then(|mut s| s.put_method(result, &Placement::default()))
+        .map(drop)
+        .map_err(|e| Failure::Run(anyhow!("method result {} not kept: {e}", result.id)))
+}
+
+/// Keeps `result` if asked (before printing, so that what was printed is
+/// kept), then prints it as JSON or as `text` renders it; an interrupted
+/// method is printed, then reported as interrupted (130).
 pub fn print_method(
     result: &MethodResult,
-    json: bool,
+    out: &MethodOut,
     text: impl FnOnce(&MethodResult) -> String,
 ) -> Result<(), Failure> {
     use std::io::Write;
+    if let Some(location) = &out.archive {
+        keep_method(location, result)?;
+    }
+    let json = out.json;
     let out = if json {
         serde_json::to_string_pretty(result)? + "\n"
     } else {

@@ -94,6 +94,8 @@ pub struct NdrArgs {
     /// Print the method document as JSON instead of text.
     #[arg(short = 'J', long)]
     pub json: bool,
+    #[command(flatten)]
+    pub archive: crate::archive_args::ArchiveArgs,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -168,6 +170,7 @@ impl NdrArgs {
 pub fn run(args: NdrArgs) -> Result<(), Failure> {
     let output = Output {
         json: args.json.then_some(crate::run_args::JsonFormat::Sonde),
+        archive: args.archive.location(),
         flags: true,
         sink: Sink::Terminal,
         ..Output::default()
@@ -252,5 +255,9 @@ pub fn run_ndr_spec(mut spec: NdrSpec, output: Output) -> Result<(), Failure> {
             return Err(output.fail(Some(&test), "invalid", failure));
         }
     };
-    crate::method_output::print_method(&result, json, ndr_summary)
+    let out = crate::method_output::MethodOut {
+        json,
+        archive: output.archive.clone(),
+    };
+    crate::method_output::print_method(&result, &out, ndr_summary)
 }

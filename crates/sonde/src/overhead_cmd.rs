@@ -5,7 +5,7 @@
 //! `sonde_methods::overhead`'s.
 
 use crate::cli::Failure;
-use crate::method_output::{method_failure, print_method};
+use crate::method_output::{method_failure, print_method, MethodOut};
 use crate::output::interrupt_flag;
 use crate::run_args::{duration, family};
 use crate::sweep_values::{self, Values};
@@ -68,6 +68,8 @@ pub struct OverheadArgs {
     /// Print JSON instead of text.
     #[arg(short = 'J', long)]
     pub json: bool,
+    #[command(flatten)]
+    pub archive: crate::archive_args::ArchiveArgs,
 }
 
 fn parse_stack(s: &str) -> Result<Stack, Failure> {
@@ -89,7 +91,7 @@ pub fn run(args: OverheadArgs) -> Result<(), Failure> {
             payloads: args.payloads.0.clone(),
             gap: args.gap,
         };
-        return run_measure_spec(&spec, args.json);
+        return run_measure_spec(&spec, MethodOut::new(args.json, &args.archive));
     }
     if let Some(stack) = &args.correct_for {
         return correct(&parse_stack(stack)?, stack, &args);
@@ -151,7 +153,8 @@ pub fn run(args: OverheadArgs) -> Result<(), Failure> {
 }
 
 /// Runs an `overhead` spec (from flags, or a file given to `sonde run`).
-pub fn run_measure_spec(spec: &OverheadSpec, json: bool) -> Result<(), Failure> {
+pub fn run_measure_spec(spec: &OverheadSpec, mo: MethodOut) -> Result<(), Failure> {
+    let json = mo.json;
     spec.validate()
         .map_err(|e| Failure::Usage(anyhow!("invalid {}: {}", e.field, e.reason)))?;
     let stop = interrupt_flag();
@@ -170,7 +173,7 @@ pub fn run_measure_spec(spec: &OverheadSpec, json: bool) -> Result<(), Failure> 
         }
     })
     .map_err(method_failure)?;
-    print_method(&result, json, sonde_report::overhead_summary)
+    print_method(&result, &mo, sonde_report::overhead_summary)
 }
 
 /// The test results in a file: one test's, or a method's trials.

@@ -5,7 +5,7 @@
 //! third-party agent (`--via`), else from this host.
 
 use crate::cli::Failure;
-use crate::method_output::{method_failure, print_method, ChartFile};
+use crate::method_output::{method_failure, print_method, ChartFile, MethodOut};
 use crate::output::interrupt_flag;
 use crate::run_args::{duration, family};
 use crate::sweep_values::{self, Values};
@@ -67,6 +67,8 @@ pub struct Common {
     /// `"qos_scenario"`) instead of text.
     #[arg(short = 'J', long)]
     pub json: bool,
+    #[command(flatten)]
+    pub archive: crate::archive_args::ArchiveArgs,
 }
 
 impl Common {
@@ -236,10 +238,15 @@ impl ScenarioArgs {
 
 pub fn run(args: QosArgs) -> Result<(), Failure> {
     match args.command {
-        QosCommand::Check(a) => run_check_spec(&a.to_spec(), a.common.json),
-        QosCommand::Scenario(a) => {
-            run_scenario_spec(&a.to_spec(), a.common.json, a.chart.as_deref())
-        }
+        QosCommand::Check(a) => run_check_spec(
+            &a.to_spec(),
+            MethodOut::new(a.common.json, &a.common.archive),
+        ),
+        QosCommand::Scenario(a) => run_scenario_spec(
+            &a.to_spec(),
+            MethodOut::new(a.common.json, &a.common.archive),
+            a.chart.as_deref(),
+        ),
     }
 }
 
@@ -268,7 +275,8 @@ fn usage(e: sonde_model::SpecError) -> Failure {
 }
 
 /// Runs a `qos_check` spec (from flags, or a file given to `sonde run`).
-pub fn run_check_spec(spec: &QosCheckSpec, json: bool) -> Result<(), Failure> {
+pub fn run_check_spec(spec: &QosCheckSpec, mo: MethodOut) -> Result<(), Failure> {
+    let json = mo.json;
     spec.validate().map_err(usage)?;
     let stop = interrupt_flag();
     let mut out = std::io::stdout();
@@ -283,15 +291,16 @@ pub fn run_check_spec(spec: &QosCheckSpec, json: bool) -> Result<(), Failure> {
         })
         .map_err(method_failure)
     })?;
-    print_method(&result, json, |_| String::new())
+    print_method(&result, &mo, |_| String::new())
 }
 
 /// Runs a `qos_scenario` spec, printing a row per step unless `json`.
 pub fn run_scenario_spec(
     spec: &QosScenarioSpec,
-    json: bool,
+    mo: MethodOut,
     chart: Option<&Path>,
 ) -> Result<(), Failure> {
+    let json = mo.json;
     spec.validate().map_err(usage)?;
     let chart = ChartFile::create(chart)?;
     let streams = matches!(spec.ramp, QosRamp::Streams(_));
@@ -311,5 +320,5 @@ pub fn run_scenario_spec(
     if let Some(chart) = chart {
         chart.write(&sonde_report::qos_chart(&result))?;
     }
-    print_method(&result, json, sonde_report::qos_scenario_summary)
+    print_method(&result, &mo, sonde_report::qos_scenario_summary)
 }

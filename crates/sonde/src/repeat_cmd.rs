@@ -89,6 +89,9 @@ pub fn run_repeat_spec(spec: &RepeatSpec, output: Output) -> Result<(), Failure>
         Ok(result) => result,
         Err(e) => return Err(method_failed(&output, &spec.test, e)),
     };
+    if let Some(location) = &output.archive {
+        crate::method_output::keep_method(location, &result)?;
+    }
     let out = match output.json {
         Some(_) => serde_json::to_string_pretty(&result)? + "\n",
         None => with_rate_format(rates, || repeat_summary(&result)),

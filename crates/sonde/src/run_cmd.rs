@@ -22,6 +22,8 @@ pub struct RunSpecArgs {
     /// Print one JSON document: sonde's, or with `--json=iperf3` iperf3's layout.
     #[arg(short = 'J', long, num_args = 0..=1, require_equals = true, default_missing_value = "sonde", value_name = "FORMAT")]
     pub json: Option<JsonFormat>,
+    #[command(flatten)]
+    pub archive: crate::archive_args::ArchiveArgs,
 }
 
 /// The spec in `text`: JSON when it starts with `{`, TOML otherwise.
@@ -82,6 +84,7 @@ fn read(path: &Path) -> std::io::Result<String> {
 pub fn run(args: RunSpecArgs) -> Result<(), Failure> {
     let output = Output {
         json: args.json,
+        archive: args.archive.location(),
         live: args.json.is_none(),
         flags: false,
         ..Output::default()
@@ -92,25 +95,19 @@ pub fn run(args: RunSpecArgs) -> Result<(), Failure> {
     let invalid = |e: String| output.fail(None, "invalid", Failure::Usage(anyhow!("{name}: {e}")));
     let text = read(&args.file).map_err(|e| invalid(e.to_string()))?;
     if is_method(&text) {
+        let mo = crate::method_output::MethodOut {
+            json: output.json.is_some(),
+            archive: output.archive.clone(),
+        };
         return match parse_method(&text).map_err(invalid)? {
             MethodSpec::Repeat(spec) => crate::repeat_cmd::run_repeat_spec(&spec, output),
             MethodSpec::Ndr(spec) => crate::ndr_cmd::run_ndr_spec(spec, output),
-            MethodSpec::Sweep(spec) => {
-                crate::sweep_cmd::run_sweep_spec(&spec, output.json.is_some(), None, false)
-            }
-            MethodSpec::QosCheck(spec) => {
-                crate::qos_cmd::run_check_spec(&spec, output.json.is_some())
-            }
-            MethodSpec::Tune(spec) => crate::tune_cmd::run_tune_spec(&spec, output.json.is_some()),
-            MethodSpec::TuneLab(spec) => {
-                crate::tune_cmd::run_lab_spec(&spec, output.json.is_some(), None)
-            }
-            MethodSpec::Overhead(spec) => {
-                crate::overhead_cmd::run_measure_spec(&spec, output.json.is_some())
-            }
-            MethodSpec::QosScenario(spec) => {
-                crate::qos_cmd::run_scenario_spec(&spec, output.json.is_some(), None)
-            }
+            MethodSpec::Sweep(spec) => crate::sweep_cmd::run_sweep_spec(&spec, mo, None, false),
+            MethodSpec::QosCheck(spec) => crate::qos_cmd::run_check_spec(&spec, mo),
+            MethodSpec::Tune(spec) => crate::tune_cmd::run_tune_spec(&spec, mo),
+            MethodSpec::TuneLab(spec) => crate::tune_cmd::run_lab_spec(&spec, mo, None),
+            MethodSpec::Overhead(spec) => crate::overhead_cmd::run_measure_spec(&spec, mo),
+            MethodSpec::QosScenario(spec) => crate::qos_cmd::run_scenario_spec(&spec, mo, None),
         };
     }
     let spec = parse_spec(&text).map_err(invalid)?;

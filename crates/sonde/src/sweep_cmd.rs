@@ -4,7 +4,7 @@
 //! a [`SweepSpec`]; `sonde_methods::sweep` runs it.
 
 use crate::cli::Failure;
-use crate::method_output::{method_failure, print_method, ChartFile};
+use crate::method_output::{method_failure, print_method, ChartFile, MethodOut};
 use crate::output::interrupt_flag;
 use crate::run_args::{duration, family};
 use crate::step_args::StepArgs;
@@ -90,6 +90,8 @@ pub struct SweepArgs {
     #[arg(short = 'J', long)]
     pub json: bool,
     #[command(flatten)]
+    pub archive: crate::archive_args::ArchiveArgs,
+    #[command(flatten)]
     pub step: StepArgs,
 }
 
@@ -161,7 +163,12 @@ impl SweepArgs {
 }
 
 pub fn run(args: SweepArgs) -> Result<(), Failure> {
-    run_sweep_spec(&args.to_spec(), args.json, args.chart.as_deref(), true)
+    run_sweep_spec(
+        &args.to_spec(),
+        MethodOut::new(args.json, &args.archive),
+        args.chart.as_deref(),
+        true,
+    )
 }
 
 /// The flag that sets a key of the sweep's spec.
@@ -185,10 +192,11 @@ fn flag_of(field: &str) -> &str {
 /// `json`, and drawing `chart` if asked.
 pub fn run_sweep_spec(
     spec: &SweepSpec,
-    json: bool,
+    mo: MethodOut,
     chart: Option<&std::path::Path>,
     flags: bool,
 ) -> Result<(), Failure> {
+    let json = mo.json;
     let name = |field: &str| {
         if flags {
             flag_of(field).to_string()
@@ -225,5 +233,5 @@ pub fn run_sweep_spec(
     if let Some(chart) = chart {
         chart.write(&sonde_report::sweep_chart(&result))?;
     }
-    print_method(&result, json, sonde_report::sweep_summary)
+    print_method(&result, &mo, sonde_report::sweep_summary)
 }

@@ -4,7 +4,7 @@
 //! steps (seed 003 §3). The work is `sonde_methods::tune`'s.
 
 use crate::cli::Failure;
-use crate::method_output::{method_failure, print_method, ChartFile};
+use crate::method_output::{method_failure, print_method, ChartFile, MethodOut};
 use crate::output::interrupt_flag;
 use crate::run_args::{duration, family};
 use crate::sweep_values::{self, Values};
@@ -79,6 +79,8 @@ pub struct TuneArgs {
     /// Print one JSON document (`"method": "tune"` or `"tune_lab"`).
     #[arg(short = 'J', long)]
     pub json: bool,
+    #[command(flatten)]
+    pub archive: crate::archive_args::ArchiveArgs,
 }
 
 impl TuneArgs {
@@ -107,7 +109,11 @@ pub fn run(args: TuneArgs) -> Result<(), Failure> {
             congestion: args.cc.clone(),
             gap: args.gap,
         };
-        return run_lab_spec(&spec, args.json, args.chart.as_deref());
+        return run_lab_spec(
+            &spec,
+            MethodOut::new(args.json, &args.archive),
+            args.chart.as_deref(),
+        );
     }
     let spec = TuneSpec {
         test: args.test(),
@@ -116,7 +122,7 @@ pub fn run(args: TuneArgs) -> Result<(), Failure> {
         window: args.window,
         gap: args.gap,
     };
-    run_tune_spec(&spec, args.json)
+    run_tune_spec(&spec, MethodOut::new(args.json, &args.archive))
 }
 
 fn usage(e: sonde_model::SpecError) -> Failure {
@@ -124,7 +130,8 @@ fn usage(e: sonde_model::SpecError) -> Failure {
 }
 
 /// Runs a `tune` spec (from flags, or a file given to `sonde run`).
-pub fn run_tune_spec(spec: &TuneSpec, json: bool) -> Result<(), Failure> {
+pub fn run_tune_spec(spec: &TuneSpec, mo: MethodOut) -> Result<(), Failure> {
+    let json = mo.json;
     spec.validate().map_err(usage)?;
     let stop = interrupt_flag();
     let mut out = std::io::stdout();
@@ -134,12 +141,17 @@ pub fn run_tune_spec(spec: &TuneSpec, json: bool) -> Result<(), Failure> {
         }
     })
     .map_err(method_failure)?;
-    print_method(&result, json, sonde_report::tune_summary)
+    print_method(&result, &mo, sonde_report::tune_summary)
 }
 
 /// Runs a `tune_lab` spec: the RTT is set on the lab's link through its
 /// emulator, half each way.
-pub fn run_lab_spec(spec: &TuneLabSpec, json: bool, chart: Option<&Path>) -> Result<(), Failure> {
+pub fn run_lab_spec(
+    spec: &TuneLabSpec,
+    mo: MethodOut,
+    chart: Option<&Path>,
+) -> Result<(), Failure> {
+    let json = mo.json;
     use sonde_lab::set::{set_emulator, EmulatorChange, Ends};
     spec.validate().map_err(usage)?;
     let chart = ChartFile::create(chart)?;
@@ -179,5 +191,5 @@ pub fn run_lab_spec(spec: &TuneLabSpec, json: bool, chart: Option<&Path>) -> Res
     if let Some(chart) = chart {
         chart.write(&sonde_report::tune_chart(&result))?;
     }
-    print_method(&result, json, |_| String::new())
+    print_method(&result, &mo, |_| String::new())
 }

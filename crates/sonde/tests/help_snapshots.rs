@@ -10,9 +10,9 @@ mod common;
 use common::{sonde, stderr};
 use std::path::PathBuf;
 
-const COMMANDS: [&str; 13] = [
+const COMMANDS: [&str; 14] = [
     "", "tcp", "udp", "ping", "serve", "run", "lab", "sweep", "ndr", "qos", "overhead", "tune",
-    "results",
+    "results", "campaign",
 ];
 
 fn snapshot(command: &str) -> PathBuf {
