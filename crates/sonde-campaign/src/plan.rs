@@ -258,6 +258,9 @@ fn read_step(
         .find(|e| e.name == to)
         .map(|e| e.address.clone());
     let body = if t.contains_key("method") {
+        if let Some(defaults) = method_defaults(&t, to_address.as_deref().unwrap_or_default()) {
+            t = overlay(defaults, t);
+        }
         let spec: MethodSpec = toml::Value::Table(t)
             .try_into()
             .map_err(|e| bad(format!("step {n}: {}", one_line(&e))))?;
@@ -295,6 +298,39 @@ fn read_step(
         resource,
         body,
     })
+}
+
+/// A method whose spec has defaults of its own (`qos_check`: seed 004's
+/// checks toward the step's `to`), as a table the step's keys go over.
+fn method_defaults(t: &toml::Table, host: &str) -> Option<toml::Table> {
+    let spec = match t.get("method").and_then(toml::Value::as_str)? {
+        "qos_check" => MethodSpec::QosCheck(sonde_model::method::QosCheckSpec::new(
+            sonde_model::UdpSpec {
+                host: host.to_string(),
+                ..sonde_model::UdpSpec::default()
+            },
+        )),
+        _ => return None,
+    };
+    match toml::Value::try_from(&spec) {
+        Ok(toml::Value::Table(d)) => Some(d),
+        _ => None,
+    }
+}
+
+/// `over` laid on `base`, tables merged key by key.
+fn overlay(mut base: toml::Table, over: toml::Table) -> toml::Table {
+    for (k, v) in over {
+        match (base.remove(&k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => {
+                base.insert(k, toml::Value::Table(overlay(b, o)));
+            }
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
+    base
 }
 
 fn one_line(e: &toml::de::Error) -> String {

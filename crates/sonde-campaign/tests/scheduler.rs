@@ -294,3 +294,39 @@ fn a_plan_names_what_is_wrong() {
     };
     assert_eq!(r.test.host(), "b.test");
 }
+
+#[test]
+fn the_example_plans_read_and_the_studys_battery_scales_to_the_lab() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/campaigns");
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let plan = Plan::parse(&text, None, &BTreeMap::new())
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        names.push(plan.name);
+    }
+    names.sort();
+    assert_eq!(
+        names,
+        ["6net-qos", "balticgrid-rtt", "balticgrid-throughput", "geant-stesta"]
+    );
+    let text = std::fs::read_to_string(format!("{dir}/geant-stesta.toml")).unwrap();
+    let full = Plan::parse(&text, None, &BTreeMap::new()).unwrap();
+    assert_eq!(full.steps.len(), 8);
+    assert_eq!(full.run_length(), Duration::from_secs(6 * 300) + 2 * Duration::from_secs(302));
+    let lab = Plan::parse(&text, Some(1.0 / 30.0), &BTreeMap::new()).unwrap();
+    let sonde_campaign::StepBody::Test(TestSpec::Tcp(tcp)) = &lab.steps[0].body else {
+        panic!("step 1 is TCP");
+    };
+    assert_eq!(tcp.time, Duration::from_secs(10));
+    let sonde_campaign::StepBody::Test(TestSpec::Ping(ping)) = &lab.steps[6].body else {
+        panic!("step 7 is a ping");
+    };
+    assert_eq!(ping.count, 10);
+    assert_eq!(
+        lab.schedule.cadence,
+        sonde_campaign::schedule::Cadence::Every(Duration::from_secs(120))
+    );
+    assert_eq!(lab.steps[7].from, "B");
+}

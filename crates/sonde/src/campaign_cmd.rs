@@ -58,6 +58,13 @@ pub struct PlanArgs {
     /// 5 min steps hourly become 10 s steps every 2 min).
     #[arg(long, value_parser = scale)]
     pub scale: Option<f64>,
+    /// Stop after this many runs (the plan's `max_runs` otherwise).
+    #[arg(long, value_name = "N")]
+    pub max_runs: Option<u64>,
+    /// Repeat every DURATION (PT2M, 90s) instead of the plan's schedule
+    /// (after --scale).
+    #[arg(long, value_name = "DURATION")]
+    pub repeat: Option<String>,
     /// Give endpoint NAME this address instead of the plan's.
     #[arg(long = "endpoint", value_name = "NAME=ADDR", value_parser = endpoint)]
     pub endpoints: Vec<(String, String)>,
@@ -159,8 +166,23 @@ pub fn run(args: CampaignArgs) -> Result<(), Failure> {
 
 fn plan_of(p: &PlanArgs) -> Result<(Plan, String, String), Failure> {
     let overrides: BTreeMap<String, String> = p.endpoints.iter().cloned().collect();
-    let (plan, text) =
+    let (mut plan, text) =
         read_plan(&p.plan, p.scale, &overrides).map_err(|e| Failure::Usage(anyhow!(e)))?;
+    if let Some(n) = p.max_runs {
+        if n == 0 {
+            return Err(Failure::Usage(anyhow!("--max-runs 0: at least 1")));
+        }
+        plan.schedule.max_runs = Some(n);
+    }
+    if let Some(r) = &p.repeat {
+        let every = sonde_campaign::schedule::parse_span("--repeat", r)
+            .map_err(|e| Failure::Usage(anyhow!(e)))?;
+        if every.is_zero() {
+            return Err(Failure::Usage(anyhow!("--repeat {r}: more than 0")));
+        }
+        plan.schedule.cadence = sonde_campaign::schedule::Cadence::Every(every);
+        plan.schedule.spread = std::time::Duration::ZERO;
+    }
     let me = which_endpoint(&plan, p.me.as_deref()).map_err(|e| Failure::Usage(anyhow!(e)))?;
     Ok((plan, text, me))
 }
@@ -203,7 +225,7 @@ fn check(p: PlanArgs) -> Result<(), Failure> {
     for (i, s) in plan.steps.iter().enumerate() {
         writeln!(
             out,
-            "  step {}: {} ({}, {}, at most {})",
+            "  step {}: {} ({}, {}, {})",
             i + 1,
             s.name,
             s.resource.name(),
@@ -212,7 +234,13 @@ fn check(p: PlanArgs) -> Result<(), Failure> {
             } else {
                 format!("led by {}", s.from)
             },
-            sonde_model::format_duration(sonde_campaign::plan::step_length(&s.body)),
+            match &s.body {
+                sonde_campaign::StepBody::Method(_) => "as long as the method takes".to_string(),
+                body => format!(
+                    "at most {}",
+                    sonde_model::format_duration(sonde_campaign::plan::step_length(body))
+                ),
+            },
         )?;
     }
     let now = sonde_campaign::now_ns();
