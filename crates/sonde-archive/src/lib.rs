@@ -148,6 +148,29 @@ impl Store {
         Ok(new)
     }
 
+    /// Keeps many results in one transaction (an import, a backlog): all
+    /// or none. Returns how many were new.
+    pub fn put_results(
+        &mut self,
+        results: &[(TestResult, Placement)],
+    ) -> Result<usize, ArchiveError> {
+        let docs: Vec<String> = results
+            .iter()
+            .map(|(r, _)| self.document(r.id, r))
+            .collect::<Result<_, _>>()?;
+        let mut new = 0;
+        self.backend.transaction(&mut |tx| {
+            new = 0;
+            for ((r, at), doc) in results.iter().zip(&docs) {
+                if put_result_in(tx, r, at, doc.clone())? {
+                    new += 1;
+                }
+            }
+            Ok(())
+        })?;
+        Ok(new)
+    }
+
     /// Keeps a method's result and each of its trials (placed in the
     /// method), in one transaction. Returns whether the method was new.
     pub fn put_method(&mut self, m: &MethodResult, at: &Placement) -> Result<bool, ArchiveError> {
@@ -300,8 +323,10 @@ fn put_result_in(
     if n == 0 {
         return Ok(false);
     }
-    for iv in row::interval_rows(r) {
-        tx.execute(row::INTERVAL_INSERT, &iv)?;
+    // Many rows per statement: one round trip per chunk, not per row.
+    for chunk in row::interval_rows(r).chunks(row::INTERVALS_PER_INSERT) {
+        let params: Vec<Value> = chunk.iter().flatten().cloned().collect();
+        tx.execute(&row::interval_insert(chunk.len()), &params)?;
     }
     for (k, v) in &at.labels {
         tx.execute(

@@ -59,9 +59,38 @@ pub struct Placement {
     pub labels: std::collections::BTreeMap<String, String>,
 }
 
+/// The figures a result is indexed by: its headline; for a bidirectional
+/// test without a total (UDP), both directions together: throughput
+/// added, loss over all packets sent both ways, the worse jitter.
+fn headline(r: &TestResult) -> Figures {
+    if let Some(h) = r.summary.headline() {
+        return h.clone();
+    }
+    let (Some(f), Some(b)) = (&r.summary.forward, &r.summary.reverse) else {
+        return Figures::default();
+    };
+    let add = |x: Option<u64>, y: Option<u64>| Some(x? + y?);
+    let sent = add(f.sent_packets, b.sent_packets);
+    let lost = add(f.lost_packets, b.lost_packets);
+    let loss_pct = match (sent, lost) {
+        (Some(s), Some(l)) if s > 0 => Some(100.0 * l as f64 / s as f64),
+        _ => None,
+    };
+    Figures {
+        throughput_bps: add(f.throughput_bps, b.throughput_bps),
+        loss_pct,
+        pdr_pct: loss_pct.map(|l| 100.0 - l),
+        jitter_ms: match (f.jitter_ms, b.jitter_ms) {
+            (Some(x), Some(y)) => Some(x.max(y)),
+            (x, y) => x.or(y),
+        },
+        ..Figures::default()
+    }
+}
+
 /// The `results` row of `r`, in the column order of [`RESULT_INSERT`].
 pub fn result_row(r: &TestResult, at: &Placement, doc: String) -> Vec<Value> {
-    let h: Figures = r.summary.headline().cloned().unwrap_or_default();
+    let h = headline(r);
     let source = r.env.client.hostname.clone();
     vec![
         Value::Text(Some(r.id.to_string())),
@@ -90,10 +119,26 @@ pub const RESULT_INSERT: &str = "INSERT INTO results (id, test, source, target, 
     loss_pct, pdr_pct, jitter_ms, rtt_p50_ms, doc) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, \
     $10, $11, $12, $13, $14, $15, $16, $17, $18) ON CONFLICT (id) DO NOTHING";
 
-pub const INTERVAL_INSERT: &str = "INSERT INTO intervals (result_id, direction, start_s, end_s, \
-    at_ns, omitted, throughput_bps, loss_pct, jitter_ms, rtt_ms, size_bytes) VALUES ($1, $2, $3, \
-    $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (result_id, direction, size_bytes, start_s) DO \
-    NOTHING";
+/// Interval rows written by one statement (11 parameters each: well
+/// under SQLite's and PostgreSQL's limits).
+pub const INTERVALS_PER_INSERT: usize = 200;
+
+/// The statement that writes `rows` interval rows, in the column order of
+/// [`interval_rows`].
+pub fn interval_insert(rows: usize) -> String {
+    let values: Vec<String> = (0..rows)
+        .map(|r| {
+            let p: Vec<String> = (1..=11).map(|c| format!("${}", r * 11 + c)).collect();
+            format!("({})", p.join(", "))
+        })
+        .collect();
+    format!(
+        "INSERT INTO intervals (result_id, direction, start_s, end_s, at_ns, omitted, \
+         throughput_bps, loss_pct, jitter_ms, rtt_ms, size_bytes) VALUES {} ON CONFLICT \
+         (result_id, direction, size_bytes, start_s) DO NOTHING",
+        values.join(", ")
+    )
+}
 
 pub const LABEL_INSERT: &str = "INSERT INTO result_labels (result_id, key, value) VALUES ($1, \
     $2, $3) ON CONFLICT (result_id, key) DO NOTHING";

@@ -46,6 +46,11 @@ impl SqliteBackend {
             .map_err(err(&location))?;
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(err(&location))?;
+        // In WAL mode, NORMAL keeps every committed transaction through a
+        // crash of the process (kill -9); only a power loss may take back
+        // the last ones. FULL would fsync every result.
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(err(&location))?;
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(err(&location))?;
         Ok(Self { conn, location })

@@ -309,12 +309,20 @@ fn the_example_plans_read_and_the_studys_battery_scales_to_the_lab() {
     names.sort();
     assert_eq!(
         names,
-        ["6net-qos", "balticgrid-rtt", "balticgrid-throughput", "geant-stesta"]
+        [
+            "6net-qos",
+            "balticgrid-rtt",
+            "balticgrid-throughput",
+            "geant-stesta"
+        ]
     );
     let text = std::fs::read_to_string(format!("{dir}/geant-stesta.toml")).unwrap();
     let full = Plan::parse(&text, None, &BTreeMap::new()).unwrap();
     assert_eq!(full.steps.len(), 8);
-    assert_eq!(full.run_length(), Duration::from_secs(6 * 300) + 2 * Duration::from_secs(302));
+    assert_eq!(
+        full.run_length(),
+        Duration::from_secs(6 * 300) + 2 * Duration::from_secs(302)
+    );
     let lab = Plan::parse(&text, Some(1.0 / 30.0), &BTreeMap::new()).unwrap();
     let sonde_campaign::StepBody::Test(TestSpec::Tcp(tcp)) = &lab.steps[0].body else {
         panic!("step 1 is TCP");
