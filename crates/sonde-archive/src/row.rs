@@ -59,38 +59,9 @@ pub struct Placement {
     pub labels: std::collections::BTreeMap<String, String>,
 }
 
-/// The figures a result is indexed by: its headline; for a bidirectional
-/// test without a total (UDP), both directions together: throughput
-/// added, loss over all packets sent both ways, the worse jitter.
-fn headline(r: &TestResult) -> Figures {
-    if let Some(h) = r.summary.headline() {
-        return h.clone();
-    }
-    let (Some(f), Some(b)) = (&r.summary.forward, &r.summary.reverse) else {
-        return Figures::default();
-    };
-    let add = |x: Option<u64>, y: Option<u64>| Some(x? + y?);
-    let sent = add(f.sent_packets, b.sent_packets);
-    let lost = add(f.lost_packets, b.lost_packets);
-    let loss_pct = match (sent, lost) {
-        (Some(s), Some(l)) if s > 0 => Some(100.0 * l as f64 / s as f64),
-        _ => None,
-    };
-    Figures {
-        throughput_bps: add(f.throughput_bps, b.throughput_bps),
-        loss_pct,
-        pdr_pct: loss_pct.map(|l| 100.0 - l),
-        jitter_ms: match (f.jitter_ms, b.jitter_ms) {
-            (Some(x), Some(y)) => Some(x.max(y)),
-            (x, y) => x.or(y),
-        },
-        ..Figures::default()
-    }
-}
-
 /// The `results` row of `r`, in the column order of [`RESULT_INSERT`].
 pub fn result_row(r: &TestResult, at: &Placement, doc: String) -> Vec<Value> {
-    let h = headline(r);
+    let h: Figures = r.summary.overall().unwrap_or_default();
     let source = r.env.client.hostname.clone();
     vec![
         Value::Text(Some(r.id.to_string())),

@@ -406,3 +406,27 @@ fn runs_are_claimed_once_and_leases_are_held_by_one() {
         assert_eq!(s.campaigns().unwrap()[0].created_ns, 5);
     });
 }
+
+#[test]
+fn a_locked_archive_is_a_clear_error_and_loses_nothing() {
+    let dir = std::env::temp_dir().join(format!("sonde-archive-{}-locked", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let file = dir.join("sonde.db");
+    let path = file.to_str().unwrap().to_string();
+    let mut store = Store::open(&path).unwrap();
+    let kept = tcp(3);
+    store.put_result(&kept, &Placement::default()).unwrap();
+    // Another process holds the write lock for longer than sonde waits.
+    let other = rusqlite::Connection::open(&file).unwrap();
+    other.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let r = udp();
+    let e = store.put_result(&r, &Placement::default()).unwrap_err();
+    let text = e.to_string();
+    assert!(text.contains(&path) && text.contains("locked"), "{text}");
+    other.execute_batch("COMMIT").unwrap();
+    // Once free: the result is kept, and what was there still is.
+    assert!(store.put_result(&r, &Placement::default()).unwrap());
+    assert_eq!(store.count_results().unwrap(), 2);
+    assert!(store.get_result(kept.id).unwrap().is_some());
+    let _ = std::fs::remove_dir_all(&dir);
+}

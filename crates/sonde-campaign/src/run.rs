@@ -183,7 +183,9 @@ impl RunCtx<'_> {
             StepBody::Test(spec) => match runner.run(spec, self.stop, &events) {
                 Ok(r) => {
                     self.store.put_result(&r, &at)?;
-                    Ok(Outcome::Kept(format!("result {}{}", r.id, headline(&r))))
+                    let brief = sonde_report::brief(&r);
+                    let sep = if brief.is_empty() { "" } else { ": " };
+                    Ok(Outcome::Kept(format!("result {}{sep}{brief}", r.id)))
                 }
                 Err(e) => Ok(Outcome::Failed(e.to_string())),
             },
@@ -201,27 +203,5 @@ impl RunCtx<'_> {
                 }
             }
         }
-    }
-}
-
-/// A result's headline figures, short, for events and progress.
-fn headline(r: &sonde_model::TestResult) -> String {
-    let Some(h) = r.summary.headline() else {
-        return String::new();
-    };
-    let mut parts = Vec::new();
-    if let Some(t) = h.throughput_bps {
-        parts.push(format!("{:.2} Mbit/s", t as f64 / 1e6));
-    }
-    if let Some(p) = h.pdr_pct {
-        parts.push(format!("PDR {p:.2} %"));
-    }
-    if let Some(rtt) = &h.rtt_ms {
-        parts.push(format!("RTT p50 {:.2} ms", rtt.p50));
-    }
-    if parts.is_empty() {
-        String::new()
-    } else {
-        format!(": {}", parts.join(", "))
     }
 }

@@ -183,6 +183,35 @@ impl Summary {
         }
     }
 
+    /// The headline, or for a bidirectional test without a total (UDP)
+    /// both directions together: throughput added, loss over all packets
+    /// sent both ways, the worse jitter. What a result is indexed and
+    /// listed by.
+    pub fn overall(&self) -> Option<Figures> {
+        if let Some(h) = self.headline() {
+            return Some(h.clone());
+        }
+        let (f, b) = (self.forward.as_ref()?, self.reverse.as_ref()?);
+        let add = |x: Option<u64>, y: Option<u64>| Some(x? + y?);
+        let sent = add(f.sent_packets, b.sent_packets);
+        let lost = add(f.lost_packets, b.lost_packets);
+        let loss_pct = match (sent, lost) {
+            (Some(s), Some(l)) if s > 0 => Some(100.0 * l as f64 / s as f64),
+            _ => None,
+        };
+        Some(Figures {
+            direction: Some(Direction::Bidir),
+            throughput_bps: add(f.throughput_bps, b.throughput_bps),
+            loss_pct,
+            pdr_pct: loss_pct.map(|l| 100.0 - l),
+            jitter_ms: match (f.jitter_ms, b.jitter_ms) {
+                (Some(x), Some(y)) => Some(x.max(y)),
+                (x, y) => x.or(y),
+            },
+            ..Figures::default()
+        })
+    }
+
     /// The headline figures: the total, or the one direction that ran, or
     /// the round trips.
     pub fn headline(&self) -> Option<&Figures> {

@@ -45,6 +45,25 @@ pub use udp_text::udp_summary;
 
 use sonde_model::{TestKind, TestResult};
 
+/// A result's overall figures in a few words (`8.10 Mbit/s, loss 0.000 %,
+/// rtt p50 94.169 ms`): a line of a listing or of a campaign's progress.
+pub fn brief(r: &TestResult) -> String {
+    let Some(h) = r.summary.overall() else {
+        return String::new();
+    };
+    let mut figures = Vec::new();
+    if let Some(t) = h.throughput_bps {
+        figures.push(format!("{:.2} Mbit/s", t as f64 / 1e6));
+    }
+    if let Some(l) = h.loss_pct {
+        figures.push(format!("loss {l:.3} %"));
+    }
+    if let Some(rtt) = &h.rtt_ms {
+        figures.push(format!("rtt p50 {:.3} ms", rtt.p50));
+    }
+    figures.join(", ")
+}
+
 /// The closing summary of any test, by its kind.
 pub fn summary(r: &TestResult) -> String {
     let mut text = match r.test {

@@ -164,26 +164,67 @@ pub fn run(args: CampaignArgs) -> Result<(), Failure> {
     }
 }
 
+/// The plan's text with the command line's overrides written into it, so
+/// that the archive keeps the plan that runs (and `status` reads it).
+fn effective_text(text: &str, p: &PlanArgs) -> Result<String, String> {
+    if p.scale.is_none() && p.max_runs.is_none() && p.repeat.is_none() && p.endpoints.is_empty() {
+        return Ok(text.to_string());
+    }
+    let name = p.plan.display();
+    let mut t: toml::Table = toml::from_str(text)
+        .map_err(|e| format!("{name}: {}", e.to_string().trim_end().replace('\n', " ")))?;
+    let scale = p
+        .scale
+        .or_else(|| t.get("scale").and_then(toml::Value::as_float))
+        .unwrap_or(1.0);
+    if let Some(s) = p.scale {
+        t.insert("scale".into(), toml::Value::Float(s));
+    }
+    let schedule = t
+        .entry("schedule")
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    if let Some(schedule) = schedule.as_table_mut() {
+        if let Some(n) = p.max_runs {
+            if n == 0 {
+                return Err("--max-runs 0: at least 1".into());
+            }
+            schedule.insert("max_runs".into(), toml::Value::Integer(n as i64));
+        }
+        if let Some(r) = &p.repeat {
+            let every =
+                sonde_campaign::schedule::parse_span("--repeat", r).map_err(|e| e.to_string())?;
+            // --repeat is after --scale: written unscaled.
+            schedule.remove("cron");
+            schedule.remove("spread");
+            schedule.insert(
+                "repeat".into(),
+                toml::Value::String(format!("{:.3}s", every.as_secs_f64() / scale)),
+            );
+        }
+    }
+    if !p.endpoints.is_empty() {
+        let Some(ends) = t.get_mut("endpoint").and_then(toml::Value::as_array_mut) else {
+            return Err(format!("{name}: the plan has no [[endpoint]]"));
+        };
+        for (n, address) in &p.endpoints {
+            let e = ends
+                .iter_mut()
+                .filter_map(toml::Value::as_table_mut)
+                .find(|e| e.get("name").and_then(toml::Value::as_str) == Some(n.as_str()))
+                .ok_or_else(|| format!("--endpoint {n}: the plan has no endpoint {n}"))?;
+            e.insert("address".into(), toml::Value::String(address.clone()));
+        }
+    }
+    toml::to_string(&t).map_err(|e| format!("{name}: {e}"))
+}
+
 fn plan_of(p: &PlanArgs) -> Result<(Plan, String, String), Failure> {
-    let overrides: BTreeMap<String, String> = p.endpoints.iter().cloned().collect();
-    let (mut plan, text) =
-        read_plan(&p.plan, p.scale, &overrides).map_err(|e| Failure::Usage(anyhow!(e)))?;
-    if let Some(n) = p.max_runs {
-        if n == 0 {
-            return Err(Failure::Usage(anyhow!("--max-runs 0: at least 1")));
-        }
-        plan.schedule.max_runs = Some(n);
-    }
-    if let Some(r) = &p.repeat {
-        let every = sonde_campaign::schedule::parse_span("--repeat", r)
-            .map_err(|e| Failure::Usage(anyhow!(e)))?;
-        if every.is_zero() {
-            return Err(Failure::Usage(anyhow!("--repeat {r}: more than 0")));
-        }
-        plan.schedule.cadence = sonde_campaign::schedule::Cadence::Every(every);
-        plan.schedule.spread = std::time::Duration::ZERO;
-    }
-    let me = which_endpoint(&plan, p.me.as_deref()).map_err(|e| Failure::Usage(anyhow!(e)))?;
+    let usage = |e: String| Failure::Usage(anyhow!(e));
+    let (_, text) = read_plan(&p.plan, None, &BTreeMap::new()).map_err(usage)?;
+    let text = effective_text(&text, p).map_err(usage)?;
+    let plan = Plan::parse(&text, None, &BTreeMap::new())
+        .map_err(|e| usage(format!("{}: {e}", p.plan.display())))?;
+    let me = which_endpoint(&plan, p.me.as_deref()).map_err(usage)?;
     Ok((plan, text, me))
 }
 

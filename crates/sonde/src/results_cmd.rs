@@ -124,17 +124,6 @@ fn line(r: &TestResult) -> String {
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))
         .unwrap_or_default();
-    let h = r.summary.headline().cloned().unwrap_or_default();
-    let mut figures = Vec::new();
-    if let Some(t) = h.throughput_bps {
-        figures.push(format!("{:.2} Mbit/s", t as f64 / 1e6));
-    }
-    if let Some(l) = h.loss_pct {
-        figures.push(format!("loss {l:.3} %"));
-    }
-    if let Some(rtt) = &h.rtt_ms {
-        figures.push(format!("rtt p50 {:.3} ms", rtt.p50));
-    }
     let target = match &r.spec {
         sonde_model::TestSpec::Tcp(s) => &s.host,
         sonde_model::TestSpec::Udp(s) => &s.host,
@@ -145,7 +134,7 @@ fn line(r: &TestResult) -> String {
         r.id,
         r.spec.kind().name(),
         target,
-        figures.join(", "),
+        sonde_report::brief(r),
         if r.interrupted { " (interrupted)" } else { "" }
     )
 }
