@@ -177,12 +177,32 @@ impl Sql for On<'_> {
     }
 }
 
+impl SqliteBackend {
+    /// Runs `work` in an IMMEDIATE transaction: a write outside one would
+    /// start as a read and, if another connection wrote meanwhile, fail
+    /// its upgrade at once with "database is locked" (SQLite does not
+    /// wait for a stale snapshot).
+    fn immediate<T>(
+        &mut self,
+        work: impl FnOnce(&Connection, &str) -> Result<T, ArchiveError>,
+    ) -> Result<T, ArchiveError> {
+        let location = self.location.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(err(&location))?;
+        let out = work(&tx, &location)?;
+        tx.commit().map_err(err(&location))?;
+        Ok(out)
+    }
+}
+
 impl Sql for SqliteBackend {
     fn batch(&mut self, sql: &str) -> Result<(), ArchiveError> {
-        run_batch(&self.conn, &self.location, sql)
+        self.immediate(|c, l| run_batch(c, l, sql))
     }
     fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, ArchiveError> {
-        run_execute(&self.conn, &self.location, sql, params)
+        self.immediate(|c, l| run_execute(c, l, sql, params))
     }
     fn texts(&mut self, sql: &str, params: &[Value]) -> Result<Vec<String>, ArchiveError> {
         run_texts(&self.conn, &self.location, sql, params)
