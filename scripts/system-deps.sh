@@ -8,6 +8,7 @@
 #   iputils-ping  the system ping that sonde's RTT is compared with
 #   zsh, fish  check that `sonde completions zsh|fish` parses
 #   groff      checks that `sonde man` pages read without warnings
+#   fonts-dejavu-core  the font report charts are drawn with in PNG (resvg)
 set -euo pipefail
 
 need=()
@@ -20,6 +21,7 @@ command -v ping >/dev/null 2>&1 || need+=(iputils-ping)
 command -v zsh >/dev/null 2>&1 || need+=(zsh)
 command -v fish >/dev/null 2>&1 || need+=(fish)
 command -v groff >/dev/null 2>&1 || need+=(groff-base)
+[ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)
 
 if [ "${#need[@]}" -gt 0 ]; then
     if [ "$(id -u)" -ne 0 ]; then

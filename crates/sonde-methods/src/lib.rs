@@ -17,6 +17,7 @@
 //! scripted path in the unit tests. Each method returns one
 //! [`MethodResult`](sonde_model::MethodResult) holding every trial.
 
+pub mod compare;
 mod error;
 pub mod limiter;
 pub mod ndr;

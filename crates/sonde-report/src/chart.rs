@@ -5,7 +5,7 @@
 use plotters::prelude::*;
 
 /// One line: its name (the legend's) and its points, in the panel's units.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Series {
     pub name: String,
     pub points: Vec<(f64, f64)>,
@@ -13,7 +13,7 @@ pub struct Series {
 
 /// One plot: a title, two axes with their labels (units included) and
 /// the lines drawn over them.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Panel {
     pub title: String,
     /// e.g. "offered (Mbit/s)".
@@ -26,7 +26,7 @@ pub struct Panel {
 }
 
 /// Panels laid out in a grid of `columns` columns, row by row.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Chart {
     pub panels: Vec<Panel>,
     pub columns: usize,
@@ -57,7 +57,7 @@ pub enum ChartError {
     Draw(String),
 }
 
-fn draw_err(e: impl std::fmt::Display) -> ChartError {
+pub(crate) fn draw_err(e: impl std::fmt::Display) -> ChartError {
     ChartError::Draw(e.to_string())
 }
 

@@ -11,16 +11,20 @@
 
 pub mod chart;
 mod columns;
+pub mod heatmap;
 pub mod iperf3_json;
 pub mod json;
 pub mod live_text;
 pub mod ndr_text;
 pub mod overhead_text;
 pub mod ping_text;
+pub mod png;
 pub mod qos_text;
 pub mod rate_format;
 pub mod repeat_text;
+pub mod smoke;
 pub mod sweep_text;
+pub mod table;
 pub mod tcp_text;
 pub mod tune_text;
 pub mod udp_text;
