@@ -98,8 +98,7 @@ pub fn compare(a: &[f64], b: &[f64]) -> Option<Comparison> {
         c.p = Some(if difference == 0.0 { 1.0 } else { 0.0 });
         return Some(c);
     }
-    let df = (va + vb).powi(2)
-        / (va.powi(2) / (sa.n - 1) as f64 + vb.powi(2) / (sb.n - 1) as f64);
+    let df = (va + vb).powi(2) / (va.powi(2) / (sa.n - 1) as f64 + vb.powi(2) / (sb.n - 1) as f64);
     let t = difference / se;
     let dist = StudentsT::new(0.0, 1.0, df).ok()?;
     let q = dist.inverse_cdf(0.975);
@@ -132,7 +131,10 @@ mod tests {
         assert_eq!(c.significant(), Some(true));
         // t(0.975, 5.88) ≈ 2.45: the interval is 5 ± 3.87.
         let (lo, hi) = c.ci95.unwrap();
-        assert!((lo - 1.13).abs() < 0.02 && (hi - 8.87).abs() < 0.02, "{lo} {hi}");
+        assert!(
+            (lo - 1.13).abs() < 0.02 && (hi - 8.87).abs() < 0.02,
+            "{lo} {hi}"
+        );
     }
 
     #[test]

@@ -41,7 +41,11 @@ pub fn ramp(t: f64) -> RGBColor {
         (0.75, (94, 201, 98)),
         (1.0, (253, 231, 37)),
     ];
-    let t = if t.is_finite() { t.clamp(0.0, 1.0) } else { 0.0 };
+    let t = if t.is_finite() {
+        t.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
     let i = STOPS.iter().rposition(|s| s.0 <= t).unwrap_or(0).min(3);
     let (t0, c0) = STOPS[i];
     let (t1, c1) = STOPS[i + 1];
@@ -186,8 +190,20 @@ mod tests {
         // 71 cells (one missing), 50 scale steps, the background.
         let lowest = "#440154";
         let highest = "#FDE725";
-        assert!(fills.iter().filter(|f| f.eq_ignore_ascii_case(lowest)).count() >= 2);
-        assert!(fills.iter().filter(|f| f.eq_ignore_ascii_case(highest)).count() >= 2);
+        assert!(
+            fills
+                .iter()
+                .filter(|f| f.eq_ignore_ascii_case(lowest))
+                .count()
+                >= 2
+        );
+        assert!(
+            fills
+                .iter()
+                .filter(|f| f.eq_ignore_ascii_case(highest))
+                .count()
+                >= 2
+        );
         let rects = doc.descendants().filter(|n| n.has_tag_name("rect")).count();
         assert_eq!(rects, 71 + 50 + 1, "{rects}");
         assert!(svg.contains("hour of day (UTC)") && svg.contains("11-25"));

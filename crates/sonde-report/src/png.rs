@@ -13,7 +13,10 @@ fn fonts() -> Arc<usvg::fontdb::Database> {
     DB.get_or_init(|| {
         let mut db = usvg::fontdb::Database::new();
         db.load_system_fonts();
-        if db.faces().any(|f| f.families.iter().any(|(n, _)| n == "DejaVu Sans")) {
+        if db
+            .faces()
+            .any(|f| f.families.iter().any(|(n, _)| n == "DejaVu Sans"))
+        {
             db.set_sans_serif_family("DejaVu Sans");
         }
         Arc::new(db)

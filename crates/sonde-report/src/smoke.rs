@@ -103,7 +103,10 @@ pub fn render_smoke_svg(smoke: &Smoke, width: u32, height: u32) -> Result<String
             .map_err(draw_err)?;
         let band = |lo: fn(&SmokePoint) -> f64, hi: fn(&SmokePoint) -> f64, shade: RGBColor| {
             smoke.points.iter().map(move |p| {
-                Rectangle::new([(p.at_h - half, lo(p)), (p.at_h + half, hi(p))], shade.filled())
+                Rectangle::new(
+                    [(p.at_h - half, lo(p)), (p.at_h + half, hi(p))],
+                    shade.filled(),
+                )
             })
         };
         chart
@@ -131,7 +134,9 @@ pub fn render_smoke_svg(smoke: &Smoke, width: u32, height: u32) -> Result<String
                 .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())
                 .map_err(draw_err)?
                 .label(name)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(3)));
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(3))
+                });
         }
         chart
             .configure_series_labels()
@@ -152,7 +157,10 @@ mod tests {
     fn a_series_gives_its_percentiles_and_loss() {
         let rtts: Vec<f64> = (1..=10).map(f64::from).collect();
         let p = SmokePoint::of(1.0, &rtts, 20).unwrap();
-        assert_eq!((p.p10, p.p25, p.median, p.p75, p.p90), (1.0, 3.0, 5.0, 8.0, 9.0));
+        assert_eq!(
+            (p.p10, p.p25, p.median, p.p75, p.p90),
+            (1.0, 3.0, 5.0, 8.0, 9.0)
+        );
         assert_eq!(p.loss_pct, 50.0);
         assert!(SmokePoint::of(1.0, &[], 5).is_none());
         assert_eq!(loss_colour(0.0), RGBColor(0, 160, 0));

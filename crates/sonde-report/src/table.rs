@@ -225,7 +225,10 @@ mod tests {
         assert!(text.contains("path           goodput (Mbit/s)"), "{text}");
         assert!(text.contains("GEANT                     85.25"), "{text}");
         let md = t.to_markdown();
-        assert!(md.contains("| path | goodput (Mbit/s) |\n|---|---:|"), "{md}");
+        assert!(
+            md.contains("| path | goodput (Mbit/s) |\n|---|---:|"),
+            "{md}"
+        );
         assert!(md.contains("| sTESTA, ipsec | 7.10 |"), "{md}");
         let csv = t.to_csv();
         assert_eq!(

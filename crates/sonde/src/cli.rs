@@ -5,8 +5,8 @@
 //! interrupted by Ctrl-C (the partial result is still printed).
 
 use crate::{
-    campaign_cmd, docs_cmd, lab_cmd, ndr_cmd, overhead_cmd, ping_cmd, qos_cmd, quickstart,
-    results_cmd, run_cmd, serve_cmd, sweep_cmd, tcp_cmd, tune_cmd, udp_cmd,
+    campaign_cmd, compare_cmd, docs_cmd, lab_cmd, ndr_cmd, overhead_cmd, ping_cmd, qos_cmd,
+    quickstart, results_cmd, run_cmd, serve_cmd, sweep_cmd, tcp_cmd, tune_cmd, udp_cmd,
 };
 use clap::{Parser, Subcommand};
 use std::path::Path;
@@ -60,6 +60,8 @@ pub enum Command {
     Results(results_cmd::ResultsArgs),
     /// Batteries of tests on a schedule: run a plan, check one, status.
     Campaign(campaign_cmd::CampaignArgs),
+    /// Two selections of the archive compared: means, ratio, 95 % CI, Welch's t.
+    Compare(compare_cmd::CompareArgs),
     /// Any test written as a spec in a TOML or JSON file (`-`: standard input).
     Run(run_cmd::RunSpecArgs),
     /// Emulated network paths on this machine (network namespaces; root).
@@ -176,6 +178,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Tune(a) => tune_cmd::run(a),
         Command::Results(a) => results_cmd::run(a),
         Command::Campaign(a) => campaign_cmd::run(a),
+        Command::Compare(a) => compare_cmd::run(a),
         Command::Quickstart(a) => quickstart::run(a),
         Command::Lab(a) => lab_cmd::run(a),
         Command::Completions(a) => docs_cmd::completions(a),

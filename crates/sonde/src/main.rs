@@ -4,6 +4,7 @@ mod archive_args;
 mod campaign_cmd;
 mod campaign_watch;
 mod cli;
+mod compare_cmd;
 mod docs_cmd;
 mod lab_cmd;
 mod method_output;

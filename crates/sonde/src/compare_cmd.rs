@@ -1,0 +1,327 @@
+//! `sonde compare A B`: two selections of the archive (campaigns, paths,
+//! labels such as `ipsec` and `open`) compared metric by metric: both
+//! means, the difference and the ratio, the 95 % confidence interval of
+//! the difference and Welch's t-test; with `--correct-for STACK`, B's
+//! throughput as it would be without that stack's tunnels (seed 000
+//! Table 3's corrected column).
+
+use crate::archive_args::ArchiveArgs;
+use crate::cli::Failure;
+use anyhow::anyhow;
+use clap::{Args, ValueEnum};
+use sonde_archive::{ResultFilter, Store};
+use sonde_methods::compare::{compare, Comparison};
+use sonde_methods::overhead::{correction_factor, payload_per_packet, Stack};
+use sonde_model::{Figures, TestResult};
+use sonde_report::table::{Cell, Column, Table};
+use std::io::Write;
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    pub archive: ArchiveArgs,
+    /// Selection A: KEY=VALUE[,KEY=VALUE…] with keys campaign, test,
+    /// target, family, direction, or any other key as a label
+    /// (`path=open`).
+    pub a: String,
+    /// Selection B, as A.
+    pub b: String,
+    /// Only these metrics (throughput, loss, pdr, jitter, rtt; default all).
+    #[arg(long, value_delimiter = ',')]
+    pub metric: Vec<String>,
+    /// Add B's throughput corrected for this stack's tunnels, and its
+    /// ratio to A (`sonde overhead` names the stacks).
+    #[arg(long, value_name = "STACK")]
+    pub correct_for: Option<String>,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: TableFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TableFormat {
+    Text,
+    Md,
+    Csv,
+    Html,
+    Json,
+}
+
+/// A selection written as `KEY=VALUE,…`.
+pub fn selection(s: &str) -> Result<ResultFilter, String> {
+    let mut f = ResultFilter {
+        limit: i64::MAX,
+        ..ResultFilter::default()
+    };
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (k, v) = part
+            .split_once('=')
+            .filter(|(k, v)| !k.is_empty() && !v.is_empty())
+            .ok_or_else(|| format!("'{part}' in '{s}': write KEY=VALUE"))?;
+        let v = v.to_string();
+        match k {
+            "campaign" => f.campaign = Some(v),
+            "test" => f.test = Some(v),
+            "target" => f.target = Some(v),
+            "family" => f.family = Some(v),
+            "direction" => f.direction = Some(v),
+            label => {
+                if f.label.is_some() {
+                    return Err(format!("'{s}': one label per selection"));
+                }
+                f.label = Some((label.to_string(), v));
+            }
+        }
+    }
+    Ok(f)
+}
+
+/// The metrics compared: name, unit, how it is shown, its value.
+struct MetricDef {
+    name: &'static str,
+    unit: &'static str,
+    scale: f64,
+    value: fn(&Figures) -> Option<f64>,
+}
+
+const METRICS: [MetricDef; 5] = [
+    MetricDef {
+        name: "throughput",
+        unit: "Mbit/s",
+        scale: 1e-6,
+        value: |f| f.throughput_bps.map(|v| v as f64),
+    },
+    MetricDef {
+        name: "loss",
+        unit: "%",
+        scale: 1.0,
+        value: |f| f.loss_pct,
+    },
+    MetricDef {
+        name: "pdr",
+        unit: "%",
+        scale: 1.0,
+        value: |f| f.pdr_pct,
+    },
+    MetricDef {
+        name: "jitter",
+        unit: "ms",
+        scale: 1.0,
+        value: |f| f.jitter_ms,
+    },
+    MetricDef {
+        name: "rtt",
+        unit: "ms",
+        scale: 1.0,
+        value: |f| f.rtt_ms.as_ref().map(|r| r.p50),
+    },
+];
+
+/// One row of the comparison.
+#[derive(Debug, serde::Serialize)]
+pub struct Row {
+    pub test: String,
+    pub metric: String,
+    pub unit: String,
+    #[serde(flatten)]
+    pub comparison: Comparison,
+    /// B's mean corrected for the stack, and its ratio to A's mean.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub corrected_b: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub corrected_ratio: Option<f64>,
+}
+
+/// The rows comparing `a` and `b` (results), in the metrics' units.
+pub fn rows(
+    a: &[TestResult],
+    b: &[TestResult],
+    metrics: &[String],
+    stack: Option<&Stack>,
+) -> Vec<Row> {
+    let mut out = Vec::new();
+    for test in ["tcp", "udp", "ping"] {
+        let of = |rs: &[TestResult]| -> Vec<TestResult> {
+            rs.iter()
+                .filter(|r| r.spec.kind().name() == test)
+                .cloned()
+                .collect()
+        };
+        let (ra, rb) = (of(a), of(b));
+        for m in &METRICS {
+            if !metrics.is_empty() && !metrics.iter().any(|x| x == m.name) {
+                continue;
+            }
+            let values = |rs: &[TestResult]| -> Vec<f64> {
+                rs.iter()
+                    .filter_map(|r| r.summary.overall().as_ref().and_then(m.value))
+                    .map(|v| v * m.scale)
+                    .collect()
+            };
+            let (va, vb) = (values(&ra), values(&rb));
+            let Some(c) = compare(&va, &vb) else {
+                continue;
+            };
+            let corrected: Option<Vec<f64>> = match stack {
+                Some(stack) if m.name == "throughput" => Some(
+                    rb.iter()
+                        .filter_map(|r| {
+                            let v = r.summary.overall().as_ref().and_then(m.value)?;
+                            let payload = payload_per_packet(r)?;
+                            Some(v * m.scale * correction_factor(stack, payload))
+                        })
+                        .collect(),
+                ),
+                _ => None,
+            };
+            let corrected_b = corrected
+                .filter(|v| !v.is_empty())
+                .map(|v| v.iter().sum::<f64>() / v.len() as f64);
+            out.push(Row {
+                test: test.into(),
+                metric: m.name.into(),
+                unit: m.unit.into(),
+                corrected_ratio: corrected_b
+                    .filter(|_| c.a.mean != 0.0)
+                    .map(|cb| cb / c.a.mean),
+                corrected_b,
+                comparison: c,
+            });
+        }
+    }
+    out
+}
+
+/// The comparison as a table.
+pub fn table(a: &str, b: &str, rows: &[Row], stack: Option<&str>) -> Table {
+    let mut columns = vec![
+        Column::new("test", ""),
+        Column::new("metric", ""),
+        Column::new("n A", ""),
+        Column::new("mean A", ""),
+        Column::new("n B", ""),
+        Column::new("mean B", ""),
+        Column::new("B − A", ""),
+        Column::new("B / A", ""),
+        Column::new("95 % CI of B − A", ""),
+        Column::new("p (Welch)", ""),
+    ];
+    if stack.is_some() {
+        columns.push(Column::new("B corrected", ""));
+        columns.push(Column::new("corrected B / A", ""));
+    }
+    let table_rows = rows
+        .iter()
+        .map(|r| {
+            let c = &r.comparison;
+            let mut row = vec![
+                Cell::text(&r.test),
+                Cell::text(format!("{} ({})", r.metric, r.unit)),
+                Cell::num(c.a.n as f64, 0),
+                Cell::num(c.a.mean, 3),
+                Cell::num(c.b.n as f64, 0),
+                Cell::num(c.b.mean, 3),
+                Cell::num(c.difference, 3),
+                c.ratio.map_or(Cell::Empty, |v| Cell::num(v, 3)),
+                c.ci95.map_or(Cell::Empty, |(lo, hi)| {
+                    Cell::text(format!("{lo:.3} … {hi:.3}"))
+                }),
+                c.p.map_or(Cell::Empty, |p| {
+                    Cell::text(format!(
+                        "{}{}",
+                        if p < 0.0001 {
+                            "< 0.0001".to_string()
+                        } else {
+                            format!("{p:.4}")
+                        },
+                        if p < 0.05 { " *" } else { "" }
+                    ))
+                }),
+            ];
+            if stack.is_some() {
+                row.push(r.corrected_b.map_or(Cell::Empty, |v| Cell::num(v, 3)));
+                row.push(r.corrected_ratio.map_or(Cell::Empty, |v| Cell::num(v, 3)));
+            }
+            row
+        })
+        .collect();
+    Table {
+        title: format!("A: {a}  against  B: {b}"),
+        columns,
+        rows: table_rows,
+        note: Some(format!(
+            "* the means differ at the 5 % level (Welch's t-test, unequal variances).{}",
+            stack.map_or(String::new(), |s| format!(
+                " B corrected: B's goodput without the tunnels of {s}."
+            ))
+        )),
+    }
+}
+
+fn select(store: &mut Store, s: &str) -> Result<Vec<TestResult>, Failure> {
+    let filter = selection(s).map_err(|e| Failure::Usage(anyhow!(e)))?;
+    let results = store
+        .list_results(&filter)
+        .map_err(|e| Failure::Run(anyhow!(e)))?;
+    if results.is_empty() {
+        return Err(Failure::Run(anyhow!(
+            "no results in {} match '{s}'",
+            store.location()
+        )));
+    }
+    Ok(results)
+}
+
+pub fn run(args: CompareArgs) -> Result<(), Failure> {
+    for m in &args.metric {
+        if !METRICS.iter().any(|d| d.name == m) {
+            return Err(Failure::Usage(anyhow!(
+                "--metric {m}: use throughput, loss, pdr, jitter or rtt"
+            )));
+        }
+    }
+    let stack: Option<Stack> = args
+        .correct_for
+        .as_deref()
+        .map(str::parse)
+        .transpose()
+        .map_err(|e| Failure::Usage(anyhow!("--correct-for: {e}")))?;
+    let mut store = crate::results_cmd::open(&args.archive)?;
+    let (a, b) = (select(&mut store, &args.a)?, select(&mut store, &args.b)?);
+    let rows = rows(&a, &b, &args.metric, stack.as_ref());
+    if rows.is_empty() {
+        return Err(Failure::Run(anyhow!(
+            "'{}' and '{}' have no metric measured by the same test",
+            args.a,
+            args.b
+        )));
+    }
+    let t = table(&args.a, &args.b, &rows, args.correct_for.as_deref());
+    let out = match args.format {
+        TableFormat::Text => t.to_text(),
+        TableFormat::Md => t.to_markdown(),
+        TableFormat::Csv => t.to_csv(),
+        TableFormat::Html => t.to_html(),
+        TableFormat::Json => {
+            serde_json::to_string_pretty(&serde_json::json!({
+                "a": args.a, "b": args.b, "rows": rows,
+            }))? + "\n"
+        }
+    };
+    std::io::stdout().write_all(out.as_bytes())?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selections_read_keys_and_one_label() {
+        let f = selection("campaign=geant, test=tcp,path=open").unwrap();
+        assert_eq!(f.campaign.as_deref(), Some("geant"));
+        assert_eq!(f.test.as_deref(), Some("tcp"));
+        assert_eq!(f.label, Some(("path".into(), "open".into())));
+        assert!(selection("a=1,b=2").unwrap_err().contains("one label"));
+        assert!(selection("geant").unwrap_err().contains("KEY=VALUE"));
+    }
+}
