@@ -282,3 +282,31 @@ impl Store {
         Ok((columns, rows))
     }
 }
+
+impl Store {
+    /// The value of label `key` of each result `filter` selects that has
+    /// it: (result id, value).
+    pub fn label_values(
+        &mut self,
+        filter: &ResultFilter,
+        key: &str,
+    ) -> Result<Vec<(String, String)>, ArchiveError> {
+        let (clause, mut params) = filter.clause();
+        params.push(Value::Text(Some(key.to_string())));
+        let sql = format!(
+            "SELECT result_id, value FROM result_labels WHERE key = ${} AND result_id IN (SELECT \
+             id FROM results WHERE {clause})",
+            params.len()
+        );
+        let rows = self.backend.sql().rows(&sql, &params)?;
+        Ok(rows
+            .iter()
+            .filter_map(|r| {
+                Some((
+                    r.first()?.text()?.to_string(),
+                    r.get(1)?.text()?.to_string(),
+                ))
+            })
+            .collect())
+    }
+}

@@ -205,50 +205,10 @@ pub fn idle(gap: std::time::Duration, stop: &Stop) {
     }
 }
 
-/// Two-sided 95 % quantile of Student's t with `df` degrees of freedom
-/// (table to 30, then the normal limit approached as 1.96 + 2.4/df).
-/// Written out: the crates that have it (statrs) bring far more than
-/// one table.
-pub fn t95(df: u32) -> f64 {
-    const T: [f64; 30] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-        2.052, 2.048, 2.045, 2.042,
-    ];
-    match df {
-        0 => f64::NAN,
-        1..=30 => T[df as usize - 1],
-        _ => 1.96 + 2.4 / f64::from(df),
-    }
-}
-
 /// Mean, sample standard deviation and 95 % confidence interval of
-/// `values`; `None` when empty.
+/// `values`; `None` when empty ([`Stats::of`]).
 pub fn stats(values: &[f64]) -> Option<Stats> {
-    let values: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
-    let n = values.len();
-    if n == 0 {
-        return None;
-    }
-    let mean = values.iter().sum::<f64>() / n as f64;
-    let stddev = if n > 1 {
-        (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
-    } else {
-        0.0
-    };
-    Some(Stats {
-        n: n as u32,
-        mean,
-        stddev,
-        stddev_pct: if mean == 0.0 {
-            0.0
-        } else {
-            100.0 * stddev / mean.abs()
-        },
-        ci95: (n > 1).then(|| t95(n as u32 - 1) * stddev / (n as f64).sqrt()),
-        min: values.iter().copied().fold(f64::INFINITY, f64::min),
-        max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-    })
+    Stats::of(values)
 }
 
 /// The figures of `direction` in a result (`None`: its headline).

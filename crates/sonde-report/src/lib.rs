@@ -22,6 +22,8 @@ pub mod png;
 pub mod qos_text;
 pub mod rate_format;
 pub mod repeat_text;
+pub mod report;
+pub mod report_build;
 pub mod smoke;
 pub mod sweep_text;
 pub mod table;

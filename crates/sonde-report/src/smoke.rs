@@ -19,15 +19,15 @@ pub struct SmokePoint {
 }
 
 impl SmokePoint {
-    /// The point of `rtts_ms` (the series' round trips) sent `sent` probes.
-    pub fn of(at_h: f64, rtts_ms: &[f64], sent: u64) -> Option<SmokePoint> {
+    /// The point of `rtts_ms` (the series' round trips), which lost
+    /// `loss_pct` of its probes.
+    pub fn of(at_h: f64, rtts_ms: &[f64], loss_pct: f64) -> Option<SmokePoint> {
         let mut v: Vec<f64> = rtts_ms.iter().copied().filter(|x| x.is_finite()).collect();
         if v.is_empty() {
             return None;
         }
         v.sort_by(f64::total_cmp);
         let p = |q| sonde_model::nearest_rank(&v, q);
-        let lost = sent.saturating_sub(v.len() as u64);
         Some(SmokePoint {
             at_h,
             p10: p(10.0),
@@ -35,11 +35,7 @@ impl SmokePoint {
             median: p(50.0),
             p75: p(75.0),
             p90: p(90.0),
-            loss_pct: if sent == 0 {
-                0.0
-            } else {
-                100.0 * lost as f64 / sent as f64
-            },
+            loss_pct,
         })
     }
 }
@@ -102,7 +98,8 @@ pub fn render_smoke_svg(smoke: &Smoke, width: u32, height: u32) -> Result<String
             .draw()
             .map_err(draw_err)?;
         let band = |lo: fn(&SmokePoint) -> f64, hi: fn(&SmokePoint) -> f64, shade: RGBColor| {
-            smoke.points.iter().map(move |p| {
+            // A band of no height is not drawn (resvg rejects it).
+            smoke.points.iter().filter(move |p| hi(p) > lo(p)).map(move |p| {
                 Rectangle::new(
                     [(p.at_h - half, lo(p)), (p.at_h + half, hi(p))],
                     shade.filled(),
@@ -156,13 +153,13 @@ mod tests {
     #[test]
     fn a_series_gives_its_percentiles_and_loss() {
         let rtts: Vec<f64> = (1..=10).map(f64::from).collect();
-        let p = SmokePoint::of(1.0, &rtts, 20).unwrap();
+        let p = SmokePoint::of(1.0, &rtts, 50.0).unwrap();
         assert_eq!(
             (p.p10, p.p25, p.median, p.p75, p.p90),
             (1.0, 3.0, 5.0, 8.0, 9.0)
         );
         assert_eq!(p.loss_pct, 50.0);
-        assert!(SmokePoint::of(1.0, &[], 5).is_none());
+        assert!(SmokePoint::of(1.0, &[], 0.0).is_none());
         assert_eq!(loss_colour(0.0), RGBColor(0, 160, 0));
         assert_eq!(loss_colour(30.0), RGBColor(220, 0, 0));
     }
@@ -172,7 +169,7 @@ mod tests {
         let points: Vec<SmokePoint> = (0..6)
             .map(|h| {
                 let rtts: Vec<f64> = (0..20).map(|i| 94.0 + f64::from(i % 5)).collect();
-                SmokePoint::of(f64::from(h), &rtts, if h == 3 { 25 } else { 20 }).unwrap()
+                SmokePoint::of(f64::from(h), &rtts, if h == 3 { 20.0 } else { 0.0 }).unwrap()
             })
             .collect();
         let smoke = Smoke {
@@ -188,7 +185,7 @@ mod tests {
             .filter(|n| matches!(n.attribute("fill"), Some("#D7D7D7") | Some("#969696")))
             .count();
         assert_eq!(shades, 12);
-        // Hour 3 lost 5 of 25 (20 %): its median is orange.
+        // Hour 3 lost 20 %: its median is orange.
         let orange = doc
             .descendants()
             .filter(|n| n.attribute("stroke") == Some("#FF8C00"))

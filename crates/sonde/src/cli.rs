@@ -6,7 +6,7 @@
 
 use crate::{
     campaign_cmd, compare_cmd, docs_cmd, lab_cmd, ndr_cmd, overhead_cmd, ping_cmd, qos_cmd,
-    quickstart, results_cmd, run_cmd, serve_cmd, sweep_cmd, tcp_cmd, tune_cmd, udp_cmd,
+    quickstart, report_cmd, results_cmd, run_cmd, serve_cmd, sweep_cmd, tcp_cmd, tune_cmd, udp_cmd,
 };
 use clap::{Parser, Subcommand};
 use std::path::Path;
@@ -62,6 +62,8 @@ pub enum Command {
     Campaign(campaign_cmd::CampaignArgs),
     /// Two selections of the archive compared: means, ratio, 95 % CI, Welch's t.
     Compare(compare_cmd::CompareArgs),
+    /// The studies' tables and figures from the archive: HTML, PDF, Markdown, JSON.
+    Report(report_cmd::ReportArgs),
     /// Any test written as a spec in a TOML or JSON file (`-`: standard input).
     Run(run_cmd::RunSpecArgs),
     /// Emulated network paths on this machine (network namespaces; root).
@@ -179,6 +181,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Results(a) => results_cmd::run(a),
         Command::Campaign(a) => campaign_cmd::run(a),
         Command::Compare(a) => compare_cmd::run(a),
+        Command::Report(a) => report_cmd::run(a),
         Command::Quickstart(a) => quickstart::run(a),
         Command::Lab(a) => lab_cmd::run(a),
         Command::Completions(a) => docs_cmd::completions(a),

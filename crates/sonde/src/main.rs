@@ -15,6 +15,7 @@ mod ping_cmd;
 mod qos_cmd;
 mod quickstart;
 mod repeat_cmd;
+mod report_cmd;
 mod results_cmd;
 mod results_io;
 mod results_stats;

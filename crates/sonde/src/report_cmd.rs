@@ -1,0 +1,221 @@
+//! `sonde report`: the studies' tables and figures from the archive, in
+//! one command: a self-contained HTML page, Markdown, JSON, or a PDF
+//! printed by headless Chromium; each figure also as SVG and PNG files
+//! (`--figures DIR`). See docs/reports.md.
+
+use crate::archive_args::ArchiveArgs;
+use crate::cli::Failure;
+use crate::results_cmd::FilterArgs;
+use anyhow::anyhow;
+use clap::{Args, ValueEnum};
+use sonde_report::report::{Provenance, Report};
+use sonde_report::report_build::{build_report, Group};
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    Html,
+    Pdf,
+    Md,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub archive: ArchiveArgs,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    /// The report's title.
+    #[arg(long, default_value = "sonde report")]
+    pub title: String,
+    /// Group results by a label (label:KEY; campaigns label each result
+    /// with its step: label:step, the default when there are such
+    /// labels), or by test, direction and target (test).
+    #[arg(long, default_value = "label:step")]
+    pub by: String,
+    #[arg(long, value_enum, default_value = "html")]
+    pub format: ReportFormat,
+    /// Write the report to FILE (needed for pdf; default: standard output).
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Also write each figure as DIR/ID.svg and DIR/ID.png.
+    #[arg(long, value_name = "DIR")]
+    pub figures: Option<PathBuf>,
+}
+
+fn run_err(e: impl std::fmt::Display) -> Failure {
+    Failure::Run(anyhow!("{e}"))
+}
+
+/// What the filters select, in words.
+fn described(f: &FilterArgs) -> String {
+    let mut parts = Vec::new();
+    let mut add = |k: &str, v: &Option<String>| {
+        if let Some(v) = v {
+            parts.push(format!("{k}={v}"));
+        }
+    };
+    add("test", &f.test);
+    add("target", &f.target);
+    add("campaign", &f.campaign);
+    add("family", &f.family);
+    add("direction", &f.direction);
+    if let Some((k, v)) = &f.label {
+        parts.push(format!("label {k}={v}"));
+    }
+    if let Some(s) = f.since {
+        parts.push(format!("since {} ago", sonde_model::format_duration(s)));
+    }
+    if let Some(u) = f.until {
+        parts.push(format!("until {} ago", sonde_model::format_duration(u)));
+    }
+    if parts.is_empty() {
+        "every result".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// The report the arguments ask for.
+pub fn make_report(a: &ReportArgs) -> Result<Report, Failure> {
+    let mut store = crate::results_cmd::open(&a.archive)?;
+    let filter = a.filter.filter(i64::MAX);
+    let mut results = store.list_results(&filter).map_err(run_err)?;
+    if results.is_empty() {
+        return Err(Failure::Run(anyhow!(
+            "no results in {} match {}",
+            store.location(),
+            described(&a.filter)
+        )));
+    }
+    results.reverse();
+    let labels: HashMap<String, String> = match a.by.strip_prefix("label:") {
+        Some(key) if !key.is_empty() => store
+            .label_values(&filter, key)
+            .map_err(run_err)?
+            .into_iter()
+            .collect(),
+        Some(_) => return Err(Failure::Usage(anyhow!("--by label: name the label"))),
+        None if a.by == "test" => HashMap::new(),
+        None => {
+            return Err(Failure::Usage(anyhow!(
+                "--by {}: use label:KEY or test",
+                a.by
+            )))
+        }
+    };
+    let mut groups: BTreeMap<String, Vec<sonde_model::TestResult>> = BTreeMap::new();
+    for r in &results {
+        let name = labels.get(&r.id.to_string()).cloned().unwrap_or_else(|| {
+            let dir = match &r.spec {
+                sonde_model::TestSpec::Tcp(s) => format!(" {:?}", s.direction).to_lowercase(),
+                sonde_model::TestSpec::Udp(s) => format!(" {:?}", s.direction).to_lowercase(),
+                sonde_model::TestSpec::Ping(_) => String::new(),
+            };
+            format!("{}{dir} to {}", r.spec.kind().name(), r.spec.host())
+        });
+        groups.entry(name).or_default().push(r.clone());
+    }
+    let groups: Vec<Group> = groups
+        .into_iter()
+        .map(|(name, results)| Group { name, results })
+        .collect();
+    let provenance = Provenance {
+        sonde_version: sonde_model::SONDE_VERSION.into(),
+        made: sonde_campaign::rfc3339(sonde_campaign::now_ns()),
+        archive: store.location().to_string(),
+        queries: vec![described(&a.filter), format!("grouped by {}", a.by)],
+        result_ids: results.iter().map(|r| r.id.to_string()).collect(),
+    };
+    Ok(build_report(&a.title, &groups, provenance))
+}
+
+/// The Chromium to print with: $SONDE_CHROMIUM, else the first on PATH.
+fn chromium() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("SONDE_CHROMIUM") {
+        return Some(PathBuf::from(p));
+    }
+    let path = std::env::var_os("PATH")?;
+    ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .flat_map(|name| std::env::split_paths(&path).map(move |d| d.join(name)))
+        .find(|p| p.is_file())
+}
+
+/// Prints `html` to the PDF `out` with headless Chromium.
+pub fn print_pdf(html: &str, out: &Path) -> Result<(), Failure> {
+    let browser = chromium().ok_or_else(|| {
+        Failure::Run(anyhow!(
+            "--format pdf prints with Chromium, which is not installed (apt-get install \
+             chromium, or set SONDE_CHROMIUM)"
+        ))
+    })?;
+    let dir = std::env::temp_dir().join(format!("sonde-report-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let page = dir.join("report.html");
+    std::fs::write(&page, html)?;
+    let out_abs = std::path::absolute(out)?;
+    let status = std::process::Command::new(&browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-pdf-header-footer",
+        ])
+        .arg(format!("--user-data-dir={}", dir.join("profile").display()))
+        .arg(format!("--print-to-pdf={}", out_abs.display()))
+        .arg(format!("file://{}", page.display()))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .map_err(|e| Failure::Run(anyhow!("{}: {e}", browser.display())))?;
+    let _ = std::fs::remove_dir_all(&dir);
+    if !status.success() || !out.exists() {
+        return Err(Failure::Run(anyhow!(
+            "{} did not print {} ({status})",
+            browser.display(),
+            out.display()
+        )));
+    }
+    Ok(())
+}
+
+pub fn run(a: ReportArgs) -> Result<(), Failure> {
+    if a.format == ReportFormat::Pdf && a.output.is_none() {
+        return Err(Failure::Usage(anyhow!("--format pdf needs -o FILE.pdf")));
+    }
+    let report = make_report(&a)?;
+    if let Some(dir) = &a.figures {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Failure::Usage(anyhow!("cannot make {}: {e}", dir.display())))?;
+        for f in &report.figures {
+            let svg = f.svg().map_err(run_err)?;
+            let png = sonde_report::png::svg_to_png(&svg).map_err(run_err)?;
+            std::fs::write(dir.join(format!("{}.svg", f.id)), &svg)?;
+            std::fs::write(dir.join(format!("{}.png", f.id)), png)?;
+        }
+    }
+    let text = match a.format {
+        ReportFormat::Html | ReportFormat::Pdf => report.to_html().map_err(run_err)?,
+        ReportFormat::Md => {
+            let dir = a
+                .figures
+                .as_ref()
+                .map_or_else(|| "figures".to_string(), |d| d.display().to_string());
+            report.to_markdown(&dir)
+        }
+        ReportFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
+    };
+    match (&a.output, a.format) {
+        (Some(out), ReportFormat::Pdf) => print_pdf(&text, out)?,
+        (Some(out), _) => std::fs::write(out, text)
+            .map_err(|e| Failure::Usage(anyhow!("cannot write {}: {e}", out.display())))?,
+        (None, _) => {
+            use std::io::Write;
+            std::io::stdout().write_all(text.as_bytes())?;
+        }
+    }
+    Ok(())
+}
