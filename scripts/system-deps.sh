@@ -9,6 +9,7 @@
 #   zsh, fish  check that `sonde completions zsh|fish` parses
 #   groff      checks that `sonde man` pages read without warnings
 #   fonts-dejavu-core  the font report charts are drawn with in PNG (resvg)
+#   chromium   opens the HTML report in the tests, and prints `sonde report --format pdf`
 set -euo pipefail
 
 need=()
@@ -22,6 +23,7 @@ command -v zsh >/dev/null 2>&1 || need+=(zsh)
 command -v fish >/dev/null 2>&1 || need+=(fish)
 command -v groff >/dev/null 2>&1 || need+=(groff-base)
 [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 
 if [ "${#need[@]}" -gt 0 ]; then
     if [ "$(id -u)" -ne 0 ]; then

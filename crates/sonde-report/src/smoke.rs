@@ -99,12 +99,16 @@ pub fn render_smoke_svg(smoke: &Smoke, width: u32, height: u32) -> Result<String
             .map_err(draw_err)?;
         let band = |lo: fn(&SmokePoint) -> f64, hi: fn(&SmokePoint) -> f64, shade: RGBColor| {
             // A band of no height is not drawn (resvg rejects it).
-            smoke.points.iter().filter(move |p| hi(p) > lo(p)).map(move |p| {
-                Rectangle::new(
-                    [(p.at_h - half, lo(p)), (p.at_h + half, hi(p))],
-                    shade.filled(),
-                )
-            })
+            smoke
+                .points
+                .iter()
+                .filter(move |p| hi(p) > lo(p))
+                .map(move |p| {
+                    Rectangle::new(
+                        [(p.at_h - half, lo(p)), (p.at_h + half, hi(p))],
+                        shade.filled(),
+                    )
+                })
         };
         chart
             .draw_series(band(|p| p.p10, |p| p.p90, RGBColor(215, 215, 215)))
