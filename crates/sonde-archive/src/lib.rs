@@ -289,6 +289,42 @@ impl Store {
             .collect()
     }
 
+    /// The methods of `campaign` (any, if `None`) that started in
+    /// [`since_ns`, `until_ns`), oldest first, with their trials.
+    pub fn list_methods(
+        &mut self,
+        campaign: Option<&str>,
+        since_ns: Option<i64>,
+        until_ns: Option<i64>,
+    ) -> Result<Vec<MethodResult>, ArchiveError> {
+        let mut sql = String::from("SELECT id FROM methods WHERE 1 = 1");
+        let mut params = Vec::new();
+        if let Some(c) = campaign {
+            params.push(Value::Text(Some(c.to_string())));
+            sql += &format!(" AND campaign = ${}", params.len());
+        }
+        if let Some(s) = since_ns {
+            params.push(Value::Int(Some(s)));
+            sql += &format!(" AND start_ns >= ${}", params.len());
+        }
+        if let Some(u) = until_ns {
+            params.push(Value::Int(Some(u)));
+            sql += &format!(" AND start_ns < ${}", params.len());
+        }
+        sql += " ORDER BY start_ns, id";
+        let ids = self.backend.sql().texts(&sql, &params)?;
+        let mut out = Vec::new();
+        for id in ids {
+            let Ok(rid) = id.parse::<ResultId>() else {
+                continue;
+            };
+            if let Some(m) = self.get_method(rid)? {
+                out.push(m);
+            }
+        }
+        Ok(out)
+    }
+
     /// How many results the archive keeps.
     pub fn count_results(&mut self) -> Result<i64, ArchiveError> {
         Ok(self

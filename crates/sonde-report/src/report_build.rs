@@ -8,7 +8,7 @@ use crate::heatmap::HeatMap;
 use crate::report::{Figure, FigureBody, Provenance, Report};
 use crate::smoke::{Smoke, SmokePoint};
 use crate::table::{Cell, Column, Table};
-use sonde_model::{Figures, TestResult};
+use sonde_model::{Figures, MethodResult, MethodSpec, TestResult};
 use std::collections::BTreeMap;
 use std::time::UNIX_EPOCH;
 
@@ -273,8 +273,172 @@ fn smoke(g: &Group, t0: f64) -> Option<Figure> {
     })
 }
 
-/// The report of `groups`.
-pub fn build_report(title: &str, groups: &[Group], provenance: Provenance) -> Report {
+/// RTT against packet size (seed 002 Fig 10) for a ping group whose
+/// results sent several sizes: each size's median RTT, averaged over the
+/// group's results.
+fn rtt_by_size(g: &Group) -> Option<Figure> {
+    let mut by_size: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+    for r in &g.results {
+        for s in &r.series {
+            if let Some(rtt) = &s.figures.rtt_ms {
+                by_size.entry(s.size_bytes).or_default().push(rtt.p50);
+            }
+        }
+    }
+    if by_size.len() < 2 {
+        return None;
+    }
+    let points = by_size
+        .iter()
+        .map(|(size, v)| (f64::from(*size), v.iter().sum::<f64>() / v.len() as f64))
+        .collect();
+    Some(Figure {
+        id: format!("rtt-size-{}", slug(&g.name)),
+        caption: format!("{}: median RTT against packet size", g.name),
+        body: FigureBody::Chart(Chart::grid(vec![Panel {
+            title: g.name.clone(),
+            x_label: "packet size (bytes)".into(),
+            y_label: "RTT (ms)".into(),
+            y_range: None,
+            series: vec![Series {
+                name: "median RTT".into(),
+                points,
+            }],
+        }])),
+    })
+}
+
+/// An NDR search's table (seed 002 Table 1: the no-drop rate per frame
+/// size and its share of the line) and its figure: the no-drop payload
+/// rate against frame size per family (001 Figs 2–6, 002 Figs 7–9).
+fn ndr_parts(m: &MethodResult) -> (Table, Figure) {
+    let name = m
+        .title
+        .clone()
+        .unwrap_or_else(|| format!("NDR {}", short(m)));
+    let rows = m
+        .results
+        .iter()
+        .map(|s| {
+            vec![
+                Cell::text(crate::repeat_text::family_name(s.family)),
+                Cell::num(f64::from(s.frame_bytes), 0),
+                Cell::num(f64::from(s.payload_bytes), 0),
+                Cell::num(s.rate_bps as f64 / 1e6, 3),
+                Cell::num(s.payload_rate_bps as f64 / 1e6, 3),
+                Cell::num(s.rate_pps, 0),
+                Cell::num(s.efficiency_pct, 1),
+                Cell::num(s.loss_pct, 4),
+                Cell::num(f64::from(s.trials), 0),
+            ]
+        })
+        .collect();
+    let table = Table {
+        title: format!("{name}: no-drop rate per frame size (RFC 2544 §26.1)"),
+        columns: vec![
+            Column::new("family", ""),
+            Column::new("frame", "B"),
+            Column::new("payload", "B"),
+            Column::new("rate", "Mbit/s"),
+            Column::new("payload rate", "Mbit/s"),
+            Column::new("frames", "1/s"),
+            Column::new("efficiency", "%"),
+            Column::new("loss", "%"),
+            Column::new("trials", ""),
+        ],
+        rows,
+        note: Some("efficiency: the payload's share of each frame on the wire.".into()),
+    };
+    let mut per_family: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    for s in &m.results {
+        per_family
+            .entry(crate::repeat_text::family_name(s.family).to_string())
+            .or_default()
+            .push((f64::from(s.frame_bytes), s.payload_rate_bps as f64 / 1e6));
+    }
+    let figure = Figure {
+        id: format!("ndr-{}", short(m)),
+        caption: format!("{name}: no-drop payload rate against frame size, per family"),
+        body: FigureBody::Chart(Chart::grid(vec![Panel {
+            title: name,
+            x_label: "frame size (bytes)".into(),
+            y_label: "no-drop payload rate (Mbit/s)".into(),
+            y_range: None,
+            series: per_family
+                .into_iter()
+                .map(|(name, points)| Series { name, points })
+                .collect(),
+        }])),
+    };
+    (table, figure)
+}
+
+/// The first 8 characters of a method's id, for file names.
+fn short(m: &MethodResult) -> String {
+    m.id.to_string().chars().take(8).collect()
+}
+
+/// The tables and figures of the methods kept: NDR searches, sweeps
+/// (PDR and goodput against offered rate, the limiter named: 000 Figs
+/// 25, 26, 43, 44), QoS scenarios (foreground loss and jitter against
+/// rate: 004 Figs 4–8) and the TCP tuning matrix (bandwidth against RTT
+/// per buffer size: 003 Fig 5).
+pub fn method_parts(methods: &[MethodResult]) -> (Vec<Table>, Vec<Figure>) {
+    let (mut tables, mut figures) = (Vec::new(), Vec::new());
+    for m in methods {
+        let title = m.title.clone();
+        let chart = |id: &str, caption: &str, chart: Chart| Figure {
+            id: format!("{id}-{}", short(m)),
+            caption: title
+                .clone()
+                .map_or(caption.to_string(), |t| format!("{t}: {caption}")),
+            body: FigureBody::Chart(chart),
+        };
+        match &m.spec {
+            MethodSpec::Ndr(_) if !m.results.is_empty() => {
+                let (t, f) = ndr_parts(m);
+                tables.push(t);
+                figures.push(f);
+            }
+            MethodSpec::Sweep(_) if !m.steps.is_empty() => {
+                let limiters: Vec<String> = m
+                    .limiters
+                    .iter()
+                    .map(|l| format!("{:?}: {:?}", l.direction, l.class).to_lowercase())
+                    .collect();
+                let caption = format!(
+                    "goodput and PDR against offered rate; limiter {}",
+                    if limiters.is_empty() {
+                        "none found".to_string()
+                    } else {
+                        limiters.join(", ")
+                    }
+                );
+                figures.push(chart("sweep", &caption, crate::sweep_chart(m)));
+            }
+            MethodSpec::QosScenario(_) if !m.qos_steps.is_empty() => figures.push(chart(
+                "qos",
+                "foreground loss and jitter against the background's rate",
+                crate::qos_chart(m),
+            )),
+            MethodSpec::TuneLab(_) => figures.push(chart(
+                "tune",
+                "bandwidth against RTT per buffer size",
+                crate::tune_chart(m),
+            )),
+            _ => {}
+        }
+    }
+    (tables, figures)
+}
+
+/// The report of `groups` and `methods`.
+pub fn build_report(
+    title: &str,
+    groups: &[Group],
+    methods: &[MethodResult],
+    provenance: Provenance,
+) -> Report {
     let t0 = groups
         .iter()
         .flat_map(|g| g.results.iter().map(secs))
@@ -283,10 +447,18 @@ pub fn build_report(title: &str, groups: &[Group], provenance: Provenance) -> Re
     let mut figures = over_time(groups, t0);
     figures.extend(groups.iter().filter_map(heat_map));
     figures.extend(groups.iter().filter_map(|g| smoke(g, t0)));
+    figures.extend(groups.iter().filter_map(rtt_by_size));
+    let mut tables = Vec::new();
+    if !groups.is_empty() {
+        tables.push(means_table(groups));
+    }
+    let (method_tables, method_figures) = method_parts(methods);
+    tables.extend(method_tables);
+    figures.extend(method_figures);
     Report {
         title: title.into(),
         provenance,
-        tables: vec![means_table(groups)],
+        tables,
         figures,
     }
 }

@@ -79,7 +79,19 @@ pub fn render_smoke_svg(smoke: &Smoke, width: u32, height: u32) -> Result<String
         .collect();
     let half = gaps.iter().copied().fold(f64::INFINITY, f64::min);
     let half = if half.is_finite() { half * 0.4 } else { 0.4 };
-    let y1 = smoke.points.iter().map(|p| p.p90).fold(0.0, f64::max) * 1.1;
+    // Around the data, as SmokePing draws: the spread must show.
+    let top = smoke
+        .points
+        .iter()
+        .map(|p| p.p90)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let bottom = smoke
+        .points
+        .iter()
+        .map(|p| p.p10)
+        .fold(f64::INFINITY, f64::min);
+    let pad = ((top - bottom) * 0.2).max(0.5);
+    let (y0, y1) = ((bottom - pad).max(0.0), top + pad);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
@@ -89,7 +101,7 @@ pub fn render_smoke_svg(smoke: &Smoke, width: u32, height: u32) -> Result<String
             .margin(8)
             .x_label_area_size(36)
             .y_label_area_size(56)
-            .build_cartesian_2d(x0 - half..x1 + half, 0.0..y1.max(1e-3))
+            .build_cartesian_2d(x0 - half..x1 + half, y0..y1)
             .map_err(draw_err)?;
         chart
             .configure_mesh()

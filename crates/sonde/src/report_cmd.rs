@@ -81,9 +81,14 @@ fn described(f: &FilterArgs) -> String {
 /// The report the arguments ask for.
 pub fn make_report(a: &ReportArgs) -> Result<Report, Failure> {
     let mut store = crate::results_cmd::open(&a.archive)?;
-    let filter = a.filter.filter(i64::MAX);
+    let mut filter = a.filter.filter(i64::MAX);
+    // Methods' trials are drawn by their methods, not as groups.
+    filter.trials = false;
     let mut results = store.list_results(&filter).map_err(run_err)?;
-    if results.is_empty() {
+    let methods = store
+        .list_methods(filter.campaign.as_deref(), filter.since_ns, filter.until_ns)
+        .map_err(run_err)?;
+    if results.is_empty() && methods.is_empty() {
         return Err(Failure::Run(anyhow!(
             "no results in {} match {}",
             store.location(),
@@ -127,9 +132,14 @@ pub fn make_report(a: &ReportArgs) -> Result<Report, Failure> {
         made: sonde_campaign::rfc3339(sonde_campaign::now_ns()),
         archive: store.location().to_string(),
         queries: vec![described(&a.filter), format!("grouped by {}", a.by)],
-        result_ids: results.iter().map(|r| r.id.to_string()).collect(),
+        result_ids: results
+            .iter()
+            .map(|r| r.id)
+            .chain(methods.iter().map(|m| m.id))
+            .map(|id| id.to_string())
+            .collect(),
     };
-    Ok(build_report(&a.title, &groups, provenance))
+    Ok(build_report(&a.title, &groups, &methods, provenance))
 }
 
 /// The Chromium to print with: $SONDE_CHROMIUM, else the first on PATH.

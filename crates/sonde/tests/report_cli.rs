@@ -350,3 +350,94 @@ fn the_html_opens_in_chromium_without_errors_and_prints_to_pdf() {
         bytes.len()
     );
 }
+
+#[test]
+fn methods_kept_in_the_archive_get_their_tables_and_figures() {
+    let (dir, archive) = golden("methods");
+    let server = common::ServerProc::start(&["--no-reflector"]);
+    let port = server.port.to_string();
+    // A rate sweep and an NDR search on loopback, kept with --archive.
+    ok(&[
+        "sweep",
+        "::1",
+        "-p",
+        &port,
+        "--rates",
+        "1M,2M",
+        "-t",
+        "1s",
+        "--gap",
+        "0.2s",
+        "-T",
+        "loopback sweep",
+        &archive,
+    ]);
+    ok(&[
+        "ndr",
+        "::1",
+        "-p",
+        &port,
+        "--sizes",
+        "512,1024",
+        "--max-rate",
+        "4M",
+        "--trial",
+        "1s",
+        "--confirm",
+        "1s",
+        "--gap",
+        "0.2s",
+        "--resolution",
+        "20%",
+        "-T",
+        "loopback NDR",
+        &archive,
+    ]);
+    let report: serde_json::Value =
+        serde_json::from_slice(&ok(&["report", &archive, "--format", "json"])).unwrap();
+    let tables = report["tables"].as_array().unwrap();
+    let ndr = tables
+        .iter()
+        .find(|t| t["title"].as_str().unwrap().starts_with("loopback NDR"))
+        .expect("the NDR table");
+    let frames: Vec<f64> = ndr["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| value(&r[1]))
+        .collect();
+    assert_eq!(frames, [512.0, 1024.0]);
+    let figures = report["figures"].as_array().unwrap();
+    let sweep = figures
+        .iter()
+        .find(|f| f["id"].as_str().unwrap().starts_with("sweep-"))
+        .expect("the sweep's figure");
+    assert!(sweep["caption"]
+        .as_str()
+        .unwrap()
+        .starts_with("loopback sweep: goodput and PDR"));
+    assert!(figures
+        .iter()
+        .any(|f| f["id"].as_str().unwrap().starts_with("ndr-")));
+    // The sweep's trials are not drawn as groups of their own.
+    let groups: Vec<&str> = tables[0]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r[0].as_str().unwrap())
+        .collect();
+    assert_eq!(groups, ["TCP A to B", "TCP B to A", "ping A to B"]);
+    // The SVGs: the sweep's goodput series has its two steps.
+    let figs = dir.join("fig");
+    ok(&[
+        "report",
+        &archive,
+        "--figures",
+        figs.to_str().unwrap(),
+        "-o",
+        dir.join("r.html").to_str().unwrap(),
+    ]);
+    let id = sweep["id"].as_str().unwrap();
+    let lines = polyline_points(&std::fs::read_to_string(figs.join(format!("{id}.svg"))).unwrap());
+    assert!(lines.contains(&2), "{lines:?}");
+}
