@@ -85,7 +85,7 @@ pub fn render_heatmap_svg(map: &HeatMap, width: u32, height: u32) -> Result<Stri
             )
             .map_err(draw_err)?;
         let name = |names: &[String], step: usize, v: &SegmentValue<u32>| match v {
-            SegmentValue::CenterOf(i) if (*i as usize) % step == 0 => {
+            SegmentValue::CenterOf(i) if (*i as usize).is_multiple_of(step) => {
                 names.get(*i as usize).cloned().unwrap_or_default()
             }
             _ => String::new(),

@@ -10,9 +10,9 @@ mod common;
 use common::{sonde, stderr};
 use std::path::PathBuf;
 
-const COMMANDS: [&str; 14] = [
+const COMMANDS: [&str; 16] = [
     "", "tcp", "udp", "ping", "serve", "run", "lab", "sweep", "ndr", "qos", "overhead", "tune",
-    "results", "campaign",
+    "results", "campaign", "compare", "report",
 ];
 
 fn snapshot(command: &str) -> PathBuf {

@@ -60,9 +60,9 @@ fn tcp(d: u64, h: u64, direction: Direction, k: f64) -> TestResult {
     r
 }
 
-/// A ping at hour `h` of day `d`: ten intervals of RTT 90 + (h mod 4) ms
-/// + i/10 for i in 0..10, so its median is 90.4 + (h mod 4) (nearest
-/// rank: the fifth of ten).
+/// A ping at hour `h` of day `d`: ten intervals, the i-th of RTT
+/// 90 + (h mod 4) + i/10 ms, so its median is 90.4 + (h mod 4) ms
+/// (nearest rank: the fifth of ten).
 fn ping(d: u64, h: u64) -> TestResult {
     let spec = TestSpec::Ping(PingSpec {
         host: "b.example".into(),
