@@ -7,7 +7,7 @@
 use crate::chart::{render_svg, Chart, ChartError};
 use crate::heatmap::{render_heatmap_svg, HeatMap};
 use crate::smoke::{render_smoke_svg, Smoke};
-use crate::table::Table;
+use crate::table::{html_escape as esc, Table};
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -62,13 +62,6 @@ pub struct Report {
     pub provenance: Provenance,
     pub tables: Vec<Table>,
     pub figures: Vec<Figure>,
-}
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 /// The page's style: print-friendly, no web font.

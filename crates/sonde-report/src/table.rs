@@ -84,7 +84,8 @@ pub struct Table {
     pub note: Option<String>,
 }
 
-fn html_escape(s: &str) -> String {
+/// `s` safe inside HTML text and attribute values.
+pub(crate) fn html_escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

@@ -24,8 +24,10 @@ pub struct CompareArgs {
     /// target, family, direction, or any other key as a label
     /// (`path=open`).
     pub a: String,
-    /// Selection B, as A.
-    pub b: String,
+    /// Selection B, as A; more selections (C, D, …) are each compared
+    /// with A, a row per selection.
+    #[arg(required = true, value_name = "B")]
+    pub b: Vec<String>,
     /// Only these metrics (throughput, loss, pdr, jitter, rtt; default all).
     #[arg(long, value_delimiter = ',')]
     pub metric: Vec<String>,
@@ -119,6 +121,8 @@ const METRICS: [MetricDef; 5] = [
 /// One row of the comparison.
 #[derive(Debug, serde::Serialize)]
 pub struct Row {
+    /// The selection compared with A (B, C, …).
+    pub against: String,
     pub test: String,
     pub metric: String,
     pub unit: String,
@@ -134,7 +138,7 @@ pub struct Row {
 /// The rows comparing `a` and `b` (results), in the metrics' units.
 pub fn rows(
     a: &[TestResult],
-    b: &[TestResult],
+    (name, b): (&str, &[TestResult]),
     metrics: &[String],
     stack: Option<&Stack>,
 ) -> Vec<Row> {
@@ -177,6 +181,7 @@ pub fn rows(
                 .filter(|v| !v.is_empty())
                 .map(|v| v.iter().sum::<f64>() / v.len() as f64);
             out.push(Row {
+                against: name.into(),
                 test: test.into(),
                 metric: m.name.into(),
                 unit: m.unit.into(),
@@ -192,8 +197,9 @@ pub fn rows(
 }
 
 /// The comparison as a table.
-pub fn table(a: &str, b: &str, rows: &[Row], stack: Option<&str>) -> Table {
+pub fn table(a: &str, b: &[String], rows: &[Row], stack: Option<&str>) -> Table {
     let mut columns = vec![
+        Column::new("B", ""),
         Column::new("test", ""),
         Column::new("metric", ""),
         Column::new("n A", ""),
@@ -214,6 +220,7 @@ pub fn table(a: &str, b: &str, rows: &[Row], stack: Option<&str>) -> Table {
         .map(|r| {
             let c = &r.comparison;
             let mut row = vec![
+                Cell::text(&r.against),
                 Cell::text(&r.test),
                 Cell::text(format!("{} ({})", r.metric, r.unit)),
                 Cell::num(c.a.n as f64, 0),
@@ -245,7 +252,7 @@ pub fn table(a: &str, b: &str, rows: &[Row], stack: Option<&str>) -> Table {
         })
         .collect();
     Table {
-        title: format!("A: {a}  against  B: {b}"),
+        title: format!("A: {a}  against  B: {}", b.join("  |  ")),
         columns,
         rows: table_rows,
         note: Some(format!(
@@ -286,15 +293,20 @@ pub fn run(args: CompareArgs) -> Result<(), Failure> {
         .transpose()
         .map_err(|e| Failure::Usage(anyhow!("--correct-for: {e}")))?;
     let mut store = crate::results_cmd::open(&args.archive)?;
-    let (a, b) = (select(&mut store, &args.a)?, select(&mut store, &args.b)?);
-    let rows = rows(&a, &b, &args.metric, stack.as_ref());
-    if rows.is_empty() {
-        return Err(Failure::Run(anyhow!(
-            "'{}' and '{}' have no metric measured by the same test",
-            args.a,
-            args.b
-        )));
+    let a = select(&mut store, &args.a)?;
+    let mut all = Vec::new();
+    for name in &args.b {
+        let b = select(&mut store, name)?;
+        let rows = rows(&a, (name, &b), &args.metric, stack.as_ref());
+        if rows.is_empty() {
+            return Err(Failure::Run(anyhow!(
+                "'{}' and '{name}' have no metric measured by the same test",
+                args.a
+            )));
+        }
+        all.extend(rows);
     }
+    let rows = all;
     let t = table(&args.a, &args.b, &rows, args.correct_for.as_deref());
     let out = match args.format {
         TableFormat::Text => t.to_text(),

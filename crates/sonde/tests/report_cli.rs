@@ -441,3 +441,23 @@ fn methods_kept_in_the_archive_get_their_tables_and_figures() {
     let lines = polyline_points(&std::fs::read_to_string(figs.join(format!("{id}.svg"))).unwrap());
     assert!(lines.contains(&2), "{lines:?}");
 }
+
+#[test]
+fn more_than_two_selections_are_each_compared_with_the_first() {
+    let (_dir, archive) = golden("three");
+    let out = ok(&[
+        "compare",
+        &archive,
+        "step=TCP A to B",
+        "step=TCP B to A",
+        "step=TCP A to B",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["against"], "step=TCP B to A");
+    assert!((rows[1]["ratio"].as_f64().unwrap() - 1.0).abs() < 1e-12);
+    assert!((rows[1]["p"].as_f64().unwrap() - 1.0).abs() < 1e-12);
+}
