@@ -114,11 +114,21 @@ where
         .map_err(draw_err)?;
     for (i, s) in panel.series.iter().enumerate() {
         let colour = COLOURS[i % COLOURS.len()];
-        chart
-            .draw_series(LineSeries::new(
+        // A line needs two points; one is drawn as a dot.
+        let drawn = if s.points.len() < 2 {
+            chart.draw_series(
+                s.points
+                    .iter()
+                    .map(|p| Circle::new(*p, 4, colour.filled()))
+                    .collect::<Vec<_>>(),
+            )
+        } else {
+            chart.draw_series(LineSeries::new(
                 s.points.iter().copied(),
                 colour.stroke_width(2),
             ))
+        };
+        drawn
             .map_err(draw_err)?
             .label(s.name.as_str())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], colour));

@@ -129,8 +129,9 @@ pub fn qos_scenario_summary(r: &MethodResult) -> String {
     out
 }
 
-/// A scenario's charts: foreground loss and jitter against its achieved
-/// rate (004 Figs 4–7), or TCP streams against goodput (Fig 8).
+/// A scenario's charts: foreground loss and jitter against its offered
+/// rate (004 Figs 4–7; against the achieved rate a policer's losses would
+/// all stand at its rate), or TCP streams against goodput (Fig 8).
 pub fn qos_chart(r: &MethodResult) -> Chart {
     let steps = &r.qos_steps;
     let series = |name: &str, f: &dyn Fn(&QosStep) -> Option<(f64, f64)>| Series {
@@ -138,6 +139,11 @@ pub fn qos_chart(r: &MethodResult) -> Chart {
         points: steps.iter().filter_map(f).collect(),
     };
     let rate = |s: &QosStep| s.fg_achieved_bps.map(|v| v as f64 / 1e6);
+    let offered = |s: &QosStep| {
+        s.fg_offered_bps
+            .or(s.fg_achieved_bps)
+            .map(|v| v as f64 / 1e6)
+    };
     let panels = if is_streams(r) {
         vec![Panel {
             title: "TCP foreground: streams against goodput".into(),
@@ -152,22 +158,22 @@ pub fn qos_chart(r: &MethodResult) -> Chart {
         vec![
             Panel {
                 title: "foreground loss against its rate".into(),
-                x_label: "foreground (Mbit/s)".into(),
+                x_label: "foreground offered (Mbit/s)".into(),
                 y_label: "loss (%)".into(),
                 y_range: None,
                 series: vec![
-                    series("foreground", &|s| Some((rate(s)?, s.fg_loss_pct?))),
-                    series("background", &|s| Some((rate(s)?, s.bg_loss_pct?))),
+                    series("foreground", &|s| Some((offered(s)?, s.fg_loss_pct?))),
+                    series("background", &|s| Some((offered(s)?, s.bg_loss_pct?))),
                 ],
             },
             Panel {
                 title: "foreground jitter against its rate".into(),
-                x_label: "foreground (Mbit/s)".into(),
+                x_label: "foreground offered (Mbit/s)".into(),
                 y_label: "jitter (ms)".into(),
                 y_range: None,
                 series: vec![
-                    series("foreground", &|s| Some((rate(s)?, s.fg_jitter_ms?))),
-                    series("background", &|s| Some((rate(s)?, s.bg_jitter_ms?))),
+                    series("foreground", &|s| Some((offered(s)?, s.fg_jitter_ms?))),
+                    series("background", &|s| Some((offered(s)?, s.bg_jitter_ms?))),
                 ],
             },
         ]
@@ -227,9 +233,10 @@ mod tests {
         );
         let chart = qos_chart(&r);
         assert_eq!(chart.panels.len(), 2);
+        // Against the offered rate: past the policer, loss stands at 8.
         assert_eq!(
             chart.panels[0].series[0].points,
-            vec![(1.5, 0.0), (7.49, 6.4)]
+            vec![(1.5, 0.0), (8.0, 6.4)]
         );
         let svg = crate::chart::render_svg(&chart).unwrap();
         assert!(svg.contains("foreground loss against its rate"));

@@ -288,10 +288,14 @@ fn rtt_by_size(g: &Group) -> Option<Figure> {
     if by_size.len() < 2 {
         return None;
     }
-    let points = by_size
+    let points: Vec<(f64, f64)> = by_size
         .iter()
         .map(|(size, v)| (f64::from(*size), v.iter().sum::<f64>() / v.len() as f64))
         .collect();
+    // Around the data: the rise with size is what the figure shows.
+    let lo = points.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+    let hi = points.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
+    let pad = ((hi - lo) * 0.25).max(0.1);
     Some(Figure {
         id: format!("rtt-size-{}", slug(&g.name)),
         caption: format!("{}: median RTT against packet size", g.name),
@@ -299,7 +303,7 @@ fn rtt_by_size(g: &Group) -> Option<Figure> {
             title: g.name.clone(),
             x_label: "packet size (bytes)".into(),
             y_label: "RTT (ms)".into(),
-            y_range: None,
+            y_range: Some(((lo - pad).max(0.0), hi + pad)),
             series: vec![Series {
                 name: "median RTT".into(),
                 points,
