@@ -3,6 +3,8 @@
 # they are missing. Safe to run again.
 #   iperf3  (PyPI) its TestResult reads `--json=iperf3` documents as it
 #           reads iperf3's own (crates/sonde/tests/iperf3_consumers.rs)
+#   prometheus_client  (PyPI) its OpenMetrics parser reads `/metrics`
+#           (crates/sonde/tests/http_api.rs)
 set -euo pipefail
 
 # A fresh Debian machine may have neither python3 nor pip.
@@ -18,5 +20,11 @@ if ! python3 -c 'import iperf3' >/dev/null 2>&1; then
     pip=(python3 -m pip install --quiet --disable-pip-version-check iperf3==0.1.11)
     # Debian's own python3 refuses pip installs into the system
     # (PEP 668) unless told; a pyenv or venv python takes them as is.
+    "${pip[@]}" 2>/dev/null || "${pip[@]}" --break-system-packages
+fi
+
+if ! python3 -c 'import prometheus_client' >/dev/null 2>&1; then
+    echo "python-deps: installing prometheus_client (PyPI)" >&2
+    pip=(python3 -m pip install --quiet --disable-pip-version-check prometheus_client==0.21.1)
     "${pip[@]}" 2>/dev/null || "${pip[@]}" --break-system-packages
 fi

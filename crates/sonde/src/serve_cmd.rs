@@ -79,6 +79,10 @@ pub struct ServeArgs {
     /// Append the log to FILE instead of standard error.
     #[arg(long, value_name = "FILE")]
     pub logfile: Option<PathBuf>,
+    /// Serve the HTTP API and /metrics on ADDR ([::1]:8080; off by
+    /// default), reading the archive (--archive).
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<std::net::SocketAddr>,
     /// Run every campaign plan (*.toml) in DIR, reloading on change.
     #[arg(long, value_name = "DIR")]
     pub campaigns: Option<PathBuf>,
@@ -190,12 +194,26 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
     let stop = serve_signal::install()
         .map_err(|e| Failure::Run(anyhow!("cannot install the signal handlers: {e}")))?;
     let _pidfile = args.pidfile.as_deref().map(PidFile::create).transpose()?;
+    let archive = args
+        .archive
+        .clone()
+        .unwrap_or_else(|| sonde_archive::default_path(is_root()).display().to_string());
+    let http = match args.http {
+        Some(addr) => {
+            let config = sonde_web::WebConfig {
+                addr,
+                archive: archive.clone(),
+            };
+            let (bound, handle) = sonde_web::spawn(config, Arc::clone(&stop))
+                .map_err(|e| Failure::Usage(anyhow!("--http {addr}: {e}")))?;
+            tracing::info!(http = %bound, "HTTP API and /metrics listening");
+            Some(handle)
+        }
+        None => None,
+    };
     let campaigns = match &args.campaigns {
         Some(dir) => {
-            let archive = args
-                .archive
-                .clone()
-                .unwrap_or_else(|| sonde_archive::default_path(is_root()).display().to_string());
+            let archive = archive.clone();
             let handle = crate::campaign_watch::spawn(dir.clone(), archive, Arc::clone(&stop))
                 .map_err(|e| Failure::Run(anyhow!("cannot start the campaigns: {e}")))?;
             Some(handle)
@@ -209,9 +227,9 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
     };
     let why = server.run_until(&until);
     tracing::info!(reason = ?why, "server stopped");
-    if let Some(h) = campaigns {
-        // The server may stop for another reason than a signal.
-        stop.store(true, Ordering::Relaxed);
+    // The server may stop for another reason than a signal.
+    stop.store(true, Ordering::Relaxed);
+    for h in [campaigns, http].into_iter().flatten() {
         let _ = h.join();
     }
     Ok(())
