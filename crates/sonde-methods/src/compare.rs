@@ -22,18 +22,12 @@ pub struct Side {
 impl Side {
     /// The summary of `values` (finite ones); `None` when there are none.
     pub fn of(values: &[f64]) -> Option<Side> {
-        let v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
-        let n = v.len();
-        if n == 0 {
-            return None;
-        }
-        let mean = v.iter().sum::<f64>() / n as f64;
-        let stddev = if n > 1 {
-            (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
-        } else {
-            0.0
-        };
-        Some(Side { n, mean, stddev })
+        let s = sonde_model::method::Stats::of(values)?;
+        Some(Side {
+            n: s.n as usize,
+            mean: s.mean,
+            stddev: s.stddev,
+        })
     }
 
     fn var_of_mean(&self) -> f64 {
