@@ -103,8 +103,15 @@ impl Store {
     /// transaction with its version; refuses an archive newer than this
     /// build.
     fn migrate(&mut self) -> Result<(), ArchiveError> {
-        self.backend.sql().batch(schema::VERSION_TABLE)?;
-        let found = self.schema_version()?;
+        // An archive already made is only read here: opening it takes no
+        // write lock (every test kept, every API request opens one).
+        let found = match self.schema_version() {
+            Ok(v) => v,
+            Err(_) => {
+                self.backend.sql().batch(schema::VERSION_TABLE)?;
+                self.schema_version()?
+            }
+        };
         let supported = schema::current();
         if found > i64::from(supported) {
             return Err(ArchiveError::TooNew {

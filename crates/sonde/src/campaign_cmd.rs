@@ -374,8 +374,8 @@ fn run_plan(p: PlanArgs) -> Result<(), Failure> {
 }
 
 fn status(archive: &ArchiveArgs, name: Option<&str>, json: bool) -> Result<(), Failure> {
-    let location = resolve(archive.archive.as_deref().unwrap_or(""));
-    let mut store = Store::open(&location).map_err(|e| Failure::Run(anyhow!(e)))?;
+    let mut store = crate::results_cmd::open(archive)?;
+    let location = store.location().to_string();
     let names: Vec<String> = match name {
         Some(n) => vec![n.to_string()],
         None => store
