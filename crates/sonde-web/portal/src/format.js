@@ -1,0 +1,78 @@
+// Numbers and times as the user reads them: SI prefixes for rates,
+// units from the metric's name, UTC times.
+
+/** The metrics the chart API knows, with their label and unit. Loss,
+ * jitter and RTT are worse higher; throughput and PDR worse lower. */
+export const METRICS = {
+  throughput_bps: { label: 'throughput', unit: 'bit/s' },
+  loss_pct: { label: 'loss', unit: '%' },
+  pdr_pct: { label: 'PDR', unit: '%' },
+  jitter_ms: { label: 'jitter', unit: 'ms' },
+  rtt_ms: { label: 'RTT', unit: 'ms' },
+};
+
+/** The metric a test is mostly read by. */
+export function mainMetric(test) {
+  return { tcp: 'throughput_bps', udp: 'loss_pct', ping: 'rtt_ms' }[test] || 'throughput_bps';
+}
+
+const PREFIXES = [
+  [1e12, 'T'],
+  [1e9, 'G'],
+  [1e6, 'M'],
+  [1e3, 'k'],
+];
+
+/** 9400000 → "9.40 M" (append the unit). */
+export function si(v, digits = 3) {
+  if (v === null || v === undefined || !Number.isFinite(v)) return '–';
+  const a = Math.abs(v);
+  for (const [f, p] of PREFIXES) {
+    if (a >= f) return `${(v / f).toPrecision(digits)} ${p}`;
+  }
+  return `${Number(v.toPrecision(digits))} `;
+}
+
+/** A value of `metric` with its unit. */
+export function metricValue(metric, v) {
+  if (v === null || v === undefined || !Number.isFinite(v)) return '–';
+  if (metric === 'throughput_bps') return `${si(v)}bit/s`;
+  const unit = (METRICS[metric] || {}).unit || '';
+  const digits = Math.abs(v) >= 100 ? 1 : Math.abs(v) >= 1 ? 2 : 3;
+  return `${v.toFixed(digits)}${unit === '%' ? ' %' : ` ${unit}`}`;
+}
+
+/** A formatter for values on an axis labelled `label`. */
+export function axisFormatter(label) {
+  if (/bit\/s|bps/i.test(label || '')) return (v) => `${si(v, 3)}b/s`.replace(' ', '');
+  return (v) => (v === null ? '' : String(Number(v.toPrecision(4))));
+}
+
+/** ns since the epoch → "2026-11-25 19:33:07 UTC". */
+export function utc(ns) {
+  if (ns === null || ns === undefined) return '–';
+  const d = new Date(Number(ns) / 1e6);
+  return `${d.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+}
+
+/** ns since the epoch → "5 min ago" (now from `nowMs`). */
+export function ago(ns, nowMs = Date.now()) {
+  if (ns === null || ns === undefined) return '–';
+  const s = Math.round((nowMs - Number(ns) / 1e6) / 1000);
+  if (s < 0) return `in ${until(-s)}`;
+  return `${until(s)} ago`;
+}
+
+function until(s) {
+  if (s < 90) return `${s} s`;
+  if (s < 90 * 60) return `${Math.round(s / 60)} min`;
+  if (s < 36 * 3600) return `${Math.round(s / 3600)} h`;
+  return `${Math.round(s / 86400)} d`;
+}
+
+/** Escapes text for HTML. */
+export function esc(s) {
+  return String(s ?? '').replace(/[&<>"']/g, (c) => ({
+    '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;',
+  })[c]);
+}

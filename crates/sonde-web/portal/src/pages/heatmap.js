@@ -1,0 +1,48 @@
+// Day heat maps: a metric by hour of day (rows, UTC) and day (columns),
+// for a test toward a target, over a week, 30 days, a year or a chosen
+// range.
+
+import { get } from '../api.js';
+import { drawHeatMap } from '../heatmap.js';
+import { esc, mainMetric, METRICS, metricValue } from '../format.js';
+import { DAYS, rangeControls, rangeOf } from './range.js';
+
+const FILTERS = ['test', 'target', 'direction'];
+
+export async function render(app, params, ctx) {
+  const metric = METRICS[params.get('metric')] ? params.get('metric') : mainMetric(params.get('test'));
+  const range = rangeOf(params, '30d', DAYS);
+  const go = (next) => {
+    location.hash = `#/heatmap?${next}`;
+  };
+  const query = { metric, since: range.since, until: range.until };
+  for (const k of FILTERS) query[k] = params.get(k);
+  const [map, overview] = await Promise.all([
+    get('heatmap', query, ctx.signal),
+    get('overview', {}, ctx.signal).catch(() => ({ paths: [] })),
+  ]);
+  const targets = [...new Set(overview.paths.map((p) => p.target))].sort();
+  const tests = [...new Set(overview.paths.map((p) => p.test))].sort();
+  const select = (name, values, label) => `<label>${label} <select name="${name}">${['', ...values]
+    .map((v) => `<option value="${esc(v)}" ${v === (params.get(name) || '') ? 'selected' : ''}>${esc(v || 'any')}</option>`)
+    .join('')}</select></label>`;
+  app.innerHTML = `<h1>Day heat map</h1>
+    <div class="controls">
+      <label>metric <select name="metric">${Object.entries(METRICS)
+        .map(([k, m]) => `<option value="${k}" ${k === metric ? 'selected' : ''}>${m.label} (${m.unit})</option>`)
+        .join('')}</select></label>
+      ${select('test', tests, 'test')}
+      ${select('target', targets, 'target')}
+      ${select('direction', ['forward', 'reverse', 'bidir', 'round_trip'], 'direction')}
+    </div>`;
+  app.querySelector('.controls').append(rangeControls(params, range, go, DAYS));
+  for (const sel of app.querySelectorAll('.controls select')) {
+    sel.addEventListener('change', () => {
+      const next = new URLSearchParams(params);
+      if (sel.value) next.set(sel.name, sel.value);
+      else next.delete(sel.name);
+      go(next);
+    });
+  }
+  drawHeatMap(app, map, (v) => metricValue(metric, v));
+}

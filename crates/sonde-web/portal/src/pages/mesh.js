@@ -1,0 +1,45 @@
+// Mesh grid (as MaDDash's): agents × agents, a row per source and a
+// column per target; each cell split along its diagonal, forward
+// (source → target) upper left and reverse lower right, each half
+// coloured by the status of its latest result. A cell opens the pair's
+// path page.
+
+import { get } from '../api.js';
+import { ago, esc, METRICS, metricValue } from '../format.js';
+import { legend, statusOf, STATUS } from '../status.js';
+import { pathHref } from './links.js';
+
+function half(which, cell, metric) {
+  const status = cell && STATUS[cell.status] ? cell.status : 'unknown';
+  const what = cell
+    ? `${which}: ${status}, ${metricValue(metric, cell.value)}, ${ago(cell.start_ns)}`
+    : `${which}: nothing measured`;
+  return `<span class="half ${which}" data-half="${which}" data-status="${status}" style="background:${statusOf(status).colour}" title="${esc(what)}"><i>${statusOf(status).symbol}</i></span>`;
+}
+
+export async function render(app, params, ctx) {
+  const metric = METRICS[params.get('metric')] ? params.get('metric') : 'rtt_ms';
+  const mesh = await get('mesh', { metric }, ctx.signal);
+  const at = new Map(mesh.cells.map((c) => [`${c.source}\u0000${c.target}`, c]));
+  const head = mesh.agents.map((a) => `<th class="target" scope="col"><span>${esc(a)}</span></th>`).join('');
+  const rows = mesh.agents
+    .map((src) => `<tr><th scope="row">${esc(src)}</th>${mesh.agents
+      .map((dst) => {
+        const c = at.get(`${src}\u0000${dst}`);
+        if (!c) return `<td class="none${src === dst ? ' self' : ''}"></td>`;
+        const href = pathHref({ source: src, target: dst }, metric);
+        return `<td><a class="cell" href="${href}" data-source="${esc(src)}" data-target="${esc(dst)}">${half('forward', c.forward, metric)}${half('reverse', c.reverse, metric)}</a></td>`;
+      })
+      .join('')}</tr>`)
+    .join('');
+  app.innerHTML = `<h1>Mesh</h1>
+    <div class="controls"><label>metric <select name="metric">${Object.entries(METRICS)
+      .map(([k, m]) => `<option value="${k}" ${k === metric ? 'selected' : ''}>${m.label} (${m.unit})</option>`)
+      .join('')}</select></label></div>
+    ${legend()}
+    <p class="hint">A row per source, a column per target; the upper left half of a cell is forward (source → target), the lower right reverse. A cell opens the pair's history.</p>
+    ${mesh.agents.length === 0 ? '<p class="empty">No paths measured yet.</p>' : `<table class="mesh"><thead><tr><th></th>${head}</tr></thead><tbody>${rows}</tbody></table>`}`;
+  app.querySelector('select[name=metric]').addEventListener('change', (e) => {
+    location.hash = `#/mesh?metric=${e.target.value}`;
+  });
+}

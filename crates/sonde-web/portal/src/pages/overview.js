@@ -1,0 +1,61 @@
+// Overview: every path's latest result, coloured by its status against
+// the agent's thresholds (worst first); a row opens the path's page.
+
+import { get } from '../api.js';
+import { ago, esc, metricValue, utc } from '../format.js';
+import { badge, legend, SEVERITY } from '../status.js';
+import { pathHref } from './links.js';
+
+function thresholdText(t) {
+  if (!t) return '';
+  const parts = [];
+  for (const [k, v] of Object.entries(t)) {
+    if (v && typeof v === 'object' && 'warn' in v) parts.push(`${k}: warn ${v.warn}, crit ${v.crit}`);
+    else if (v !== null && typeof v !== 'object') parts.push(`${k}: ${v}`);
+  }
+  return parts.join(' · ');
+}
+
+export async function render(app, params, ctx) {
+  const data = await get('overview', {}, ctx.signal);
+  const paths = [...data.paths].sort(
+    (a, b) => SEVERITY.indexOf(a.status) - SEVERITY.indexOf(b.status) || a.key.localeCompare(b.key),
+  );
+  const counts = {};
+  for (const p of paths) counts[p.status] = (counts[p.status] || 0) + 1;
+  const summary = SEVERITY.filter((s) => counts[s]).map((s) => `${badge(s)} ${counts[s]}`).join(' ');
+  const rows = paths.map((p) => {
+    const l = p.latest || {};
+    return `<tr class="path status-row-${esc(p.status)}" data-key="${esc(p.key)}" data-status="${esc(p.status)}">
+      <td>${badge(p.status)}</td>
+      <td><a href="${pathHref(p)}">${esc(p.test)}</a></td>
+      <td>${esc(p.source)} → ${esc(p.target)}</td>
+      <td>${esc(p.direction)}</td>
+      <td>${esc(p.family || '')}</td>
+      <td>${esc(p.dscp ?? '')}</td>
+      <td>${esc(p.campaign || '')}</td>
+      <td class="num">${metricValue('throughput_bps', l.throughput_bps)}</td>
+      <td class="num">${metricValue('loss_pct', l.loss_pct)}</td>
+      <td class="num">${metricValue('jitter_ms', l.jitter_ms)}</td>
+      <td class="num">${metricValue('rtt_ms', l.rtt_ms)}</td>
+      <td title="${esc(utc(l.start_ns))}">${esc(ago(l.start_ns))}</td>
+      <td class="why">${esc(p.why || '')}</td>
+    </tr>`;
+  });
+  app.innerHTML = `<h1>Overview</h1>
+    <p class="summary">${paths.length} paths ${summary} <span class="generated">as of ${esc(utc(data.generated_ns))}</span></p>
+    ${legend()}
+    ${paths.length === 0 ? '<p class="empty">The archive holds no results yet.</p>' : `
+    <table class="paths">
+      <thead><tr><th>status</th><th>test</th><th>path</th><th>direction</th><th>family</th><th>DSCP</th><th>campaign</th>
+      <th>throughput</th><th>loss</th><th>jitter</th><th>RTT</th><th>latest</th><th>why</th></tr></thead>
+      <tbody>${rows.join('')}</tbody>
+    </table>`}
+    <p class="thresholds">thresholds: ${esc(thresholdText(data.thresholds))}</p>`;
+  for (const tr of app.querySelectorAll('tr.path')) {
+    tr.addEventListener('click', (e) => {
+      if (e.target.closest('a')) return;
+      location.hash = tr.querySelector('a').getAttribute('href');
+    });
+  }
+}
