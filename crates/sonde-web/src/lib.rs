@@ -8,6 +8,7 @@
 //! server's event loop.
 
 mod api;
+mod assets;
 pub mod metrics;
 
 use std::net::SocketAddr;
@@ -49,7 +50,8 @@ pub fn spawn(
                 };
                 let app = api::router(Arc::new(api::State {
                     archive: config.archive,
-                }));
+                }))
+                .merge(assets::router());
                 let stop = async move {
                     while !shutdown.load(Ordering::Relaxed) {
                         tokio::time::sleep(Duration::from_millis(200)).await;
