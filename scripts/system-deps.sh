@@ -9,7 +9,9 @@
 #   zsh, fish  check that `sonde completions zsh|fish` parses
 #   groff      checks that `sonde man` pages read without warnings
 #   fonts-dejavu-core  the font report charts are drawn with in PNG (resvg)
-#   chromium   opens the HTML report in the tests, and prints `sonde report --format pdf`
+#   chromium   opens the HTML report in the tests, and prints `sonde report --format pdf`;
+#              the portal's browser tests run in it
+#   nodejs npm build the web portal (crates/sonde-web/build.rs: npm ci, vite)
 set -euo pipefail
 
 need=()
@@ -24,6 +26,7 @@ command -v fish >/dev/null 2>&1 || need+=(fish)
 command -v groff >/dev/null 2>&1 || need+=(groff-base)
 [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v npm >/dev/null 2>&1 || need+=(nodejs npm)
 
 if [ "${#need[@]}" -gt 0 ]; then
     if [ "$(id -u)" -ne 0 ]; then
