@@ -60,15 +60,64 @@ pub(crate) fn admit(
     spec: &impl Admissible,
 ) -> Result<TestSlot, Refusal> {
     let limits = shared.limits();
-    check_client(limits, client)?;
-    spec.validate_spec().map_err(|e| Refusal::InvalidSpec {
+    let admitted = check_client(limits, client)
+        .and_then(|()| {
+            spec.validate_spec().map_err(|e| Refusal::InvalidSpec {
+                field: e.field.to_string(),
+                detail: e.reason,
+            })
+        })
+        .and_then(|()| check_demand(limits, &spec.demand()))
+        .and_then(|()| {
+            shared.claim_test().ok_or(Refusal::Busy {
+                max_concurrent_tests: limits.max_concurrent_tests,
+            })
+        });
+    if let Err(r) = &admitted {
+        shared.counters().refused(r);
+    }
+    admitted
+}
+
+/// Checks a test this agent is asked to run itself (the HTTP API's "run
+/// a test now") against the same limits as the control port: its spec,
+/// duration, streams and rate. The concurrency cap is the caller's.
+pub fn check_local_test(
+    limits: &crate::config::Limits,
+    spec: &sonde_model::TestSpec,
+) -> Result<(), Refusal> {
+    let invalid = |e: SpecError| Refusal::InvalidSpec {
         field: e.field.to_string(),
         detail: e.reason,
-    })?;
-    check_demand(limits, &spec.demand())?;
-    shared.claim_test().ok_or(Refusal::Busy {
-        max_concurrent_tests: limits.max_concurrent_tests,
-    })
+    };
+    match spec {
+        sonde_model::TestSpec::Tcp(s) => {
+            s.validate().map_err(invalid)?;
+            check_demand(limits, &s.demand())
+        }
+        sonde_model::TestSpec::Udp(s) => {
+            s.validate().map_err(invalid)?;
+            check_demand(limits, &s.demand())
+        }
+        sonde_model::TestSpec::Ping(s) => {
+            s.validate().map_err(invalid)?;
+            let asked = s
+                .interval
+                .saturating_mul(u32::try_from(s.count).unwrap_or(u32::MAX));
+            if s.count == 0 || asked > limits.max_duration {
+                return Err(Refusal::LimitExceeded {
+                    limit: sonde_wire::Limit::MaxDuration,
+                    value: humantime::format_duration(limits.max_duration).to_string(),
+                    requested: if s.count == 0 {
+                        "no end (give a count)".into()
+                    } else {
+                        humantime::format_duration(asked).to_string()
+                    },
+                });
+            }
+            Ok(())
+        }
+    }
 }
 
 #[cfg(test)]

@@ -73,6 +73,8 @@ pub struct ServerConfig {
     pub port: u16,
     pub limits: Limits,
     pub reflector: ReflectorConfig,
+    /// The HTTP API and portal (`[http]`).
+    pub http: crate::http_config::HttpConfig,
 }
 
 /// The STAMP reflector (RFC 8762) of `sonde serve`.
@@ -110,6 +112,7 @@ impl Default for ServerConfig {
             port: 5201,
             limits: Limits::default(),
             reflector: ReflectorConfig::default(),
+            http: crate::http_config::HttpConfig::default(),
         }
     }
 }
@@ -191,7 +194,9 @@ impl ServerConfig {
         if l.allow.is_empty() {
             return invalid("limits.allow", "is empty, so no client could test");
         }
-        Ok(())
+        self.http
+            .check()
+            .map_err(|(key, reason)| ConfigError::Invalid { key, reason })
     }
 }
 

@@ -34,8 +34,10 @@
 mod acceptor;
 mod admission;
 pub mod config;
+pub mod counters;
 mod gone;
 mod handshake;
+pub mod http_config;
 mod iperf3;
 mod limits;
 mod native;
@@ -43,7 +45,11 @@ pub mod reflector;
 pub mod server;
 mod state;
 
+pub use admission::check_local_test;
 pub use config::{ConfigError, Limits, ReflectorConfig, ServerConfig};
+pub use counters::{AgentCounters, CountersNow};
 pub use handshake::HANDSHAKE_DEADLINE;
+pub use http_config::{ApiToken, HttpConfig, Levels, Thresholds};
 pub use reflector::{Reflector, ReflectorError};
 pub use server::{ServeError, Server, Stopped, Until};
+pub use sonde_wire::Refusal;

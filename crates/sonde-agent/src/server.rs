@@ -76,6 +76,11 @@ impl Server {
         })
     }
 
+    /// The counters `/metrics` shows: tests run, refusals by reason.
+    pub fn counters(&self) -> Arc<crate::counters::AgentCounters> {
+        Arc::clone(self.shared.counters_arc())
+    }
+
     pub fn local_addrs(&self) -> Vec<SocketAddr> {
         self.listeners
             .iter()

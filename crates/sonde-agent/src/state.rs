@@ -28,6 +28,8 @@ pub(crate) struct Shared {
     finished_tests: AtomicU64,
     /// When the server last had a test running (or started).
     last_busy: Mutex<Instant>,
+    /// What `/metrics` counts.
+    counters: Arc<crate::counters::AgentCounters>,
 }
 
 impl Shared {
@@ -40,12 +42,21 @@ impl Shared {
             accepted: AtomicU64::new(0),
             finished_tests: AtomicU64::new(0),
             last_busy: Mutex::new(Instant::now()),
+            counters: Arc::default(),
         })
     }
 
     /// The limits every request is checked against.
     pub(crate) fn limits(&self) -> &Limits {
         &self.limits
+    }
+
+    pub(crate) fn counters(&self) -> &crate::counters::AgentCounters {
+        &self.counters
+    }
+
+    pub(crate) fn counters_arc(&self) -> &Arc<crate::counters::AgentCounters> {
+        &self.counters
     }
 
     /// Tests waiting for their data connections.
@@ -107,6 +118,7 @@ impl Drop for TestSlot {
             *t = Instant::now();
         }
         self.0.finished_tests.fetch_add(1, Ordering::AcqRel);
+        self.0.counters.test_run();
         self.0.running_tests.fetch_sub(1, Ordering::AcqRel);
     }
 }

@@ -8,7 +8,10 @@
 //! together, and a second write of the same id changes nothing, so a retry
 //! never duplicates (docs/archive.md).
 
+mod csv_out;
 mod filter;
+mod interfaces;
+mod latest;
 mod pg;
 mod query;
 mod row;
@@ -17,7 +20,10 @@ pub mod schema;
 mod sql;
 mod sqlite;
 
+pub use csv_out::write_csv;
 pub use filter::ResultFilter;
+pub use interfaces::{Counters, InterfaceSample};
+pub use latest::ResultRow;
 pub use query::{ExportRows, Grouping, HeatCell, Metric, MetricPoint};
 pub use row::Placement;
 pub use runs::{CampaignRow, Lease, RunRow, RunState};

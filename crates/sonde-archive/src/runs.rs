@@ -123,6 +123,28 @@ impl Store {
         Ok(())
     }
 
+    /// Pauses or resumes campaign `name`: a paused campaign's schedulers
+    /// record its runs as missed. False when there is no such campaign.
+    pub fn set_paused(&mut self, name: &str, paused: bool) -> Result<bool, ArchiveError> {
+        let n = self.backend.sql().execute(
+            "UPDATE campaigns SET paused = $2 WHERE name = $1",
+            &[text(name), Value::Bool(paused)],
+        )?;
+        Ok(n > 0)
+    }
+
+    /// Whether campaign `name` is paused (false when unknown).
+    pub fn is_paused(&mut self, name: &str) -> Result<bool, ArchiveError> {
+        let rows = self.backend.sql().rows(
+            "SELECT paused FROM campaigns WHERE name = $1",
+            &[text(name)],
+        )?;
+        Ok(rows
+            .first()
+            .and_then(|r| r.first()?.int())
+            .is_some_and(|p| p != 0))
+    }
+
     /// Every campaign, by name.
     pub fn campaigns(&mut self) -> Result<Vec<CampaignRow>, ArchiveError> {
         let rows = self.backend.sql().rows(

@@ -124,6 +124,22 @@ CREATE TABLE path_leases (
     expires_ns BIGINT NOT NULL
 );
 "#,
+    // 3: the agent's interface counters, sampled every few seconds (link
+    // load beside latency); results by source for the mesh.
+    r#"
+CREATE TABLE interface_samples (
+    interface TEXT NOT NULL,
+    at_ns BIGINT NOT NULL,
+    rx_bytes BIGINT NOT NULL,
+    tx_bytes BIGINT NOT NULL,
+    rx_packets BIGINT NOT NULL,
+    tx_packets BIGINT NOT NULL,
+    rx_dropped BIGINT NOT NULL,
+    tx_dropped BIGINT NOT NULL,
+    PRIMARY KEY (interface, at_ns)
+);
+CREATE INDEX results_by_source ON results (source, start_ns);
+"#,
 ];
 
 /// The schema version this build writes and reads.

@@ -9,30 +9,8 @@ use sonde_model::{
     Summary, TcpSpec, TestEnv, TestResult, TestSpec, Timestamp, UdpSpec,
 };
 
-const PG: &str = "postgres://root@127.0.0.1:5432/test";
-
-/// A SQLite file and a PostgreSQL schema named for `test`, each given to
-/// `body`; both removed after.
-fn on_both(test: &str, body: impl Fn(&(dyn Fn() -> Store + Sync), &str)) {
-    let dir = std::env::temp_dir().join(format!("sonde-archive-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let file = dir.join("sonde.db");
-    let path = file.to_str().unwrap().to_string();
-    body(&|| Store::open(&path).unwrap(), &path);
-    let _ = std::fs::remove_dir_all(&dir);
-
-    let schema = format!("sonde_t{}_{test}", std::process::id());
-    let url = format!("{PG}?schema={schema}");
-    let mut admin =
-        postgres::Client::connect(PG, postgres::NoTls).expect("PostgreSQL on 127.0.0.1:5432");
-    admin
-        .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
-        .unwrap();
-    body(&|| Store::open(&url).unwrap(), &url);
-    admin
-        .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
-        .unwrap();
-}
+mod common;
+use common::{on_both, PG};
 
 fn forward(throughput: u64, loss: Option<f64>, jitter: Option<f64>) -> Figures {
     Figures {
@@ -113,7 +91,10 @@ fn ping() -> TestResult {
 fn every_kind_round_trips_and_a_second_write_changes_nothing() {
     on_both("roundtrip", |open, _| {
         let mut s = open();
-        assert_eq!(s.schema_version().unwrap(), 2);
+        assert_eq!(
+            s.schema_version().unwrap(),
+            sonde_archive::schema::current() as i64
+        );
         for r in [tcp(300), udp(), ping()] {
             assert!(s.put_result(&r, &Placement::default()).unwrap());
             assert_eq!(s.get_result(r.id).unwrap().as_ref(), Some(&r));
@@ -124,7 +105,10 @@ fn every_kind_round_trips_and_a_second_write_changes_nothing() {
         // Reopened (migrations already applied): all there.
         let mut again = open();
         assert_eq!(again.count_results().unwrap(), 3);
-        assert_eq!(again.schema_version().unwrap(), 2);
+        assert_eq!(
+            again.schema_version().unwrap(),
+            sonde_archive::schema::current() as i64
+        );
     });
 }
 
@@ -308,7 +292,10 @@ static IDS: std::sync::Mutex<Vec<sonde_model::ResultId>> = std::sync::Mutex::new
 #[test]
 fn an_archive_of_the_previous_version_is_migrated_and_keeps_its_results() {
     let check = |s: &mut Store, id: sonde_model::ResultId| {
-        assert_eq!(s.schema_version().unwrap(), 2);
+        assert_eq!(
+            s.schema_version().unwrap(),
+            sonde_archive::schema::current() as i64
+        );
         assert!(s.get_result(id).unwrap().is_some());
         assert_eq!(s.count_intervals(id).unwrap(), 3);
         // Version 2's tables are there: a labelled result can be kept.

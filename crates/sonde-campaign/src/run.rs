@@ -172,6 +172,9 @@ impl RunCtx<'_> {
         let mut labels = self.plan.labels.clone();
         labels.extend(step.labels.clone());
         labels.insert("step".into(), step.name.clone());
+        // The endpoints by name: the mesh grid's rows and columns.
+        labels.insert("from".into(), step.from.clone());
+        labels.insert("to".into(), step.to.clone());
         let at = Placement {
             campaign: Some(self.plan.name.clone()),
             run_id: Some(self.run_id.to_string()),

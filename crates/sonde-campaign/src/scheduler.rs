@@ -266,8 +266,13 @@ impl<'a> Scheduler<'a> {
                 continue;
             }
             let id = uuid::Uuid::new_v4().to_string();
-            if now > due.saturating_add(slip) {
-                let reason = self.missed_reason(due);
+            let paused = self.store.is_paused(&name)?;
+            if paused || now > due.saturating_add(slip) {
+                let reason = if paused {
+                    "the campaign was paused".to_string()
+                } else {
+                    self.missed_reason(due)
+                };
                 if self.store.record_missed(&id, &name, occ, &reason)? {
                     progress(Progress::Missed {
                         scheduled_ns: occ,

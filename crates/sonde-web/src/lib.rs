@@ -1,7 +1,8 @@
-//! sonde's HTTP side, in the agent (`sonde serve --http ADDR`): a JSON API
-//! over the archive and Prometheus metrics (docs/api.md,
-//! docs/prometheus.md). It runs on its own thread with its own small
-//! runtime (axum on tokio); the measurement engine stays on its threads.
+//! sonde's HTTP side, in the agent (`sonde serve --http ADDR`): the JSON
+//! API over the archive (docs/api.md), the web portal (docs/portal.md)
+//! and Prometheus metrics (docs/prometheus.md). It runs on its own thread
+//! with its own small runtime (axum on tokio); the measurement engine
+//! stays on its threads.
 //!
 //! The archive's `Store` is blocking (rusqlite, postgres): each request
 //! opens it on tokio's blocking pool, so a slow database never stalls the
@@ -9,9 +10,17 @@
 
 mod api;
 mod assets;
+mod auth;
+pub mod interfaces;
+pub mod live;
 pub mod metrics;
+mod status;
+
+pub use api::State;
+pub use live::{LiveBus, LiveRunner};
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,6 +32,19 @@ pub struct WebConfig {
     pub addr: SocketAddr,
     /// The archive it reads (a SQLite path or a postgres:// URL).
     pub archive: String,
+    pub http: sonde_agent::HttpConfig,
+    /// The control port's limits ("run a test now" keeps to them).
+    pub limits: sonde_agent::Limits,
+    /// The agent's campaigns directory, if it runs campaigns.
+    pub campaigns_dir: Option<PathBuf>,
+    pub live: Arc<LiveBus>,
+    pub counters: Arc<sonde_agent::AgentCounters>,
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default()
 }
 
 /// Binds `config.addr` and serves on a thread of its own until
@@ -37,6 +59,15 @@ pub fn spawn(
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
+    let state = Arc::new(api::State {
+        archive: config.archive,
+        http: config.http,
+        limits: config.limits,
+        campaigns_dir: config.campaigns_dir,
+        live: config.live,
+        counters: config.counters,
+        hostname: hostname(),
+    });
     let handle = std::thread::Builder::new()
         .name("sonde-http".into())
         .spawn(move || {
@@ -48,10 +79,7 @@ pub fn spawn(
                         return;
                     }
                 };
-                let app = api::router(Arc::new(api::State {
-                    archive: config.archive,
-                }))
-                .merge(assets::router());
+                let app = api::router(state).merge(assets::router());
                 let stop = async move {
                     while !shutdown.load(Ordering::Relaxed) {
                         tokio::time::sleep(Duration::from_millis(200)).await;

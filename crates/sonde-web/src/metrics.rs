@@ -1,9 +1,12 @@
 //! `/metrics` in the OpenMetrics text format: per path, gauges of its
 //! latest result in base units (bytes per second, a ratio, seconds),
-//! labelled by test, source, target, direction, family and DSCP; and the
-//! agent's own `sonde_agent_info`. Written by hand: the format is a few lines
-//! of text, and the crates that write it want a registry of live metrics,
-//! where these are read from the archive at each scrape.
+//! labelled by test, source, target, direction, family and DSCP; an RTT
+//! histogram of every ping answer since the agent started (buckets as
+//! smokeping_prober's); and the agent's counters (tests run, refusals by
+//! reason, archive write errors, results waiting). Written by hand: the
+//! format is a few lines of text, and the crates that write it want a
+//! registry of live metrics, where the gauges are read from the archive
+//! at each scrape.
 
 use sonde_model::{Direction, IpFamily, TestResult, TestSpec};
 use std::collections::BTreeSet;
@@ -109,6 +112,157 @@ pub fn latest_per_path(newest_first: &[TestResult]) -> Vec<&TestResult> {
         .iter()
         .filter(|r| seen.insert(label_text(&labels(r))))
         .collect()
+}
+
+/// The upper bounds of the RTT histogram's buckets, in seconds:
+/// smokeping_prober's, 50 µs doubling 20 times (to 26.2 s).
+pub fn rtt_buckets() -> [f64; 20] {
+    let mut b = [0.0; 20];
+    let mut v = 0.000_05;
+    for x in &mut b {
+        *x = v;
+        v *= 2.0;
+    }
+    b
+}
+
+/// One path's RTT histogram: counts per bucket (the last: above every
+/// bound), their sum and count.
+#[derive(Debug, Clone, Default)]
+struct Histogram {
+    buckets: [u64; 21],
+    sum: f64,
+    count: u64,
+}
+
+/// RTT histograms of the pings this agent ran since it started, by path.
+#[derive(Debug, Default)]
+pub struct RttHistograms {
+    paths: std::sync::Mutex<std::collections::BTreeMap<String, Histogram>>,
+}
+
+impl RttHistograms {
+    /// Counts one answer of `spec`'s path, `rtt_s` seconds.
+    pub fn observe(&self, spec: &sonde_model::PingSpec, rtt_s: f64) {
+        if !rtt_s.is_finite() || rtt_s < 0.0 {
+            return;
+        }
+        let family = match spec.family {
+            IpFamily::V6 => "v6",
+            IpFamily::V4 => "v4",
+            IpFamily::Any => "",
+        };
+        let key = label_text(&[
+            ("test", "ping".to_string()),
+            ("target", spec.host.clone()),
+            ("family", family.to_string()),
+            (
+                "dscp",
+                spec.dscp.map_or("0".to_string(), |d| d.value().to_string()),
+            ),
+        ]);
+        let i = rtt_buckets().iter().position(|b| rtt_s <= *b).unwrap_or(20);
+        let mut paths = self.paths.lock().unwrap_or_else(|e| e.into_inner());
+        let h = paths.entry(key).or_default();
+        h.buckets[i] += 1;
+        h.sum += rtt_s;
+        h.count += 1;
+    }
+
+    fn render(&self, out: &mut String) {
+        let _ = writeln!(
+            out,
+            "# TYPE sonde_ping_rtt_seconds histogram\n# UNIT sonde_ping_rtt_seconds seconds\n# HELP \
+             sonde_ping_rtt_seconds Round-trip times of the pings this agent ran since it started."
+        );
+        let paths = self.paths.lock().unwrap_or_else(|e| e.into_inner());
+        for (labels, h) in paths.iter() {
+            let mut cumulative = 0;
+            for (i, bound) in rtt_buckets().iter().enumerate() {
+                cumulative += h.buckets[i];
+                let _ = writeln!(
+                    out,
+                    "sonde_ping_rtt_seconds_bucket{{{labels},le=\"{bound}\"}} {cumulative}"
+                );
+            }
+            let _ = writeln!(
+                out,
+                "sonde_ping_rtt_seconds_bucket{{{labels},le=\"+Inf\"}} {}\nsonde_ping_rtt_seconds_sum{{{labels}}} {}\nsonde_ping_rtt_seconds_count{{{labels}}} {}",
+                h.count, h.sum, h.count
+            );
+        }
+    }
+}
+
+/// The agent's counters, as counters (`_total`) and the backlog gauge.
+fn render_counters(c: &sonde_agent::CountersNow, out: &mut String) {
+    let _ = writeln!(
+        out,
+        "# TYPE sonde_tests counter\n# HELP sonde_tests Tests this agent ran or served since it started.\nsonde_tests_total {}",
+        c.tests_run
+    );
+    let _ = writeln!(
+        out,
+        "# TYPE sonde_tests_refused counter\n# HELP sonde_tests_refused Tests refused, by the limit or rule that refused them."
+    );
+    for (reason, n) in &c.refused {
+        let _ = writeln!(
+            out,
+            "sonde_tests_refused_total{{reason=\"{}\"}} {n}",
+            escape(reason)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "# TYPE sonde_archive_write_errors counter\n# HELP sonde_archive_write_errors Results the archive refused to keep.\nsonde_archive_write_errors_total {}",
+        c.archive_errors
+    );
+    let _ = writeln!(
+        out,
+        "# TYPE sonde_archive_backlog gauge\n# HELP sonde_archive_backlog Results waiting to be written to the archive.\nsonde_archive_backlog {}",
+        c.backlog
+    );
+}
+
+/// The whole page: the latest results' gauges, the RTT histograms and
+/// the agent's counters.
+pub fn page(
+    latest: &[&TestResult],
+    rtt: &RttHistograms,
+    counters: &sonde_agent::CountersNow,
+) -> String {
+    let mut out = render(latest);
+    out.truncate(out.len() - "# EOF\n".len());
+    rtt.render(&mut out);
+    render_counters(counters, &mut out);
+    out.push_str("# EOF\n");
+    out
+}
+
+/// `GET /metrics`.
+pub async fn serve(
+    axum::extract::State(state): axum::extract::State<crate::api::Shared>,
+) -> Result<axum::response::Response, crate::api::ApiError> {
+    use axum::response::IntoResponse;
+    let filter = sonde_archive::ResultFilter {
+        trials: false,
+        limit: 5_000,
+        ..sonde_archive::ResultFilter::default()
+    };
+    let recent = crate::api::with_store(&state, move |s| s.list_results(&filter)).await?;
+    let text = page(
+        &latest_per_path(&recent),
+        &state.live.rtt,
+        &state.counters.now(),
+    );
+    Ok((
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        text,
+    )
+        .into_response())
 }
 
 /// The metrics page of `latest` (one result per path).

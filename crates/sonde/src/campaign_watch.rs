@@ -8,7 +8,10 @@
 
 use crate::campaign_cmd::{read_plan, which_endpoint, CliRunners};
 use sonde_archive::Store;
+use sonde_campaign::Runners;
 use sonde_campaign::{Control, Progress, Scheduler};
+use sonde_run::Runner;
+use sonde_web::{LiveBus, LiveRunner};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -30,11 +33,27 @@ struct Running {
 pub fn spawn(
     dir: PathBuf,
     archive: String,
+    live: Arc<LiveBus>,
     shutdown: Arc<AtomicBool>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
         .name("sonde-campaigns".into())
-        .spawn(move || watch(&dir, &archive, &shutdown))
+        .spawn(move || watch(&dir, &archive, &live, &shutdown))
+}
+
+/// The command line's runners, with this host's tests shown live.
+struct AgentRunners(Arc<LiveBus>);
+
+impl Runners for AgentRunners {
+    fn local(&self) -> Box<dyn Runner> {
+        Box::new(LiveRunner {
+            inner: CliRunners.local(),
+            bus: Arc::clone(&self.0),
+        })
+    }
+    fn agent(&self, agent: &str) -> Result<Box<dyn Runner>, String> {
+        CliRunners.agent(agent)
+    }
 }
 
 fn plans_in(dir: &Path) -> BTreeMap<PathBuf, String> {
@@ -49,7 +68,7 @@ fn plans_in(dir: &Path) -> BTreeMap<PathBuf, String> {
         .collect()
 }
 
-fn watch(dir: &Path, archive: &str, shutdown: &AtomicBool) {
+fn watch(dir: &Path, archive: &str, live: &Arc<LiveBus>, shutdown: &AtomicBool) {
     let mut running: BTreeMap<PathBuf, Running> = BTreeMap::new();
     let mut refused: BTreeMap<PathBuf, String> = BTreeMap::new();
     tracing::info!(dir = %dir.display(), archive, "campaigns");
@@ -75,7 +94,7 @@ fn watch(dir: &Path, archive: &str, shutdown: &AtomicBool) {
             match running.get_mut(path) {
                 Some(r) if &r.text == text || r.retired => {}
                 // Its schedule ended, and the plan changed: a new scheduler.
-                Some(r) if r.thread.is_finished() => match start(path, archive) {
+                Some(r) if r.thread.is_finished() => match start(path, archive, live) {
                     Ok(new) => *r = new,
                     Err(e) => {
                         tracing::error!("{e}");
@@ -93,7 +112,7 @@ fn watch(dir: &Path, archive: &str, shutdown: &AtomicBool) {
                         refused.insert(path.clone(), text.clone());
                     }
                 },
-                None => match start(path, archive) {
+                None => match start(path, archive, live) {
                     Ok(r) => {
                         refused.remove(path);
                         running.insert(path.clone(), r);
@@ -115,7 +134,7 @@ fn watch(dir: &Path, archive: &str, shutdown: &AtomicBool) {
     }
 }
 
-fn start(path: &Path, archive: &str) -> Result<Running, String> {
+fn start(path: &Path, archive: &str, live: &Arc<LiveBus>) -> Result<Running, String> {
     let (plan, text) = read_plan(path, None, &BTreeMap::new())?;
     let me = which_endpoint(&plan, None)?;
     let store = Store::open(archive).map_err(|e| e.to_string())?;
@@ -123,10 +142,11 @@ fn start(path: &Path, archive: &str) -> Result<Running, String> {
     let ctl = Arc::clone(&control);
     let name = plan.name.clone();
     let plan_text = text.clone();
+    let live = Arc::clone(live);
     let thread = std::thread::Builder::new()
         .name(format!("sonde-campaign-{name}"))
         .spawn(move || {
-            let runners = CliRunners;
+            let runners = AgentRunners(live);
             let outcome = Scheduler::new(store, plan, &plan_text, &me, &runners, &ctl)
                 .and_then(|mut s| s.run(&mut |p| log(&name, &p)));
             if let Err(e) = outcome {

@@ -6,7 +6,7 @@ use crate::cli::Failure;
 use crate::results_cmd::FilterArgs;
 use anyhow::anyhow;
 use clap::{Args, ValueEnum};
-use sonde_archive::{ExportRows, Placement, Store, Value};
+use sonde_archive::{ExportRows, Placement, Store};
 use sonde_model::MethodResult;
 use std::io::Write;
 use std::path::PathBuf;
@@ -50,16 +50,6 @@ fn run_err(e: impl std::fmt::Display) -> Failure {
     Failure::Run(anyhow!("{e}"))
 }
 
-/// A cell as CSV text: empty for null; times as RFC 3339 beside ns.
-fn cell(v: &Value) -> String {
-    match v {
-        Value::Text(t) => t.clone().unwrap_or_default(),
-        Value::Int(i) => i.map(|i| i.to_string()).unwrap_or_default(),
-        Value::Real(r) => r.map(|r| r.to_string()).unwrap_or_default(),
-        Value::Bool(b) => b.to_string(),
-    }
-}
-
 pub fn export(store: &mut Store, a: &ExportArgs) -> Result<(), Failure> {
     let mut out: Box<dyn Write> = match &a.output {
         Some(p) => Box::new(std::io::BufWriter::new(std::fs::File::create(p).map_err(
@@ -75,36 +65,8 @@ pub fn export(store: &mut Store, a: &ExportArgs) -> Result<(), Failure> {
                 Per::Interval => ExportRows::Intervals,
             };
             let (columns, rows) = store.export_rows(&filter, what).map_err(run_err)?;
-            let time_col = columns
-                .iter()
-                .position(|c| *c == "start_ns" || *c == "at_ns");
-            let mut w = csv::Writer::from_writer(&mut out);
-            let mut header: Vec<&str> = columns.clone();
-            if time_col.is_some() {
-                header.push("time_utc");
-            }
-            w.write_record(&header).map_err(run_err)?;
-            for row in &rows {
-                let mut rec: Vec<String> = row
-                    .iter()
-                    .zip(&columns)
-                    .map(|(v, c)| match (*c, v) {
-                        // SQLite keeps booleans as 0 and 1.
-                        ("interrupted" | "omitted", Value::Int(Some(i))) => (*i != 0).to_string(),
-                        _ => cell(v),
-                    })
-                    .collect();
-                if let Some(i) = time_col {
-                    rec.push(
-                        row[i]
-                            .int()
-                            .map(sonde_campaign::rfc3339)
-                            .unwrap_or_default(),
-                    );
-                }
-                w.write_record(&rec).map_err(run_err)?;
-            }
-            w.flush()?;
+            sonde_archive::write_csv(&columns, &rows, &mut out, sonde_campaign::rfc3339)
+                .map_err(run_err)?;
         }
         ExportFormat::Json | ExportFormat::Ndjson => {
             let mut results = store.list_results(&filter).map_err(run_err)?;

@@ -79,8 +79,9 @@ pub struct ServeArgs {
     /// Append the log to FILE instead of standard error.
     #[arg(long, value_name = "FILE")]
     pub logfile: Option<PathBuf>,
-    /// Serve the HTTP API and /metrics on ADDR ([::1]:8080; off by
-    /// default), reading the archive (--archive).
+    /// Serve the HTTP API, the web portal and /metrics on ADDR
+    /// ([::1]:8080; off by default; [http] in the config file), reading
+    /// the archive (--archive).
     #[arg(long, value_name = "ADDR")]
     pub http: Option<std::net::SocketAddr>,
     /// Run every campaign plan (*.toml) in DIR, reloading on change.
@@ -160,8 +161,11 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
         return serve_daemon::detach(args.pidfile.as_deref());
     }
     let limits = config.limits.clone();
+    let http_config = config.http.clone();
     let reflector = Reflector::bind(&config.reflector, &config.bind);
     let server = Server::bind(config)?;
+    let counters = server.counters();
+    let live = sonde_web::LiveBus::new();
     for addr in server.local_addrs() {
         tracing::info!(%addr, "listening");
     }
@@ -198,28 +202,43 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
         .archive
         .clone()
         .unwrap_or_else(|| sonde_archive::default_path(is_root()).display().to_string());
-    let http = match args.http {
-        Some(addr) => {
-            let config = sonde_web::WebConfig {
-                addr,
-                archive: archive.clone(),
-            };
-            let (bound, handle) = sonde_web::spawn(config, Arc::clone(&stop))
-                .map_err(|e| Failure::Usage(anyhow!("--http {addr}: {e}")))?;
-            tracing::info!(http = %bound, "HTTP API and /metrics listening");
-            Some(handle)
+    let mut threads = Vec::new();
+    if let Some(addr) = args.http.or(http_config.listen) {
+        let every = http_config.interface_interval;
+        let web = sonde_web::WebConfig {
+            addr,
+            archive: archive.clone(),
+            http: http_config.clone(),
+            limits: limits.clone(),
+            campaigns_dir: args.campaigns.clone(),
+            live: Arc::clone(&live),
+            counters: Arc::clone(&counters),
+        };
+        let (bound, handle) = sonde_web::spawn(web, Arc::clone(&stop))
+            .map_err(|e| Failure::Usage(anyhow!("--http {addr}: {e}")))?;
+        tracing::info!(http = %bound, "HTTP API, portal and /metrics listening");
+        threads.push(handle);
+        if !every.is_zero() {
+            let sampler = sonde_web::interfaces::spawn_sampler(
+                archive.clone(),
+                http_config.interfaces.clone(),
+                every,
+                Arc::clone(&stop),
+            )
+            .map_err(|e| Failure::Run(anyhow!("cannot sample the interfaces: {e}")))?;
+            threads.push(sampler);
         }
-        None => None,
-    };
-    let campaigns = match &args.campaigns {
-        Some(dir) => {
-            let archive = archive.clone();
-            let handle = crate::campaign_watch::spawn(dir.clone(), archive, Arc::clone(&stop))
-                .map_err(|e| Failure::Run(anyhow!("cannot start the campaigns: {e}")))?;
-            Some(handle)
-        }
-        None => None,
-    };
+    }
+    if let Some(dir) = &args.campaigns {
+        let handle = crate::campaign_watch::spawn(
+            dir.clone(),
+            archive.clone(),
+            Arc::clone(&live),
+            Arc::clone(&stop),
+        )
+        .map_err(|e| Failure::Run(anyhow!("cannot start the campaigns: {e}")))?;
+        threads.push(handle);
+    }
     let until = Until {
         one_off: args.one_off,
         idle_timeout: args.idle_timeout,
@@ -229,7 +248,7 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
     tracing::info!(reason = ?why, "server stopped");
     // The server may stop for another reason than a signal.
     stop.store(true, Ordering::Relaxed);
-    for h in [campaigns, http].into_iter().flatten() {
+    for h in threads {
         let _ = h.join();
     }
     Ok(())

@@ -1,26 +1,46 @@
-//! The JSON API (read-only so far): the agent, results by filter, one
-//! result, and `/metrics`. Errors are JSON: `{"error": "…"}` with the
-//! status that fits (400 a bad parameter, 404 nothing there, 503 the
-//! archive unreachable).
+//! The JSON API under `/api/v1` (docs/api.md; its OpenAPI document at
+//! `/api/v1/openapi.json`) and `/metrics`. Errors are JSON, `{"error":
+//! "…"}`, with the status that fits: 400 a bad parameter or body, 401 no
+//! token, 403 a wrong one, 404 nothing there, 409 a conflict, 413 a body
+//! over the cap, 503 the archive unreachable.
 
-use axum::extract::{Path, Query, State as AxState};
-use axum::http::{header, StatusCode};
+mod campaigns;
+mod results;
+mod running;
+mod views;
+
+use crate::auth;
+use crate::live::LiveBus;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{DefaultBodyLimit, Query, State as AxState};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use serde::Deserialize;
-use sonde_archive::{ResultFilter, Store};
-use sonde_model::{ResultId, TestResult};
+use sonde_agent::{AgentCounters, HttpConfig, Limits};
+use sonde_archive::Store;
+use std::path::PathBuf;
 use std::sync::Arc;
 
+/// What every handler shares.
 pub struct State {
     pub archive: String,
+    pub http: HttpConfig,
+    /// The control port's limits: "run a test now" keeps to them.
+    pub limits: Limits,
+    /// Where campaign plans are kept (`--campaigns DIR`), if the agent
+    /// runs campaigns.
+    pub campaigns_dir: Option<PathBuf>,
+    pub live: Arc<LiveBus>,
+    pub counters: Arc<AgentCounters>,
+    pub hostname: String,
 }
 
-type Shared = Arc<State>;
+pub type Shared = Arc<State>;
 
 /// A JSON error with its status.
-pub struct ApiError(StatusCode, String);
+#[derive(Debug)]
+pub struct ApiError(pub StatusCode, pub String);
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
@@ -28,8 +48,22 @@ impl IntoResponse for ApiError {
     }
 }
 
-/// Runs `work` on the archive on tokio's blocking pool.
-async fn with_store<T: Send + 'static>(
+pub fn bad(message: impl Into<String>) -> ApiError {
+    ApiError(StatusCode::BAD_REQUEST, message.into())
+}
+
+pub fn not_found(message: impl Into<String>) -> ApiError {
+    ApiError(StatusCode::NOT_FOUND, message.into())
+}
+
+/// The query string as `T`, or a 400 naming what is wrong.
+pub fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
+    q.map(|Query(v)| v).map_err(|e| bad(e.body_text()))
+}
+
+/// Runs `work` on the archive on tokio's blocking pool (the `Store` is
+/// blocking; a slow database never stalls the event loop).
+pub async fn with_store<T: Send + 'static>(
     state: &Shared,
     work: impl FnOnce(&mut Store) -> Result<T, sonde_archive::ArchiveError> + Send + 'static,
 ) -> Result<T, ApiError> {
@@ -40,109 +74,120 @@ async fn with_store<T: Send + 'static>(
     })
     .await
     .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
-    .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e.to_string()))
+    .map_err(|e| {
+        tracing::warn!("http: {e}");
+        ApiError(StatusCode::SERVICE_UNAVAILABLE, e.to_string())
+    })
 }
 
+/// Every route of the API, behind the token check.
 pub fn router(state: Shared) -> Router {
     Router::new()
         .route("/api/v1/info", get(info))
-        .route("/api/v1/results", get(results))
-        .route("/api/v1/results/{id}", get(result))
-        .route("/metrics", get(metrics))
+        .route("/api/v1/openapi.json", get(openapi))
+        .route("/metrics", get(crate::metrics::serve))
+        .merge(results::routes())
+        .merge(views::routes())
+        .merge(campaigns::routes())
+        .merge(running::routes())
+        .fallback(|| async { not_found("no such endpoint (see /api/v1/openapi.json)") })
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&state),
+            auth::guard,
+        ))
+        .layer(DefaultBodyLimit::max(state.http.max_body_bytes))
         .with_state(state)
 }
 
 async fn info(AxState(state): AxState<Shared>) -> Json<serde_json::Value> {
-    let archive = sonde_archive::Store::open(&state.archive)
-        .map(|s| s.location().to_string())
-        .unwrap_or_else(|_| state.archive.clone());
     Json(serde_json::json!({
         "sonde_version": sonde_model::SONDE_VERSION,
-        "archive": archive,
+        "hostname": state.hostname,
+        "archive": state.archive,
+        "read_public": state.http.read_public,
+        "campaigns": state.campaigns_dir.is_some(),
     }))
 }
 
-/// The filters of `GET /api/v1/results`, as `sonde results list` has them.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ResultsQuery {
-    test: Option<String>,
-    target: Option<String>,
-    campaign: Option<String>,
-    family: Option<String>,
-    direction: Option<String>,
-    /// `KEY=VALUE`.
-    label: Option<String>,
-    /// Unix seconds.
-    since: Option<i64>,
-    until: Option<i64>,
-    limit: Option<i64>,
-}
-
-fn bad(message: String) -> ApiError {
-    ApiError(StatusCode::BAD_REQUEST, message)
-}
-
-async fn results(
-    AxState(state): AxState<Shared>,
-    query: Result<Query<ResultsQuery>, axum::extract::rejection::QueryRejection>,
-) -> Result<Json<Vec<TestResult>>, ApiError> {
-    let Query(q) = query.map_err(|e| bad(e.body_text()))?;
-    let label = match q.label {
-        Some(l) => Some(
-            l.split_once('=')
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .ok_or_else(|| bad(format!("label '{l}': write KEY=VALUE")))?,
-        ),
-        None => None,
-    };
-    let limit = q.limit.unwrap_or(100);
-    if !(1..=10_000).contains(&limit) {
-        return Err(bad(format!("limit {limit}: 1 to 10000")));
-    }
-    let filter = ResultFilter {
-        test: q.test,
-        target: q.target,
-        campaign: q.campaign,
-        since_ns: q.since.map(|s| s.saturating_mul(1_000_000_000)),
-        until_ns: q.until.map(|s| s.saturating_mul(1_000_000_000)),
-        family: q.family,
-        direction: q.direction,
-        label,
-        trials: true,
-        limit,
-    };
-    let found = with_store(&state, move |s| s.list_results(&filter)).await?;
-    Ok(Json(found))
-}
-
-async fn result(
-    AxState(state): AxState<Shared>,
-    Path(id): Path<String>,
-) -> Result<Json<TestResult>, ApiError> {
-    let rid: ResultId = id
-        .parse()
-        .map_err(|_| bad(format!("'{id}' is not a result id (a UUID)")))?;
-    with_store(&state, move |s| s.get_result(rid))
-        .await?
-        .map(Json)
-        .ok_or_else(|| ApiError(StatusCode::NOT_FOUND, format!("no result {id}")))
-}
-
-async fn metrics(AxState(state): AxState<Shared>) -> Result<Response, ApiError> {
-    let filter = ResultFilter {
-        trials: false,
-        limit: 5_000,
-        ..ResultFilter::default()
-    };
-    let recent = with_store(&state, move |s| s.list_results(&filter)).await?;
-    let text = crate::metrics::render(&crate::metrics::latest_per_path(&recent));
-    Ok((
-        [(
-            header::CONTENT_TYPE,
-            "application/openmetrics-text; version=1.0.0; charset=utf-8",
-        )],
-        text,
+/// The OpenAPI document of this API (docs/api.md says how it is kept
+/// true: schemathesis runs it against a live agent in the tests).
+async fn openapi() -> Response {
+    static DOC: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let doc = DOC.get_or_init(|| {
+        openapi_document(
+            include_str!("../../openapi.json"),
+            include_str!("../../../../docs/schema/result-v2.schema.json"),
+        )
+        .to_string()
+    });
+    (
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        doc.clone(),
     )
-        .into_response())
+        .into_response()
+}
+
+/// The API's document with the result schema (docs/schema, the one the
+/// results are checked against) put in as `TestResult`: its `$defs` become
+/// components, and its references are rewritten to match.
+fn openapi_document(api: &str, result_schema: &str) -> serde_json::Value {
+    use serde_json::Value;
+    fn rewrite(v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                if let Some(Value::String(r)) = m.get_mut("$ref") {
+                    if r == "#" {
+                        *r = "#/components/schemas/TestResult".into();
+                    } else if let Some(name) = r.strip_prefix("#/$defs/") {
+                        *r = format!("#/components/schemas/{name}");
+                    }
+                }
+                m.values_mut().for_each(rewrite);
+            }
+            Value::Array(a) => a.iter_mut().for_each(rewrite),
+            _ => {}
+        }
+    }
+    let mut doc: Value = serde_json::from_str(api).unwrap_or(Value::Null);
+    let mut result: Value = serde_json::from_str(result_schema).unwrap_or(Value::Null);
+    rewrite(&mut result);
+    let Some(schemas) = doc
+        .pointer_mut("/components/schemas")
+        .and_then(Value::as_object_mut)
+    else {
+        return doc;
+    };
+    if let Some(r) = result.as_object_mut() {
+        if let Some(Value::Object(defs)) = r.remove("$defs") {
+            for (k, v) in defs {
+                schemas.entry(k).or_insert(v);
+            }
+        }
+        r.remove("$schema");
+        r.remove("$id");
+    }
+    schemas.insert("TestResult".into(), result);
+    doc
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_document_holds_the_result_schema_with_its_references_resolved() {
+        let doc = super::openapi_document(
+            include_str!("../../openapi.json"),
+            include_str!("../../../../docs/schema/result-v2.schema.json"),
+        );
+        let text = doc.to_string();
+        assert!(!text.contains("\"#/$defs/"), "a reference left unresolved");
+        let schemas = doc["components"]["schemas"].as_object().unwrap();
+        assert!(schemas.contains_key("TestResult"));
+        // Every reference names a schema that is there.
+        for r in text.split("\"$ref\":\"").skip(1) {
+            let target = r.split('"').next().unwrap();
+            let name = target.strip_prefix("#/components/schemas/").unwrap();
+            assert!(schemas.contains_key(name), "{target} is not there");
+        }
+        assert!(doc["paths"]["/api/v1/tests"]["post"]["security"].is_array());
+    }
 }

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod cli;
+pub mod http;
 pub mod iperf3_client;
 pub mod lab_cli;
 pub mod schema;

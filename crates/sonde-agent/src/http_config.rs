@@ -1,0 +1,156 @@
+//! `[http]` of the agent's configuration: the HTTP API and portal
+//! (`sonde serve --http ADDR`), who may use it, and the thresholds that
+//! colour paths in the portal. Documented in `docs/api.md`.
+
+use serde::Deserialize;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// The HTTP side of the agent.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HttpConfig {
+    /// Where to listen; `None`: off (the `--http` flag overrides it).
+    pub listen: Option<SocketAddr>,
+    /// Whether reading (results, charts, campaigns, `/metrics`) needs no
+    /// token. Writing and starting traffic always needs one.
+    pub read_public: bool,
+    /// The bearer tokens that may use the API.
+    pub tokens: Vec<ApiToken>,
+    /// Largest request body accepted, in bytes.
+    pub max_body_bytes: usize,
+    /// How often the agent samples its interfaces' counters into the
+    /// archive (link load beside latency); 0: never.
+    #[serde(with = "sonde_model::serde_secs")]
+    pub interface_interval: Duration,
+    /// Interfaces sampled; empty: every one but loopback.
+    pub interfaces: Vec<String>,
+    pub thresholds: Thresholds,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        Self {
+            listen: None,
+            read_public: true,
+            tokens: Vec::new(),
+            max_body_bytes: 1 << 20,
+            interface_interval: Duration::from_secs(10),
+            interfaces: Vec::new(),
+            thresholds: Thresholds::default(),
+        }
+    }
+}
+
+/// One bearer token and whom it belongs to (the name is what logs show,
+/// never the token).
+#[derive(Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApiToken {
+    pub name: String,
+    pub token: String,
+}
+
+impl std::fmt::Debug for ApiToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ApiToken({})", self.name)
+    }
+}
+
+/// A warning and a critical level of one metric.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Levels {
+    pub warn: f64,
+    pub crit: f64,
+}
+
+/// When a path's latest result is ok, warn or crit: each metric's levels
+/// (loss, jitter and RTT are bad above theirs; throughput and PDR below
+/// theirs), and how old a latest result may be before the path is
+/// unknown.
+#[derive(Debug, Clone, PartialEq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Thresholds {
+    pub loss_pct: Option<Levels>,
+    pub rtt_ms: Option<Levels>,
+    pub jitter_ms: Option<Levels>,
+    pub throughput_bps: Option<Levels>,
+    pub pdr_pct: Option<Levels>,
+    /// A path whose latest result is older than this is unknown.
+    #[serde(with = "sonde_model::serde_secs")]
+    pub stale: Duration,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Self {
+            loss_pct: Some(Levels {
+                warn: 0.1,
+                crit: 1.0,
+            }),
+            rtt_ms: Some(Levels {
+                warn: 50.0,
+                crit: 150.0,
+            }),
+            jitter_ms: Some(Levels {
+                warn: 5.0,
+                crit: 20.0,
+            }),
+            throughput_bps: None,
+            pdr_pct: Some(Levels {
+                warn: 99.9,
+                crit: 99.0,
+            }),
+            stale: Duration::from_secs(2 * 3600),
+        }
+    }
+}
+
+impl HttpConfig {
+    /// The key that is wrong, and why.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        if self.max_body_bytes == 0 {
+            return Err(("http.max_body_bytes", "must be at least 1".into()));
+        }
+        for t in &self.tokens {
+            if t.token.len() < 16 {
+                return Err((
+                    "http.tokens",
+                    format!("the token of '{}' is shorter than 16 characters", t.name),
+                ));
+            }
+        }
+        let t = &self.thresholds;
+        let higher_is_worse = [
+            ("http.thresholds.loss_pct", t.loss_pct),
+            ("http.thresholds.rtt_ms", t.rtt_ms),
+            ("http.thresholds.jitter_ms", t.jitter_ms),
+        ];
+        for (key, l) in higher_is_worse {
+            if l.is_some_and(|l| {
+                l.warn.partial_cmp(&l.crit) == Some(std::cmp::Ordering::Greater)
+                    || l.warn.is_nan()
+                    || l.crit.is_nan()
+            }) {
+                return Err((key, "warn must be at most crit".into()));
+            }
+        }
+        for (key, l) in [
+            ("http.thresholds.throughput_bps", t.throughput_bps),
+            ("http.thresholds.pdr_pct", t.pdr_pct),
+        ] {
+            if l.is_some_and(|l| {
+                l.warn.partial_cmp(&l.crit) == Some(std::cmp::Ordering::Less)
+                    || l.warn.is_nan()
+                    || l.crit.is_nan()
+            }) {
+                return Err((key, "warn must be at least crit (lower is worse)".into()));
+            }
+        }
+        if t.stale.is_zero() {
+            return Err(("http.thresholds.stale", "must be more than 0".into()));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,110 @@
+//! The latest result of each path: what the portal's overview, its mesh
+//! grid and `/metrics` show. Read from the indexed columns (no document
+//! is parsed), newest first, and kept once per path.
+
+use crate::filter::ResultFilter;
+use crate::sql::Value;
+use crate::{ArchiveError, Store};
+use std::collections::BTreeSet;
+
+/// One result's indexed columns, with the campaign endpoints it ran
+/// between (the `from` and `to` labels a campaign step puts on it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResultRow {
+    pub id: String,
+    pub test: String,
+    /// The host that ran the test (its hostname).
+    pub source: String,
+    /// The host it measured toward, as written.
+    pub target: String,
+    pub family: String,
+    /// `forward`, `reverse`, `bidir`, or empty for a ping.
+    pub direction: String,
+    pub campaign: Option<String>,
+    /// The campaign step, and its endpoints' names.
+    pub step: Option<String>,
+    pub from: Option<String>,
+    pub to: Option<String>,
+    pub start_ns: i64,
+    pub throughput_bps: Option<f64>,
+    pub loss_pct: Option<f64>,
+    pub pdr_pct: Option<f64>,
+    pub jitter_ms: Option<f64>,
+    pub rtt_ms: Option<f64>,
+}
+
+impl ResultRow {
+    /// What makes two results the same path: test, ends, family,
+    /// direction, and the campaign step (a step may differ from another
+    /// toward the same host by its DSCP or size).
+    pub fn path(&self) -> (String, String, String, String, String, String) {
+        (
+            self.test.clone(),
+            self.from.clone().unwrap_or_else(|| self.source.clone()),
+            self.to.clone().unwrap_or_else(|| self.target.clone()),
+            self.family.clone(),
+            self.direction.clone(),
+            self.step.clone().unwrap_or_default(),
+        )
+    }
+}
+
+fn label(key: &str) -> String {
+    format!(
+        "(SELECT value FROM result_labels l WHERE l.result_id = results.id AND l.key = '{key}')"
+    )
+}
+
+impl Store {
+    /// The newest result of each path among the `scan` newest results
+    /// `filter` selects (methods' trials never count).
+    pub fn latest_per_path(
+        &mut self,
+        filter: &ResultFilter,
+        scan: i64,
+    ) -> Result<Vec<ResultRow>, ArchiveError> {
+        let filter = ResultFilter {
+            trials: false,
+            ..filter.clone()
+        };
+        let (clause, mut params) = filter.clause();
+        params.push(Value::Int(Some(scan)));
+        let sql = format!(
+            "SELECT id, test, COALESCE(source, ''), COALESCE(target, ''), COALESCE(family, ''), \
+             COALESCE(direction, ''), campaign, {}, {}, {}, start_ns, throughput_bps, loss_pct, \
+             pdr_pct, jitter_ms, rtt_p50_ms FROM results WHERE {clause} ORDER BY start_ns DESC, \
+             id LIMIT ${}",
+            label("step"),
+            label("from"),
+            label("to"),
+            params.len()
+        );
+        let rows = self.backend.sql().rows(&sql, &params)?;
+        let mut seen = BTreeSet::new();
+        Ok(rows
+            .iter()
+            .filter_map(|r| {
+                let text = |i: usize| r.get(i).and_then(Value::text).map(str::to_string);
+                Some(ResultRow {
+                    id: text(0)?,
+                    test: text(1)?,
+                    source: text(2)?,
+                    target: text(3)?,
+                    family: text(4)?,
+                    direction: text(5)?,
+                    campaign: text(6),
+                    step: text(7),
+                    from: text(8),
+                    to: text(9),
+                    start_ns: r.get(10)?.int()?,
+                    throughput_bps: r.get(11)?.real(),
+                    loss_pct: r.get(12)?.real(),
+                    pdr_pct: r.get(13)?.real(),
+                    jitter_ms: r.get(14)?.real(),
+                    rtt_ms: r.get(15)?.real(),
+                })
+            })
+            .filter(|row| seen.insert(row.path()))
+            .collect())
+    }
+}

@@ -1,0 +1,119 @@
+//! The latest result of each path, pausing a campaign, and interface
+//! samples, on both backends (a SQLite file and the PostgreSQL on this
+//! machine).
+
+mod common;
+use common::on_both;
+use sonde_archive::{Counters, InterfaceSample, Placement, ResultFilter};
+use sonde_model::{
+    Direction, Figures, HostEnv, PeerKind, Summary, TcpSpec, TestEnv, TestResult, TestSpec,
+    Timestamp,
+};
+use std::time::{Duration, UNIX_EPOCH};
+
+fn tcp(host: &str, at_s: u64, bps: u64) -> TestResult {
+    let spec = TcpSpec {
+        host: host.into(),
+        ..TcpSpec::default()
+    };
+    let mut r = TestResult::new(
+        TestSpec::Tcp(spec),
+        TestEnv::between(HostEnv::default(), HostEnv::default(), PeerKind::Sonde),
+        Timestamp(UNIX_EPOCH + Duration::from_secs(at_s)),
+    );
+    r.summary = Summary {
+        forward: Some(Figures {
+            direction: Some(Direction::Forward),
+            throughput_bps: Some(bps),
+            ..Figures::default()
+        }),
+        ..Summary::default()
+    };
+    r
+}
+
+fn step(name: &str, from: &str, to: &str) -> Placement {
+    Placement {
+        campaign: Some("mesh".into()),
+        labels: [
+            ("step".to_string(), name.to_string()),
+            ("from".to_string(), from.to_string()),
+            ("to".to_string(), to.to_string()),
+        ]
+        .into(),
+        ..Placement::default()
+    }
+}
+
+#[test]
+fn each_path_keeps_its_newest_result_with_its_endpoints() {
+    on_both("latest", |open, _| {
+        let mut s = open();
+        let old = tcp("b.example", 1_000, 1);
+        let new = tcp("b.example", 2_000, 2);
+        let other = tcp("c.example", 1_500, 3);
+        s.put_result(&old, &step("ab", "a", "b")).unwrap();
+        s.put_result(&new, &step("ab", "a", "b")).unwrap();
+        s.put_result(&other, &Placement::default()).unwrap();
+        let rows = s.latest_per_path(&ResultFilter::default(), 1000).unwrap();
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert_eq!(rows[0].id, new.id.to_string());
+        assert_eq!(rows[0].throughput_bps, Some(2.0));
+        assert_eq!(rows[0].from.as_deref(), Some("a"));
+        assert_eq!(rows[0].to.as_deref(), Some("b"));
+        assert_eq!(rows[0].step.as_deref(), Some("ab"));
+        assert_eq!(rows[1].id, other.id.to_string());
+        assert_eq!(rows[1].from, None);
+        // Looking at the newest result only, the older path is not seen.
+        assert_eq!(
+            s.latest_per_path(&ResultFilter::default(), 1)
+                .unwrap()
+                .len(),
+            1
+        );
+    });
+}
+
+#[test]
+fn a_campaign_is_paused_and_resumed_by_name() {
+    on_both("paused", |open, _| {
+        let mut s = open();
+        assert!(!s.set_paused("nightly", true).unwrap(), "no such campaign");
+        s.put_campaign("nightly", "name = \"nightly\"", 1).unwrap();
+        assert!(!s.is_paused("nightly").unwrap());
+        assert!(s.set_paused("nightly", true).unwrap());
+        assert!(s.is_paused("nightly").unwrap());
+        // A new version of the plan keeps the pause.
+        s.put_campaign("nightly", "name = \"nightly\" # v2", 2)
+            .unwrap();
+        assert!(s.is_paused("nightly").unwrap());
+        assert!(s.set_paused("nightly", false).unwrap());
+        assert!(!s.is_paused("nightly").unwrap());
+    });
+}
+
+#[test]
+fn interface_samples_are_kept_once_and_read_by_range() {
+    on_both("ifaces", |open, _| {
+        let mut s = open();
+        let sample = |at_ns: i64, rx: u64| InterfaceSample {
+            interface: "eth0".into(),
+            at_ns,
+            counters: Counters {
+                rx_bytes: rx,
+                tx_bytes: u64::MAX,
+                ..Counters::default()
+            },
+        };
+        let all = [sample(10, 100), sample(20, 200), sample(30, 300)];
+        s.put_interface_samples(&all).unwrap();
+        s.put_interface_samples(&all[..1]).unwrap();
+        assert_eq!(s.interface_names().unwrap(), ["eth0"]);
+        let got = s.interface_samples("eth0", 15, 31).unwrap();
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].counters.rx_bytes, 200);
+        // Beyond what the database's BIGINT holds, kept at its top.
+        assert_eq!(got[0].counters.tx_bytes, i64::MAX as u64);
+        assert!(s.interface_samples("eth1", 0, 100).unwrap().is_empty());
+    });
+}

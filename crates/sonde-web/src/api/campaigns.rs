@@ -1,0 +1,232 @@
+//! Campaigns: list, one with its plan and runs, a run's events; create
+//! (TOML or JSON), pause, resume, delete. A created plan is written to
+//! the agent's campaigns directory (`--campaigns DIR`), which the agent
+//! watches: the plan starts within seconds, as one copied there by hand
+//! would. Deleting removes the file: the campaign retires after its run
+//! in progress, and its history stays in the archive.
+
+use super::{bad, not_found, with_store, ApiError, Shared};
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{json, Value};
+use sonde_campaign::{campaign_status, CampaignStatus, Plan};
+use std::collections::BTreeMap;
+
+pub fn routes() -> Router<Shared> {
+    Router::new()
+        .route("/api/v1/campaigns", get(list).post(create))
+        .route("/api/v1/campaigns/{name}", get(one).delete(remove))
+        .route("/api/v1/campaigns/{name}/pause", post(pause))
+        .route("/api/v1/campaigns/{name}/resume", post(resume))
+        .route("/api/v1/campaigns/{name}/runs", get(runs))
+        .route("/api/v1/runs/{id}/events", get(events))
+}
+
+/// How many recent runs a status looks through.
+const RECENT: i64 = 200;
+
+fn campaign_err(e: sonde_campaign::CampaignError) -> sonde_archive::ArchiveError {
+    sonde_archive::ArchiveError::Database {
+        location: "campaign".into(),
+        message: e.to_string(),
+    }
+}
+
+async fn list(State(state): State<Shared>) -> Result<Json<Vec<CampaignStatus>>, ApiError> {
+    let all = with_store(&state, |s| {
+        let names: Vec<String> = s.campaigns()?.into_iter().map(|c| c.name).collect();
+        let mut out = Vec::new();
+        for n in names {
+            if let Some(st) = campaign_status(s, &n, RECENT).map_err(campaign_err)? {
+                out.push(st);
+            }
+        }
+        Ok(out)
+    })
+    .await?;
+    Ok(Json(all))
+}
+
+fn run_line(r: &sonde_archive::RunRow) -> Value {
+    json!({
+        "id": r.id,
+        "scheduled_ns": r.scheduled_ns,
+        "started_ns": r.started_ns,
+        "ended_ns": r.ended_ns,
+        "state": r.state.name(),
+        "reason": r.reason,
+    })
+}
+
+async fn one(
+    State(state): State<Shared>,
+    Path(name): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let n = name.clone();
+    let found = with_store(&state, move |s| {
+        let Some(status) = campaign_status(s, &n, RECENT).map_err(campaign_err)? else {
+            return Ok(None);
+        };
+        let plan = s
+            .campaigns()?
+            .into_iter()
+            .find(|c| c.name == n)
+            .map(|c| c.plan)
+            .unwrap_or_default();
+        let runs: Vec<Value> = s.runs(&n, 50)?.iter().map(run_line).collect();
+        Ok(Some(
+            json!({ "status": status, "plan": plan, "runs": runs }),
+        ))
+    })
+    .await?;
+    found
+        .map(Json)
+        .ok_or_else(|| not_found(format!("no campaign '{name}'")))
+}
+
+async fn runs(
+    State(state): State<Shared>,
+    Path(name): Path<String>,
+) -> Result<Json<Vec<Value>>, ApiError> {
+    let n = name.clone();
+    let found = with_store(&state, move |s| {
+        if !s.campaigns()?.iter().any(|c| c.name == n) {
+            return Ok(None);
+        }
+        Ok(Some(s.runs(&n, 1000)?.iter().map(run_line).collect()))
+    })
+    .await?;
+    found
+        .map(Json)
+        .ok_or_else(|| not_found(format!("no campaign '{name}'")))
+}
+
+async fn events(
+    State(state): State<Shared>,
+    Path(id): Path<String>,
+) -> Result<Json<Vec<Value>>, ApiError> {
+    let events = with_store(&state, move |s| s.run_events(&id)).await?;
+    Ok(Json(
+        events
+            .into_iter()
+            .map(|(at_ns, kind, detail)| json!({"at_ns": at_ns, "kind": kind, "detail": detail}))
+            .collect(),
+    ))
+}
+
+/// The plan's TOML text from a body in TOML (`application/toml`, or any
+/// text) or JSON (`application/json`: the same keys as the TOML).
+fn plan_text(headers: &HeaderMap, body: &[u8]) -> Result<String, ApiError> {
+    let text = std::str::from_utf8(body).map_err(|_| bad("the body is not UTF-8 text"))?;
+    let json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("application/json"));
+    if !json {
+        return Ok(text.to_string());
+    }
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| bad(format!("the body is not JSON: {e}")))?;
+    toml::to_string(&value).map_err(|e| bad(format!("this JSON has no TOML form: {e}")))
+}
+
+fn dir(state: &Shared) -> Result<&std::path::Path, ApiError> {
+    state.campaigns_dir.as_deref().ok_or_else(|| {
+        ApiError(
+            StatusCode::CONFLICT,
+            "this agent runs no campaigns: start it with --campaigns DIR".into(),
+        )
+    })
+}
+
+async fn create(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let dir = dir(&state)?.to_path_buf();
+    let text = plan_text(&headers, &body)?;
+    let plan =
+        Plan::parse(&text, None, &BTreeMap::new()).map_err(|e| bad(format!("the plan: {e}")))?;
+    let path = dir.join(format!("{}.toml", plan.name));
+    let name = plan.name.clone();
+    tokio::task::spawn_blocking(move || -> Result<(), ApiError> {
+        // Written under another name first, so the watcher never reads
+        // half a plan; refused if the campaign exists.
+        let tmp = dir.join(format!(".{}.toml.new", name));
+        std::fs::write(&tmp, &text)
+            .map_err(|e| ApiError(StatusCode::SERVICE_UNAVAILABLE, e.to_string()))?;
+        let linked = std::fs::hard_link(&tmp, &path);
+        let _ = std::fs::remove_file(&tmp);
+        match linked {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(ApiError(
+                StatusCode::CONFLICT,
+                format!("campaign '{name}' exists: delete it first"),
+            )),
+            Err(e) => Err(ApiError(StatusCode::SERVICE_UNAVAILABLE, e.to_string())),
+        }
+    })
+    .await
+    .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
+    tracing::info!(campaign = %plan.name, "campaign created through the API");
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({ "name": plan.name, "steps": plan.steps.len() })),
+    ))
+}
+
+async fn remove(
+    State(state): State<Shared>,
+    Path(name): Path<String>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let dir = dir(&state)?;
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    {
+        return Err(bad(format!("'{name}' is not a campaign name")));
+    }
+    let path = dir.join(format!("{name}.toml"));
+    match std::fs::remove_file(&path) {
+        Ok(()) => {
+            tracing::info!(campaign = %name, "campaign deleted through the API: retiring");
+            Ok((
+                StatusCode::ACCEPTED,
+                Json(json!({ "name": name, "retiring": true })),
+            ))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(not_found(format!(
+            "no campaign '{name}' in {}",
+            dir.display()
+        ))),
+        Err(e) => Err(ApiError(StatusCode::SERVICE_UNAVAILABLE, e.to_string())),
+    }
+}
+
+async fn set_paused(state: Shared, name: String, paused: bool) -> Result<Json<Value>, ApiError> {
+    let n = name.clone();
+    if with_store(&state, move |s| s.set_paused(&n, paused)).await? {
+        Ok(Json(json!({ "name": name, "paused": paused })))
+    } else {
+        Err(not_found(format!("no campaign '{name}'")))
+    }
+}
+
+async fn pause(
+    State(state): State<Shared>,
+    Path(name): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    set_paused(state, name, true).await
+}
+
+async fn resume(
+    State(state): State<Shared>,
+    Path(name): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    set_paused(state, name, false).await
+}

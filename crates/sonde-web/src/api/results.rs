@@ -1,0 +1,262 @@
+//! Results: query by the filters `sonde results list` has, get one, its
+//! interval series, export (CSV, JSON, NDJSON), and method results.
+
+use super::{bad, not_found, query, with_store, ApiError, Shared};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::Deserialize;
+use sonde_archive::{ExportRows, Metric, ResultFilter};
+use sonde_model::{MethodResult, ResultId, TestResult};
+
+pub fn routes() -> Router<Shared> {
+    Router::new()
+        .route("/api/v1/results", get(list))
+        .route("/api/v1/results/{id}", get(one))
+        .route("/api/v1/results/{id}/intervals", get(intervals))
+        .route("/api/v1/export", get(export))
+        .route("/api/v1/methods", get(methods))
+        .route("/api/v1/methods/{id}", get(method))
+}
+
+/// The filters of a results query, as `sonde results list` has them.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Filter {
+    pub test: Option<String>,
+    pub target: Option<String>,
+    pub campaign: Option<String>,
+    pub family: Option<String>,
+    pub direction: Option<String>,
+    /// `KEY=VALUE`.
+    pub label: Option<String>,
+    /// Unix seconds.
+    pub since: Option<i64>,
+    pub until: Option<i64>,
+    pub limit: Option<i64>,
+}
+
+impl Filter {
+    /// The archive's filter; `limit` when none is given, and at most
+    /// `most`.
+    pub fn to_filter(&self, limit: i64, most: i64) -> Result<ResultFilter, ApiError> {
+        let label = match &self.label {
+            Some(l) => Some(
+                l.split_once('=')
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .ok_or_else(|| bad(format!("label '{l}': write KEY=VALUE")))?,
+            ),
+            None => None,
+        };
+        let limit = self.limit.unwrap_or(limit);
+        if !(1..=most).contains(&limit) {
+            return Err(bad(format!("limit {limit}: 1 to {most}")));
+        }
+        let secs = |s: Option<i64>, name: &str| match s {
+            Some(s) if !(0..=i64::MAX / 1_000_000_000).contains(&s) => Err(bad(format!(
+                "{name} {s}: Unix seconds from 0 to {}",
+                i64::MAX / 1_000_000_000
+            ))),
+            s => Ok(s.map(|s| s * 1_000_000_000)),
+        };
+        Ok(ResultFilter {
+            test: self.test.clone(),
+            target: self.target.clone(),
+            campaign: self.campaign.clone(),
+            since_ns: secs(self.since, "since")?,
+            until_ns: secs(self.until, "until")?,
+            family: self.family.clone(),
+            direction: self.direction.clone(),
+            label,
+            trials: true,
+            limit,
+        })
+    }
+}
+
+fn result_id(id: &str) -> Result<ResultId, ApiError> {
+    id.parse()
+        .map_err(|_| bad(format!("'{id}' is not a result id (a UUID)")))
+}
+
+async fn list(
+    State(state): State<Shared>,
+    q: Result<Query<Filter>, QueryRejection>,
+) -> Result<Json<Vec<TestResult>>, ApiError> {
+    let filter = query(q)?.to_filter(100, 10_000)?;
+    Ok(Json(
+        with_store(&state, move |s| s.list_results(&filter)).await?,
+    ))
+}
+
+async fn one(
+    State(state): State<Shared>,
+    Path(id): Path<String>,
+) -> Result<Json<TestResult>, ApiError> {
+    let rid = result_id(&id)?;
+    with_store(&state, move |s| s.get_result(rid))
+        .await?
+        .map(Json)
+        .ok_or_else(|| not_found(format!("no result {id}")))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SeriesQuery {
+    metric: String,
+    /// `forward`, `reverse` or `round_trip` (the default: the result's
+    /// first direction).
+    direction: Option<String>,
+}
+
+/// One result's interval series of a metric: `[[seconds from its
+/// start, value], …]`.
+async fn intervals(
+    State(state): State<Shared>,
+    Path(id): Path<String>,
+    q: Result<Query<SeriesQuery>, QueryRejection>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let rid = result_id(&id)?;
+    let q = query(q)?;
+    let metric = metric(&q.metric)?;
+    let direction = q.direction;
+    let found = with_store(&state, move |s| {
+        let Some(r) = s.get_result(rid)? else {
+            return Ok(None);
+        };
+        let direction = direction.unwrap_or_else(|| default_direction(&r));
+        let points = s.interval_series(rid, &direction, metric)?;
+        Ok(Some((direction, points)))
+    })
+    .await?;
+    let (direction, points) = found.ok_or_else(|| not_found(format!("no result {id}")))?;
+    Ok(Json(serde_json::json!({
+        "result_id": id,
+        "metric": metric.name(),
+        "direction": direction,
+        "points": points,
+    })))
+}
+
+/// The direction a result's intervals are kept under first.
+fn default_direction(r: &TestResult) -> String {
+    match &r.spec {
+        sonde_model::TestSpec::Ping(_) => "round_trip".into(),
+        sonde_model::TestSpec::Tcp(s) => direction_name(s.direction).into(),
+        sonde_model::TestSpec::Udp(s) => direction_name(s.direction).into(),
+    }
+}
+
+fn direction_name(d: sonde_model::Direction) -> &'static str {
+    match d {
+        sonde_model::Direction::Reverse => "reverse",
+        _ => "forward",
+    }
+}
+
+/// A metric by name, or a 400 listing the names.
+pub fn metric(name: &str) -> Result<Metric, ApiError> {
+    Metric::parse(name).ok_or_else(|| {
+        let names: Vec<&str> = Metric::ALL.iter().map(|m| m.name()).collect();
+        bad(format!("metric '{name}': one of {}", names.join(", ")))
+    })
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExportQuery {
+    /// `csv` (the default), `json` or `ndjson`.
+    format: Option<String>,
+    /// `result` (the default) or `interval`: what a CSV row is.
+    per: Option<String>,
+    #[serde(flatten)]
+    filter: Filter,
+}
+
+/// The results a filter selects, oldest first, as a file.
+async fn export(
+    State(state): State<Shared>,
+    q: Result<Query<ExportQuery>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let q = query(q)?;
+    let filter = q.filter.to_filter(100_000, 100_000)?;
+    let rows = match q.per.as_deref() {
+        None | Some("result") => ExportRows::Results,
+        Some("interval") => ExportRows::Intervals,
+        Some(p) => return Err(bad(format!("per '{p}': result or interval"))),
+    };
+    let format = q.format.unwrap_or_else(|| "csv".into());
+    let (kind, body) = match format.as_str() {
+        "csv" => {
+            let (columns, rows) = with_store(&state, move |s| s.export_rows(&filter, rows)).await?;
+            let mut out = Vec::new();
+            sonde_archive::write_csv(&columns, &rows, &mut out, sonde_campaign::rfc3339)
+                .map_err(|e| bad(e.to_string()))?;
+            ("text/csv; charset=utf-8", out)
+        }
+        "json" | "ndjson" => {
+            let mut results = with_store(&state, move |s| s.list_results(&filter)).await?;
+            results.reverse();
+            let out = if format == "json" {
+                serde_json::to_vec(&results).unwrap_or_default()
+            } else {
+                let mut out = Vec::new();
+                for r in &results {
+                    out.extend(serde_json::to_vec(r).unwrap_or_default());
+                    out.push(b'\n');
+                }
+                out
+            };
+            let kind = if format == "json" {
+                "application/json"
+            } else {
+                "application/x-ndjson"
+            };
+            (kind, out)
+        }
+        f => return Err(bad(format!("format '{f}': csv, json or ndjson"))),
+    };
+    Ok(([(header::CONTENT_TYPE, kind)], body).into_response())
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MethodsQuery {
+    campaign: Option<String>,
+    /// Unix seconds.
+    since: Option<i64>,
+    until: Option<i64>,
+}
+
+/// Method results (NDR searches, sweeps, QoS checks…), oldest first.
+async fn methods(
+    State(state): State<Shared>,
+    q: Result<Query<MethodsQuery>, QueryRejection>,
+) -> Result<Json<Vec<MethodResult>>, ApiError> {
+    let q = query(q)?;
+    let range = Filter {
+        since: q.since,
+        until: q.until,
+        ..Filter::default()
+    }
+    .to_filter(1, 1)?;
+    let found = with_store(&state, move |s| {
+        s.list_methods(q.campaign.as_deref(), range.since_ns, range.until_ns)
+    })
+    .await?;
+    Ok(Json(found))
+}
+
+async fn method(
+    State(state): State<Shared>,
+    Path(id): Path<String>,
+) -> Result<Json<MethodResult>, ApiError> {
+    let rid = result_id(&id)?;
+    with_store(&state, move |s| s.get_method(rid))
+        .await?
+        .map(Json)
+        .ok_or_else(|| not_found(format!("no method result {id}")))
+}

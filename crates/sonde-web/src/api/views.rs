@@ -1,0 +1,416 @@
+//! What the portal draws, computed here once: the overview (each path's
+//! latest result and status), a metric's history as the report crate's
+//! chart model, the day heat map, the mesh grid, and link load beside
+//! RTT. The browser only draws these models (docs/portal.md).
+
+use super::results::{metric, Filter};
+use super::{bad, query, with_store, ApiError, Shared};
+use crate::status::{self, Status};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::{Deserialize, Serialize};
+use sonde_archive::{Grouping, Metric, ResultFilter, ResultRow};
+use sonde_report::chart::{Chart, Panel, Series};
+use sonde_report::heatmap::HeatMap;
+use std::collections::{BTreeMap, BTreeSet};
+
+pub fn routes() -> Router<Shared> {
+    Router::new()
+        .route("/api/v1/overview", get(overview))
+        .route("/api/v1/chart", get(chart))
+        .route("/api/v1/heatmap", get(heatmap))
+        .route("/api/v1/mesh", get(mesh))
+        .route("/api/v1/interfaces", get(interfaces))
+        .route("/api/v1/load", get(load))
+}
+
+/// Results looked through for each path's latest.
+const SCAN: i64 = 20_000;
+const WEEK_S: i64 = 7 * 86_400;
+
+fn now_ns() -> i64 {
+    sonde_campaign::now_ns()
+}
+
+/// A path's latest result, as the overview lists it.
+#[derive(Debug, Serialize)]
+struct PathView {
+    key: String,
+    test: String,
+    source: String,
+    target: String,
+    direction: String,
+    family: String,
+    campaign: Option<String>,
+    step: Option<String>,
+    latest: Latest,
+    status: Status,
+    why: String,
+}
+
+#[derive(Debug, Serialize)]
+struct Latest {
+    id: String,
+    start_ns: i64,
+    throughput_bps: Option<f64>,
+    loss_pct: Option<f64>,
+    pdr_pct: Option<f64>,
+    jitter_ms: Option<f64>,
+    rtt_ms: Option<f64>,
+}
+
+fn view(row: &ResultRow, state: &Shared, now: i64) -> PathView {
+    let (status, why) = status::of(row, &state.http.thresholds, now);
+    let (test, source, target, family, direction, step) = row.path();
+    let direction = if direction.is_empty() {
+        "round_trip".to_string()
+    } else {
+        direction
+    };
+    PathView {
+        key: [test.as_str(), &source, &target, &family, &direction, &step].join("|"),
+        test,
+        source,
+        target: row.target.clone(),
+        direction,
+        family,
+        campaign: row.campaign.clone(),
+        step: row.step.clone(),
+        latest: Latest {
+            id: row.id.clone(),
+            start_ns: row.start_ns,
+            throughput_bps: row.throughput_bps,
+            loss_pct: row.loss_pct,
+            pdr_pct: row.pdr_pct,
+            jitter_ms: row.jitter_ms,
+            rtt_ms: row.rtt_ms,
+        },
+        status,
+        why,
+    }
+}
+
+async fn overview(State(state): State<Shared>) -> Result<Json<serde_json::Value>, ApiError> {
+    let rows = with_store(&state, |s| {
+        s.latest_per_path(&ResultFilter::default(), SCAN)
+    })
+    .await?;
+    let now = now_ns();
+    let paths: Vec<PathView> = rows.iter().map(|r| view(r, &state, now)).collect();
+    Ok(Json(serde_json::json!({
+        "generated_ns": now,
+        "thresholds": state.http.thresholds,
+        "paths": paths,
+    })))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ChartQuery {
+    metric: String,
+    #[serde(flatten)]
+    filter: Filter,
+}
+
+/// How a metric is drawn: its label, unit, and scale from its archived
+/// unit (throughput in Mbit/s).
+fn drawn(m: Metric) -> (&'static str, &'static str, f64) {
+    match m {
+        Metric::ThroughputBps => ("throughput", "Mbit/s", 1e-6),
+        Metric::LossPct => ("loss", "%", 1.0),
+        Metric::PdrPct => ("PDR", "%", 1.0),
+        Metric::JitterMs => ("jitter", "ms", 1.0),
+        Metric::RttMs => ("RTT", "ms", 1.0),
+    }
+}
+
+/// The filter of a chart: the last week unless `since` says.
+fn chart_filter(f: &Filter) -> Result<ResultFilter, ApiError> {
+    let mut filter = f.to_filter(1, 1)?;
+    if filter.since_ns.is_none() {
+        filter.since_ns = Some(now_ns() - WEEK_S * 1_000_000_000);
+    }
+    Ok(filter)
+}
+
+fn name_of_direction(d: &str) -> String {
+    if d.is_empty() {
+        "round trip".into()
+    } else {
+        d.into()
+    }
+}
+
+/// A metric's history: one point per result in the range, one series
+/// per direction; x in Unix seconds.
+async fn chart(
+    State(state): State<Shared>,
+    q: Result<Query<ChartQuery>, QueryRejection>,
+) -> Result<Json<Chart>, ApiError> {
+    let q = query(q)?;
+    let m = metric(&q.metric)?;
+    let filter = chart_filter(&q.filter)?;
+    let points = with_store(&state, move |s| {
+        s.metric_points(&filter, m, &Grouping::Direction)
+    })
+    .await?;
+    let (label, unit, scale) = drawn(m);
+    let mut by_direction: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    for p in points {
+        by_direction
+            .entry(name_of_direction(&p.group))
+            .or_default()
+            .push((p.start_ns as f64 / 1e9, p.value * scale));
+    }
+    let title = [q.filter.test.as_deref(), q.filter.target.as_deref()]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" to ");
+    Ok(Json(Chart {
+        panels: vec![Panel {
+            title: if title.is_empty() {
+                label.to_string()
+            } else {
+                format!("{label}: {title}")
+            },
+            x_label: "time (UTC)".into(),
+            y_label: format!("{label} ({unit})"),
+            y_range: (unit == "%").then_some((0.0, 100.0)),
+            series: by_direction
+                .into_iter()
+                .map(|(name, points)| Series { name, points })
+                .collect(),
+        }],
+        columns: 1,
+        panel_width: 900,
+        panel_height: 320,
+    }))
+}
+
+/// The day heat map of a metric: hour of day (UTC) × day.
+async fn heatmap(
+    State(state): State<Shared>,
+    q: Result<Query<ChartQuery>, QueryRejection>,
+) -> Result<Json<HeatMap>, ApiError> {
+    let q = query(q)?;
+    let m = metric(&q.metric)?;
+    let filter = q.filter.to_filter(1, 1)?;
+    let cells = with_store(&state, move |s| s.day_heat_map(&filter, m)).await?;
+    let (label, unit, scale) = drawn(m);
+    let days: Vec<i64> = cells
+        .iter()
+        .map(|c| c.day)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let column: BTreeMap<i64, usize> = days.iter().enumerate().map(|(i, d)| (*d, i)).collect();
+    let mut grid = vec![vec![None; days.len()]; 24];
+    for c in &cells {
+        if let (Some(row), Some(col)) = (grid.get_mut(c.hour as usize), column.get(&c.day)) {
+            row[*col] = Some(c.mean * scale);
+        }
+    }
+    let day_name = |day: i64| {
+        sonde_campaign::rfc3339(day.saturating_mul(86_400_000_000_000))
+            .get(..10)
+            .unwrap_or("")
+            .to_string()
+    };
+    Ok(Json(HeatMap {
+        title: format!("{label} by hour of day and day"),
+        x_label: "day".into(),
+        y_label: "hour of day (UTC)".into(),
+        x_names: days.iter().map(|d| day_name(*d)).collect(),
+        y_names: (0..24).map(|h| format!("{h:02}")).collect(),
+        cells: grid,
+        scale_label: format!("{label} ({unit})"),
+    }))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MeshQuery {
+    /// The metric each cell shows (its status uses every threshold).
+    metric: Option<String>,
+    test: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct MeshCell {
+    status: Status,
+    why: String,
+    value: Option<f64>,
+    result_id: String,
+    start_ns: i64,
+}
+
+#[derive(Debug, Serialize)]
+struct MeshPair {
+    source: String,
+    target: String,
+    /// Data from source to target (a ping: source's round trips).
+    forward: Option<MeshCell>,
+    /// Data from target to source.
+    reverse: Option<MeshCell>,
+}
+
+/// MaDDash's grid: agents × agents, each cell split forward/reverse.
+async fn mesh(
+    State(state): State<Shared>,
+    q: Result<Query<MeshQuery>, QueryRejection>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let q = query(q)?;
+    let m = match &q.metric {
+        Some(name) => Some(metric(name)?),
+        None => None,
+    };
+    let filter = ResultFilter {
+        test: q.test.clone(),
+        ..ResultFilter::default()
+    };
+    let rows = with_store(&state, move |s| s.latest_per_path(&filter, SCAN)).await?;
+    let now = now_ns();
+    // (from, to) → (forward, reverse), newest first wins.
+    let mut pairs: BTreeMap<(String, String), (Option<MeshCell>, Option<MeshCell>)> =
+        BTreeMap::new();
+    let mut agents = BTreeSet::new();
+    for row in &rows {
+        let (_, from, to, _, direction, _) = row.path();
+        let (status, why) = status::of(row, &state.http.thresholds, now);
+        let value = m.and_then(|m| match m {
+            Metric::ThroughputBps => row.throughput_bps,
+            Metric::LossPct => row.loss_pct,
+            Metric::PdrPct => row.pdr_pct,
+            Metric::JitterMs => row.jitter_ms,
+            Metric::RttMs => row.rtt_ms,
+        });
+        if m.is_some() && value.is_none() {
+            continue;
+        }
+        let cell = MeshCell {
+            status,
+            why,
+            value,
+            result_id: row.id.clone(),
+            start_ns: row.start_ns,
+        };
+        // The data's way: a reverse test from A to B carries B → A.
+        let (a, b) = if direction == "reverse" {
+            (to.clone(), from.clone())
+        } else {
+            (from.clone(), to.clone())
+        };
+        agents.insert(a.clone());
+        agents.insert(b.clone());
+        let (key, forward) = if a <= b {
+            ((a, b), true)
+        } else {
+            ((b, a), false)
+        };
+        let entry = pairs.entry(key).or_default();
+        let slot = if forward { &mut entry.0 } else { &mut entry.1 };
+        if slot.as_ref().is_none_or(|c| c.start_ns < cell.start_ns) {
+            *slot = Some(cell);
+        }
+    }
+    let cells: Vec<MeshPair> = pairs
+        .into_iter()
+        .map(|((source, target), (forward, reverse))| MeshPair {
+            source,
+            target,
+            forward,
+            reverse,
+        })
+        .collect();
+    Ok(Json(serde_json::json!({
+        "agents": agents,
+        "cells": cells,
+    })))
+}
+
+async fn interfaces(State(state): State<Shared>) -> Result<Json<serde_json::Value>, ApiError> {
+    let names = with_store(&state, |s| s.interface_names()).await?;
+    let list: Vec<serde_json::Value> = names
+        .into_iter()
+        .map(|n| serde_json::json!({ "name": n }))
+        .collect();
+    Ok(Json(serde_json::Value::Array(list)))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LoadQuery {
+    interface: String,
+    /// The RTT panel's results: toward this target only.
+    target: Option<String>,
+    since: Option<i64>,
+    until: Option<i64>,
+}
+
+/// Link load beside latency (seed 003 Figs 1–4): the interface's bit
+/// rate each way, and RTT, over the same time.
+async fn load(
+    State(state): State<Shared>,
+    q: Result<Query<LoadQuery>, QueryRejection>,
+) -> Result<Json<Chart>, ApiError> {
+    let q = query(q)?;
+    let range = chart_filter(&Filter {
+        since: q.since,
+        until: q.until,
+        target: q.target.clone(),
+        ..Filter::default()
+    })?;
+    let since = range.since_ns.unwrap_or(0);
+    let until = range.until_ns.unwrap_or(i64::MAX);
+    if since >= until {
+        return Err(bad("since must be before until"));
+    }
+    let interface = q.interface.clone();
+    let (samples, rtts) = with_store(&state, move |s| {
+        let samples = s.interface_samples(&interface, since, until)?;
+        let rtts = s.metric_points(&range, Metric::RttMs, &Grouping::None)?;
+        Ok((samples, rtts))
+    })
+    .await?;
+    let (rx, tx) = crate::interfaces::rates(&samples);
+    let rtt: Vec<(f64, f64)> = rtts
+        .iter()
+        .map(|p| (p.start_ns as f64 / 1e9, p.value))
+        .collect();
+    Ok(Json(Chart {
+        panels: vec![
+            Panel {
+                title: format!("link load: {}", q.interface),
+                x_label: "time (UTC)".into(),
+                y_label: "rate (Mbit/s)".into(),
+                y_range: None,
+                series: vec![
+                    Series {
+                        name: "rx".into(),
+                        points: rx,
+                    },
+                    Series {
+                        name: "tx".into(),
+                        points: tx,
+                    },
+                ],
+            },
+            Panel {
+                title: "RTT".into(),
+                x_label: "time (UTC)".into(),
+                y_label: "RTT (ms)".into(),
+                y_range: None,
+                series: vec![Series {
+                    name: "RTT".into(),
+                    points: rtt,
+                }],
+            },
+        ],
+        columns: 1,
+        panel_width: 900,
+        panel_height: 240,
+    }))
+}

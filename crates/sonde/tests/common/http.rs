@@ -1,0 +1,128 @@
+//! Talking to an agent's HTTP API in tests: plain requests over a real
+//! socket (no client library between the test and the server's bytes),
+//! the agent's HTTP port from its log, and `/metrics` read by a real
+//! OpenMetrics parser (Python's prometheus_client).
+
+use super::ServerProc;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+/// One request; the status and the body.
+pub fn http(port: u16, request: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(("::1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    s.write_all(request.as_bytes()).unwrap();
+    let mut raw = String::new();
+    let _ = s.read_to_string(&mut raw);
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (status, body.to_string())
+}
+
+pub fn get(port: u16, path: &str) -> (u16, String) {
+    http(
+        port,
+        &format!("GET {path} HTTP/1.1\r\nHost: sonde\r\nConnection: close\r\n\r\n"),
+    )
+}
+
+/// A GET with a bearer token.
+pub fn get_as(port: u16, path: &str, token: &str) -> (u16, String) {
+    http(
+        port,
+        &format!(
+            "GET {path} HTTP/1.1\r\nHost: sonde\r\nAuthorization: Bearer {token}\r\nConnection: \
+             close\r\n\r\n"
+        ),
+    )
+}
+
+/// A request with a body; `token` empty for none.
+pub fn send(
+    port: u16,
+    method: &str,
+    path: &str,
+    token: &str,
+    content_type: &str,
+    body: &str,
+) -> (u16, String) {
+    let auth = if token.is_empty() {
+        String::new()
+    } else {
+        format!("Authorization: Bearer {token}\r\n")
+    };
+    http(
+        port,
+        &format!(
+            "{method} {path} HTTP/1.1\r\nHost: sonde\r\n{auth}Content-Type: {content_type}\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        ),
+    )
+}
+
+/// The body as JSON, or a panic naming it.
+pub fn json(body: &str) -> serde_json::Value {
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}"))
+}
+
+/// The HTTP port of an agent started with `--http [::1]:0`.
+pub fn http_port(server: &ServerProc) -> u16 {
+    assert!(server.wait_for_log("http="), "{}", server.log());
+    let log = server.log();
+    log.split("http=[::1]:")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no http address in {log}"))
+}
+
+/// `/metrics` as prometheus_client's OpenMetrics parser reads it: each
+/// family's samples as `[name, labels, value]`.
+pub fn parse_metrics(text: &str) -> serde_json::Value {
+    let parser = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sys, json\n\
+             from prometheus_client.openmetrics.parser import text_string_to_metric_families\n\
+             out = {}\n\
+             for f in text_string_to_metric_families(sys.stdin.read()):\n\
+             \x20   out[f.name] = [[s.name, s.labels, s.value] for s in f.samples]\n\
+             print(json.dumps(out))",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    parser
+        .stdin
+        .as_ref()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let parsed = parser.wait_with_output().unwrap();
+    assert!(
+        parsed.status.success(),
+        "{}\n{text}",
+        String::from_utf8_lossy(&parsed.stderr)
+    );
+    serde_json::from_slice(&parsed.stdout).unwrap()
+}
+
+/// Waits up to `secs` for `cond`, polling; false if it never held.
+pub fn wait_for(secs: u64, mut cond: impl FnMut() -> bool) -> bool {
+    let end = std::time::Instant::now() + Duration::from_secs(secs);
+    while std::time::Instant::now() < end {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    false
+}
