@@ -24,15 +24,18 @@ function headers(extra = {}) {
 /** An error the API answered with (`{"error": "..."}`), or a network one
  * (status 0). */
 export class ApiError extends Error {
-  constructor(status, message) {
+  constructor(status, message, write = false) {
     super(message);
     this.status = status;
+    this.write = write;
   }
 
   /** What the user should read. */
   explain() {
     if (this.status === 401) {
-      return 'This agent needs a token to read: enter it under "token" (top right).';
+      return this.write
+        ? 'Starting tests and changing things needs a token: enter it under "token" (top right).'
+        : 'This agent needs a token to read: enter it under "token" (top right).';
     }
     if (this.status === 403) {
       return 'The agent refused the token: check it under "token" (top right).';
@@ -42,7 +45,7 @@ export class ApiError extends Error {
   }
 }
 
-async function answer(res) {
+async function answer(res, write = false) {
   const text = await res.text();
   let body = null;
   try {
@@ -52,7 +55,7 @@ async function answer(res) {
   }
   if (!res.ok) {
     const msg = body && body.error ? body.error : text || res.statusText;
-    throw new ApiError(res.status, msg);
+    throw new ApiError(res.status, msg, write);
   }
   return body;
 }
@@ -84,9 +87,9 @@ export async function post(path, body) {
       body: JSON.stringify(body),
     });
   } catch (e) {
-    throw new ApiError(0, e.message);
+    throw new ApiError(0, e.message, true);
   }
-  return answer(res);
+  return answer(res, true);
 }
 
 /** Splits a Server-Sent Events stream into `{event, data}` (data parsed as

@@ -3,7 +3,8 @@
 // zoom (drag across), reset (double-click) and hover values. Panels of
 // one chart share the cursor and the x zoom, so link load and RTT stay
 // over the same time. Each panel's figure says how many points it drew
-// (data-points), which the browser tests compare with the API.
+// (data-points) and the x range shown (data-x), which the browser tests
+// compare with the API.
 
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
@@ -36,9 +37,26 @@ function counts(u) {
   }));
 }
 
+const iso = (ts) => new Date(ts * 1000).toISOString();
+
+/** Time ticks in UTC, 24-hour: the date where the day changes. */
+function timeTicks(u, splits, axis, space, incr) {
+  let day = '';
+  return splits.map((ts) => {
+    const t = iso(ts);
+    if (incr >= 86400) return t.slice(5, 10);
+    const clock = incr >= 60 ? t.slice(11, 16) : t.slice(11, 19);
+    const d = t.slice(5, 10);
+    const label = d !== day ? `${clock}\n${d}` : clock;
+    day = d;
+    return label;
+  });
+}
+
 /** Draws `chart` (the model) into `host`; x is unix seconds when
- * `time`. Returns the uPlot instances; `destroy` them to free. */
-export function drawChart(host, chart, { time = true, height } = {}) {
+ * `time`, shown over `xRange` ([since, until]) when given. Returns the
+ * uPlot instances; `destroy` them to free. */
+export function drawChart(host, chart, { time = true, height, xRange } = {}) {
   const key = `chart${++chartCount}`;
   const sync = uPlot.sync(key);
   const plots = [];
@@ -70,11 +88,14 @@ export function drawChart(host, chart, { time = true, height } = {}) {
         y: panel.y_range ? { range: () => panel.y_range } : { range: (u, lo, hi) => [Math.min(0, lo), hi > 0 ? hi * 1.05 : 1] },
       },
       axes: [
-        { label: panel.x_label, ...(time ? {} : { values: (u, vs) => vs.map(axisFormatter(panel.x_label)) }) },
+        { label: panel.x_label, size: 56, values: time ? timeTicks : (u, vs) => vs.map(axisFormatter(panel.x_label)) },
         { label: panel.y_label, size: 70, values: (u, vs) => vs.map(fmt) },
       ],
       series: [
-        { label: time ? 'time' : panel.x_label, ...(time ? {} : { value: (u, v) => (v === null ? '–' : axisFormatter(panel.x_label)(v)) }) },
+        {
+          label: time ? 'time (UTC)' : panel.x_label,
+          value: (u, v) => (v === null ? '–' : time ? iso(v).slice(0, 19).replace('T', ' ') : axisFormatter(panel.x_label)(v)),
+        },
         ...panel.series.map((s, i) => ({
           label: s.name,
           stroke: PALETTE[i % PALETTE.length],
@@ -87,7 +108,10 @@ export function drawChart(host, chart, { time = true, height } = {}) {
       hooks: {
         setScale: [
           (u, scale) => {
-            if (scale !== 'x' || syncing) return;
+            if (scale !== 'x') return;
+            // What x range is shown (the tests read it).
+            fig.dataset.x = JSON.stringify([u.scales.x.min, u.scales.x.max]);
+            if (syncing) return;
             syncing = true;
             const { min, max } = u.scales.x;
             for (const other of plots) if (other !== u) other.setScale('x', { min, max });
@@ -96,8 +120,8 @@ export function drawChart(host, chart, { time = true, height } = {}) {
         ],
       },
     };
-    if (time) opts.tzDate = (ts) => uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC');
     const u = new uPlot(opts, data, fig);
+    if (xRange) u.setScale('x', { min: xRange[0], max: xRange[1] });
     fig.dataset.points = JSON.stringify(counts(u));
     plots.push(u);
   }
@@ -121,7 +145,7 @@ export function drawChart(host, chart, { time = true, height } = {}) {
 
 /** A live line chart (seconds since a test began → values) that grows as
  * points arrive: `push(seriesName, x, y)`. */
-export function liveChart(host, { title, xLabel, yLabel }) {
+export function liveChart(host, { title, xLabel, yLabel, xMax = 0 }) {
   const fig = document.createElement('figure');
   fig.className = 'panel';
   host.append(fig);
@@ -133,7 +157,10 @@ export function liveChart(host, { title, xLabel, yLabel }) {
       title,
       width: Math.max(300, fig.clientWidth || 600),
       height: 240,
-      scales: { x: { time: false }, y: { range: (u, lo, hi) => [0, hi > 0 ? hi * 1.1 : 1] } },
+      scales: {
+        x: { time: false, range: (u, lo, hi) => [0, Math.max(hi, xMax)] },
+        y: { range: (u, lo, hi) => [0, hi > 0 ? hi * 1.1 : 1] },
+      },
       axes: [{ label: xLabel }, { label: yLabel, size: 70, values: (u, vs) => vs.map(fmt) }],
       series: [
         { label: xLabel },

@@ -42,10 +42,18 @@ export function metricValue(metric, v) {
   return `${v.toFixed(digits)}${unit === '%' ? ' %' : ` ${unit}`}`;
 }
 
-/** A formatter for values on an axis labelled `label`. */
+/** A formatter for values on an axis labelled `label`: SI prefixes for
+ * bare bit/s ("throughput (bit/s)"), plain numbers otherwise (the unit
+ * is in the label: "throughput (Mbit/s)"). */
 export function axisFormatter(label) {
-  if (/bit\/s|bps/i.test(label || '')) return (v) => `${si(v, 3)}b/s`.replace(' ', '');
+  if (/\(bit\/s\)/.test(label || '')) return (v) => (v === null ? '' : `${si(v, 3)}b/s`.replace(' ', ''));
   return (v) => (v === null ? '' : String(Number(v.toPrecision(4))));
+}
+
+/** "throughput (Mbit/s)" → "Mbit/s". */
+export function unitOf(label) {
+  const m = /\(([^)]*)\)\s*$/.exec(label || '');
+  return m ? m[1] : '';
 }
 
 /** ns since the epoch → "2026-11-25 19:33:07 UTC". */

@@ -50,6 +50,7 @@ async function route() {
   showNotice('');
   app.replaceChildren();
   document.body.dataset.state = 'loading';
+  delete document.body.dataset.error;
   document.body.dataset.page = page || 'overview';
   for (const a of document.querySelectorAll('#nav a')) {
     a.classList.toggle('here', a.getAttribute('href').replace('#/', '') === (page === 'campaign' ? 'campaigns' : page));

@@ -4,7 +4,7 @@
 
 import { get } from '../api.js';
 import { drawHeatMap } from '../heatmap.js';
-import { esc, mainMetric, METRICS, metricValue } from '../format.js';
+import { esc, mainMetric, METRICS, unitOf } from '../format.js';
 import { DAYS, rangeControls, rangeOf } from './range.js';
 
 const FILTERS = ['test', 'target', 'direction'];
@@ -44,5 +44,6 @@ export async function render(app, params, ctx) {
       go(next);
     });
   }
-  drawHeatMap(app, map, (v) => metricValue(metric, v));
+  const unit = unitOf(map.scale_label);
+  drawHeatMap(app, map, (v) => `${Number(v.toPrecision(4))}${unit === '%' ? ' %' : ` ${unit}`}`);
 }

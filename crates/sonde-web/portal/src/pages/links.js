@@ -8,6 +8,8 @@ export function pathHref(p, metric) {
   for (const k of ['test', 'source', 'target', 'direction', 'family', 'campaign']) {
     if (p[k] !== null && p[k] !== undefined && p[k] !== '') q.set(k, p[k]);
   }
+  // A ping's round trips are archived without a direction.
+  if (q.get('direction') === 'round_trip') q.delete('direction');
   q.set('metric', metric || mainMetric(p.test));
   return `#/path?${q}`;
 }

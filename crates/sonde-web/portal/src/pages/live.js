@@ -27,18 +27,21 @@ class RunCard {
     this.el.innerHTML = `<h2>${esc(describe(run.spec))}</h2>
       <p class="run-meta">run <code>${esc(run.run_id)}</code>${run.started_ns ? `, started ${esc(utc(run.started_ns))}` : ''} · <span class="run-state">running</span></p>`;
     host.prepend(this.el);
-    const ping = run.spec && run.spec.test === 'ping';
+    const spec = run.spec || {};
+    const ping = spec.test === 'ping';
+    const xMax = ping ? (spec.count || 0) * (spec.interval_s || 1) : spec.time_s || 0;
     this.chart = liveChart(this.el, ping
-      ? { title: 'RTT of each reply', xLabel: 'seconds since start', yLabel: 'RTT (ms)' }
-      : { title: 'throughput of each interval', xLabel: 'seconds since start', yLabel: 'throughput (bit/s)' });
+      ? { title: 'RTT of each reply', xLabel: 'seconds since start', yLabel: 'RTT (ms)', xMax }
+      : { title: 'throughput of each interval', xLabel: 'seconds since start', yLabel: 'throughput (bit/s)', xMax });
     this.replies = false;
   }
 
   interval(iv) {
+    // While a test runs the sender's rate is what is known; the
+    // receiver's goodput comes with the result.
     for (const sum of iv.sums || []) {
-      if (sum.throughput_bps !== null && sum.throughput_bps !== undefined) {
-        this.chart.push(sum.direction || 'sum', iv.end_s, sum.throughput_bps);
-      }
+      const bps = sum.throughput_bps ?? sum.sender_throughput_bps;
+      if (bps !== null && bps !== undefined) this.chart.push(sum.direction || 'sum', iv.end_s, bps);
     }
     const rt = iv.round_trip;
     if (rt && rt.rtt_ms && !this.replies) this.chart.push('mean RTT', iv.end_s, rt.rtt_ms.avg);
@@ -101,7 +104,7 @@ function startForm() {
 
 export async function render(app, params, ctx) {
   app.innerHTML = `<h1>Live</h1><p class="stream-state">connecting…</p><p class="empty none-running">No test is running now; one started here or by a campaign shows up as it begins.</p><div class="runs-live"></div>`;
-  app.prepend(startForm());
+  app.querySelector('h1').after(startForm());
   const host = app.querySelector('.runs-live');
   const state = app.querySelector('.stream-state');
   const cards = new Map();

@@ -43,6 +43,6 @@ export async function render(app, params, ctx) {
     return;
   }
   const chart = await get('load', { interface: iface, target, since: range.since, until: range.until }, ctx.signal);
-  const drawn = drawChart(app, { ...chart, columns: 1 }, { height: 260 });
+  const drawn = drawChart(app, { ...chart, columns: 1 }, { height: 260, xRange: [range.since, range.until] });
   ctx.onCleanup(() => drawn.destroy());
 }

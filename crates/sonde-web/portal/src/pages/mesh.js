@@ -2,7 +2,8 @@
 // column per target; each cell split along its diagonal, forward
 // (source → target) upper left and reverse lower right, each half
 // coloured by the status of its latest result. A cell opens the pair's
-// path page.
+// path page: its latest result says the test and the target's address
+// (the grid names agents as campaigns name their endpoints).
 
 import { get } from '../api.js';
 import { ago, esc, METRICS, metricValue } from '../format.js';
@@ -27,8 +28,8 @@ export async function render(app, params, ctx) {
       .map((dst) => {
         const c = at.get(`${src}\u0000${dst}`);
         if (!c) return `<td class="none${src === dst ? ' self' : ''}"></td>`;
-        const href = pathHref({ source: src, target: dst }, metric);
-        return `<td><a class="cell" href="${href}" data-source="${esc(src)}" data-target="${esc(dst)}">${half('forward', c.forward, metric)}${half('reverse', c.reverse, metric)}</a></td>`;
+        const latest = c.forward || c.reverse;
+        return `<td><a class="cell" href="${pathHref({ source: src, target: dst }, metric)}" data-result="${esc(latest ? latest.result_id : '')}" data-source="${esc(src)}" data-target="${esc(dst)}">${half('forward', c.forward, metric)}${half('reverse', c.reverse, metric)}</a></td>`;
       })
       .join('')}</tr>`)
     .join('');
@@ -39,6 +40,19 @@ export async function render(app, params, ctx) {
     ${legend()}
     <p class="hint">A row per source, a column per target; the upper left half of a cell is forward (source → target), the lower right reverse. A cell opens the pair's history.</p>
     ${mesh.agents.length === 0 ? '<p class="empty">No paths measured yet.</p>' : `<table class="mesh"><thead><tr><th></th>${head}</tr></thead><tbody>${rows}</tbody></table>`}`;
+  for (const a of app.querySelectorAll('a.cell[data-result]')) {
+    a.addEventListener('click', async (e) => {
+      if (!a.dataset.result) return;
+      e.preventDefault();
+      try {
+        const r = await get(`results/${a.dataset.result}`, {}, ctx.signal);
+        const spec = r.spec || {};
+        location.hash = pathHref({ test: r.test || spec.test, source: a.dataset.source, target: spec.host || a.dataset.target }, metric).slice(1);
+      } catch (err) {
+        if (err.name !== 'AbortError') location.hash = a.getAttribute('href').slice(1);
+      }
+    });
+  }
   app.querySelector('select[name=metric]').addEventListener('change', (e) => {
     location.hash = `#/mesh?metric=${e.target.value}`;
   });

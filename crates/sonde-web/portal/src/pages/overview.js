@@ -32,8 +32,7 @@ export async function render(app, params, ctx) {
       <td>${esc(p.source)} → ${esc(p.target)}</td>
       <td>${esc(p.direction)}</td>
       <td>${esc(p.family || '')}</td>
-      <td>${esc(p.dscp ?? '')}</td>
-      <td>${esc(p.campaign || '')}</td>
+      <td>${esc(p.campaign || '')}${p.step ? ` · ${esc(p.step)}` : ''}</td>
       <td class="num">${metricValue('throughput_bps', l.throughput_bps)}</td>
       <td class="num">${metricValue('loss_pct', l.loss_pct)}</td>
       <td class="num">${metricValue('jitter_ms', l.jitter_ms)}</td>
@@ -47,7 +46,7 @@ export async function render(app, params, ctx) {
     ${legend()}
     ${paths.length === 0 ? '<p class="empty">The archive holds no results yet.</p>' : `
     <table class="paths">
-      <thead><tr><th>status</th><th>test</th><th>path</th><th>direction</th><th>family</th><th>DSCP</th><th>campaign</th>
+      <thead><tr><th>status</th><th>test</th><th>path</th><th>direction</th><th>family</th><th>campaign · step</th>
       <th>throughput</th><th>loss</th><th>jitter</th><th>RTT</th><th>latest</th><th>why</th></tr></thead>
       <tbody>${rows.join('')}</tbody>
     </table>`}

@@ -51,6 +51,6 @@ export async function render(app, params, ctx) {
       go(next);
     });
   }
-  const drawn = drawChart(app, chart);
+  const drawn = drawChart(app, chart, { xRange: [range.since, range.until] });
   ctx.onCleanup(() => drawn.destroy());
 }

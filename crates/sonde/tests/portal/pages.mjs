@@ -1,0 +1,83 @@
+// Loads each page of the portal in headless Chromium and prints what it
+// shows as JSON, for crates/sonde/tests/portal_browser.rs to check
+// against the API: overview rows and badge colours, the path page's
+// points, the heat map's cells, the mesh's halves and colours (and where
+// a click leads), load, campaigns. Screenshots go to SHOTS.
+//
+//   node pages.mjs BASE_URL SHOTS_DIR CAMPAIGN INTERFACE
+
+import { open, panels, settled, visit } from './browser.mjs';
+
+const [base, shots, campaign, iface] = process.argv.slice(2);
+const out = {};
+const { browser, page, problems } = await open();
+const shot = (name) => page.screenshot({ path: `${shots}/${name}.png`, fullPage: true });
+
+try {
+  out.overview = await visit(page, base, '#/');
+  out.overview.rows = await page.$$eval('tr.path', (rows) => rows.map((r) => {
+    const b = r.querySelector('.badge');
+    return { key: r.dataset.key, status: b.dataset.status, colour: getComputedStyle(b).backgroundColor, text: b.textContent };
+  }));
+  await shot('overview');
+
+  // Each path's page from its overview link, over the last day.
+  out.paths = [];
+  const links = await page.$$eval('tr.path td:nth-child(2) a', (as) => as.map((a) => a.getAttribute('href')));
+  for (const [i, href] of links.entries()) {
+    const state = await visit(page, base, `${href}&range=1d`);
+    out.paths.push({ href, ...state, panels: await panels(page) });
+    if (i === 0) await shot('path');
+  }
+  // Zoom: a drag across the last path's chart narrows its x range.
+  if (await page.$('figure.panel .u-over')) {
+    const xRange = () => page.$eval('figure.panel', (f) => JSON.parse(f.dataset.x || 'null'));
+    const over = await page.$eval('figure.panel .u-over', (o) => o.getBoundingClientRect().toJSON());
+    const axisBefore = await xRange();
+    await page.mouse.move(over.x + over.width * 0.3, over.y + over.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(over.x + over.width * 0.7, over.y + over.height / 2, { steps: 5 });
+    await page.mouse.up();
+    out.zoom = { before: axisBefore, after: await xRange() };
+    // Hover: the legend shows the values under the pointer.
+    await page.mouse.move(over.x + over.width * 0.5, over.y + over.height / 2);
+    out.hover = await page.$$eval('figure.panel .u-legend .u-value', (vs) => vs.map((v) => v.textContent));
+  }
+
+  out.heatmap = await visit(page, base, '#/heatmap?test=tcp&metric=throughput_bps&range=30d');
+  out.heatmap.figures = await page.$$eval('figure.heatmap', (fs) => fs.map((f) => ({ cells: Number(f.dataset.cells), days: Number(f.dataset.days) })));
+  await shot('heatmap');
+
+  out.mesh = await visit(page, base, '#/mesh?metric=rtt_ms');
+  out.mesh.halves = await page.$$eval('.half', (hs) => hs.map((h) => ({
+    source: h.parentElement.dataset.source,
+    target: h.parentElement.dataset.target,
+    half: h.dataset.half,
+    status: h.dataset.status,
+    colour: getComputedStyle(h).backgroundColor,
+  })));
+  await shot('mesh');
+  if (out.mesh.halves.length) {
+    await page.click('a.cell');
+    await page.waitForFunction(() => document.body.dataset.page === 'path');
+    out.mesh.click = { ...(await settled(page)), hash: await page.evaluate(() => location.hash), panels: await panels(page) };
+  }
+
+  out.load = await visit(page, base, `#/load?interface=${encodeURIComponent(iface)}&range=1h`);
+  out.load.panels = await panels(page);
+  await shot('load');
+
+  out.campaigns = await visit(page, base, '#/campaigns');
+  out.campaigns.names = await page.$$eval('tr[data-campaign]', (rs) => rs.map((r) => r.dataset.campaign));
+  out.campaign = await visit(page, base, `#/campaign/${encodeURIComponent(campaign)}`);
+  out.campaign.runs = await page.$$eval('table.runs.all tr.run', (rs) => rs.map((r) => r.dataset.run));
+  out.campaign.plan = await page.$eval('pre.plan', (p) => p.textContent);
+  await page.click('table.runs.all button.events');
+  await page.waitForSelector('tr.run-events li');
+  out.campaign.events = await page.$$eval('tr.run-events li', (ls) => ls.length);
+  await shot('campaign');
+} finally {
+  out.problems = problems;
+  await browser.close();
+  console.log(JSON.stringify(out));
+}

@@ -1,0 +1,418 @@
+//! The web portal in a real headless Chromium (Debian's `chromium`,
+//! driven by playwright-core from the portal's own npm dependencies, no
+//! browser downloaded), served by a real agent (`sonde serve --http`)
+//! over a SQLite archive that a real campaign on loopback filled: every
+//! page loaded, each chart's points counted against the API, the
+//! statuses' colours against the configured thresholds, the live page
+//! watched during a test started from its own form, no console errors.
+//! Screenshots are kept in `target/portal-screenshots/`.
+//!
+//! The drivers are `tests/portal/*.mjs`; each prints what the page
+//! showed as JSON, checked here.
+
+mod common;
+use common::http::{get, get_as, http_port, json, wait_for};
+use common::ServerProc;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+const TOKEN: &str = "portal-test-token-0123456789";
+const RUNS: usize = 3;
+
+/// The colours of docs/portal.md, as Chromium computes them.
+fn colour(status: &str) -> &'static str {
+    match status {
+        "ok" => "rgb(0, 158, 115)",
+        "warn" => "rgb(240, 180, 0)",
+        "crit" => "rgb(204, 51, 17)",
+        _ => "rgb(160, 160, 160)",
+    }
+}
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("sonde-portal-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Where screenshots are kept: target/portal-screenshots.
+fn shots() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"));
+    let d = target.join("portal-screenshots");
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Runs a driver in tests/portal with node; what it printed, as JSON.
+fn drive(script: &str, args: &[&str]) -> Value {
+    let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .into_iter()
+        .find(|c| Path::new(c).exists())
+        .expect("chromium is not installed (scripts/system-deps.sh installs it)");
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let portal = here.join("../sonde-web/portal");
+    assert!(
+        portal.join("node_modules/playwright-core").exists(),
+        "playwright-core is missing: crates/sonde-web/build.rs runs npm ci in {}",
+        portal.display()
+    );
+    let out = std::process::Command::new("node")
+        .arg(here.join("tests/portal").join(script))
+        .args(args)
+        .env("CHROMIUM", chromium)
+        .env("SONDE_PORTAL_DIR", &portal)
+        .output()
+        .expect("node (scripts/system-deps.sh installs nodejs)");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{script}: {stderr}\n{stdout}");
+    let last = stdout.lines().last().unwrap_or("");
+    serde_json::from_str(last)
+        .unwrap_or_else(|e| panic!("{script} printed no JSON ({e}): {stdout}"))
+}
+
+fn api(port: u16, path: &str) -> Value {
+    let (status, body) = get(port, path);
+    assert_eq!(status, 200, "{path}: {body}");
+    json(&body)
+}
+
+fn no_problems(report: &Value) {
+    let problems = report["problems"].as_array().unwrap();
+    assert!(problems.is_empty(), "console errors: {problems:#?}");
+}
+
+/// A plan of TCP, slow UDP (reverse) and ping toward the endpoint on
+/// `port`, RUNS times, 4 s apart.
+fn plan(port: u16) -> String {
+    format!(
+        "name = \"loop\"\n[schedule]\nrepeat = \"PT4S\"\nmax_runs = {RUNS}\n\
+         [[endpoint]]\nname = \"A\"\naddress = \"::1\"\n[[endpoint]]\nname = \"B\"\naddress = \"::1\"\n\
+         [[step]]\nname = \"tcp A to B\"\ntest = \"tcp\"\nport = {port}\ntime_s = 1\n\
+         [[step]]\ntest = \"udp\"\nport = {port}\ntime_s = 1\nbitrate_bps = \"1M\"\ndirection = \"reverse\"\n\
+         [[step]]\ntest = \"ping\"\ncount = 3\ninterval_s = 0.2\n"
+    )
+}
+
+/// Thresholds that give each test of the plan its own status on
+/// loopback: TCP (Gbit/s) ok, UDP at 1 Mbit/s warn (below 5 Mbit/s),
+/// ping crit (any RTT is above 2 ps).
+const CONFIG: &str = "[http]\nread_public = true\ninterface_interval = 1\n\
+    tokens = [{ name = \"portal-test\", token = \"portal-test-token-0123456789\" }]\n\
+    [http.thresholds]\nthroughput_bps = { warn = 5e6, crit = 1e5 }\n\
+    rtt_ms = { warn = 0.000000001, crit = 0.000000002 }\n";
+
+fn expected_status(test: &str) -> &'static str {
+    match test {
+        "tcp" => "ok",
+        "udp" => "warn",
+        _ => "crit",
+    }
+}
+
+/// Each series' name and its number of points, from a chart model.
+fn series_counts(chart: &Value) -> Vec<Vec<(String, u64)>> {
+    chart["panels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            p["series"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| {
+                    let n = s["points"].as_array().map_or(0, |a| a.len()) as u64;
+                    (s["name"].as_str().unwrap().to_string(), n)
+                })
+                .filter(|(_, n)| *n > 0)
+                .collect()
+        })
+        .collect()
+}
+
+/// The same, as the page drew them (figure[data-points]).
+fn drawn_counts(panels: &Value) -> Vec<Vec<(String, u64)>> {
+    panels
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            p["series"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| {
+                    (
+                        s["name"].as_str().unwrap().to_string(),
+                        s["points"].as_u64().unwrap(),
+                    )
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// `#/path?a=b&c=d` → its query as the API's filters (no source, no
+/// metric).
+fn chart_query(href: &str, metric: &str) -> String {
+    let query = href.split_once('?').map_or("", |(_, q)| q);
+    let kept: Vec<&str> = query
+        .split('&')
+        .filter(|kv| !kv.starts_with("source=") && !kv.starts_with("metric="))
+        .collect();
+    format!("/api/v1/chart?metric={metric}&{}", kept.join("&"))
+}
+
+#[test]
+fn every_page_shows_the_archive_and_the_live_page_follows_a_running_test() {
+    let d = dir("pages");
+    let db = d.join("a.db").display().to_string();
+    let plans = d.join("plans");
+    std::fs::create_dir_all(&plans).unwrap();
+    let config = d.join("serve.toml");
+    std::fs::write(&config, CONFIG).unwrap();
+    let endpoint = ServerProc::start(&["--no-reflector"]);
+    std::fs::write(plans.join("loop.toml"), plan(endpoint.port)).unwrap();
+    let agent = ServerProc::start(&[
+        "--no-reflector",
+        "--http",
+        "[::1]:0",
+        "--archive",
+        &db,
+        "--campaigns",
+        plans.to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    let port = http_port(&agent);
+    let done = || {
+        let list = api(port, "/api/v1/campaigns");
+        list[0]["runs"]["done"].as_u64() == Some(RUNS as u64)
+    };
+    assert!(wait_for(120, done), "{}", agent.log());
+    let interfaces = api(port, "/api/v1/interfaces");
+    let iface = interfaces[0]["name"]
+        .as_str()
+        .unwrap_or_else(|| panic!("the agent sampled no interface: {interfaces}"))
+        .to_string();
+    let shots = shots();
+    let base = format!("http://[::1]:{port}");
+    let pages = drive(
+        "pages.mjs",
+        &[&base, shots.to_str().unwrap(), "loop", &iface],
+    );
+    no_problems(&pages);
+
+    // Overview: every path, with the API's status, in its colour; the
+    // statuses are the thresholds' (one of each).
+    let overview = api(port, "/api/v1/overview");
+    let paths = overview["paths"].as_array().unwrap();
+    assert_eq!(paths.len(), 3, "{overview}");
+    let rows = pages["overview"]["rows"].as_array().unwrap();
+    let shown: BTreeMap<&str, &Value> = rows
+        .iter()
+        .map(|r| (r["key"].as_str().unwrap(), r))
+        .collect();
+    assert_eq!(shown.len(), paths.len(), "{rows:?}");
+    for p in paths {
+        let key = p["key"].as_str().unwrap();
+        let status = p["status"].as_str().unwrap();
+        assert_eq!(status, expected_status(p["test"].as_str().unwrap()), "{p}");
+        let row = shown[key];
+        assert_eq!(row["status"], status, "{key}");
+        assert_eq!(row["colour"], colour(status), "{key}");
+    }
+
+    // Path pages: each series holds one point per archived result, as
+    // the API's chart says.
+    let drawn_paths = pages["paths"].as_array().unwrap();
+    assert_eq!(drawn_paths.len(), 3);
+    for page in drawn_paths {
+        assert_eq!(page["state"], "ready", "{page}");
+        let href = page["href"].as_str().unwrap();
+        let metric = href.split("metric=").nth(1).unwrap();
+        let chart = api(port, &chart_query(href, metric));
+        let expected = series_counts(&chart);
+        assert_eq!(drawn_counts(&page["panels"]), expected, "{href}");
+        let points: u64 = expected.iter().flatten().map(|s| s.1).sum();
+        assert_eq!(points, RUNS as u64, "{href}: one point per run");
+    }
+    // Zoom narrows the time axis (from the range asked for, a day);
+    // hover names values.
+    let span = |r: &Value| r[1].as_f64().unwrap() - r[0].as_f64().unwrap();
+    let (before, after) = (&pages["zoom"]["before"], &pages["zoom"]["after"]);
+    assert!((span(before) - 86_400.0).abs() < 1.0, "{before}");
+    assert!(span(after) < span(before) / 2.0, "{before} → {after}");
+    assert!(
+        pages["hover"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|v| v.as_str().is_some_and(|v| v != "–" && v != "--")),
+        "{}",
+        pages["hover"]
+    );
+
+    // Heat map: a cell per hour of a day that had TCP results.
+    let tcp = api(port, "/api/v1/results?test=tcp");
+    // "2026-11-25T19:39:32.17Z" → "2026-11-25T19": its day and hour (UTC).
+    let hours: BTreeSet<String> = tcp
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["start"].as_str().unwrap()[..13].to_string())
+        .collect();
+    let map = &pages["heatmap"];
+    assert_eq!(map["state"], "ready", "{map}");
+    assert_eq!(map["figures"][0]["cells"], hours.len() as u64, "{map}");
+
+    // Mesh: A → B, each half in its status' colour, as the API says; a
+    // click opens the pair's history.
+    let mesh = api(port, "/api/v1/mesh?metric=rtt_ms");
+    let halves = pages["mesh"]["halves"].as_array().unwrap();
+    let cells = mesh["cells"].as_array().unwrap();
+    assert_eq!(halves.len(), 2 * cells.len(), "{mesh}");
+    for h in halves {
+        let cell = cells
+            .iter()
+            .find(|c| c["source"] == h["source"] && c["target"] == h["target"])
+            .unwrap_or_else(|| panic!("{h} not in {mesh}"));
+        let status = cell[h["half"].as_str().unwrap()]["status"]
+            .as_str()
+            .unwrap_or("unknown");
+        assert_eq!(h["status"], status, "{h}");
+        assert_eq!(h["colour"], colour(status), "{h}");
+    }
+    assert!(
+        halves.iter().any(|h| h["status"] == "crit"),
+        "the ping's RTT is above its crit level: {halves:?}"
+    );
+    let click = &pages["mesh"]["click"];
+    assert_eq!(click["state"], "ready", "{click}");
+    let clicked: u64 = drawn_counts(&click["panels"])
+        .iter()
+        .flatten()
+        .map(|s| s.1)
+        .sum();
+    assert_eq!(clicked, RUNS as u64, "{click}");
+
+    // Load beside latency: rx and tx from the samples, RTT a point per
+    // ping.
+    let load = drawn_counts(&pages["load"]["panels"]);
+    assert_eq!(load.len(), 2, "{}", pages["load"]);
+    let rx_tx: Vec<&(String, u64)> = load[0].iter().collect();
+    assert_eq!(rx_tx.len(), 2, "{load:?}");
+    assert!(rx_tx[0].1 > 0 && rx_tx[0].1 == rx_tx[1].1, "{load:?}");
+    assert_eq!(load[1], vec![("RTT".to_string(), RUNS as u64)]);
+
+    // Campaigns: the plan, its runs (those of the API), their events.
+    assert_eq!(pages["campaigns"]["names"], serde_json::json!(["loop"]));
+    let detail = api(port, "/api/v1/campaigns/loop");
+    let ids: BTreeSet<&str> = detail["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    let shown_ids: BTreeSet<&str> = pages["campaign"]["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert_eq!(shown_ids, ids);
+    assert_eq!(ids.len(), RUNS);
+    assert_eq!(pages["campaign"]["plan"], detail["plan"]);
+    assert!(pages["campaign"]["events"].as_u64().unwrap() >= 1);
+
+    // Live: refused without a token (and said so); with it, intervals
+    // drawn while the test runs, all of them once it has finished.
+    let live = drive(
+        "live.mjs",
+        &[
+            &base,
+            shots.to_str().unwrap(),
+            TOKEN,
+            "::1",
+            &endpoint.port.to_string(),
+            "4",
+        ],
+    );
+    no_problems(&live);
+    assert_eq!(live["without_token"]["error"], true, "{live}");
+    assert!(
+        live["without_token"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("token"),
+        "{live}"
+    );
+    for p in live["problems_without_token"].as_array().unwrap() {
+        assert!(p.as_str().unwrap().contains("401"), "{p}");
+    }
+    assert_eq!(live["running"]["state"], "running", "{live}");
+    assert!(live["running"]["points"].as_u64().unwrap() >= 2, "{live}");
+    assert_eq!(live["finished"]["state"], "finished", "{live}");
+    let id = live["finished"]["result"].as_str().unwrap();
+    let result = api(port, &format!("/api/v1/results/{id}"));
+    let intervals = result["intervals"].as_array().unwrap().len() as u64;
+    assert_eq!(live["finished"]["points"], intervals, "{live}");
+    drop(agent);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_private_agent_asks_for_a_token_and_refuses_a_wrong_one() {
+    let d = dir("private");
+    let db = d.join("a.db").display().to_string();
+    let config = d.join("serve.toml");
+    std::fs::write(
+        &config,
+        CONFIG.replace("read_public = true", "read_public = false"),
+    )
+    .unwrap();
+    let agent = ServerProc::start(&[
+        "--no-reflector",
+        "--http",
+        "[::1]:0",
+        "--archive",
+        &db,
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    let port = http_port(&agent);
+    assert_eq!(get(port, "/api/v1/overview").0, 401);
+    assert_eq!(get_as(port, "/api/v1/overview", TOKEN).0, 200);
+    let base = format!("http://[::1]:{port}");
+    let report = drive("token.mjs", &[&base, TOKEN]);
+    assert_eq!(report["none"]["state"], "error", "{report}");
+    assert_eq!(report["none"]["error"], "401", "{report}");
+    assert!(
+        report["none"]["notice"]
+            .as_str()
+            .unwrap()
+            .contains("needs a token"),
+        "{report}"
+    );
+    assert_eq!(report["wrong"]["error"], "403", "{report}");
+    assert!(
+        report["wrong"]["notice"]
+            .as_str()
+            .unwrap()
+            .contains("refused the token"),
+        "{report}"
+    );
+    assert_eq!(report["right"]["state"], "ready", "{report}");
+    assert!(report["url_has_token"] == false, "{report}");
+    // The only console errors are the refused requests themselves.
+    for p in report["problems"].as_array().unwrap() {
+        let p = p.as_str().unwrap();
+        assert!(p.contains("401") || p.contains("403"), "{p}");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
