@@ -64,7 +64,10 @@ async function route() {
     await module.render(app, params, ctx, rest);
     if (current !== ctx) return;
     requestAnimationFrame(() => {
-      if (current === ctx) document.body.dataset.state = 'ready';
+      if (current !== ctx) return;
+      document.body.dataset.state = 'ready';
+      // ms from navigation start to drawn (bench/portal reads it).
+      document.body.dataset.readyMs = performance.now().toFixed(1);
     });
   } catch (e) {
     if (e.name === 'AbortError' || current !== ctx) return;
