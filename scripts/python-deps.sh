@@ -5,6 +5,9 @@
 #           reads iperf3's own (crates/sonde/tests/iperf3_consumers.rs)
 #   prometheus_client  (PyPI) its OpenMetrics parser reads `/metrics`
 #           (crates/sonde/tests/http_api.rs)
+#   schemathesis, openapi-spec-validator  (PyPI) the API's OpenAPI
+#           document checked, and the API fuzzed against it
+#           (crates/sonde/tests/http_openapi.rs)
 set -euo pipefail
 
 # A fresh Debian machine may have neither python3 nor pip.
@@ -26,5 +29,12 @@ fi
 if ! python3 -c 'import prometheus_client' >/dev/null 2>&1; then
     echo "python-deps: installing prometheus_client (PyPI)" >&2
     pip=(python3 -m pip install --quiet --disable-pip-version-check prometheus_client==0.21.1)
+    "${pip[@]}" 2>/dev/null || "${pip[@]}" --break-system-packages
+fi
+
+if ! python3 -c 'import schemathesis, openapi_spec_validator' >/dev/null 2>&1; then
+    echo "python-deps: installing schemathesis and openapi-spec-validator (PyPI)" >&2
+    pip=(python3 -m pip install --quiet --disable-pip-version-check schemathesis==4.32.5
+        openapi-spec-validator==0.9.0)
     "${pip[@]}" 2>/dev/null || "${pip[@]}" --break-system-packages
 fi

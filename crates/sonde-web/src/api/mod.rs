@@ -129,7 +129,8 @@ async fn openapi() -> Response {
 
 /// The API's document with the result schema (docs/schema, the one the
 /// results are checked against) put in as `TestResult`: its `$defs` become
-/// components, and its references are rewritten to match.
+/// components named `TestResult.*` (apart from the API's own, which may
+/// share a name), and its references are rewritten to match.
 fn openapi_document(api: &str, result_schema: &str) -> serde_json::Value {
     use serde_json::Value;
     fn rewrite(v: &mut Value) {
@@ -139,7 +140,7 @@ fn openapi_document(api: &str, result_schema: &str) -> serde_json::Value {
                     if r == "#" {
                         *r = "#/components/schemas/TestResult".into();
                     } else if let Some(name) = r.strip_prefix("#/$defs/") {
-                        *r = format!("#/components/schemas/{name}");
+                        *r = format!("#/components/schemas/TestResult.{name}");
                     }
                 }
                 m.values_mut().for_each(rewrite);
@@ -160,7 +161,7 @@ fn openapi_document(api: &str, result_schema: &str) -> serde_json::Value {
     if let Some(r) = result.as_object_mut() {
         if let Some(Value::Object(defs)) = r.remove("$defs") {
             for (k, v) in defs {
-                schemas.entry(k).or_insert(v);
+                schemas.insert(format!("TestResult.{k}"), v);
             }
         }
         r.remove("$schema");

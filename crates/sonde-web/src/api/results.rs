@@ -34,9 +34,31 @@ pub struct Filter {
     /// `KEY=VALUE`.
     pub label: Option<String>,
     /// Unix seconds.
+    #[serde(default, deserialize_with = "whole_number")]
     pub since: Option<i64>,
+    #[serde(default, deserialize_with = "whole_number")]
     pub until: Option<i64>,
+    #[serde(default, deserialize_with = "whole_number")]
     pub limit: Option<i64>,
+}
+
+/// A whole number in a query string. Needed where a query struct is
+/// flattened into another: serde then hands every value over as text.
+fn whole_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Int(i64),
+        Text(String),
+    }
+    match Option::<Raw>::deserialize(d)? {
+        None => Ok(None),
+        Some(Raw::Int(i)) => Ok(Some(i)),
+        Some(Raw::Text(t)) => t
+            .parse()
+            .map(Some)
+            .map_err(|_| serde::de::Error::custom(format!("'{t}' is not a whole number"))),
+    }
 }
 
 impl Filter {

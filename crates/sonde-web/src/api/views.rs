@@ -4,7 +4,7 @@
 //! RTT. The browser only draws these models (docs/portal.md).
 
 use super::results::{metric, Filter};
-use super::{bad, query, with_store, ApiError, Shared};
+use super::{query, with_store, ApiError, Shared};
 use crate::status::{self, Status};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
@@ -364,10 +364,8 @@ async fn load(
         ..Filter::default()
     })?;
     let since = range.since_ns.unwrap_or(0);
-    let until = range.until_ns.unwrap_or(i64::MAX);
-    if since >= until {
-        return Err(bad("since must be before until"));
-    }
+    // An empty range draws nothing.
+    let until = range.until_ns.unwrap_or(i64::MAX).max(since);
     let interface = q.interface.clone();
     let (samples, rtts) = with_store(&state, move |s| {
         let samples = s.interface_samples(&interface, since, until)?;
