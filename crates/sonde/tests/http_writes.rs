@@ -20,7 +20,7 @@ fn setup(test: &str, read_public: bool) -> (std::path::PathBuf, ServerProc, u16)
         &config,
         format!(
             "[limits]\nmax_duration = \"20s\"\n[http]\nread_public = {read_public}\n\
-             max_body_bytes = 10000\ninterface_interval = \"1s\"\n\
+             max_body_bytes = 10000\ninterface_interval = \"1s\"\ninterfaces = [\"lo\"]\n\
              tokens = [{{ name = \"ops\", token = \"{TOKEN}\" }}]\n"
         ),
     )
@@ -388,4 +388,53 @@ fn a_test_run_now_is_seen_live_and_kept() {
         .filter(|s| s[0] == "sonde_ping_rtt_seconds_bucket")
         .count();
     assert_eq!(buckets, 21, "smokeping_prober's 20 bounds and +Inf");
+}
+
+#[test]
+fn the_agent_samples_its_interfaces_for_load_beside_latency() {
+    // Loopback, sampled every second (interfaces and interface_interval
+    // in the config): the API's own tests cross it.
+    let (_dir, _server, port) = setup("load", true);
+    let names = |port| {
+        json(&get(port, "/api/v1/interfaces").1)
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["name"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert!(wait_for(10, || names(port) == ["lo"]), "{:?}", names(port));
+    let first = "lo";
+    // Two samples make a rate; a ping makes the RTT panel's point.
+    let spec = r#"{"test": "ping", "host": "::1", "count": 2, "interval_s": 0.2}"#;
+    let (status, _) = send(
+        port,
+        "POST",
+        "/api/v1/tests",
+        TOKEN,
+        "application/json",
+        spec,
+    );
+    assert_eq!(status, 202);
+    assert!(wait_for(15, || {
+        let chart = json(&get(port, &format!("/api/v1/load?interface={first}")).1);
+        let rx = chart["panels"][0]["series"][0]["points"]
+            .as_array()
+            .unwrap()
+            .len();
+        let rtt = chart["panels"][1]["series"][0]["points"]
+            .as_array()
+            .unwrap()
+            .len();
+        rx >= 2 && rtt == 1
+    }));
+    let chart = json(&get(port, &format!("/api/v1/load?interface={first}")).1);
+    assert_eq!(chart["panels"][0]["series"][0]["name"], "rx");
+    assert_eq!(chart["panels"][1]["y_label"], "RTT (ms)");
+    for p in chart["panels"][0]["series"][0]["points"]
+        .as_array()
+        .unwrap()
+    {
+        assert!(p[1].as_f64().unwrap() >= 0.0, "{p}");
+    }
 }
