@@ -145,8 +145,9 @@ fn dir(state: &Shared) -> Result<&std::path::Path, ApiError> {
 async fn create(
     State(state): State<Shared>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let body = super::body(body)?;
     let dir = dir(&state)?.to_path_buf();
     let text = plan_text(&headers, &body)?;
     let plan =

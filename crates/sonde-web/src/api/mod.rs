@@ -56,6 +56,14 @@ pub fn not_found(message: impl Into<String>) -> ApiError {
     ApiError(StatusCode::NOT_FOUND, message.into())
 }
 
+/// A request body, or the JSON error of why it could not be read (413
+/// over `http.max_body_bytes`).
+pub fn body(
+    b: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+) -> Result<axum::body::Bytes, ApiError> {
+    b.map_err(|e| ApiError(e.status(), e.body_text()))
+}
+
 /// The query string as `T`, or a 400 naming what is wrong.
 pub fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
     q.map(|Query(v)| v).map_err(|e| bad(e.body_text()))
@@ -109,8 +117,14 @@ async fn info(AxState(state): AxState<Shared>) -> Json<serde_json::Value> {
     }))
 }
 
-/// The OpenAPI document of this API (docs/api.md says how it is kept
-/// true: schemathesis runs it against a live agent in the tests).
+/// The OpenAPI document of this API, written by hand
+/// (`crates/sonde-web/openapi.json`) with the result schema of
+/// docs/schema put in at serve time. Not derived (utoipa): the results are
+/// the model crate's types, whose JSON schema is already kept and checked
+/// against every kind of result (tests/json_schema.rs); deriving a second
+/// one would make two definitions of the same document. What keeps the
+/// hand-written part true is schemathesis, run against a live agent in
+/// tests/http_openapi.rs.
 async fn openapi() -> Response {
     static DOC: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     let doc = DOC.get_or_init(|| {

@@ -56,8 +56,9 @@ async fn events(
 async fn run_now(
     State(state): State<Shared>,
     caller: Option<Extension<Caller>>,
-    body: Bytes,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let body = super::body(body)?;
     let spec: TestSpec =
         serde_json::from_slice(&body).map_err(|e| bad(format!("the test spec: {e}")))?;
     if let TestSpec::Ping(p) = &spec {
