@@ -3,7 +3,8 @@
 // portal's devDependency), timed from navigation start to the page
 // saying it is drawn (body[data-state=ready]: the API answered and
 // every chart is on screen). Prints a line per page: median and worst,
-// and what it drew. The agent's other figures (heat-map API time, idle
+// the median of the slowest API answer each load waited for, and what
+// it drew. The agent's other figures (heat-map API time, idle
 // RSS) are measured beside this by bench/portal/run.
 //
 //   node page_load.mjs BASE_URL RUNS TARGET
@@ -44,9 +45,10 @@ page.on('pageerror', (e) => errors.push(e.message));
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 console.log(`page load in Chromium, navigation → drawn, ${runs} runs each (first load of each page uncached)`);
-console.log(`${'page'.padEnd(26)} ${'median ms'.padStart(10)} ${'worst ms'.padStart(9)}  drawn`);
+console.log(`${'page'.padEnd(26)} ${'median ms'.padStart(10)} ${'worst ms'.padStart(9)} ${'API ms'.padStart(7)}  drawn`);
 for (const [name, hash] of PAGES) {
   const times = [];
+  const apis = [];
   let drawn = '';
   for (let i = 0; i < runs; i += 1) {
     // A fresh document each time: about:blank between loads.
@@ -56,6 +58,10 @@ for (const [name, hash] of PAGES) {
     const r = await page.evaluate(() => ({
       state: document.body.dataset.state,
       ms: Number(document.body.dataset.readyMs),
+      // The slowest API answer the page waited for.
+      api: Math.max(0, ...performance.getEntriesByType('resource')
+        .filter((e) => e.name.includes('/api/v1/'))
+        .map((e) => e.duration)),
       points: [...document.querySelectorAll('figure.panel')]
         .flatMap((f) => JSON.parse(f.dataset.points || '[]'))
         .reduce((n, s) => n + (s.points || 0), 0),
@@ -67,10 +73,11 @@ for (const [name, hash] of PAGES) {
       break;
     }
     times.push(r.ms);
+    apis.push(r.api);
     drawn = r.cells ? `${r.cells} heat-map cells` : r.points ? `${r.points} points` : `${r.rows} table rows`;
   }
   const fmt = (v) => (v === undefined ? '–' : v.toFixed(0));
-  console.log(`${name.padEnd(26)} ${fmt(median(times)).padStart(10)} ${fmt(times.length ? Math.max(...times) : undefined).padStart(9)}  ${drawn}`);
+  console.log(`${name.padEnd(26)} ${fmt(median(times)).padStart(10)} ${fmt(times.length ? Math.max(...times) : undefined).padStart(9)} ${fmt(median(apis)).padStart(7)}  ${drawn}`);
 }
 if (errors.length) console.log(`console errors: ${errors.join(' | ')}`);
 await browser.close();
