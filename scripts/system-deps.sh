@@ -12,6 +12,11 @@
 #   chromium   opens the HTML report in the tests, and prints `sonde report --format pdf`;
 #              the portal's browser tests run in it
 #   nodejs npm build the web portal (crates/sonde-web/build.rs: npm ci, vite)
+#   nginx      the real HTTP/1.1, TLS and HTTP/2 peer of `sonde http`'s tests
+#              and bench/http-vs-wrk (each starts its own; the system service
+#              the package starts is stopped and disabled)
+#   wrk        the HTTP load generator bench/http-vs-wrk compares sonde with
+#   openssl    makes the self-signed certificate the nginx fixture serves
 set -euo pipefail
 
 need=()
@@ -27,6 +32,9 @@ command -v groff >/dev/null 2>&1 || need+=(groff-base)
 [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v npm >/dev/null 2>&1 || need+=(nodejs npm)
+[ -x /usr/sbin/nginx ] || need+=(nginx)
+command -v wrk >/dev/null 2>&1 || need+=(wrk)
+command -v openssl >/dev/null 2>&1 || need+=(openssl)
 
 if [ "${#need[@]}" -gt 0 ]; then
     if [ "$(id -u)" -ne 0 ]; then
@@ -37,4 +45,14 @@ if [ "${#need[@]}" -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+    # Tests and benchmarks start their own nginx on free ports: the one the
+    # package starts would hold port 80 and serve nothing of ours.
+    if [[ " ${need[*]} " == *" nginx "* ]]; then
+        if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
+            systemctl disable --now nginx >/dev/null 2>&1 || true
+        fi
+        if [ -s /run/nginx.pid ]; then
+            /usr/sbin/nginx -s quit >/dev/null 2>&1 || true
+        fi
+    fi
 fi
