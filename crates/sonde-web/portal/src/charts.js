@@ -88,7 +88,7 @@ export function drawChart(host, chart, { time = true, height, xRange } = {}) {
         y: panel.y_range ? { range: () => panel.y_range } : { range: (u, lo, hi) => [Math.min(0, lo), hi > 0 ? hi * 1.05 : 1] },
       },
       axes: [
-        { label: panel.x_label, size: 56, space: time ? 80 : 50, values: time ? timeTicks : (u, vs) => vs.map(axisFormatter(panel.x_label)) },
+        { label: panel.x_label, size: 56, space: time ? 100 : 50, values: time ? timeTicks : (u, vs) => vs.map(axisFormatter(panel.x_label)) },
         { label: panel.y_label, size: 70, values: (u, vs) => vs.map(fmt) },
       ],
       series: [

@@ -6,6 +6,9 @@ import { get } from '../api.js';
 import { esc, utc } from '../format.js';
 import { runCounts, when } from './campaigns.js';
 
+/** Runs listed at first (a campaign of months has thousands). */
+const SHOWN = 50;
+
 function runRow(r) {
   return `<tr class="run state-${esc(r.state)}" data-run="${esc(r.id)}">
     <td>${esc(utc(r.scheduled_ns))}</td><td><span class="run-state state-${esc(r.state)}">${esc(r.state)}</span></td>
@@ -19,7 +22,9 @@ export async function render(app, params, ctx, rest) {
   const s = c.status;
   const missed = s.missed || [];
   const errors = s.errors || [];
+  const shown = c.runs.slice(0, SHOWN);
   app.innerHTML = `<h1>Campaign ${esc(s.name)}${s.paused ? ' <span class="paused">paused</span>' : ''}</h1>
+    <div class="campaign-top"><div>
     <dl class="facts">
       <dt>runs</dt><dd>${runCounts(s.runs)}</dd>
       <dt>last</dt><dd>${s.last ? `${esc(s.last.state)}, scheduled ${when(s.last.scheduled_ns)}` : '–'}</dd>
@@ -29,12 +34,22 @@ export async function render(app, params, ctx, rest) {
     <h2>Missed runs (${missed.length})</h2>
     ${missed.length ? `<table class="runs missed"><thead><tr><th>scheduled</th><th>state</th><th>why</th><th></th></tr></thead><tbody>${missed.map(runRow).join('')}</tbody></table>` : '<p>None.</p>'}
     ${errors.length ? `<h2>Failed steps</h2><ul class="errors">${errors.map(([id, detail]) => `<li><code>${esc(id)}</code> ${esc(detail)}</li>`).join('')}</ul>` : ''}
-    <h2>Runs (${c.runs.length})</h2>
-    <table class="runs all"><thead><tr><th>scheduled</th><th>state</th><th>why</th><th></th></tr></thead><tbody>${c.runs.map(runRow).join('')}</tbody></table>
+    <p><a href="#/path?campaign=${encodeURIComponent(s.name)}&test=tcp">its TCP throughput</a> ·
+       <a href="#/heatmap?test=tcp">day heat map</a></p>
+    </div><div>
     <h2>Plan</h2>
     <pre class="plan">${esc(c.plan)}</pre>
-    <p><a href="#/path?campaign=${encodeURIComponent(s.name)}&test=tcp">its TCP throughput</a> ·
-       <a href="#/heatmap?test=tcp">day heat map</a></p>`;
+    </div></div>
+    <h2>Runs (${c.runs.length}${c.runs.length > shown.length ? `, the newest ${shown.length} shown` : ''})</h2>
+    <table class="runs all"><thead><tr><th>scheduled</th><th>state</th><th>why</th><th></th></tr></thead><tbody>${shown.map(runRow).join('')}</tbody></table>
+    ${c.runs.length > shown.length ? '<button type="button" class="all-runs">show every run</button>' : ''}`;
+  const more = app.querySelector('button.all-runs');
+  if (more) {
+    more.addEventListener('click', () => {
+      app.querySelector('table.runs.all tbody').innerHTML = c.runs.map(runRow).join('');
+      more.remove();
+    });
+  }
   const open = async (e) => {
     const b = e.target.closest('button.events');
     if (!b) return;
