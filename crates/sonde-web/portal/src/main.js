@@ -63,6 +63,14 @@ async function route() {
   try {
     await module.render(app, params, ctx, rest);
     if (current !== ctx) return;
+    // Status pages redraw themselves while open (a wall screen stays
+    // current); a failed refresh keeps what is shown.
+    if (module.REFRESH_S) {
+      const timer = setInterval(() => {
+        module.render(app, params, ctx, rest).catch(() => {});
+      }, module.REFRESH_S * 1000);
+      ctx.onCleanup(() => clearInterval(timer));
+    }
     requestAnimationFrame(() => {
       if (current !== ctx) return;
       document.body.dataset.state = 'ready';

@@ -14,6 +14,9 @@ export function when(ns) {
   return ns === null || ns === undefined ? '–' : `<span title="${esc(utc(ns))}">${esc(ago(ns))}</span>`;
 }
 
+/** Redrawn this often while open. */
+export const REFRESH_S = 60;
+
 export async function render(app, params, ctx) {
   const list = await get('campaigns', {}, ctx.signal);
   const rows = list.map((c) => `<tr data-campaign="${esc(c.name)}">

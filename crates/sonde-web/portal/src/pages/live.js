@@ -4,14 +4,14 @@
 
 import { events, get, post, ApiError } from '../api.js';
 import { liveChart } from '../charts.js';
-import { esc, utc } from '../format.js';
+import { esc, si, utc } from '../format.js';
 
 function describe(spec) {
   if (!spec) return 'a test';
   const parts = [spec.test, `→ ${spec.host}${spec.port && spec.test !== 'ping' ? ` port ${spec.port}` : ''}`];
   if (spec.direction) parts.push(spec.direction);
   if (spec.time_s) parts.push(`${spec.time_s} s`);
-  if (spec.bitrate_bps) parts.push(`${spec.bitrate_bps} bit/s`);
+  if (spec.bitrate_bps) parts.push(typeof spec.bitrate_bps === 'number' ? `${si(spec.bitrate_bps)}bit/s` : `${spec.bitrate_bps}bit/s`);
   if (spec.count) parts.push(`${spec.count} pings`);
   return parts.join(' ');
 }

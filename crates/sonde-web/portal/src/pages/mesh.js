@@ -18,6 +18,9 @@ function half(which, cell, metric) {
   return `<span class="half ${which}" data-half="${which}" data-status="${status}" style="background:${statusOf(status).colour}" title="${esc(what)}"><i>${statusOf(status).symbol}</i></span>`;
 }
 
+/** Redrawn this often while open. */
+export const REFRESH_S = 60;
+
 export async function render(app, params, ctx) {
   const metric = METRICS[params.get('metric')] ? params.get('metric') : 'rtt_ms';
   const mesh = await get('mesh', { metric }, ctx.signal);

@@ -16,6 +16,9 @@ function thresholdText(t) {
   return parts.join(' · ');
 }
 
+/** Redrawn this often while open. */
+export const REFRESH_S = 60;
+
 export async function render(app, params, ctx) {
   const data = await get('overview', {}, ctx.signal);
   const paths = [...data.paths].sort(
