@@ -17,6 +17,7 @@
 #              the package starts is stopped and disabled)
 #   wrk        the HTTP load generator bench/http-vs-wrk compares sonde with
 #   openssl    makes the self-signed certificate the nginx fixture serves
+#   curl       checks the HTTP fixtures over TLS and HTTP/2
 set -euo pipefail
 
 need=()
@@ -35,6 +36,7 @@ command -v npm >/dev/null 2>&1 || need+=(nodejs npm)
 [ -x /usr/sbin/nginx ] || need+=(nginx)
 command -v wrk >/dev/null 2>&1 || need+=(wrk)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
+command -v curl >/dev/null 2>&1 || need+=(curl)
 
 if [ "${#need[@]}" -gt 0 ]; then
     if [ "$(id -u)" -ne 0 ]; then

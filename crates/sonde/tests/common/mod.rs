@@ -4,8 +4,10 @@
 
 pub mod cli;
 pub mod http;
+pub mod http_server;
 pub mod iperf3_client;
 pub mod lab_cli;
+pub mod nginx;
 pub mod schema;
 
 use std::io::{BufRead, BufReader};
