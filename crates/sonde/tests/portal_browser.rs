@@ -270,6 +270,23 @@ fn every_page_shows_the_archive_and_the_live_page_follows_a_running_test() {
     let map = &pages["heatmap"];
     assert_eq!(map["state"], "ready", "{map}");
     assert_eq!(map["figures"][0]["cells"], hours.len() as u64, "{map}");
+    // Its first cell opens that day's TCP throughput: the runs of that
+    // day (all of them, unless the test ran over midnight UTC).
+    let day = &map["click"];
+    assert_eq!(day["state"], "ready", "{day}");
+    let day_name = hours.iter().next().unwrap()[..10].to_string();
+    let that_day = tcp
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["start"].as_str().unwrap().starts_with(&day_name))
+        .count() as u64;
+    let drawn: u64 = drawn_counts(&day["panels"])
+        .iter()
+        .flatten()
+        .map(|s| s.1)
+        .sum();
+    assert_eq!(drawn, that_day, "{day}");
 
     // Mesh: A → B, each half in its status' colour, as the API says; a
     // click opens the pair's history.

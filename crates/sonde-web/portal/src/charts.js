@@ -15,6 +15,12 @@ const PALETTE = ['#0072b2', '#e69f00', '#009e73', '#cc79a7', '#56b4e9', '#d55e00
 
 let chartCount = 0;
 
+/** The width inside an element's padding (uPlot's canvas fills it). */
+function inner(el) {
+  const st = getComputedStyle(el);
+  return el.clientWidth - parseFloat(st.paddingLeft) - parseFloat(st.paddingRight);
+}
+
 /** Points of one series, sorted by x, as two arrays. */
 function columns(points) {
   const sorted = [...points].sort((a, b) => a[0] - b[0]);
@@ -80,7 +86,7 @@ export function drawChart(host, chart, { time = true, height, xRange } = {}) {
     const many = data[0].length > 120;
     const opts = {
       title: panel.title,
-      width: Math.max(300, fig.clientWidth || host.clientWidth || 600),
+      width: Math.max(300, inner(fig) || host.clientWidth || 600),
       height: height || Math.min(panel.panel_height || 300, 340),
       cursor: { sync: { key: sync.key }, drag: { x: true, y: false } },
       scales: {
@@ -127,7 +133,7 @@ export function drawChart(host, chart, { time = true, height, xRange } = {}) {
   }
   const resize = () => {
     for (const u of plots) {
-      const w = u.root.parentElement.clientWidth;
+      const w = inner(u.root.parentElement);
       if (w > 0) u.setSize({ width: w, height: u.height });
     }
   };
@@ -155,7 +161,7 @@ export function liveChart(host, { title, xLabel, yLabel, xMax = 0 }) {
   const make = () => new uPlot(
     {
       title,
-      width: Math.max(300, fig.clientWidth || 600),
+      width: Math.max(300, inner(fig) || 600),
       height: 240,
       scales: {
         x: { time: false, range: (u, lo, hi) => [0, Math.max(hi, xMax)] },

@@ -1,7 +1,8 @@
 // The report crate's HeatMap model (hour of day × day, a value per cell
 // or null) drawn on a canvas with the reports' colour ramp (viridis-like,
 // dark blue to yellow), a scale bar and the cell under the pointer
-// named. The figure says how many cells hold a value (data-cells).
+// named. The figure says how many cells hold a value (data-cells) and
+// where they are drawn (data-geometry, data-first).
 
 import { esc } from './format.js';
 
@@ -39,8 +40,9 @@ function range(map) {
   return Number.isFinite(lo) ? [lo, hi] : null;
 }
 
-/** Draws `map` into `host`. */
-export function drawHeatMap(host, map, format = (v) => String(Number(v.toPrecision(4)))) {
+/** Draws `map` into `host`; a click on a measured cell calls
+ * `onCell(dayName, hourName)`. */
+export function drawHeatMap(host, map, format = (v) => String(Number(v.toPrecision(4))), onCell = null) {
   const fig = document.createElement('figure');
   fig.className = 'heatmap';
   host.append(fig);
@@ -69,6 +71,10 @@ export function drawHeatMap(host, map, format = (v) => String(Number(v.toPrecisi
   canvas.style.width = `${w}px`;
   canvas.style.height = `${h}px`;
   fig.append(canvas);
+  // Where the cells are, and the first measured one (the tests click it).
+  fig.dataset.geometry = JSON.stringify({ left, cw, ch });
+  const firstRow = map.cells.findIndex((row) => row.some((v) => v !== null));
+  if (firstRow >= 0) fig.dataset.first = JSON.stringify([map.cells[firstRow].findIndex((v) => v !== null), firstRow]);
   const ctx = canvas.getContext('2d');
   ctx.scale(dpr, dpr);
   const [lo, hi] = lim;
@@ -127,5 +133,14 @@ export function drawHeatMap(host, map, format = (v) => String(Number(v.toPrecisi
   canvas.addEventListener('mouseleave', () => {
     tip.hidden = true;
   });
+  if (onCell) {
+    canvas.style.cursor = 'pointer';
+    canvas.addEventListener('click', (e) => {
+      const r = canvas.getBoundingClientRect();
+      const x = Math.floor((e.clientX - r.left - left) / cw);
+      const y = Math.floor((e.clientY - r.top) / ch);
+      if (x >= 0 && x < cols && y >= 0 && y < rows && map.cells[y][x] !== null) onCell(map.x_names[x], map.y_names[y]);
+    });
+  }
   return fig;
 }

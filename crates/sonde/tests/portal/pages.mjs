@@ -47,6 +47,16 @@ try {
   out.heatmap = await visit(page, base, '#/heatmap?test=tcp&metric=throughput_bps&range=30d');
   out.heatmap.figures = await page.$$eval('figure.heatmap', (fs) => fs.map((f) => ({ cells: Number(f.dataset.cells), days: Number(f.dataset.days) })));
   await shot('heatmap');
+  // A measured cell opens its day on the path page.
+  const cell = await page.$eval('figure.heatmap', (f) => {
+    const g = JSON.parse(f.dataset.geometry);
+    const [x, y] = JSON.parse(f.dataset.first);
+    const r = f.querySelector('canvas').getBoundingClientRect();
+    return { x: r.left + g.left + (x + 0.5) * g.cw, y: r.top + (y + 0.5) * g.ch };
+  });
+  await page.mouse.click(cell.x, cell.y);
+  await page.waitForFunction(() => document.body.dataset.page === 'path');
+  out.heatmap.click = { ...(await settled(page)), hash: await page.evaluate(() => location.hash), panels: await panels(page) };
 
   out.mesh = await visit(page, base, '#/mesh?metric=rtt_ms');
   out.mesh.halves = await page.$$eval('.half', (hs) => hs.map((h) => ({

@@ -1,6 +1,6 @@
 // Day heat maps: a metric by hour of day (rows, UTC) and day (columns),
 // for a test toward a target, over a week, 30 days, a year or a chosen
-// range.
+// range. A cell opens its day on the path page.
 
 import { get } from '../api.js';
 import { drawHeatMap } from '../heatmap.js';
@@ -45,5 +45,13 @@ export async function render(app, params, ctx) {
     });
   }
   const unit = unitOf(map.scale_label);
-  drawHeatMap(app, map, (v) => `${Number(v.toPrecision(4))}${unit === '%' ? ' %' : ` ${unit}`}`);
+  // A cell opens that day on the path page.
+  const openDay = (day) => {
+    const since = Date.parse(`${day}T00:00:00Z`) / 1000;
+    if (!Number.isFinite(since)) return;
+    const q = new URLSearchParams({ metric, range: 'custom', since: String(since), until: String(since + 86400) });
+    for (const k of FILTERS) if (params.get(k)) q.set(k, params.get(k));
+    location.hash = `#/path?${q}`;
+  };
+  drawHeatMap(app, map, (v) => `${Number(v.toPrecision(4))}${unit === '%' ? ' %' : ` ${unit}`}`, params.get('target') || params.get('test') ? openDay : null);
 }
