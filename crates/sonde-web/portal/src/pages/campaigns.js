@@ -6,7 +6,7 @@ import { ago, esc, utc } from '../format.js';
 
 export function runCounts(runs) {
   return Object.entries(runs || {})
-    .map(([state, n]) => `<span class="run-state state-${esc(state)}">${n} ${esc(state)}</span>`)
+    .map(([state, n]) => `<span class="run-state state-${esc(state)}">${esc(n)} ${esc(state)}</span>`)
     .join(' ');
 }
 
