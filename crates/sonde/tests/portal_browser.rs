@@ -247,6 +247,11 @@ fn every_page_shows_the_archive_and_the_live_page_follows_a_running_test() {
     let (before, after) = (&pages["zoom"]["before"], &pages["zoom"]["after"]);
     assert!((span(before) - 86_400.0).abs() < 1.0, "{before}");
     assert!(span(after) < span(before) / 2.0, "{before} → {after}");
+    // The zoomed range is the page's address now.
+    let hash = pages["zoom"]["hash"].as_str().unwrap();
+    let since = after[0].as_f64().unwrap().floor();
+    assert!(hash.contains("range=custom"), "{hash}");
+    assert!(hash.contains(&format!("since={since}")), "{hash} {after}");
     assert!(
         pages["hover"]
             .as_array()

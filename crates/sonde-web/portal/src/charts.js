@@ -60,9 +60,10 @@ function timeTicks(u, splits, axis, space, incr) {
 }
 
 /** Draws `chart` (the model) into `host`; x is unix seconds when
- * `time`, shown over `xRange` ([since, until]) when given. Returns the
- * uPlot instances; `destroy` them to free. */
-export function drawChart(host, chart, { time = true, height, xRange } = {}) {
+ * `time`, shown over `xRange` ([since, until]) when given; `onZoom(min,
+ * max)` hears the user zoom. Returns the uPlot instances; `destroy`
+ * them to free. */
+export function drawChart(host, chart, { time = true, height, xRange, onZoom } = {}) {
   const key = `chart${++chartCount}`;
   const sync = uPlot.sync(key);
   const plots = [];
@@ -71,6 +72,8 @@ export function drawChart(host, chart, { time = true, height, xRange } = {}) {
   grid.style.gridTemplateColumns = `repeat(${Math.max(1, Math.min(chart.columns || 1, chart.panels.length))}, 1fr)`;
   host.append(grid);
   let syncing = false;
+  // Zooms by the user (not the first drawing) are told to onZoom.
+  let drawn = false;
   for (const panel of chart.panels) {
     const fig = document.createElement('figure');
     fig.className = 'panel';
@@ -118,6 +121,7 @@ export function drawChart(host, chart, { time = true, height, xRange } = {}) {
             // What x range is shown (the tests read it).
             fig.dataset.x = JSON.stringify([u.scales.x.min, u.scales.x.max]);
             if (syncing) return;
+            if (drawn && onZoom) onZoom(u.scales.x.min, u.scales.x.max);
             syncing = true;
             const { min, max } = u.scales.x;
             for (const other of plots) if (other !== u) other.setScale('x', { min, max });
@@ -131,6 +135,7 @@ export function drawChart(host, chart, { time = true, height, xRange } = {}) {
     fig.dataset.points = JSON.stringify(counts(u));
     plots.push(u);
   }
+  drawn = true;
   const resize = () => {
     for (const u of plots) {
       const w = inner(u.root.parentElement);

@@ -38,7 +38,7 @@ try {
     await page.mouse.down();
     await page.mouse.move(over.x + over.width * 0.7, over.y + over.height / 2, { steps: 5 });
     await page.mouse.up();
-    out.zoom = { before: axisBefore, after: await xRange() };
+    out.zoom = { before: axisBefore, after: await xRange(), hash: await page.evaluate(() => location.hash) };
     // Hover: the legend shows the values under the pointer.
     await page.mouse.move(over.x + over.width * 0.5, over.y + over.height / 2);
     out.hover = await page.$$eval('figure.panel .u-legend .u-value', (vs) => vs.map((v) => v.textContent));

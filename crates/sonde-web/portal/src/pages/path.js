@@ -51,6 +51,16 @@ export async function render(app, params, ctx) {
       go(next);
     });
   }
-  const drawn = drawChart(app, chart, { xRange: [range.since, range.until] });
+  // A zoom becomes the page's address (range=custom), so a zoomed view
+  // can be kept or sent; the page is not drawn again.
+  const onZoom = (min, max) => {
+    if (!(min < max)) return;
+    const next = new URLSearchParams(params);
+    next.set('range', 'custom');
+    next.set('since', String(Math.floor(min)));
+    next.set('until', String(Math.ceil(max)));
+    history.replaceState(null, '', `#/path?${next}`);
+  };
+  const drawn = drawChart(app, chart, { xRange: [range.since, range.until], onZoom });
   ctx.onCleanup(() => drawn.destroy());
 }
