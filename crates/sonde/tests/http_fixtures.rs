@@ -225,6 +225,9 @@ fn connection_close_is_honoured_and_status_is_set() {
         0,
         "closed after the answer"
     );
+    // The same port on 127.0.0.1.
+    assert_eq!(curl(&[], &server.url_v4("/?size=9")), "1.1 200 9");
+    assert_eq!(server.connections(), 2);
 }
 
 #[test]

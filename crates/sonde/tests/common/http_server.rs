@@ -95,13 +95,15 @@ impl HttpServerBuilder {
         self
     }
 
-    /// Binds `[::1]:0` twice (plain and TLS) and serves on its own thread.
+    /// Binds a free port on `::1` and `127.0.0.1` (plain) and one on `::1`
+    /// (TLS), and serves on its own thread.
     pub fn start(self) -> HttpServer {
-        let plain = TcpListener::bind("[::1]:0").expect("bind [::1]:0");
+        let (plain, plain_v4) = bind_both_families();
         let tls = TcpListener::bind("[::1]:0").expect("bind [::1]:0 for TLS");
         let (addr, tls_addr) = (plain.local_addr().unwrap(), tls.local_addr().unwrap());
-        plain.set_nonblocking(true).unwrap();
-        tls.set_nonblocking(true).unwrap();
+        for l in [&plain, &plain_v4, &tls] {
+            l.set_nonblocking(true).unwrap();
+        }
         let (acceptor, cert_pem) = tls_acceptor();
         let state = Arc::new(State {
             workers: Mutex::new(vec![Instant::now(); self.workers.unwrap_or(0)]),
@@ -115,7 +117,7 @@ impl HttpServerBuilder {
         let shared = Arc::clone(&state);
         let thread = std::thread::Builder::new()
             .name("http-fixture".into())
-            .spawn(move || serve(plain, tls, acceptor, shared, ready, stopped))
+            .spawn(move || serve([plain, plain_v4], tls, acceptor, shared, ready, stopped))
             .expect("spawn the fixture's thread");
         serving
             .recv_timeout(Duration::from_secs(20))
@@ -141,7 +143,8 @@ impl HttpServer {
         HttpServerBuilder::default()
     }
 
-    /// The plain HTTP address, on ::1.
+    /// The plain HTTP address, on ::1; the same port answers on 127.0.0.1
+    /// (`url_v4`), so `localhost:PORT` reaches it by either family.
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }
@@ -154,6 +157,11 @@ impl HttpServer {
     /// `http://[::1]:PORT` + `path_and_query` (which starts with `/`).
     pub fn url(&self, path_and_query: &str) -> String {
         format!("http://{}{path_and_query}", self.addr)
+    }
+
+    /// `http://127.0.0.1:PORT` + `path_and_query`.
+    pub fn url_v4(&self, path_and_query: &str) -> String {
+        format!("http://127.0.0.1:{}{path_and_query}", self.addr.port())
     }
 
     /// `https://[::1]:PORT` + `path_and_query`.
@@ -198,7 +206,7 @@ impl Drop for HttpServer {
 /// The fixture's thread: one current-thread runtime (the server does little
 /// work of its own; waits end on the blocking pool).
 fn serve(
-    plain: TcpListener,
+    plain: [TcpListener; 2],
     tls: TcpListener,
     acceptor: tokio_rustls::TlsAcceptor,
     state: Arc<State>,
@@ -212,9 +220,11 @@ fn serve(
         .expect("the fixture's runtime");
     rt.block_on(async move {
         warm_blocking_pool().await;
-        let plain = tokio::net::TcpListener::from_std(plain).unwrap();
+        for listener in plain {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            tokio::spawn(accept(listener, None, Arc::clone(&state)));
+        }
         let tls = tokio::net::TcpListener::from_std(tls).unwrap();
-        tokio::spawn(accept(plain, None, Arc::clone(&state)));
         tokio::spawn(accept(tls, Some(acceptor), state));
         let _ = ready.send(());
         let _ = stopped.await;
@@ -348,6 +358,18 @@ impl Plan {
         }
         plan
     }
+}
+
+/// Listeners on `::1` and `127.0.0.1` with the same free port.
+fn bind_both_families() -> (TcpListener, TcpListener) {
+    for _ in 0..20 {
+        let v6 = TcpListener::bind("[::1]:0").expect("bind [::1]:0");
+        let port = v6.local_addr().unwrap().port();
+        if let Ok(v4) = TcpListener::bind(("127.0.0.1", port)) {
+            return (v6, v4);
+        }
+    }
+    panic!("no port free on both ::1 and 127.0.0.1 in 20 tries");
 }
 
 /// Starts the blocking pool's threads before the first request: on a busy
