@@ -383,6 +383,15 @@ fn every_page_shows_the_archive_and_the_live_page_follows_a_running_test() {
     let result = api(port, &format!("/api/v1/results/{id}"));
     let intervals = result["intervals"].as_array().unwrap().len() as u64;
     assert_eq!(live["finished"]["points"], intervals, "{live}");
+    // The ping: a point per reply, as its result counts them.
+    let ping = &live["ping"];
+    let id = ping["finished"]["result"].as_str().unwrap();
+    let result = api(port, &format!("/api/v1/results/{id}"));
+    let replies = result["summary"]["round_trip"]["received_packets"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(replies, 4, "{result}");
+    assert_eq!(ping["finished"]["points"], replies, "{live}");
     drop(agent);
     let _ = std::fs::remove_dir_all(&d);
 }

@@ -1,6 +1,6 @@
 // The live page during a real test: started from the page's own form
 // (first without a token: the page must say so), its intervals counted
-// while it runs and when it has finished. Prints JSON for
+// while it runs and when it has finished; then a ping, its replies. Prints JSON for
 // crates/sonde/tests/portal_browser.rs; a screenshot while it runs.
 //
 //   node live.mjs BASE_URL SHOTS_DIR TOKEN HOST PORT SECONDS
@@ -11,11 +11,12 @@ const [base, shots, token, host, port, seconds] = process.argv.slice(2);
 const out = {};
 const { browser, page, problems } = await open();
 
-async function start() {
-  await page.selectOption('form.start-test select[name=test]', 'tcp');
+async function start(test = 'tcp') {
+  await page.selectOption('form.start-test select[name=test]', test);
   await page.fill('form.start-test input[name=host]', host);
   await page.fill('form.start-test input[name=port]', port);
   await page.fill('form.start-test input[name=time_s]', seconds);
+  await page.fill('form.start-test input[name=count]', '4');
   await page.click('form.start-test button[type=submit]');
   await page.waitForFunction(() => !document.querySelector('.start-answer').textContent.startsWith('starting'));
   return page.$eval('.start-answer', (a) => ({ text: a.textContent, error: a.classList.contains('error'), run: a.dataset.run || null }));
@@ -48,6 +49,15 @@ try {
     points: Number(c.querySelector('figure').dataset.points),
     result: c.querySelector('.run-state code')?.textContent || null,
     text: c.querySelector('.run-state').textContent,
+  }));
+
+  // A ping: each reply drawn as it comes.
+  out.ping = await start('ping');
+  const pingCard = `.run-card[data-run="${out.ping.run}"]`;
+  await page.waitForFunction((sel) => document.querySelector(sel)?.dataset.state === 'finished', pingCard, { timeout: 60000 });
+  out.ping.finished = await page.$eval(pingCard, (c) => ({
+    points: Number(c.querySelector('figure').dataset.points),
+    result: c.querySelector('.run-state code')?.textContent || null,
   }));
 } finally {
   out.problems = problems;
