@@ -160,16 +160,28 @@ fn nginx_speaks_tls_and_http2() {
 fn nginx_stops_with_its_workers() {
     let nginx = Nginx::builder().workers(3).start();
     let pid = nginx.pid();
-    let group = || {
-        let out = Command::new("pgrep")
-            .args(["-g", &pid.to_string()])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).lines().count()
-    };
-    assert_eq!(group(), 4, "a master and 3 workers");
+    // The master forks its workers after it listens: give them a moment.
+    let end = Instant::now() + Duration::from_secs(5);
+    while process_group(pid) < 4 && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(process_group(pid), 4, "a master and 3 workers");
     drop(nginx);
-    assert_eq!(group(), 0, "nothing of nginx is left");
+    assert_eq!(process_group(pid), 0, "nothing of nginx is left");
+}
+
+/// How many processes are in process group `pgrp` (field 5 of
+/// /proc/PID/stat, after the command name in parentheses).
+fn process_group(pgrp: u32) -> usize {
+    let want = pgrp.to_string();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("stat")).ok())
+        .filter(|stat| {
+            let fields = stat.rsplit_once(") ").map_or("", |(_, rest)| rest);
+            fields.split_whitespace().nth(2) == Some(want.as_str())
+        })
+        .count()
 }
 
 #[test]
@@ -177,39 +189,49 @@ fn delays_arrive_as_programmed_within_a_millisecond() {
     let _one_at_a_time = timing();
     let server = HttpServer::start();
     let mut s = connect(server.addr());
-    const TRIES: usize = 7;
     let cases = [
         (20.0, 10.0, 1000),
         (5.0, 0.0, 1),
         (0.0, 30.0, 200_000),
         (2.5, 1.5, 10),
     ];
+    // Never early, and under a millisecond late at best. A shared machine's
+    // scheduler only ever adds delay, so the quickest of the tries is the
+    // fixture's own timing: a fixture late every time (a timer's rounding,
+    // headers not flushed) fails, and so does one early even once; a busy
+    // spell on the machine only costs more tries.
+    const MAX_TRIES: usize = 30;
+    let mut requests = 0;
     for (ttfb, transfer, size) in cases {
         let target = format!("/delay?ttfb_ms={ttfb}&transfer_ms={transfer}&size={size}");
         let (mut to_headers, mut to_body) = (Vec::new(), Vec::new());
-        for _ in 0..TRIES {
+        let on_time = |got: &[f64], want: f64| got.iter().any(|&t| t < want + 1.0);
+        while to_headers.len() < MAX_TRIES
+            && !(on_time(&to_headers, ttfb) && on_time(&to_body, ttfb + transfer))
+        {
             let (sent, a) = get(&mut s, &target, false);
+            requests += 1;
             assert_eq!((a.status, a.body.len()), (200, size));
-            to_headers.push(ms(a.headers_at - sent));
+            let (h, b) = (ms(a.headers_at - sent), ms(a.first_byte_at - sent));
             // To the body's first byte: the rest is the bytes' own time.
-            to_body.push(ms(a.first_byte_at - sent));
-        }
-        // Never early, and at best under a millisecond late: a shared
-        // machine's scheduler only ever adds delay, so the quickest of a few
-        // tries is the fixture's own timing, and a fixture that is late every
-        // time (a timer's rounding, headers not flushed) fails.
-        for (what, want, got) in [
-            ("headers", ttfb, &to_headers),
-            ("body", ttfb + transfer, &to_body),
-        ] {
-            let quickest = got.iter().copied().fold(f64::INFINITY, f64::min);
             assert!(
-                quickest >= want && quickest < want + 1.0,
-                "{target}: {what} after {got:.3?} ms, want {want} ms"
+                h >= ttfb && b >= ttfb + transfer,
+                "{target}: early: {h:.3} {b:.3} ms"
             );
+            to_headers.push(h);
+            to_body.push(b);
         }
+        assert!(
+            on_time(&to_headers, ttfb),
+            "{target}: headers after {to_headers:.3?} ms"
+        );
+        let want = ttfb + transfer;
+        assert!(
+            on_time(&to_body, want),
+            "{target}: body after {to_body:.3?} ms, want {want}"
+        );
     }
-    assert_eq!(server.served(), (cases.len() * TRIES) as u64);
+    assert_eq!(server.served(), requests);
     assert_eq!(server.connections(), 1, "kept alive");
 }
 
@@ -240,7 +262,9 @@ fn eight_workers_of_five_ms_cap_the_rate_near_1600() {
     let addr = server.addr();
     let run = Duration::from_secs(2);
     let start = Instant::now();
-    let clients: Vec<_> = (0..16)
+    // 32 clients, not 16: on a busy machine 16 slow-woken clients can fail
+    // to keep 8 workers' queue full, and then it is the clients measured.
+    let clients: Vec<_> = (0..32)
         .map(|_| {
             std::thread::spawn(move || {
                 let mut s = connect(addr);
