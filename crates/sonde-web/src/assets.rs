@@ -1,7 +1,7 @@
 //! The web portal's files (built from `portal/` by `build.rs` with npm
 //! and vite), embedded in the binary with rust-embed: nothing to install
 //! beside the agent, nothing fetched from a CDN. `index.html` is served
-//! at `/` and `/portal`, revalidated on each load (its ETag is the file's
+//! at `/` and `/portal` (the pages route after `#`), revalidated on each load (its ETag is the file's
 //! hash); the scripts and styles under `/assets/` carry a hash in their
 //! names, so they are cached for a year.
 
@@ -25,6 +25,7 @@ pub fn router<S: Clone + Send + Sync + 'static>() -> Router<S> {
     Router::new()
         .route("/", get(index))
         .route("/portal", get(index))
+        .route("/portal/", get(index))
         .route("/assets/{*file}", get(asset))
 }
 

@@ -446,3 +446,80 @@ fn a_private_agent_asks_for_a_token_and_refuses_a_wrong_one() {
     }
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A raw request's status line and headers (lower-cased names), and body.
+fn raw(port: u16, request: &str) -> (String, BTreeMap<String, String>, Vec<u8>) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("::1", port)).unwrap();
+    s.write_all(request.as_bytes()).unwrap();
+    let mut bytes = Vec::new();
+    s.read_to_end(&mut bytes).unwrap();
+    let cut = bytes
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("an HTTP head");
+    let head = String::from_utf8_lossy(&bytes[..cut]).into_owned();
+    let mut lines = head.lines();
+    let status = lines.next().unwrap_or("").to_string();
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    (status, headers, bytes[cut + 4..].to_vec())
+}
+
+#[test]
+fn the_portal_is_served_from_the_binary_with_its_types_and_cache_lives() {
+    let d = dir("assets");
+    let db = d.join("a.db").display().to_string();
+    let agent = ServerProc::start(&["--no-reflector", "--http", "[::1]:0", "--archive", &db]);
+    let port = http_port(&agent);
+    let get = |path: &str, extra: &str| {
+        raw(
+            port,
+            &format!("GET {path} HTTP/1.1\r\nHost: sonde\r\n{extra}Connection: close\r\n\r\n"),
+        )
+    };
+    let (status, head, body) = get("/", "");
+    assert!(status.contains(" 200 "), "{status}");
+    assert_eq!(head["content-type"], "text/html; charset=utf-8");
+    assert_eq!(head["cache-control"], "no-cache");
+    assert!(head["content-security-policy"].contains("script-src 'self'"));
+    let page = String::from_utf8(body).unwrap();
+    for alias in ["/portal", "/portal/"] {
+        let (status, _, body) = get(alias, "");
+        assert!(status.contains(" 200 "), "{alias}: {status}");
+        assert_eq!(String::from_utf8(body).unwrap(), page);
+    }
+    // Unchanged: 304 on its ETag.
+    let etag = &head["etag"];
+    let (status, _, body) = get("/", &format!("If-None-Match: {etag}\r\n"));
+    assert!(status.contains(" 304 "), "{status}");
+    assert!(body.is_empty());
+    // Each script and style the page names, with its type, cached a year.
+    let assets: Vec<&str> = page
+        .split("\"/assets/")
+        .skip(1)
+        .map(|p| p.split('"').next().unwrap())
+        .collect();
+    assert!(assets.iter().any(|a| a.ends_with(".js")), "{page}");
+    assert!(assets.iter().any(|a| a.ends_with(".css")), "{page}");
+    for a in assets {
+        let (status, head, body) = get(&format!("/assets/{a}"), "");
+        assert!(status.contains(" 200 "), "{a}: {status}");
+        let want = if a.ends_with(".js") {
+            "text/javascript; charset=utf-8"
+        } else {
+            "text/css; charset=utf-8"
+        };
+        assert_eq!(head["content-type"], want, "{a}");
+        assert_eq!(
+            head["cache-control"], "public, max-age=31536000, immutable",
+            "{a}"
+        );
+        assert_eq!(head["content-length"], body.len().to_string());
+    }
+    let (status, _, _) = get("/assets/nothing-here.js", "");
+    assert!(status.contains(" 404 "), "{status}");
+    let _ = std::fs::remove_dir_all(&d);
+}
