@@ -330,6 +330,11 @@ fn every_page_shows_the_archive_and_the_live_page_follows_a_running_test() {
     assert_eq!(rx_tx.len(), 2, "{load:?}");
     assert!(rx_tx[0].1 > 0 && rx_tx[0].1 == rx_tx[1].1, "{load:?}");
     assert_eq!(load[1], vec![("RTT".to_string(), RUNS as u64)]);
+    // lo carried the plan's TCP tests (Gbit/s on loopback): its highest
+    // rate each way is far above the UDP probe's 1 Mbit/s.
+    for s in pages["load"]["panels"][0]["series"].as_array().unwrap() {
+        assert!(s["max"].as_f64().unwrap() > 10.0, "Mbit/s: {s}");
+    }
 
     // Campaigns: the plan, its runs (those of the API), their events.
     assert_eq!(pages["campaigns"]["names"], serde_json::json!(["loop"]));

@@ -35,12 +35,12 @@ export function aligned(panel) {
   return uPlot.join(panel.series.map((s) => columns(s.points)));
 }
 
-/** How many points each series of `u` holds. */
+/** How many points each series of `u` holds, and its highest. */
 function counts(u) {
-  return u.series.slice(1).map((s, i) => ({
-    name: s.label,
-    points: u.data[i + 1].filter((v) => v !== null && v !== undefined).length,
-  }));
+  return u.series.slice(1).map((s, i) => {
+    const ys = u.data[i + 1].filter((v) => v !== null && v !== undefined);
+    return { name: s.label, points: ys.length, max: ys.length ? Math.max(...ys) : null };
+  });
 }
 
 const iso = (ts) => new Date(ts * 1000).toISOString();
