@@ -1,13 +1,15 @@
-// Path status and its colours: ok green, warn amber, crit red, unknown
-// grey, each with a symbol too, so no one has to tell red from green.
-// The three differ in lightness as well as hue (a bluish green, a light
-// amber, a dark red), which survives red–green colour blindness.
+// Path status: ok, warn, crit, unknown, each with a symbol as well as
+// its colour, so no one has to tell red from green. The colours are
+// defined once, in style.css (--ok, --warn, --crit, --unknown, used by
+// the status-* classes): a bluish green, a light amber and a dark red,
+// which differ in lightness as well as hue and so survive red–green
+// colour blindness.
 
 export const STATUS = {
-  ok: { colour: '#009e73', symbol: '✓', label: 'ok' },
-  warn: { colour: '#f0b400', symbol: '!', label: 'warn' },
-  crit: { colour: '#cc3311', symbol: '✕', label: 'crit' },
-  unknown: { colour: '#a0a0a0', symbol: '?', label: 'unknown' },
+  ok: { symbol: '✓', label: 'ok' },
+  warn: { symbol: '!', label: 'warn' },
+  crit: { symbol: '✕', label: 'crit' },
+  unknown: { symbol: '?', label: 'unknown' },
 };
 
 /** Worst first. */

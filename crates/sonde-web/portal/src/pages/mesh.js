@@ -15,7 +15,7 @@ function half(which, cell, metric) {
   const what = cell
     ? `${which}: ${status}, ${metricValue(metric, cell.value)}, ${ago(cell.start_ns)}`
     : `${which}: nothing measured`;
-  return `<span class="half ${which}" data-half="${which}" data-status="${status}" style="background:${statusOf(status).colour}" title="${esc(what)}"><i>${statusOf(status).symbol}</i></span>`;
+  return `<span class="half ${which} status-${status}" data-half="${which}" data-status="${status}" title="${esc(what)}"><i>${statusOf(status).symbol}</i></span>`;
 }
 
 /** Redrawn this often while open. */
