@@ -17,22 +17,21 @@ export async function render(app, params, ctx) {
   };
   const query = { metric, since: range.since, until: range.until };
   for (const k of FILTERS) query[k] = params.get(k);
-  const [map, overview] = await Promise.all([
-    get('heatmap', query, ctx.signal),
-    get('overview', {}, ctx.signal).catch(() => ({ paths: [] })),
-  ]);
-  const targets = [...new Set(overview.paths.map((p) => p.target))].sort();
-  const tests = [...new Set(overview.paths.map((p) => p.test))].sort();
-  const select = (name, values, label) => `<label>${label} <select name="${name}">${['', ...values]
+  // The choices of test and target come from the overview, which may
+  // answer later than the heat map: the map is drawn without waiting.
+  const overview = get('overview', {}, ctx.signal).catch(() => ({ paths: [] }));
+  const map = await get('heatmap', query, ctx.signal);
+  const options = (name, values) => [...new Set(['', params.get(name) || '', ...values])]
     .map((v) => `<option value="${esc(v)}" ${v === (params.get(name) || '') ? 'selected' : ''}>${esc(v || 'any')}</option>`)
-    .join('')}</select></label>`;
+    .join('');
+  const select = (name, values, label) => `<label>${label} <select name="${name}">${options(name, values)}</select></label>`;
   app.innerHTML = `<h1>Day heat map</h1>
     <div class="controls">
       <label>metric <select name="metric">${Object.entries(METRICS)
         .map(([k, m]) => `<option value="${k}" ${k === metric ? 'selected' : ''}>${m.label} (${m.unit})</option>`)
         .join('')}</select></label>
-      ${select('test', tests, 'test')}
-      ${select('target', targets, 'target')}
+      ${select('test', [], 'test')}
+      ${select('target', [], 'target')}
       ${select('direction', ['forward', 'reverse', 'bidir', 'round_trip'], 'direction')}
     </div>`;
   app.querySelector('.controls').append(rangeControls(params, range, go, DAYS));
@@ -54,4 +53,12 @@ export async function render(app, params, ctx) {
     location.hash = `#/path?${q}`;
   };
   drawHeatMap(app, map, (v) => `${Number(v.toPrecision(4))}${unit === '%' ? ' %' : ` ${unit}`}`, params.get('target') || params.get('test') ? openDay : null);
+  overview.then((o) => {
+    if (ctx.signal.aborted) return;
+    for (const [name, key] of [['test', 'test'], ['target', 'target']]) {
+      const values = [...new Set(o.paths.map((p) => p[key]))].sort();
+      const sel = app.querySelector(`select[name=${name}]`);
+      if (sel) sel.innerHTML = options(name, values);
+    }
+  });
 }
