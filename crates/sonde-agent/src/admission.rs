@@ -99,6 +99,26 @@ pub fn check_local_test(
             s.validate().map_err(invalid)?;
             check_demand(limits, &s.demand())
         }
+        sonde_model::TestSpec::Http(s) => {
+            s.validate().map_err(invalid)?;
+            let asked = s.send_duration();
+            if asked > limits.max_duration {
+                return Err(Refusal::LimitExceeded {
+                    limit: sonde_wire::Limit::MaxDuration,
+                    value: humantime::format_duration(limits.max_duration).to_string(),
+                    requested: humantime::format_duration(asked).to_string(),
+                });
+            }
+            let conns = s.most_connections();
+            if conns > u32::from(limits.max_streams) {
+                return Err(Refusal::LimitExceeded {
+                    limit: sonde_wire::Limit::MaxStreams,
+                    value: limits.max_streams.to_string(),
+                    requested: format!("{conns} connections"),
+                });
+            }
+            Ok(())
+        }
         sonde_model::TestSpec::Ping(s) => {
             s.validate().map_err(invalid)?;
             let asked = s

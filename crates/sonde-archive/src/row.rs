@@ -22,18 +22,14 @@ fn direction_name(d: Direction) -> &'static str {
 }
 
 fn target_of(r: &TestResult) -> String {
-    match &r.spec {
-        TestSpec::Tcp(s) => s.host.clone(),
-        TestSpec::Udp(s) => s.host.clone(),
-        TestSpec::Ping(s) => s.host.clone(),
-    }
+    r.spec.host().to_string()
 }
 
 fn direction_of(r: &TestResult) -> Option<&'static str> {
     match &r.spec {
         TestSpec::Tcp(s) => Some(direction_name(s.direction)),
         TestSpec::Udp(s) => Some(direction_name(s.direction)),
-        TestSpec::Ping(_) => None,
+        TestSpec::Ping(_) | TestSpec::Http(_) => None,
     }
 }
 

@@ -48,7 +48,9 @@ impl ResourceClass {
                     ResourceClass::Throughput
                 }
             }
-            StepBody::Test(TestSpec::Tcp(_)) | StepBody::Method(_) => ResourceClass::Throughput,
+            StepBody::Test(TestSpec::Tcp(_) | TestSpec::Http(_)) | StepBody::Method(_) => {
+                ResourceClass::Throughput
+            }
         }
     }
 }

@@ -32,11 +32,7 @@ impl Runner for FakePath {
             }
             std::thread::sleep(Duration::from_millis(10));
         }
-        let host = match spec {
-            TestSpec::Tcp(s) => s.host.clone(),
-            TestSpec::Udp(s) => s.host.clone(),
-            TestSpec::Ping(s) => s.host.clone(),
-        };
+        let host = spec.host().to_string();
         self.log.lock().unwrap().push((
             host,
             spec.kind().name().to_string(),

@@ -276,7 +276,7 @@ impl Runner for ScriptedPath {
                     false,
                 )
             }
-            TestSpec::Ping(_) => {
+            TestSpec::Ping(_) | TestSpec::Http(_) => {
                 return Err(RunError::Unsupported(
                     "the scripted path answers tcp and udp only".into(),
                 ))

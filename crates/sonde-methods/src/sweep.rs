@@ -68,7 +68,7 @@ fn payload_of(spec: &TestSpec) -> u32 {
     match spec {
         TestSpec::Udp(s) => s.payload_len(),
         TestSpec::Tcp(s) => u32::try_from(s.length.bytes()).unwrap_or(u32::MAX),
-        TestSpec::Ping(_) => 0,
+        TestSpec::Ping(_) | TestSpec::Http(_) => 0,
     }
 }
 
@@ -210,7 +210,7 @@ impl Sweep<'_> {
             let streams = match &self.spec.test {
                 TestSpec::Udp(s) => f64::from(s.parallel.max(1)),
                 TestSpec::Tcp(s) => f64::from(s.parallel.max(1)),
-                TestSpec::Ping(_) => 1.0,
+                TestSpec::Ping(_) | TestSpec::Http(_) => 1.0,
             };
             let mid = Rate::from_bps(((lo + hi) / 2.0 / streams).round() as u64);
             if !self.step(series, Value::Rate(mid), true, on_step)? {

@@ -276,6 +276,9 @@ pub struct TestResult {
     /// (`--get-server-output`): its text, or its JSON document as text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_output: Option<String>,
+    /// An HTTP benchmark's figures (http).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<crate::HttpFigures>,
 }
 
 impl TestResult {
@@ -297,6 +300,7 @@ impl TestResult {
             streams: Vec::new(),
             series: Vec::new(),
             server_output: None,
+            http: None,
         }
     }
 }

@@ -7,7 +7,7 @@
 //! unknown field is refused by name. [`TestSpec::validate`] is the one
 //! place the rules live: the runner and the server call it themselves.
 
-use crate::{PingSpec, SpecError, TcpSpec, UdpSpec};
+use crate::{HttpSpec, PingSpec, SpecError, TcpSpec, UdpSpec};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -18,6 +18,7 @@ pub enum TestKind {
     Tcp,
     Udp,
     Ping,
+    Http,
 }
 
 impl TestKind {
@@ -26,6 +27,7 @@ impl TestKind {
             TestKind::Tcp => "tcp",
             TestKind::Udp => "udp",
             TestKind::Ping => "ping",
+            TestKind::Http => "http",
         }
     }
 }
@@ -43,6 +45,7 @@ pub enum TestSpec {
     Tcp(TcpSpec),
     Udp(UdpSpec),
     Ping(PingSpec),
+    Http(HttpSpec),
 }
 
 impl TestSpec {
@@ -52,6 +55,7 @@ impl TestSpec {
             TestSpec::Tcp(s) => s.validate(),
             TestSpec::Udp(s) => s.validate(),
             TestSpec::Ping(s) => s.validate(),
+            TestSpec::Http(s) => s.validate(),
         }
     }
 
@@ -60,6 +64,7 @@ impl TestSpec {
             TestSpec::Tcp(_) => TestKind::Tcp,
             TestSpec::Udp(_) => TestKind::Udp,
             TestSpec::Ping(_) => TestKind::Ping,
+            TestSpec::Http(_) => TestKind::Http,
         }
     }
 
@@ -69,6 +74,7 @@ impl TestSpec {
             TestSpec::Tcp(s) => &s.host,
             TestSpec::Udp(s) => &s.host,
             TestSpec::Ping(s) => &s.host,
+            TestSpec::Http(s) => &s.host,
         }
     }
 
@@ -77,6 +83,7 @@ impl TestSpec {
             TestSpec::Tcp(s) => s.title.as_deref(),
             TestSpec::Udp(s) => s.title.as_deref(),
             TestSpec::Ping(s) => s.title.as_deref(),
+            TestSpec::Http(s) => s.title.as_deref(),
         }
     }
 
@@ -86,6 +93,7 @@ impl TestSpec {
             TestSpec::Tcp(s) => s.family,
             TestSpec::Udp(s) => s.family,
             TestSpec::Ping(s) => s.family,
+            TestSpec::Http(s) => s.family,
         }
     }
 
@@ -97,6 +105,7 @@ impl TestSpec {
             TestSpec::Tcp(s) => s.family = family,
             TestSpec::Udp(s) => s.family = family,
             TestSpec::Ping(s) => s.family = family,
+            TestSpec::Http(s) => s.family = family,
         }
         spec
     }
@@ -106,7 +115,7 @@ impl TestSpec {
         match self {
             TestSpec::Tcp(s) => s.latency,
             TestSpec::Udp(s) => s.latency,
-            TestSpec::Ping(_) => false,
+            TestSpec::Ping(_) | TestSpec::Http(_) => false,
         }
     }
 }
@@ -120,6 +129,12 @@ impl From<TcpSpec> for TestSpec {
 impl From<UdpSpec> for TestSpec {
     fn from(s: UdpSpec) -> Self {
         TestSpec::Udp(s)
+    }
+}
+
+impl From<HttpSpec> for TestSpec {
+    fn from(s: HttpSpec) -> Self {
+        TestSpec::Http(s)
     }
 }
 
@@ -139,7 +154,7 @@ impl TestSpec {
         match &mut spec {
             TestSpec::Tcp(s) => s.direction = direction,
             TestSpec::Udp(s) => s.direction = direction,
-            TestSpec::Ping(_) => {}
+            TestSpec::Ping(_) | TestSpec::Http(_) => {}
         }
         spec
     }
@@ -150,7 +165,7 @@ impl TestSpec {
         match &mut spec {
             TestSpec::Tcp(s) => s.bitrate = Some(rate),
             TestSpec::Udp(s) => s.bitrate = rate,
-            TestSpec::Ping(_) => {}
+            TestSpec::Ping(_) | TestSpec::Http(_) => {}
         }
         spec
     }
@@ -161,7 +176,7 @@ impl TestSpec {
         match &mut spec {
             TestSpec::Tcp(s) => s.length = crate::ByteSize::from_bytes(u64::from(bytes)),
             TestSpec::Udp(s) => s.length = bytes,
-            TestSpec::Ping(_) => {}
+            TestSpec::Ping(_) | TestSpec::Http(_) => {}
         }
         spec
     }
@@ -172,7 +187,7 @@ impl TestSpec {
         match &mut spec {
             TestSpec::Tcp(s) => s.parallel = streams,
             TestSpec::Udp(s) => s.parallel = streams,
-            TestSpec::Ping(_) => {}
+            TestSpec::Ping(_) | TestSpec::Http(_) => {}
         }
         spec
     }
@@ -193,7 +208,7 @@ impl TestSpec {
         match &mut spec {
             TestSpec::Tcp(s) => s.time = time,
             TestSpec::Udp(s) => s.time = time,
-            TestSpec::Ping(_) => {}
+            TestSpec::Ping(_) | TestSpec::Http(_) => {}
         }
         spec
     }

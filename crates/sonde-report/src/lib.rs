@@ -12,6 +12,7 @@
 pub mod chart;
 mod columns;
 pub mod heatmap;
+pub mod http_text;
 pub mod iperf3_json;
 pub mod json;
 pub mod live_text;
@@ -76,6 +77,7 @@ pub fn summary(r: &TestResult) -> String {
         TestKind::Tcp => tcp_summary(r),
         TestKind::Udp => udp_summary(r),
         TestKind::Ping => ping_summary(r),
+        TestKind::Http => http_text::http_summary(r),
     };
     // An iperf3 server's own output (`--get-server-output`), after the
     // summary as iperf3 prints it.

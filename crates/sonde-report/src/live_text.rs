@@ -103,7 +103,7 @@ impl LiveText {
                 me.clock_synced = p.clock_synced;
                 me.timestamps = p.timestamps;
             }
-            TestSpec::Tcp(_) => {}
+            TestSpec::Tcp(_) | TestSpec::Http(_) => {}
         }
         me
     }
@@ -193,6 +193,20 @@ impl LiveText {
     }
 
     fn interval(&mut self, iv: &Interval) -> String {
+        if self.kind == Some(sonde_model::TestKind::Http) {
+            // An HTTP benchmark's second: answers and bytes.
+            let Some(f) = &iv.round_trip else {
+                return String::new();
+            };
+            let line = format!(
+                "[{:>6.1}-{:>6.1} s] {:>9} req/s {:>12}\n",
+                iv.start_s,
+                iv.end_s,
+                f.received_packets.unwrap_or(0),
+                crate::rate_format::show_rate(f.throughput_bps.unwrap_or(0)),
+            );
+            return self.prefixed(&line);
+        }
         if iv.streams.is_empty() {
             // A ping interval (its answers were printed one by one).
             return String::new();

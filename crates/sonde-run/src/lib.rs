@@ -14,6 +14,7 @@
 mod battery;
 mod error;
 mod events;
+mod http;
 mod latency;
 mod live;
 mod ping;
@@ -26,6 +27,7 @@ mod udp;
 pub use battery::run_battery;
 pub use error::RunError;
 pub use events::Events;
+pub use http::knee;
 pub use runner::{run, LocalRunner, Runner};
 pub use stop::Stop;
 pub use third_party::{ThirdPartyRunner, THIRD_PARTY_FRAME_MAX};

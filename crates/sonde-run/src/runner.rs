@@ -1,6 +1,6 @@
 //! [`run`] and the [`Runner`] trait.
 
-use crate::{latency, ping, tcp, udp, Events, RunError, Stop};
+use crate::{http, latency, ping, tcp, udp, Events, RunError, Stop};
 use sonde_model::{Event, TestResult, TestSpec};
 use std::sync::Arc;
 
@@ -40,6 +40,7 @@ pub fn run(spec: &TestSpec, stop: &Stop, events: &Events) -> Result<TestResult, 
             udp::run(s, stop, events)
         }),
         TestSpec::Ping(s) => ping::run(s, stop, events),
+        TestSpec::Http(s) => http::run(s, stop, events),
     };
     let outcome = match outcome {
         // A stop during set-up is an interruption, whatever the socket said.

@@ -110,6 +110,7 @@ fn target(spec: &TestSpec) -> String {
         TestSpec::Tcp(s) => (s.host.as_str(), s.port),
         TestSpec::Udp(s) => (s.host.as_str(), s.port),
         TestSpec::Ping(s) => (s.host.as_str(), 0),
+        TestSpec::Http(s) => (s.host.as_str(), 0),
     };
     if host.contains(':') {
         format!("[{host}]:{port}")
@@ -124,6 +125,7 @@ fn test_time(spec: &TestSpec) -> Duration {
         TestSpec::Tcp(s) => s.send_duration(),
         TestSpec::Udp(s) => s.send_duration(),
         TestSpec::Ping(_) => Duration::ZERO,
+        TestSpec::Http(s) => s.send_duration(),
     }
 }
 

@@ -18,6 +18,7 @@ fn labels(r: &TestResult) -> Vec<(&'static str, String)> {
         TestSpec::Tcp(s) => (Some(s.direction), s.dscp),
         TestSpec::Udp(s) => (Some(s.direction), s.dscp),
         TestSpec::Ping(s) => (None, s.dscp),
+        TestSpec::Http(_) => (None, None),
     };
     let direction = match direction {
         Some(Direction::Forward) => "forward",

@@ -5,8 +5,9 @@
 //! interrupted by Ctrl-C (the partial result is still printed).
 
 use crate::{
-    campaign_cmd, compare_cmd, docs_cmd, lab_cmd, ndr_cmd, overhead_cmd, ping_cmd, qos_cmd,
-    quickstart, report_cmd, results_cmd, run_cmd, serve_cmd, sweep_cmd, tcp_cmd, tune_cmd, udp_cmd,
+    campaign_cmd, compare_cmd, docs_cmd, http_cmd, lab_cmd, ndr_cmd, overhead_cmd, ping_cmd,
+    qos_cmd, quickstart, report_cmd, results_cmd, run_cmd, serve_cmd, sweep_cmd, tcp_cmd, tune_cmd,
+    udp_cmd,
 };
 use clap::{Parser, Subcommand};
 use std::path::Path;
@@ -42,6 +43,8 @@ pub enum Command {
     Udp(udp_cmd::UdpArgs),
     /// Round-trip time: ICMP/ICMPv6 echo, or STAMP to a sonde reflector.
     Ping(ping_cmd::PingArgs),
+    /// Benchmark a web service: closed or open loop, phases, percentiles, the knee.
+    Http(http_cmd::HttpArgs),
     /// The no-drop rate per frame size (RFC 2544 §26.1 throughput search).
     Ndr(ndr_cmd::NdrArgs),
     /// Step one variable (rate, payload, streams, window) per direction;
@@ -172,6 +175,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Tcp(a) => tcp_cmd::run(a),
         Command::Udp(a) => udp_cmd::run(a),
         Command::Ping(a) => ping_cmd::run(a),
+        Command::Http(a) => http_cmd::run(a),
         Command::Run(a) => run_cmd::run(a),
         Command::Ndr(a) => ndr_cmd::run(a),
         Command::Sweep(a) => sweep_cmd::run(a),

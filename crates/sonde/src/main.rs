@@ -6,6 +6,7 @@ mod campaign_watch;
 mod cli;
 mod compare_cmd;
 mod docs_cmd;
+mod http_cmd;
 mod lab_cmd;
 mod method_output;
 mod ndr_cmd;

@@ -221,7 +221,7 @@ fn asked_for_server_output(spec: &TestSpec) -> bool {
     match spec {
         TestSpec::Tcp(s) => s.get_server_output,
         TestSpec::Udp(s) => s.get_server_output,
-        TestSpec::Ping(_) => false,
+        TestSpec::Ping(_) | TestSpec::Http(_) => false,
     }
 }
 

@@ -124,11 +124,7 @@ fn line(r: &TestResult) -> String {
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))
         .unwrap_or_default();
-    let target = match &r.spec {
-        sonde_model::TestSpec::Tcp(s) => &s.host,
-        sonde_model::TestSpec::Udp(s) => &s.host,
-        sonde_model::TestSpec::Ping(s) => &s.host,
-    };
+    let target = r.spec.host();
     format!(
         "{start:<27} {} {:<4} {:<24} {}{}",
         r.id,

@@ -99,6 +99,13 @@ fn run_request(
         TestSpec::Udp(spec) => run_admitted(control, peer, &spec, client_env, shared, |c, id| {
             udp::run(c, peer, &spec, id, live_intervals, deadline)
         }),
+        TestSpec::Http(_) => refuse(
+            control,
+            peer,
+            Refusal::Unavailable {
+                what: "http tests (an HTTP benchmark goes to a web server)".into(),
+            },
+        ),
         // A ping needs no sonde server: ICMP echo, or STAMP to the reflector.
         TestSpec::Ping(_) => refuse(
             control,

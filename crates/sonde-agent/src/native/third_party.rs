@@ -44,9 +44,11 @@ pub(super) fn run(
             let slot = admit(shared, peer.ip(), &s);
             (TestSpec::Udp(s), slot)
         }
-        TestSpec::Ping(_) => {
+        TestSpec::Ping(_) | TestSpec::Http(_) => {
             let refusal = Refusal::Unavailable {
-                what: "third-party ping tests (a third-party agent runs tcp and udp tests)".into(),
+                what:
+                    "third-party ping and http tests (a third-party agent runs tcp and udp tests)"
+                        .into(),
             };
             return refuse(control, peer, refusal);
         }
@@ -134,6 +136,7 @@ fn spec_target(spec: &TestSpec) -> String {
         TestSpec::Tcp(s) => format!("{}:{}", s.host, s.port),
         TestSpec::Udp(s) => format!("{}:{}", s.host, s.port),
         TestSpec::Ping(s) => s.host.clone(),
+        TestSpec::Http(s) => s.url.clone(),
     }
 }
 

@@ -84,7 +84,9 @@ impl Runner for Host<'_> {
                 s.bitrate.map_or(f64::INFINITY, |r| r.bps() as f64) * f64::from(s.parallel),
                 s.time.as_secs_f64(),
             ),
-            TestSpec::Ping(_) => return Err(RunError::Unsupported("udp and tcp".into())),
+            TestSpec::Ping(_) | TestSpec::Http(_) => {
+                return Err(RunError::Unsupported("udp and tcp".into()))
+            }
         };
         if background {
             *self.path.load.lock().unwrap() += rate;

@@ -93,6 +93,7 @@ impl PingResult {
                 })
                 .collect(),
             server_output: None,
+            http: None,
         }
     }
 }

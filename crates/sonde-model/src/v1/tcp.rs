@@ -226,6 +226,7 @@ impl TcpResult {
             streams,
             series: Vec::new(),
             server_output: None,
+            http: None,
         }
     }
 }

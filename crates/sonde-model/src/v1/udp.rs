@@ -229,6 +229,7 @@ impl UdpResult {
             streams,
             series: Vec::new(),
             server_output: None,
+            http: None,
         }
     }
 }

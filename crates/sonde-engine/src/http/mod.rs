@@ -1,0 +1,348 @@
+//! The HTTP benchmark (`sonde http`): connections spread over sender
+//! threads, each thread its own single-threaded event loop (tokio), each
+//! connection a task sending requests one after another.
+//!
+//! - Closed loop: the next request goes when the last answer is in; its
+//!   latency counts from its send (connecting included when it had to
+//!   connect, as ab's total).
+//! - Open loop (`rate`): connection `i` of `c` sends its `k`-th request at
+//!   `start + (k·c + i) / rate`, whatever the answers do. A request sent
+//!   late because its connection was still waiting counts its latency
+//!   from when it should have gone (wrk2's correction for coordinated
+//!   omission); the uncorrected latency, from its actual send, is kept
+//!   beside it.
+
+mod conn;
+mod recorder;
+pub mod response;
+pub mod target;
+
+pub use recorder::{percentiles, phase_stats, Recorder};
+
+use crate::EngineError;
+use conn::{Dialer, Failure};
+use recorder::Phase;
+use sonde_model::{HttpSpec, IpFamily};
+use std::cell::RefCell;
+use std::net::{IpAddr, SocketAddr};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use target::{request_bytes, Target};
+
+/// Totals so far, for live progress (read once a second).
+#[derive(Debug, Default)]
+pub struct Live {
+    pub requests: AtomicU64,
+    pub errors: AtomicU64,
+    pub bytes: AtomicU64,
+}
+
+/// One step's load: connections, and the rate in an open loop.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Load {
+    pub connections: u32,
+    pub rate: Option<f64>,
+}
+
+/// What a step measured, merged over threads, and how long it ran.
+#[derive(Debug)]
+pub struct StepRun {
+    pub recorder: Recorder,
+    pub elapsed: Duration,
+    pub interrupted: bool,
+}
+
+/// Everything a step's tasks share.
+struct Shared {
+    dialer: Dialer,
+    request: Vec<u8>,
+    head_request: bool,
+    keep_alive: bool,
+    timeout: Duration,
+    load: Load,
+    start: Instant,
+    deadline: Option<Instant>,
+    /// Requests left to send (`-n`), if counted.
+    budget: Option<AtomicU64>,
+    stop: Arc<AtomicBool>,
+    live: Arc<Live>,
+}
+
+impl Shared {
+    fn ended(&self) -> bool {
+        self.stop.load(Ordering::Relaxed) || self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    /// Takes one request from the budget; false when none is left.
+    fn claim(&self) -> bool {
+        match &self.budget {
+            None => true,
+            Some(b) => b
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
+                .is_ok(),
+        }
+    }
+
+    fn second(&self, at: Instant) -> usize {
+        at.saturating_duration_since(self.start).as_secs() as usize
+    }
+}
+
+/// What every step of a test needs, built once from the spec.
+pub struct Prepared {
+    spec: HttpSpec,
+    target: Target,
+    literal: Option<SocketAddr>,
+    body: Vec<u8>,
+    tls: Option<Arc<rustls::ClientConfig>>,
+}
+
+impl Prepared {
+    /// Parses the URL and reads the body file.
+    pub fn new(spec: &HttpSpec) -> Result<Self, EngineError> {
+        if spec.version == sonde_model::HttpVersion::Http2 {
+            return Err(EngineError::Unavailable(
+                "HTTP/2 is not in this build of sonde http yet: HTTP/1.1 only".into(),
+            ));
+        }
+        let target = Target::parse(&spec.url).map_err(EngineError::Unavailable)?;
+        let literal = target
+            .host
+            .parse::<IpAddr>()
+            .ok()
+            .map(|ip| SocketAddr::new(ip, target.port));
+        if let (Some(a), fam) = (literal, spec.family) {
+            if (fam == IpFamily::V4 && a.is_ipv6()) || (fam == IpFamily::V6 && a.is_ipv4()) {
+                return Err(EngineError::NoAddress {
+                    host: target.host.clone(),
+                    family: if fam == IpFamily::V4 { "IPv4" } else { "IPv6" },
+                });
+            }
+        }
+        let body = match &spec.body_file {
+            Some(p) => std::fs::read(p).map_err(|source| EngineError::Io {
+                context: "reading the body file",
+                source,
+            })?,
+            None => Vec::new(),
+        };
+        let tls = target.tls.then(|| conn::tls_config(spec.insecure));
+        Ok(Self {
+            spec: spec.clone(),
+            target,
+            literal,
+            body,
+            tls,
+        })
+    }
+
+    fn dialer(&self) -> Result<Dialer, EngineError> {
+        let tls = match &self.tls {
+            None => None,
+            Some(config) => {
+                let name = rustls::pki_types::ServerName::try_from(self.target.host.clone())
+                    .map_err(|e| EngineError::Unavailable(format!("TLS server name: {e}")))?;
+                Some((tokio_rustls::TlsConnector::from(Arc::clone(config)), name))
+            }
+        };
+        Ok(Dialer {
+            target: self.target.clone(),
+            literal: self.literal,
+            family: self.spec.family,
+            tls,
+        })
+    }
+
+    /// Runs one step: `load` for `time` (or until the spec's count of
+    /// requests), on `threads` threads.
+    pub fn run_step(
+        &self,
+        load: Load,
+        time: Option<Duration>,
+        stop: &Arc<AtomicBool>,
+        live: &Arc<Live>,
+    ) -> Result<StepRun, EngineError> {
+        let threads = match self.spec.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => usize::from(n),
+        }
+        .clamp(1, load.connections as usize);
+        let start = Instant::now();
+        let shared = Arc::new(Shared {
+            dialer: self.dialer()?,
+            request: request_bytes(&self.spec, &self.target, &self.body),
+            head_request: self.spec.method == "HEAD",
+            keep_alive: self.spec.keep_alive,
+            timeout: self.spec.timeout,
+            load,
+            start,
+            deadline: time.map(|t| start + t),
+            budget: self.spec.requests.map(AtomicU64::new),
+            stop: Arc::clone(stop),
+            live: Arc::clone(live),
+        });
+        let mut merged = Recorder::default();
+        let outcomes: Vec<std::io::Result<Recorder>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..threads)
+                .map(|t| {
+                    let shared = Arc::clone(&shared);
+                    let mine: Vec<u32> = (0..load.connections)
+                        .filter(|c| *c as usize % threads == t)
+                        .collect();
+                    std::thread::Builder::new()
+                        .name(format!("sonde-http-{t}"))
+                        .spawn_scoped(scope, move || sender_thread(&shared, &mine))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| match h {
+                    Ok(h) => h
+                        .join()
+                        .unwrap_or_else(|_| Err(std::io::Error::other("a sender thread failed"))),
+                    Err(e) => Err(e),
+                })
+                .collect()
+        });
+        for o in outcomes {
+            let r = o.map_err(|source| EngineError::Io {
+                context: "running the HTTP senders",
+                source,
+            })?;
+            merged.merge(&r);
+        }
+        Ok(StepRun {
+            recorder: merged,
+            elapsed: start.elapsed(),
+            interrupted: stop.load(Ordering::Relaxed),
+        })
+    }
+}
+
+fn sender_thread(shared: &Arc<Shared>, connections: &[u32]) -> std::io::Result<Recorder> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let recorder = Rc::new(RefCell::new(Recorder::default()));
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&runtime, async {
+        let tasks: Vec<_> = connections
+            .iter()
+            .map(|i| {
+                let task = connection(Arc::clone(shared), *i, Rc::clone(&recorder));
+                tokio::task::spawn_local(task)
+            })
+            .collect();
+        for t in tasks {
+            let _ = t.await;
+        }
+    });
+    let out = recorder.borrow().clone();
+    Ok(out)
+}
+
+/// When request `k` of connection `index` is due in an open loop.
+fn intended(shared: &Shared, index: u32, k: u64, rate: f64) -> Instant {
+    let c = f64::from(shared.load.connections);
+    let at_s = (k as f64 * c + f64::from(index)) / rate;
+    shared.start + Duration::from_secs_f64(at_s)
+}
+
+/// One connection's loop: request after request until the step ends.
+async fn connection(shared: Arc<Shared>, index: u32, rec: Rc<RefCell<Recorder>>) {
+    let mut wire = None;
+    let mut buf = Vec::with_capacity(64 * 1024);
+    let mut k: u64 = 0;
+    loop {
+        if shared.ended() {
+            return;
+        }
+        // Open loop: wait for this request's time.
+        let due = shared.load.rate.map(|r| intended(&shared, index, k, r));
+        k += 1;
+        if let Some(due) = due {
+            if shared.deadline.is_some_and(|d| due >= d) {
+                return;
+            }
+            tokio::time::sleep_until(due.into()).await;
+            if shared.stop.load(Ordering::Relaxed) {
+                return;
+            }
+        }
+        if !shared.claim() {
+            return;
+        }
+        let began = Instant::now();
+        let from = due.unwrap_or(began);
+        let outcome =
+            tokio::time::timeout(shared.timeout, request(&shared, &mut wire, &mut buf, &rec))
+                .await
+                .unwrap_or(Err(Failure::Timeout));
+        let done = Instant::now();
+        let at_s = shared.second(done);
+        match outcome {
+            Ok(answer) => {
+                let total = done - began;
+                let mut r = rec.borrow_mut();
+                r.phase(Phase::Total, total);
+                let uncorrected = due.map(|_| total);
+                r.answer(answer.status, answer.bytes, done - from, uncorrected, at_s);
+                shared.live.requests.fetch_add(1, Ordering::Relaxed);
+                shared.live.bytes.fetch_add(answer.bytes, Ordering::Relaxed);
+                if answer.status >= 400 {
+                    shared.live.errors.fetch_add(1, Ordering::Relaxed);
+                }
+                if answer.close || !shared.keep_alive {
+                    wire = None;
+                }
+            }
+            Err(f) => {
+                wire = None;
+                rec.borrow_mut().error(f.name(), at_s);
+                shared.live.errors.fetch_add(1, Ordering::Relaxed);
+                // A closed loop would spin on a refused connection.
+                if due.is_none() && matches!(f, Failure::Connect | Failure::Dns | Failure::Tls) {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            }
+        }
+    }
+}
+
+/// One request on `wire`, opening it first if needed; its phases are
+/// recorded.
+async fn request(
+    shared: &Shared,
+    wire: &mut Option<Box<dyn conn::Wire>>,
+    buf: &mut Vec<u8>,
+    rec: &Rc<RefCell<Recorder>>,
+) -> Result<conn::Answer, Failure> {
+    let mut open = match wire.take() {
+        Some(w) => w,
+        None => {
+            let (w, opened) = shared.dialer.open().await?;
+            let mut r = rec.borrow_mut();
+            if let Some(d) = opened.dns {
+                r.phase(Phase::Dns, d);
+            }
+            r.phase(Phase::Connect, opened.connect);
+            if let Some(t) = opened.tls {
+                r.phase(Phase::Tls, t);
+            }
+            w
+        }
+    };
+    let ready = Instant::now();
+    let answer = conn::exchange(&mut open, &shared.request, shared.head_request, buf).await?;
+    let end = Instant::now();
+    {
+        let mut r = rec.borrow_mut();
+        r.phase(Phase::Waiting, answer.waiting);
+        r.phase(Phase::Transfer, answer.transfer);
+        r.phase(Phase::Processing, end - ready);
+    }
+    *wire = Some(open);
+    Ok(answer)
+}

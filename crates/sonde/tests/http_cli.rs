@@ -1,0 +1,243 @@
+//! `sonde http` against real servers: the in-process server of
+//! tests/common/http_server.rs, whose delays, workers and stalls are
+//! programmed (the known truth), and Debian's nginx. Timing checks run
+//! one at a time; their bounds are the (1 ms on a phase, 1 % on
+//! a rate, the knee within one step).
+
+mod common;
+use common::http_server::HttpServer;
+use common::nginx::Nginx;
+use common::schema::{assert_rejects, assert_valid, remove, v2};
+use common::{sonde, stderr};
+use serde_json::Value;
+use std::time::Duration;
+
+static TIMING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn timing() -> std::sync::MutexGuard<'static, ()> {
+    TIMING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `sonde http ARGS -J`: its JSON document, checked against the
+/// published result schema.
+fn http(args: &[&str]) -> Value {
+    let out = sonde().arg("http").args(args).arg("-J").output().unwrap();
+    assert!(
+        out.status.success(),
+        "sonde http {args:?}: {}",
+        stderr(&out)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_valid(&v2(), &doc);
+    doc
+}
+
+fn num(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+#[test]
+fn phases_match_the_programmed_delays() {
+    let _t = timing();
+    let server = HttpServer::start();
+    let url = server.url("/delay?ttfb_ms=20&transfer_ms=10&size=1000");
+    let doc = http(&[&url, "-c", "1", "-n", "20"]);
+    assert_eq!(doc["test"], "http");
+    let h = &doc["http"];
+    assert_eq!(h["requests"], 20);
+    assert_eq!(h["status"]["200"], 20);
+    let p = &h["phases_ms"];
+    let waiting = num(&p["waiting"]["median"]);
+    let transfer = num(&p["transfer"]["median"]);
+    assert!((waiting - 20.0).abs() <= 1.0, "waiting {waiting} ms: {p}");
+    assert!(
+        (transfer - 10.0).abs() <= 1.0,
+        "transfer {transfer} ms: {p}"
+    );
+    let total = num(&p["total"]["median"]);
+    assert!((total - 30.0).abs() <= 1.5, "total {total} ms");
+    // The schema holds an http result to its shape.
+    assert_rejects(&v2(), &doc, "an unknown error kind", |d| {
+        d["http"]["errors_by_kind"]["gremlins"] = 1.into();
+    });
+    assert_rejects(&v2(), &doc, "no http figures", |d| {
+        remove(d, "http");
+    });
+    // One connection, kept alive: one connect for 20 requests.
+    assert_eq!(p["connect"]["count"], 1);
+    assert!(p.get("dns").is_none(), "an address literal needs no lookup");
+    assert_eq!(server.connections(), 1);
+    // Without keep-alive, a connection per request, as ab without -k.
+    let doc = http(&[
+        &server.url("/delay?size=10"),
+        "-c",
+        "2",
+        "-n",
+        "10",
+        "--no-keepalive",
+    ]);
+    assert_eq!(doc["http"]["phases_ms"]["connect"]["count"], 10);
+    assert_eq!(server.connections(), 11);
+}
+
+#[test]
+fn an_open_loop_holds_its_rate() {
+    let _t = timing();
+    let server = HttpServer::start();
+    let url = server.url("/delay?size=100");
+    let doc = http(&[&url, "--rate", "2000", "-c", "20", "-t", "3s"]);
+    let h = &doc["http"];
+    let sent = num(&h["requests"]);
+    // 2,000 a second for 3 s, within 1 %.
+    assert!((sent - 6000.0).abs() <= 60.0, "{sent} requests");
+    assert_eq!(h["rate"], 2000.0);
+    assert!(h["uncorrected_latency_ms"].is_object());
+    assert_eq!(h["errors"], 0);
+}
+
+#[test]
+fn a_stall_shows_in_the_corrected_percentiles_and_hides_in_the_uncorrected() {
+    let _t = timing();
+    let server = HttpServer::start();
+    let url = server.url("/delay?size=100");
+    let child = sonde()
+        .args(["http", &url, "--rate", "1000", "-c", "10", "-t", "4s", "-J"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    server.stall(Duration::from_millis(500));
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let h = &doc["http"];
+    let corrected = num(&h["latency_ms"]["p99"]);
+    let uncorrected = num(&h["uncorrected_latency_ms"]["p99"]);
+    // About 500 of 4,000 requests fell due in the stall: from their
+    // intended times, the worst waited nearly 500 ms.
+    assert!(corrected > 250.0, "corrected p99 {corrected} ms: {h}");
+    // From their actual sends, only the 10 caught in flight waited.
+    assert!(uncorrected < 50.0, "uncorrected p99 {uncorrected} ms: {h}");
+    assert!(num(&h["uncorrected_latency_ms"]["max"]) > 400.0);
+}
+
+#[test]
+fn the_knee_of_eight_workers_is_found() {
+    let _t = timing();
+    let server = HttpServer::builder()
+        .workers(8)
+        .work(Duration::from_millis(5))
+        .start();
+    let url = server.url("/delay?size=10");
+    let doc = http(&[&url, "--ramp", "c:2,4,6,8,9,10,12,16", "--step-time", "2s"]);
+    let h = &doc["http"];
+    let steps = h["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 8);
+    // 8 workers busy: 8 requests in flight at the best throughput and
+    // latency (Kleinrock's optimal load), within one.
+    let optimal = num(&h["optimal_connections"]);
+    assert!(
+        (7.0..=9.0).contains(&optimal),
+        "optimal load {optimal}: {steps:?}"
+    );
+    // The median's rise shows later, and varies: each request's fixed
+    // overhead (the loopback, both ends' stacks) lets 8 workers serve a
+    // little more than 8 connections before a queue forms, and in a
+    // closed loop the queue grows gently (one more request waits per
+    // connection added). Seen here: 10 or 12.
+    let knee = h["knee"].as_u64().unwrap_or_else(|| panic!("no knee: {h}")) as usize;
+    let at = steps[knee]["connections"].as_u64().unwrap();
+    assert!(
+        (9..=12).contains(&at),
+        "knee at {at} connections: {steps:?}"
+    );
+    // Beyond it, 8 workers of 5 ms serve about 1,600 a second.
+    let last = num(&steps[7]["requests_per_s"]);
+    assert!((1400.0..=1700.0).contains(&last), "{last} req/s");
+}
+
+#[test]
+fn the_knee_of_eight_workers_is_found_by_rate() {
+    let _t = timing();
+    let server = HttpServer::builder()
+        .workers(8)
+        .work(Duration::from_millis(5))
+        .start();
+    let url = server.url("/delay?size=10");
+    // By rate: the knee near 1,600 req/s (within 5 %).
+    let doc = http(&[
+        &url,
+        "-c",
+        "32",
+        "--ramp",
+        "rate:1200,1400,1500,1600,1650,1700,1800",
+        "--step-time",
+        "2s",
+    ]);
+    let h = &doc["http"];
+    let knee = h["knee"].as_u64().unwrap_or_else(|| panic!("no knee: {h}")) as usize;
+    let rate = num(&h["steps"][knee]["rate"]);
+    assert!(
+        (1520.0..=1680.0).contains(&rate),
+        "knee at {rate} req/s: {h}"
+    );
+}
+
+#[test]
+fn tls_works_and_a_bad_certificate_is_an_error_by_kind() {
+    let _t = timing();
+    let server = HttpServer::start();
+    let url = server.https_url("/delay?size=2000");
+    let doc = http(&[&url, "-k", "-c", "2", "-n", "20"]);
+    let h = &doc["http"];
+    assert_eq!(h["status"]["200"], 20);
+    assert_eq!(h["phases_ms"]["tls"]["count"], 2);
+    // Checked against the system's roots, a self-signed certificate fails.
+    let doc = http(&[&url, "-c", "1", "-n", "3"]);
+    let h = &doc["http"];
+    assert_eq!(h["errors_by_kind"]["tls"], 3, "{h}");
+    assert_eq!(h["requests"], 0);
+}
+
+#[test]
+fn nginx_answers_over_both_families_and_statuses_are_counted() {
+    let _t = timing();
+    let nginx = Nginx::start();
+    let doc = http(&[&nginx.http_url("/1k"), "-c", "4", "-t", "1s"]);
+    let h = &doc["http"];
+    assert!(num(&h["requests"]) > 100.0, "{h}");
+    assert_eq!(h["status"]["200"], h["requests"]);
+    assert_eq!(h["errors"], 0);
+    let doc = http(&[&nginx.http_url_v4("/1k"), "-4", "-c", "2", "-n", "50"]);
+    assert_eq!(doc["http"]["status"]["200"], 50);
+    let doc = http(&[&nginx.http_url("/missing"), "-c", "1", "-n", "5"]);
+    assert_eq!(doc["http"]["status"]["404"], 5);
+    assert_eq!(doc["http"]["errors"], 5);
+    // The text has ab's table.
+    let out = sonde()
+        .args(["http", &nginx.http_url("/1k"), "-c", "2", "-n", "100"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Connection Times (ms)"), "{text}");
+    assert!(
+        text.contains("Waiting:") && text.contains("Total:"),
+        "{text}"
+    );
+}
+
+#[test]
+fn bad_input_is_a_usage_error_naming_it() {
+    for (args, says) in [
+        (vec!["ftp://x/"], "http://"),
+        (vec!["http://[::1]:1/", "-c", "0"], "connections"),
+        (vec!["http://[::1]:1/", "--ramp", "x:1"], "--ramp"),
+        (vec!["http://[::1]:1/", "-H", "no colon"], "headers"),
+        (vec!["http://[::1]:1/", "--rate=-5"], "rate"),
+    ] {
+        let out = sonde().arg("http").args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
+    }
+}
