@@ -156,10 +156,8 @@ fn with_progress(
                 if done.load(Ordering::Relaxed) {
                     break;
                 }
-                let now = (
-                    live.requests.load(Ordering::Relaxed),
-                    live.bytes.load(Ordering::Relaxed),
-                );
+                let (requests, _, bytes) = live.totals();
+                let now = (requests, bytes);
                 let start_s = (offset_s + second) as f64;
                 events.emit(Event::Interval(Interval {
                     start_s,

@@ -31,12 +31,47 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use target::{request_bytes, Target};
 
-/// Totals so far, for live progress (read once a second).
+/// One sender thread's totals so far, on a cache line of its own: the
+/// threads never write to the same line, whatever the request rate.
 #[derive(Debug, Default)]
-pub struct Live {
+#[repr(align(128))]
+pub struct LiveSlot {
     pub requests: AtomicU64,
     pub errors: AtomicU64,
     pub bytes: AtomicU64,
+}
+
+/// Totals so far, for live progress (read once a second): a slot per
+/// sender thread.
+#[derive(Debug)]
+pub struct Live {
+    slots: Vec<LiveSlot>,
+}
+
+impl Default for Live {
+    fn default() -> Self {
+        Self {
+            slots: (0..64).map(|_| LiveSlot::default()).collect(),
+        }
+    }
+}
+
+impl Live {
+    /// Thread `t`'s slot.
+    fn slot(&self, t: usize) -> &LiveSlot {
+        &self.slots[t % self.slots.len()]
+    }
+
+    /// (requests, errors, bytes) over every thread.
+    pub fn totals(&self) -> (u64, u64, u64) {
+        self.slots.iter().fold((0, 0, 0), |(r, e, b), s| {
+            (
+                r + s.requests.load(Ordering::Relaxed),
+                e + s.errors.load(Ordering::Relaxed),
+                b + s.bytes.load(Ordering::Relaxed),
+            )
+        })
+    }
 }
 
 /// One step's load: connections, and the rate in an open loop.
@@ -193,7 +228,7 @@ impl Prepared {
                         .collect();
                     std::thread::Builder::new()
                         .name(format!("sonde-http-{t}"))
-                        .spawn_scoped(scope, move || sender_thread(&shared, &mine))
+                        .spawn_scoped(scope, move || sender_thread(&shared, t, &mine))
                 })
                 .collect();
             handles
@@ -221,7 +256,11 @@ impl Prepared {
     }
 }
 
-fn sender_thread(shared: &Arc<Shared>, connections: &[u32]) -> std::io::Result<Recorder> {
+fn sender_thread(
+    shared: &Arc<Shared>,
+    thread: usize,
+    connections: &[u32],
+) -> std::io::Result<Recorder> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -231,7 +270,7 @@ fn sender_thread(shared: &Arc<Shared>, connections: &[u32]) -> std::io::Result<R
         let tasks: Vec<_> = connections
             .iter()
             .map(|i| {
-                let task = connection(Arc::clone(shared), *i, Rc::clone(&recorder));
+                let task = connection(Arc::clone(shared), thread, *i, Rc::clone(&recorder));
                 tokio::task::spawn_local(task)
             })
             .collect();
@@ -251,7 +290,8 @@ fn intended(shared: &Shared, index: u32, k: u64, rate: f64) -> Instant {
 }
 
 /// One connection's loop: request after request until the step ends.
-async fn connection(shared: Arc<Shared>, index: u32, rec: Rc<RefCell<Recorder>>) {
+async fn connection(shared: Arc<Shared>, thread: usize, index: u32, rec: Rc<RefCell<Recorder>>) {
+    let live = shared.live.slot(thread);
     let mut wire = None;
     let mut buf = Vec::with_capacity(64 * 1024);
     let mut k: u64 = 0;
@@ -289,10 +329,10 @@ async fn connection(shared: Arc<Shared>, index: u32, rec: Rc<RefCell<Recorder>>)
                 r.phase(Phase::Total, total);
                 let uncorrected = due.map(|_| total);
                 r.answer(answer.status, answer.bytes, done - from, uncorrected, at_s);
-                shared.live.requests.fetch_add(1, Ordering::Relaxed);
-                shared.live.bytes.fetch_add(answer.bytes, Ordering::Relaxed);
+                live.requests.fetch_add(1, Ordering::Relaxed);
+                live.bytes.fetch_add(answer.bytes, Ordering::Relaxed);
                 if answer.status >= 400 {
-                    shared.live.errors.fetch_add(1, Ordering::Relaxed);
+                    live.errors.fetch_add(1, Ordering::Relaxed);
                 }
                 if answer.close || !shared.keep_alive {
                     wire = None;
@@ -301,7 +341,7 @@ async fn connection(shared: Arc<Shared>, index: u32, rec: Rc<RefCell<Recorder>>)
             Err(f) => {
                 wire = None;
                 rec.borrow_mut().error(f.name(), at_s);
-                shared.live.errors.fetch_add(1, Ordering::Relaxed);
+                live.errors.fetch_add(1, Ordering::Relaxed);
                 // A closed loop would spin on a refused connection.
                 if due.is_none() && matches!(f, Failure::Connect | Failure::Dns | Failure::Tls) {
                     tokio::time::sleep(Duration::from_millis(10)).await;
