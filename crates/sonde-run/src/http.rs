@@ -62,7 +62,8 @@ pub fn run(spec: &HttpSpec, stop: &Stop, events: &Events) -> Result<TestResult, 
         intervals.extend(seconds(&step.recorder, offset_s));
         offset_s += secs.max(time.map_or(0, |t| t.as_secs() as usize));
         steps.push(step_figures(load, &step));
-        merge_shifted(&mut whole, &step.recorder);
+        // Its seconds are intervals already.
+        whole.merge_totals(&step.recorder);
         interrupted = step.interrupted;
         if interrupted {
             break;
@@ -259,14 +260,6 @@ fn seconds(r: &Recorder, offset_s: usize) -> Vec<Interval> {
             }
         })
         .collect()
-}
-
-/// Adds a step's tallies to the whole test's (its seconds are already
-/// the result's intervals).
-fn merge_shifted(whole: &mut Recorder, step: &Recorder) {
-    let mut tallies = step.clone();
-    tallies.seconds.clear();
-    whole.merge(&tallies);
 }
 
 fn step_figures(load: Load, step: &StepRun) -> HttpStep {

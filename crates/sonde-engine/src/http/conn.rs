@@ -190,9 +190,10 @@ pub async fn exchange(
             return Err(Failure::Closed);
         }
         first.get_or_insert(now);
-        bytes += n as u64;
         filled += n;
         let progress = reader.feed(&buf[..filled]).map_err(|_| Failure::Protocol)?;
+        // The answer's bytes only: what follows it is not its.
+        bytes += progress.consumed as u64;
         buf.copy_within(progress.consumed..filled, 0);
         filled -= progress.consumed;
         if progress.done {

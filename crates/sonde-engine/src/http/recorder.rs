@@ -130,7 +130,22 @@ impl Recorder {
         s.unanswered += 1;
     }
 
+    /// Adds `other`'s tallies and its seconds, second by second.
     pub fn merge(&mut self, other: &Recorder) {
+        self.merge_totals(other);
+        for (i, s) in other.seconds.iter().enumerate() {
+            let mine = self.second(i);
+            mine.requests += s.requests;
+            mine.errors += s.errors;
+            mine.unanswered += s.unanswered;
+            mine.bytes += s.bytes;
+            let _ = mine.latency.add(&s.latency);
+        }
+    }
+
+    /// Adds `other`'s tallies, not its seconds (a later step's, whose
+    /// seconds are intervals of their own).
+    pub fn merge_totals(&mut self, other: &Recorder) {
         let _ = self.latency.add(&other.latency);
         let _ = self.uncorrected.add(&other.uncorrected);
         for (a, b) in self.phases.iter_mut().zip(&other.phases) {
@@ -144,14 +159,6 @@ impl Recorder {
         }
         self.requests += other.requests;
         self.received_bytes += other.received_bytes;
-        for (i, s) in other.seconds.iter().enumerate() {
-            let mine = self.second(i);
-            mine.requests += s.requests;
-            mine.errors += s.errors;
-            mine.unanswered += s.unanswered;
-            mine.bytes += s.bytes;
-            let _ = mine.latency.add(&s.latency);
-        }
     }
 
     /// Requests without an answer, and answers of 400 or more.
