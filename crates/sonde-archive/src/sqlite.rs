@@ -30,6 +30,27 @@ fn err(location: &str) -> impl Fn(rusqlite::Error) -> ArchiveError + '_ {
     }
 }
 
+/// How long a writer waits for another's lock before it gives up.
+const BUSY_WAIT: Duration = Duration::from_secs(10);
+
+/// The connection's settings: WAL, its durability, foreign keys.
+fn set_up(conn: &Connection) -> rusqlite::Result<()> {
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    // In WAL mode, NORMAL keeps every committed transaction through a
+    // crash of the process (kill -9); only a power loss may take back
+    // the last ones. FULL would fsync every result.
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")
+}
+
+/// Another connection holds the lock (SQLITE_BUSY or SQLITE_LOCKED).
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
 impl SqliteBackend {
     /// Opens (creating) the file at `path`, in WAL mode, waiting up to 10 s
     /// for another writer's lock.
@@ -42,17 +63,21 @@ impl SqliteBackend {
             })?;
         }
         let conn = Connection::open(path).map_err(err(&location))?;
-        conn.busy_timeout(Duration::from_secs(10))
-            .map_err(err(&location))?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(err(&location))?;
-        // In WAL mode, NORMAL keeps every committed transaction through a
-        // crash of the process (kill -9); only a power loss may take back
-        // the last ones. FULL would fsync every result.
-        conn.pragma_update(None, "synchronous", "NORMAL")
-            .map_err(err(&location))?;
-        conn.pragma_update(None, "foreign_keys", "ON")
-            .map_err(err(&location))?;
+        conn.busy_timeout(BUSY_WAIT).map_err(err(&location))?;
+        // Turning a new file to WAL takes it whole, and SQLite answers
+        // "locked" at once, without its busy handler, to the second of
+        // two connections doing so together (schedulers and the API open
+        // the one archive at the same moment): wait out such a race here.
+        let deadline = std::time::Instant::now() + BUSY_WAIT;
+        loop {
+            match set_up(&conn) {
+                Ok(()) => break,
+                Err(e) if is_busy(&e) && std::time::Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(e) => return Err(err(&location)(e)),
+            }
+        }
         Ok(Self { conn, location })
     }
 }

@@ -417,3 +417,25 @@ fn a_locked_archive_is_a_clear_error_and_loses_nothing() {
     assert!(store.get_result(kept.id).unwrap().is_some());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_new_archive_opened_by_many_at_once_opens_for_all() {
+    // Schedulers, the API and tests all open the one file; the first
+    // opening turns it to WAL and migrates it while others arrive.
+    let base = std::env::temp_dir().join(format!("sonde-archive-{}-race", std::process::id()));
+    for round in 0..20 {
+        let dir = base.join(round.to_string());
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = dir.join("sonde.db").display().to_string();
+        std::thread::scope(|scope| {
+            for _ in 0..6 {
+                scope.spawn(|| {
+                    let mut s = Store::open(&path).unwrap_or_else(|e| panic!("round {round}: {e}"));
+                    s.put_result(&tcp(1), &Placement::default()).unwrap();
+                });
+            }
+        });
+        assert_eq!(Store::open(&path).unwrap().count_results().unwrap(), 6);
+    }
+    let _ = std::fs::remove_dir_all(&base);
+}
