@@ -82,7 +82,8 @@ pub struct HttpFigures {
     /// answers with a status of 400 or more.
     pub errors: u64,
     pub requests_per_s: f64,
-    /// Response bytes received, headers and bodies.
+    /// Response bytes received: HTTP/1.1 headers and bodies; HTTP/2 bodies
+    /// (DATA payload; HPACK leaves no header size to count).
     pub received_bytes: u64,
     /// `received_bytes` over the test, in bit/s.
     pub throughput_bps: u64,

@@ -12,6 +12,7 @@
 pub mod chart;
 mod columns;
 pub mod heatmap;
+pub mod http_chart;
 pub mod http_text;
 pub mod iperf3_json;
 pub mod json;
@@ -33,6 +34,7 @@ pub mod tune_text;
 pub mod udp_text;
 pub mod verbose_text;
 
+pub use http_chart::http_ramp_chart;
 pub use iperf3_json::{tcp_to_iperf3, to_iperf3, udp_to_iperf3};
 pub use json::{error_json, result_json, Failed, JsonLayout};
 pub use live_text::{LiveLines, LiveText};

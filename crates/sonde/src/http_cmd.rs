@@ -64,6 +64,10 @@ pub struct HttpArgs {
     /// this share (%) over the first step's, or that has errors.
     #[arg(long, default_value_t = 10.0, requires = "ramp")]
     pub knee_rise: f64,
+    /// Draw the ramp (throughput and latency by step, the knee marked)
+    /// as SVG into this file.
+    #[arg(long, value_name = "FILE.svg", requires = "ramp")]
+    pub chart: Option<PathBuf>,
     /// IPv4 only.
     #[arg(short = '4', long = "ipv4", conflicts_with = "ipv6")]
     pub ipv4: bool,
@@ -151,6 +155,7 @@ pub fn run(args: HttpArgs) -> Result<(), Failure> {
         live: !args.json,
         flags: true,
         archive: args.archive.location(),
+        chart: args.chart.clone(),
         ..Output::default()
     };
     let spec = match args.to_spec() {

@@ -32,6 +32,9 @@ pub struct Output {
     pub correct_for: Option<sonde_methods::overhead::Stack>,
     /// `--archive`: where the result is kept (resolved).
     pub archive: Option<String>,
+    /// `--chart FILE.svg`: the result's chart (an HTTP ramp's), drawn
+    /// after it is printed.
+    pub chart: Option<std::path::PathBuf>,
 }
 
 /// Runs `spec` with tcp/udp's output rule (live lines unless JSON) and
@@ -58,6 +61,7 @@ impl Output {
             sink: Sink::Terminal,
             correct_for: None,
             archive: args.archive.location(),
+            chart: None,
         };
         let output = match args.correct_for.as_deref().map(str::parse) {
             None => output,
@@ -88,6 +92,9 @@ impl Output {
         if self.verbose && self.json.is_none() {
             self.sink.out(&test_settings(spec))?;
         }
+        // Created before any traffic: a path that cannot be written is a
+        // usage error, not a lost run.
+        let chart = crate::method_output::ChartFile::create(self.chart.as_deref())?;
         let events = Events::new();
         let printer = self.printer(spec, events.subscribe());
         let stop = interrupt_flag();
@@ -111,6 +118,16 @@ impl Output {
             .as_deref()
             .map(|a| crate::archive_args::keep(a, &result));
         self.print(&result)?;
+        if let Some(chart) = chart {
+            match sonde_report::http_ramp_chart(&result) {
+                Some(c) => chart.write(&c)?,
+                None => {
+                    return Err(Failure::Run(anyhow::anyhow!(
+                        "--chart: this result has no steps to draw (a chart needs --ramp)"
+                    )))
+                }
+            }
+        }
         if let Some(Err(e)) = kept {
             return Err(e);
         }

@@ -130,7 +130,16 @@ fn the_knee_of_eight_workers_is_found() {
         .work(Duration::from_millis(5))
         .start();
     let url = server.url("/delay?size=10");
-    let doc = http(&[&url, "--ramp", "c:2,4,6,8,9,10,12,16", "--step-time", "2s"]);
+    let chart = std::env::temp_dir().join(format!("sonde-knee-{}.svg", std::process::id()));
+    let doc = http(&[
+        &url,
+        "--ramp",
+        "c:2,4,6,8,9,10,12,16",
+        "--step-time",
+        "2s",
+        "--chart",
+        chart.to_str().unwrap(),
+    ]);
     let h = &doc["http"];
     let steps = h["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 8);
@@ -155,6 +164,15 @@ fn the_knee_of_eight_workers_is_found() {
     // Beyond it, 8 workers of 5 ms serve about 1,600 a second.
     let last = num(&steps[7]["requests_per_s"]);
     assert!((1400.0..=1700.0).contains(&last), "{last} req/s");
+    // The chart draws the steps and marks the knee where the result has it.
+    let svg = std::fs::read_to_string(&chart).unwrap();
+    assert!(svg.starts_with("<svg"), "{}", &svg[..svg.len().min(200)]);
+    assert!(svg.contains("throughput by step") && svg.contains("latency by step"));
+    assert!(
+        svg.contains(&format!("knee ({at} connections)")),
+        "knee at {at}"
+    );
+    let _ = std::fs::remove_file(&chart);
 }
 
 #[test]
@@ -201,6 +219,76 @@ fn tls_works_and_a_bad_certificate_is_an_error_by_kind() {
 }
 
 #[test]
+fn http2_carries_every_request_over_tls_and_in_clear_with_its_phases() {
+    let _t = timing();
+    let server = HttpServer::start();
+    // Over TLS (ALPN h2): the phases hold as over HTTP/1.1.
+    let url = server.https_url("/delay?ttfb_ms=20&transfer_ms=10&size=1000");
+    let doc = http(&[&url, "--http2", "-k", "-c", "2", "-n", "20"]);
+    let h = &doc["http"];
+    assert_eq!(h["status"]["200"], 20, "{h}");
+    assert_eq!(server.http2_requests(), 20, "every request came as HTTP/2");
+    assert_eq!(doc["spec"]["version"], "2");
+    let p = &h["phases_ms"];
+    assert_eq!(p["tls"]["count"], 2, "one TLS handshake per connection");
+    let waiting = num(&p["waiting"]["median"]);
+    let transfer = num(&p["transfer"]["median"]);
+    assert!((waiting - 20.0).abs() <= 1.0, "waiting {waiting} ms: {p}");
+    assert!(
+        (transfer - 10.0).abs() <= 1.0,
+        "transfer {transfer} ms: {p}"
+    );
+    // HTTP/2 counts the bodies' bytes.
+    assert_eq!(h["received_bytes"], 20 * 1000);
+    // In clear by prior knowledge (h2c), with a body sent on each stream.
+    let dir = std::env::temp_dir().join(format!("sonde-http2-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let body = dir.join("body.bin");
+    std::fs::write(&body, vec![7u8; 3000]).unwrap();
+    let doc = http(&[
+        &server.url("/delay?size=10"),
+        "--http2",
+        "-m",
+        "POST",
+        "--body",
+        body.to_str().unwrap(),
+        "-c",
+        "1",
+        "-n",
+        "10",
+    ]);
+    assert_eq!(doc["http"]["status"]["200"], 10, "{}", doc["http"]);
+    assert_eq!(server.http2_requests(), 30);
+    assert_eq!(server.body_bytes(), 10 * 3000);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn nginx_speaks_http2_to_sonde_and_a_server_without_it_is_an_error_by_kind() {
+    let _t = timing();
+    let nginx = Nginx::start();
+    // sonde offers h2 alone: an answer means nginx agreed on HTTP/2.
+    let doc = http(&[
+        &nginx.https_url("/1k"),
+        "--http2",
+        "-k",
+        "-c",
+        "4",
+        "-t",
+        "1s",
+    ]);
+    let h = &doc["http"];
+    assert!(num(&h["requests"]) > 100.0, "{h}");
+    assert_eq!(h["status"]["200"], h["requests"]);
+    assert_eq!(h["errors"], 0, "{h}");
+    // nginx's plain port speaks HTTP/1.1 only: no answer, and why.
+    let doc = http(&[&nginx.http_url("/1k"), "--http2", "-c", "1", "-n", "3"]);
+    let h = &doc["http"];
+    assert_eq!(h["requests"], 0, "{h}");
+    assert_eq!(h["errors"], 3, "{h}");
+}
+
+#[test]
 fn nginx_answers_over_both_families_and_statuses_are_counted() {
     let _t = timing();
     let nginx = Nginx::start();
@@ -233,6 +321,7 @@ fn bad_input_is_a_usage_error_naming_it() {
         (vec!["ftp://x/"], "http://"),
         (vec!["http://[::1]:1/", "-c", "0"], "connections"),
         (vec!["http://[::1]:1/", "--ramp", "x:1"], "--ramp"),
+        (vec!["http://[::1]:1/", "--chart", "r.svg"], "--ramp"),
         (vec!["http://[::1]:1/", "-H", "no colon"], "headers"),
         (vec!["http://[::1]:1/", "--rate=-5"], "rate"),
     ] {

@@ -54,6 +54,8 @@ pub struct Opened {
     pub dns: Option<Duration>,
     pub connect: Duration,
     pub tls: Option<Duration>,
+    /// TLS's ALPN agreed on HTTP/2 (`h2`).
+    pub h2: bool,
 }
 
 /// What every connection needs to open: the target, its addresses when
@@ -114,6 +116,7 @@ impl Dialer {
                     dns,
                     connect,
                     tls: None,
+                    h2: false,
                 },
             )),
             Some((connector, name)) => {
@@ -122,12 +125,14 @@ impl Dialer {
                     .connect(name.clone(), tcp)
                     .await
                     .map_err(|_| Failure::Tls)?;
+                let h2 = s.get_ref().1.alpn_protocol() == Some(&b"h2"[..]);
                 Ok((
                     Box::new(s),
                     Opened {
                         dns,
                         connect,
                         tls: Some(t2.elapsed()),
+                        h2,
                     },
                 ))
             }
@@ -211,8 +216,9 @@ pub async fn exchange(
 }
 
 /// The TLS client set-up: the system's roots, or none checked
-/// (`insecure`).
-pub fn tls_config(insecure: bool) -> Arc<rustls::ClientConfig> {
+/// (`insecure`); ALPN offers `h2` alone for HTTP/2 (a server that cannot
+/// is an error, not a quiet fall back to HTTP/1.1), else `http/1.1`.
+pub fn tls_config(insecure: bool, http2: bool) -> Arc<rustls::ClientConfig> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = rustls::ClientConfig::builder_with_provider(Arc::clone(&provider))
         .with_safe_default_protocol_versions()
@@ -233,7 +239,11 @@ pub fn tls_config(insecure: bool) -> Arc<rustls::ClientConfig> {
         }
         builder.with_root_certificates(roots).with_no_client_auth()
     };
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.alpn_protocols = vec![if http2 {
+        b"h2".to_vec()
+    } else {
+        b"http/1.1".to_vec()
+    }];
     Arc::new(config)
 }
 

@@ -13,6 +13,7 @@
 //!   beside it.
 
 mod conn;
+mod http2;
 mod recorder;
 pub mod response;
 pub mod target;
@@ -93,6 +94,8 @@ pub struct StepRun {
 struct Shared {
     dialer: Dialer,
     request: Vec<u8>,
+    /// HTTP/2's request, when the test speaks it.
+    http2: Option<http2::Template>,
     head_request: bool,
     keep_alive: bool,
     timeout: Duration,
@@ -137,11 +140,6 @@ pub struct Prepared {
 impl Prepared {
     /// Parses the URL and reads the body file.
     pub fn new(spec: &HttpSpec) -> Result<Self, EngineError> {
-        if spec.version == sonde_model::HttpVersion::Http2 {
-            return Err(EngineError::Unavailable(
-                "HTTP/2 is not in this build of sonde http yet: HTTP/1.1 only".into(),
-            ));
-        }
         let target = Target::parse(&spec.url).map_err(EngineError::Unavailable)?;
         let literal = target
             .host
@@ -163,7 +161,12 @@ impl Prepared {
             })?,
             None => Vec::new(),
         };
-        let tls = target.tls.then(|| conn::tls_config(spec.insecure));
+        let http2 = spec.version == sonde_model::HttpVersion::Http2;
+        if http2 {
+            // Checked here, before any traffic.
+            http2::Template::new(spec, &target, &body).map_err(EngineError::Unavailable)?;
+        }
+        let tls = target.tls.then(|| conn::tls_config(spec.insecure, http2));
         Ok(Self {
             spec: spec.clone(),
             target,
@@ -208,6 +211,13 @@ impl Prepared {
         let shared = Arc::new(Shared {
             dialer: self.dialer()?,
             request: request_bytes(&self.spec, &self.target, &self.body),
+            http2: match self.spec.version {
+                sonde_model::HttpVersion::Http2 => Some(
+                    http2::Template::new(&self.spec, &self.target, &self.body)
+                        .map_err(EngineError::Unavailable)?,
+                ),
+                sonde_model::HttpVersion::Http1 => None,
+            },
             head_request: self.spec.method == "HEAD",
             keep_alive: self.spec.keep_alive,
             timeout: self.spec.timeout,
@@ -351,31 +361,57 @@ async fn connection(shared: Arc<Shared>, thread: usize, index: u32, rec: Rc<RefC
     }
 }
 
+/// An open connection: HTTP/1.1's byte stream, or an HTTP/2 connection's
+/// handle (its frames driven by a task of its own).
+enum Session {
+    Http1(Box<dyn conn::Wire>),
+    Http2(h2::client::SendRequest<bytes::Bytes>),
+}
+
+/// Opens a connection and records its phases (DNS, connect, TLS).
+async fn open(shared: &Shared, rec: &Rc<RefCell<Recorder>>) -> Result<Session, Failure> {
+    let (w, opened) = shared.dialer.open().await?;
+    {
+        let mut r = rec.borrow_mut();
+        if let Some(d) = opened.dns {
+            r.phase(Phase::Dns, d);
+        }
+        r.phase(Phase::Connect, opened.connect);
+        if let Some(t) = opened.tls {
+            r.phase(Phase::Tls, t);
+        }
+    }
+    if shared.http2.is_none() {
+        return Ok(Session::Http1(w));
+    }
+    // Over TLS, the server must have agreed on h2; in clear, sonde
+    // speaks it by prior knowledge.
+    if opened.tls.is_some() && !opened.h2 {
+        return Err(Failure::Protocol);
+    }
+    Ok(Session::Http2(http2::handshake(w).await?))
+}
+
 /// One request on `wire`, opening it first if needed; its phases are
 /// recorded.
 async fn request(
     shared: &Shared,
-    wire: &mut Option<Box<dyn conn::Wire>>,
+    wire: &mut Option<Session>,
     buf: &mut Vec<u8>,
     rec: &Rc<RefCell<Recorder>>,
 ) -> Result<conn::Answer, Failure> {
-    let mut open = match wire.take() {
-        Some(w) => w,
-        None => {
-            let (w, opened) = shared.dialer.open().await?;
-            let mut r = rec.borrow_mut();
-            if let Some(d) = opened.dns {
-                r.phase(Phase::Dns, d);
-            }
-            r.phase(Phase::Connect, opened.connect);
-            if let Some(t) = opened.tls {
-                r.phase(Phase::Tls, t);
-            }
-            w
-        }
+    let mut session = match wire.take() {
+        Some(s) => s,
+        None => open(shared, rec).await?,
     };
     let ready = Instant::now();
-    let answer = conn::exchange(&mut open, &shared.request, shared.head_request, buf).await?;
+    let answer = match (&mut session, &shared.http2) {
+        (Session::Http1(w), _) => {
+            conn::exchange(w, &shared.request, shared.head_request, buf).await?
+        }
+        (Session::Http2(send), Some(template)) => http2::exchange(send, template).await?,
+        (Session::Http2(_), None) => return Err(Failure::Protocol),
+    };
     let end = Instant::now();
     {
         let mut r = rec.borrow_mut();
@@ -383,6 +419,6 @@ async fn request(
         r.phase(Phase::Transfer, answer.transfer);
         r.phase(Phase::Processing, end - ready);
     }
-    *wire = Some(open);
+    *wire = Some(session);
     Ok(answer)
 }

@@ -77,6 +77,38 @@ impl Target {
     }
 }
 
+/// The request's headers beyond Host and framing, in order: the spec's
+/// (`Name: value`), after sonde's `User-Agent` and `Accept: */*` where the
+/// spec gives none. HTTP/1.1 writes them as they are; HTTP/2 lowercases
+/// the names.
+pub fn headers(spec: &HttpSpec) -> Vec<(String, String)> {
+    let given: Vec<(String, String)> = spec
+        .headers
+        .iter()
+        .filter_map(|h| h.split_once(':'))
+        .map(|(n, v)| (n.trim().to_string(), v.trim().to_string()))
+        .collect();
+    let has = |name: &str| given.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
+    let mut out = Vec::with_capacity(given.len() + 2);
+    if !has("user-agent") {
+        out.push((
+            "User-Agent".to_string(),
+            format!("sonde/{}", sonde_model::SONDE_VERSION),
+        ));
+    }
+    if !has("accept") {
+        out.push(("Accept".to_string(), "*/*".to_string()));
+    }
+    out.extend(given);
+    out
+}
+
+/// Whether the request carries a `Content-Length` (a body, or a method
+/// that expects one).
+pub fn has_length(spec: &HttpSpec, body: &[u8]) -> bool {
+    !body.is_empty() || spec.method == "POST" || spec.method == "PUT"
+}
+
 /// The bytes of the request every connection sends: request line, Host,
 /// the spec's headers, Content-Length and the body.
 pub fn request_bytes(spec: &HttpSpec, target: &Target, body: &[u8]) -> Vec<u8> {
@@ -84,25 +116,10 @@ pub fn request_bytes(spec: &HttpSpec, target: &Target, body: &[u8]) -> Vec<u8> {
         "{} {} HTTP/1.1\r\nHost: {}\r\n",
         spec.method, target.path, target.authority
     );
-    let has = |name: &str| {
-        spec.headers.iter().any(|h| {
-            h.split(':')
-                .next()
-                .is_some_and(|n| n.trim().eq_ignore_ascii_case(name))
-        })
-    };
-    if !has("user-agent") {
-        out += &format!("User-Agent: sonde/{}\r\n", sonde_model::SONDE_VERSION);
+    for (name, value) in headers(spec) {
+        out += &format!("{name}: {value}\r\n");
     }
-    if !has("accept") {
-        out += "Accept: */*\r\n";
-    }
-    for h in &spec.headers {
-        if let Some((name, value)) = h.split_once(':') {
-            out += &format!("{}: {}\r\n", name.trim(), value.trim());
-        }
-    }
-    if !body.is_empty() || spec.method == "POST" || spec.method == "PUT" {
+    if has_length(spec, body) {
         out += &format!("Content-Length: {}\r\n", body.len());
     }
     if !spec.keep_alive {

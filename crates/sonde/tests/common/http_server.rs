@@ -72,6 +72,10 @@ struct State {
     stall_until: Mutex<Option<Instant>>,
     served: AtomicU64,
     connections: AtomicU64,
+    /// Requests that came over HTTP/2.
+    http2: AtomicU64,
+    /// The bytes of request bodies received.
+    body_bytes: AtomicU64,
 }
 
 /// What one request asked for in its query.
@@ -115,6 +119,8 @@ impl HttpServerBuilder {
             stall_until: Mutex::new(None),
             served: AtomicU64::new(0),
             connections: AtomicU64::new(0),
+            http2: AtomicU64::new(0),
+            body_bytes: AtomicU64::new(0),
         });
         let (stop, stopped) = oneshot::channel();
         let (ready, serving) = std::sync::mpsc::channel();
@@ -188,6 +194,16 @@ impl HttpServer {
     /// Requests answered in full (the body handed over) so far.
     pub fn served(&self) -> u64 {
         self.state.served.load(Ordering::Relaxed)
+    }
+
+    /// Requests received over HTTP/2 so far.
+    pub fn http2_requests(&self) -> u64 {
+        self.state.http2.load(Ordering::Relaxed)
+    }
+
+    /// Bytes of request bodies received so far.
+    pub fn body_bytes(&self) -> u64 {
+        self.state.body_bytes.load(Ordering::Relaxed)
     }
 
     /// Connections accepted so far (plain and TLS).
@@ -277,7 +293,13 @@ async fn accept(
 
 async fn answer(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Body>, Infallible> {
     let plan = Plan::parse(req.uri().query().unwrap_or(""));
-    let _ = req.into_body().collect().await;
+    if req.version() == hyper::Version::HTTP_2 {
+        state.http2.fetch_add(1, Ordering::Relaxed);
+    }
+    if let Ok(body) = req.into_body().collect().await {
+        let n = body.to_bytes().len() as u64;
+        state.body_bytes.fetch_add(n, Ordering::Relaxed);
+    }
     let work_end = state.work_done_at(Instant::now(), plan.work.unwrap_or(state.work));
     sleep_until(work_end).await;
     sleep_until(work_end + plan.ttfb).await;
