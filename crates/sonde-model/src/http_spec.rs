@@ -66,7 +66,8 @@ pub struct HttpSpec {
     /// Open loop: requests per second, sent on schedule whatever the
     /// answers do.
     pub rate: Option<f64>,
-    /// Sender threads (each its own event loop); 0: one per core.
+    /// Sender threads (each its own event loop); 0: one per core; at most
+    /// [`MAX_HTTP_THREADS`].
     pub threads: u16,
     /// Reuse connections (HTTP/1.1 keep-alive); false: one connection per
     /// request, as ab without `-k`.
@@ -108,6 +109,9 @@ impl Default for HttpSpec {
 
 /// Most connections one test may hold.
 pub const MAX_HTTP_CONNECTIONS: u32 = 100_000;
+
+/// The most sender threads: each has a live-progress slot of its own.
+pub const MAX_HTTP_THREADS: u16 = 64;
 
 impl HttpSpec {
     /// The host of an `http://` or `https://` URL (brackets removed from
@@ -166,6 +170,12 @@ impl HttpSpec {
             return Err(bad(
                 "connections",
                 format!("{}: 1 to {MAX_HTTP_CONNECTIONS}", self.connections),
+            ));
+        }
+        if self.threads > MAX_HTTP_THREADS {
+            return Err(bad(
+                "threads",
+                format!("{}: 0 (one per core) to {MAX_HTTP_THREADS}", self.threads),
             ));
         }
         if self.requests == Some(0) {

@@ -40,7 +40,7 @@ pub use env::{HostEnv, TcpBuffers};
 pub use event::{Event, OpenStream, Warning};
 pub use figures::{DscpClass, Figures, FrameClass};
 pub use http_figures::{HttpFigures, HttpPhases, HttpStep, LatencyPercentiles, PhaseStats};
-pub use http_spec::{HttpRamp, HttpSpec, HttpVersion, RampSteps};
+pub use http_spec::{HttpRamp, HttpSpec, HttpVersion, RampSteps, MAX_HTTP_THREADS};
 pub use iperf3_import::{from_iperf3, is_iperf3, Iperf3ImportError};
 pub use load::{load_result, load_value, LoadError};
 pub use method::{MethodKind, MethodResult, MethodSpec, METHOD_FORMAT_VERSION};

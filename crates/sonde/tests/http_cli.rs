@@ -289,6 +289,48 @@ fn nginx_speaks_http2_to_sonde_and_a_server_without_it_is_an_error_by_kind() {
 }
 
 #[test]
+fn a_request_times_out_at_its_own_limit_never_at_an_earlier_ones() {
+    let _t = timing();
+    let server = HttpServer::start();
+    // Six answers of 300 ms one after another on one connection, under a
+    // 1 s limit: the connection's timer, set for the first request's
+    // limit, fires during the fourth, which must go on to its answer.
+    let doc = http(&[
+        &server.url("/delay?ttfb_ms=300"),
+        "--timeout",
+        "1s",
+        "-c",
+        "1",
+        "-n",
+        "6",
+    ]);
+    let h = &doc["http"];
+    assert_eq!(h["status"]["200"], 6, "{h}");
+    assert_eq!(h["errors"], 0, "{h}");
+    // Answers later than the limit are errors of kind timeout, each
+    // given up at its limit.
+    let began = std::time::Instant::now();
+    let doc = http(&[
+        &server.url("/delay?ttfb_ms=2000"),
+        "--timeout",
+        "200ms",
+        "-c",
+        "1",
+        "-n",
+        "3",
+    ]);
+    let h = &doc["http"];
+    assert_eq!(h["errors_by_kind"]["timeout"], 3, "{h}");
+    assert_eq!(h["requests"], 0, "{h}");
+    // Given up at 200 ms each, not kept to the 2 s answers (6 s).
+    assert!(
+        began.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        began.elapsed()
+    );
+}
+
+#[test]
 fn nginx_answers_over_both_families_and_statuses_are_counted() {
     let _t = timing();
     let nginx = Nginx::start();

@@ -151,6 +151,8 @@ pub struct Answer {
     pub transfer: Duration,
     /// The server closes the connection after it.
     pub close: bool,
+    /// When its last byte came.
+    pub done: Instant,
 }
 
 /// Sends `request` on `wire` and reads its answer into `buf` (reused).
@@ -190,6 +192,7 @@ pub async fn exchange(
                     waiting: t - written,
                     transfer: now - t,
                     close: true,
+                    done: now,
                 });
             }
             return Err(Failure::Closed);
@@ -210,6 +213,7 @@ pub async fn exchange(
                 transfer: now - t,
                 // Bytes past the answer: a server talking out of turn.
                 close: reader.close || filled > 0,
+                done: now,
             });
         }
     }

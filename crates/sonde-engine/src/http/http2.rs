@@ -127,12 +127,14 @@ pub async fn exchange(
         // Read: the server may send as much again.
         let _ = body.flow_control().release_capacity(chunk.len());
     }
+    let done = Instant::now();
     Ok(Answer {
         status,
         bytes,
         waiting: first - written,
-        transfer: first.elapsed(),
+        transfer: done - first,
         close: false,
+        done,
     })
 }
 

@@ -32,8 +32,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use target::{request_bytes, Target};
 
-/// One sender thread's totals so far, on a cache line of its own: the
-/// threads never write to the same line, whatever the request rate.
+/// One sender thread's totals so far, on a cache line of its own and
+/// written by that thread alone: the threads never write to the same line,
+/// whatever the request rate, and need no locked instruction to count.
 #[derive(Debug, Default)]
 #[repr(align(128))]
 pub struct LiveSlot {
@@ -52,13 +53,15 @@ pub struct Live {
 impl Default for Live {
     fn default() -> Self {
         Self {
-            slots: (0..64).map(|_| LiveSlot::default()).collect(),
+            slots: (0..sonde_model::MAX_HTTP_THREADS)
+                .map(|_| LiveSlot::default())
+                .collect(),
         }
     }
 }
 
 impl Live {
-    /// Thread `t`'s slot.
+    /// Thread `t`'s slot (a spec allows no more threads than slots).
     fn slot(&self, t: usize) -> &LiveSlot {
         &self.slots[t % self.slots.len()]
     }
@@ -109,10 +112,6 @@ struct Shared {
 }
 
 impl Shared {
-    fn ended(&self) -> bool {
-        self.stop.load(Ordering::Relaxed) || self.deadline.is_some_and(|d| Instant::now() >= d)
-    }
-
     /// Takes one request from the budget; false when none is left.
     fn claim(&self) -> bool {
         match &self.budget {
@@ -299,14 +298,51 @@ fn intended(shared: &Shared, index: u32, k: u64, rate: f64) -> Instant {
     shared.start + Duration::from_secs_f64(at_s)
 }
 
+/// `n` added to a slot only this thread writes: a load and a store, no
+/// locked read-modify-write on every request.
+fn bump(counter: &AtomicU64, n: u64) {
+    counter.store(counter.load(Ordering::Relaxed) + n, Ordering::Relaxed);
+}
+
+/// `work`, or `None` once `deadline` has passed. The connection's one
+/// timer (`watchdog`) is moved only when it fires before the request's
+/// deadline, not armed and disarmed for every request: requests end long
+/// before their limit, so it fires about once per `--timeout`.
+/// `work` is pinned where it was made: the request's state is not moved
+/// again on every request.
+async fn within<F: std::future::Future>(
+    watchdog: &mut std::pin::Pin<Box<tokio::time::Sleep>>,
+    deadline: Instant,
+    mut work: std::pin::Pin<&mut F>,
+) -> Option<F::Output> {
+    use std::future::Future;
+    use std::task::Poll;
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(v) = work.as_mut().poll(cx) {
+            return Poll::Ready(Some(v));
+        }
+        while watchdog.as_mut().poll(cx).is_ready() {
+            if Instant::now() >= deadline {
+                return Poll::Ready(None);
+            }
+            watchdog.as_mut().reset(deadline.into());
+        }
+        Poll::Pending
+    })
+    .await
+}
+
 /// One connection's loop: request after request until the step ends.
 async fn connection(shared: Arc<Shared>, thread: usize, index: u32, rec: Rc<RefCell<Recorder>>) {
     let live = shared.live.slot(thread);
     let mut wire = None;
     let mut buf = Vec::with_capacity(64 * 1024);
     let mut k: u64 = 0;
+    let mut watchdog = Box::pin(tokio::time::sleep(shared.timeout));
+    // The clock as last read: the step's end is checked against it.
+    let mut now = Instant::now();
     loop {
-        if shared.ended() {
+        if shared.stop.load(Ordering::Relaxed) || shared.deadline.is_some_and(|d| now >= d) {
             return;
         }
         // Open loop: wait for this request's time.
@@ -326,32 +362,39 @@ async fn connection(shared: Arc<Shared>, thread: usize, index: u32, rec: Rc<RefC
         }
         let began = Instant::now();
         let from = due.unwrap_or(began);
-        let outcome =
-            tokio::time::timeout(shared.timeout, request(&shared, &mut wire, &mut buf, &rec))
+        let outcome = {
+            let work = std::pin::pin!(request(&shared, &mut wire, &mut buf, &rec, began));
+            within(&mut watchdog, began + shared.timeout, work)
                 .await
-                .unwrap_or(Err(Failure::Timeout));
-        let done = Instant::now();
-        let at_s = shared.second(done);
+                .unwrap_or(Err(Failure::Timeout))
+        };
         match outcome {
-            Ok(answer) => {
+            Ok((answer, done)) => {
+                now = done;
                 let total = done - began;
-                let mut r = rec.borrow_mut();
-                r.phase(Phase::Total, total);
                 let uncorrected = due.map(|_| total);
-                r.answer(answer.status, answer.bytes, done - from, uncorrected, at_s);
-                live.requests.fetch_add(1, Ordering::Relaxed);
-                live.bytes.fetch_add(answer.bytes, Ordering::Relaxed);
+                let at_s = shared.second(done);
+                rec.borrow_mut().answer(
+                    answer.status,
+                    answer.bytes,
+                    done - from,
+                    uncorrected,
+                    at_s,
+                );
+                bump(&live.requests, 1);
+                bump(&live.bytes, answer.bytes);
                 if answer.status >= 400 {
-                    live.errors.fetch_add(1, Ordering::Relaxed);
+                    bump(&live.errors, 1);
                 }
                 if answer.close || !shared.keep_alive {
                     wire = None;
                 }
             }
             Err(f) => {
+                now = Instant::now();
                 wire = None;
-                rec.borrow_mut().error(f.name(), at_s);
-                live.errors.fetch_add(1, Ordering::Relaxed);
+                rec.borrow_mut().error(f.name(), shared.second(now));
+                bump(&live.errors, 1);
                 // A closed loop would spin on a refused connection.
                 if due.is_none() && matches!(f, Failure::Connect | Failure::Dns | Failure::Tls) {
                     tokio::time::sleep(Duration::from_millis(10)).await;
@@ -392,19 +435,20 @@ async fn open(shared: &Shared, rec: &Rc<RefCell<Recorder>>) -> Result<Session, F
     Ok(Session::Http2(http2::handshake(w).await?))
 }
 
-/// One request on `wire`, opening it first if needed; its phases are
-/// recorded.
+/// One request on `wire`, opening it first if needed (the request began
+/// at `began`); its phases are recorded. Returns the answer and when its
+/// last byte came.
 async fn request(
     shared: &Shared,
     wire: &mut Option<Session>,
     buf: &mut Vec<u8>,
     rec: &Rc<RefCell<Recorder>>,
-) -> Result<conn::Answer, Failure> {
-    let mut session = match wire.take() {
-        Some(s) => s,
-        None => open(shared, rec).await?,
+    began: Instant,
+) -> Result<(conn::Answer, Instant), Failure> {
+    let (mut session, ready) = match wire.take() {
+        Some(s) => (s, began),
+        None => (open(shared, rec).await?, Instant::now()),
     };
-    let ready = Instant::now();
     let answer = match (&mut session, &shared.http2) {
         (Session::Http1(w), _) => {
             conn::exchange(w, &shared.request, shared.head_request, buf).await?
@@ -412,7 +456,7 @@ async fn request(
         (Session::Http2(send), Some(template)) => http2::exchange(send, template).await?,
         (Session::Http2(_), None) => return Err(Failure::Protocol),
     };
-    let end = Instant::now();
+    let end = answer.done;
     {
         let mut r = rec.borrow_mut();
         r.phase(Phase::Waiting, answer.waiting);
@@ -420,5 +464,5 @@ async fn request(
         r.phase(Phase::Processing, end - ready);
     }
     *wire = Some(session);
-    Ok(answer)
+    Ok((answer, end))
 }

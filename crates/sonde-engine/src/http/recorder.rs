@@ -19,8 +19,12 @@ pub enum Phase {
     Processing = 3,
     Waiting = 4,
     Transfer = 5,
-    Total = 6,
 }
+
+/// The phases kept in histograms of their own. A request's total is its
+/// latency in a closed loop and its uncorrected latency in an open one:
+/// it is read from those, not recorded a third time.
+const PHASES: usize = 6;
 
 fn hist(sigfig: u8) -> Histogram<u64> {
     // Bounds and digits are constants within hdrhistogram's range.
@@ -70,7 +74,7 @@ impl Default for Recorder {
         Self {
             latency: hist(3),
             uncorrected: hist(3),
-            phases: (0..7).map(|_| hist(3)).collect(),
+            phases: (0..PHASES).map(|_| hist(3)).collect(),
             status: BTreeMap::new(),
             errors: BTreeMap::new(),
             requests: 0,
@@ -181,7 +185,11 @@ impl Recorder {
             processing: p(Phase::Processing),
             waiting: p(Phase::Waiting),
             transfer: p(Phase::Transfer),
-            total: p(Phase::Total),
+            total: phase_stats(if self.uncorrected.is_empty() {
+                &self.latency
+            } else {
+                &self.uncorrected
+            }),
         }
     }
 }

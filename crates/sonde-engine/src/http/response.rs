@@ -115,9 +115,17 @@ impl ResponseReader {
 
     fn parse_head(&mut self, input: &[u8]) -> Result<Option<usize>, ResponseError> {
         {
-            let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-            let mut r = httparse::Response::new(&mut headers);
-            let n = match r.parse(input) {
+            // Left uninitialised: httparse writes the ones it fills, and
+            // setting 64 empty headers for every answer costs more than
+            // parsing the few a server sends.
+            let mut headers = [const { std::mem::MaybeUninit::uninit() }; MAX_HEADERS];
+            let mut r = httparse::Response::new(&mut []);
+            let parsed = httparse::ParserConfig::default().parse_response_with_uninit_headers(
+                &mut r,
+                input,
+                &mut headers,
+            );
+            let n = match parsed {
                 Ok(httparse::Status::Complete(n)) => n,
                 Ok(httparse::Status::Partial) if input.len() > MAX_HEAD => {
                     return Err(ResponseError::HeadTooLarge(MAX_HEAD))
@@ -150,10 +158,14 @@ impl ResponseReader {
                         .next_back()
                         .is_some_and(|v| v.trim_ascii().eq_ignore_ascii_case(b"chunked"));
                 } else if h.name.eq_ignore_ascii_case("connection") {
-                    let v = h.value.to_ascii_lowercase();
-                    if v.windows(5).any(|w| w == b"close") {
+                    let has = |word: &[u8]| {
+                        h.value
+                            .windows(word.len())
+                            .any(|w| w.eq_ignore_ascii_case(word))
+                    };
+                    if has(b"close") {
                         self.close = true;
-                    } else if v.windows(10).any(|w| w == b"keep-alive") {
+                    } else if has(b"keep-alive") {
                         self.close = false;
                     }
                 }
