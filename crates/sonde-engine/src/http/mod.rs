@@ -275,17 +275,16 @@ fn sender_thread(
         .build()?;
     let recorder = Rc::new(RefCell::new(Recorder::default()));
     let local = tokio::task::LocalSet::new();
+    // The connections are futures of one task, polled as each is woken,
+    // not tasks of their own: no scheduling through the runtime's queue
+    // for every answer. The LocalSet is there for HTTP/2's connection
+    // drivers, which are tasks.
     local.block_on(&runtime, async {
-        let tasks: Vec<_> = connections
+        let mut all: futures_util::stream::FuturesUnordered<_> = connections
             .iter()
-            .map(|i| {
-                let task = connection(Arc::clone(shared), thread, *i, Rc::clone(&recorder));
-                tokio::task::spawn_local(task)
-            })
+            .map(|i| connection(Arc::clone(shared), thread, *i, Rc::clone(&recorder)))
             .collect();
-        for t in tasks {
-            let _ = t.await;
-        }
+        while futures_util::StreamExt::next(&mut all).await.is_some() {}
     });
     let out = recorder.borrow().clone();
     Ok(out)
