@@ -159,21 +159,15 @@ fn with_progress(
                 }
                 let (requests, _, bytes) = live.totals();
                 let now = (requests, bytes);
-                let start_s = (offset_s + second) as f64;
-                events.emit(Event::Interval(Interval {
-                    start_s,
-                    end_s: start_s + 1.0,
-                    omitted: false,
-                    size_bytes: None,
-                    streams: Vec::new(),
-                    sums: Vec::new(),
-                    round_trip: Some(Figures {
+                events.emit(Event::Interval(one_second(
+                    offset_s + second,
+                    Figures {
                         received_packets: Some(now.0 - last.0),
                         received_bytes: Some(now.1 - last.1),
                         throughput_bps: Some((now.1 - last.1) * 8),
                         ..Figures::default()
-                    }),
-                }));
+                    },
+                )));
                 last = now;
                 second += 1;
             }
@@ -236,28 +230,28 @@ fn rtt_stats(h: &hdrhistogram::Histogram<u64>) -> Option<RttStats> {
     })
 }
 
+/// Second `second` of the test as an interval of answers (`round_trip`).
+fn one_second(second: usize, round_trip: Figures) -> Interval {
+    let start_s = second as f64;
+    Interval {
+        start_s,
+        end_s: start_s + 1.0,
+        omitted: false,
+        size_bytes: None,
+        streams: Vec::new(),
+        sums: Vec::new(),
+        round_trip: Some(round_trip),
+    }
+}
+
 /// Each second of a step as an interval, numbered from `offset_s`.
 fn seconds(r: &Recorder, offset_s: usize) -> Vec<Interval> {
     r.seconds
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            let start_s = (offset_s + i) as f64;
-            Interval {
-                start_s,
-                end_s: start_s + 1.0,
-                omitted: false,
-                size_bytes: None,
-                streams: Vec::new(),
-                sums: Vec::new(),
-                round_trip: Some(round_trips(
-                    s.requests,
-                    s.unanswered,
-                    s.bytes,
-                    1.0,
-                    &s.latency,
-                )),
-            }
+            let figures = round_trips(s.requests, s.unanswered, s.bytes, 1.0, &s.latency);
+            one_second(offset_s + i, figures)
         })
         .collect()
 }
