@@ -9,7 +9,7 @@ use crate::stamp::{
     self, ErrorEstimate, HmacKey, Mode, NtpTimestamp, ReflectorPacket, SenderPacket, StampError,
 };
 use crate::{
-    decode_message, ClientMessage, FrameDecoder, Preamble, ServerMessage, HANDSHAKE_FRAME_MAX,
+    decode_message, encode_message, ClientMessage, FrameDecoder, Preamble, ServerMessage, HANDSHAKE_FRAME_MAX,
     PREAMBLE_LEN,
 };
 
@@ -40,6 +40,50 @@ pub fn control_stream(data: &[u8]) {
         while let Ok(Some(frame)) = decoder.next_frame() {
             let _ = decode_message::<ClientMessage>(&frame);
             let _ = decode_message::<ServerMessage>(&frame);
+        }
+    }
+}
+
+/// The secret [`auth_exchange`] proves with.
+const AUTH_FUZZ_SECRET: &[u8] = b"sonde fuzz token secret";
+
+/// Feeds arbitrary bytes through the server's side of the token
+/// exchange (docs/protocol.md, "Authentication"): frames decoded as
+/// client messages; a hello's name and nonce proved over, a proof
+/// checked against the last hello (or none). Must never panic, and a
+/// proof from anything but the secret must never verify.
+pub fn auth_exchange(data: &[u8]) {
+    let server = crate::auth::HexBytes([0x5a; crate::auth::NONCE_LEN]);
+    let mut hello: Option<(String, crate::auth::Nonce)> = None;
+    let mut decoder = FrameDecoder::new(HANDSHAKE_FRAME_MAX);
+    if decoder.push(data).is_err() {
+        return;
+    }
+    while let Ok(Some(frame)) = decoder.next_frame() {
+        match decode_message::<ClientMessage>(&frame) {
+            Ok(ClientMessage::AuthHello {
+                token_name,
+                client_nonce,
+            }) => {
+                let _ = crate::auth::valid_token_name(&token_name);
+                let answer =
+                    crate::auth::server_proof(AUTH_FUZZ_SECRET, &server, &client_nonce, &token_name);
+                let _ = encode_message(&ServerMessage::Authenticated {
+                    class: token_name.clone(),
+                    proof: answer,
+                });
+                hello = Some((token_name, client_nonce));
+            }
+            Ok(ClientMessage::AuthProof { mac }) => {
+                if let Some((name, client)) = &hello {
+                    let good = crate::auth::client_proof(AUTH_FUZZ_SECRET, &server, client, name);
+                    assert_eq!(
+                        crate::auth::verify_client(AUTH_FUZZ_SECRET, &server, client, name, &mac),
+                        mac == good
+                    );
+                }
+            }
+            _ => {}
         }
     }
 }
@@ -355,6 +399,33 @@ mod tests {
             let at = 1 + flip % (data.len() - 1);
             data[at] ^= 1 << bit;
             iperf3_control(&data);
+        }
+
+        #[test]
+        fn the_auth_harness_survives_random_input(data in proptest::collection::vec(any::<u8>(), 0..400)) {
+            auth_exchange(&data);
+        }
+
+        #[test]
+        fn the_auth_harness_survives_near_valid_input(
+            name in "[a-z]{0,70}",
+            nonce in any::<[u8; 32]>(),
+            mac in any::<[u8; 32]>(),
+            flip in any::<usize>(),
+            bit in 0u8..8,
+        ) {
+            let mut data = Vec::new();
+            data.extend(encode_message(&ClientMessage::AuthHello {
+                token_name: name,
+                client_nonce: crate::auth::HexBytes(nonce),
+            }).unwrap());
+            data.extend(encode_message(&ClientMessage::AuthProof {
+                mac: crate::auth::HexBytes(mac),
+            }).unwrap());
+            auth_exchange(&data);
+            let at = flip % data.len();
+            data[at] ^= 1 << bit;
+            auth_exchange(&data);
         }
 
         #[test]

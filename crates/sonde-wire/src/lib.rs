@@ -8,6 +8,7 @@
 //! UTF-8 JSON holding one message. Every frame length is checked against a
 //! cap chosen by the reader *before* any buffer is sized by it.
 
+pub mod auth;
 pub mod frame;
 pub mod fuzzing;
 pub mod iperf3;
@@ -19,7 +20,7 @@ pub mod udp_packet;
 
 pub use frame::{encode_frame, frame_len, FrameDecoder, FRAME_HEADER_LEN, HANDSHAKE_FRAME_MAX};
 pub use message::{
-    decode_message, encode_message, ClientMessage, Limit, ReceivedInterval, Refusal, ServerMessage,
+    decode_message, encode_message, ClientMessage, Cut, Limit, ReceivedInterval, Refusal, ServerMessage,
     StreamAck, StreamReceived, TestId, WireMessage,
 };
 pub use preamble::{Preamble, MAGIC, PREAMBLE_LEN, PROTOCOL_VERSION};

@@ -9,6 +9,7 @@
 //! by their keys (`parallel`, `time_s`), as `TestSpec::validate` names
 //! them; the message's own fields by theirs (`type`, `test_id`, `env.os`).
 
+use crate::auth::{Mac, Nonce};
 use crate::message::{StreamAck, TestId};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -63,6 +64,8 @@ fn kind(v: &Value) -> &'static str {
 
 /// The client message types, as `type` spells them.
 const CLIENT_TYPES: &[&str] = &[
+    "auth_hello",
+    "auth_proof",
     "test_request",
     "stream_hello",
     "report",
@@ -97,7 +100,13 @@ pub(crate) fn client_fault(payload: &[u8], error: &serde_json::Error) -> Fault {
             .or_else(|| required(obj, "env"))
             .or_else(|| spec_fault(&obj["request"]))
             .or_else(|| struct_fault::<HostEnv>(&obj["env"], "env"))
-            .or_else(|| typed::<Option<bool>>(obj, "live_intervals")),
+            .or_else(|| typed::<Option<bool>>(obj, "live_intervals"))
+            .or_else(|| typed::<Option<bool>>(obj, "accepts_cuts")),
+        "auth_hello" => required(obj, "token_name")
+            .or_else(|| required(obj, "client_nonce"))
+            .or_else(|| typed::<String>(obj, "token_name"))
+            .or_else(|| typed::<Nonce>(obj, "client_nonce")),
+        "auth_proof" => required(obj, "mac").or_else(|| typed::<Mac>(obj, "mac")),
         "stream_hello" => required(obj, "test_id")
             .or_else(|| required(obj, "stream"))
             .or_else(|| typed::<TestId>(obj, "test_id"))
@@ -261,6 +270,17 @@ mod tests {
                 "stream",
             ),
             (r#"{"type":"hello"}"#.into(), "type"),
+            (r#"{"type":"auth_hello","client_nonce":"00"}"#.into(), "token_name"),
+            (
+                r#"{"type":"auth_hello","token_name":"a","client_nonce":"00"}"#.into(),
+                "client_nonce",
+            ),
+            (
+                r#"{"type":"auth_hello","token_name":5,"client_nonce":"00"}"#.into(),
+                "token_name",
+            ),
+            (r#"{"type":"auth_proof"}"#.into(), "mac"),
+            (r#"{"type":"auth_proof","mac":"xyz"}"#.into(), "mac"),
             (r#"{"type":7}"#.into(), "type"),
             (r#"{"request":{}}"#.into(), "type"),
             (r#"[]"#.into(), "message"),

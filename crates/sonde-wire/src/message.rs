@@ -6,7 +6,13 @@
 //! stops, client → `Report`, server → `Report`. An interrupted client
 //! sends `Stop` before its report. Either side may send `Abort` at any
 //! time.
+//!
+//! A client holding a token first authenticates on the same connection:
+//! client → `AuthHello`; server → `Challenge`; client → `AuthProof`;
+//! server → `Authenticated` or `Refused`; then the request as above
+//! ([`crate::auth`]).
 
+use crate::auth::{Mac, Nonce};
 use crate::malformed::{client_fault, Fault};
 use crate::{encode_frame, WireError};
 use serde::de::DeserializeOwned;
@@ -159,9 +165,39 @@ pub enum Refusal {
     /// `third_party.allow` prefixes (empty by default: none may ask).
     #[error(
         "client {client} may not ask this server for third-party tests \
-         (it is not in third_party.allow)"
+         (it is not in third_party_allow and holds no token that may)"
     )]
     ThirdPartyNotAllowed { client: String },
+    /// The client's token was not accepted: an unknown name, a wrong
+    /// proof, a replayed or repeated proof, or an exchange out of order.
+    /// Which of them is never said.
+    #[error("authentication failed")]
+    AuthFailed,
+    /// This server runs no test for a client without a token
+    /// (`auth.required`, or iperf3 clients with `auth.iperf3 = false`).
+    #[error("this server requires a token (sonde's --token-file)")]
+    AuthRequired,
+}
+
+/// A limit a server applied by cutting the test down rather than
+/// refusing it: the test runs with `value` where `requested` was asked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cut {
+    pub limit: Limit,
+    /// The limit class whose cap it is.
+    pub class: String,
+    pub value: String,
+    pub requested: String,
+}
+
+impl fmt::Display for Cut {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} cut to {} by the server (class {}; asked: {})",
+            self.limit, self.value, self.class, self.requested
+        )
+    }
 }
 
 impl Refusal {
@@ -186,6 +222,22 @@ pub enum ClientMessage {
         /// older servers: both then do without, as before.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         live_intervals: bool,
+        /// The client runs the test as the server cuts it down
+        /// (`accepted.spec`). Absent (false) from older clients: a server
+        /// then refuses where it would have cut.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        accepts_cuts: bool,
+    },
+    /// Opens an authenticated connection: the token's name and the
+    /// client's fresh nonce. The server answers `challenge` or `refused`.
+    AuthHello {
+        token_name: String,
+        client_nonce: Nonce,
+    },
+    /// The client's proof ([`crate::auth::client_proof`]) over the
+    /// server's challenge.
+    AuthProof {
+        mac: Mac,
     },
     StreamHello {
         test_id: TestId,
@@ -225,6 +277,25 @@ pub enum ServerMessage {
         /// For UDP tests: the server's UDP port of each stream.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         udp_ports: Vec<u16>,
+        /// The limits the server cut the test down to (only to a client
+        /// that `accepts_cuts`); empty: it runs as asked.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        cuts: Vec<Cut>,
+        /// With `cuts`: the test the server runs, which the client must
+        /// run too.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        spec: Option<TestSpec>,
+    },
+    /// The server's nonce, fresh for this connection, for the client to
+    /// prove its token over.
+    Challenge {
+        server_nonce: Nonce,
+    },
+    /// The proof was right: the limit class the client's tests run
+    /// under, and the server's own proof ([`crate::auth::server_proof`]).
+    Authenticated {
+        class: String,
+        proof: Mac,
     },
     Refused {
         refusal: Refusal,
@@ -340,8 +411,32 @@ mod tests {
             }),
             env: HostEnv::default(),
             live_intervals: false,
+            accepts_cuts: true,
         };
         assert_eq!(round_trip(&req), req);
+        let hello = ClientMessage::AuthHello {
+            token_name: "friend".into(),
+            client_nonce: crate::auth::HexBytes([7; 32]),
+        };
+        assert_eq!(round_trip(&hello), hello);
+        let proof = ClientMessage::AuthProof {
+            mac: crate::auth::HexBytes([9; 32]),
+        };
+        assert_eq!(round_trip(&proof), proof);
+        for m in [
+            ServerMessage::Challenge {
+                server_nonce: crate::auth::HexBytes([1; 32]),
+            },
+            ServerMessage::Authenticated {
+                class: "friends".into(),
+                proof: crate::auth::HexBytes([2; 32]),
+            },
+            ServerMessage::Refused {
+                refusal: Refusal::AuthFailed,
+            },
+        ] {
+            assert_eq!(round_trip(&m), m);
+        }
         let refused = ServerMessage::Refused {
             refusal: Refusal::LimitExceeded {
                 limit: Limit::MaxDuration,
@@ -365,6 +460,7 @@ mod tests {
             }),
             env: HostEnv::default(),
             live_intervals: true,
+            accepts_cuts: false,
         };
         assert_eq!(round_trip(&req), req);
         let mut json = serde_json::to_value(&req).unwrap();
