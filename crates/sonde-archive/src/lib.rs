@@ -12,6 +12,7 @@ mod csv_out;
 mod filter;
 mod interfaces;
 mod latest;
+mod outbox;
 mod pg;
 mod query;
 mod row;
@@ -24,6 +25,7 @@ pub use csv_out::write_csv;
 pub use filter::ResultFilter;
 pub use interfaces::{Counters, InterfaceSample};
 pub use latest::ResultRow;
+pub use outbox::{ForwardStatus, Item, Outbox};
 pub use query::{ExportRows, Grouping, HeatCell, Metric, MetricPoint};
 pub use row::Placement;
 pub use runs::{CampaignRow, Lease, RunRow, RunState};
@@ -203,21 +205,7 @@ impl Store {
         };
         let mut new = false;
         self.backend.transaction(&mut |tx| {
-            let n = tx.execute(
-                "INSERT INTO methods (id, method, start_ns, duration_s, interrupted, campaign, \
-                 run_id, doc) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING",
-                &[
-                    Value::Text(Some(m.id.to_string())),
-                    Value::Text(Some(m.method.name().to_string())),
-                    Value::Int(Some(row::ns(&m.start))),
-                    Value::Real(Some(m.duration_s)),
-                    Value::Bool(m.interrupted),
-                    Value::Text(at.campaign.clone()),
-                    Value::Text(at.run_id.clone()),
-                    Value::Text(Some(doc.clone())),
-                ],
-            )?;
-            new = n > 0;
+            new = put_method_in(tx, &bare, at, doc.clone())?;
             for (d, t) in &trials {
                 put_result_in(tx, t, &in_method, d.clone())?;
             }
@@ -360,8 +348,39 @@ impl Store {
     }
 }
 
+/// Inserts a method's row (its document `doc`, without trials) in the
+/// transaction `tx`; whether it was new (only then is it queued for the
+/// forwarding destinations).
+fn put_method_in(
+    tx: &mut dyn Sql,
+    m: &MethodResult,
+    at: &Placement,
+    doc: String,
+) -> Result<bool, ArchiveError> {
+    let n = tx.execute(
+        "INSERT INTO methods (id, method, start_ns, duration_s, interrupted, campaign, \
+         run_id, doc) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING",
+        &[
+            Value::Text(Some(m.id.to_string())),
+            Value::Text(Some(m.method.name().to_string())),
+            Value::Int(Some(row::ns(&m.start))),
+            Value::Real(Some(m.duration_s)),
+            Value::Bool(m.interrupted),
+            Value::Text(at.campaign.clone()),
+            Value::Text(at.run_id.clone()),
+            Value::Text(Some(doc)),
+        ],
+    )?;
+    if n == 0 {
+        return Ok(false);
+    }
+    outbox::enqueue(tx, &m.id.to_string(), outbox::ItemKind::Method)?;
+    Ok(true)
+}
+
 /// Inserts one result and its intervals in the transaction `tx`; whether
-/// it was new (its intervals are written only then).
+/// it was new (its intervals are written, and it is queued for the
+/// forwarding destinations, only then).
 fn put_result_in(
     tx: &mut dyn Sql,
     r: &TestResult,
@@ -387,5 +406,6 @@ fn put_result_in(
             ],
         )?;
     }
+    outbox::enqueue(tx, &r.id.to_string(), outbox::ItemKind::Result)?;
     Ok(true)
 }

@@ -47,11 +47,16 @@ fn real(v: Option<f64>) -> Value {
 
 /// Where a result belongs: a campaign's run, a method; and the labels it
 /// is kept with (a campaign's and its step's), for `stats --by label:KEY`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Placement {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub campaign: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub method_id: Option<String>,
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub labels: std::collections::BTreeMap<String, String>,
 }
 

@@ -140,6 +140,28 @@ CREATE TABLE interface_samples (
 );
 CREATE INDEX results_by_source ON results (source, start_ns);
 "#,
+    // 4: store-and-forward: the destinations results are forwarded to,
+    // and what each has still to get (filled in the transaction that
+    // keeps a result, emptied as a destination confirms).
+    r#"
+CREATE TABLE forward_destinations (
+    name TEXT PRIMARY KEY,
+    added_ns BIGINT NOT NULL,
+    delivered BIGINT NOT NULL,
+    attempts BIGINT NOT NULL,
+    last_ok_ns BIGINT,
+    last_error TEXT,
+    last_error_ns BIGINT
+);
+CREATE TABLE outbox (
+    destination TEXT NOT NULL,
+    item_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    queued_ns BIGINT NOT NULL,
+    PRIMARY KEY (destination, item_id)
+);
+CREATE INDEX outbox_by_age ON outbox (destination, queued_ns, item_id);
+"#,
 ];
 
 /// The schema version this build writes and reads.
