@@ -75,6 +75,10 @@ pub struct ServerConfig {
     pub reflector: ReflectorConfig,
     /// The HTTP API and portal (`[http]`).
     pub http: crate::http_config::HttpConfig,
+    /// Central archives this agent forwards its results to (`[[forward]]`).
+    pub forward: Vec<crate::forward_config::ForwardConfig>,
+    /// The mesh: as a member or as the central agent (`[mesh]`).
+    pub mesh: crate::mesh_config::MeshConfig,
 }
 
 /// The STAMP reflector (RFC 8762) of `sonde serve`.
@@ -113,6 +117,8 @@ impl Default for ServerConfig {
             limits: Limits::default(),
             reflector: ReflectorConfig::default(),
             http: crate::http_config::HttpConfig::default(),
+            forward: Vec::new(),
+            mesh: crate::mesh_config::MeshConfig::default(),
         }
     }
 }
@@ -193,6 +199,17 @@ impl ServerConfig {
         }
         if l.allow.is_empty() {
             return invalid("limits.allow", "is empty, so no client could test");
+        }
+        self.mesh
+            .check()
+            .map_err(|(key, reason)| ConfigError::Invalid { key, reason })?;
+        let mut names = std::collections::BTreeSet::new();
+        for f in &self.forward {
+            f.check()
+                .map_err(|(key, reason)| ConfigError::Invalid { key, reason })?;
+            if !names.insert(f.name.as_str()) {
+                return invalid("forward.name", &format!("{} is named twice", f.name));
+            }
         }
         self.http
             .check()

@@ -19,6 +19,15 @@ pub struct HttpConfig {
     pub tokens: Vec<ApiToken>,
     /// Largest request body accepted, in bytes.
     pub max_body_bytes: usize,
+    /// Largest batch of forwarded results a central agent accepts
+    /// (`POST /api/v1/ingest`), in bytes; a forwarder told its batch is
+    /// too large sends smaller ones.
+    pub max_ingest_bytes: usize,
+    /// A PEM file with the server's certificate chain: the API is served
+    /// over TLS (rustls) when this and `tls_key` are set.
+    pub tls_cert: Option<std::path::PathBuf>,
+    /// A PEM file with the certificate's private key.
+    pub tls_key: Option<std::path::PathBuf>,
     /// How often the agent samples its interfaces' counters into the
     /// archive (link load beside latency); 0: never.
     #[serde(with = "sonde_model::serde_secs")]
@@ -35,6 +44,9 @@ impl Default for HttpConfig {
             read_public: true,
             tokens: Vec::new(),
             max_body_bytes: 1 << 20,
+            max_ingest_bytes: 64 << 20,
+            tls_cert: None,
+            tls_key: None,
             interface_interval: Duration::from_secs(10),
             interfaces: Vec::new(),
             thresholds: Thresholds::default(),
@@ -112,6 +124,15 @@ impl HttpConfig {
     pub fn check(&self) -> Result<(), (&'static str, String)> {
         if self.max_body_bytes == 0 {
             return Err(("http.max_body_bytes", "must be at least 1".into()));
+        }
+        if self.max_ingest_bytes == 0 {
+            return Err(("http.max_ingest_bytes", "must be at least 1".into()));
+        }
+        if self.tls_cert.is_some() != self.tls_key.is_some() {
+            return Err((
+                "http.tls_cert",
+                "tls_cert and tls_key go together: give both, or neither".into(),
+            ));
         }
         for t in &self.tokens {
             if t.token.len() < 16 {

@@ -162,6 +162,18 @@ CREATE TABLE outbox (
 );
 CREATE INDEX outbox_by_age ON outbox (destination, queued_ns, item_id);
 "#,
+    // 5: the mesh's agents, as they register with a central agent: who,
+    // where, and when each last said so.
+    r#"
+CREATE TABLE mesh_agents (
+    name TEXT PRIMARY KEY,
+    addresses TEXT NOT NULL,
+    location TEXT,
+    version TEXT,
+    first_seen_ns BIGINT NOT NULL,
+    last_seen_ns BIGINT NOT NULL
+);
+"#,
 ];
 
 /// The schema version this build writes and reads.

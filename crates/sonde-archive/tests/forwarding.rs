@@ -245,3 +245,34 @@ fn items_travel_as_json_and_read_back_the_same() {
     let e = serde_json::from_str::<Item>(r#"{"kind":"parcel"}"#).unwrap_err();
     assert!(e.to_string().contains("parcel"), "{e}");
 }
+
+#[test]
+fn agents_register_and_their_heartbeat_moves_last_seen_only() {
+    on_both("mesh_agents", |open, _| {
+        let mut s = open();
+        let a = sonde_archive::AgentInfo {
+            name: "vilnius".into(),
+            addresses: vec!["2001:db8::a".into(), "192.0.2.10".into()],
+            location: Some("Vilnius".into()),
+            version: Some("0.1.0".into()),
+        };
+        s.register_agent(&a, 1_000).unwrap();
+        let moved = sonde_archive::AgentInfo {
+            addresses: vec!["2001:db8::b".into()],
+            ..a.clone()
+        };
+        s.register_agent(&moved, 5_000).unwrap();
+        let b = sonde_archive::AgentInfo {
+            name: "athens".into(),
+            addresses: vec!["2001:db8::c".into()],
+            location: None,
+            version: None,
+        };
+        s.register_agent(&b, 7_000).unwrap();
+        let all = s.mesh_agents().unwrap();
+        assert_eq!(all.len(), 2);
+        assert_eq!(all[0].info, b);
+        assert_eq!(all[1].info, moved);
+        assert_eq!((all[1].first_seen_ns, all[1].last_seen_ns), (1_000, 5_000));
+    });
+}

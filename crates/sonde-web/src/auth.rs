@@ -43,6 +43,8 @@ fn is_write(method: &Method, path: &str) -> bool {
                 ["api", "v1", "campaigns", _, "pause" | "resume"]
             )
             | (&Method::DELETE, ["api", "v1", "campaigns", _])
+            | (&Method::POST, ["api", "v1", "ingest"])
+            | (&Method::POST, ["api", "v1", "mesh", "register"])
     )
 }
 
@@ -95,6 +97,7 @@ mod tests {
         assert!(is_write(&Method::POST, "/api/v1/tests"));
         assert!(is_write(&Method::DELETE, "/api/v1/campaigns/nightly"));
         assert!(is_write(&Method::POST, "/api/v1/campaigns/nightly/resume"));
+        assert!(is_write(&Method::POST, "/api/v1/ingest"));
         assert!(!is_write(&Method::GET, "/api/v1/campaigns/nightly"));
         assert!(!is_write(&Method::PUT, "/api/v1/info"));
         assert!(!is_write(&Method::DELETE, "/api/v1/results/x"));

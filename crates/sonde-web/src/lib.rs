@@ -15,6 +15,7 @@ pub mod interfaces;
 pub mod live;
 pub mod metrics;
 mod status;
+mod tls;
 
 pub use api::State;
 pub use live::{LiveBus, LiveRunner};
@@ -39,6 +40,8 @@ pub struct WebConfig {
     pub campaigns_dir: Option<PathBuf>,
     pub live: Arc<LiveBus>,
     pub counters: Arc<sonde_agent::AgentCounters>,
+    /// `[mesh]` of the configuration.
+    pub mesh: sonde_agent::MeshConfig,
 }
 
 fn hostname() -> String {
@@ -53,6 +56,10 @@ pub fn spawn(
     config: WebConfig,
     shutdown: Arc<AtomicBool>,
 ) -> std::io::Result<(SocketAddr, std::thread::JoinHandle<()>)> {
+    let tls = match (&config.http.tls_cert, &config.http.tls_key) {
+        (Some(cert), Some(key)) => Some(tls::acceptor(cert, key)?),
+        _ => None,
+    };
     let listener = std::net::TcpListener::bind(config.addr)?;
     listener.set_nonblocking(true)?;
     let local = listener.local_addr()?;
@@ -67,6 +74,7 @@ pub fn spawn(
         live: config.live,
         counters: config.counters,
         hostname: hostname(),
+        mesh: config.mesh,
     });
     let handle = std::thread::Builder::new()
         .name("sonde-http".into())
@@ -85,11 +93,16 @@ pub fn spawn(
                         tokio::time::sleep(Duration::from_millis(200)).await;
                     }
                 };
-                if let Err(e) = axum::serve(listener, app)
-                    .with_graceful_shutdown(stop)
-                    .await
-                {
-                    tracing::error!("http: {e}");
+                match tls {
+                    Some(acceptor) => tls::serve(listener, acceptor, app, stop).await,
+                    None => {
+                        if let Err(e) = axum::serve(listener, app)
+                            .with_graceful_shutdown(stop)
+                            .await
+                        {
+                            tracing::error!("http: {e}");
+                        }
+                    }
                 }
             });
         })?;

@@ -225,17 +225,92 @@ fn render_counters(c: &sonde_agent::CountersNow, out: &mut String) {
     );
 }
 
-/// The whole page: the latest results' gauges, the RTT histograms and
-/// the agent's counters.
+/// Forwarding to each central archive (docs/mesh.md): the backlog, the
+/// age of its oldest item, what was delivered, failed tries since the
+/// last delivery, and when that was.
+pub fn render_forwarding(
+    forwarding: &[sonde_archive::ForwardStatus],
+    now_ns: i64,
+    out: &mut String,
+) {
+    if forwarding.is_empty() {
+        return;
+    }
+    let families: [(
+        &str,
+        &str,
+        &str,
+        fn(&sonde_archive::ForwardStatus, i64) -> Option<f64>,
+    ); 5] = [
+        (
+            "sonde_forward_backlog",
+            "gauge",
+            "Results kept here and not yet delivered to the destination.",
+            |f, _| Some(f.backlog as f64),
+        ),
+        (
+            "sonde_forward_oldest_age_seconds",
+            "gauge",
+            "How long the oldest undelivered result has waited.",
+            |f, now| {
+                f.oldest_queued_ns
+                    .map(|q| ((now - q) as f64 / 1e9).max(0.0))
+            },
+        ),
+        (
+            "sonde_forward_delivered",
+            "counter",
+            "Results delivered to the destination.",
+            |f, _| Some(f.delivered as f64),
+        ),
+        (
+            "sonde_forward_failed_attempts",
+            "gauge",
+            "Failed deliveries since the last one that worked.",
+            |f, _| Some(f.attempts as f64),
+        ),
+        (
+            "sonde_forward_last_success_timestamp_seconds",
+            "gauge",
+            "When a delivery last worked.",
+            |f, _| f.last_ok_ns.map(|n| n as f64 / 1e9),
+        ),
+    ];
+    for (name, kind, help, value) in families {
+        let _ = writeln!(out, "# TYPE {name} {kind}\n# HELP {name} {help}");
+        let sample = if kind == "counter" {
+            format!("{name}_total")
+        } else {
+            name.to_string()
+        };
+        for f in forwarding {
+            if let Some(v) = value(f, now_ns) {
+                let _ = writeln!(
+                    out,
+                    "{sample}{{destination=\"{}\"}} {v}",
+                    escape(&f.destination)
+                );
+            }
+        }
+    }
+}
+
+/// The whole page: the latest results' gauges, the RTT histograms, the
+/// agent's counters and its forwarding.
 pub fn page(
     latest: &[&TestResult],
     rtt: &RttHistograms,
     counters: &sonde_agent::CountersNow,
+    forwarding: &[sonde_archive::ForwardStatus],
 ) -> String {
     let mut out = render(latest);
     out.truncate(out.len() - "# EOF\n".len());
     rtt.render(&mut out);
     render_counters(counters, &mut out);
+    let now_ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+    render_forwarding(forwarding, now_ns, &mut out);
     out.push_str("# EOF\n");
     out
 }
@@ -250,11 +325,15 @@ pub async fn serve(
         limit: 5_000,
         ..sonde_archive::ResultFilter::default()
     };
-    let recent = crate::api::with_store(&state, move |s| s.list_results(&filter)).await?;
+    let (recent, forwarding) = crate::api::with_store(&state, move |s| {
+        Ok((s.list_results(&filter)?, s.forward_status()?))
+    })
+    .await?;
     let text = page(
         &latest_per_path(&recent),
         &state.live.rtt,
         &state.counters.now(),
+        &forwarding,
     );
     Ok((
         [(

@@ -94,7 +94,7 @@ fn short(v: f64) -> String {
     }
 }
 
-fn humanize(ns: i64) -> String {
+pub fn humanize(ns: i64) -> String {
     let s = ns / 1_000_000_000;
     match s {
         s if s >= 86_400 => format!("{}d", s / 86_400),

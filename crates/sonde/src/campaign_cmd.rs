@@ -406,7 +406,7 @@ fn status(archive: &ArchiveArgs, name: Option<&str>, json: bool) -> Result<(), F
     Ok(())
 }
 
-fn status_text(s: &CampaignStatus) -> String {
+pub(crate) fn status_text(s: &CampaignStatus) -> String {
     let mut out = format!(
         "campaign {}{}\n",
         s.name,

@@ -6,8 +6,8 @@
 
 use crate::{
     campaign_cmd, compare_cmd, docs_cmd, http_cmd, lab_cmd, ndr_cmd, overhead_cmd, ping_cmd,
-    qos_cmd, quickstart, report_cmd, results_cmd, run_cmd, serve_cmd, sweep_cmd, tcp_cmd, tune_cmd,
-    udp_cmd,
+    qos_cmd, quickstart, report_cmd, results_cmd, run_cmd, serve_cmd, status_cmd, sweep_cmd,
+    tcp_cmd, tune_cmd, udp_cmd,
 };
 use clap::{Parser, Subcommand};
 use std::path::Path;
@@ -63,6 +63,9 @@ pub enum Command {
     Results(results_cmd::ResultsArgs),
     /// Batteries of tests on a schedule: run a plan, check one, status.
     Campaign(campaign_cmd::CampaignArgs),
+    /// This agent's archive: forwarding to central archives (backlog,
+    /// oldest waiting, last error) and campaigns.
+    Status(status_cmd::StatusArgs),
     /// Two selections of the archive compared: means, ratio, 95 % CI, Welch's t.
     Compare(compare_cmd::CompareArgs),
     /// The studies' tables and figures from the archive: HTML, PDF, Markdown, JSON.
@@ -184,6 +187,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Tune(a) => tune_cmd::run(a),
         Command::Results(a) => results_cmd::run(a),
         Command::Campaign(a) => campaign_cmd::run(a),
+        Command::Status(a) => status_cmd::run(a),
         Command::Compare(a) => compare_cmd::run(a),
         Command::Report(a) => report_cmd::run(a),
         Command::Quickstart(a) => quickstart::run(a),

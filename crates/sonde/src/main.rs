@@ -26,6 +26,7 @@ mod serve_cmd;
 mod serve_daemon;
 mod serve_signal;
 mod sink;
+mod status_cmd;
 mod step_args;
 mod sweep_cmd;
 mod sweep_values;

@@ -162,6 +162,8 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
     }
     let limits = config.limits.clone();
     let http_config = config.http.clone();
+    let forward = config.forward.clone();
+    let mesh = config.mesh.clone();
     let reflector = Reflector::bind(&config.reflector, &config.bind);
     let server = Server::bind(config)?;
     let counters = server.counters();
@@ -213,6 +215,7 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
             campaigns_dir: args.campaigns.clone(),
             live: Arc::clone(&live),
             counters: Arc::clone(&counters),
+            mesh: mesh.clone(),
         };
         let (bound, handle) = sonde_web::spawn(web, Arc::clone(&stop))
             .map_err(|e| Failure::Usage(anyhow!("--http {addr}: {e}")))?;
@@ -239,6 +242,18 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
         .map_err(|e| Failure::Run(anyhow!("cannot start the campaigns: {e}")))?;
         threads.push(handle);
     }
+    if !forward.is_empty() {
+        let started = sonde_mesh::start(&archive, &forward, &stop).map_err(|e| match e {
+            sonde_mesh::ForwardError::Config(_) => {
+                Failure::Usage(anyhow!("invalid configuration: {e}"))
+            }
+            e => Failure::Run(anyhow!("cannot start forwarding: {e}")),
+        })?;
+        threads.extend(started);
+    }
+    let member = sonde_mesh::member::start(&mesh, args.campaigns.as_deref(), &stop)
+        .map_err(|e| Failure::Usage(anyhow!("invalid configuration: {e}")))?;
+    threads.extend(member);
     let until = Until {
         one_off: args.one_off,
         idle_timeout: args.idle_timeout,

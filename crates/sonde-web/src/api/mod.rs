@@ -5,6 +5,8 @@
 //! over the cap, 503 the archive unreachable.
 
 mod campaigns;
+mod forwarding;
+pub mod mesh_agents;
 mod results;
 mod running;
 mod views;
@@ -34,6 +36,9 @@ pub struct State {
     pub live: Arc<LiveBus>,
     pub counters: Arc<AgentCounters>,
     pub hostname: String,
+    /// `[mesh]`: the mesh plans this agent publishes as the central one,
+    /// and when a silent agent is unknown.
+    pub mesh: sonde_agent::MeshConfig,
 }
 
 pub type Shared = Arc<State>;
@@ -98,6 +103,8 @@ pub fn router(state: Shared) -> Router {
         .merge(views::routes())
         .merge(campaigns::routes())
         .merge(running::routes())
+        .merge(forwarding::routes(state.http.max_ingest_bytes))
+        .merge(mesh_agents::routes())
         .fallback(|| async { not_found("no such endpoint (see /api/v1/openapi.json)") })
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&state),

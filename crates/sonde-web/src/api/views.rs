@@ -271,15 +271,37 @@ async fn mesh(
         test: q.test.clone(),
         ..ResultFilter::default()
     };
-    let rows = with_store(&state, move |s| s.latest_per_path(&filter, SCAN)).await?;
+    let (rows, registry) = with_store(&state, move |s| {
+        Ok((s.latest_per_path(&filter, SCAN)?, s.mesh_agents()?))
+    })
+    .await?;
     let now = now_ns();
+    // Registered agents no longer heard: their cells are unknown, never
+    // the colour of their last result.
+    let silent: BTreeMap<&str, i64> = registry
+        .iter()
+        .filter(|a| !super::mesh_agents::is_heard(a, state.mesh.unknown_after, now))
+        .map(|a| (a.info.name.as_str(), a.last_seen_ns))
+        .collect();
     // (from, to) → (forward, reverse), newest first wins.
     let mut pairs: BTreeMap<(String, String), (Option<MeshCell>, Option<MeshCell>)> =
         BTreeMap::new();
     let mut agents = BTreeSet::new();
     for row in &rows {
         let (_, from, to, _, direction, _) = row.path();
-        let (status, why) = status::of(row, &state.http.thresholds, now);
+        let (status, why) = match silent.get(from.as_str()) {
+            Some(&last) => (
+                Status::Unknown,
+                format!(
+                    "agent {from} not heard for {} (unknown after {})",
+                    status::humanize(now.saturating_sub(last)),
+                    status::humanize(
+                        i64::try_from(state.mesh.unknown_after.as_nanos()).unwrap_or(i64::MAX)
+                    )
+                ),
+            ),
+            None => status::of(row, &state.http.thresholds, now),
+        };
         let value = m.and_then(|m| match m {
             Metric::ThroughputBps => row.throughput_bps,
             Metric::LossPct => row.loss_pct,
@@ -316,6 +338,7 @@ async fn mesh(
             *slot = Some(cell);
         }
     }
+    agents.extend(registry.iter().map(|a| a.info.name.clone()));
     let cells: Vec<MeshPair> = pairs
         .into_iter()
         .map(|((source, target), (forward, reverse))| MeshPair {

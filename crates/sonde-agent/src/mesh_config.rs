@@ -1,0 +1,105 @@
+//! `[mesh]` of the agent's configuration (docs/mesh.md): as a member, the
+//! central agent it registers with and takes its share of the mesh plans
+//! from; as the central agent, where the mesh plans are and when a silent
+//! agent counts as unknown.
+
+use serde::Deserialize;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MeshConfig {
+    /// This agent's name in the mesh: the name its token has at the
+    /// central agent.
+    pub name: Option<String>,
+    /// The central agent's API (`https://central:8443`): register there
+    /// and run this agent's share of its mesh plans.
+    pub central: Option<String>,
+    /// A file holding the bearer token the central agent knows this agent by.
+    pub token_file: Option<PathBuf>,
+    /// PEM certificates to trust for the central agent, instead of the system's.
+    pub ca_file: Option<PathBuf>,
+    /// Where this agent's sonde server answers, best first (the others
+    /// measure toward the first).
+    pub addresses: Vec<String>,
+    /// Where the agent is, in words (a site, a city).
+    pub location: Option<String>,
+    /// How often the agent registers again (its heartbeat) and takes its
+    /// share anew.
+    #[serde(with = "sonde_model::serde_secs")]
+    pub every: Duration,
+    /// As the central agent: the directory of mesh plans (`*.toml`).
+    pub plans: Option<PathBuf>,
+    /// As the central agent: an agent not heard for this long is unknown
+    /// (its cells in the grid too), not green.
+    #[serde(with = "sonde_model::serde_secs")]
+    pub unknown_after: Duration,
+}
+
+impl Default for MeshConfig {
+    fn default() -> Self {
+        Self {
+            name: None,
+            central: None,
+            token_file: None,
+            ca_file: None,
+            addresses: Vec::new(),
+            location: None,
+            every: Duration::from_secs(10),
+            plans: None,
+            unknown_after: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Whether `name` may name an agent (it becomes part of campaign names).
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+}
+
+impl MeshConfig {
+    /// The one place `[mesh]` is checked: `(key, reason)`.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        if self.every < Duration::from_secs(1) {
+            return Err(("mesh.every", "must be at least 1s".into()));
+        }
+        if self.unknown_after < self.every {
+            return Err(("mesh.unknown_after", "must be at least mesh.every".into()));
+        }
+        if let Some(n) = &self.name {
+            if !valid_name(n) {
+                return Err((
+                    "mesh.name",
+                    format!("'{n}': use 1 to 64 letters, digits, '-', '_' and '.'"),
+                ));
+            }
+        }
+        let Some(central) = &self.central else {
+            return Ok(());
+        };
+        if !(central.starts_with("https://") || central.starts_with("http://")) {
+            return Err((
+                "mesh.central",
+                format!("'{central}': must be an http:// or https:// URL"),
+            ));
+        }
+        if self.name.is_none() {
+            return Err(("mesh.name", "a member of a mesh needs a name".into()));
+        }
+        if self.token_file.is_none() {
+            return Err(("mesh.token_file", "a member of a mesh needs a token".into()));
+        }
+        if self.addresses.is_empty() {
+            return Err((
+                "mesh.addresses",
+                "a member of a mesh needs the address the others measure toward".into(),
+            ));
+        }
+        Ok(())
+    }
+}

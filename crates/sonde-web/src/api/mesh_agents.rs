@@ -1,0 +1,140 @@
+//! The central agent's side of the mesh (docs/mesh.md): agents register
+//! (and register again as their heartbeat), take their share of the mesh
+//! plans, and are listed with whether they are still heard.
+
+use super::{body, with_store, ApiError, Shared};
+use crate::auth::Caller;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use axum::{Extension, Json, Router};
+use serde_json::{json, Value};
+use sonde_archive::{AgentInfo, MeshAgent};
+use sonde_mesh::member::ShareReply;
+
+pub fn routes() -> Router<Shared> {
+    Router::new()
+        .route("/api/v1/mesh/register", post(register))
+        .route("/api/v1/mesh/share", get(share))
+        .route("/api/v1/mesh/agents", get(agents))
+}
+
+fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+}
+
+/// The agent a request speaks for: its token's name. Registering and
+/// taking a share need a token, and an agent speaks only for itself.
+fn agent_of(caller: Option<Extension<Caller>>) -> Result<String, ApiError> {
+    caller.map(|Extension(Caller(name))| name).ok_or_else(|| {
+        ApiError(
+            StatusCode::UNAUTHORIZED,
+            "an agent registers with its token (Authorization: Bearer …)".into(),
+        )
+    })
+}
+
+/// Whether `agent` is still heard: its last registration is within
+/// `mesh.unknown_after`.
+pub fn is_heard(agent: &MeshAgent, unknown_after: std::time::Duration, now: i64) -> bool {
+    let limit = i64::try_from(unknown_after.as_nanos()).unwrap_or(i64::MAX);
+    now.saturating_sub(agent.last_seen_ns) <= limit
+}
+
+async fn register(
+    State(state): State<Shared>,
+    caller: Option<Extension<Caller>>,
+    raw: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let agent = agent_of(caller)?;
+    let raw = body(raw)?;
+    let info: AgentInfo = serde_json::from_slice(&raw).map_err(|e| {
+        ApiError(
+            StatusCode::BAD_REQUEST,
+            format!("the body is not an agent: {e}"),
+        )
+    })?;
+    if info.name != agent {
+        return Err(ApiError(
+            StatusCode::FORBIDDEN,
+            format!(
+                "the token of {agent} may register {agent} only, not {}",
+                info.name
+            ),
+        ));
+    }
+    let bad_address = info
+        .addresses
+        .iter()
+        .find(|a| a.is_empty() || a.len() > 255 || a.chars().any(char::is_whitespace));
+    if info.addresses.is_empty() || info.addresses.len() > 16 || bad_address.is_some() {
+        return Err(ApiError(
+            StatusCode::BAD_REQUEST,
+            "addresses: 1 to 16 host names or addresses".into(),
+        ));
+    }
+    if info.location.as_ref().is_some_and(|l| l.len() > 200) {
+        return Err(ApiError(
+            StatusCode::BAD_REQUEST,
+            "location: at most 200 characters".into(),
+        ));
+    }
+    let now = now_ns();
+    with_store(&state, move |s| s.register_agent(&info, now)).await?;
+    Ok(Json(json!({
+        "agent": agent,
+        "unknown_after_s": state.mesh.unknown_after.as_secs_f64(),
+    })))
+}
+
+async fn share(
+    State(state): State<Shared>,
+    caller: Option<Extension<Caller>>,
+) -> Result<Json<ShareReply>, ApiError> {
+    let agent = agent_of(caller)?;
+    let Some(dir) = state.mesh.plans.clone() else {
+        return Ok(Json(ShareReply {
+            agent,
+            shares: Vec::new(),
+        }));
+    };
+    let registry = with_store(&state, |s| s.mesh_agents()).await?;
+    let me = agent.clone();
+    let shares = tokio::task::spawn_blocking(move || {
+        let (plans, errors) = sonde_mesh::plan::load_dir(&dir);
+        for (path, e) in errors {
+            tracing::warn!(plan = %path.display(), "mesh plan left out: {e}");
+        }
+        plans
+            .iter()
+            .filter_map(|p| p.share(&me, &registry))
+            .collect::<Vec<_>>()
+    })
+    .await
+    .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    Ok(Json(ShareReply { agent, shares }))
+}
+
+async fn agents(State(state): State<Shared>) -> Result<Json<Value>, ApiError> {
+    let registry = with_store(&state, |s| s.mesh_agents()).await?;
+    let now = now_ns();
+    let listed: Vec<Value> = registry
+        .iter()
+        .map(|a| {
+            let mut v = serde_json::to_value(a).unwrap_or(Value::Null);
+            v["status"] = if is_heard(a, state.mesh.unknown_after, now) {
+                "up".into()
+            } else {
+                "unknown".into()
+            };
+            v
+        })
+        .collect();
+    Ok(Json(json!({
+        "unknown_after_s": state.mesh.unknown_after.as_secs_f64(),
+        "agents": listed,
+    })))
+}
