@@ -1,24 +1,58 @@
 //! Admission: the one path every test takes before it runs, whoever asks
-//! (sonde's TCP and UDP tests, iperf3's). In order: the client's address
-//! is allowed, the spec is valid, what it asks fits the limits, and a test
-//! slot is free. The first check that fails gives the [`Refusal`] sent or
-//! logged; passing all gives the slot, held while the test runs.
+//! (sonde's TCP and UDP tests, third-party tests, iperf3's). In order:
+//! the client's class (by token or prefix, [`crate::access`]), its
+//! address is allowed, the spec is valid, what it asks fits the class's
+//! limits — or, with `over_limit = "cut"` and a client that takes cuts,
+//! is cut down to fit — and a test slot is free. The first check that
+//! fails gives the [`Refusal`] sent or logged; passing all gives the
+//! slot, held while the test runs. Every decision goes to the audit log.
 
+use crate::access::Class;
+use crate::audit::{Asked, Outcome, Proto, Record};
+use crate::auth_config::OverLimit;
+use crate::config::Limits;
+use crate::cut::{cut, Shape};
 use crate::limits::{check_client, check_demand, Demand};
 use crate::state::{Shared, TestSlot};
 use sonde_engine::tcp::client::report_frame_need;
 use sonde_engine::udp::client::udp_report_need;
-use sonde_model::{SpecError, StreamLayout, TcpSpec, UdpSpec};
-use sonde_wire::Refusal;
-use std::net::IpAddr;
+use sonde_model::{Rate, SpecError, StreamLayout, TcpSpec, UdpSpec};
+use sonde_wire::{Cut, Limit, Refusal};
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 /// A test spec admission can check: TCP and UDP tests.
-pub(crate) trait Admissible {
+pub(crate) trait Admissible: Clone {
     /// The spec's own rules (those that hold on every server).
     fn validate_spec(&self) -> Result<(), SpecError>;
     /// What the test asks of the server.
     fn demand(&self) -> Demand<'_>;
+    /// Which of a class's limits apply (UDP tests: `max_udp_rate` too).
+    fn limits_in<'c>(&self, class: &'c Class) -> &'c Limits;
+    /// What the caps bear on.
+    fn shape(&self) -> Shape;
+    /// This spec with `shape` in place of its own.
+    fn reshaped(&self, shape: &Shape) -> Self;
+    /// What it asks, for the audit log.
+    fn asked(&self) -> Asked;
+}
+
+fn asked_of(test: &str, s: &impl StreamLayout, demand: &Demand<'_>) -> Asked {
+    Asked {
+        test: Some(test.into()),
+        target: None,
+        direction: Some(format!("{:?}", s.direction()).to_lowercase()),
+        duration_s: Some(demand.duration.as_secs_f64()),
+        streams: Some(demand.streams),
+        rate_bps: demand.per_stream.map(|r| {
+            r.bps()
+                .saturating_mul(u64::try_from(demand.streams).unwrap_or(u64::MAX))
+        }),
+    }
+}
+
+fn directions(s: &impl StreamLayout) -> u16 {
+    u16::try_from(s.direction().flows().len()).unwrap_or(1)
 }
 
 impl Admissible for TcpSpec {
@@ -33,6 +67,29 @@ impl Admissible for TcpSpec {
             congestion: self.congestion.as_deref(),
             report_frame: report_frame_need(self),
         }
+    }
+    fn limits_in<'c>(&self, class: &'c Class) -> &'c Limits {
+        &class.limits
+    }
+    fn shape(&self) -> Shape {
+        Shape {
+            omit: self.omit,
+            time: self.time,
+            parallel: self.parallel,
+            directions: directions(self),
+            per_stream: self.bitrate,
+        }
+    }
+    fn reshaped(&self, shape: &Shape) -> Self {
+        Self {
+            time: shape.time,
+            parallel: shape.parallel,
+            bitrate: shape.per_stream,
+            ..self.clone()
+        }
+    }
+    fn asked(&self) -> Asked {
+        asked_of("tcp", self, &self.demand())
     }
 }
 
@@ -50,33 +107,217 @@ impl Admissible for UdpSpec {
             report_frame: udp_report_need(self),
         }
     }
+    fn limits_in<'c>(&self, class: &'c Class) -> &'c Limits {
+        &class.udp_limits
+    }
+    fn shape(&self) -> Shape {
+        Shape {
+            omit: self.omit,
+            time: self.time,
+            parallel: self.parallel,
+            directions: directions(self),
+            per_stream: Some(self.bitrate).filter(|r| r.bps() > 0),
+        }
+    }
+    fn reshaped(&self, shape: &Shape) -> Self {
+        Self {
+            time: shape.time,
+            parallel: shape.parallel,
+            bitrate: shape.per_stream.unwrap_or(Rate::from_bps(0)),
+            ..self.clone()
+        }
+    }
+    fn asked(&self) -> Asked {
+        asked_of("udp", self, &self.demand())
+    }
 }
 
-/// Admits a test `spec` from `client`, or says why not. The slot is the
+/// Who asks for a test, as admission and the audit log see them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Asker<'a> {
+    pub peer: SocketAddr,
+    /// The token the client proved, if any.
+    pub token: Option<&'a str>,
+    pub protocol: Proto,
+    /// Whether the client runs a test cut down by the server.
+    pub takes_cuts: bool,
+    /// The test's kind in the log, when not the spec's own (`third_party_tcp`).
+    pub kind: Option<&'a str>,
+    /// Where a third-party test goes.
+    pub target: Option<&'a str>,
+}
+
+impl<'a> Asker<'a> {
+    pub(crate) fn new(peer: SocketAddr, protocol: Proto) -> Self {
+        Self {
+            peer,
+            token: None,
+            protocol,
+            takes_cuts: false,
+            kind: None,
+            target: None,
+        }
+    }
+
+    /// Writes a decision on `asked` to the audit log.
+    pub(crate) fn audit(
+        &self,
+        shared: &Shared,
+        class: &str,
+        asked: &Asked,
+        outcome: Outcome,
+        reason: Option<String>,
+    ) {
+        let mut asked = asked.clone();
+        if let Some(k) = self.kind {
+            asked.test = Some(k.to_string());
+        }
+        if let Some(t) = self.target {
+            asked.target = Some(t.to_string());
+        }
+        shared.audit().write(&Record::new(
+            self.peer,
+            self.token,
+            class,
+            self.protocol,
+            &asked,
+            outcome,
+            reason,
+        ));
+    }
+}
+
+/// An admitted test: its slot, the spec it runs (cut, if `cuts` says
+/// so), and whether a rate cap binds it (the server then paces too).
+#[derive(Debug)]
+pub(crate) struct Admitted<S> {
+    pub slot: TestSlot,
+    pub spec: S,
+    pub cuts: Vec<Cut>,
+    pub rate_capped: bool,
+}
+
+/// A limit refusal that names the class whose limit it is.
+fn in_class(refusal: Refusal, class: &Class) -> Refusal {
+    match refusal {
+        Refusal::LimitExceeded {
+            limit,
+            value,
+            requested,
+        } if class.named => Refusal::LimitExceeded {
+            limit,
+            value: format!("{value} for class {}", class.name),
+            requested,
+        },
+        other => other,
+    }
+}
+
+/// Whether a refusal is one a cut could answer.
+fn cuttable(refusal: &Refusal) -> bool {
+    matches!(
+        refusal,
+        Refusal::LimitExceeded {
+            limit: Limit::MaxDuration | Limit::MaxStreams | Limit::MaxRate,
+            ..
+        }
+    )
+}
+
+/// `spec` against `limits`, cut down to fit if `class` and the client
+/// allow.
+fn fit<S: Admissible>(
+    spec: &S,
+    limits: &Limits,
+    class: &Class,
+    takes_cuts: bool,
+) -> Result<(S, Vec<Cut>), Refusal> {
+    match check_demand(limits, &spec.demand()) {
+        Ok(()) => Ok((spec.clone(), Vec::new())),
+        Err(r) if cuttable(&r) && takes_cuts && class.over_limit == OverLimit::Cut => {
+            let Some((shape, cuts)) = cut(spec.shape(), limits, &class.name) else {
+                return Err(r);
+            };
+            let smaller = spec.reshaped(&shape);
+            match smaller
+                .validate_spec()
+                .ok()
+                .map(|()| check_demand(limits, &smaller.demand()))
+            {
+                Some(Ok(())) => Ok((smaller, cuts)),
+                _ => Err(r),
+            }
+        }
+        Err(r) => Err(r),
+    }
+}
+
+/// Admits a test `spec` from `asker`, or says why not. The slot is the
 /// test's until dropped.
-pub(crate) fn admit(
+pub(crate) fn admit_as<S: Admissible>(
     shared: &Arc<Shared>,
-    client: IpAddr,
-    spec: &impl Admissible,
-) -> Result<TestSlot, Refusal> {
-    let limits = shared.limits();
-    let admitted = check_client(limits, client)
+    asker: &Asker<'_>,
+    spec: &S,
+) -> Result<Admitted<S>, Refusal> {
+    let class = shared.access().class_for(asker.token, asker.peer.ip());
+    let limits = spec.limits_in(class);
+    let admitted = check_client(limits, asker.peer.ip())
         .and_then(|()| {
             spec.validate_spec().map_err(|e| Refusal::InvalidSpec {
                 field: e.field.to_string(),
                 detail: e.reason,
             })
         })
-        .and_then(|()| check_demand(limits, &spec.demand()))
-        .and_then(|()| {
-            shared.claim_test().ok_or(Refusal::Busy {
+        .and_then(|()| fit(spec, limits, class, asker.takes_cuts).map_err(|r| in_class(r, class)))
+        .and_then(|(spec, cuts)| {
+            let slot = shared.claim_test().ok_or(Refusal::Busy {
                 max_concurrent_tests: limits.max_concurrent_tests,
+            })?;
+            Ok(Admitted {
+                slot,
+                spec,
+                cuts,
+                rate_capped: limits.max_rate.is_some(),
             })
         });
-    if let Err(r) = &admitted {
-        shared.counters().refused(r);
+    match &admitted {
+        Err(r) => {
+            shared.counters().refused(r);
+            asker.audit(
+                shared,
+                &class.name,
+                &spec.asked(),
+                Outcome::Refused,
+                Some(r.to_string()),
+            );
+        }
+        Ok(a) if a.cuts.is_empty() => {
+            asker.audit(shared, &class.name, &spec.asked(), Outcome::Accepted, None);
+        }
+        Ok(a) => {
+            let said = a.cuts.iter().map(ToString::to_string).collect::<Vec<_>>();
+            asker.audit(
+                shared,
+                &class.name,
+                &a.spec.asked(),
+                Outcome::Cut,
+                Some(said.join("; ")),
+            );
+        }
     }
     admitted
+}
+
+/// Admits `spec` from `client` as a native client without a token that
+/// takes no cuts (the tests' shorthand).
+#[cfg(test)]
+pub(crate) fn admit(
+    shared: &Arc<Shared>,
+    client: std::net::IpAddr,
+    spec: &impl Admissible,
+) -> Result<TestSlot, Refusal> {
+    let asker = Asker::new(SocketAddr::new(client, 0), Proto::Native);
+    admit_as(shared, &asker, spec).map(|a| a.slot)
 }
 
 /// Checks a test this agent is asked to run itself (the HTTP API's "run
@@ -146,6 +387,7 @@ mod tests {
     use crate::config::Limits;
     use sonde_model::{Direction, Rate};
     use sonde_wire::Limit;
+    use std::net::IpAddr;
     use std::time::Duration;
 
     const CLIENT: &str = "2001:2::1";

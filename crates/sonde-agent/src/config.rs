@@ -77,6 +77,8 @@ pub struct ServerConfig {
     pub http: crate::http_config::HttpConfig,
     /// Central archives this agent forwards its results to (`[[forward]]`).
     pub forward: Vec<crate::forward_config::ForwardConfig>,
+    /// Tokens, limit classes and the audit log (`[auth]`).
+    pub auth: crate::auth_config::AuthConfig,
     /// The mesh: as a member or as the central agent (`[mesh]`).
     pub mesh: crate::mesh_config::MeshConfig,
 }
@@ -119,6 +121,7 @@ impl Default for ServerConfig {
             http: crate::http_config::HttpConfig::default(),
             forward: Vec::new(),
             mesh: crate::mesh_config::MeshConfig::default(),
+            auth: crate::auth_config::AuthConfig::default(),
         }
     }
 }
@@ -211,6 +214,9 @@ impl ServerConfig {
                 return invalid("forward.name", &format!("{} is named twice", f.name));
             }
         }
+        self.auth
+            .check()
+            .map_err(|(key, reason)| ConfigError::Invalid { key, reason })?;
         self.http
             .check()
             .map_err(|(key, reason)| ConfigError::Invalid { key, reason })

@@ -37,6 +37,8 @@ pub fn refusal_reason(r: &Refusal) -> String {
         Refusal::InvalidSpec { .. } => "invalid_spec".into(),
         Refusal::Unavailable { .. } => "unavailable".into(),
         Refusal::ThirdPartyNotAllowed { .. } => "third_party_not_allowed".into(),
+        Refusal::AuthFailed => "auth_failed".into(),
+        Refusal::AuthRequired => "auth_required".into(),
     }
 }
 

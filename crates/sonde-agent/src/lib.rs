@@ -13,13 +13,19 @@
 //! - `limits`: the rules — is this address allowed, does what a test
 //!   asks fit the limits and this host — pure checks, each failing with a
 //!   [`sonde_wire::Refusal`] that names the limit, its value and the ask.
+//! - [`auth_config`]: the `[auth]` table — tokens, limit classes, the
+//!   audit log.
+//! - `access`: `[auth]` in force — secrets, classes folded into the
+//!   limits, a client's class by token or prefix.
+//! - `cut`: a test cut down to its class's caps (`over_limit = "cut"`).
+//! - `audit`: one JSON line per decision, flushed as written.
 //! - `state`: everything connections share — the limits in force, test
 //!   slots, the connection count, the registry of tests waiting for their
 //!   data connections.
-//! - `admission`: the one path into a test: address → spec → limits →
-//!   slot.
-//! - `native`: connections that open with sonde's preamble; its `tcp`
-//!   and `udp` run admitted tests.
+//! - `admission`: the one path into a test: class → address → spec →
+//!   limits (refused or cut) → slot, each decision audited.
+//! - `native`: connections that open with sonde's preamble; its `auth`
+//!   proves a token, its `tcp` and `udp` run admitted tests.
 //! - `iperf3`: connections that open with an iperf3 cookie; its `tcp`
 //!   and `udp` run admitted tests in iperf3's protocol.
 //! - `handshake`: a new connection's first bytes judged without
@@ -32,9 +38,13 @@
 //! - [`reflector`]: the STAMP reflector, on its own UDP sockets.
 
 mod acceptor;
+mod access;
 mod admission;
+mod audit;
+pub mod auth_config;
 pub mod config;
 pub mod counters;
+mod cut;
 pub mod forward_config;
 mod gone;
 mod handshake;
@@ -48,6 +58,7 @@ pub mod server;
 mod state;
 
 pub use admission::check_local_test;
+pub use auth_config::{AuthConfig, ClassConfig, OverLimit, Permission, TokenConfig};
 pub use config::{ConfigError, Limits, ReflectorConfig, ServerConfig};
 pub use counters::{AgentCounters, CountersNow};
 pub use forward_config::ForwardConfig;

@@ -70,9 +70,18 @@ impl Server {
             let addr = SocketAddr::new(*ip, port);
             listeners.push(listen(addr).map_err(|source| ServeError::Bind { addr, source })?);
         }
+        let access = crate::access::Access::load(&config.auth, &config.limits)
+            .map_err(|(key, reason)| crate::config::ConfigError::Invalid { key, reason })?;
+        let audit =
+            crate::audit::AuditLog::open(config.auth.audit_log.as_deref()).map_err(|e| {
+                crate::config::ConfigError::Invalid {
+                    key: "auth.audit_log",
+                    reason: format!("cannot open it for appending: {e}"),
+                }
+            })?;
         Ok(Self {
             listeners,
-            shared: Shared::new(config.limits),
+            shared: Shared::with_access(config.limits, access, audit),
         })
     }
 

@@ -30,11 +30,29 @@ pub(crate) struct Shared {
     last_busy: Mutex<Instant>,
     /// What `/metrics` counts.
     counters: Arc<crate::counters::AgentCounters>,
+    /// Tokens and limit classes in force (`[auth]`).
+    access: crate::access::Access,
+    /// Where each decision is written.
+    audit: crate::audit::AuditLog,
 }
 
 impl Shared {
+    #[cfg(test)]
     pub(crate) fn new(limits: Limits) -> Arc<Self> {
+        let access = crate::access::Access::open(&limits);
+        Self::with_access(limits, access, crate::audit::AuditLog::default())
+    }
+
+    /// Shared state under `[auth]`'s tokens and classes (`access`),
+    /// writing decisions to `audit`.
+    pub(crate) fn with_access(
+        limits: Limits,
+        access: crate::access::Access,
+        audit: crate::audit::AuditLog,
+    ) -> Arc<Self> {
         Arc::new(Self {
+            access,
+            audit,
             limits,
             registry: Registry::default(),
             running_tests: AtomicU32::new(0),
@@ -49,6 +67,16 @@ impl Shared {
     /// The limits every request is checked against.
     pub(crate) fn limits(&self) -> &Limits {
         &self.limits
+    }
+
+    /// Tokens and classes in force.
+    pub(crate) fn access(&self) -> &crate::access::Access {
+        &self.access
+    }
+
+    /// The audit log.
+    pub(crate) fn audit(&self) -> &crate::audit::AuditLog {
+        &self.audit
     }
 
     pub(crate) fn counters(&self) -> &crate::counters::AgentCounters {

@@ -55,11 +55,16 @@ pub fn read_exact_by(
 #[derive(Debug)]
 pub struct Control {
     stream: TcpStream,
+    /// Whether our preamble went out (it goes once per connection).
+    preamble_sent: bool,
 }
 
 impl Control {
     pub fn new(stream: TcpStream) -> Self {
-        Self { stream }
+        Self {
+            stream,
+            preamble_sent: false,
+        }
     }
 
     pub fn stream(&self) -> &TcpStream {
@@ -79,11 +84,17 @@ impl Control {
             .map_err(EngineError::io("control connection"))
     }
 
-    /// Writes our preamble.
+    /// Writes our preamble, once: a second call (the answer after an
+    /// authentication exchange) writes nothing.
     pub fn send_preamble(&mut self) -> Result<(), EngineError> {
+        if self.preamble_sent {
+            return Ok(());
+        }
         self.stream
             .write_all(&Preamble::CURRENT.encode())
-            .map_err(EngineError::io("sending the preamble"))
+            .map_err(EngineError::io("sending the preamble"))?;
+        self.preamble_sent = true;
+        Ok(())
     }
 
     /// Reads the peer's preamble (magic checked, version returned as is).

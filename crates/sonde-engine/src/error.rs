@@ -46,6 +46,13 @@ pub enum EngineError {
     PeerIsIperf3,
     #[error("the iperf3 server is busy with another test (access denied)")]
     PeerBusy,
+    /// The server's answer to a token proof was not made with the
+    /// token's secret: it is not a server that holds the token.
+    #[error(
+        "the server did not prove it holds token {token}'s secret \
+         (a server that does not know the token, or an impostor)"
+    )]
+    ServerNotProved { token: String },
     #[error("results do not match: {0}")]
     Assemble(#[from] AssembleError),
 }

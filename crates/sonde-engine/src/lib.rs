@@ -5,6 +5,7 @@
 //! connect) is the agent's business, and how results look is the
 //! report crate's.
 
+pub mod auth;
 pub mod budget;
 pub mod connect;
 pub mod control;

@@ -8,6 +8,7 @@
 
 pub mod assemble;
 pub mod client_spec;
+pub mod credential;
 pub mod dscp;
 pub mod duration;
 pub mod env;
@@ -34,6 +35,7 @@ pub mod units;
 pub mod v1;
 
 pub use client_spec::Volume;
+pub use credential::{Credential, CredentialError};
 pub use dscp::Dscp;
 pub use duration::{format_duration, parse_duration, DurationError};
 pub use env::{HostEnv, TcpBuffers};

@@ -180,6 +180,10 @@ pub struct TcpSpec {
     /// figures are in the result anyway).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub get_server_output: bool,
+    /// The token this client proves it holds to the server
+    /// (`--token-file`); never serialized.
+    #[serde(skip)]
+    pub token: Option<crate::Credential>,
 }
 
 impl Default for TcpSpec {
@@ -211,6 +215,7 @@ impl Default for TcpSpec {
             no_delay: false,
             zerocopy: false,
             get_server_output: false,
+            token: None,
         }
     }
 }

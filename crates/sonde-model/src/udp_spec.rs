@@ -75,6 +75,10 @@ pub struct UdpSpec {
     /// figures are in the result anyway).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub get_server_output: bool,
+    /// The token this client proves it holds to the server
+    /// (`--token-file`); never serialized.
+    #[serde(skip)]
+    pub token: Option<crate::Credential>,
 }
 
 impl Default for UdpSpec {
@@ -103,6 +107,7 @@ impl Default for UdpSpec {
             cport: None,
             connect_timeout: None,
             get_server_output: false,
+            token: None,
         }
     }
 }

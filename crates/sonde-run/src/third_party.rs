@@ -1,7 +1,7 @@
 //! [`ThirdPartyRunner`]: a test run by another agent.
 //!
 //! The client asks agent C (`sonde serve` with this client in its
-//! `third_party.allow`) to run a TCP or UDP test toward B. C runs it as a
+//! `third_party_allow`, or a token of C's that may) to run a TCP or UDP test toward B. C runs it as a
 //! client of B's own sonde server, so B's handshake and limits apply and no
 //! traffic leaves C toward an address whose server has not accepted it
 //! (docs/protocol.md, "Third-party tests"). C relays B's acceptance and
@@ -156,12 +156,33 @@ impl ThirdPartyRunner {
             connect_any(&addrs, &StreamOptions::default()).map_err(RunError::Unreachable)?,
         );
         control.send_preamble()?;
+        // The token (`--token-file`) proves this client to the agent; the
+        // agent's own test toward the target goes without one.
+        let token = match spec {
+            TestSpec::Tcp(s) => s.token.as_ref(),
+            TestSpec::Udp(s) => s.token.as_ref(),
+            _ => None,
+        };
+        if let Some(token) = token {
+            sonde_engine::auth::authenticate(
+                &mut control,
+                token,
+                sonde_engine::tcp::client::HANDSHAKE_TIMEOUT,
+            )
+            .map_err(|e| match e {
+                EngineError::Refused(refusal) => {
+                    let kind = RunError::from(EngineError::Refused(refusal.clone())).kind();
+                    self.failed(kind, format!("refused the test: {refusal}"))
+                }
+                other => other.into(),
+            })?;
+        }
         control.send(&ClientMessage::ThirdPartyRequest {
             request: spec.clone(),
             env: host_env(),
         })?;
         let deadline = Instant::now() + test_time(spec) + THIRD_PARTY_GRACE;
-        let mut preamble_read = false;
+        let mut preamble_read = token.is_some();
         loop {
             if stop.is_stopped() {
                 // Closing the control connection stops the agent's test.

@@ -23,11 +23,7 @@ use std::fmt;
 pub const NONCE_LEN: usize = 32;
 /// Bytes in a MAC (HMAC-SHA256).
 pub const MAC_LEN: usize = 32;
-/// Least bytes a token secret has: shorter ones are refused by the
-/// server's configuration and the client's token file.
-pub const MIN_SECRET_LEN: usize = 16;
-/// Longest token name, in bytes.
-pub const MAX_TOKEN_NAME: usize = 64;
+pub use sonde_model::credential::{valid_token_name, MAX_TOKEN_NAME, MIN_SECRET_LEN};
 /// Domain separation of the client's proof.
 pub const CLIENT_LABEL: &[u8] = b"sonde-auth-v1 client proof\0";
 /// Domain separation of the server's proof.
@@ -81,16 +77,6 @@ impl<'de, const N: usize> Deserialize<'de> for HexBytes<N> {
             .parse()
             .map_err(serde::de::Error::custom)
     }
-}
-
-/// Whether `name` may name a token: 1 to [`MAX_TOKEN_NAME`] bytes of
-/// ASCII letters, digits, `-`, `_` and `.`.
-pub fn valid_token_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= MAX_TOKEN_NAME
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
 }
 
 fn keyed(secret: &[u8], label: &[u8], server: &Nonce, client: &Nonce, name: &str) -> Hmac<Sha256> {
@@ -183,7 +169,13 @@ mod tests {
         let (s, c) = nonces();
         let proof = client_proof(SECRET, &s, &c, "friend");
         assert!(verify_client(SECRET, &s, &c, "friend", &proof));
-        assert!(!verify_client(b"another secret!!", &s, &c, "friend", &proof));
+        assert!(!verify_client(
+            b"another secret!!",
+            &s,
+            &c,
+            "friend",
+            &proof
+        ));
         assert!(!verify_client(SECRET, &c, &s, "friend", &proof));
         assert!(!verify_client(SECRET, &s, &c, "friend2", &proof));
         let other_server = HexBytes([0x12; NONCE_LEN]);

@@ -9,8 +9,8 @@ use crate::stamp::{
     self, ErrorEstimate, HmacKey, Mode, NtpTimestamp, ReflectorPacket, SenderPacket, StampError,
 };
 use crate::{
-    decode_message, encode_message, ClientMessage, FrameDecoder, Preamble, ServerMessage, HANDSHAKE_FRAME_MAX,
-    PREAMBLE_LEN,
+    decode_message, encode_message, ClientMessage, FrameDecoder, Preamble, ServerMessage,
+    HANDSHAKE_FRAME_MAX, PREAMBLE_LEN,
 };
 
 /// Feeds arbitrary bytes to the UDP test-packet and hello decoders.
@@ -66,8 +66,12 @@ pub fn auth_exchange(data: &[u8]) {
                 client_nonce,
             }) => {
                 let _ = crate::auth::valid_token_name(&token_name);
-                let answer =
-                    crate::auth::server_proof(AUTH_FUZZ_SECRET, &server, &client_nonce, &token_name);
+                let answer = crate::auth::server_proof(
+                    AUTH_FUZZ_SECRET,
+                    &server,
+                    &client_nonce,
+                    &token_name,
+                );
                 let _ = encode_message(&ServerMessage::Authenticated {
                     class: token_name.clone(),
                     proof: answer,

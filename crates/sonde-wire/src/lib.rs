@@ -20,8 +20,8 @@ pub mod udp_packet;
 
 pub use frame::{encode_frame, frame_len, FrameDecoder, FRAME_HEADER_LEN, HANDSHAKE_FRAME_MAX};
 pub use message::{
-    decode_message, encode_message, ClientMessage, Cut, Limit, ReceivedInterval, Refusal, ServerMessage,
-    StreamAck, StreamReceived, TestId, WireMessage,
+    decode_message, encode_message, ClientMessage, Cut, Limit, ReceivedInterval, Refusal,
+    ServerMessage, StreamAck, StreamReceived, TestId, WireMessage,
 };
 pub use preamble::{Preamble, MAGIC, PREAMBLE_LEN, PROTOCOL_VERSION};
 pub use udp_packet::{TestPacket, UdpHello, TEST_HEADER_LEN};

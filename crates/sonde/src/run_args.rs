@@ -111,9 +111,15 @@ pub struct RunArgs {
     /// the summary (sonde's server's figures are in the result anyway).
     #[arg(long)]
     pub get_server_output: bool,
+    /// A file holding a token of the server's (one line NAME:SECRET):
+    /// proves this client to it, for its class's limits (with --via, to
+    /// the agent). The secret never crosses the network.
+    #[arg(long, value_name = "FILE", env = "SONDE_TOKEN_FILE")]
+    pub token_file: Option<std::path::PathBuf>,
     /// Run the test from another agent: AGENT (HOST or HOST:PORT, a
-    /// `sonde serve` that lists this host in `third_party_allow`) runs it
-    /// toward the server, whose own sonde server must accept it.
+    /// `sonde serve` that lists this host in `third_party_allow`, or
+    /// gives --token-file's token leave) runs it toward the server,
+    /// whose own sonde server must accept it.
     #[arg(long, value_name = "AGENT", conflicts_with_all = ["iperf3", "bind", "cport"])]
     pub via: Option<String>,
     /// Add the goodput corrected for a protocol stack assumed on the path
@@ -152,6 +158,25 @@ impl RunArgs {
             .map(|a| sonde_run::ThirdPartyRunner::parse(a, 5201, self.family()))
             .transpose()
             .map_err(|e| format!("--via: {e}"))
+    }
+
+    /// The token `--token-file` holds, if given; a file that cannot be
+    /// read or does not hold a token is a usage error.
+    pub fn token(&self) -> Result<Option<sonde_model::Credential>, crate::cli::Failure> {
+        let Some(path) = &self.token_file else {
+            return Ok(None);
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            crate::cli::Failure::Usage(anyhow::anyhow!(
+                "--token-file: cannot read {}: {e}",
+                path.display()
+            ))
+        })?;
+        sonde_model::Credential::parse(&text)
+            .map(Some)
+            .map_err(|e| {
+                crate::cli::Failure::Usage(anyhow::anyhow!("--token-file {}: {e}", path.display()))
+            })
     }
 
     pub fn peer(&self) -> PeerKind {

@@ -69,13 +69,18 @@ impl TcpArgs {
             no_delay: self.no_delay,
             zerocopy: self.zerocopy,
             get_server_output: r.get_server_output,
+            // Read by `run`: a file that cannot be read is a usage error.
+            token: None,
         }
     }
 }
 
 pub fn run(args: TcpArgs) -> Result<(), Failure> {
     args.run.print_notes();
-    let spec = TestSpec::Tcp(args.to_spec());
+    let spec = TestSpec::Tcp(TcpSpec {
+        token: args.run.token()?,
+        ..args.to_spec()
+    });
     if args.step.is_method() {
         let output = Output::of_args(&spec, &args.run)?;
         return crate::repeat_cmd::run_repeated(spec, &args.step, output);

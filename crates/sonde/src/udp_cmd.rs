@@ -55,13 +55,18 @@ impl UdpArgs {
             cport: r.cport,
             connect_timeout: r.connect_timeout,
             get_server_output: r.get_server_output,
+            // Read by `run`: a file that cannot be read is a usage error.
+            token: None,
         }
     }
 }
 
 pub fn run(args: UdpArgs) -> Result<(), Failure> {
     args.run.print_notes();
-    let spec = TestSpec::Udp(args.to_spec());
+    let spec = TestSpec::Udp(UdpSpec {
+        token: args.run.token()?,
+        ..args.to_spec()
+    });
     if args.step.is_method() {
         let output = Output::of_args(&spec, &args.run)?;
         return crate::repeat_cmd::run_repeated(spec, &args.step, output);

@@ -13,7 +13,8 @@ mod results;
 mod tcp;
 mod udp;
 
-use crate::admission::{admit, Admissible};
+use crate::admission::{admit_as, Admissible, Asker};
+use crate::audit::{Asked, Outcome, Proto};
 use crate::limits::check_client;
 use crate::state::Shared;
 use exchange::STEP_WAIT;
@@ -68,7 +69,24 @@ pub(crate) fn open(
     }
     // Checked before the parameters are asked for: a client that may not
     // test is turned away at once.
-    if let Err(refusal) = check_client(shared.limits(), peer.ip()) {
+    let class = shared.access().class_for(None, peer.ip());
+    let allowed = check_client(&class.limits, peer.ip()).and_then(|()| {
+        // iperf3 clients cannot hold a token.
+        if shared.access().iperf3 {
+            Ok(())
+        } else {
+            Err(Refusal::AuthRequired)
+        }
+    });
+    if let Err(refusal) = allowed {
+        let asked = Asked::default();
+        Asker::new(peer, Proto::Iperf3).audit(
+            shared,
+            &class.name,
+            &asked,
+            Outcome::Refused,
+            Some(refusal.to_string()),
+        );
         deny(control, peer, &refusal, None)?;
         return Ok(Opened::Done);
     }
@@ -97,7 +115,11 @@ pub(crate) fn run_test(
         Err(e) => return Err(e),
     };
     let version = p.client_version.clone();
-    let limit = shared.limits().max_duration;
+    let limit = shared
+        .access()
+        .class_for(None, peer.ip())
+        .limits
+        .max_duration;
     let outcome = match p.protocol {
         Protocol::Tcp => run_admitted(
             control,
@@ -138,7 +160,10 @@ fn run_admitted<S: Admissible>(
     version: Option<&str>,
     run: impl FnOnce(&mut Iperf3Control, &S) -> Result<(), EngineError>,
 ) -> Result<(), EngineError> {
-    let admitted = spec.and_then(|spec| admit(shared, peer.ip(), &spec).map(|slot| (spec, slot)));
+    // iperf3's protocol cannot tell a client of a cut: over its class's
+    // limits, an iperf3 test is refused.
+    let asker = Asker::new(peer, Proto::Iperf3);
+    let admitted = spec.and_then(|spec| admit_as(shared, &asker, &spec).map(|a| (spec, a.slot)));
     let (spec, slot) = match admitted {
         Ok(a) => a,
         Err(refusal) => return deny(control, peer, &refusal, version),

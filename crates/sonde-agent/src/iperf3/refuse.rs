@@ -41,9 +41,10 @@ pub(super) fn answer(refusal: &Refusal, version: Option<&str>) -> Answer {
     };
     match refusal {
         Refusal::Busy { .. } => Answer::Busy,
-        Refusal::NotAllowed { .. } | Refusal::ThirdPartyNotAllowed { .. } => {
-            Answer::Error(errno::IEAUTHTEST)
-        }
+        Refusal::NotAllowed { .. }
+        | Refusal::ThirdPartyNotAllowed { .. }
+        | Refusal::AuthFailed
+        | Refusal::AuthRequired => Answer::Error(errno::IEAUTHTEST),
         Refusal::LimitExceeded { limit, .. } => Answer::Error(match limit {
             Limit::MaxDuration => duration,
             Limit::MaxStreams => errno::IENUMSTREAMS,

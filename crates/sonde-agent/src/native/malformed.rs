@@ -54,10 +54,14 @@ pub(super) fn unexpected_first(got: &ClientMessage) -> Refusal {
         ClientMessage::Stop => "stop",
         ClientMessage::Progress { .. } => "progress",
         ClientMessage::Abort { .. } => "abort",
+        ClientMessage::AuthHello { .. } => "auth_hello",
+        ClientMessage::AuthProof { .. } => "auth_proof",
     };
     invalid(
         "type",
-        format!("\"{name}\" cannot open a connection (send test_request or stream_hello)"),
+        format!(
+            "\"{name}\" cannot open a connection (send test_request, auth_hello or stream_hello)"
+        ),
     )
 }
 

@@ -3,19 +3,22 @@
 //! test request, admitted here and run by [`tcp`] or [`udp`], or a data
 //! connection, handed to the test waiting for it.
 
+mod auth;
 mod malformed;
 mod tcp;
 mod third_party;
 mod udp;
 mod watcher;
 
-use crate::admission::{admit, Admissible};
+use crate::admission::{admit_as, Admissible, Asker};
+use crate::audit::{Asked, Outcome, Proto};
 use crate::state::Shared;
 use sonde_engine::control::Control;
 use sonde_engine::EngineError;
 use sonde_model::{HostEnv, TestSpec};
 use sonde_wire::{
-    ClientMessage, Preamble, Refusal, ServerMessage, TestId, HANDSHAKE_FRAME_MAX, PROTOCOL_VERSION,
+    ClientMessage, Cut, Preamble, Refusal, ServerMessage, TestId, HANDSHAKE_FRAME_MAX,
+    PROTOCOL_VERSION,
 };
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
@@ -54,22 +57,75 @@ pub(crate) fn handle(
             None => return Err(e),
         },
     };
+    let (first, identity) = match first {
+        ClientMessage::AuthHello {
+            token_name,
+            client_nonce,
+        } => {
+            let Some(identity) = auth::exchange(
+                &mut control,
+                peer,
+                &token_name,
+                client_nonce,
+                shared,
+                deadline,
+            )?
+            else {
+                return Ok(());
+            };
+            let next = control.recv(HANDSHAKE_FRAME_MAX, hello_wait(), "the request");
+            match next {
+                Ok(m) => (m, Some(identity)),
+                Err(e) => match malformed::refusal(&e) {
+                    Some(refusal) => return refuse(control, peer, refusal),
+                    None => return Err(e),
+                },
+            }
+        }
+        other => (other, None),
+    };
+    let token = identity.as_ref().map(|i| i.token.as_str());
+    if identity.is_none()
+        && shared.access().required
+        && matches!(
+            first,
+            ClientMessage::TestRequest { .. } | ClientMessage::ThirdPartyRequest { .. }
+        )
+    {
+        let class = shared.access().class_for(None, peer.ip()).name.clone();
+        Asker::new(peer, Proto::Native).audit(
+            shared,
+            &class,
+            &Asked::default(),
+            Outcome::Refused,
+            Some(Refusal::AuthRequired.to_string()),
+        );
+        return refuse(control, peer, Refusal::AuthRequired);
+    }
     match first {
         ClientMessage::TestRequest {
             request,
             env,
             live_intervals,
-        } => run_request(
-            control,
-            peer,
-            request,
-            &env,
-            live_intervals,
-            shared,
-            deadline,
-        ),
+            accepts_cuts,
+        } => {
+            let asker = Asker {
+                token,
+                takes_cuts: accepts_cuts,
+                ..Asker::new(peer, Proto::Native)
+            };
+            run_request(
+                control,
+                &asker,
+                request,
+                &env,
+                live_intervals,
+                shared,
+                deadline,
+            )
+        }
         ClientMessage::ThirdPartyRequest { request, env } => {
-            third_party::run(control, peer, request, &env, shared)
+            third_party::run(control, peer, request, &env, shared, identity.as_ref())
         }
         ClientMessage::StreamHello { test_id, stream } => {
             shared
@@ -77,7 +133,33 @@ pub(crate) fn handle(
                 .deliver(test_id, stream, peer.ip(), control.into_stream());
             Ok(())
         }
+        // A proof out of turn, or a second exchange on one connection.
+        ClientMessage::AuthProof { .. } => {
+            auth::fail(control, peer, token, "auth_proof out of turn", shared)
+        }
+        ClientMessage::AuthHello { .. } => {
+            auth::fail(control, peer, token, "a second auth_hello", shared)
+        }
         other => refuse(control, peer, malformed::unexpected_first(&other)),
+    }
+}
+
+/// How an admitted test runs: the cuts the server made (told to the
+/// client with the spec it runs), and whether a rate cap binds it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Terms {
+    pub cuts: Vec<Cut>,
+    pub rate_capped: bool,
+}
+
+impl Terms {
+    /// The `accepted` message's cuts and spec.
+    pub(crate) fn told(&self, spec: impl FnOnce() -> TestSpec) -> (Vec<Cut>, Option<TestSpec>) {
+        if self.cuts.is_empty() {
+            (Vec::new(), None)
+        } else {
+            (self.cuts.clone(), Some(spec()))
+        }
     }
 }
 
@@ -85,20 +167,31 @@ pub(crate) fn handle(
 /// [`TestSpec`] is taken apart.
 fn run_request(
     control: Control,
-    peer: SocketAddr,
+    asker: &Asker<'_>,
     request: TestSpec,
     client_env: &HostEnv,
     live_intervals: bool,
     shared: &Arc<Shared>,
     deadline: Instant,
 ) -> Result<(), EngineError> {
+    let peer = asker.peer;
     match request {
-        TestSpec::Tcp(spec) => run_admitted(control, peer, &spec, client_env, shared, |c, id| {
-            tcp::run(c, peer, &spec, id, shared, deadline)
-        }),
-        TestSpec::Udp(spec) => run_admitted(control, peer, &spec, client_env, shared, |c, id| {
-            udp::run(c, peer, &spec, id, live_intervals, deadline)
-        }),
+        TestSpec::Tcp(spec) => run_admitted(
+            control,
+            asker,
+            &spec,
+            client_env,
+            shared,
+            |c, id, spec, terms| tcp::run(c, peer, spec, id, shared, deadline, terms),
+        ),
+        TestSpec::Udp(spec) => run_admitted(
+            control,
+            asker,
+            &spec,
+            client_env,
+            shared,
+            |c, id, spec, terms| udp::run(c, peer, spec, id, live_intervals, deadline, terms),
+        ),
         TestSpec::Http(_) => refuse(
             control,
             peer,
@@ -120,22 +213,27 @@ fn run_request(
 
 /// Admits `spec` and runs it with `run`, holding its test slot; or tells
 /// the client why not.
-fn run_admitted(
+fn run_admitted<S: Admissible>(
     control: Control,
-    peer: SocketAddr,
-    spec: &impl Admissible,
+    asker: &Asker<'_>,
+    spec: &S,
     client_env: &HostEnv,
     shared: &Arc<Shared>,
-    run: impl FnOnce(Control, TestId) -> Result<(), EngineError>,
+    run: impl FnOnce(Control, TestId, &S, &Terms) -> Result<(), EngineError>,
 ) -> Result<(), EngineError> {
-    let slot = match admit(shared, peer.ip(), spec) {
-        Ok(slot) => slot,
+    let peer = asker.peer;
+    let admitted = match admit_as(shared, asker, spec) {
+        Ok(a) => a,
         Err(refusal) => return refuse(control, peer, refusal),
     };
     let id = new_test_id();
     tracing::info!(%peer, test = %id, client = %format!("sonde {} on {} {}", client_env.sonde_version, client_env.os, client_env.kernel), "client");
-    let result = run(control, id);
-    drop(slot);
+    let terms = Terms {
+        cuts: admitted.cuts,
+        rate_capped: admitted.rate_capped,
+    };
+    let result = run(control, id, &admitted.spec, &terms);
+    drop(admitted.slot);
     result
 }
 

@@ -31,10 +31,10 @@ pub(super) fn run(
     id: TestId,
     shared: &Shared,
     deadline: Instant,
+    terms: &super::Terms,
 ) -> Result<(), EngineError> {
     let rx = shared.registry().open(id, peer.ip(), spec.stream_count());
-    let rate_capped = shared.limits().max_rate.is_some();
-    let result = run_accepted(control, peer, spec, id, &rx, rate_capped, deadline);
+    let result = run_accepted(control, peer, spec, id, &rx, terms, deadline);
     shared.registry().close(id);
     result
 }
@@ -45,14 +45,18 @@ fn run_accepted(
     spec: &TcpSpec,
     id: TestId,
     rx: &Receiver<Delivered>,
-    rate_capped: bool,
+    terms: &super::Terms,
     deadline: Instant,
 ) -> Result<(), EngineError> {
+    let rate_capped = terms.rate_capped;
+    let (cuts, cut_spec) = terms.told(|| sonde_model::TestSpec::Tcp(spec.clone()));
     control.send_preamble()?;
     control.send(&ServerMessage::Accepted {
         test_id: id,
         env: host_env(),
         udp_ports: Vec::new(),
+        cuts,
+        spec: cut_spec,
     })?;
     tracing::info!(%peer, test = %id, streams = spec.stream_count(), direction = ?spec.direction,
         time = ?spec.time, "test accepted");

@@ -1,8 +1,9 @@
 //! Third-party tests (docs/protocol.md): a client asks this server to run
 //! a TCP or UDP test itself, as a client, toward another sonde server.
 //!
-//! Only clients in `third_party_allow` may ask (none by default), and the
-//! test must fit this server's own limits and hold one of its test slots.
+//! Only clients in `third_party_allow`, or holding a token that `may`
+//! ask for them, may ask (none by default), and the test must fit the
+//! client's class's limits here and hold one of this server's test slots.
 //! The test always speaks sonde's protocol to the target, never iperf3's:
 //! the target's own server must accept it, so its handshake and limits
 //! apply, and nothing is sent toward an address that did not agree. The
@@ -10,7 +11,9 @@
 //! closing its connection stops the test.
 
 use super::refuse;
-use crate::admission::admit;
+use crate::access::Identity;
+use crate::admission::{admit_as, Asker};
+use crate::audit::{Asked, Outcome, Proto};
 use crate::limits::check_third_party;
 use crate::state::Shared;
 use sonde_engine::control::Control;
@@ -29,19 +32,48 @@ pub(super) fn run(
     request: TestSpec,
     client_env: &HostEnv,
     shared: &Arc<Shared>,
+    identity: Option<&Identity>,
 ) -> Result<(), EngineError> {
-    if let Err(refusal) = check_third_party(shared.limits(), peer.ip()) {
-        return refuse(control, peer, refusal);
+    let token = identity.map(|i| i.token.as_str());
+    let target = spec_target(&request);
+    if !identity.is_some_and(|i| i.third_party) {
+        if let Err(refusal) = check_third_party(shared.limits(), peer.ip()) {
+            let class = shared.access().class_for(token, peer.ip()).name.clone();
+            let asked = Asked {
+                test: Some(format!("third_party_{}", request.kind().name())),
+                target: Some(target),
+                ..Asked::default()
+            };
+            let asker = Asker {
+                token,
+                ..Asker::new(peer, Proto::Native)
+            };
+            asker.audit(
+                shared,
+                &class,
+                &asked,
+                Outcome::Refused,
+                Some(refusal.to_string()),
+            );
+            return refuse(control, peer, refusal);
+        }
     }
+    let kind = format!("third_party_{}", request.kind().name());
+    let asker = Asker {
+        token,
+        kind: Some(&kind),
+        target: Some(&target),
+        ..Asker::new(peer, Proto::Native)
+    };
     let (spec, slot) = match request {
         TestSpec::Tcp(mut s) => {
             s.peer = PeerKind::Sonde;
-            let slot = admit(shared, peer.ip(), &s);
+            let slot = admit_as(shared, &asker, &s).map(|a| a.slot);
             (TestSpec::Tcp(s), slot)
         }
         TestSpec::Udp(mut s) => {
             s.peer = PeerKind::Sonde;
-            let slot = admit(shared, peer.ip(), &s);
+            let slot = admit_as(shared, &asker, &s).map(|a| a.slot);
             (TestSpec::Udp(s), slot)
         }
         TestSpec::Ping(_) | TestSpec::Http(_) => {
@@ -57,7 +89,6 @@ pub(super) fn run(
         Ok(slot) => slot,
         Err(refusal) => return refuse(control, peer, refusal),
     };
-    let target = spec_target(&spec);
     tracing::info!(%peer, %target, client = %format!("sonde {} on {}", client_env.sonde_version, client_env.os), "third-party test");
     control.send_preamble()?;
     let stop = Stop::new();

@@ -99,6 +99,7 @@ pub(super) fn run(
     id: TestId,
     live_intervals: bool,
     handshake_deadline: Instant,
+    terms: &super::Terms,
 ) -> Result<(), EngineError> {
     let sockets = (0..spec.stream_count())
         .map(|_| bind_near(&control))
@@ -108,11 +109,14 @@ pub(super) fn run(
         .map(|s| s.local_addr().map(|a| a.port()))
         .collect::<Result<Vec<_>, _>>()
         .map_err(EngineError::io("UDP port"))?;
+    let (cuts, cut_spec) = terms.told(|| sonde_model::TestSpec::Udp(spec.clone()));
     control.send_preamble()?;
     control.send(&ServerMessage::Accepted {
         test_id: id,
         env: host_env(),
         udp_ports: ports,
+        cuts,
+        spec: cut_spec,
     })?;
     tracing::info!(%peer, test = %id, streams = spec.stream_count(), rate = %spec.stream_rate(), "UDP test accepted");
     let deadline = crate::handshake::connect_deadline(handshake_deadline);

@@ -13,7 +13,7 @@ use sonde_model::{
     HostEnv, IpFamily, PeerKind, SideReport, StreamRole, TcpSpec, TestResult, TestSpec, Timestamp,
 };
 use sonde_wire::{
-    ClientMessage, Preamble, ServerMessage, TestId, HANDSHAKE_FRAME_MAX, PROTOCOL_VERSION,
+    ClientMessage, Cut, Preamble, ServerMessage, TestId, HANDSHAKE_FRAME_MAX, PROTOCOL_VERSION,
 };
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
@@ -131,6 +131,25 @@ pub struct Accepted {
     pub test_id: TestId,
     pub env: HostEnv,
     pub udp_ports: Vec<u16>,
+    /// The limits the server cut the test down to; empty: as asked.
+    pub cuts: Vec<Cut>,
+    /// With `cuts`: the test as the server runs it.
+    pub spec: Option<TestSpec>,
+}
+
+/// Says each cut on stderr (the log's warnings) and checks the server
+/// only cut: the test it runs may be no longer, wider or faster.
+pub fn check_cuts(cuts: &[Cut], time: Duration, asked: Duration) -> Result<(), EngineError> {
+    for c in cuts {
+        tracing::warn!("{c}");
+    }
+    if time > asked {
+        return Err(EngineError::Unexpected {
+            expected: "a test no longer than asked",
+            got: format!("{time:?} for {asked:?}"),
+        });
+    }
+    Ok(())
 }
 
 /// Connects to the server, asks for `request`, and returns the control
@@ -149,18 +168,33 @@ pub fn handshake(
         .peer_addr()
         .map_err(EngineError::io("server address"))?;
     control.send_preamble()?;
+    let token = match &request {
+        TestSpec::Tcp(s) => s.token.clone(),
+        TestSpec::Udp(s) => s.token.clone(),
+        _ => None,
+    };
+    if let Some(token) = &token {
+        let class = crate::auth::authenticate(&mut control, token, HANDSHAKE_TIMEOUT)?;
+        tracing::info!(token = token.name(), %class, "authenticated");
+    }
     control.send(&ClientMessage::TestRequest {
         // A UDP client reads the server's intervals as they end.
         live_intervals: matches!(request, TestSpec::Udp(_)),
+        accepts_cuts: true,
         request,
         env: host_env(),
     })?;
-    // An iperf3 server takes sonde's first bytes for its cookie and asks
-    // for parameters (state 9) or says it is busy (state -1).
-    if matches!(control.peek_byte(HANDSHAKE_TIMEOUT)?, 9 | 0xff) {
-        return Err(EngineError::PeerIsIperf3);
-    }
-    let theirs = control.recv_preamble(HANDSHAKE_TIMEOUT)?;
+    let theirs = if token.is_some() {
+        // Read before the proof; the answer follows without another.
+        Preamble::CURRENT
+    } else {
+        // An iperf3 server takes sonde's first bytes for its cookie and
+        // asks for parameters (state 9) or says it is busy (state -1).
+        if matches!(control.peek_byte(HANDSHAKE_TIMEOUT)?, 9 | 0xff) {
+            return Err(EngineError::PeerIsIperf3);
+        }
+        control.recv_preamble(HANDSHAKE_TIMEOUT)?
+    };
     let reply = control.recv(
         HANDSHAKE_FRAME_MAX,
         HANDSHAKE_TIMEOUT,
@@ -171,11 +205,15 @@ pub fn handshake(
             test_id,
             env,
             udp_ports,
+            cuts,
+            spec,
         } => Accepted {
             server,
             test_id,
             env,
             udp_ports,
+            cuts,
+            spec,
         },
         other => return Err(unexpected("accepted", &other)),
     };
@@ -217,6 +255,23 @@ pub fn run_tcp(
         TestSpec::Tcp(spec.clone()),
         &StreamOptions::from(spec),
     )?;
+    let cut;
+    let spec = match &accepted.spec {
+        Some(TestSpec::Tcp(s)) if !accepted.cuts.is_empty() => {
+            check_cuts(&accepted.cuts, s.send_duration(), spec.send_duration())?;
+            cut = TcpSpec {
+                time: s.time,
+                parallel: s.parallel.min(spec.parallel),
+                bitrate: match (spec.bitrate, s.bitrate) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => b.or(a),
+                },
+                ..spec.clone()
+            };
+            &cut
+        }
+        _ => spec,
+    };
     let (server_addr, test_id, server_env) = (accepted.server, accepted.test_id, accepted.env);
     on_event(TestEvent::Accepted {
         server: server_addr,

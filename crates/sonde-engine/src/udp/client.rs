@@ -161,6 +161,28 @@ pub fn run_udp(
             ..StreamOptions::default()
         },
     )?;
+    let cut;
+    let spec = match &accepted.spec {
+        Some(TestSpec::Udp(s)) if !accepted.cuts.is_empty() => {
+            crate::tcp::client::check_cuts(
+                &accepted.cuts,
+                s.send_duration(),
+                spec.send_duration(),
+            )?;
+            cut = UdpSpec {
+                time: s.time,
+                parallel: s.parallel.min(spec.parallel),
+                bitrate: if spec.bitrate.bps() == 0 {
+                    s.bitrate
+                } else {
+                    s.bitrate.min(spec.bitrate)
+                },
+                ..spec.clone()
+            };
+            &cut
+        }
+        _ => spec,
+    };
     let server = accepted.server;
     on_event(UdpEvent::Accepted {
         server,
