@@ -78,10 +78,14 @@ impl Control {
     /// A second handle on the same connection, for a reader or writer on
     /// another thread.
     pub fn try_clone(&self) -> Result<Self, EngineError> {
-        self.stream
+        let stream = self
+            .stream
             .try_clone()
-            .map(Self::new)
-            .map_err(EngineError::io("control connection"))
+            .map_err(EngineError::io("control connection"))?;
+        Ok(Self {
+            stream,
+            preamble_sent: self.preamble_sent,
+        })
     }
 
     /// Writes our preamble, once: a second call (the answer after an

@@ -2,6 +2,7 @@
 //! and client runs against it.
 #![allow(dead_code)]
 
+pub mod auth;
 pub mod cli;
 pub mod http;
 pub mod http_server;
