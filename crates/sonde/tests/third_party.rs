@@ -56,7 +56,7 @@ fn a_client_outside_the_agents_allow_list_is_refused() {
     let out = via("tcp", b.port, c.port, &["-t", "1s"]);
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
-    assert!(err.contains("not in third_party.allow"), "{err}");
+    assert!(err.contains("not in third_party_allow"), "{err}");
     // One that allows another prefix refuses ::1 as well.
     let c = ServerProc::start(&["--no-reflector", "--third-party-allow", "2001:db8::/32"]);
     let err = stderr(&via("tcp", b.port, c.port, &["-t", "1s"]));
