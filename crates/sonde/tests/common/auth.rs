@@ -83,9 +83,14 @@ impl Raw {
         sonde_wire::decode_message(&payload).unwrap()
     }
 
-    /// Whether the server closed the connection (no more bytes).
+    /// Whether the server closed the connection (no more bytes, or a
+    /// reset) before the read timeout (30 s); a timeout is not a close.
     pub fn closed(&mut self) -> bool {
-        matches!(self.s.read(&mut [0u8; 64]), Ok(0) | Err(_))
+        match self.s.read(&mut [0u8; 64]) {
+            Ok(0) => true,
+            Err(e) => e.kind() == std::io::ErrorKind::ConnectionReset,
+            Ok(_) => false,
+        }
     }
 
     /// Sends `auth_hello` for `name` with `nonce`; the server's nonce.
