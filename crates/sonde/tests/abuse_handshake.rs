@@ -274,6 +274,7 @@ fn a_test_whose_client_never_connects_its_streams_ends_by_the_deadline() {
             request: spec,
             env: HostEnv::default(),
             live_intervals: false,
+            accepts_cuts: false,
         };
         let mut s = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
         let opened = Instant::now();

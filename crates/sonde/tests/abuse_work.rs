@@ -39,6 +39,7 @@ fn request(port: u16, s: &TcpSpec) -> (Control, ServerMessage) {
         request: TestSpec::Tcp(s.clone()),
         env: host_env(),
         live_intervals: false,
+        accepts_cuts: false,
     })
     .unwrap();
     c.recv_preamble(Duration::from_secs(10)).unwrap();
