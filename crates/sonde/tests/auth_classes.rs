@@ -28,6 +28,7 @@ name = "friends"
 prefixes = ["127.0.0.2/32"]
 max_duration = "1s"
 max_streams = 2
+max_udp_rate = "20M"
 over_limit = "cut"
 [[auth.classes]]
 name = "strangers"
@@ -125,6 +126,28 @@ fn the_same_request_is_cut_refused_or_run_by_class() {
     assert_eq!(lines[0]["client"], "127.0.0.2");
     assert_eq!(lines[0]["streams"], 2, "the cut test is logged");
     assert_eq!(lines[2]["token"], "ops");
+}
+
+#[test]
+fn a_friends_udp_test_is_paced_down_to_its_class_rate() {
+    let dir = scratch("udp-cut");
+    let server = server_with(&dir, &classes(&dir.join("a.jsonl"), ""), &[]);
+    let out = sonde()
+        .args(["udp", "127.0.0.1", "-p", &server.port.to_string()])
+        .args(["-t", "1", "-b", "50M", "-B", "127.0.0.2", "-J"])
+        .output()
+        .expect("run sonde udp");
+    let doc = json(&out);
+    assert_eq!(doc["spec"]["bitrate_bps"], 20_000_000, "{}", doc["spec"]);
+    let err = stderr(&out);
+    assert!(err.contains("max_rate cut to 20.0 Mbit/s"), "{err}");
+    assert!(err.contains("asked: 50.0 Mbit/s"), "{err}");
+    // What was received is what a 20 Mbit/s test sends, not 50.
+    let got = doc["summary"]["forward"]["received_packets"]
+        .as_u64()
+        .unwrap_or(0);
+    // 20 Mbit/s of 1400-byte payloads for 1 s: 1786 packets.
+    assert!((1700..=1800).contains(&got), "received {got} packets");
 }
 
 #[test]
