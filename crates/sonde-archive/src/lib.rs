@@ -118,7 +118,10 @@ impl Store {
         let found = match self.schema_version() {
             Ok(v) => v,
             Err(_) => {
-                self.backend.sql().batch(schema::VERSION_TABLE)?;
+                self.backend.transaction(&mut |tx| {
+                    tx.lock_migrations()?;
+                    tx.batch(schema::VERSION_TABLE)
+                })?;
                 self.schema_version()?
             }
         };
@@ -133,7 +136,9 @@ impl Store {
         for (i, step) in schema::MIGRATIONS.iter().enumerate().skip(found as usize) {
             let version = i as i64 + 1;
             self.backend.transaction(&mut |tx| {
-                // Another process may have migrated meanwhile.
+                // Another process may have migrated meanwhile (it held
+                // the lock until its migration was committed).
+                tx.lock_migrations()?;
                 let now = tx
                     .int("SELECT MAX(version) FROM sonde_schema", &[])?
                     .unwrap_or(0);

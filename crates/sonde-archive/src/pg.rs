@@ -16,9 +16,17 @@ pub struct PgBackend {
 fn err(location: &str) -> impl Fn(postgres::Error) -> ArchiveError + '_ {
     move |e| ArchiveError::Database {
         location: location.to_string(),
-        message: e.to_string(),
+        // The server's own words, not only "db error".
+        message: match e.as_db_error() {
+            Some(db) => format!("{}: {}", db.severity(), db.message()),
+            None => e.to_string(),
+        },
     }
 }
+
+/// The advisory lock key sonde's migrations (and schema creation) hold,
+/// in every schema of a database: "sonde" in ASCII.
+const MIGRATION_LOCK: i64 = 0x736f_6e64_65;
 
 /// `url` without sonde's own `schema=` parameter, and that schema.
 fn split_schema(url: &str) -> (String, Option<String>) {
@@ -70,9 +78,12 @@ impl PgBackend {
                     message: format!("schema '{s}': use letters, digits and _"),
                 });
             }
+            // Two openers of a new schema at once: one creates it, the
+            // other waits for the lock and finds it there.
             client
                 .batch_execute(&format!(
-                    "CREATE SCHEMA IF NOT EXISTS {s}; SET search_path TO {s}"
+                    "BEGIN; SELECT pg_advisory_xact_lock({MIGRATION_LOCK}); \
+                     CREATE SCHEMA IF NOT EXISTS {s}; COMMIT; SET search_path TO {s}"
                 ))
                 .map_err(err(&location))?;
         }
@@ -103,6 +114,12 @@ struct On<'a, C: GenericClient> {
 }
 
 impl<C: GenericClient> Sql for On<'_, C> {
+    fn lock_migrations(&mut self) -> Result<(), ArchiveError> {
+        self.c
+            .execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+            .map(drop)
+            .map_err(err(self.location))
+    }
     fn batch(&mut self, sql: &str) -> Result<(), ArchiveError> {
         self.c.batch_execute(sql).map_err(err(self.location))
     }

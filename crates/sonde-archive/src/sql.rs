@@ -53,6 +53,14 @@ pub trait Sql {
     /// Every row, each column typed as the database gives it (a null as
     /// `Text(None)`).
     fn rows(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>, ArchiveError>;
+    /// Within a transaction: waits until no other connection migrates
+    /// the database, and holds that until the transaction ends. SQLite
+    /// needs nothing (its write transactions already exclude each other);
+    /// PostgreSQL runs several at once and would fail one of two
+    /// concurrent `CREATE TABLE`s.
+    fn lock_migrations(&mut self) -> Result<(), ArchiveError> {
+        Ok(())
+    }
 }
 
 /// A backend: a connection that runs work in transactions.

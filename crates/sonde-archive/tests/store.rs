@@ -439,3 +439,30 @@ fn a_new_archive_opened_by_many_at_once_opens_for_all() {
     }
     let _ = std::fs::remove_dir_all(&base);
 }
+
+#[test]
+fn a_new_postgresql_schema_opened_by_many_at_once_opens_for_all() {
+    // A central agent's first moments: every agent delivers at once, and
+    // each request opens the archive; one creates the schema and
+    // migrates it while the others wait for it.
+    let mut admin = postgres::Client::connect(PG, postgres::NoTls).expect("PostgreSQL");
+    for round in 0..5 {
+        let schema = format!("sonde_race_{}_{round}", std::process::id());
+        admin
+            .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+            .unwrap();
+        let url = format!("{PG}?schema={schema}");
+        std::thread::scope(|scope| {
+            for _ in 0..6 {
+                scope.spawn(|| {
+                    let mut s = Store::open(&url).unwrap_or_else(|e| panic!("round {round}: {e}"));
+                    s.put_result(&tcp(1), &Placement::default()).unwrap();
+                });
+            }
+        });
+        assert_eq!(Store::open(&url).unwrap().count_results().unwrap(), 6);
+        admin
+            .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+            .unwrap();
+    }
+}
