@@ -157,6 +157,52 @@ mod tests {
         assert_eq!(cuts[0].requested, "unpaced");
     }
 
+    /// Over a grid of asks and caps: a cut test always fits the caps,
+    /// never asks more than the original in any respect, keeps its
+    /// warm-up and directions, and says a cut for each change.
+    #[test]
+    fn a_cut_always_fits_and_never_grows() {
+        for (omit, time, parallel, directions, rate) in (0..3u64).flat_map(|o| {
+            (1..4u64).flat_map(move |t| {
+                (1..5u16).flat_map(move |p| {
+                    (1..3u16).flat_map(move |d| {
+                        [None, Some(1u64), Some(7_000_000)]
+                            .into_iter()
+                            .map(move |r| (o, t * 3, p, d, r))
+                    })
+                })
+            })
+        }) {
+            for (max_s, max_streams, max_rate) in [
+                (1, 1, None),
+                (4, 3, Some(10_000_000)),
+                (10, 8, Some(5)),
+                (2, 2, Some(3_000_000)),
+            ] {
+                let s = shape(omit, time, parallel, directions, rate);
+                let l = limits(max_s, max_streams, max_rate);
+                let Some((got, cuts)) = cut(s, &l, "c") else {
+                    continue;
+                };
+                assert!(got.omit + got.time <= l.max_duration, "{s:?} → {got:?}");
+                assert!(got.streams() <= u64::from(l.max_streams), "{s:?} → {got:?}");
+                if let Some(max) = l.max_rate {
+                    let per = got.per_stream.expect("paced under a cap");
+                    assert!(per.bps() * got.streams() <= max.bps(), "{s:?} → {got:?}");
+                }
+                assert_eq!((got.omit, got.directions), (s.omit, s.directions));
+                assert!(got.time <= s.time && got.parallel <= s.parallel);
+                if let (Some(a), Some(b)) = (s.per_stream, got.per_stream) {
+                    assert!(b <= a, "{s:?} → {got:?}");
+                }
+                let changed = usize::from(got.time != s.time)
+                    + usize::from(got.parallel != s.parallel)
+                    + usize::from(got.per_stream != s.per_stream);
+                assert_eq!(cuts.len(), changed, "{s:?} → {got:?}: {cuts:?}");
+            }
+        }
+    }
+
     #[test]
     fn what_cannot_fit_is_not_cut() {
         assert_eq!(

@@ -45,6 +45,7 @@ pub(super) fn fail(
         Outcome::AuthFailed,
         Some(why.into()),
     );
+    shared.counters().refused(&Refusal::AuthFailed);
     refuse(control, peer, Refusal::AuthFailed)
 }
 

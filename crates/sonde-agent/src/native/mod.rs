@@ -100,6 +100,7 @@ pub(crate) fn handle(
             Outcome::Refused,
             Some(Refusal::AuthRequired.to_string()),
         );
+        shared.counters().refused(&Refusal::AuthRequired);
         return refuse(control, peer, Refusal::AuthRequired);
     }
     match first {
