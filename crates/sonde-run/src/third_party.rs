@@ -34,6 +34,9 @@ pub struct ThirdPartyRunner {
     pub agent: String,
     pub port: u16,
     pub family: IpFamily,
+    /// The token that proves this client to the agent, for specs that
+    /// carry none of their own (`sonde qos --via --token-file`).
+    pub token: Option<sonde_model::Credential>,
 }
 
 impl ThirdPartyRunner {
@@ -45,6 +48,7 @@ impl ThirdPartyRunner {
             agent: host,
             port,
             family,
+            token: None,
         })
     }
 
@@ -162,7 +166,8 @@ impl ThirdPartyRunner {
             TestSpec::Tcp(s) => s.token.as_ref(),
             TestSpec::Udp(s) => s.token.as_ref(),
             _ => None,
-        };
+        }
+        .or(self.token.as_ref());
         if let Some(token) = token {
             sonde_engine::auth::authenticate(
                 &mut control,

@@ -45,6 +45,11 @@ pub struct Common {
     /// lists this host in `third_party_allow`. Without it, this host.
     #[arg(long, value_name = "AGENT")]
     pub via: Option<String>,
+    /// A file holding a token of the --via agent's (one line
+    /// NAME:SECRET), for agents that run third-party tests only for
+    /// tokens that may.
+    #[arg(long, value_name = "FILE", env = "SONDE_TOKEN_FILE", requires = "via")]
+    pub token_file: Option<std::path::PathBuf>,
     /// Server port (the receiver's).
     #[arg(short = 'p', long, default_value_t = 5201)]
     pub port: u16,
@@ -241,11 +246,13 @@ pub fn run(args: QosArgs) -> Result<(), Failure> {
         QosCommand::Check(a) => run_check_spec(
             &a.to_spec(),
             MethodOut::new(a.common.json, &a.common.archive),
+            crate::run_args::read_token(a.common.token_file.as_deref())?,
         ),
         QosCommand::Scenario(a) => run_scenario_spec(
             &a.to_spec(),
             MethodOut::new(a.common.json, &a.common.archive),
             a.chart.as_deref(),
+            crate::run_args::read_token(a.common.token_file.as_deref())?,
         ),
     }
 }
@@ -255,12 +262,14 @@ pub fn run(args: QosArgs) -> Result<(), Failure> {
 fn with_senders<T>(
     via: Option<&str>,
     family: IpFamily,
+    token: Option<sonde_model::Credential>,
     body: impl FnOnce(&Senders<'_>) -> Result<T, Failure>,
 ) -> Result<T, Failure> {
     let agent = via
         .map(|a| ThirdPartyRunner::parse(a, 5201, family))
         .transpose()
-        .map_err(|e| Failure::Usage(anyhow!("via: {e}")))?;
+        .map_err(|e| Failure::Usage(anyhow!("via: {e}")))?
+        .map(|a| ThirdPartyRunner { token, ..a });
     let senders = Senders {
         local: &LocalRunner,
         agent: agent
@@ -274,8 +283,13 @@ fn usage(e: sonde_model::SpecError) -> Failure {
     Failure::Usage(anyhow!("invalid {}: {}", e.field, e.reason))
 }
 
-/// Runs a `qos_check` spec (from flags, or a file given to `sonde run`).
-pub fn run_check_spec(spec: &QosCheckSpec, mo: MethodOut) -> Result<(), Failure> {
+/// Runs a `qos_check` spec (from flags, or a file given to `sonde run`);
+/// `token` proves this client to the `via` agent.
+pub fn run_check_spec(
+    spec: &QosCheckSpec,
+    mo: MethodOut,
+    token: Option<sonde_model::Credential>,
+) -> Result<(), Failure> {
     let json = mo.json;
     spec.validate().map_err(usage)?;
     let stop = interrupt_flag();
@@ -283,7 +297,7 @@ pub fn run_check_spec(spec: &QosCheckSpec, mo: MethodOut) -> Result<(), Failure>
     if !json {
         let _ = writeln!(out, "{}", sonde_report::qos_check_header());
     }
-    let result = with_senders(spec.via.as_deref(), spec.probe.family, |senders| {
+    let result = with_senders(spec.via.as_deref(), spec.probe.family, token, |senders| {
         run_qos_checks(senders, spec, &stop, &Events::new(), &mut |c| {
             if !json {
                 let _ = writeln!(out, "{}", sonde_report::qos_check_line(c));
@@ -299,6 +313,7 @@ pub fn run_scenario_spec(
     spec: &QosScenarioSpec,
     mo: MethodOut,
     chart: Option<&Path>,
+    token: Option<sonde_model::Credential>,
 ) -> Result<(), Failure> {
     let json = mo.json;
     spec.validate().map_err(usage)?;
@@ -309,14 +324,19 @@ pub fn run_scenario_spec(
     if !json {
         let _ = writeln!(out, "{}", sonde_report::qos_step_header(streams));
     }
-    let result = with_senders(spec.via.as_deref(), spec.udp_foreground.family, |senders| {
-        run_qos_scenario(senders, spec, &stop, &Events::new(), &mut |s| {
-            if !json {
-                let _ = writeln!(out, "{}", sonde_report::qos_step_line(s, streams));
-            }
-        })
-        .map_err(method_failure)
-    })?;
+    let result = with_senders(
+        spec.via.as_deref(),
+        spec.udp_foreground.family,
+        token,
+        |senders| {
+            run_qos_scenario(senders, spec, &stop, &Events::new(), &mut |s| {
+                if !json {
+                    let _ = writeln!(out, "{}", sonde_report::qos_step_line(s, streams));
+                }
+            })
+            .map_err(method_failure)
+        },
+    )?;
     if let Some(chart) = chart {
         chart.write(&sonde_report::qos_chart(&result))?;
     }

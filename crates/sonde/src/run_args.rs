@@ -160,23 +160,9 @@ impl RunArgs {
             .map_err(|e| format!("--via: {e}"))
     }
 
-    /// The token `--token-file` holds, if given; a file that cannot be
-    /// read or does not hold a token is a usage error.
+    /// The token `--token-file` holds, if given ([`read_token`]).
     pub fn token(&self) -> Result<Option<sonde_model::Credential>, crate::cli::Failure> {
-        let Some(path) = &self.token_file else {
-            return Ok(None);
-        };
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            crate::cli::Failure::Usage(anyhow::anyhow!(
-                "--token-file: cannot read {}: {e}",
-                path.display()
-            ))
-        })?;
-        sonde_model::Credential::parse(&text)
-            .map(Some)
-            .map_err(|e| {
-                crate::cli::Failure::Usage(anyhow::anyhow!("--token-file {}: {e}", path.display()))
-            })
+        read_token(self.token_file.as_deref())
     }
 
     pub fn peer(&self) -> PeerKind {
@@ -213,6 +199,28 @@ impl RunArgs {
             eprintln!("sonde: note: {note}");
         }
     }
+}
+
+/// The token a `--token-file` holds (one line `NAME:SECRET`), if one is
+/// given; a file that cannot be read or does not hold a token is a usage
+/// error.
+pub fn read_token(
+    path: Option<&std::path::Path>,
+) -> Result<Option<sonde_model::Credential>, crate::cli::Failure> {
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        crate::cli::Failure::Usage(anyhow::anyhow!(
+            "--token-file: cannot read {}: {e}",
+            path.display()
+        ))
+    })?;
+    sonde_model::Credential::parse(&text)
+        .map(Some)
+        .map_err(|e| {
+            crate::cli::Failure::Usage(anyhow::anyhow!("--token-file {}: {e}", path.display()))
+        })
 }
 
 /// `-4` / `-6` as an address family.

@@ -103,11 +103,13 @@ pub fn run(args: RunSpecArgs) -> Result<(), Failure> {
             MethodSpec::Repeat(spec) => crate::repeat_cmd::run_repeat_spec(&spec, output),
             MethodSpec::Ndr(spec) => crate::ndr_cmd::run_ndr_spec(spec, output),
             MethodSpec::Sweep(spec) => crate::sweep_cmd::run_sweep_spec(&spec, mo, None, false),
-            MethodSpec::QosCheck(spec) => crate::qos_cmd::run_check_spec(&spec, mo),
+            MethodSpec::QosCheck(spec) => crate::qos_cmd::run_check_spec(&spec, mo, None),
             MethodSpec::Tune(spec) => crate::tune_cmd::run_tune_spec(&spec, mo),
             MethodSpec::TuneLab(spec) => crate::tune_cmd::run_lab_spec(&spec, mo, None),
             MethodSpec::Overhead(spec) => crate::overhead_cmd::run_measure_spec(&spec, mo),
-            MethodSpec::QosScenario(spec) => crate::qos_cmd::run_scenario_spec(&spec, mo, None),
+            MethodSpec::QosScenario(spec) => {
+                crate::qos_cmd::run_scenario_spec(&spec, mo, None, None)
+            }
         };
     }
     let spec = parse_spec(&text).map_err(invalid)?;

@@ -231,3 +231,34 @@ fn third_party_tests_need_a_token_that_may() {
     assert_eq!(last["token"], "ops");
     assert_eq!(last["target"], format!("::1:{}", target.port));
 }
+
+/// The QoS method's background comes from a third-party agent: with the
+/// agent's token it runs; without, the agent refuses it.
+#[test]
+fn qos_via_an_agent_needs_the_agents_token() {
+    let dir = scratch("qos");
+    let receiver = ServerProc::start(&["--no-reflector"]);
+    let agent = server_with(&dir, &classes(&dir.join("a.jsonl"), ""), &[]);
+    let qos = |extra: &[&str]| {
+        sonde()
+            .args(["qos", "check", "::1", "-p", &receiver.port.to_string()])
+            .args(["--via", &format!("[::1]:{}", agent.port)])
+            .args(["--checks", "marking", "--classes", "EF", "-t", "1s"])
+            .args(["--gap", "0s", "-J"])
+            .args(extra)
+            .output()
+            .expect("run sonde qos")
+    };
+    let out = qos(&[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("may not ask"), "{}", stderr(&out));
+    let ops = token_file(&dir, "ops", OPS_SECRET);
+    let doc = json(&qos(&["--token-file", ops.to_str().unwrap()]));
+    let froms: Vec<&str> = doc["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .filter_map(|c| c["from"].as_str())
+        .collect();
+    assert!(froms.iter().any(|f| *f != "this host"), "{froms:?}");
+}
