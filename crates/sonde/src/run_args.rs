@@ -114,7 +114,12 @@ pub struct RunArgs {
     /// A file holding a token of the server's (one line NAME:SECRET):
     /// proves this client to it, for its class's limits (with --via, to
     /// the agent). The secret never crosses the network.
-    #[arg(long, value_name = "FILE", env = "SONDE_TOKEN_FILE")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "SONDE_TOKEN_FILE",
+        conflicts_with = "iperf3"
+    )]
     pub token_file: Option<std::path::PathBuf>,
     /// Run the test from another agent: AGENT (HOST or HOST:PORT, a
     /// `sonde serve` that lists this host in `third_party_allow`, or

@@ -49,6 +49,20 @@ fn the_right_token_runs_and_a_wrong_secret_is_refused_and_audited() {
         !String::from_utf8_lossy(&out.stdout).contains(OPS_SECRET),
         "the secret is in the result"
     );
+    // UDP takes the same exchange.
+    let out = sonde()
+        .args([
+            "udp",
+            "127.0.0.1",
+            "-p",
+            &server.port.to_string(),
+            "-t",
+            "1",
+        ])
+        .args(["-b", "1M", "-J", "--token-file", good.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
 
     let wrong = token_file(&dir, "ops", "not-the-secret-at-all");
     let out = tcp_with(server.port, &["--token-file", wrong.to_str().unwrap()]);
@@ -76,6 +90,12 @@ fn the_right_token_runs_and_a_wrong_secret_is_refused_and_audited() {
     assert_eq!(accepted["token"], "ops");
     assert_eq!(accepted["test"], "tcp");
     assert_eq!(accepted["protocol"], "native");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["outcome"] == "accepted" && l["test"] == "udp" && l["token"] == "ops"),
+        "{lines:?}"
+    );
     let failed: Vec<_> = lines
         .iter()
         .filter(|l| l["outcome"] == "auth_failed")
