@@ -32,9 +32,13 @@ if ! python3 -c 'import prometheus_client' >/dev/null 2>&1; then
     "${pip[@]}" 2>/dev/null || "${pip[@]}" --break-system-packages
 fi
 
-if ! python3 -c 'import schemathesis, openapi_spec_validator' >/dev/null 2>&1; then
-    echo "python-deps: installing schemathesis and openapi-spec-validator (PyPI)" >&2
+# hypothesis is pinned too: schemathesis 4.32.5 takes any 6.x from 6.130,
+# and 6.170.17 (the newest on 2026-11-26) crashes inside its coverage
+# phase on Python 3.11 ("AST constructor recursion depth mismatch").
+if ! python3 -c 'import schemathesis, openapi_spec_validator, hypothesis
+assert hypothesis.__version__ == "6.160.0"' >/dev/null 2>&1; then
+    echo "python-deps: installing schemathesis, hypothesis and openapi-spec-validator (PyPI)" >&2
     pip=(python3 -m pip install --quiet --disable-pip-version-check schemathesis==4.32.5
-        openapi-spec-validator==0.9.0)
+        hypothesis==6.160.0 openapi-spec-validator==0.9.0)
     "${pip[@]}" 2>/dev/null || "${pip[@]}" --break-system-packages
 fi
