@@ -26,7 +26,7 @@ fn err(location: &str) -> impl Fn(postgres::Error) -> ArchiveError + '_ {
 
 /// The advisory lock key sonde's migrations (and schema creation) hold,
 /// in every schema of a database: "sonde" in ASCII.
-const MIGRATION_LOCK: i64 = 0x736f_6e64_65;
+const MIGRATION_LOCK: i64 = 0x0073_6f6e_6465;
 
 /// `url` without sonde's own `schema=` parameter, and that schema.
 fn split_schema(url: &str) -> (String, Option<String>) {

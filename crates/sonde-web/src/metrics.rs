@@ -236,12 +236,9 @@ pub fn render_forwarding(
     if forwarding.is_empty() {
         return;
     }
-    let families: [(
-        &str,
-        &str,
-        &str,
-        fn(&sonde_archive::ForwardStatus, i64) -> Option<f64>,
-    ); 5] = [
+    /// A family's value for one destination at a time.
+    type Value = fn(&sonde_archive::ForwardStatus, i64) -> Option<f64>;
+    let families: [(&str, &str, &str, Value); 5] = [
         (
             "sonde_forward_backlog",
             "gauge",

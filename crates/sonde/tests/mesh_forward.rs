@@ -326,6 +326,24 @@ fn the_central_agent_refuses_what_it_cannot_keep_by_name() {
         "{body}"
     );
     assert_eq!(ids_in(&mut admin, &schema).len(), 1);
+    // An agent cannot pass a result off as another agent's.
+    let mut other = result.clone();
+    other["id"] = "00000000-0000-4000-8000-00000000000a".into();
+    let posing = serde_json::json!({"items": [{"kind": "result", "result": other,
+        "placement": {"labels": {"agent": "agent-z"}}}]})
+    .to_string();
+    assert_eq!(ingest(AGENT_TOKEN, &posing).0, 200);
+    let label: String = admin
+        .query_one(
+            &format!(
+                "SELECT value FROM {schema}.result_labels WHERE key = 'agent' \
+                 AND result_id = '00000000-0000-4000-8000-00000000000a'"
+            ),
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(label, "agent-a");
     // A method that does not read is refused whole.
     let method = serde_json::json!({"items": [
         {"kind": "result", "result": result},

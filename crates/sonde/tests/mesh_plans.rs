@@ -131,7 +131,10 @@ fn agents_take_their_share_fill_the_grid_and_a_dead_one_turns_unknown() {
     let _c = member(&d, "c", port);
 
     // Each agent's share: a leads a-b and a-c, b leads b-c, c leads none.
-    let share = |n: &str| d.join(n).join("campaigns/mesh-loop-".to_string() + n + ".toml");
+    let share = |n: &str| {
+        d.join(n)
+            .join("campaigns/mesh-loop-".to_string() + n + ".toml")
+    };
     assert!(
         wait_for(30, || share("a").exists() && share("b").exists()),
         "no shares written; central log:\n{}\nagent a:\n{}",
@@ -150,7 +153,8 @@ fn agents_take_their_share_fill_the_grid_and_a_dead_one_turns_unknown() {
         wait_for(60, || {
             let g = grid(port);
             expected.iter().all(|(s, t)| {
-                g.iter().any(|(gs, gt, st)| gs == s && gt == t && st == "ok")
+                g.iter()
+                    .any(|(gs, gt, st)| gs == s && gt == t && st == "ok")
             })
         }),
         "the grid did not fill: {:?}\ncentral log:\n{}",
@@ -176,7 +180,8 @@ fn agents_take_their_share_fill_the_grid_and_a_dead_one_turns_unknown() {
     assert_eq!(from_a.len(), 2, "{g:?}");
     assert!(from_a.iter().all(|st| *st == "unknown"), "{g:?}");
     assert!(
-        g.iter().any(|(s, t, st)| s == "b" && t == "c" && st == "ok"),
+        g.iter()
+            .any(|(s, t, st)| s == "b" && t == "c" && st == "ok"),
         "{g:?}"
     );
     assert_eq!(agent_status(port, "b"), "up");
@@ -188,16 +193,29 @@ fn an_agent_registers_only_itself_and_only_with_its_token() {
     let (_hub, port) = central(&d);
     let me = r#"{"name": "a", "addresses": ["::1"]}"#;
     let register = |token: &str, body: &str| {
-        send(port, "POST", "/api/v1/mesh/register", token, "application/json", body)
+        send(
+            port,
+            "POST",
+            "/api/v1/mesh/register",
+            token,
+            "application/json",
+            body,
+        )
     };
     assert_eq!(register("", me).0, 401);
     assert_eq!(register("not-a-token-of-ours-at-all", me).0, 403);
     let (status, body) = register(&token("b"), me);
     assert_eq!(status, 403, "{body}");
-    assert!(json(&body)["error"].as_str().unwrap().contains("may register b only"));
+    assert!(json(&body)["error"]
+        .as_str()
+        .unwrap()
+        .contains("may register b only"));
     let (status, body) = register(&token("a"), r#"{"name": "a", "addresses": []}"#);
     assert_eq!(status, 400, "{body}");
-    let (status, body) = register(&token("a"), r#"{"name": "a", "addresses": ["::1"], "x": 1}"#);
+    let (status, body) = register(
+        &token("a"),
+        r#"{"name": "a", "addresses": ["::1"], "x": 1}"#,
+    );
     assert_eq!(status, 400, "{body}");
     let (status, body) = register(&token("a"), me);
     assert_eq!(status, 200, "{body}");

@@ -56,7 +56,7 @@ fn unkeepable(items: &[Item]) -> Option<(usize, String)> {
 }
 
 /// Keeps a batch of forwarded items, all or none; each labelled with the
-/// agent (the token's name) it came from, unless it says already.
+/// agent (the token's name) it came from, whatever label it came with.
 async fn ingest(
     State(state): State<Shared>,
     caller: Option<Extension<Caller>>,
@@ -77,10 +77,9 @@ async fn ingest(
     if let Some(agent) = &agent {
         for item in &mut request.items {
             let (Item::Result { placement, .. } | Item::Method { placement, .. }) = item;
-            placement
-                .labels
-                .entry("agent".into())
-                .or_insert_with(|| agent.clone());
+            // Always the token's name: an agent cannot pass its
+            // results off as another's.
+            placement.labels.insert("agent".into(), agent.clone());
         }
     }
     let received = request.items.len();

@@ -1,0 +1,294 @@
+//! The load of `bench/mesh-scale`: many simulated agents deliver a day of
+//! hourly batteries to a central agent through the real forwarding path:
+//! each agent's own SQLite archive queues its results (the outbox), and
+//! they go to the central agent's `POST /api/v1/ingest` as the forwarder
+//! sends them (`sonde_mesh::destination`), with the agent's own token.
+//! A simulated agent is not a process: a few worker threads take turns
+//! at the agents' archives, so a thousand fit on two cores.
+//!
+//!     mesh_scale tokens N                 # the central's [http] tokens for N agents
+//!     mesh_scale run --central URL --dir DIR [--agents N] [--hours H] [--workers W] TEMPLATE.json…
+//!
+//! The templates are real results (`sonde tcp|udp|ping -J`); an hourly
+//! battery is the GEANT/sTESTA one (000 §3): three TCP, three UDP and two
+//! ping results per agent and hour, each labelled with its pair and step
+//! as a campaign labels them.
+
+use sonde_agent::ForwardConfig;
+use sonde_archive::{Placement, Store};
+use sonde_model::{ResultId, TestResult, Timestamp};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant, SystemTime};
+
+fn token(i: usize) -> String {
+    format!("agent-{i:05}-bench-token-0123456789")
+}
+
+fn name(i: usize) -> String {
+    format!("agent-{i:05}")
+}
+
+struct Args {
+    central: String,
+    dir: PathBuf,
+    agents: usize,
+    hours: usize,
+    workers: usize,
+    templates: Vec<PathBuf>,
+}
+
+fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
+    let mut a = Args {
+        central: String::new(),
+        dir: PathBuf::new(),
+        agents: 1000,
+        hours: 24,
+        workers: 8,
+        templates: Vec::new(),
+    };
+    while let Some(arg) = args.next() {
+        let mut value = |what: &str| args.next().ok_or(format!("{what} needs a value"));
+        match arg.as_str() {
+            "--central" => a.central = value("--central")?,
+            "--dir" => a.dir = PathBuf::from(value("--dir")?),
+            "--agents" => {
+                a.agents = value("--agents")?
+                    .parse()
+                    .map_err(|e| format!("--agents: {e}"))?
+            }
+            "--hours" => {
+                a.hours = value("--hours")?
+                    .parse()
+                    .map_err(|e| format!("--hours: {e}"))?
+            }
+            "--workers" => {
+                a.workers = value("--workers")?
+                    .parse()
+                    .map_err(|e| format!("--workers: {e}"))?
+            }
+            other if other.starts_with("--") => return Err(format!("unknown flag {other}")),
+            file => a.templates.push(PathBuf::from(file)),
+        }
+    }
+    if a.central.is_empty() || a.dir.as_os_str().is_empty() || a.templates.len() != 3 {
+        return Err("run needs --central URL --dir DIR and three templates: tcp udp ping".into());
+    }
+    if a.agents < 2 || a.hours == 0 || a.workers == 0 {
+        return Err("--agents at least 2, --hours and --workers at least 1".into());
+    }
+    Ok(a)
+}
+
+/// Agent `i`'s battery for hour `hour` of the day that began at `day`:
+/// (template index, step, direction of the pair) for each of its tests.
+fn battery(
+    templates: &[TestResult],
+    i: usize,
+    agents: usize,
+    hour: usize,
+    day: SystemTime,
+) -> Vec<(TestResult, Placement)> {
+    const STEPS: [(usize, &str); 8] = [
+        (0, "TCP A to B"),
+        (0, "TCP B to A"),
+        (0, "TCP both ways"),
+        (1, "UDP 1M A to B"),
+        (1, "UDP 1M B to A"),
+        (1, "UDP 1M both ways"),
+        (2, "ping A to B"),
+        (2, "ping B to A"),
+    ];
+    let peer = name((i + 1) % agents);
+    STEPS
+        .iter()
+        .enumerate()
+        .map(|(k, (t, step))| {
+            let mut r = templates[*t].clone();
+            r.id = ResultId::random();
+            r.start = Timestamp(day + Duration::from_secs((hour * 3600 + k * 300) as u64));
+            r.env.client.hostname = name(i);
+            let placement = Placement {
+                campaign: Some(format!("mesh-day-{}", name(i))),
+                run_id: Some(format!("{}-{hour}", name(i))),
+                method_id: None,
+                labels: BTreeMap::from([
+                    ("from".to_string(), name(i)),
+                    ("to".to_string(), peer.clone()),
+                    ("step".to_string(), (*step).to_string()),
+                ]),
+            };
+            (r, placement)
+        })
+        .collect()
+}
+
+/// Runs `work(i)` for every agent on `workers` threads.
+fn each_agent(agents: usize, workers: usize, work: &(dyn Fn(usize) -> Result<(), String> + Sync)) {
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= agents {
+                    return;
+                }
+                if let Err(e) = work(i) {
+                    eprintln!("mesh_scale: {}: {e}", name(i));
+                    std::process::exit(1);
+                }
+            });
+        }
+    });
+}
+
+fn archive(dir: &Path, i: usize) -> String {
+    dir.join(format!("{}.db", name(i))).display().to_string()
+}
+
+/// Delivers every agent's whole backlog through the forwarding path;
+/// the results delivered.
+fn drain(a: &Args) -> usize {
+    let delivered = AtomicUsize::new(0);
+    each_agent(a.agents, a.workers, &|i| {
+        let mut store = Store::open(&archive(&a.dir, i)).map_err(|e| e.to_string())?;
+        let config = ForwardConfig {
+            name: "central".into(),
+            to: a.central.clone(),
+            token_file: Some(a.dir.join(format!("{}.token", name(i)))),
+            ca_file: None,
+            batch: 200,
+            retry_max: Duration::from_secs(30),
+        };
+        let mut destination = sonde_mesh::destination::open(&config).map_err(|e| e.to_string())?;
+        loop {
+            let queued = store
+                .outbox("central", config.batch)
+                .map_err(|e| e.to_string())?;
+            if queued.items.is_empty() {
+                return Ok(());
+            }
+            let ids: Vec<String> = queued.items.iter().map(|x| x.id().to_string()).collect();
+            let d = destination
+                .deliver(&queued.items)
+                .map_err(|e| e.to_string())?;
+            store
+                .forward_done("central", &ids, true)
+                .map_err(|e| e.to_string())?;
+            delivered.fetch_add(d.received, Ordering::Relaxed);
+        }
+    });
+    delivered.into_inner()
+}
+
+/// Queues hours `hours` of every agent's day in its archive.
+fn queue(a: &Args, templates: &[TestResult], day: SystemTime, hours: std::ops::Range<usize>) {
+    each_agent(a.agents, a.workers, &|i| {
+        let mut store = Store::open(&archive(&a.dir, i)).map_err(|e| e.to_string())?;
+        store.forward_to("central").map_err(|e| e.to_string())?;
+        let results: Vec<(TestResult, Placement)> = hours
+            .clone()
+            .flat_map(|h| battery(templates, i, a.agents, h, day))
+            .collect();
+        store.put_results(&results).map_err(|e| e.to_string())?;
+        std::fs::write(a.dir.join(format!("{}.token", name(i))), token(i))
+            .map_err(|e| e.to_string())
+    });
+}
+
+fn run(a: &Args) -> Result<(), String> {
+    std::fs::create_dir_all(&a.dir).map_err(|e| e.to_string())?;
+    let templates: Vec<TestResult> = a
+        .templates
+        .iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            sonde_model::load_result(&text).map_err(|e| format!("{}: {e}", p.display()))
+        })
+        .collect::<Result<_, _>>()?;
+    let day = SystemTime::now() - Duration::from_secs(24 * 3600);
+    let per_hour = a.agents * 8;
+    println!(
+        "{} agents, {} workers, batteries of 8 results an hour, {} hours",
+        a.agents, a.workers, a.hours
+    );
+
+    let t = Instant::now();
+    queue(a, &templates, day, 0..1);
+    println!(
+        "queued the first hour ({per_hour} results) in {:.1} s (not timed below)",
+        t.elapsed().as_secs_f64()
+    );
+    let t = Instant::now();
+    let n = drain(a);
+    let s = t.elapsed().as_secs_f64();
+    println!(
+        "one-hour backlog: {n} results drained in {s:.1} s ({:.0} results/s)",
+        n as f64 / s
+    );
+
+    if a.hours > 1 {
+        let t = Instant::now();
+        queue(a, &templates, day, 1..a.hours);
+        println!(
+            "queued hours 2..{} in {:.1} s (not timed below)",
+            a.hours,
+            t.elapsed().as_secs_f64()
+        );
+        let t = Instant::now();
+        let n = drain(a);
+        let s = t.elapsed().as_secs_f64();
+        let rate = n as f64 / s;
+        println!(
+            "the rest of the day: {n} results ingested in {s:.1} s ({rate:.0} results/s; \
+             a whole day of this mesh in {:.0} s)",
+            (a.agents * 8 * 24) as f64 / rate
+        );
+    }
+
+    let client = sonde_mesh::api_client::ApiClient::new(&a.central, token(0), None)
+        .map_err(|e| e.to_string())?;
+    let mut times = Vec::new();
+    let mut cells = 0;
+    for _ in 0..5 {
+        let t = Instant::now();
+        let (status, body) = client
+            .get("/api/v1/mesh?test=ping&metric=rtt_ms")
+            .map_err(|e| e.to_string())?;
+        times.push(t.elapsed().as_secs_f64() * 1000.0);
+        if !status.is_success() {
+            return Err(format!("grid: {status}"));
+        }
+        let v: serde_json::Value = serde_json::from_slice(&body).map_err(|e| e.to_string())?;
+        cells = v["cells"].as_array().map_or(0, Vec::len);
+    }
+    times.sort_by(f64::total_cmp);
+    println!(
+        "grid query (ping, RTT): median {:.0} ms of 5 (min {:.0}, max {:.0}), {cells} agent pairs",
+        times[2], times[0], times[4]
+    );
+    Ok(())
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let outcome = match args.next().as_deref() {
+        Some("tokens") => match args.next().and_then(|n| n.parse::<usize>().ok()) {
+            Some(n) => {
+                let list: Vec<String> = (0..n)
+                    .map(|i| format!("{{ name = \"{}\", token = \"{}\" }}", name(i), token(i)))
+                    .collect();
+                println!("tokens = [\n{}\n]", list.join(",\n"));
+                Ok(())
+            }
+            None => Err("tokens N".to_string()),
+        },
+        Some("run") => parse(args).and_then(|a| run(&a)),
+        _ => Err("usage: mesh_scale tokens N | mesh_scale run --central URL --dir DIR …".into()),
+    };
+    if let Err(e) = outcome {
+        eprintln!("mesh_scale: {e}");
+        std::process::exit(2);
+    }
+}
