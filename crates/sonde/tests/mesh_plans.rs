@@ -185,6 +185,16 @@ fn agents_take_their_share_fill_the_grid_and_a_dead_one_turns_unknown() {
         "{g:?}"
     );
     assert_eq!(agent_status(port, "b"), "up");
+    // The overview says so too.
+    let (_, body) = get(port, "/api/v1/overview");
+    let paths = json(&body)["paths"].as_array().unwrap().clone();
+    let a_paths: Vec<&serde_json::Value> = paths.iter().filter(|p| p["source"] == "a").collect();
+    assert!(!a_paths.is_empty(), "{body}");
+    assert!(
+        a_paths.iter().all(|p| p["status"] == "unknown"
+            && p["why"].as_str().unwrap().contains("agent a not heard")),
+        "{body}"
+    );
 }
 
 #[test]

@@ -11,7 +11,7 @@ use axum::extract::{Query, State};
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
-use sonde_archive::{Grouping, Metric, ResultFilter, ResultRow};
+use sonde_archive::{Grouping, MeshAgent, Metric, ResultFilter, ResultRow};
 use sonde_report::chart::{Chart, Panel, Series};
 use sonde_report::heatmap::HeatMap;
 use std::collections::{BTreeMap, BTreeSet};
@@ -61,8 +61,42 @@ struct Latest {
     rtt_ms: Option<f64>,
 }
 
-fn view(row: &ResultRow, state: &Shared, now: i64) -> PathView {
-    let (status, why) = status::of(row, &state.http.thresholds, now);
+/// Registered agents (a central agent's mesh) not heard for
+/// `mesh.unknown_after`, with when each last was.
+fn silent_agents(registry: &[MeshAgent], state: &Shared, now: i64) -> BTreeMap<String, i64> {
+    registry
+        .iter()
+        .filter(|a| !super::mesh_agents::is_heard(a, state.mesh.unknown_after, now))
+        .map(|a| (a.info.name.clone(), a.last_seen_ns))
+        .collect()
+}
+
+/// A path's status: unknown while the agent that leads it is silent,
+/// never the colour of its last result; else by the thresholds.
+fn path_status(
+    row: &ResultRow,
+    state: &Shared,
+    now: i64,
+    silent: &BTreeMap<String, i64>,
+) -> (Status, String) {
+    let (_, from, ..) = row.path();
+    match silent.get(&from) {
+        Some(&last) => (
+            Status::Unknown,
+            format!(
+                "agent {from} not heard for {} (unknown after {})",
+                status::humanize(now.saturating_sub(last)),
+                status::humanize(
+                    i64::try_from(state.mesh.unknown_after.as_nanos()).unwrap_or(i64::MAX)
+                )
+            ),
+        ),
+        None => status::of(row, &state.http.thresholds, now),
+    }
+}
+
+fn view(row: &ResultRow, state: &Shared, now: i64, silent: &BTreeMap<String, i64>) -> PathView {
+    let (status, why) = path_status(row, state, now, silent);
     let (test, source, target, family, direction, step) = row.path();
     let direction = if direction.is_empty() {
         "round_trip".to_string()
@@ -93,12 +127,16 @@ fn view(row: &ResultRow, state: &Shared, now: i64) -> PathView {
 }
 
 async fn overview(State(state): State<Shared>) -> Result<Json<serde_json::Value>, ApiError> {
-    let rows = with_store(&state, |s| {
-        s.latest_per_path(&ResultFilter::default(), SCAN)
+    let (rows, registry) = with_store(&state, |s| {
+        Ok((
+            s.latest_per_path(&ResultFilter::default(), SCAN)?,
+            s.mesh_agents()?,
+        ))
     })
     .await?;
     let now = now_ns();
-    let paths: Vec<PathView> = rows.iter().map(|r| view(r, &state, now)).collect();
+    let silent = silent_agents(&registry, &state, now);
+    let paths: Vec<PathView> = rows.iter().map(|r| view(r, &state, now, &silent)).collect();
     Ok(Json(serde_json::json!({
         "generated_ns": now,
         "thresholds": state.http.thresholds,
@@ -276,32 +314,14 @@ async fn mesh(
     })
     .await?;
     let now = now_ns();
-    // Registered agents no longer heard: their cells are unknown, never
-    // the colour of their last result.
-    let silent: BTreeMap<&str, i64> = registry
-        .iter()
-        .filter(|a| !super::mesh_agents::is_heard(a, state.mesh.unknown_after, now))
-        .map(|a| (a.info.name.as_str(), a.last_seen_ns))
-        .collect();
+    let silent = silent_agents(&registry, &state, now);
     // (from, to) → (forward, reverse), newest first wins.
     let mut pairs: BTreeMap<(String, String), (Option<MeshCell>, Option<MeshCell>)> =
         BTreeMap::new();
     let mut agents = BTreeSet::new();
     for row in &rows {
         let (_, from, to, _, direction, _) = row.path();
-        let (status, why) = match silent.get(from.as_str()) {
-            Some(&last) => (
-                Status::Unknown,
-                format!(
-                    "agent {from} not heard for {} (unknown after {})",
-                    status::humanize(now.saturating_sub(last)),
-                    status::humanize(
-                        i64::try_from(state.mesh.unknown_after.as_nanos()).unwrap_or(i64::MAX)
-                    )
-                ),
-            ),
-            None => status::of(row, &state.http.thresholds, now),
-        };
+        let (status, why) = path_status(row, &state, now, &silent);
         let value = m.and_then(|m| match m {
             Metric::ThroughputBps => row.throughput_bps,
             Metric::LossPct => row.loss_pct,
