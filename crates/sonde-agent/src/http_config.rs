@@ -61,6 +61,42 @@ impl Default for HttpConfig {
 pub struct ApiToken {
     pub name: String,
     pub token: String,
+    /// What the token may do beyond reading; absent: everything. An
+    /// agent of a mesh needs only `["ingest", "mesh"]`.
+    #[serde(default)]
+    pub may: Option<Vec<ApiPermission>>,
+}
+
+/// What a bearer token may do on the API beyond reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApiPermission {
+    /// Run a test now (`POST /api/v1/tests`).
+    RunNow,
+    /// Create, pause, resume and delete campaigns.
+    Campaigns,
+    /// Deliver forwarded results (`POST /api/v1/ingest`).
+    Ingest,
+    /// Register with the mesh and take a share of its plans.
+    Mesh,
+}
+
+impl ApiPermission {
+    pub fn name(self) -> &'static str {
+        match self {
+            ApiPermission::RunNow => "run_now",
+            ApiPermission::Campaigns => "campaigns",
+            ApiPermission::Ingest => "ingest",
+            ApiPermission::Mesh => "mesh",
+        }
+    }
+}
+
+impl ApiToken {
+    /// Whether the token may do `what`.
+    pub fn may(&self, what: ApiPermission) -> bool {
+        self.may.as_ref().is_none_or(|m| m.contains(&what))
+    }
 }
 
 impl std::fmt::Debug for ApiToken {

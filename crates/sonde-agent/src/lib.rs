@@ -63,7 +63,7 @@ pub use config::{ConfigError, Limits, ReflectorConfig, ServerConfig};
 pub use counters::{AgentCounters, CountersNow};
 pub use forward_config::ForwardConfig;
 pub use handshake::HANDSHAKE_DEADLINE;
-pub use http_config::{ApiToken, HttpConfig, Levels, Thresholds};
+pub use http_config::{ApiPermission, ApiToken, HttpConfig, Levels, Thresholds};
 pub use mesh_config::MeshConfig;
 pub use reflector::{Reflector, ReflectorError};
 pub use server::{ServeError, Server, Stopped, Until};

@@ -10,42 +10,50 @@ use axum::extract::{Request, State};
 use axum::http::{header, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use sonde_agent::ApiPermission;
 use subtle::ConstantTimeEq;
 
 /// The name of the token a request came with (for logs and the archive).
 #[derive(Debug, Clone)]
 pub struct Caller(pub String);
 
-/// The configured token `presented` matches, by name. Every token is
-/// compared, so the time taken does not say which one came close.
-fn holder(tokens: &[sonde_agent::ApiToken], presented: &str) -> Option<String> {
+/// The configured token `presented` matches. Every token is compared, so
+/// the time taken does not say which one came close.
+fn holder<'t>(
+    tokens: &'t [sonde_agent::ApiToken],
+    presented: &str,
+) -> Option<&'t sonde_agent::ApiToken> {
     let mut found = None;
     for t in tokens {
         if bool::from(t.token.as_bytes().ct_eq(presented.as_bytes())) {
-            found = Some(t.name.clone());
+            found = Some(t);
         }
     }
     found
 }
 
-/// Whether a request is one of the API's writes (its routes that change
-/// something or start traffic). Listed here rather than read from the
-/// router so that a method no route has (`PUT /api/v1/info`) gets its 405
-/// from the router, not a request for a token.
-fn is_write(method: &Method, path: &str) -> bool {
+/// What a request does beyond reading, if anything: the permission its
+/// token needs (`may`). Listed here rather than read from the router so
+/// that a method no route has (`PUT /api/v1/info`) gets its 405 from the
+/// router, not a request for a token.
+fn needs(method: &Method, path: &str) -> Option<ApiPermission> {
     let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
-    matches!(
-        (method, parts.as_slice()),
-        (&Method::POST, ["api", "v1", "tests"])
-            | (&Method::POST, ["api", "v1", "campaigns"])
-            | (
-                &Method::POST,
-                ["api", "v1", "campaigns", _, "pause" | "resume"]
-            )
-            | (&Method::DELETE, ["api", "v1", "campaigns", _])
-            | (&Method::POST, ["api", "v1", "ingest"])
-            | (&Method::POST, ["api", "v1", "mesh", "register"])
-    )
+    match (method, parts.as_slice()) {
+        (&Method::POST, ["api", "v1", "tests"]) => Some(ApiPermission::RunNow),
+        (&Method::POST, ["api", "v1", "campaigns"])
+        | (&Method::POST, ["api", "v1", "campaigns", _, "pause" | "resume"])
+        | (&Method::DELETE, ["api", "v1", "campaigns", _]) => Some(ApiPermission::Campaigns),
+        (&Method::POST, ["api", "v1", "ingest"]) => Some(ApiPermission::Ingest),
+        (&Method::POST, ["api", "v1", "mesh", "register"])
+        | (&Method::GET, ["api", "v1", "mesh", "share"]) => Some(ApiPermission::Mesh),
+        _ => None,
+    }
+}
+
+/// Whether a request is one of the API's writes (its routes that change
+/// something or start traffic): these always need a token.
+fn is_write(method: &Method, path: &str) -> bool {
+    needs(method, path).is_some() && method != Method::GET
 }
 
 pub async fn guard(State(state): State<Shared>, mut req: Request, next: Next) -> Response {
@@ -59,7 +67,19 @@ pub async fn guard(State(state): State<Shared>, mut req: Request, next: Next) ->
         .map(str::to_string);
     let caller = match presented {
         Some(t) => match holder(&state.http.tokens, &t) {
-            Some(name) => Some(name),
+            Some(token) => {
+                if let Some(what) = needs(req.method(), req.uri().path()) {
+                    if !token.may(what) {
+                        tracing::warn!(token = %token.name, path = %req.uri().path(), "http: a token refused what it may not do");
+                        return ApiError(
+                            StatusCode::FORBIDDEN,
+                            format!("the token of {} may not {}", token.name, what.name()),
+                        )
+                        .into_response();
+                    }
+                }
+                Some(token.name.clone())
+            }
             None => {
                 tracing::warn!(path = %req.uri().path(), "http: a request with a wrong token refused");
                 return ApiError(StatusCode::FORBIDDEN, "this token is not valid here".into())
@@ -98,6 +118,12 @@ mod tests {
         assert!(is_write(&Method::DELETE, "/api/v1/campaigns/nightly"));
         assert!(is_write(&Method::POST, "/api/v1/campaigns/nightly/resume"));
         assert!(is_write(&Method::POST, "/api/v1/ingest"));
+        assert!(!is_write(&Method::GET, "/api/v1/mesh/share"));
+        assert_eq!(
+            needs(&Method::GET, "/api/v1/mesh/share"),
+            Some(ApiPermission::Mesh)
+        );
+        assert_eq!(needs(&Method::GET, "/api/v1/mesh/agents"), None);
         assert!(!is_write(&Method::GET, "/api/v1/campaigns/nightly"));
         assert!(!is_write(&Method::PUT, "/api/v1/info"));
         assert!(!is_write(&Method::DELETE, "/api/v1/results/x"));
@@ -109,13 +135,19 @@ mod tests {
             ApiToken {
                 name: "ops".into(),
                 token: "0123456789abcdef".into(),
+                may: None,
             },
             ApiToken {
                 name: "ci".into(),
                 token: "fedcba9876543210".into(),
+                may: Some(vec![ApiPermission::Ingest]),
             },
         ];
-        assert_eq!(holder(&tokens, "fedcba9876543210").as_deref(), Some("ci"));
+        let ci = holder(&tokens, "fedcba9876543210").map(|t| t.name.as_str());
+        assert_eq!(ci, Some("ci"));
+        assert!(tokens[1].may(ApiPermission::Ingest));
+        assert!(!tokens[1].may(ApiPermission::RunNow));
+        assert!(tokens[0].may(ApiPermission::RunNow), "no list: everything");
         assert_eq!(holder(&tokens, "0123456789abcde"), None);
         assert_eq!(holder(&tokens, "0123456789abcdef0"), None);
         assert_eq!(holder(&tokens, ""), None);

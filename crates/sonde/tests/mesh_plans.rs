@@ -37,7 +37,12 @@ interval_s = 0.05
 fn central(d: &Path) -> (ServerProc, u16) {
     let tokens: Vec<String> = ["a", "b", "c"]
         .iter()
-        .map(|n| format!("{{ name = \"{n}\", token = \"{}\" }}", token(n)))
+        .map(|n| {
+            format!(
+                "{{ name = \"{n}\", token = \"{}\", may = [\"ingest\", \"mesh\"] }}",
+                token(n)
+            )
+        })
         .collect();
     let config = d.join("central.toml");
     std::fs::write(
@@ -136,7 +141,12 @@ fn agents_take_their_share_fill_the_grid_and_a_dead_one_turns_unknown() {
             .join("campaigns/mesh-loop-".to_string() + n + ".toml")
     };
     assert!(
-        wait_for(30, || share("a").exists() && share("b").exists()),
+        // A peer joins a share once it has registered: a's share has
+        // both of its pairs when all three have.
+        wait_for(30, || {
+            std::fs::read_to_string(share("a")).is_ok_and(|t| t.matches("[[step]]").count() == 2)
+                && share("b").exists()
+        }),
         "no shares written; central log:\n{}\nagent a:\n{}",
         hub.log(),
         a.log()
@@ -230,6 +240,24 @@ fn an_agent_registers_only_itself_and_only_with_its_token() {
     let (status, body) = register(&token("a"), me);
     assert_eq!(status, 200, "{body}");
     assert_eq!(json(&body)["agent"], "a");
+    // An agent's token does what an agent does, and no more.
+    let spec = r#"{"test": "ping", "host": "::1", "count": 1}"#;
+    let (status, body) = send(
+        port,
+        "POST",
+        "/api/v1/tests",
+        &token("a"),
+        "application/json",
+        spec,
+    );
+    assert_eq!(status, 403, "{body}");
+    assert!(
+        json(&body)["error"]
+            .as_str()
+            .unwrap()
+            .contains("may not run_now"),
+        "{body}"
+    );
     // A share is asked for with a token, never without.
     assert_eq!(get(port, "/api/v1/mesh/share").0, 401);
     let (status, body) = get_as(port, "/api/v1/mesh/share", &token("a"));
