@@ -25,6 +25,11 @@ pub struct MeshConfig {
     pub addresses: Vec<String>,
     /// Where the agent is, in words (a site, a city).
     pub location: Option<String>,
+    /// The prefixes a share may send this agent's tests toward (IPv6
+    /// and IPv4); empty: anywhere the central agent says. A share with
+    /// a peer outside them is refused, so a central agent that goes bad
+    /// cannot aim the mesh at others' networks.
+    pub targets: Vec<ipnet::IpNet>,
     /// How often the agent registers again (its heartbeat) and takes its
     /// share anew.
     #[serde(with = "sonde_model::serde_secs")]
@@ -46,6 +51,7 @@ impl Default for MeshConfig {
             ca_file: None,
             addresses: Vec::new(),
             location: None,
+            targets: Vec::new(),
             every: Duration::from_secs(10),
             plans: None,
             unknown_after: Duration::from_secs(30),

@@ -81,6 +81,7 @@ pub fn start(
     let member = Member {
         client,
         info,
+        targets: config.targets.clone(),
         campaigns,
         every: config.every,
         stop: Arc::clone(stop),
@@ -95,6 +96,7 @@ pub fn start(
 struct Member {
     client: ApiClient,
     info: AgentInfo,
+    targets: Vec<ipnet::IpNet>,
     campaigns: PathBuf,
     every: Duration,
     stop: Arc<AtomicBool>,
@@ -149,20 +151,56 @@ impl Member {
         }
         let reply: ShareReply =
             serde_json::from_slice(&answer).map_err(|e| format!("share: {e}"))?;
-        write_shares(&self.campaigns, &reply.shares).map_err(|e| e.to_string())?;
+        write_shares(&self.campaigns, &reply.shares, &self.targets).map_err(|e| e.to_string())?;
         Ok(reply.shares.len())
     }
+}
+
+/// Why a share may not run here: a peer outside `targets` (when there
+/// are any), or an address that is not one.
+pub fn outside(share: &Share, targets: &[ipnet::IpNet]) -> Option<String> {
+    if targets.is_empty() {
+        return None;
+    }
+    let plan: toml::Table = match toml::from_str(&share.text) {
+        Ok(t) => t,
+        Err(e) => return Some(format!("it does not read: {}", e.message())),
+    };
+    let endpoints = plan
+        .get("endpoint")
+        .and_then(toml::Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    // The first endpoint is this agent; the others are its peers.
+    for e in endpoints.iter().skip(1) {
+        let address = e.get("address").and_then(toml::Value::as_str).unwrap_or("");
+        match address.parse::<std::net::IpAddr>() {
+            Ok(ip) if targets.iter().any(|t| t.contains(&ip.to_canonical())) => {}
+            Ok(ip) => return Some(format!("peer {ip} is outside mesh.targets")),
+            Err(_) => {
+                return Some(format!(
+                    "peer '{address}' is not an address in mesh.targets"
+                ))
+            }
+        }
+    }
+    None
 }
 
 /// Makes the share files in `dir` be `shares`: each written (through a
 /// temporary file, so the scheduler never reads half of one) where it
 /// changed, and share files no longer in it removed. Files this member
-/// did not write are never touched.
-pub fn write_shares(dir: &Path, shares: &[Share]) -> std::io::Result<()> {
+/// did not write are never touched; a share aimed outside `targets` is
+/// refused.
+pub fn write_shares(dir: &Path, shares: &[Share], targets: &[ipnet::IpNet]) -> std::io::Result<()> {
     let mut wanted = BTreeSet::new();
     for share in shares {
         if !sonde_agent::mesh_config::valid_name(&share.name) {
             tracing::warn!(name = %share.name, "a share with a name that is not one: left out");
+            continue;
+        }
+        if let Some(why) = outside(share, targets) {
+            tracing::warn!(plan = %share.name, "share refused: {why}");
             continue;
         }
         let file = dir.join(format!("{}.toml", share.name));
@@ -215,6 +253,7 @@ mod tests {
         write_shares(
             &dir,
             &[share("mesh-backbone-a", "one"), share("mesh-x-a", "two")],
+            &[],
         )
         .unwrap();
         let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
@@ -224,12 +263,37 @@ mod tests {
             "name = \"mine, by hand\"\n",
             "not ours"
         );
-        write_shares(&dir, &[share("mesh-backbone-a", "three")]).unwrap();
+        write_shares(&dir, &[share("mesh-backbone-a", "three")], &[]).unwrap();
         assert!(read("mesh-backbone-a.toml").ends_with("\nthree"));
-        write_shares(&dir, &[]).unwrap();
+        write_shares(&dir, &[], &[]).unwrap();
         assert!(!dir.join("mesh-backbone-a.toml").exists());
         assert!(dir.join("own.toml").exists());
         assert!(dir.join("mesh-x-a.toml").exists());
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_share_aimed_outside_the_targets_is_refused() {
+        let text = "name = \"mesh-x-a\"\n[[endpoint]]\nname = \"a\"\naddress = \"2001:db8:1::1\"\n\
+                    [[endpoint]]\nname = \"b\"\naddress = \"{peer}\"\n";
+        let share = |peer: &str| Share {
+            name: "mesh-x-a".into(),
+            text: text.replace("{peer}", peer),
+        };
+        let targets: Vec<ipnet::IpNet> = vec![
+            "2001:db8::/32".parse().unwrap(),
+            "192.0.2.0/24".parse().unwrap(),
+        ];
+        assert_eq!(outside(&share("2001:db8:2::1"), &targets), None);
+        assert_eq!(outside(&share("::ffff:192.0.2.7"), &targets), None);
+        let why = outside(&share("2001:4860::8888"), &targets).unwrap();
+        assert!(why.contains("outside mesh.targets"), "{why}");
+        let why = outside(&share("victim.example"), &targets).unwrap();
+        assert!(why.contains("not an address"), "{why}");
+        assert_eq!(
+            outside(&share("2001:4860::8888"), &[]),
+            None,
+            "no targets: anywhere"
+        );
     }
 }
