@@ -81,6 +81,8 @@ pub struct ServerConfig {
     pub auth: crate::auth_config::AuthConfig,
     /// The mesh: as a member or as the central agent (`[mesh]`).
     pub mesh: crate::mesh_config::MeshConfig,
+    /// How the agent's own tests present themselves (`[client]`).
+    pub client: crate::client_config::ClientConfig,
 }
 
 /// The STAMP reflector (RFC 8762) of `sonde serve`.
@@ -121,6 +123,7 @@ impl Default for ServerConfig {
             http: crate::http_config::HttpConfig::default(),
             forward: Vec::new(),
             mesh: crate::mesh_config::MeshConfig::default(),
+            client: crate::client_config::ClientConfig::default(),
             auth: crate::auth_config::AuthConfig::default(),
         }
     }
@@ -205,6 +208,9 @@ impl ServerConfig {
         }
         self.mesh
             .check()
+            .map_err(|(key, reason)| ConfigError::Invalid { key, reason })?;
+        self.client
+            .token()
             .map_err(|(key, reason)| ConfigError::Invalid { key, reason })?;
         let mut names = std::collections::BTreeSet::new();
         for f in &self.forward {

@@ -42,6 +42,7 @@ mod access;
 mod admission;
 mod audit;
 pub mod auth_config;
+pub mod client_config;
 pub mod config;
 pub mod counters;
 mod cut;

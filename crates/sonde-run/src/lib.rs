@@ -22,6 +22,7 @@ mod runner;
 mod stop;
 mod tcp;
 mod third_party;
+mod token;
 mod udp;
 
 pub use battery::run_battery;
@@ -31,3 +32,4 @@ pub use http::knee;
 pub use runner::{run, LocalRunner, Runner};
 pub use stop::Stop;
 pub use third_party::{ThirdPartyRunner, THIRD_PARTY_FRAME_MAX};
+pub use token::TokenRunner;

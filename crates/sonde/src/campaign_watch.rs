@@ -10,7 +10,8 @@ use crate::campaign_cmd::{read_plan, which_endpoint, CliRunners};
 use sonde_archive::Store;
 use sonde_campaign::Runners;
 use sonde_campaign::{Control, Progress, Scheduler};
-use sonde_run::Runner;
+use sonde_model::Credential;
+use sonde_run::{LocalRunner, Runner, TokenRunner};
 use sonde_web::{LiveBus, LiveRunner};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -29,30 +30,52 @@ struct Running {
 }
 
 /// Starts the watcher of `dir`; it stops every scheduler once `shutdown`
-/// is set, and its handle joins them.
+/// is set, and its handle joins them. `token` (`[client] token_file`) is
+/// proved to the servers the campaigns' tests run against.
 pub fn spawn(
     dir: PathBuf,
     archive: String,
     live: Arc<LiveBus>,
+    token: Option<Credential>,
     shutdown: Arc<AtomicBool>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
+    let runners = AgentRunners { live, token };
     std::thread::Builder::new()
         .name("sonde-campaigns".into())
-        .spawn(move || watch(&dir, &archive, &live, &shutdown))
+        .spawn(move || watch(&dir, &archive, &runners, &shutdown))
 }
 
-/// The command line's runners, with this host's tests shown live.
-struct AgentRunners(Arc<LiveBus>);
+/// The command line's runners, with this host's tests shown live and the
+/// agent's token proved where it has one.
+#[derive(Clone)]
+struct AgentRunners {
+    live: Arc<LiveBus>,
+    token: Option<Credential>,
+}
 
 impl Runners for AgentRunners {
     fn local(&self) -> Box<dyn Runner> {
+        let inner: Box<dyn Runner> = match &self.token {
+            Some(token) => Box::new(TokenRunner {
+                inner: Box::new(LocalRunner),
+                token: token.clone(),
+            }),
+            None => CliRunners.local(),
+        };
         Box::new(LiveRunner {
-            inner: CliRunners.local(),
-            bus: Arc::clone(&self.0),
+            inner,
+            bus: Arc::clone(&self.live),
         })
     }
     fn agent(&self, agent: &str) -> Result<Box<dyn Runner>, String> {
-        CliRunners.agent(agent)
+        let inner = CliRunners.agent(agent)?;
+        Ok(match &self.token {
+            Some(token) => Box::new(TokenRunner {
+                inner,
+                token: token.clone(),
+            }),
+            None => inner,
+        })
     }
 }
 
@@ -68,7 +91,7 @@ fn plans_in(dir: &Path) -> BTreeMap<PathBuf, String> {
         .collect()
 }
 
-fn watch(dir: &Path, archive: &str, live: &Arc<LiveBus>, shutdown: &AtomicBool) {
+fn watch(dir: &Path, archive: &str, runners: &AgentRunners, shutdown: &AtomicBool) {
     let mut running: BTreeMap<PathBuf, Running> = BTreeMap::new();
     let mut refused: BTreeMap<PathBuf, String> = BTreeMap::new();
     tracing::info!(dir = %dir.display(), archive, "campaigns");
@@ -94,7 +117,7 @@ fn watch(dir: &Path, archive: &str, live: &Arc<LiveBus>, shutdown: &AtomicBool) 
             match running.get_mut(path) {
                 Some(r) if &r.text == text || r.retired => {}
                 // Its schedule ended, and the plan changed: a new scheduler.
-                Some(r) if r.thread.is_finished() => match start(path, archive, live) {
+                Some(r) if r.thread.is_finished() => match start(path, archive, runners) {
                     Ok(new) => *r = new,
                     Err(e) => {
                         tracing::error!("{e}");
@@ -112,7 +135,7 @@ fn watch(dir: &Path, archive: &str, live: &Arc<LiveBus>, shutdown: &AtomicBool) 
                         refused.insert(path.clone(), text.clone());
                     }
                 },
-                None => match start(path, archive, live) {
+                None => match start(path, archive, runners) {
                     Ok(r) => {
                         refused.remove(path);
                         running.insert(path.clone(), r);
@@ -134,7 +157,7 @@ fn watch(dir: &Path, archive: &str, live: &Arc<LiveBus>, shutdown: &AtomicBool) 
     }
 }
 
-fn start(path: &Path, archive: &str, live: &Arc<LiveBus>) -> Result<Running, String> {
+fn start(path: &Path, archive: &str, runners: &AgentRunners) -> Result<Running, String> {
     let (plan, text) = read_plan(path, None, &BTreeMap::new())?;
     let me = which_endpoint(&plan, None)?;
     let store = Store::open(archive).map_err(|e| e.to_string())?;
@@ -142,11 +165,10 @@ fn start(path: &Path, archive: &str, live: &Arc<LiveBus>) -> Result<Running, Str
     let ctl = Arc::clone(&control);
     let name = plan.name.clone();
     let plan_text = text.clone();
-    let live = Arc::clone(live);
+    let runners = runners.clone();
     let thread = std::thread::Builder::new()
         .name(format!("sonde-campaign-{name}"))
         .spawn(move || {
-            let runners = AgentRunners(live);
             let outcome = Scheduler::new(store, plan, &plan_text, &me, &runners, &ctl)
                 .and_then(|mut s| s.run(&mut |p| log(&name, &p)));
             if let Err(e) = outcome {

@@ -164,6 +164,7 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
     let http_config = config.http.clone();
     let forward = config.forward.clone();
     let mesh = config.mesh.clone();
+    let client = config.client.clone();
     let reflector = Reflector::bind(&config.reflector, &config.bind);
     let server = Server::bind(config)?;
     let counters = server.counters();
@@ -233,10 +234,14 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
         }
     }
     if let Some(dir) = &args.campaigns {
+        let token = client.token().map_err(|(key, reason)| {
+            Failure::Usage(anyhow!("invalid configuration: {key}: {reason}"))
+        })?;
         let handle = crate::campaign_watch::spawn(
             dir.clone(),
             archive.clone(),
             Arc::clone(&live),
+            token,
             Arc::clone(&stop),
         )
         .map_err(|e| Failure::Run(anyhow!("cannot start the campaigns: {e}")))?;

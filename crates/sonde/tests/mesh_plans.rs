@@ -265,3 +265,77 @@ fn an_agent_registers_only_itself_and_only_with_its_token() {
     // b is not registered: a's share has no pair yet.
     assert_eq!(json(&body)["shares"], serde_json::json!([]), "{body}");
 }
+
+/// `sonde status --json` of an archive.
+fn status_of(db: &Path) -> serde_json::Value {
+    let out = common::sonde()
+        .args(["status", "--json"])
+        .arg(format!("--archive={}", db.display()))
+        .output()
+        .unwrap();
+    json(&String::from_utf8_lossy(&out.stdout))
+}
+
+#[test]
+fn an_agents_campaigns_prove_its_token_to_a_peer_that_requires_one() {
+    let d = dir("client-token");
+    let secret = "0123456789abcdef-mesh-a";
+    let peer_config = d.join("peer.toml");
+    std::fs::write(
+        &peer_config,
+        format!(
+            "[auth]\nrequired = true\n[[auth.tokens]]\nname = \"mesh-a\"\nsecret = \"{secret}\"\n"
+        ),
+    )
+    .unwrap();
+    let peer = ServerProc::start(&["--no-reflector", "--config", peer_config.to_str().unwrap()]);
+    let plan = format!(
+        "name = \"to-peer\"\n[schedule]\nrepeat = \"PT2S\"\nmax_runs = 1\n\
+         [[endpoint]]\nname = \"A\"\naddress = \"::1\"\n[[endpoint]]\nname = \"B\"\naddress = \"::1\"\n\
+         [[step]]\nname = \"tcp\"\ntest = \"tcp\"\ntime_s = 1\nport = {}\n",
+        peer.port
+    );
+    let agent = |name: &str, token: bool| {
+        let home = d.join(name);
+        std::fs::create_dir_all(home.join("campaigns")).unwrap();
+        std::fs::write(home.join("campaigns/to-peer.toml"), &plan).unwrap();
+        let token_file = home.join("mesh.token");
+        std::fs::write(&token_file, format!("mesh-a:{secret}\n")).unwrap();
+        let config = home.join("agent.toml");
+        let client = if token {
+            format!("[client]\ntoken_file = \"{}\"\n", token_file.display())
+        } else {
+            String::new()
+        };
+        std::fs::write(&config, client).unwrap();
+        let db = home.join("agent.db");
+        let p = ServerProc::start(&[
+            "--no-reflector",
+            "--archive",
+            db.to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+            "--campaigns",
+            home.join("campaigns").to_str().unwrap(),
+        ]);
+        (p, db)
+    };
+    let (_with, with_db) = agent("with", true);
+    let (_without, without_db) = agent("without", false);
+    let runs = |db: &Path| status_of(db)["campaigns"][0]["runs"].clone();
+    assert!(
+        wait_for(60, || runs(&with_db)["done"] == 1
+            && runs(&without_db)["failed"] == 1),
+        "runs: with {} / without {}\npeer log:\n{}",
+        runs(&with_db),
+        runs(&without_db),
+        peer.log()
+    );
+    assert_eq!(status_of(&with_db)["results"], 1);
+    let without = status_of(&without_db);
+    assert_eq!(without["results"], 0, "{without}");
+    assert!(
+        without.to_string().contains("requires a token"),
+        "the refusal is not named: {without}"
+    );
+}
