@@ -32,9 +32,10 @@ if ! python3 -c 'import prometheus_client' >/dev/null 2>&1; then
     "${pip[@]}" 2>/dev/null || "${pip[@]}" --break-system-packages
 fi
 
-# hypothesis is pinned too: schemathesis 4.32.5 takes any 6.x from 6.130,
-# and 6.170.17 (the newest on 2026-11-26) crashes inside its coverage
-# phase on Python 3.11 ("AST constructor recursion depth mismatch").
+# hypothesis is pinned too, so that every machine fuzzes with the same
+# one: schemathesis 4.32.5 takes any 6.x from 6.130. (Its reports' names
+# of lambdas trip a CPython 3.11 ast bug now and then; http_openapi.rs
+# names them without parsing.)
 if ! python3 -c 'import schemathesis, openapi_spec_validator, hypothesis
 assert hypothesis.__version__ == "6.160.0"' >/dev/null 2>&1; then
     echo "python-deps: installing schemathesis, hypothesis and openapi-spec-validator (PyPI)" >&2

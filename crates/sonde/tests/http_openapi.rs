@@ -10,6 +10,20 @@ mod common;
 use common::http::{get, http_port};
 use common::{sonde, stderr, ServerProc};
 
+/// schemathesis's command line, with hypothesis's names for filter
+/// lambdas (text for its own reports) taken without parsing the source
+/// they are in: on Python 3.11 `ast.parse` of schemathesis's largest
+/// module, called deep in hypothesis's stack, fails now and then with
+/// "SystemError: AST constructor recursion depth mismatch" (a CPython
+/// bug), which schemathesis reports as a runtime error of whichever
+/// operation it was generating for. Nothing the API does is involved.
+const SCHEMATHESIS: &str = "import sys\n\
+import hypothesis.internal.lambda_sources as sources\n\
+sources.lambda_description = lambda f: 'lambda'\n\
+import schemathesis.cli\n\
+sys.argv[0] = 'schemathesis'\n\
+schemathesis.cli.schemathesis()\n";
+
 #[test]
 fn the_openapi_document_is_valid_and_the_api_keeps_to_it() {
     let dir = std::env::temp_dir().join(format!("sonde-openapi-{}", std::process::id()));
@@ -52,7 +66,7 @@ fn the_openapi_document_is_valid_and_the_api_keeps_to_it() {
 
     let url = format!("http://[::1]:{port}/api/v1/openapi.json");
     let st = std::process::Command::new("python3")
-        .args(["-m", "schemathesis.cli", "run", &url, "--checks", "all"])
+        .args(["-c", SCHEMATHESIS, "run", &url, "--checks", "all"])
         // The event stream never ends by design.
         .args(["--exclude-path", "/api/v1/events"])
         .args(["--max-examples", "20", "--workers", "2", "--seed", "17"])
