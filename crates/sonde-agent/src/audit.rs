@@ -27,6 +27,8 @@ pub(crate) enum Outcome {
 pub(crate) enum Proto {
     Native,
     Iperf3,
+    /// The HTTP API's "run a test now".
+    Http,
 }
 
 /// What a test asked, as the log tells it.

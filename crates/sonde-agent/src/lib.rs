@@ -40,6 +40,7 @@
 mod acceptor;
 mod access;
 mod admission;
+mod api_audit;
 mod audit;
 pub mod auth_config;
 pub mod client_config;
@@ -59,6 +60,7 @@ pub mod server;
 mod state;
 
 pub use admission::check_local_test;
+pub use api_audit::ApiAudit;
 pub use auth_config::{AuthConfig, ClassConfig, OverLimit, Permission, TokenConfig};
 pub use config::{ConfigError, Limits, ReflectorConfig, ServerConfig};
 pub use counters::{AgentCounters, CountersNow};

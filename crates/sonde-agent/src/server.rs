@@ -85,6 +85,11 @@ impl Server {
         })
     }
 
+    /// The audit log, for the tests the HTTP API starts.
+    pub fn api_audit(&self) -> crate::api_audit::ApiAudit {
+        crate::api_audit::ApiAudit(Arc::clone(&self.shared))
+    }
+
     /// The counters `/metrics` shows: tests run, refusals by reason.
     pub fn counters(&self) -> Arc<crate::counters::AgentCounters> {
         Arc::clone(self.shared.counters_arc())

@@ -42,6 +42,8 @@ pub struct WebConfig {
     pub counters: Arc<sonde_agent::AgentCounters>,
     /// `[mesh]` of the configuration.
     pub mesh: sonde_agent::MeshConfig,
+    /// The control port's audit log, for the tests the API starts.
+    pub audit: Option<sonde_agent::ApiAudit>,
 }
 
 fn hostname() -> String {
@@ -75,6 +77,7 @@ pub fn spawn(
         counters: config.counters,
         hostname: hostname(),
         mesh: config.mesh,
+        audit: config.audit,
     });
     let handle = std::thread::Builder::new()
         .name("sonde-http".into())
@@ -96,6 +99,7 @@ pub fn spawn(
                 match tls {
                     Some(acceptor) => tls::serve(listener, acceptor, app, stop).await,
                     None => {
+                        let app = app.into_make_service_with_connect_info::<SocketAddr>();
                         if let Err(e) = axum::serve(listener, app)
                             .with_graceful_shutdown(stop)
                             .await

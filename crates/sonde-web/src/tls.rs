@@ -63,7 +63,10 @@ pub async fn serve(
             },
         };
         let acceptor = acceptor.clone();
-        let app = app.clone();
+        // The client's address, as axum's connect info gives it on plain HTTP.
+        let app = app
+            .clone()
+            .layer(axum::Extension(axum::extract::ConnectInfo(peer)));
         tokio::spawn(async move {
             let stream = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
                 Ok(Ok(s)) => s,

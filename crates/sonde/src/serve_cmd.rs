@@ -217,6 +217,7 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
             live: Arc::clone(&live),
             counters: Arc::clone(&counters),
             mesh: mesh.clone(),
+            audit: Some(server.api_audit()),
         };
         let (bound, handle) = sonde_web::spawn(web, Arc::clone(&stop))
             .map_err(|e| Failure::Usage(anyhow!("--http {addr}: {e}")))?;

@@ -21,7 +21,9 @@ fn setup(test: &str, read_public: bool) -> (std::path::PathBuf, ServerProc, u16)
         format!(
             "[limits]\nmax_duration = \"20s\"\n[http]\nread_public = {read_public}\n\
              max_body_bytes = 10000\ninterface_interval = \"1s\"\ninterfaces = [\"lo\"]\n\
-             tokens = [{{ name = \"ops\", token = \"{TOKEN}\" }}]\n"
+             tokens = [{{ name = \"ops\", token = \"{TOKEN}\" }}]\n\
+             [auth]\naudit_log = \"{}\"\n",
+            dir.join("audit.jsonl").display()
         ),
     )
     .unwrap();
@@ -43,7 +45,7 @@ fn setup(test: &str, read_public: bool) -> (std::path::PathBuf, ServerProc, u16)
 
 #[test]
 fn writes_need_a_valid_token_and_bodies_are_capped() {
-    let (_dir, server, port) = setup("auth", true);
+    let (dir, server, port) = setup("auth", true);
     let spec = r#"{"test": "ping", "host": "::1", "count": 2, "interval_s": 0.2}"#;
     let (status, body) = send(port, "POST", "/api/v1/tests", "", "application/json", spec);
     assert_eq!(status, 401, "{body}");
@@ -101,6 +103,19 @@ fn writes_need_a_valid_token_and_bodies_are_capped() {
     );
     assert_eq!(status, 422, "{body}");
     assert!(body.contains("max_duration"), "{body}");
+    // The audit log has who asked what, toward where, and the refusal.
+    let audit = std::fs::read_to_string(dir.join("audit.jsonl")).unwrap();
+    let line = json(audit.lines().last().unwrap());
+    assert_eq!(line["protocol"], "http", "{line}");
+    assert_eq!(line["token"], "ops");
+    assert_eq!(line["client"], "::1");
+    assert_eq!(line["test"], "tcp");
+    assert_eq!(line["target"], "::1");
+    assert_eq!(line["outcome"], "refused");
+    assert!(
+        line["reason"].as_str().unwrap().contains("max_duration"),
+        "{line}"
+    );
     let (status, body) = send(
         port,
         "POST",
@@ -311,7 +326,7 @@ fn a_campaign_is_created_paused_resumed_and_deleted_through_the_api() {
 
 #[test]
 fn a_test_run_now_is_seen_live_and_kept() {
-    let (_dir, _server, port) = setup("live", true);
+    let (dir, _server, port) = setup("live", true);
     // Watch the events stream from before the test starts.
     let mut sse = std::net::TcpStream::connect(("::1", port)).unwrap();
     sse.write_all(b"GET /api/v1/events HTTP/1.1\r\nHost: sonde\r\n\r\n")
@@ -337,6 +352,23 @@ fn a_test_run_now_is_seen_live_and_kept() {
     );
     assert_eq!(status, 202, "{body}");
     let run_id = json(&body)["run_id"].as_str().unwrap().to_string();
+    let audit = std::fs::read_to_string(dir.join("audit.jsonl")).unwrap();
+    let line = json(audit.lines().last().unwrap());
+    assert_eq!(
+        (
+            &line["protocol"],
+            &line["token"],
+            &line["test"],
+            &line["outcome"]
+        ),
+        (
+            &"http".into(),
+            &"ops".into(),
+            &"ping".into(),
+            &"accepted".into()
+        ),
+        "{line}"
+    );
     let mut names = Vec::new();
     while let Ok(line) = rx.recv_timeout(Duration::from_secs(20)) {
         if let Some(name) = line.strip_prefix("event: ") {

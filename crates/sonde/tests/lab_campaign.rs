@@ -1,7 +1,8 @@
 //! The GEANT/sTESTA battery (examples/campaigns/geant-stesta.toml) on the
 //! sTESTA-like lab (examples/lab/stesta-like.toml: 9 Mbit/s each way,
-//! 47 ms each way), scaled to 10 s steps and run 3 times into SQLite, as
-//! the study ran it hourly; `sonde results stats` then gives the study's
+//! 47 ms each way), scaled to 10 s steps and run twice into SQLite, as
+//! the study ran it hourly (three runs gave the same means and took
+//! another 80 s of CI); `sonde results stats` then gives the study's
 //! Table 2 means: TCP about 7–8 Mbit/s, PDR 100 % at 1 Mbit/s, RTT about
 //! 94 ms. Needs root; `SONDE_LAB=skip` skips elsewhere.
 
@@ -72,7 +73,7 @@ fn the_studys_battery_on_the_stesta_lab_gives_the_studys_means() {
             "--scale",
             "1/30",
             "--max-runs",
-            "3",
+            "2",
         ])
         .args(["--repeat", "PT80S", &archive])
         .args([
@@ -89,26 +90,26 @@ fn the_studys_battery_on_the_stesta_lab_gives_the_studys_means() {
     // Node a is endpoint A (its address is a's); B's ping leg is B's.
     assert_eq!(
         text.matches("run done: 7 results kept").count(),
-        3,
+        2,
         "{text}"
     );
-    assert_eq!(text.matches("skipped: led by B").count(), 3, "{text}");
+    assert_eq!(text.matches("skipped: led by B").count(), 2, "{text}");
 
     let tcp = means(&archive, "throughput");
     for step in ["TCP A to B", "TCP B to A"] {
         let (mean, n) = tcp[step];
-        assert_eq!(n, 3, "{step}");
+        assert_eq!(n, 2, "{step}");
         assert!((7.0e6..=8.7e6).contains(&mean), "{step}: {mean} bit/s");
     }
     let pdr = means(&archive, "pdr");
     for step in ["UDP 1M A to B", "UDP 1M B to A", "UDP 1M both ways"] {
         let (mean, n) = pdr[step];
-        assert_eq!(n, 3, "{step}");
+        assert_eq!(n, 2, "{step}");
         assert!(mean >= 99.9, "{step}: PDR {mean} %");
     }
     let rtt = means(&archive, "rtt");
     let (mean, n) = rtt["ping A to B"];
-    assert_eq!(n, 3);
+    assert_eq!(n, 2);
     assert!((93.0..=97.0).contains(&mean), "RTT {mean} ms");
 
     let status = sonde()
@@ -116,5 +117,5 @@ fn the_studys_battery_on_the_stesta_lab_gives_the_studys_means() {
         .output()
         .unwrap();
     let status = String::from_utf8_lossy(&status.stdout).to_string();
-    assert!(status.contains("runs: 3 done"), "{status}");
+    assert!(status.contains("runs: 2 done"), "{status}");
 }

@@ -39,6 +39,8 @@ pub struct State {
     /// `[mesh]`: the mesh plans this agent publishes as the central one,
     /// and when a silent agent is unknown.
     pub mesh: sonde_agent::MeshConfig,
+    /// The control port's audit log: who started what through the API.
+    pub audit: Option<sonde_agent::ApiAudit>,
 }
 
 pub type Shared = Arc<State>;

@@ -6,7 +6,7 @@ use super::{bad, ApiError, Shared};
 use crate::auth::Caller;
 use crate::live::LiveTest;
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{ConnectInfo, State};
 use axum::http::StatusCode;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::routing::{get, post};
@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 use sonde_archive::{Placement, Store};
 use sonde_model::TestSpec;
 use sonde_run::{Events, LocalRunner, Runner, Stop};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
@@ -56,6 +57,7 @@ async fn events(
 async fn run_now(
     State(state): State<Shared>,
     caller: Option<Extension<Caller>>,
+    client: Option<Extension<ConnectInfo<SocketAddr>>>,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let body = super::body(body)?;
@@ -66,7 +68,15 @@ async fn run_now(
             return Err(bad("key_file: not accepted through the API"));
         }
     }
+    let client = client.map(|Extension(ConnectInfo(a))| a);
+    let who = caller.map_or_else(|| "anonymous".to_string(), |Extension(Caller(n))| n);
+    let audit = |refusal: Option<&sonde_agent::Refusal>| {
+        if let Some(a) = &state.audit {
+            a.test(client, Some(&who), &spec, refusal);
+        }
+    };
     if let Err(refusal) = sonde_agent::check_local_test(&state.limits, &spec) {
+        audit(Some(&refusal));
         state.counters.refused(&refusal);
         return Err(ApiError(
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -78,10 +88,11 @@ async fn run_now(
         let refusal = sonde_agent::Refusal::Busy {
             max_concurrent_tests: state.limits.max_concurrent_tests,
         };
+        audit(Some(&refusal));
         state.counters.refused(&refusal);
         return Err(ApiError(StatusCode::TOO_MANY_REQUESTS, refusal.to_string()));
     }
-    let who = caller.map_or_else(|| "anonymous".to_string(), |Extension(Caller(n))| n);
+    audit(None);
     let run_id = uuid::Uuid::new_v4().to_string();
     let events = Events::new();
     state.live.watch(&run_id, &spec, &events);

@@ -1,0 +1,51 @@
+//! The audit log for tests the agent runs on request outside its control
+//! port: the HTTP API's "run a test now". One line each, as the control
+//! port's decisions: `protocol: http`, the client's address, the token's
+//! name, the test and where it goes, and whether it was started.
+
+use crate::admission::Admissible;
+use crate::audit::{Asked, Outcome, Proto, Record};
+use crate::state::Shared;
+use sonde_model::TestSpec;
+use sonde_wire::Refusal;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+/// The server's audit log, for the HTTP API ([`crate::Server::api_audit`]).
+#[derive(Clone)]
+pub struct ApiAudit(pub(crate) Arc<Shared>);
+
+impl std::fmt::Debug for ApiAudit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ApiAudit")
+    }
+}
+
+impl ApiAudit {
+    /// Writes the decision on a test `token`'s holder at `client` asked
+    /// the API to run: started (`refusal` none) or refused.
+    pub fn test(
+        &self,
+        client: Option<SocketAddr>,
+        token: Option<&str>,
+        spec: &TestSpec,
+        refusal: Option<&Refusal>,
+    ) {
+        let mut asked = match spec {
+            TestSpec::Tcp(s) => s.asked(),
+            TestSpec::Udp(s) => s.asked(),
+            other => Asked {
+                test: Some(other.kind().name().to_string()),
+                ..Asked::default()
+            },
+        };
+        asked.target = Some(spec.host().to_string());
+        let peer = client.unwrap_or_else(|| SocketAddr::from(([0u16; 8], 0)));
+        let (outcome, reason) = match refusal {
+            Some(r) => (Outcome::Refused, Some(r.to_string())),
+            None => (Outcome::Accepted, None),
+        };
+        let record = Record::new(peer, token, "api", Proto::Http, &asked, outcome, reason);
+        self.0.audit().write(&record);
+    }
+}
