@@ -11,9 +11,9 @@
 //! away; a wrong token was refused and logged. Needs root.
 
 mod common;
-use common::http::{json, wait_for};
+use common::http::wait_for;
 use common::lab_cli::{lab_up, KillOnDrop};
-use common::{lab_allowed, sonde};
+use common::{cli, lab_allowed, sonde};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -207,35 +207,14 @@ impl Mesh {
             .unwrap_or_default()
     }
 
-    /// Agent `name`'s forwarding to the central agent (`sonde status`).
-    fn forwarding(&self, name: &str) -> serde_json::Value {
-        let out = sonde()
-            .args(["status", "--json"])
-            .arg(format!(
-                "--archive={}",
-                self.dir.join(name).join("agent.db").display()
-            ))
-            .output()
-            .unwrap();
-        json(&String::from_utf8_lossy(&out.stdout))["forwarding"][0].clone()
+    /// Agent `name`'s archive.
+    fn db(&self, name: &str) -> PathBuf {
+        self.dir.join(name).join("agent.db")
     }
 
-    fn local_ids(&self, name: &str) -> BTreeSet<String> {
-        let out = sonde()
-            .arg("results")
-            .arg(format!(
-                "--archive={}",
-                self.dir.join(name).join("agent.db").display()
-            ))
-            .args(["list", "--json", "--limit", "100000"])
-            .output()
-            .unwrap();
-        json(&String::from_utf8_lossy(&out.stdout))
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r["id"].as_str().unwrap().to_string())
-            .collect()
+    /// Agent `name`'s forwarding to the central agent (`sonde status`).
+    fn forwarding(&self, name: &str) -> serde_json::Value {
+        cli::forwarding(&self.db(name), "central")
     }
 }
 
@@ -404,7 +383,7 @@ fn a_mesh_of_four_agents_delivers_every_result_through_an_outage_and_a_death() {
     let mut kept = BTreeSet::new();
     let mut delivered = 0;
     for n in AGENTS {
-        let ids = mesh.local_ids(n);
+        let ids = cli::result_ids(&mesh.db(n));
         eprintln!("{n}: {} results", ids.len());
         assert!(!ids.is_empty(), "{n} kept nothing");
         kept.extend(ids);

@@ -7,7 +7,7 @@
 
 mod common;
 use common::http::{http_port, json, send, wait_for};
-use common::{sonde, ServerProc};
+use common::{cli, sonde, ServerProc};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -38,42 +38,10 @@ fn ids_in(admin: &mut postgres::Client, schema: &str) -> BTreeSet<String> {
         .unwrap_or_default()
 }
 
-/// The results kept in a SQLite archive, by id.
-fn local_ids(db: &Path) -> BTreeSet<String> {
-    let out = sonde()
-        .arg("results")
-        .arg(format!("--archive={}", db.display()))
-        .args(["list", "--json", "--limit", "100000"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    json(&String::from_utf8_lossy(&out.stdout))
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["id"].as_str().unwrap().to_string())
-        .collect()
-}
-
 /// `sonde status --json` of the agent's archive: forwarding by name.
 fn forwarding(db: &Path) -> serde_json::Value {
-    let out = sonde()
-        .args(["status", "--json"])
-        .arg(format!("--archive={}", db.display()))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc = json(&String::from_utf8_lossy(&out.stdout));
     let mut by_name = serde_json::Map::new();
-    for f in doc["forwarding"].as_array().unwrap() {
+    for f in cli::status(db)["forwarding"].as_array().unwrap() {
         by_name.insert(f["destination"].as_str().unwrap().to_string(), f.clone());
     }
     serde_json::Value::Object(by_name)
@@ -211,7 +179,7 @@ fn every_result_reaches_both_destinations_once_through_an_outage_and_a_kill() {
     // campaigns: what it kept before dying is still delivered.
     assert!(a.is_running());
     drop(a);
-    let kept = local_ids(&db);
+    let kept = cli::result_ids(&db);
     let a = agent(&agent_config, &db, None);
     assert!(
         wait_for(60, || {

@@ -6,7 +6,7 @@
 
 mod common;
 use common::http::{get, get_as, http_port, json, send, wait_for};
-use common::ServerProc;
+use common::{cli, ServerProc};
 use std::path::{Path, PathBuf};
 
 fn token(name: &str) -> String {
@@ -266,16 +266,6 @@ fn an_agent_registers_only_itself_and_only_with_its_token() {
     assert_eq!(json(&body)["shares"], serde_json::json!([]), "{body}");
 }
 
-/// `sonde status --json` of an archive.
-fn status_of(db: &Path) -> serde_json::Value {
-    let out = common::sonde()
-        .args(["status", "--json"])
-        .arg(format!("--archive={}", db.display()))
-        .output()
-        .unwrap();
-    json(&String::from_utf8_lossy(&out.stdout))
-}
-
 #[test]
 fn an_agents_campaigns_prove_its_token_to_a_peer_that_requires_one() {
     let d = dir("client-token");
@@ -322,7 +312,7 @@ fn an_agents_campaigns_prove_its_token_to_a_peer_that_requires_one() {
     };
     let (_with, with_db) = agent("with", true);
     let (_without, without_db) = agent("without", false);
-    let runs = |db: &Path| status_of(db)["campaigns"][0]["runs"].clone();
+    let runs = |db: &Path| cli::status(db)["campaigns"][0]["runs"].clone();
     assert!(
         wait_for(60, || runs(&with_db)["done"] == 1
             && runs(&without_db)["failed"] == 1),
@@ -331,8 +321,8 @@ fn an_agents_campaigns_prove_its_token_to_a_peer_that_requires_one() {
         runs(&without_db),
         peer.log()
     );
-    assert_eq!(status_of(&with_db)["results"], 1);
-    let without = status_of(&without_db);
+    assert_eq!(cli::status(&with_db)["results"], 1);
+    let without = cli::status(&without_db);
     assert_eq!(without["results"], 0, "{without}");
     assert!(
         without.to_string().contains("requires a token"),

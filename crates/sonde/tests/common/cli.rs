@@ -21,3 +21,32 @@ pub fn json(o: &Output) -> Value {
         )
     })
 }
+
+/// `sonde status --json` of the archive `db`.
+pub fn status(db: &std::path::Path) -> Value {
+    let out = run(&["status", "--json", &format!("--archive={}", db.display())]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    json(&out)
+}
+
+/// `db`'s forwarding destination `name`, as `sonde status` shows it.
+pub fn forwarding(db: &std::path::Path, name: &str) -> Value {
+    status(db)["forwarding"]
+        .as_array()
+        .and_then(|all| all.iter().find(|f| f["destination"] == name))
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+/// The ids of every result the archive `db` keeps.
+pub fn result_ids(db: &std::path::Path) -> std::collections::BTreeSet<String> {
+    let archive = format!("--archive={}", db.display());
+    let out = run(&["results", &archive, "list", "--json", "--limit", "100000"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    json(&out)
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r["id"].as_str().map(str::to_string))
+        .collect()
+}
