@@ -17,6 +17,8 @@ let chartCount = 0;
 
 /** The width inside an element's padding (uPlot's canvas fills it). */
 function inner(el) {
+  // A chart taken down before a queued resize ran has no parent left.
+  if (!(el instanceof Element)) return 0;
   const st = getComputedStyle(el);
   return el.clientWidth - parseFloat(st.paddingLeft) - parseFloat(st.paddingRight);
 }
@@ -136,7 +138,9 @@ export function drawChart(host, chart, { time = true, height, xRange, onZoom } =
     plots.push(u);
   }
   drawn = true;
+  let destroyed = false;
   const resize = () => {
+    if (destroyed) return;
     for (const u of plots) {
       const w = inner(u.root.parentElement);
       if (w > 0) u.setSize({ width: w, height: u.height });
@@ -147,6 +151,7 @@ export function drawChart(host, chart, { time = true, height, xRange, onZoom } =
   return {
     plots,
     destroy() {
+      destroyed = true;
       observer.disconnect();
       for (const u of plots) u.destroy();
       grid.remove();
