@@ -24,15 +24,9 @@ use std::time::{Duration, Instant};
 /// that an unknown name costs what a wrong secret does.
 const NO_SECRET: &[u8] = b"\0sonde: no such token\0";
 
-/// Logs an authentication failure of `token_name` from `peer` and
-/// refuses the connection with `auth_failed`.
-pub(super) fn fail(
-    control: Control,
-    peer: SocketAddr,
-    token_name: Option<&str>,
-    why: &str,
-    shared: &Shared,
-) -> Result<(), EngineError> {
+/// Writes the audit line of an authentication failure of `token_name`
+/// from `peer`, under the class its address alone would get.
+fn audit_failure(shared: &Shared, peer: SocketAddr, token_name: Option<&str>, why: String) {
     let asker = Asker {
         token: token_name,
         ..Asker::new(peer, Proto::Native)
@@ -43,8 +37,20 @@ pub(super) fn fail(
         &class,
         &Asked::default(),
         Outcome::AuthFailed,
-        Some(why.into()),
+        Some(why),
     );
+}
+
+/// Logs an authentication failure of `token_name` from `peer` and
+/// refuses the connection with `auth_failed`.
+pub(super) fn fail(
+    control: Control,
+    peer: SocketAddr,
+    token_name: Option<&str>,
+    why: &str,
+    shared: &Shared,
+) -> Result<(), EngineError> {
+    audit_failure(shared, peer, token_name, why.into());
     shared.counters().refused(&Refusal::AuthFailed);
     refuse(control, peer, Refusal::AuthFailed)
 }
@@ -94,18 +100,7 @@ pub(super) fn exchange(
             return Ok(None);
         }
         Err(e) => {
-            let asker = Asker {
-                token: Some(token_name),
-                ..Asker::new(peer, Proto::Native)
-            };
-            let class = shared.access().class_for(None, peer.ip()).name.clone();
-            asker.audit(
-                shared,
-                &class,
-                &Asked::default(),
-                Outcome::AuthFailed,
-                Some(format!("no proof: {e}")),
-            );
+            audit_failure(shared, peer, Some(token_name), format!("no proof: {e}"));
             return Err(e);
         }
     };
