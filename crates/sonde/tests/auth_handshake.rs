@@ -105,7 +105,7 @@ fn the_right_token_runs_and_a_wrong_secret_is_refused_and_audited() {
     assert_eq!(failed[0]["client"], "127.0.0.1");
     assert!(failed[0]["client_port"].as_u64().unwrap_or(0) > 0);
     assert_eq!(failed[1]["token"], "nobody");
-    assert!(server.log().contains("auth_failed"), "{}", server.log());
+    assert!(server.wait_for_log("auth_failed"), "{}", server.log());
     assert!(
         !server.log().contains(OPS_SECRET),
         "the secret is in the log"

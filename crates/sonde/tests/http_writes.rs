@@ -71,7 +71,7 @@ fn writes_need_a_valid_token_and_bodies_are_capped() {
         assert_eq!(status, 401, "{method} {path}");
     }
     assert!(
-        server.log().contains("wrong token refused"),
+        server.wait_for_log("wrong token refused"),
         "{}",
         server.log()
     );

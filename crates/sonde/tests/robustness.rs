@@ -80,7 +80,7 @@ fn fifty_misbehaving_clients_do_not_stop_the_server() {
     let r = tcp_json("127.0.0.1", server.port, &["-t", "1s", "-P", "2"]);
     assert!(u(&r["summary"]["total"]["received_bytes"]) > 0);
     assert!(
-        server.log().contains("connection ended"),
+        server.wait_for_log("connection ended"),
         "misbehaviour is logged"
     );
 }

@@ -28,7 +28,7 @@ fn one_off_serves_one_test_then_exits() {
     assert!(server.is_running(), "{}", server.log());
     json("iperf3", "127.0.0.1", server.port, &["-t", "1"]);
     assert!(eventually(|| !server.is_running()), "{}", server.log());
-    assert!(server.log().contains("reason=OneOff"), "{}", server.log());
+    assert!(server.wait_for_log("reason=OneOff"), "{}", server.log());
 }
 
 #[test]
