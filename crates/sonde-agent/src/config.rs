@@ -83,6 +83,13 @@ pub struct ServerConfig {
     pub mesh: crate::mesh_config::MeshConfig,
     /// How the agent's own tests present themselves (`[client]`).
     pub client: crate::client_config::ClientConfig,
+    /// Alert rules on archived metrics (`[[alert]]`).
+    pub alert: Vec<crate::alerts_config::AlertConfig>,
+    /// Readings from probes: the MQTT broker and topics (`[readings]`).
+    pub readings: crate::readings_config::ReadingsConfig,
+    /// The mail server alert notices and incident mail go through
+    /// (`[smtp]`).
+    pub smtp: Option<sonde_incidents::SmtpConfig>,
 }
 
 /// The STAMP reflector (RFC 8762) of `sonde serve`.
@@ -125,6 +132,9 @@ impl Default for ServerConfig {
             mesh: crate::mesh_config::MeshConfig::default(),
             client: crate::client_config::ClientConfig::default(),
             auth: crate::auth_config::AuthConfig::default(),
+            alert: Vec::new(),
+            readings: crate::readings_config::ReadingsConfig::default(),
+            smtp: None,
         }
     }
 }

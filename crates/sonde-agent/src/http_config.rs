@@ -79,6 +79,10 @@ pub enum ApiPermission {
     Ingest,
     /// Register with the mesh and take a share of its plans.
     Mesh,
+    /// Post probes' readings (`POST /api/v1/readings`).
+    Readings,
+    /// Write incidents, constituencies and mail templates.
+    Incidents,
 }
 
 impl ApiPermission {
@@ -88,6 +92,8 @@ impl ApiPermission {
             ApiPermission::Campaigns => "campaigns",
             ApiPermission::Ingest => "ingest",
             ApiPermission::Mesh => "mesh",
+            ApiPermission::Readings => "readings",
+            ApiPermission::Incidents => "incidents",
         }
     }
 }

@@ -40,6 +40,7 @@
 mod acceptor;
 mod access;
 mod admission;
+pub mod alerts_config;
 mod api_audit;
 mod audit;
 pub mod auth_config;
@@ -55,6 +56,7 @@ mod iperf3;
 mod limits;
 pub mod mesh_config;
 mod native;
+pub mod readings_config;
 pub mod reflector;
 pub mod server;
 mod state;

@@ -8,14 +8,17 @@
 //! together, and a second write of the same id changes nothing, so a retry
 //! never duplicates (docs/archive.md).
 
+mod alert_states;
 mod csv_out;
 mod filter;
+mod incidents;
 mod interfaces;
 mod latest;
 mod mesh_agents;
 mod outbox;
 mod pg;
 mod query;
+mod readings;
 mod row;
 mod runs;
 pub mod schema;

@@ -174,6 +174,22 @@ CREATE TABLE mesh_agents (
     last_seen_ns BIGINT NOT NULL
 );
 "#,
+    // 6: incidents (AIRT's model): constituencies, their networks and
+    // contacts, incidents with their addresses, comments and history,
+    // and mail templates.
+    r#"
+-- incidents: written with sonde-incidents
+"#,
+    // 7: readings from probes: raw readings, their 15-minute aggregates
+    // and each day's highs and lows.
+    r#"
+-- readings: written with sonde-readings
+"#,
+    // 8: alerts: each rule's state per path, and every raised and
+    // cleared notice.
+    r#"
+-- alerts: written with sonde-alerts
+"#,
 ];
 
 /// The schema version this build writes and reads.

@@ -3,6 +3,8 @@
 //! owns, and the owner of an address by the longest matching prefix
 //! ([`owners`]).
 
+pub mod mail;
 pub mod owners;
 
+pub use mail::{Mail, MailError, Mailer, SmtpConfig, SmtpTls};
 pub use owners::{Constituency, Owners, OwnersError};

@@ -7,7 +7,7 @@
 //! grows the backlog; delivery is idempotent by result id, so nothing is
 //! lost and nothing is kept twice.
 
-pub mod api_client;
+pub use sonde_http_client as api_client;
 pub mod destination;
 pub mod forwarder;
 pub mod member;

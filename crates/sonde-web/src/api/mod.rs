@@ -4,9 +4,12 @@
 //! token, 403 a wrong one, 404 nothing there, 409 a conflict, 413 a body
 //! over the cap, 503 the archive unreachable.
 
+mod alerts;
 mod campaigns;
 mod forwarding;
+mod incidents;
 pub mod mesh_agents;
+mod readings;
 mod results;
 mod running;
 mod views;
@@ -107,6 +110,9 @@ pub fn router(state: Shared) -> Router {
         .merge(running::routes())
         .merge(forwarding::routes(state.http.max_ingest_bytes))
         .merge(mesh_agents::routes())
+        .merge(alerts::routes())
+        .merge(incidents::routes())
+        .merge(readings::routes())
         .fallback(|| async { not_found("no such endpoint (see /api/v1/openapi.json)") })
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&state),

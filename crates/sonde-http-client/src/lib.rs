@@ -1,7 +1,8 @@
-//! A blocking JSON POST to a central agent's API, over HTTP/1.1 with or
-//! without TLS (rustls), with a bearer token. Built on hyper's client
-//! connection and a small runtime of its own: the forwarder is a plain
-//! thread, and one request at a time is all it needs.
+//! A blocking JSON POST (or GET) over HTTP/1.1 with or without TLS
+//! (rustls), with a bearer token if one is given: a mesh agent's
+//! requests to its central agent, and alert webhooks. Built on hyper's
+//! client connection and a small runtime of its own: its callers are
+//! plain threads, and one request at a time is all they need.
 
 use bytes::Bytes;
 use http::{header, Method, Request, StatusCode, Uri};
@@ -86,7 +87,7 @@ fn tls_config(ca_file: Option<&Path>) -> Result<Arc<rustls::ClientConfig>, Clien
 
 impl ApiClient {
     /// A client of the API at `url` (`http://` or `https://`, host and
-    /// optional port), presenting `token`.
+    /// optional port), presenting `token` (none if empty).
     pub fn new(url: &str, token: String, ca_file: Option<&Path>) -> Result<Self, ClientError> {
         let bad = |why: &str| ClientError::Url {
             url: url.to_string(),
@@ -162,11 +163,14 @@ impl ApiClient {
             .base
             .authority()
             .map_or_else(|| self.host.clone(), ToString::to_string);
-        let request = Request::builder()
+        let mut request = Request::builder()
             .method(method)
             .uri(path)
-            .header(header::HOST, authority)
-            .header(header::AUTHORIZATION, format!("Bearer {}", self.token))
+            .header(header::HOST, authority);
+        if !self.token.is_empty() {
+            request = request.header(header::AUTHORIZATION, format!("Bearer {}", self.token));
+        }
+        let request = request
             .header(header::CONTENT_TYPE, "application/json")
             .body(Full::new(Bytes::from(body)))
             .map_err(|e| io(&e))?;

@@ -1,0 +1,1 @@
+//! The archive's alert_states (schema migration 8).

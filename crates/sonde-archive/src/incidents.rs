@@ -1,0 +1,1 @@
+//! The archive's incidents (schema migration 6).

@@ -1,0 +1,1 @@
+//! The archive's readings (schema migration 7).
