@@ -83,8 +83,8 @@ pub struct ServerConfig {
     pub mesh: crate::mesh_config::MeshConfig,
     /// How the agent's own tests present themselves (`[client]`).
     pub client: crate::client_config::ClientConfig,
-    /// Alert rules on archived metrics (`[[alert]]`).
-    pub alert: Vec<crate::alerts_config::AlertConfig>,
+    /// Alert rules on archived metrics (`[[alert]]`, docs/alerts.md).
+    pub alert: Vec<sonde_alerts::RuleConfig>,
     /// Readings from probes: the MQTT broker and topics (`[readings]`).
     pub readings: crate::readings_config::ReadingsConfig,
     /// The mail server alert notices and incident mail go through
@@ -233,6 +233,24 @@ impl ServerConfig {
         self.auth
             .check()
             .map_err(|(key, reason)| ConfigError::Invalid { key, reason })?;
+        let rules = sonde_alerts::rules(&self.alert).map_err(|e| ConfigError::Invalid {
+            key: "alert",
+            reason: e.to_string(),
+        })?;
+        let mails = rules.iter().any(|r| {
+            r.deliveries
+                .iter()
+                .any(|d| matches!(d, sonde_alerts::Delivery::Email { .. }))
+        });
+        if mails && self.smtp.is_none() {
+            return invalid("smtp", "an alert sends email: give [smtp] server and from");
+        }
+        if let Some(smtp) = &self.smtp {
+            sonde_incidents::Mailer::new(smtp).map_err(|e| ConfigError::Invalid {
+                key: "smtp",
+                reason: e.to_string(),
+            })?;
+        }
         self.http
             .check()
             .map_err(|(key, reason)| ConfigError::Invalid { key, reason })

@@ -51,6 +51,15 @@ impl ForwardConfig {
         if self.name.is_empty() || self.name.len() > 64 {
             return Err(("forward.name", "must be 1 to 64 characters".into()));
         }
+        if self.name.starts_with("local:") {
+            return Err((
+                "forward.name",
+                format!(
+                    "{}: names starting with local: are sonde's own queues",
+                    self.name
+                ),
+            ));
+        }
         if self.to.is_empty() {
             return Err(("forward.to", format!("{}: is empty", self.name)));
         }

@@ -40,7 +40,6 @@
 mod acceptor;
 mod access;
 mod admission;
-pub mod alerts_config;
 mod api_audit;
 mod audit;
 pub mod auth_config;

@@ -1,9 +1,22 @@
-//! Alerts on a path's archived metrics (issue 20; docs/alerts.md). So
-//! far: SmokePing's alert patterns ([`pattern`]), threshold rules with
-//! hysteresis, and the edge-triggered state of an alert ([`rule`]).
+//! Alerts on a path's archived metrics (issue 20; docs/alerts.md):
+//! SmokePing's alert patterns ([`pattern`]) and threshold rules with
+//! hysteresis ([`rule`]), written as `[[alert]]` ([`config`]), evaluated
+//! as results arrive in the archive ([`evaluate`]), and delivered to the
+//! log, webhooks, mail and incidents ([`deliver`]).
 
+pub mod config;
+pub mod deliver;
+pub mod evaluate;
+mod incident;
 pub mod pattern;
 pub mod rule;
+pub mod template;
 
+pub use config::{
+    rules, AlertMetric, ConfigError, Delivery, MailTemplate, NotifyKind, PathKey, Rule, RuleConfig,
+    Selector,
+};
+pub use deliver::{Deliverer, Notice};
+pub use evaluate::{start, AlertsError, Evaluator, QUEUE};
 pub use pattern::{Pattern, PatternError, Quantity};
 pub use rule::{AlertState, Condition, Edge, RuleError, Threshold, Worse};

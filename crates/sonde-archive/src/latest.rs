@@ -55,7 +55,61 @@ fn label(key: &str) -> String {
     )
 }
 
+/// The indexed columns of results, and the campaign step and endpoints
+/// from their labels.
+fn select() -> String {
+    format!(
+        "SELECT id, test, COALESCE(source, ''), COALESCE(target, ''), COALESCE(family, ''), \
+         COALESCE(direction, ''), campaign, {}, {}, {}, start_ns, throughput_bps, loss_pct, \
+         pdr_pct, jitter_ms, rtt_p50_ms FROM results",
+        label("step"),
+        label("from"),
+        label("to"),
+    )
+}
+
+fn read_row(r: &[Value]) -> Option<ResultRow> {
+    let text = |i: usize| r.get(i).and_then(Value::text).map(str::to_string);
+    Some(ResultRow {
+        id: text(0)?,
+        test: text(1)?,
+        source: text(2)?,
+        target: text(3)?,
+        family: text(4)?,
+        direction: text(5)?,
+        campaign: text(6),
+        step: text(7),
+        from: text(8),
+        to: text(9),
+        start_ns: r.get(10)?.int()?,
+        throughput_bps: r.get(11)?.real(),
+        loss_pct: r.get(12)?.real(),
+        pdr_pct: r.get(13)?.real(),
+        jitter_ms: r.get(14)?.real(),
+        rtt_ms: r.get(15)?.real(),
+    })
+}
+
 impl Store {
+    /// The results `ids` that are a path's own (not a method's trials),
+    /// oldest first.
+    pub fn rows_by_ids(&mut self, ids: &[String]) -> Result<Vec<ResultRow>, ArchiveError> {
+        let mut out = Vec::new();
+        for chunk in ids.chunks(200) {
+            let marks: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
+            let sql = format!(
+                "{} WHERE method_id IS NULL AND id IN ({}) ORDER BY start_ns, id",
+                select(),
+                marks.join(", ")
+            );
+            let params: Vec<Value> = chunk.iter().map(|i| Value::Text(Some(i.clone()))).collect();
+            let rows = self.backend.sql().rows(&sql, &params)?;
+            out.extend(rows.iter().filter_map(|r| read_row(r)));
+        }
+        out.sort_by(|a, b| (a.start_ns, &a.id).cmp(&(b.start_ns, &b.id)));
+        Ok(out)
+    }
+
     /// The newest result of each path among the `scan` newest results
     /// `filter` selects (methods' trials never count).
     pub fn latest_per_path(
@@ -70,40 +124,15 @@ impl Store {
         let (clause, mut params) = filter.clause();
         params.push(Value::Int(Some(scan)));
         let sql = format!(
-            "SELECT id, test, COALESCE(source, ''), COALESCE(target, ''), COALESCE(family, ''), \
-             COALESCE(direction, ''), campaign, {}, {}, {}, start_ns, throughput_bps, loss_pct, \
-             pdr_pct, jitter_ms, rtt_p50_ms FROM results WHERE {clause} ORDER BY start_ns DESC, \
-             id LIMIT ${}",
-            label("step"),
-            label("from"),
-            label("to"),
+            "{} WHERE {clause} ORDER BY start_ns DESC, id LIMIT ${}",
+            select(),
             params.len()
         );
         let rows = self.backend.sql().rows(&sql, &params)?;
         let mut seen = BTreeSet::new();
         Ok(rows
             .iter()
-            .filter_map(|r| {
-                let text = |i: usize| r.get(i).and_then(Value::text).map(str::to_string);
-                Some(ResultRow {
-                    id: text(0)?,
-                    test: text(1)?,
-                    source: text(2)?,
-                    target: text(3)?,
-                    family: text(4)?,
-                    direction: text(5)?,
-                    campaign: text(6),
-                    step: text(7),
-                    from: text(8),
-                    to: text(9),
-                    start_ns: r.get(10)?.int()?,
-                    throughput_bps: r.get(11)?.real(),
-                    loss_pct: r.get(12)?.real(),
-                    pdr_pct: r.get(13)?.real(),
-                    jitter_ms: r.get(14)?.real(),
-                    rtt_ms: r.get(15)?.real(),
-                })
-            })
+            .filter_map(|r| read_row(r))
             .filter(|row| seen.insert(row.path()))
             .collect())
     }

@@ -25,12 +25,13 @@ pub mod schema;
 mod sql;
 mod sqlite;
 
+pub use alert_states::{AlertEvent, AlertStateRow};
 pub use csv_out::write_csv;
 pub use filter::ResultFilter;
 pub use interfaces::{Counters, InterfaceSample};
 pub use latest::ResultRow;
 pub use mesh_agents::{AgentInfo, MeshAgent};
-pub use outbox::{ForwardStatus, Item, Outbox};
+pub use outbox::{ForwardStatus, Item, Outbox, LOCAL_PREFIX};
 pub use query::{ExportRows, Grouping, HeatCell, Metric, MetricPoint};
 pub use row::Placement;
 pub use runs::{CampaignRow, Lease, RunRow, RunState};

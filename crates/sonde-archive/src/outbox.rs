@@ -104,6 +104,27 @@ fn now_ns() -> i64 {
     i64::try_from(since.as_nanos()).unwrap_or(i64::MAX)
 }
 
+/// The names of queues a local consumer takes results from (the alerts'
+/// is `local:alerts`); never a forwarding destination's name.
+pub const LOCAL_PREFIX: &str = "local:";
+
+/// Takes `ids` off `destination`'s queue within `tx`; how many were on
+/// it.
+pub(crate) fn dequeue(
+    tx: &mut dyn Sql,
+    destination: &str,
+    ids: &[String],
+) -> Result<u64, ArchiveError> {
+    let mut gone = 0;
+    for id in ids {
+        gone += tx.execute(
+            "DELETE FROM outbox WHERE destination = $1 AND item_id = $2",
+            &[text(destination), text(id)],
+        )?;
+    }
+    Ok(gone)
+}
+
 /// Queues item `id` for every destination, in the transaction that keeps
 /// it.
 pub(crate) fn enqueue(tx: &mut dyn Sql, id: &str, kind: ItemKind) -> Result<(), ArchiveError> {
@@ -148,9 +169,26 @@ impl Store {
         Ok(new)
     }
 
+    /// Makes `name` a queue of what is kept from now on (nothing kept
+    /// before): a local consumer such as the alerts ([`LOCAL_PREFIX`]).
+    /// Returns whether it was new.
+    pub fn queue_from_now(&mut self, name: &str) -> Result<bool, ArchiveError> {
+        let mut new = false;
+        self.backend.transaction(&mut |tx| {
+            new = tx.execute(
+                "INSERT INTO forward_destinations (name, added_ns, delivered, attempts) \
+                 VALUES ($1, $2, 0, 0) ON CONFLICT DO NOTHING",
+                &[text(name), int(now_ns())],
+            )? > 0;
+            Ok(())
+        })?;
+        Ok(new)
+    }
+
     /// Stops forwarding to every destination not in `keep`, dropping
     /// what was queued for it (a destination taken out of the
-    /// configuration must not grow a backlog forever).
+    /// configuration must not grow a backlog forever). Local queues
+    /// ([`LOCAL_PREFIX`]) are not destinations and stay.
     pub fn forward_only(&mut self, keep: &[&str]) -> Result<Vec<String>, ArchiveError> {
         let known = self
             .backend
@@ -158,19 +196,55 @@ impl Store {
             .texts("SELECT name FROM forward_destinations ORDER BY name", &[])?;
         let gone: Vec<String> = known
             .into_iter()
-            .filter(|n| !keep.contains(&n.as_str()))
+            .filter(|n| !keep.contains(&n.as_str()) && !n.starts_with(LOCAL_PREFIX))
             .collect();
-        self.backend.transaction(&mut |tx| {
-            for name in &gone {
-                tx.execute("DELETE FROM outbox WHERE destination = $1", &[text(name)])?;
-                tx.execute(
-                    "DELETE FROM forward_destinations WHERE name = $1",
-                    &[text(name)],
-                )?;
-            }
-            Ok(())
-        })?;
+        for name in &gone {
+            self.drop_queue(name)?;
+        }
         Ok(gone)
+    }
+
+    /// Drops the queue `name` and what is in it.
+    pub fn drop_queue(&mut self, name: &str) -> Result<(), ArchiveError> {
+        self.backend.transaction(&mut |tx| {
+            tx.execute("DELETE FROM outbox WHERE destination = $1", &[text(name)])?;
+            tx.execute(
+                "DELETE FROM forward_destinations WHERE name = $1",
+                &[text(name)],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// The ids of the next (at most `limit`) results queued for `name`,
+    /// oldest first, and of the method documents (which a local consumer
+    /// of results only takes off the queue).
+    pub fn queued(
+        &mut self,
+        name: &str,
+        limit: usize,
+    ) -> Result<(Vec<String>, Vec<String>), ArchiveError> {
+        let limit = int(i64::try_from(limit.max(1)).unwrap_or(i64::MAX));
+        let rows = self.backend.sql().rows(
+            "SELECT item_id, kind FROM outbox WHERE destination = $1 \
+             ORDER BY queued_ns, item_id LIMIT $2",
+            &[text(name), limit],
+        )?;
+        let (mut results, mut methods) = (Vec::new(), Vec::new());
+        for r in rows {
+            let (Some(id), kind) = (
+                r.first().and_then(Value::text),
+                r.get(1).and_then(Value::text),
+            ) else {
+                continue;
+            };
+            if kind == Some("method") {
+                methods.push(id.to_string());
+            } else {
+                results.push(id.to_string());
+            }
+        }
+        Ok((results, methods))
     }
 
     /// The next (at most `limit`) items queued for `destination`, oldest
@@ -247,13 +321,7 @@ impl Store {
         delivered: bool,
     ) -> Result<(), ArchiveError> {
         self.backend.transaction(&mut |tx| {
-            let mut gone = 0;
-            for id in ids {
-                gone += tx.execute(
-                    "DELETE FROM outbox WHERE destination = $1 AND item_id = $2",
-                    &[text(destination), text(id)],
-                )?;
-            }
+            let gone = dequeue(tx, destination, ids)?;
             if delivered {
                 tx.execute(
                     "UPDATE forward_destinations SET delivered = delivered + $2, attempts = 0, \

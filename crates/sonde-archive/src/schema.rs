@@ -188,7 +188,32 @@ CREATE TABLE mesh_agents (
     // 8: alerts: each rule's state per path, and every raised and
     // cleared notice.
     r#"
--- alerts: written with sonde-alerts
+CREATE TABLE alert_states (
+    rule TEXT NOT NULL,
+    path TEXT NOT NULL,
+    label TEXT NOT NULL,
+    up BOOLEAN NOT NULL,
+    run BIGINT NOT NULL,
+    history TEXT NOT NULL,
+    since_ns BIGINT,
+    last_value DOUBLE PRECISION,
+    last_result TEXT,
+    updated_ns BIGINT NOT NULL,
+    incident_id BIGINT,
+    PRIMARY KEY (rule, path)
+);
+CREATE TABLE alert_events (
+    rule TEXT NOT NULL,
+    path TEXT NOT NULL,
+    label TEXT NOT NULL,
+    edge TEXT NOT NULL,
+    at_ns BIGINT NOT NULL,
+    value DOUBLE PRECISION,
+    result_id TEXT NOT NULL,
+    detail TEXT NOT NULL,
+    PRIMARY KEY (rule, path, result_id)
+);
+CREATE INDEX alert_events_by_time ON alert_events (at_ns);
 "#,
 ];
 

@@ -165,6 +165,9 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
     let forward = config.forward.clone();
     let mesh = config.mesh.clone();
     let client = config.client.clone();
+    let alert_rules = sonde_alerts::rules(&config.alert)
+        .map_err(|e| Failure::Usage(anyhow!("invalid configuration: {e}")))?;
+    let smtp = config.smtp.clone();
     let reflector = Reflector::bind(&config.reflector, &config.bind);
     let server = Server::bind(config)?;
     let counters = server.counters();
@@ -257,6 +260,11 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
         })?;
         threads.extend(started);
     }
+    let deliverer = sonde_alerts::Deliverer::new(&alert_rules, smtp.as_ref())
+        .map_err(|e| Failure::Usage(anyhow!("invalid configuration: {e}")))?;
+    let alerts = sonde_alerts::start(&archive, alert_rules, deliverer, &stop)
+        .map_err(|e| Failure::Run(anyhow!("cannot start the alerts: {e}")))?;
+    threads.extend(alerts);
     let member = sonde_mesh::member::start(&mesh, args.campaigns.as_deref(), &stop)
         .map_err(|e| Failure::Usage(anyhow!("invalid configuration: {e}")))?;
     threads.extend(member);

@@ -1,8 +1,50 @@
-//! The API's alerts (docs/alerts.md).
+//! The alerts in the API (docs/alerts.md): `GET /api/v1/alerts`, every
+//! rule's state on every path it watches (raised ones first) and the
+//! latest notices, newest first.
 
-use super::Shared;
-use axum::Router;
+use super::{bad, query, with_store, ApiError, Shared};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::Deserialize;
 
 pub fn routes() -> Router<Shared> {
-    Router::new()
+    Router::new().route("/api/v1/alerts", get(alerts))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AlertsQuery {
+    /// Notices from this time on (Unix seconds, as the results' `since`).
+    since: Option<i64>,
+    /// At most this many notices (default 100, at most 10,000).
+    limit: Option<i64>,
+}
+
+async fn alerts(
+    State(state): State<Shared>,
+    q: Result<Query<AlertsQuery>, QueryRejection>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let q = query(q)?;
+    let most = i64::MAX / 1_000_000_000;
+    let since_ns = match q.since {
+        Some(s) if !(0..=most).contains(&s) => {
+            return Err(bad(format!("since {s}: Unix seconds from 0 to {most}")));
+        }
+        s => s.unwrap_or(0) * 1_000_000_000,
+    };
+    let limit = q.limit.unwrap_or(100);
+    if !(1..=10_000).contains(&limit) {
+        return Err(bad(format!("limit {limit}: 1 to 10000")));
+    }
+    let (states, events) = with_store(&state, move |s| {
+        Ok((s.alert_states()?, s.alert_events(since_ns, limit)?))
+    })
+    .await?;
+    Ok(Json(serde_json::json!({
+        "raised": states.iter().filter(|s| s.up).count(),
+        "states": states,
+        "events": events,
+    })))
 }

@@ -1,0 +1,519 @@
+//! `[[alert]]`: an alert rule as written in the agent's configuration,
+//! and the checked [`Rule`] it becomes. Every fault names the rule and
+//! the key.
+//!
+//! ```toml
+//! [[alert]]
+//! name = "lossy"
+//! metric = "loss_pct"
+//! test = "ping"                  # which paths (all optional)
+//! above = 1.0                    # or below = … (throughput, PDR)
+//! for = 3                        # bad runs in a row that raise it
+//! clear = 0.5                    # back past this…
+//! clear_for = 3                  # …this many runs in a row clears it
+//! # or: pattern = ">0%,*12*,>0%,*12*,>0%"
+//! notify = ["log", "webhook", "email", "incident"]
+//! webhook = "http://[::1]:9000/hooks/sonde"
+//! email = ["noc@example.net"]
+//! incident = "sla-breach"        # the type of the incident opened
+//! severity = "high"
+//! ```
+
+use crate::pattern::{Pattern, Quantity};
+use crate::rule::{Condition, Threshold, Worse};
+use crate::template::{self, Template};
+use serde::Deserialize;
+
+/// A metric an alert watches: one of the archive's indexed metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AlertMetric {
+    LossPct,
+    /// The RTT median.
+    RttMs,
+    JitterMs,
+    ThroughputBps,
+    PdrPct,
+}
+
+impl AlertMetric {
+    pub fn name(self) -> &'static str {
+        match self {
+            AlertMetric::LossPct => "loss_pct",
+            AlertMetric::RttMs => "rtt_ms",
+            AlertMetric::JitterMs => "jitter_ms",
+            AlertMetric::ThroughputBps => "throughput_bps",
+            AlertMetric::PdrPct => "pdr_pct",
+        }
+    }
+
+    /// Which way it is bad.
+    pub fn worse(self) -> Worse {
+        match self {
+            AlertMetric::ThroughputBps | AlertMetric::PdrPct => Worse::Below,
+            _ => Worse::Above,
+        }
+    }
+
+    /// The unit of a pattern over it (SmokePing's patterns compare loss
+    /// in % and times in ms).
+    fn quantity(self) -> Option<Quantity> {
+        match self {
+            AlertMetric::LossPct | AlertMetric::PdrPct => Some(Quantity::LossPct),
+            AlertMetric::RttMs | AlertMetric::JitterMs => Some(Quantity::RttMs),
+            AlertMetric::ThroughputBps => None,
+        }
+    }
+}
+
+/// Which paths a rule watches: every key given must equal the path's
+/// (`source` and `target` are the campaign's endpoint names when the
+/// result has them, else the hosts).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Selector {
+    pub test: Option<String>,
+    pub source: Option<String>,
+    pub target: Option<String>,
+    pub family: Option<String>,
+    pub direction: Option<String>,
+    pub campaign: Option<String>,
+    pub step: Option<String>,
+}
+
+/// A path's identity, as the archive gives it (the fields a
+/// [`Selector`] looks at).
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct PathKey {
+    pub test: String,
+    pub source: String,
+    pub target: String,
+    pub family: String,
+    pub direction: String,
+    pub campaign: String,
+    pub step: String,
+}
+
+impl PathKey {
+    /// One line naming the path: `ping a → b (ipv6)`, with its
+    /// direction and step when it has them.
+    pub fn display(&self) -> String {
+        let mut s = format!("{} {} → {}", self.test, self.source, self.target);
+        if !self.family.is_empty() {
+            s.push_str(&format!(" ({})", self.family));
+        }
+        if !self.direction.is_empty() {
+            s.push_str(&format!(" {}", self.direction));
+        }
+        if !self.step.is_empty() {
+            s.push_str(&format!(" [{}]", self.step));
+        }
+        s
+    }
+
+    /// The key the archive keeps an alert's state under: every field,
+    /// joined (`|` cannot be in a host name or a test's name).
+    pub fn key(&self) -> String {
+        [
+            &self.test,
+            &self.source,
+            &self.target,
+            &self.family,
+            &self.direction,
+            &self.campaign,
+            &self.step,
+        ]
+        .map(|s| s.replace('|', "/"))
+        .join("|")
+    }
+}
+
+impl Selector {
+    pub fn selects(&self, path: &PathKey) -> bool {
+        let is = |want: &Option<String>, have: &str| want.as_deref().is_none_or(|w| w == have);
+        is(&self.test, &path.test)
+            && is(&self.source, &path.source)
+            && is(&self.target, &path.target)
+            && is(&self.family, &path.family)
+            && is(&self.direction, &path.direction)
+            && is(&self.campaign, &path.campaign)
+            && is(&self.step, &path.step)
+    }
+}
+
+/// Where a notice goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NotifyKind {
+    Log,
+    Webhook,
+    Email,
+    Incident,
+}
+
+/// `[[alert]]` as written.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleConfig {
+    pub name: String,
+    pub metric: AlertMetric,
+    /// Which paths: see [`Selector`] (not flattened: serde's flatten
+    /// would let a misspelt key pass unnoticed).
+    pub test: Option<String>,
+    pub source: Option<String>,
+    pub target: Option<String>,
+    pub family: Option<String>,
+    pub direction: Option<String>,
+    pub campaign: Option<String>,
+    pub step: Option<String>,
+    pub above: Option<f64>,
+    pub below: Option<f64>,
+    /// Bad runs in a row that raise it (default 1).
+    #[serde(rename = "for")]
+    pub raise_after: Option<usize>,
+    /// The clear level (default: the raise level, no hysteresis).
+    pub clear: Option<f64>,
+    /// Good runs in a row that clear it (default: `for`).
+    pub clear_for: Option<usize>,
+    pub pattern: Option<String>,
+    /// Default: `["log"]`.
+    pub notify: Option<Vec<NotifyKind>>,
+    pub webhook: Option<String>,
+    /// A file holding a bearer token the webhook is sent with.
+    pub webhook_token_file: Option<std::path::PathBuf>,
+    #[serde(default)]
+    pub email: Vec<String>,
+    /// The type of the incident opened (default: `sla`).
+    pub incident: Option<String>,
+    /// The incident's severity (default: the incidents' default).
+    pub severity: Option<String>,
+    /// The mail's subject and body, with placeholders (docs/alerts.md).
+    pub subject: Option<String>,
+    pub body: Option<String>,
+}
+
+/// The subject and body of a rule's mail.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MailTemplate {
+    pub subject: Template,
+    pub body: Template,
+}
+
+/// A delivery of a rule's notices.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Delivery {
+    Log,
+    Webhook {
+        url: String,
+        token: String,
+    },
+    Email {
+        to: Vec<String>,
+    },
+    Incident {
+        kind: String,
+        severity: Option<String>,
+    },
+}
+
+/// A checked rule.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rule {
+    pub name: String,
+    pub metric: AlertMetric,
+    pub select: Selector,
+    pub condition: Condition,
+    pub deliveries: Vec<Delivery>,
+    pub mail: MailTemplate,
+}
+
+/// Why a rule cannot be used: the rule, the key, and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("alert '{rule}': {key}: {why}")]
+pub struct ConfigError {
+    pub rule: String,
+    pub key: &'static str,
+    pub why: String,
+}
+
+impl RuleConfig {
+    /// The rule this describes, checked.
+    pub fn rule(&self) -> Result<Rule, ConfigError> {
+        let fail = |key: &'static str, why: String| ConfigError {
+            rule: self.name.clone(),
+            key,
+            why,
+        };
+        if self.name.is_empty() || self.name.len() > 64 || self.name.contains(['|', '\n']) {
+            return Err(fail("name", "1 to 64 characters, no '|'".into()));
+        }
+        let condition = match (&self.pattern, self.above, self.below) {
+            (Some(p), None, None) => {
+                if self.raise_after.is_some() || self.clear.is_some() || self.clear_for.is_some() {
+                    return Err(fail(
+                        "pattern",
+                        "a pattern takes no for, clear or clear_for".into(),
+                    ));
+                }
+                let quantity = self.metric.quantity().ok_or_else(|| {
+                    fail(
+                        "pattern",
+                        format!("patterns compare % or ms, not {}", self.metric.name()),
+                    )
+                })?;
+                Condition::Pattern(
+                    Pattern::parse(p, quantity).map_err(|e| fail("pattern", e.to_string()))?,
+                )
+            }
+            (None, Some(level), None) | (None, None, Some(level)) => {
+                let worse = if self.above.is_some() {
+                    Worse::Above
+                } else {
+                    Worse::Below
+                };
+                if worse != self.metric.worse() {
+                    let (key, way) = match worse {
+                        Worse::Above => ("above", "below"),
+                        Worse::Below => ("below", "above"),
+                    };
+                    return Err(fail(
+                        key,
+                        format!("{} is bad {way} its level", self.metric.name()),
+                    ));
+                }
+                let raise_after = self.raise_after.unwrap_or(1);
+                let t = Threshold {
+                    worse,
+                    raise: level,
+                    raise_after,
+                    clear: self.clear.unwrap_or(level),
+                    clear_after: self.clear_for.unwrap_or(raise_after),
+                };
+                t.check().map_err(|e| fail("clear", e.0))?;
+                Condition::Threshold(t)
+            }
+            (None, None, None) => {
+                return Err(fail("above", "give above, below or pattern".into()));
+            }
+            _ => {
+                return Err(fail(
+                    "pattern",
+                    "above, below and pattern exclude each other".into(),
+                ));
+            }
+        };
+        let kinds = self.notify.clone().unwrap_or_else(|| vec![NotifyKind::Log]);
+        let mut deliveries = Vec::new();
+        for kind in kinds {
+            deliveries.push(match kind {
+                NotifyKind::Log => Delivery::Log,
+                NotifyKind::Webhook => {
+                    let url = self.webhook.clone().ok_or_else(|| {
+                        fail("webhook", "notify has webhook: give its URL".into())
+                    })?;
+                    if !(url.starts_with("http://") || url.starts_with("https://")) {
+                        return Err(fail("webhook", format!("'{url}' is not an http(s) URL")));
+                    }
+                    let token = match &self.webhook_token_file {
+                        Some(path) => std::fs::read_to_string(path)
+                            .map_err(|e| {
+                                fail(
+                                    "webhook_token_file",
+                                    format!("cannot read {}: {e}", path.display()),
+                                )
+                            })?
+                            .trim()
+                            .to_string(),
+                        None => String::new(),
+                    };
+                    Delivery::Webhook { url, token }
+                }
+                NotifyKind::Email => {
+                    if self.email.is_empty() {
+                        return Err(fail("email", "notify has email: give addresses".into()));
+                    }
+                    Delivery::Email {
+                        to: self.email.clone(),
+                    }
+                }
+                NotifyKind::Incident => Delivery::Incident {
+                    kind: self.incident.clone().unwrap_or_else(|| "sla".into()),
+                    severity: self.severity.clone(),
+                },
+            });
+        }
+        let template = |key: &'static str, text: &Option<String>, default: &str| {
+            Template::parse(text.as_deref().unwrap_or(default)).map_err(|e| fail(key, e))
+        };
+        let mail = MailTemplate {
+            subject: template("subject", &self.subject, template::DEFAULT_SUBJECT)?,
+            body: template("body", &self.body, template::DEFAULT_BODY)?,
+        };
+        Ok(Rule {
+            mail,
+            name: self.name.clone(),
+            metric: self.metric,
+            select: Selector {
+                test: self.test.clone(),
+                source: self.source.clone(),
+                target: self.target.clone(),
+                family: self.family.clone(),
+                direction: self.direction.clone(),
+                campaign: self.campaign.clone(),
+                step: self.step.clone(),
+            },
+            condition,
+            deliveries,
+        })
+    }
+}
+
+impl Rule {
+    /// How many of a path's latest samples the rule needs.
+    pub fn keep(&self) -> usize {
+        match &self.condition {
+            Condition::Pattern(p) => p.span().max(1),
+            Condition::Threshold(_) => 1,
+        }
+    }
+
+    /// The condition in words: `loss_pct > 1 for 3 runs, clears < 0.5
+    /// for 3`, or the pattern.
+    pub fn describe(&self) -> String {
+        match &self.condition {
+            Condition::Pattern(p) => format!("{} matches {p}", self.metric.name()),
+            Condition::Threshold(t) => {
+                let (bad, good) = match t.worse {
+                    Worse::Above => (">", "<"),
+                    Worse::Below => ("<", ">"),
+                };
+                format!(
+                    "{} {bad} {} for {} run(s), clears {good} {} for {}",
+                    self.metric.name(),
+                    t.raise,
+                    t.raise_after,
+                    t.clear,
+                    t.clear_after
+                )
+            }
+        }
+    }
+}
+
+/// Checks every rule of a configuration, and that no two share a name.
+pub fn rules(configs: &[RuleConfig]) -> Result<Vec<Rule>, ConfigError> {
+    let mut out: Vec<Rule> = Vec::new();
+    for c in configs {
+        let rule = c.rule()?;
+        if out.iter().any(|r| r.name == rule.name) {
+            return Err(ConfigError {
+                rule: rule.name,
+                key: "name",
+                why: "two alerts have this name".into(),
+            });
+        }
+        out.push(rule);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Rule, String> {
+        #[derive(Deserialize)]
+        struct File {
+            alert: Vec<RuleConfig>,
+        }
+        let f: File = toml::from_str(text).map_err(|e| e.to_string())?;
+        rules(&f.alert)
+            .map(|mut r| r.remove(0))
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_threshold_rule_reads_with_its_defaults() {
+        let r = parse(
+            "[[alert]]\nname = \"lossy\"\nmetric = \"loss_pct\"\ntest = \"ping\"\nabove = 1.0\n\
+             for = 3\nclear = 0.5\n",
+        )
+        .unwrap();
+        assert_eq!(
+            r.describe(),
+            "loss_pct > 1 for 3 run(s), clears < 0.5 for 3"
+        );
+        assert_eq!(r.deliveries, vec![Delivery::Log]);
+        assert_eq!(r.select.test.as_deref(), Some("ping"));
+    }
+
+    #[test]
+    fn a_pattern_rule_reads_and_keeps_its_span() {
+        let r = parse(
+            "[[alert]]\nname = \"someloss\"\nmetric = \"loss_pct\"\n\
+             pattern = \">0%,*12*,>0%,*12*,>0%\"\n",
+        )
+        .unwrap();
+        assert_eq!(r.keep(), 27);
+    }
+
+    #[test]
+    fn faults_name_the_rule_and_the_key() {
+        let cases = [
+            (
+                "metric = \"loss_pct\"\nbelow = 1.0",
+                "below: loss_pct is bad above",
+            ),
+            (
+                "metric = \"throughput_bps\"\npattern = \">1\"",
+                "patterns compare",
+            ),
+            (
+                "metric = \"loss_pct\"\nabove = 1.0\npattern = \">0%\"",
+                "exclude",
+            ),
+            ("metric = \"loss_pct\"", "give above, below or pattern"),
+            (
+                "metric = \"loss_pct\"\nabove = 1.0\nclear = 2.0",
+                "clear: clear (2)",
+            ),
+            ("metric = \"loss_pct\"\npattern = \">x%\"", "pattern item 1"),
+            (
+                "metric = \"loss_pct\"\nabove = 1.0\nnotify = [\"webhook\"]",
+                "webhook: notify has webhook",
+            ),
+            (
+                "metric = \"loss_pct\"\nabove = 1.0\nnotify = [\"webhook\"]\nwebhook = \"ftp://x\"",
+                "not an http(s) URL",
+            ),
+            (
+                "metric = \"loss_pct\"\nabove = 1.0\nsubject = \"{alrt}\"",
+                "subject: unknown placeholder {alrt}",
+            ),
+        ];
+        for (body, want) in cases {
+            let e = parse(&format!("[[alert]]\nname = \"r\"\n{body}\n")).unwrap_err();
+            assert!(e.contains("alert 'r'") && e.contains(want), "{body}: {e}");
+        }
+        let e = parse("[[alert]]\nname = \"r\"\nmetric = \"loss\"\nabove = 1.0\n").unwrap_err();
+        assert!(e.contains("loss_pct"), "{e}");
+    }
+
+    #[test]
+    fn a_selector_selects_by_every_key_given() {
+        let path = PathKey {
+            test: "ping".into(),
+            source: "a".into(),
+            target: "b".into(),
+            ..PathKey::default()
+        };
+        let mut s = Selector {
+            test: Some("ping".into()),
+            ..Selector::default()
+        };
+        assert!(s.selects(&path));
+        s.target = Some("c".into());
+        assert!(!s.selects(&path));
+        assert_eq!(path.key(), "ping|a|b||||");
+    }
+}

@@ -1,0 +1,245 @@
+//! Alerts evaluated as results arrive. Every result the archive keeps
+//! (a campaign's, a test's with `--archive`, one forwarded by a mesh
+//! agent) is queued in the archive's local queue `local:alerts` in the
+//! transaction that keeps it; the evaluator takes the queue in order,
+//! gives each result's metric to every rule whose selector takes its
+//! path, and writes the new states, the notices and what it took off the
+//! queue in one transaction. Notices then go to the deliveries
+//! ([`crate::deliver`]).
+
+use crate::config::{PathKey, Rule};
+use crate::deliver::{Deliverer, Notice};
+use crate::rule::{AlertState, Edge};
+use sonde_archive::{AlertEvent, AlertStateRow, ArchiveError, ResultRow, Store};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// The archive's queue the alerts take results from.
+pub const QUEUE: &str = "local:alerts";
+
+/// Results taken from the queue at a time.
+const BATCH: usize = 500;
+
+/// How often an empty queue is looked at again.
+const POLL: Duration = Duration::from_millis(500);
+
+/// Why the alerts cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum AlertsError {
+    #[error(transparent)]
+    Archive(#[from] ArchiveError),
+    #[error("{0}")]
+    Start(String),
+}
+
+/// The path of a result, as rules select it.
+pub fn path_of(row: &ResultRow) -> PathKey {
+    PathKey {
+        test: row.test.clone(),
+        source: row.from.clone().unwrap_or_else(|| row.source.clone()),
+        target: row.to.clone().unwrap_or_else(|| row.target.clone()),
+        family: row.family.clone(),
+        direction: row.direction.clone(),
+        campaign: row.campaign.clone().unwrap_or_default(),
+        step: row.step.clone().unwrap_or_default(),
+    }
+}
+
+/// A result's value of `rule`'s metric (`None`: unknown).
+fn sample(rule: &Rule, row: &ResultRow) -> Option<f64> {
+    use crate::config::AlertMetric::*;
+    match rule.metric {
+        LossPct => row.loss_pct,
+        RttMs => row.rtt_ms,
+        JitterMs => row.jitter_ms,
+        ThroughputBps => row.throughput_bps,
+        PdrPct => row.pdr_pct,
+    }
+    .filter(|v| v.is_finite())
+}
+
+/// The rules, and every (rule, path) state they have.
+pub struct Evaluator {
+    rules: Vec<Rule>,
+    states: BTreeMap<(String, String), AlertStateRow>,
+}
+
+fn now_ns() -> i64 {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    i64::try_from(since.as_nanos()).unwrap_or(i64::MAX)
+}
+
+impl Evaluator {
+    /// The evaluator of `rules`, going on from the states `store` keeps.
+    pub fn new(rules: Vec<Rule>, store: &mut Store) -> Result<Self, ArchiveError> {
+        let states = store
+            .alert_states()?
+            .into_iter()
+            .map(|s| ((s.rule.clone(), s.path.clone()), s))
+            .collect();
+        Ok(Self { rules, states })
+    }
+
+    /// Takes one batch off the queue: the notices it gave, and how many
+    /// items it took (0: the queue was empty).
+    pub fn step(&mut self, store: &mut Store) -> Result<(Vec<Notice>, usize), ArchiveError> {
+        let (results, methods) = store.queued(QUEUE, BATCH)?;
+        if results.is_empty() && methods.is_empty() {
+            return Ok((Vec::new(), 0));
+        }
+        let rows = store.rows_by_ids(&results)?;
+        let mut changed = BTreeMap::new();
+        let mut events = Vec::new();
+        let mut notices = Vec::new();
+        let now = now_ns();
+        for row in &rows {
+            let path = path_of(row);
+            for rule in self.rules.iter().filter(|r| r.select.selects(&path)) {
+                let key = (rule.name.clone(), path.key());
+                let st = self
+                    .states
+                    .entry(key.clone())
+                    .or_insert_with(|| AlertStateRow {
+                        rule: rule.name.clone(),
+                        path: path.key(),
+                        label: path.display(),
+                        up: false,
+                        run: 0,
+                        history: Vec::new(),
+                        since_ns: None,
+                        last_value: None,
+                        last_result: None,
+                        updated_ns: now,
+                        incident_id: None,
+                    });
+                let value = sample(rule, row);
+                st.history.push(value);
+                let keep = rule.keep();
+                if st.history.len() > keep {
+                    st.history.drain(..st.history.len() - keep);
+                }
+                let mut state = AlertState {
+                    up: st.up,
+                    run: usize::try_from(st.run).unwrap_or(0),
+                };
+                let edge = state.update(&rule.condition, &st.history);
+                st.up = state.up;
+                st.run = i64::try_from(state.run).unwrap_or(i64::MAX);
+                st.last_value = value;
+                st.last_result = Some(row.id.clone());
+                st.updated_ns = now;
+                if let Some(edge) = edge {
+                    st.since_ns = (edge == Edge::Raised).then_some(row.start_ns);
+                    let event = AlertEvent {
+                        rule: rule.name.clone(),
+                        path: path.key(),
+                        label: path.display(),
+                        edge: match edge {
+                            Edge::Raised => "raised",
+                            Edge::Cleared => "cleared",
+                        }
+                        .into(),
+                        at_ns: row.start_ns,
+                        value,
+                        result_id: row.id.clone(),
+                        detail: rule.describe(),
+                    };
+                    events.push(event.clone());
+                    notices.push(Notice {
+                        event,
+                        edge,
+                        path: path.clone(),
+                        metric: rule.metric,
+                        source_host: row.source.clone(),
+                        target_host: row.target.clone(),
+                        incident_id: st.incident_id,
+                    });
+                }
+                changed.insert(key, st.clone());
+            }
+        }
+        let states: Vec<AlertStateRow> = changed.into_values().collect();
+        let taken: Vec<String> = results.into_iter().chain(methods).collect();
+        store.alert_batch(QUEUE, &states, &events, &taken)?;
+        Ok((notices, taken.len()))
+    }
+
+    /// The rule named `name`.
+    pub fn rule(&self, name: &str) -> Option<&Rule> {
+        self.rules.iter().find(|r| r.name == name)
+    }
+
+    /// Records that the alert of `notice` opened incident `id`.
+    pub fn opened(&mut self, notice: &Notice, id: i64) {
+        let key = (notice.event.rule.clone(), notice.event.path.clone());
+        if let Some(st) = self.states.get_mut(&key) {
+            st.incident_id = Some(id);
+        }
+    }
+}
+
+/// Starts the alerts on `archive`: from the results kept from now on
+/// (the first time), or from where they stopped. Without rules, the
+/// queue is dropped so that it does not grow. Returns the evaluator's
+/// thread, or `None` without rules.
+pub fn start(
+    archive: &str,
+    rules: Vec<Rule>,
+    deliverer: Deliverer,
+    stop: &Arc<AtomicBool>,
+) -> Result<Option<JoinHandle<()>>, AlertsError> {
+    if rules.is_empty() {
+        // An archive not made yet has no queue to drop: leave it unmade
+        // (a plain `sonde serve` keeps no archive); one that cannot be
+        // opened now is no reason to stop serving.
+        let exists = archive.starts_with("postgres") || std::path::Path::new(archive).exists();
+        if exists {
+            if let Err(e) = Store::open(archive).and_then(|mut s| s.drop_queue(QUEUE)) {
+                tracing::warn!(error = %e, "alerts: cannot drop the queue of removed rules");
+            }
+        }
+        return Ok(None);
+    }
+    let mut store = Store::open(archive)?;
+    if store.queue_from_now(QUEUE)? {
+        tracing::info!("alerts: evaluating the results kept from now on");
+    }
+    let mut evaluator = Evaluator::new(rules, &mut store)?;
+    for r in &evaluator.rules {
+        tracing::info!(alert = %r.name, condition = %r.describe(), "alert rule");
+    }
+    let stop = Arc::clone(stop);
+    std::thread::Builder::new()
+        .name("sonde-alerts".into())
+        .spawn(move || {
+            let mut deliverer = deliverer;
+            while !stop.load(Ordering::Relaxed) {
+                match evaluator.step(&mut store) {
+                    Ok((notices, taken)) => {
+                        for n in notices {
+                            let rule = evaluator.rule(&n.event.rule).cloned();
+                            if let Some(rule) = rule {
+                                if let Some(id) = deliverer.deliver(&rule, &n, &mut store) {
+                                    evaluator.opened(&n, id);
+                                }
+                            }
+                        }
+                        if taken == 0 {
+                            std::thread::sleep(POLL);
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "alerts: cannot read or write the archive");
+                        std::thread::sleep(Duration::from_secs(5));
+                    }
+                }
+            }
+        })
+        .map(Some)
+        .map_err(|e| AlertsError::Start(format!("cannot start a thread: {e}")))
+}
