@@ -351,6 +351,26 @@ impl Store {
 
     /// Every destination's state, by name.
     pub fn forward_status(&mut self) -> Result<Vec<ForwardStatus>, ArchiveError> {
+        Ok(self
+            .queue_status()?
+            .into_iter()
+            .filter(|q| !q.destination.starts_with(LOCAL_PREFIX))
+            .collect())
+    }
+
+    /// The local queue `name`'s state ([`LOCAL_PREFIX`]), if it exists.
+    pub fn local_queue_status(
+        &mut self,
+        name: &str,
+    ) -> Result<Option<ForwardStatus>, ArchiveError> {
+        Ok(self
+            .queue_status()?
+            .into_iter()
+            .find(|q| q.destination == name))
+    }
+
+    /// Every queue's state, destinations and local queues alike.
+    fn queue_status(&mut self) -> Result<Vec<ForwardStatus>, ArchiveError> {
         let rows = self.backend.sql().rows(
             "SELECT d.name, d.delivered, d.attempts, d.last_ok_ns, d.last_error, \
              d.last_error_ns, (SELECT COUNT(*) FROM outbox o WHERE o.destination = d.name), \

@@ -6,7 +6,7 @@
 //! the same namespace on the same interfaces: the link pauses for the few
 //! milliseconds between the two, and keeps its addresses, routes, queues
 //! and every connection across it. Only what the emulator does (delay,
-//! jitter, line rate) can change this way; a link without an emulator has
+//! jitter, line rate, random loss) can change this way; a link without an emulator has
 //! none to change.
 
 use crate::emulator::Impairment;
@@ -22,13 +22,16 @@ pub enum Ends {
 }
 
 /// What to change; `None` keeps the setting as it is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct EmulatorChange {
     /// One-way delay of each direction changed.
     pub delay: Option<Duration>,
     pub jitter: Option<Duration>,
     /// Line rate in bits/s (0: none).
     pub line_rate_bps: Option<u64>,
+    /// Random loss, a probability per packet (0: none), in place of any
+    /// loss model.
+    pub loss: Option<f64>,
 }
 
 /// The settings of link `link`'s running emulator: its program, its pid
@@ -77,6 +80,16 @@ fn apply(imp: &mut Impairment, c: &EmulatorChange) {
     }
     if let Some(r) = c.line_rate_bps {
         imp.line_rate_bps = r;
+    }
+    if let Some(p) = c.loss {
+        // Random loss is a Gilbert-Elliott chain that never leaves its
+        // good state.
+        imp.gilbert = (p > 0.0).then_some(crate::emulator::Gilbert {
+            p: 0.0,
+            r: 1.0,
+            loss_good: p,
+            loss_bad: 1.0,
+        });
     }
 }
 

@@ -69,6 +69,10 @@ pub struct SetArgs {
     /// New line rate (0: none).
     #[arg(long, value_name = "RATE")]
     pub line_rate: Option<sonde_model::Rate>,
+    /// New random loss, each packet alike (e.g. 20%; 0 for none); it
+    /// replaces any loss model the link had.
+    #[arg(long, value_name = "PCT", value_parser = crate::step_args::percent)]
+    pub loss: Option<f64>,
     /// Only the direction from this end of the link (a or b).
     #[arg(long, value_parser = ["a", "b"])]
     pub from: Option<String>,
@@ -166,9 +170,10 @@ pub fn run(args: LabArgs) -> Result<(), Failure> {
         },
         LabCommand::Set(a) => {
             use sonde_lab::set::{set_emulator, EmulatorChange, Ends};
-            if a.delay.is_none() && a.jitter.is_none() && a.line_rate.is_none() {
+            if a.delay.is_none() && a.jitter.is_none() && a.line_rate.is_none() && a.loss.is_none()
+            {
                 return Err(Failure::Usage(anyhow!(
-                    "say what to change: --delay, --jitter or --line-rate"
+                    "say what to change: --delay, --jitter, --line-rate or --loss"
                 )));
             }
             let ends = match a.from.as_deref() {
@@ -180,6 +185,7 @@ pub fn run(args: LabArgs) -> Result<(), Failure> {
                 delay: a.delay,
                 jitter: a.jitter,
                 line_rate_bps: a.line_rate.map(|r| r.bps()),
+                loss: a.loss.map(|pct| pct / 100.0),
             };
             let (l2r, r2l) = set_emulator(&a.lab, a.link, ends, &change).map_err(|e| {
                 lab_failure(e, format!("changing link {} of lab '{}'", a.link, a.lab))

@@ -72,6 +72,12 @@ pub fn run(args: StatusArgs) -> Result<(), Failure> {
             campaigns.push(s);
         }
     }
+    let alerts_queue = store
+        .local_queue_status(sonde_alerts::QUEUE)
+        .map_err(fail)?;
+    let states = store.alert_states().map_err(fail)?;
+    let raised: Vec<_> = states.iter().filter(|s| s.up).collect();
+    let events = store.alert_events(0, 20).map_err(fail)?;
     let mut out = std::io::stdout();
     if args.json {
         let doc = serde_json::json!({
@@ -79,6 +85,12 @@ pub fn run(args: StatusArgs) -> Result<(), Failure> {
             "results": results,
             "forwarding": forwarding,
             "campaigns": campaigns,
+            "alerts": {
+                "waiting": alerts_queue.as_ref().map(|q| q.backlog),
+                "raised": raised,
+                "states": states.len(),
+                "events": events,
+            },
         });
         writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
         return Ok(());
@@ -94,7 +106,47 @@ pub fn run(args: StatusArgs) -> Result<(), Failure> {
     for s in &campaigns {
         write!(out, "{}", crate::campaign_cmd::status_text(s))?;
     }
+    if alerts_queue.is_some() || !states.is_empty() {
+        write!(
+            out,
+            "{}",
+            alerts_text(alerts_queue.map(|q| q.backlog), &raised, &events)
+        )?;
+    }
     Ok(())
+}
+
+/// The alerts in words: how many results wait to be evaluated, each
+/// alert raised, and the latest notices.
+fn alerts_text(
+    waiting: Option<i64>,
+    raised: &[&sonde_archive::AlertStateRow],
+    events: &[sonde_archive::AlertEvent],
+) -> String {
+    let mut out = format!("alerts: {} raised", raised.len());
+    if let Some(w) = waiting {
+        out += &format!(", {w} results waiting to be evaluated");
+    }
+    out.push('\n');
+    for s in raised {
+        out += &format!(
+            "  RAISED {} on {} since {}\n",
+            s.rule,
+            s.label,
+            s.since_ns.map_or_else(String::new, rfc3339)
+        );
+    }
+    for e in events.iter().take(5) {
+        let value = e.value.map_or_else(|| "unknown".into(), |v| format!("{v}"));
+        out += &format!(
+            "  {} {} {} on {} ({value})\n",
+            rfc3339(e.at_ns),
+            e.rule,
+            e.edge,
+            e.label
+        );
+    }
+    out
 }
 
 #[cfg(test)]

@@ -49,7 +49,9 @@ impl std::fmt::Display for Impairment {
                 dist.trim_matches('"')
             ));
         }
-        if let Some(g) = &self.gilbert {
+        if let Some(g) = self.gilbert.filter(|g| g.p == 0.0) {
+            parts.push(format!("loss {}", pct(g.loss_good)));
+        } else if let Some(g) = &self.gilbert {
             parts.push(format!(
                 "loss Gilbert-Elliott p {} r {} good {} bad {} (mean {:.3} %)",
                 pct(g.p),
