@@ -105,7 +105,7 @@ fn a_loss_change_mid_campaign_raises_one_alert_and_clearing_it_clears_it_once() 
     assert_eq!(raised(&s), 0, "{s}");
 
     set_loss(30);
-    let s = status_until(&db, 60, |s| raised(&s) == 1);
+    let s = status_until(&db, 60, |s| raised(s) == 1);
     assert_eq!(raised(&s), 1, "{s}");
     let alert = &s["alerts"]["raised"][0];
     assert_eq!(alert["rule"], "lossy-link");
@@ -115,7 +115,7 @@ fn a_loss_change_mid_campaign_raises_one_alert_and_clearing_it_clears_it_once() 
     );
 
     set_loss(0);
-    let s = status_until(&db, 60, |s| raised(&s) == 0 && events(s).len() >= 2);
+    let s = status_until(&db, 60, |s| raised(s) == 0 && events(s).len() >= 2);
     let ev = events(&s);
     assert_eq!(raised(&s), 0, "{s}");
     // Newest first: one raise, then one clear, and nothing else.
