@@ -114,6 +114,24 @@ impl Store {
         Ok(rows.iter().filter_map(|r| read_event(r)).collect())
     }
 
+    /// How many notices each rule gave, by edge: `(rule, edge, count)`.
+    pub fn alert_notice_counts(&mut self) -> Result<Vec<(String, String, i64)>, ArchiveError> {
+        let rows = self.backend.sql().rows(
+            "SELECT rule, edge, COUNT(*) FROM alert_events GROUP BY rule, edge ORDER BY rule, edge",
+            &[],
+        )?;
+        Ok(rows
+            .iter()
+            .filter_map(|r| {
+                Some((
+                    r.first()?.text()?.to_string(),
+                    r.get(1)?.text()?.to_string(),
+                    r.get(2)?.int()?,
+                ))
+            })
+            .collect())
+    }
+
     /// Writes a batch's work in one transaction: the `states` it changed,
     /// its `events`, and `taken` off the queue `queue`.
     pub fn alert_batch(

@@ -292,13 +292,51 @@ pub fn render_forwarding(
     }
 }
 
+/// Each alert rule's state on each path it watches (docs/alerts.md): 1
+/// while raised, 0 otherwise, and the notices given.
+pub fn render_alerts(
+    states: &[sonde_archive::AlertStateRow],
+    notices: &[(String, String, i64)],
+    out: &mut String,
+) {
+    if states.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "# TYPE sonde_alert_raised gauge\n# HELP sonde_alert_raised 1 while the alert is raised on the path, else 0."
+    );
+    for s in states {
+        let _ = writeln!(
+            out,
+            "sonde_alert_raised{{alert=\"{}\",path=\"{}\"}} {}",
+            escape(&s.rule),
+            escape(&s.label),
+            u8::from(s.up)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "# TYPE sonde_alert_notices counter\n# HELP sonde_alert_notices Notices given by an alert rule, by edge."
+    );
+    for (rule, edge, n) in notices {
+        let _ = writeln!(
+            out,
+            "sonde_alert_notices_total{{alert=\"{}\",edge=\"{}\"}} {n}",
+            escape(rule),
+            escape(edge)
+        );
+    }
+}
+
 /// The whole page: the latest results' gauges, the RTT histograms, the
-/// agent's counters and its forwarding.
+/// agent's counters, its forwarding and its alerts.
 pub fn page(
     latest: &[&TestResult],
     rtt: &RttHistograms,
     counters: &sonde_agent::CountersNow,
     forwarding: &[sonde_archive::ForwardStatus],
+    alerts: (&[sonde_archive::AlertStateRow], &[(String, String, i64)]),
 ) -> String {
     let mut out = render(latest);
     out.truncate(out.len() - "# EOF\n".len());
@@ -308,6 +346,7 @@ pub fn page(
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
     render_forwarding(forwarding, now_ns, &mut out);
+    render_alerts(alerts.0, alerts.1, &mut out);
     out.push_str("# EOF\n");
     out
 }
@@ -322,8 +361,13 @@ pub async fn serve(
         limit: 5_000,
         ..sonde_archive::ResultFilter::default()
     };
-    let (recent, forwarding) = crate::api::with_store(&state, move |s| {
-        Ok((s.list_results(&filter)?, s.forward_status()?))
+    let (recent, forwarding, states, notices) = crate::api::with_store(&state, move |s| {
+        Ok((
+            s.list_results(&filter)?,
+            s.forward_status()?,
+            s.alert_states()?,
+            s.alert_notice_counts()?,
+        ))
     })
     .await?;
     let text = page(
@@ -331,6 +375,7 @@ pub async fn serve(
         &state.live.rtt,
         &state.counters.now(),
         &forwarding,
+        (&states, &notices),
     );
     Ok((
         [(

@@ -7,7 +7,7 @@
 //! the state the archive kept, not from scratch.
 
 mod common;
-use common::http::{get, http_port, json, send, wait_for};
+use common::http::{get, http_port, json, parse_metrics, send, wait_for};
 use common::webhook::WebhookSink;
 use common::{sonde, ServerProc};
 use serde_json::Value;
@@ -153,6 +153,29 @@ fn a_lossy_path_raises_one_alert_and_clears_it_and_each_notice_is_delivered() {
     assert_eq!(state["rule"], "lossy");
     assert_eq!(state["up"], false);
     assert_eq!(state["run"], 0);
+    // And in /metrics, as Prometheus's own parser reads it.
+    let (status, text) = get(port, "/metrics");
+    assert_eq!(status, 200);
+    let m = parse_metrics(&text);
+    let raised_gauge = &m["sonde_alert_raised"][0];
+    assert_eq!(raised_gauge[1]["alert"], "lossy", "{m}");
+    assert_eq!(raised_gauge[2], 0.0, "{m}");
+    let notices: Vec<(String, f64)> = m["sonde_alert_notices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s[1]["edge"].as_str().unwrap().to_string(),
+                s[2].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        notices,
+        [("cleared".to_string(), 1.0), ("raised".to_string(), 1.0)],
+        "{m}"
+    );
 
     // Restarted, it goes on: two lossy results raise it again (a fresh
     // start would need them too, so one more lossy result first, then a

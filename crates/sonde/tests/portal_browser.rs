@@ -101,11 +101,13 @@ fn plan(port: u16) -> String {
 /// Thresholds that give each test of the plan its own status on
 /// loopback: TCP (Gbit/s) ok, UDP at 1 Mbit/s warn (below 5 Mbit/s),
 /// ping crit (any RTT is above 2 ps). The agent samples `lo`, which
-/// every machine has and the plan's traffic crosses.
+/// every machine has and the plan's traffic crosses. An alert on the
+/// ping's RTT (above 2 ps) is raised by its first result.
 const CONFIG: &str = "[http]\nread_public = true\ninterface_interval = 1\ninterfaces = [\"lo\"]\n\
     tokens = [{ name = \"portal-test\", token = \"portal-test-token-0123456789\" }]\n\
     [http.thresholds]\nthroughput_bps = { warn = 5e6, crit = 1e5 }\n\
-    rtt_ms = { warn = 0.000000001, crit = 0.000000002 }\n";
+    rtt_ms = { warn = 0.000000001, crit = 0.000000002 }\n\
+    [[alert]]\nname = \"slow-ping\"\nmetric = \"rtt_ms\"\ntest = \"ping\"\nabove = 0.000000002\n";
 
 fn expected_status(test: &str) -> &'static str {
     match test {
@@ -226,6 +228,14 @@ fn every_page_shows_the_archive_and_the_live_page_follows_a_running_test() {
         assert_eq!(row["status"], status, "{key}");
         assert_eq!(row["colour"], colour(status), "{key}");
     }
+
+    // The alert the ping raised shows above the paths.
+    assert_eq!(
+        pages["overview"]["alerts"],
+        serde_json::json!(["slow-ping"]),
+        "{}",
+        api(port, "/api/v1/alerts")
+    );
 
     // Path pages: each series holds one point per archived result, as
     // the API's chart says.

@@ -19,6 +19,7 @@ try {
     const b = r.querySelector('.badge');
     return { key: r.dataset.key, status: b.dataset.status, colour: getComputedStyle(b).backgroundColor, text: b.textContent };
   }));
+  out.overview.alerts = await page.$$eval('li.alert-raised', (els) => els.map((e) => e.dataset.rule));
   await shot('overview');
 
   // Each path's page from its overview link, over the last day.

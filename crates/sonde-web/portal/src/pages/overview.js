@@ -1,5 +1,6 @@
 // Overview: every path's latest result, coloured by its status against
-// the agent's thresholds (worst first); a row opens the path's page.
+// the agent's thresholds (worst first); a row opens the path's page. Above
+// them, the alerts raised and the latest notices (docs/alerts.md).
 
 import { get } from '../api.js';
 import { ago, esc, metricValue, utc } from '../format.js';
@@ -19,8 +20,28 @@ function thresholdText(t) {
 /** Redrawn this often while open. */
 export const REFRESH_S = 60;
 
+/** The alerts raised now, and the latest notices; empty without rules. */
+function alertsSection(a) {
+  if (!a || (a.states.length === 0 && a.events.length === 0)) return '';
+  const raised = a.states.filter((s) => s.up).map((s) => `<li class="alert-raised" data-rule="${esc(s.rule)}">
+      ${badge('crit')} <b>${esc(s.rule)}</b> on ${esc(s.label)}
+      <span title="${esc(utc(s.since_ns))}">since ${esc(ago(s.since_ns))}</span>
+      ${s.incident_id != null ? ` · incident ${esc(s.incident_id)}` : ''}</li>`);
+  const events = a.events.slice(0, 10).map((e) => `<tr class="alert-event" data-edge="${esc(e.edge)}">
+      <td title="${esc(utc(e.at_ns))}">${esc(ago(e.at_ns))}</td><td>${esc(e.rule)}</td><td>${esc(e.edge)}</td>
+      <td>${esc(e.label)}</td><td class="num">${e.value == null ? 'unknown' : esc(e.value)}</td></tr>`);
+  return `<section class="alerts"><h2>Alerts</h2>
+    <p class="summary">${a.raised} raised</p>
+    ${raised.length ? `<ul class="raised">${raised.join('')}</ul>` : ''}
+    ${events.length ? `<table class="alert-events"><thead><tr><th>when</th><th>alert</th><th>edge</th><th>path</th><th>value</th></tr></thead>
+      <tbody>${events.join('')}</tbody></table>` : ''}</section>`;
+}
+
 export async function render(app, params, ctx) {
-  const data = await get('overview', {}, ctx.signal);
+  const [data, alerts] = await Promise.all([
+    get('overview', {}, ctx.signal),
+    get('alerts', { limit: 10 }, ctx.signal),
+  ]);
   const paths = [...data.paths].sort(
     (a, b) => SEVERITY.indexOf(a.status) - SEVERITY.indexOf(b.status) || a.key.localeCompare(b.key),
   );
@@ -46,6 +67,7 @@ export async function render(app, params, ctx) {
   });
   app.innerHTML = `<h1>Overview</h1>
     <p class="summary">${paths.length} paths ${summary} <span class="generated">as of ${esc(utc(data.generated_ns))}</span></p>
+    ${alertsSection(alerts)}
     ${legend()}
     ${paths.length === 0 ? '<p class="empty">The archive holds no results yet.</p>' : `
     <table class="paths">
