@@ -14,10 +14,11 @@ pub mod owners;
 pub mod template;
 
 pub use import::{parse_reports, Report};
+pub use ipnet::IpNet;
 pub use mail::{Mail, MailError, Mailer, SmtpConfig, SmtpTls};
 pub use model::{
     check_state, Comment, HistoryEntry, Incident, IncidentAddress, IncidentChange, IncidentError,
     NewIncident, Role, Severity, Status, INITIAL_STATE,
 };
-pub use owners::{Constituency, Contact, Owners, OwnersError};
+pub use owners::{check_code, Constituency, Contact, Owners, OwnersError};
 pub use template::{MailTemplate, PLACEHOLDERS};
