@@ -28,6 +28,21 @@ pub struct Report {
     pub reported_at_ns: Option<i64>,
 }
 
+impl Report {
+    /// Its description, and when it was reported, as the incident's
+    /// first comment (`None`: neither was given).
+    pub fn comment(&self) -> Option<String> {
+        let at = self
+            .reported_at_ns
+            .map(|t| format!("reported at {}", crate::template::rfc3339(t)));
+        match (&self.description, at) {
+            (Some(d), Some(at)) => Some(format!("{at}: {d}")),
+            (Some(d), None) => Some(d.clone()),
+            (None, at) => at,
+        }
+    }
+}
+
 const FIELDS: &[&str] = &[
     "type",
     "severity",

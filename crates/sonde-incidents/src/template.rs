@@ -272,3 +272,53 @@ mod tests {
             .starts_with("set_state:"));
     }
 }
+
+/// The mails `template` makes for `incident`: one to each constituency
+/// that owns any of its addresses, to its contacts (those of `role`
+/// only, if given). A constituency with no such contact gets none; no
+/// mail at all is refused, saying why.
+pub fn compose(
+    template: &MailTemplate,
+    incident: &Incident,
+    constituencies: &[crate::Constituency],
+    role: Option<&str>,
+) -> Result<Vec<(String, crate::Mail)>, IncidentError> {
+    let owners = incident.owners();
+    if owners.is_empty() {
+        return Err(invalid(
+            "incident",
+            format!(
+                "incident {} has no address any constituency owns",
+                incident.id
+            ),
+        ));
+    }
+    let mut out = Vec::new();
+    for code in owners {
+        let Some(c) = constituencies.iter().find(|c| c.code == code) else {
+            continue;
+        };
+        let to: Vec<String> = c
+            .contacts
+            .iter()
+            .filter(|k| role.is_none_or(|r| k.role == r))
+            .map(|k| k.email.clone())
+            .collect();
+        if to.is_empty() {
+            continue;
+        }
+        let (subject, body) = template.fill(incident, (&c.code, &c.name))?;
+        out.push((c.code.clone(), crate::Mail { to, subject, body }));
+    }
+    if out.is_empty() {
+        return Err(invalid(
+            "incident",
+            format!(
+                "no contact{} of {} to write to",
+                role.map(|r| format!(" with role {r}")).unwrap_or_default(),
+                incident.owners().join(", ")
+            ),
+        ));
+    }
+    Ok(out)
+}

@@ -164,6 +164,7 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
     let http_config = config.http.clone();
     let forward = config.forward.clone();
     let mesh = config.mesh.clone();
+    let smtp = config.smtp.clone();
     let client = config.client.clone();
     let reflector = Reflector::bind(&config.reflector, &config.bind);
     let server = Server::bind(config)?;
@@ -218,6 +219,7 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
             counters: Arc::clone(&counters),
             mesh: mesh.clone(),
             audit: Some(server.api_audit()),
+            smtp,
         };
         let (bound, handle) = sonde_web::spawn(web, Arc::clone(&stop))
             .map_err(|e| Failure::Usage(anyhow!("--http {addr}: {e}")))?;
