@@ -10,6 +10,7 @@ pub mod iperf3_client;
 pub mod lab_cli;
 pub mod nginx;
 pub mod schema;
+pub mod smtp;
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
