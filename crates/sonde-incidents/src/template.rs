@@ -191,6 +191,56 @@ pub fn rfc3339(at_ns: i64) -> String {
     humantime::format_rfc3339_seconds(at).to_string()
 }
 
+/// The mails `template` makes for `incident`: one to each constituency
+/// that owns any of its addresses, to its contacts (those of `role`
+/// only, if given). A constituency with no such contact gets none; no
+/// mail at all is refused, saying why.
+pub fn compose(
+    template: &MailTemplate,
+    incident: &Incident,
+    constituencies: &[crate::Constituency],
+    role: Option<&str>,
+) -> Result<Vec<(String, crate::Mail)>, IncidentError> {
+    let owners = incident.owners();
+    if owners.is_empty() {
+        return Err(invalid(
+            "incident",
+            format!(
+                "incident {} has no address any constituency owns",
+                incident.id
+            ),
+        ));
+    }
+    let mut out = Vec::new();
+    for code in owners {
+        let Some(c) = constituencies.iter().find(|c| c.code == code) else {
+            continue;
+        };
+        let to: Vec<String> = c
+            .contacts
+            .iter()
+            .filter(|k| role.is_none_or(|r| k.role == r))
+            .map(|k| k.email.clone())
+            .collect();
+        if to.is_empty() {
+            continue;
+        }
+        let (subject, body) = template.fill(incident, (&c.code, &c.name))?;
+        out.push((c.code.clone(), crate::Mail { to, subject, body }));
+    }
+    if out.is_empty() {
+        return Err(invalid(
+            "incident",
+            format!(
+                "no contact{} of {} to write to",
+                role.map(|r| format!(" with role {r}")).unwrap_or_default(),
+                incident.owners().join(", ")
+            ),
+        ));
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -271,54 +321,60 @@ mod tests {
             .to_string()
             .starts_with("set_state:"));
     }
-}
 
-/// The mails `template` makes for `incident`: one to each constituency
-/// that owns any of its addresses, to its contacts (those of `role`
-/// only, if given). A constituency with no such contact gets none; no
-/// mail at all is refused, saying why.
-pub fn compose(
-    template: &MailTemplate,
-    incident: &Incident,
-    constituencies: &[crate::Constituency],
-    role: Option<&str>,
-) -> Result<Vec<(String, crate::Mail)>, IncidentError> {
-    let owners = incident.owners();
-    if owners.is_empty() {
-        return Err(invalid(
-            "incident",
-            format!(
-                "incident {} has no address any constituency owns",
-                incident.id
-            ),
-        ));
-    }
-    let mut out = Vec::new();
-    for code in owners {
-        let Some(c) = constituencies.iter().find(|c| c.code == code) else {
-            continue;
+    #[test]
+    fn each_owner_with_a_contact_of_the_role_gets_one_mail() {
+        let c = |code: &str, contacts: &[(&str, &str)]| crate::Constituency {
+            code: code.into(),
+            name: code.to_uppercase(),
+            notes: String::new(),
+            networks: vec![],
+            contacts: contacts
+                .iter()
+                .map(|(email, role)| crate::Contact {
+                    name: "x".into(),
+                    email: (*email).into(),
+                    role: (*role).into(),
+                })
+                .collect(),
         };
-        let to: Vec<String> = c
-            .contacts
-            .iter()
-            .filter(|k| role.is_none_or(|r| k.role == r))
-            .map(|k| k.email.clone())
-            .collect();
-        if to.is_empty() {
-            continue;
-        }
-        let (subject, body) = template.fill(incident, (&c.code, &c.name))?;
-        out.push((c.code.clone(), crate::Mail { to, subject, body }));
-    }
-    if out.is_empty() {
-        return Err(invalid(
-            "incident",
-            format!(
-                "no contact{} of {} to write to",
-                role.map(|r| format!(" with role {r}")).unwrap_or_default(),
-                incident.owners().join(", ")
+        let all = [
+            c(
+                "litnet",
+                &[("a@litnet.example", "abuse"), ("n@litnet.example", "noc")],
             ),
-        ));
+            c("eenet", &[("n@eenet.example", "noc")]),
+        ];
+        let t = template("{constituency.name}", "{address}");
+        let mails = compose(&t, &incident(), &all, None).unwrap();
+        let got: Vec<(&str, Vec<&str>, &str)> = mails
+            .iter()
+            .map(|(code, m)| {
+                (
+                    code.as_str(),
+                    m.to.iter().map(String::as_str).collect(),
+                    m.body.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "litnet",
+                    vec!["a@litnet.example", "n@litnet.example"],
+                    "2001:db8:1::5"
+                ),
+                ("eenet", vec!["n@eenet.example"], "198.51.100.9"),
+            ]
+        );
+        let abuse = compose(&t, &incident(), &all, Some("abuse")).unwrap();
+        assert_eq!(abuse.len(), 1);
+        assert_eq!(abuse[0].1.subject, "LITNET");
+        let e = compose(&t, &incident(), &all, Some("security")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "incident: no contact with role security of litnet, eenet to write to"
+        );
     }
-    Ok(out)
 }
