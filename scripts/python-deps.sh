@@ -8,6 +8,8 @@
 #   schemathesis, openapi-spec-validator  (PyPI) the API's OpenAPI
 #           document checked, and the API fuzzed against it
 #           (crates/sonde/tests/http_openapi.rs)
+#   aiosmtpd  (PyPI) a real SMTP server that incident mail goes to
+#           (crates/sonde/tests/incidents_mail.rs)
 set -euo pipefail
 
 # A fresh Debian machine may have neither python3 nor pip.
@@ -41,5 +43,11 @@ assert hypothesis.__version__ == "6.160.0"' >/dev/null 2>&1; then
     echo "python-deps: installing schemathesis, hypothesis and openapi-spec-validator (PyPI)" >&2
     pip=(python3 -m pip install --quiet --disable-pip-version-check schemathesis==4.32.5
         hypothesis==6.160.0 openapi-spec-validator==0.9.0)
+    "${pip[@]}" 2>/dev/null || "${pip[@]}" --break-system-packages
+fi
+
+if ! python3 -c 'import aiosmtpd' >/dev/null 2>&1; then
+    echo "python-deps: installing aiosmtpd (PyPI)" >&2
+    pip=(python3 -m pip install --quiet --disable-pip-version-check aiosmtpd==1.4.6)
     "${pip[@]}" 2>/dev/null || "${pip[@]}" --break-system-packages
 fi

@@ -336,10 +336,19 @@ impl RuleConfig {
                         to: self.email.clone(),
                     }
                 }
-                NotifyKind::Incident => Delivery::Incident {
-                    kind: self.incident.clone().unwrap_or_else(|| "sla".into()),
-                    severity: self.severity.clone(),
-                },
+                NotifyKind::Incident => {
+                    let kind = self.incident.clone().unwrap_or_else(|| "sla".into());
+                    sonde_incidents::model::check_kind("incident", &kind)
+                        .map_err(|e| fail("incident", e.to_string()))?;
+                    if let Some(s) = &self.severity {
+                        s.parse::<sonde_incidents::Severity>()
+                            .map_err(|e| fail("severity", e.to_string()))?;
+                    }
+                    Delivery::Incident {
+                        kind,
+                        severity: self.severity.clone(),
+                    }
+                }
             });
         }
         let template = |key: &'static str, text: &Option<String>, default: &str| {
@@ -489,6 +498,10 @@ mod tests {
             (
                 "metric = \"loss_pct\"\nabove = 1.0\nsubject = \"{alrt}\"",
                 "subject: unknown placeholder {alrt}",
+            ),
+            (
+                "metric = \"loss_pct\"\nabove = 1.0\nnotify = [\"incident\"]\nseverity = \"dire\"",
+                "severity: severity: 'dire' is not one of low, medium, high, critical",
             ),
         ];
         for (body, want) in cases {

@@ -174,6 +174,12 @@ impl Evaluator {
         self.rules.iter().find(|r| r.name == name)
     }
 
+    /// The incident the alert of `notice` opened last, if any.
+    pub fn incident_of(&self, notice: &Notice) -> Option<i64> {
+        let key = (notice.event.rule.clone(), notice.event.path.clone());
+        self.states.get(&key).and_then(|s| s.incident_id)
+    }
+
     /// Records that the alert of `notice` opened incident `id`.
     pub fn opened(&mut self, notice: &Notice, id: i64) {
         let key = (notice.event.rule.clone(), notice.event.path.clone());
@@ -221,7 +227,12 @@ pub fn start(
             while !stop.load(Ordering::Relaxed) {
                 match evaluator.step(&mut store) {
                     Ok((notices, taken)) => {
-                        for n in notices {
+                        for mut n in notices {
+                            // A clear names the incident its raise opened,
+                            // also one opened earlier in the same batch.
+                            if n.edge == Edge::Cleared {
+                                n.incident_id = n.incident_id.or(evaluator.incident_of(&n));
+                            }
                             let rule = evaluator.rule(&n.event.rule).cloned();
                             if let Some(rule) = rule {
                                 if let Some(id) = deliverer.deliver(&rule, &n, &mut store) {

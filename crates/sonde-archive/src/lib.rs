@@ -9,11 +9,13 @@
 //! never duplicates (docs/archive.md).
 
 mod alert_states;
+mod constituencies;
 mod csv_out;
 mod filter;
 mod incidents;
 mod interfaces;
 mod latest;
+mod mail_templates;
 mod mesh_agents;
 mod outbox;
 mod pg;
@@ -28,6 +30,7 @@ mod sqlite;
 pub use alert_states::{AlertEvent, AlertStateRow};
 pub use csv_out::write_csv;
 pub use filter::ResultFilter;
+pub use incidents::IncidentFilter;
 pub use interfaces::{Counters, InterfaceSample};
 pub use latest::ResultRow;
 pub use mesh_agents::{AgentInfo, MeshAgent};
@@ -55,6 +58,10 @@ pub enum ArchiveError {
         found: i64,
         supported: u32,
     },
+    /// An incident, constituency or template refused (bad, missing or
+    /// already there): no fault of the database.
+    #[error("{0}")]
+    Incident(#[from] sonde_incidents::IncidentError),
     #[error("archive {location}: result {id} does not read back: {message}")]
     Document {
         location: String,

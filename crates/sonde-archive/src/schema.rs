@@ -178,7 +178,74 @@ CREATE TABLE mesh_agents (
     // contacts, incidents with their addresses, comments and history,
     // and mail templates.
     r#"
--- incidents: written with sonde-incidents
+CREATE TABLE constituencies (
+    code TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    notes TEXT NOT NULL,
+    added_ns BIGINT NOT NULL
+);
+CREATE TABLE constituency_networks (
+    prefix TEXT PRIMARY KEY,
+    code TEXT NOT NULL,
+    added_ns BIGINT NOT NULL
+);
+CREATE TABLE constituency_contacts (
+    code TEXT NOT NULL,
+    email TEXT NOT NULL,
+    name TEXT NOT NULL,
+    role TEXT NOT NULL,
+    added_ns BIGINT NOT NULL,
+    PRIMARY KEY (code, email)
+);
+CREATE TABLE incident_counter (last_id BIGINT NOT NULL);
+INSERT INTO incident_counter (last_id) VALUES (0);
+CREATE TABLE incidents (
+    id BIGINT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    state TEXT NOT NULL,
+    status TEXT NOT NULL,
+    severity TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    source TEXT NOT NULL,
+    opened_ns BIGINT NOT NULL,
+    updated_ns BIGINT NOT NULL
+);
+CREATE INDEX incidents_by_status ON incidents (status, id);
+CREATE TABLE incident_addresses (
+    incident BIGINT NOT NULL,
+    seq BIGINT NOT NULL,
+    address TEXT NOT NULL,
+    role TEXT NOT NULL,
+    owner TEXT,
+    PRIMARY KEY (incident, seq)
+);
+CREATE INDEX incident_addresses_by_owner ON incident_addresses (owner, incident);
+CREATE TABLE incident_comments (
+    incident BIGINT NOT NULL,
+    seq BIGINT NOT NULL,
+    author TEXT NOT NULL,
+    text TEXT NOT NULL,
+    at_ns BIGINT NOT NULL,
+    PRIMARY KEY (incident, seq)
+);
+CREATE TABLE incident_history (
+    incident BIGINT NOT NULL,
+    seq BIGINT NOT NULL,
+    at_ns BIGINT NOT NULL,
+    actor TEXT NOT NULL,
+    what TEXT NOT NULL,
+    old_value TEXT,
+    new_value TEXT,
+    PRIMARY KEY (incident, seq)
+);
+CREATE TABLE mail_templates (
+    name TEXT PRIMARY KEY,
+    subject TEXT NOT NULL,
+    body TEXT NOT NULL,
+    set_state TEXT,
+    set_status TEXT,
+    updated_ns BIGINT NOT NULL
+);
 "#,
     // 7: readings from probes: raw readings, their 15-minute aggregates
     // and each day's highs and lows.

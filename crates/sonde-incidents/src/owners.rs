@@ -4,15 +4,81 @@
 //! provider's /32 finds the customer. v4-mapped IPv6 addresses count as
 //! IPv4.
 
+use crate::model::{check_text, invalid, IncidentError};
 use ipnet::IpNet;
+use serde::{Deserialize, Serialize};
 use std::net::IpAddr;
 
-/// A constituency: a name, a short code, and the networks it owns.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A constituency: a name, a short code, notes, the networks it owns and
+/// the people to write to about an incident in it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Constituency {
     pub code: String,
     pub name: String,
+    #[serde(default)]
+    pub notes: String,
+    #[serde(default)]
     pub networks: Vec<IpNet>,
+    #[serde(default)]
+    pub contacts: Vec<Contact>,
+}
+
+/// A constituency's contact: who, where, and their role (`abuse`,
+/// `noc`, `security`…; a mail may go to one role only).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Contact {
+    pub name: String,
+    pub email: String,
+    #[serde(default = "default_role")]
+    pub role: String,
+}
+
+fn default_role() -> String {
+    "abuse".into()
+}
+
+/// Checks a constituency code: 1 to 40 lowercase letters, digits, `-`
+/// and `_`.
+pub fn check_code(field: &str, code: &str) -> Result<(), IncidentError> {
+    let ok = (1..=40).contains(&code.len())
+        && code
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
+    if ok {
+        Ok(())
+    } else {
+        Err(invalid(
+            field,
+            format!("'{code}' is not a code (1 to 40 lowercase letters, digits, '-' or '_')"),
+        ))
+    }
+}
+
+impl Constituency {
+    /// Checks its code, name and notes (not its networks or contacts).
+    pub fn validate(&self) -> Result<(), IncidentError> {
+        check_code("code", &self.code)?;
+        check_text("name", &self.name, 200, false)?;
+        if !self.notes.is_empty() {
+            check_text("notes", &self.notes, 5000, true)?;
+        }
+        Ok(())
+    }
+}
+
+impl Contact {
+    /// Checks its name, its address (one mailbox) and its role.
+    pub fn validate(&self) -> Result<(), IncidentError> {
+        check_text("name", &self.name, 200, false)?;
+        if self.email.parse::<lettre::Address>().is_err() {
+            return Err(invalid(
+                "email",
+                format!("'{}' is not a mail address", self.email),
+            ));
+        }
+        check_code("role", &self.role)
+    }
 }
 
 /// Why a set of constituencies cannot say who owns what.
@@ -82,7 +148,9 @@ mod tests {
         Constituency {
             code: code.into(),
             name: format!("{code} network"),
+            notes: String::new(),
             networks: nets.iter().map(|n| n.parse().unwrap()).collect(),
+            contacts: vec![],
         }
     }
 

@@ -44,6 +44,8 @@ pub struct WebConfig {
     pub mesh: sonde_agent::MeshConfig,
     /// The control port's audit log, for the tests the API starts.
     pub audit: Option<sonde_agent::ApiAudit>,
+    /// `[smtp]` of the configuration: incident mail.
+    pub smtp: Option<sonde_incidents::SmtpConfig>,
 }
 
 fn hostname() -> String {
@@ -78,6 +80,7 @@ pub fn spawn(
         hostname: hostname(),
         mesh: config.mesh,
         audit: config.audit,
+        smtp: config.smtp,
     });
     let handle = std::thread::Builder::new()
         .name("sonde-http".into())

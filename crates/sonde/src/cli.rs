@@ -5,9 +5,9 @@
 //! interrupted by Ctrl-C (the partial result is still printed).
 
 use crate::{
-    campaign_cmd, compare_cmd, docs_cmd, http_cmd, lab_cmd, ndr_cmd, overhead_cmd, ping_cmd,
-    qos_cmd, quickstart, report_cmd, results_cmd, run_cmd, serve_cmd, status_cmd, sweep_cmd,
-    tcp_cmd, tune_cmd, udp_cmd,
+    campaign_cmd, compare_cmd, docs_cmd, http_cmd, incident_cmd, lab_cmd, ndr_cmd, overhead_cmd,
+    ping_cmd, qos_cmd, quickstart, report_cmd, results_cmd, run_cmd, serve_cmd, status_cmd,
+    sweep_cmd, tcp_cmd, tune_cmd, udp_cmd,
 };
 use clap::{Parser, Subcommand};
 use std::path::Path;
@@ -61,6 +61,9 @@ pub enum Command {
     Tune(tune_cmd::TuneArgs),
     /// What the archive keeps: list, show, export, import, statistics.
     Results(results_cmd::ResultsArgs),
+    /// Incidents with the networks' owners (AIRT's model): constituencies,
+    /// networks, contacts, incidents, mail templates, imports.
+    Incident(incident_cmd::IncidentArgs),
     /// Batteries of tests on a schedule: run a plan, check one, status.
     Campaign(campaign_cmd::CampaignArgs),
     /// This agent's archive: forwarding to central archives (backlog,
@@ -186,6 +189,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Overhead(a) => overhead_cmd::run(a),
         Command::Tune(a) => tune_cmd::run(a),
         Command::Results(a) => results_cmd::run(a),
+        Command::Incident(a) => incident_cmd::run(a),
         Command::Campaign(a) => campaign_cmd::run(a),
         Command::Status(a) => status_cmd::run(a),
         Command::Compare(a) => compare_cmd::run(a),

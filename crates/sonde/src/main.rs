@@ -7,6 +7,7 @@ mod cli;
 mod compare_cmd;
 mod docs_cmd;
 mod http_cmd;
+mod incident_cmd;
 mod lab_cmd;
 mod method_output;
 mod ndr_cmd;

@@ -221,6 +221,7 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
             counters: Arc::clone(&counters),
             mesh: mesh.clone(),
             audit: Some(server.api_audit()),
+            smtp: smtp.clone(),
         };
         let (bound, handle) = sonde_web::spawn(web, Arc::clone(&stop))
             .map_err(|e| Failure::Usage(anyhow!("--http {addr}: {e}")))?;

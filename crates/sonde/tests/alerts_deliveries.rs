@@ -2,12 +2,16 @@
 //! the real PostgreSQL): ping results whose loss is known are forwarded
 //! to it one by one through `POST /api/v1/ingest`; a threshold rule with
 //! hysteresis raises once and clears once, and each notice reaches a real
-//! webhook receiver as JSON and the log, and shows in `GET
-//! /api/v1/alerts`. The agent is then restarted: the alert goes on from
-//! the state the archive kept, not from scratch.
+//! webhook receiver as JSON, a real SMTP server (aiosmtpd) as mail with
+//! its template filled, and the log; the raise opens an incident owned by
+//! the constituency of the target's prefix, and the clear comments on it.
+//! `GET /api/v1/alerts` and `/metrics` show it. The agent is then
+//! restarted: the alert goes on from the state the archive kept, not from
+//! scratch.
 
 mod common;
 use common::http::{get, http_port, json, parse_metrics, send, wait_for};
+use common::smtp::SmtpSink;
 use common::webhook::WebhookSink;
 use common::{sonde, ServerProc};
 use serde_json::Value;
@@ -16,6 +20,7 @@ use std::path::PathBuf;
 const PG: &str = "postgres://root@127.0.0.1:5432/test";
 const TOKEN: &str = "agent-a-0123456789abcdef";
 const HOOK_TOKEN: &str = "hook-secret-42";
+const OPS_TOKEN: &str = "ops-0123456789abcdef";
 
 fn dir(test: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("sonde-alerts-{}-{test}", std::process::id()));
@@ -50,7 +55,7 @@ fn with_loss(template: &Value, n: u32, loss_pct: u32) -> Value {
     r
 }
 
-fn config(d: &std::path::Path, hook_port: u16) -> PathBuf {
+fn config(d: &std::path::Path, hook_port: u16, smtp: &str) -> PathBuf {
     let token_file = d.join("hook.token");
     std::fs::write(&token_file, format!("{HOOK_TOKEN}\n")).unwrap();
     let path = d.join("central.toml");
@@ -58,12 +63,17 @@ fn config(d: &std::path::Path, hook_port: u16) -> PathBuf {
         &path,
         format!(
             "[http]\nread_public = true\ninterface_interval = \"0s\"\n\
-             tokens = [{{ name = \"agent-a\", token = \"{TOKEN}\", may = [\"ingest\"] }}]\n\
+             tokens = [{{ name = \"agent-a\", token = \"{TOKEN}\", may = [\"ingest\"] }},\n\
+             {{ name = \"ops\", token = \"{OPS_TOKEN}\", may = [\"incidents\"] }}]\n\
+             [smtp]\nserver = \"{smtp}\"\nfrom = \"sonde <sonde@central.example>\"\n\
              [[alert]]\nname = \"lossy\"\nmetric = \"loss_pct\"\ntest = \"ping\"\n\
              above = 1.0\nfor = 2\nclear = 0.5\nclear_for = 2\n\
-             notify = [\"log\", \"webhook\"]\n\
+             notify = [\"log\", \"webhook\", \"email\", \"incident\"]\n\
              webhook = \"http://[::1]:{hook_port}/hooks/sonde?from=test\"\n\
-             webhook_token_file = \"{}\"\n",
+             webhook_token_file = \"{}\"\n\
+             email = [\"noc@central.example\"]\n\
+             subject = \"[{{EDGE}}] {{alert}}: {{metric}} = {{value}} on {{target}}\"\n\
+             incident = \"sla-breach\"\nseverity = \"high\"\n",
             token_file.display()
         ),
     )
@@ -114,8 +124,20 @@ fn a_lossy_path_raises_one_alert_and_clears_it_and_each_notice_is_delivered() {
         .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
         .unwrap();
     let archive = format!("{PG}?schema={schema}");
-    let config = config(&d, hook.port);
+    let smtp = SmtpSink::start(&d);
+    let config = config(&d, hook.port, &smtp.server());
     let (server, port) = central(&config, &archive);
+    // ::1 belongs to the loopback's constituency, whose NOC gets mail.
+    let (status, body) = send(
+        port,
+        "POST",
+        "/api/v1/constituencies",
+        OPS_TOKEN,
+        "application/json",
+        r#"{"code": "lo", "name": "Loopback", "networks": ["::1/128"],
+            "contacts": [{"name": "LO NOC", "email": "noc@lo.example", "role": "noc"}]}"#,
+    );
+    assert_eq!(status, 201, "{body}");
     let template = ping_result();
     // Loss: clean, then 5 % three times (raised at the second), then
     // clean three times (cleared at the second).
@@ -142,6 +164,50 @@ fn a_lossy_path_raises_one_alert_and_clears_it_and_each_notice_is_delivered() {
     assert_eq!(cleared["edge"], "cleared");
     assert_eq!(cleared["value"], 0.0);
     assert_eq!(cleared["result_id"], "00000000-0000-4000-8000-000000000005");
+    // The raise opened an incident, owned by ::1's constituency; both
+    // notices name it, and the clear commented on it.
+    let incident = raised["incident_id"].as_i64().expect("an incident opened");
+    assert_eq!(cleared["incident_id"], incident);
+    let (status, body) = get(port, &format!("/api/v1/incidents/{incident}"));
+    assert_eq!(status, 200, "{body}");
+    let i = json(&body);
+    assert_eq!(i["type"], "sla-breach", "{i}");
+    assert_eq!(i["severity"], "high");
+    assert_eq!(i["source"], "alert:lossy");
+    assert_eq!(i["addresses"][0]["address"], "::1", "{i}");
+    assert_eq!(i["addresses"][0]["owner"], "lo", "{i}");
+    assert!(
+        wait_for(10, || {
+            let i = json(&get(port, &format!("/api/v1/incidents/{incident}")).1);
+            i["comments"].as_array().is_some_and(|c| {
+                c.iter()
+                    .any(|c| c["text"].as_str().unwrap_or("").contains("cleared"))
+            })
+        }),
+        "{i}"
+    );
+    // Two mails, their subjects filled from the notices.
+    assert!(
+        wait_for(20, || smtp.received().len() >= 2),
+        "{}",
+        server.log()
+    );
+    let mails = smtp.received();
+    assert_eq!(mails.len(), 2);
+    assert_eq!(
+        mails[0].header("subject"),
+        Some("[RAISED] lossy: loss_pct = 5 on ::1")
+    );
+    assert_eq!(
+        mails[1].header("subject"),
+        Some("[CLEARED] lossy: loss_pct = 0 on ::1")
+    );
+    assert_eq!(mails[0].header("to"), Some("noc@central.example"));
+    assert!(
+        mails[0].body.contains(&format!("Incident:  {incident}")),
+        "{}",
+        mails[0].body
+    );
     assert!(server.wait_for_log("alert raised"), "{}", server.log());
     assert!(server.wait_for_log("alert cleared"), "{}", server.log());
 

@@ -1,8 +1,419 @@
-//! The API's incidents (docs/incidents.md).
+//! The API's incidents (docs/incidents.md, docs/api.md): constituencies
+//! with their networks and contacts, who owns an address, incidents
+//! (listed, read, opened, changed, commented, imported), mail templates,
+//! and a template mailed to an incident's owners through `[smtp]`.
 
-use super::Shared;
-use axum::Router;
+use super::{bad, body, query, ApiError, Shared};
+use crate::auth::Caller;
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use axum::{Extension, Json, Router};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use sonde_archive::{ArchiveError, IncidentFilter, Store};
+use sonde_incidents::{
+    Constituency, Contact, Incident, IncidentChange, IncidentError, IpNet, MailTemplate, Mailer,
+    Status,
+};
+use std::net::IpAddr;
 
 pub fn routes() -> Router<Shared> {
     Router::new()
+        .route(
+            "/api/v1/constituencies",
+            get(constituencies).post(add_constituency),
+        )
+        .route("/api/v1/constituencies/{code}/networks", post(add_network))
+        .route("/api/v1/constituencies/{code}/contacts", post(add_contact))
+        .route("/api/v1/owner", get(owner))
+        .route("/api/v1/incidents", get(list).post(create))
+        .route("/api/v1/incidents/import", post(import))
+        .route("/api/v1/incidents/{id}", get(one).patch(change))
+        .route("/api/v1/incidents/{id}/comments", post(comment))
+        .route("/api/v1/incidents/{id}/mail", post(mail))
+        .route("/api/v1/mail-templates", get(templates).post(add_template))
+}
+
+fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+}
+
+fn actor(caller: Option<Extension<Caller>>) -> String {
+    caller.map_or_else(|| "api".to_string(), |Extension(Caller(name))| name)
+}
+
+/// An incident refusal as its status: 404 not there, 409 already there
+/// (or a prefix owned twice), 400 bad.
+fn refused(e: &IncidentError) -> ApiError {
+    let status = match e {
+        IncidentError::NotFound { .. } => StatusCode::NOT_FOUND,
+        IncidentError::Exists { .. } | IncidentError::Owners(_) => StatusCode::CONFLICT,
+        IncidentError::Invalid { .. } => StatusCode::BAD_REQUEST,
+    };
+    ApiError(status, e.to_string())
+}
+
+/// Why a blocking step failed: a refusal, the archive, or the mail.
+enum Failure {
+    Archive(ArchiveError),
+    Api(ApiError),
+}
+
+impl From<ArchiveError> for Failure {
+    fn from(e: ArchiveError) -> Self {
+        Failure::Archive(e)
+    }
+}
+
+/// Runs `work` on the archive on tokio's blocking pool, as
+/// [`super::with_store`] does, with refusals given their own status
+/// rather than 503.
+async fn on_store<T: Send + 'static>(
+    state: &Shared,
+    work: impl FnOnce(&mut Store) -> Result<T, Failure> + Send + 'static,
+) -> Result<T, ApiError> {
+    let location = state.archive.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        let mut store = Store::open(&location)?;
+        work(&mut store)
+    })
+    .await
+    .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    out.map_err(|f| match f {
+        Failure::Archive(ArchiveError::Incident(e)) => refused(&e),
+        Failure::Archive(e) => {
+            tracing::warn!("http: {e}");
+            ApiError(StatusCode::SERVICE_UNAVAILABLE, e.to_string())
+        }
+        Failure::Api(e) => e,
+    })
+}
+
+fn json_body<T: serde::de::DeserializeOwned>(
+    raw: Result<Bytes, BytesRejection>,
+    what: &str,
+) -> Result<T, ApiError> {
+    let raw = body(raw)?;
+    serde_json::from_slice(&raw).map_err(|e| bad(format!("the body is not {what}: {e}")))
+}
+
+fn incident_id(id: &str) -> Result<i64, ApiError> {
+    id.parse::<i64>()
+        .ok()
+        .filter(|i| *i > 0)
+        .ok_or_else(|| bad(format!("incident id '{id}' is not a positive number")))
+}
+
+async fn constituencies(State(state): State<Shared>) -> Result<Json<Vec<Constituency>>, ApiError> {
+    on_store(&state, |s| Ok(s.constituencies()?))
+        .await
+        .map(Json)
+}
+
+async fn add_constituency(
+    State(state): State<Shared>,
+    raw: Result<Bytes, BytesRejection>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let c: Constituency = json_body(raw, "a constituency")?;
+    c.validate().map_err(|e| refused(&e))?;
+    let code = c.code.clone();
+    on_store(&state, move |s| Ok(s.add_constituency(&c, now_ns())?)).await?;
+    Ok((StatusCode::CREATED, Json(json!({ "code": code }))))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NetworkBody {
+    prefix: String,
+}
+
+async fn add_network(
+    State(state): State<Shared>,
+    Path(code): Path<String>,
+    raw: Result<Bytes, BytesRejection>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let b: NetworkBody = json_body(raw, "a network {\"prefix\": …}")?;
+    let net: IpNet = b.prefix.parse().map_err(|_| {
+        bad(format!(
+            "prefix: '{}' is not an IPv6 or IPv4 prefix",
+            b.prefix
+        ))
+    })?;
+    on_store(&state, move |s| Ok(s.add_network(&code, net, now_ns())?)).await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({ "prefix": net.trunc().to_string() })),
+    ))
+}
+
+async fn add_contact(
+    State(state): State<Shared>,
+    Path(code): Path<String>,
+    raw: Result<Bytes, BytesRejection>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let c: Contact = json_body(raw, "a contact")?;
+    c.validate().map_err(|e| refused(&e))?;
+    let email = c.email.clone();
+    on_store(&state, move |s| Ok(s.add_contact(&code, &c, now_ns())?)).await?;
+    Ok((StatusCode::CREATED, Json(json!({ "email": email }))))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OwnerQuery {
+    address: String,
+}
+
+async fn owner(
+    State(state): State<Shared>,
+    q: Result<Query<OwnerQuery>, QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let q = query(q)?;
+    let addr: IpAddr = q.address.parse().map_err(|_| {
+        bad(format!(
+            "address: '{}' is not an IPv6 or IPv4 address",
+            q.address
+        ))
+    })?;
+    let found = on_store(&state, move |s| Ok(s.owner_of(addr)?)).await?;
+    Ok(Json(match found {
+        Some((c, net)) => json!({
+            "address": addr.to_string(),
+            "owner": {"code": c.code, "name": c.name},
+            "prefix": net.to_string(),
+        }),
+        None => json!({ "address": addr.to_string(), "owner": null, "prefix": null }),
+    }))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListQuery {
+    status: Option<String>,
+    owner: Option<String>,
+    limit: Option<usize>,
+}
+
+async fn list(
+    State(state): State<Shared>,
+    q: Result<Query<ListQuery>, QueryRejection>,
+) -> Result<Json<Vec<Incident>>, ApiError> {
+    let q = query(q)?;
+    let status = match q.status.as_deref() {
+        Some(s) => Some(s.parse::<Status>().map_err(|e| refused(&e))?),
+        None => None,
+    };
+    let filter = IncidentFilter {
+        status,
+        owner: q.owner,
+        limit: Some(q.limit.unwrap_or(100).clamp(1, 1000)),
+    };
+    on_store(&state, move |s| Ok(s.incidents(&filter)?))
+        .await
+        .map(Json)
+}
+
+async fn one(
+    State(state): State<Shared>,
+    Path(id): Path<String>,
+) -> Result<Json<Incident>, ApiError> {
+    let id = incident_id(&id)?;
+    on_store(&state, move |s| {
+        s.incident(id)?.ok_or_else(|| {
+            Failure::Api(refused(&IncidentError::NotFound {
+                what: "incident",
+                name: id.to_string(),
+            }))
+        })
+    })
+    .await
+    .map(Json)
+}
+
+/// Opens incidents from reports (a report, or an array), each with its
+/// description as the first comment; the ids opened.
+async fn open_reports(
+    state: &Shared,
+    raw: Result<Bytes, BytesRejection>,
+    source: &'static str,
+    author: String,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let raw = body(raw)?;
+    let text = std::str::from_utf8(&raw).map_err(|_| bad("the body is not UTF-8"))?;
+    let reports = sonde_incidents::parse_reports(text).map_err(|e| refused(&e))?;
+    let ids = on_store(state, move |s| {
+        let mut ids = Vec::new();
+        for mut r in reports {
+            r.incident.source = source.to_string();
+            let now = now_ns();
+            let id = s.open_incident(&r.incident, now)?;
+            if let Some(text) = r.comment() {
+                let who = r.reporter.clone().unwrap_or_else(|| author.clone());
+                s.comment_incident(id, &who, &text, now)?;
+            }
+            ids.push(id);
+        }
+        Ok(ids)
+    })
+    .await?;
+    Ok((StatusCode::CREATED, Json(json!({ "ids": ids }))))
+}
+
+async fn create(
+    State(state): State<Shared>,
+    caller: Option<Extension<Caller>>,
+    raw: Result<Bytes, BytesRejection>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    open_reports(&state, raw, "api", actor(caller)).await
+}
+
+async fn import(
+    State(state): State<Shared>,
+    caller: Option<Extension<Caller>>,
+    raw: Result<Bytes, BytesRejection>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    open_reports(&state, raw, "import", actor(caller)).await
+}
+
+async fn change(
+    State(state): State<Shared>,
+    caller: Option<Extension<Caller>>,
+    Path(id): Path<String>,
+    raw: Result<Bytes, BytesRejection>,
+) -> Result<Json<Incident>, ApiError> {
+    let id = incident_id(&id)?;
+    let c: IncidentChange = json_body(raw, "a change {state, status, severity}")?;
+    c.validate().map_err(|e| refused(&e))?;
+    let who = actor(caller);
+    let incident = on_store(&state, move |s| {
+        s.change_incident(id, &c, &who, now_ns())?;
+        Ok(s.incident(id)?)
+    })
+    .await?;
+    incident.map(Json).ok_or_else(|| {
+        refused(&IncidentError::NotFound {
+            what: "incident",
+            name: id.to_string(),
+        })
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CommentBody {
+    text: String,
+    #[serde(default)]
+    author: Option<String>,
+}
+
+async fn comment(
+    State(state): State<Shared>,
+    caller: Option<Extension<Caller>>,
+    Path(id): Path<String>,
+    raw: Result<Bytes, BytesRejection>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let id = incident_id(&id)?;
+    let b: CommentBody = json_body(raw, "a comment {text}")?;
+    let author = b.author.unwrap_or_else(|| actor(caller));
+    on_store(&state, move |s| {
+        Ok(s.comment_incident(id, &author, &b.text, now_ns())?)
+    })
+    .await?;
+    Ok((StatusCode::CREATED, Json(json!({ "incident": id }))))
+}
+
+async fn templates(State(state): State<Shared>) -> Result<Json<Vec<MailTemplate>>, ApiError> {
+    on_store(&state, |s| Ok(s.mail_templates()?))
+        .await
+        .map(Json)
+}
+
+async fn add_template(
+    State(state): State<Shared>,
+    raw: Result<Bytes, BytesRejection>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let t: MailTemplate = json_body(raw, "a mail template")?;
+    t.validate().map_err(|e| refused(&e))?;
+    let name = t.name.clone();
+    on_store(&state, move |s| Ok(s.put_mail_template(&t, now_ns())?)).await?;
+    Ok((StatusCode::CREATED, Json(json!({ "name": name }))))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MailBody {
+    template: String,
+    /// Only the contacts of this role.
+    #[serde(default)]
+    role: Option<String>,
+}
+
+/// Mails a template about an incident to its owners' contacts, records
+/// it in the incident's history and applies the template's state and
+/// status.
+async fn mail(
+    State(state): State<Shared>,
+    caller: Option<Extension<Caller>>,
+    Path(id): Path<String>,
+    raw: Result<Bytes, BytesRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let id = incident_id(&id)?;
+    let b: MailBody = json_body(raw, "a mail {template, role}")?;
+    let Some(smtp) = state.smtp.clone() else {
+        return Err(ApiError(
+            StatusCode::CONFLICT,
+            "this agent has no [smtp] configured: it cannot send mail".into(),
+        ));
+    };
+    let who = actor(caller);
+    on_store(&state, move |s| {
+        let sent = send_template(s, id, &b.template, b.role.as_deref(), &smtp, &who)?;
+        let i = s.incident(id)?;
+        Ok(json!({
+            "sent": sent.iter().map(|(code, to)| json!({"constituency": code, "to": to})).collect::<Vec<_>>(),
+            "state": i.as_ref().map(|i| i.state.clone()),
+            "status": i.as_ref().map(|i| i.status),
+        }))
+    })
+    .await
+    .map(Json)
+}
+
+/// Fills and sends template `name` for incident `id` to each owner's
+/// contacts, then records it; the constituencies written to, with their
+/// addresses.
+fn send_template(
+    s: &mut Store,
+    id: i64,
+    name: &str,
+    role: Option<&str>,
+    smtp: &sonde_incidents::SmtpConfig,
+    actor: &str,
+) -> Result<Vec<(String, Vec<String>)>, Failure> {
+    let incident = s.incident(id)?.ok_or_else(|| {
+        Failure::Api(refused(&IncidentError::NotFound {
+            what: "incident",
+            name: id.to_string(),
+        }))
+    })?;
+    let template = s.mail_template(name)?;
+    let mails = sonde_incidents::compose(&template, &incident, &s.constituencies()?, role)
+        .map_err(|e| Failure::Api(ApiError(StatusCode::CONFLICT, e.to_string())))?;
+    let mailer = Mailer::new(smtp)
+        .map_err(|e| Failure::Api(ApiError(StatusCode::CONFLICT, e.to_string())))?;
+    let mut sent = Vec::new();
+    for (code, m) in mails {
+        mailer
+            .send(&m)
+            .map_err(|e| Failure::Api(ApiError(StatusCode::BAD_GATEWAY, e.to_string())))?;
+        sent.push((code, m.to));
+    }
+    let to: Vec<String> = sent.iter().flat_map(|(_, to)| to.clone()).collect();
+    s.record_mail(id, &template, &to, actor, now_ns())?;
+    Ok(sent)
 }

@@ -44,6 +44,8 @@ pub struct State {
     pub mesh: sonde_agent::MeshConfig,
     /// The control port's audit log: who started what through the API.
     pub audit: Option<sonde_agent::ApiAudit>,
+    /// `[smtp]`: where incident mail goes, if anywhere.
+    pub smtp: Option<sonde_incidents::SmtpConfig>,
 }
 
 pub type Shared = Arc<State>;

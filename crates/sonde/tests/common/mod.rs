@@ -10,6 +10,7 @@ pub mod iperf3_client;
 pub mod lab_cli;
 pub mod nginx;
 pub mod schema;
+pub mod smtp;
 pub mod webhook;
 
 use std::io::{BufRead, BufReader};

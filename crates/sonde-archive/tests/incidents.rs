@@ -1,0 +1,236 @@
+//! Incidents in the archive, on SQLite and PostgreSQL: owners found by
+//! the longest prefix when an incident is opened, every change with its
+//! history row, templates and the mail record.
+
+mod common;
+
+use sonde_archive::{ArchiveError, IncidentFilter};
+use sonde_incidents::{
+    Constituency, Contact, IncidentChange, IncidentError, MailTemplate, NewIncident, Role,
+    Severity, Status,
+};
+
+fn constituency(code: &str, name: &str, nets: &[&str], email: &str) -> Constituency {
+    Constituency {
+        code: code.into(),
+        name: name.into(),
+        notes: format!("{name} notes"),
+        networks: nets.iter().map(|n| n.parse().unwrap()).collect(),
+        contacts: vec![Contact {
+            name: format!("{name} abuse desk"),
+            email: email.into(),
+            role: "abuse".into(),
+        }],
+    }
+}
+
+#[test]
+fn incidents_keep_owners_changes_and_history() {
+    common::on_both("incidents", |open, _| {
+        let mut s = open();
+        s.add_constituency(
+            &constituency(
+                "litnet",
+                "LITNET",
+                &["2001:db8::/32", "198.51.100.0/22"],
+                "abuse@litnet.example",
+            ),
+            1,
+        )
+        .unwrap();
+        s.add_constituency(
+            &constituency("eenet", "EENET", &["2001:db8:1::/48"], "cert@eenet.example"),
+            2,
+        )
+        .unwrap();
+        s.add_network("eenet", "198.51.101.128/25".parse().unwrap(), 3)
+            .unwrap();
+        // The same prefix, written differently, is refused naming both.
+        let e = s
+            .add_network("eenet", "198.51.100.1/22".parse().unwrap(), 4)
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "198.51.100.0/22 is owned by both litnet and eenet"
+        );
+        let e = s
+            .add_network("nobody", "203.0.113.0/24".parse().unwrap(), 4)
+            .unwrap_err();
+        assert!(
+            matches!(e, ArchiveError::Incident(IncidentError::NotFound { .. })),
+            "{e}"
+        );
+        let e = s
+            .add_constituency(&constituency("litnet", "again", &[], "a@b.example"), 5)
+            .unwrap_err();
+        assert_eq!(e.to_string(), "constituency litnet already exists");
+
+        let list = s.constituencies().unwrap();
+        assert_eq!(list.len(), 2);
+        assert_eq!(list[0].code, "eenet");
+        assert_eq!(
+            list[0]
+                .networks
+                .iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>(),
+            ["2001:db8:1::/48", "198.51.101.128/25"]
+        );
+        assert_eq!(list[1].contacts[0].email, "abuse@litnet.example");
+        let (owner, by) = s
+            .owner_of("198.51.101.200".parse().unwrap())
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (owner.code.as_str(), by.to_string().as_str()),
+            ("eenet", "198.51.101.128/25")
+        );
+        assert!(s
+            .owner_of("203.0.113.1".parse().unwrap())
+            .unwrap()
+            .is_none());
+
+        let new = NewIncident {
+            kind: "loss-high".into(),
+            severity: Severity::High,
+            summary: "loss 7% toward the campus".into(),
+            addresses: vec![
+                ("2001:db8:1:5::9".parse().unwrap(), Role::Target),
+                ("2001:db8:9::1".parse().unwrap(), Role::Source),
+                ("198.51.101.7".parse().unwrap(), Role::Source),
+                ("198.51.101.200".parse().unwrap(), Role::Target),
+                ("203.0.113.1".parse().unwrap(), Role::Target),
+            ],
+            source: "alert:loss-high".into(),
+        };
+        let id = s.open_incident(&new, 100).unwrap();
+        assert_eq!(id, 1);
+        let second = s
+            .open_incident(
+                &NewIncident {
+                    kind: "scan".into(),
+                    severity: Severity::Low,
+                    summary: "a scan".into(),
+                    addresses: vec![("2001:db8:2::1".parse().unwrap(), Role::Source)],
+                    source: "cli".into(),
+                },
+                200,
+            )
+            .unwrap();
+        assert_eq!(second, 2);
+
+        let i = s.incident(id).unwrap().unwrap();
+        let owners: Vec<Option<&str>> = i.addresses.iter().map(|a| a.owner.as_deref()).collect();
+        assert_eq!(
+            owners,
+            [
+                Some("eenet"),
+                Some("litnet"),
+                Some("litnet"),
+                Some("eenet"),
+                None
+            ]
+        );
+        assert_eq!(i.owners(), ["eenet", "litnet"]);
+        assert_eq!((i.state.as_str(), i.status), ("reported", Status::Open));
+        assert_eq!(i.history.len(), 1);
+        assert_eq!(i.history[0].what, "opened");
+        assert_eq!(i.history[0].actor, "alert:loss-high");
+
+        s.comment_incident(id, "ana", "asked the campus NOC", 110)
+            .unwrap();
+        s.change_incident(
+            id,
+            &IncidentChange {
+                state: Some("confirmed".into()),
+                status: None,
+                severity: Some(Severity::Critical),
+            },
+            "ana",
+            120,
+        )
+        .unwrap();
+        // The same state again changes nothing and writes no history.
+        s.change_incident(
+            id,
+            &IncidentChange {
+                state: Some("confirmed".into()),
+                ..Default::default()
+            },
+            "ana",
+            125,
+        )
+        .unwrap();
+        let e = s.comment_incident(99, "ana", "x", 130).unwrap_err();
+        assert_eq!(e.to_string(), "incident 99 does not exist");
+
+        let t = MailTemplate {
+            name: "first-notice".into(),
+            subject: "[#{incident.id}] {incident.type}".into(),
+            body: "Dear {constituency.name}".into(),
+            set_state: Some("notified".into()),
+            set_status: Some(Status::Stalled),
+        };
+        s.put_mail_template(&t, 130).unwrap();
+        assert_eq!(s.mail_template("first-notice").unwrap(), t);
+        assert!(s.mail_template("nope").is_err());
+        s.record_mail(id, &t, &["cert@eenet.example".into()], "ana", 140)
+            .unwrap();
+
+        let i = s.incident(id).unwrap().unwrap();
+        assert_eq!(
+            (i.state.as_str(), i.status, i.severity),
+            ("notified", Status::Stalled, Severity::Critical)
+        );
+        assert_eq!(i.updated_ns, 140);
+        assert_eq!(i.comments.len(), 1);
+        assert_eq!(i.comments[0].text, "asked the campus NOC");
+        let h: Vec<(i64, &str, Option<&str>, Option<&str>)> = i
+            .history
+            .iter()
+            .map(|h| (h.at_ns, h.what.as_str(), h.old.as_deref(), h.new.as_deref()))
+            .collect();
+        assert_eq!(
+            h,
+            [
+                (100, "opened", None, Some("reported")),
+                (110, "comment", None, Some("1")),
+                (120, "state", Some("reported"), Some("confirmed")),
+                (120, "severity", Some("high"), Some("critical")),
+                (140, "state", Some("confirmed"), Some("notified")),
+                (140, "status", Some("open"), Some("stalled")),
+                (
+                    140,
+                    "mail",
+                    None,
+                    Some("first-notice to cert@eenet.example")
+                ),
+            ]
+        );
+
+        let ids = |f: IncidentFilter, s: &mut sonde_archive::Store| {
+            s.incidents(&f)
+                .unwrap()
+                .iter()
+                .map(|i| i.id)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(ids(IncidentFilter::default(), &mut s), [2, 1]);
+        let stalled = IncidentFilter {
+            status: Some(Status::Stalled),
+            ..Default::default()
+        };
+        assert_eq!(ids(stalled, &mut s), [1]);
+        let eenet = IncidentFilter {
+            owner: Some("eenet".into()),
+            ..Default::default()
+        };
+        assert_eq!(ids(eenet, &mut s), [1]);
+        let litnet_open = IncidentFilter {
+            owner: Some("litnet".into()),
+            status: Some(Status::Open),
+            ..Default::default()
+        };
+        assert_eq!(ids(litnet_open, &mut s), [2]);
+    });
+}
