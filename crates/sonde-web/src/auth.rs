@@ -47,11 +47,10 @@ fn needs(method: &Method, path: &str) -> Option<ApiPermission> {
         (&Method::POST, ["api", "v1", "mesh", "register"])
         | (&Method::GET, ["api", "v1", "mesh", "share"]) => Some(ApiPermission::Mesh),
         (&Method::POST, ["api", "v1", "readings"]) => Some(ApiPermission::Readings),
-        (m, ["api", "v1", "incidents" | "constituencies" | "mail-templates", ..])
-            if m != Method::GET =>
-        {
-            Some(ApiPermission::Incidents)
-        }
+        (
+            &Method::POST | &Method::PATCH | &Method::PUT | &Method::DELETE,
+            ["api", "v1", "incidents" | "constituencies" | "mail-templates", ..],
+        ) => Some(ApiPermission::Incidents),
         _ => None,
     }
 }
