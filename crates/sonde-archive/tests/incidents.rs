@@ -234,3 +234,49 @@ fn incidents_keep_owners_changes_and_history() {
         assert_eq!(ids(litnet_open, &mut s), [2]);
     });
 }
+
+#[test]
+fn incidents_opened_at_once_from_two_connections_get_distinct_ids() {
+    common::on_both("incident_ids", |open, _| {
+        open(); // migrated before the threads race
+        let new = NewIncident {
+            kind: "loss-high".into(),
+            severity: Severity::default(),
+            summary: "loss".into(),
+            addresses: vec![("2001:db8::1".parse().unwrap(), Role::Target)],
+            source: "alert:loss-high".into(),
+        };
+        let ids: Vec<i64> = std::thread::scope(|s| {
+            let workers: Vec<_> = (0..2)
+                .map(|_| {
+                    s.spawn(|| {
+                        let mut store = open();
+                        (0..20)
+                            .map(|n| {
+                                let id = store.open_incident(&new, n).unwrap();
+                                store.comment_incident(id, "a", "b", n).unwrap();
+                                id
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .flat_map(|w| w.join().unwrap())
+                .collect()
+        });
+        let mut sorted = ids.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (1..=40).collect::<Vec<i64>>());
+        let mut s = open();
+        let all = s
+            .incidents(&IncidentFilter {
+                limit: Some(1000),
+                ..Default::default()
+            })
+            .unwrap();
+        assert_eq!(all.len(), 40);
+        assert_eq!(s.incident(17).unwrap().unwrap().history.len(), 2);
+    });
+}

@@ -47,10 +47,11 @@ fn needs(method: &Method, path: &str) -> Option<ApiPermission> {
         (&Method::POST, ["api", "v1", "mesh", "register"])
         | (&Method::GET, ["api", "v1", "mesh", "share"]) => Some(ApiPermission::Mesh),
         (&Method::POST, ["api", "v1", "readings"]) => Some(ApiPermission::Readings),
-        (
-            &Method::POST | &Method::PATCH | &Method::PUT | &Method::DELETE,
-            ["api", "v1", "incidents" | "constituencies" | "mail-templates", ..],
-        ) => Some(ApiPermission::Incidents),
+        (&Method::POST, ["api", "v1", "constituencies" | "incidents" | "mail-templates"])
+        | (&Method::POST, ["api", "v1", "constituencies", _, "networks" | "contacts"])
+        | (&Method::POST, ["api", "v1", "incidents", "import"])
+        | (&Method::POST, ["api", "v1", "incidents", _, "comments" | "mail"])
+        | (&Method::PATCH, ["api", "v1", "incidents", _]) => Some(ApiPermission::Incidents),
         _ => None,
     }
 }

@@ -5,12 +5,13 @@
 
 use crate::archive_args::ArchiveArgs;
 use crate::cli::Failure;
+use crate::incident_text::{constituencies_text, line, show};
 use anyhow::anyhow;
 use clap::{Args, Subcommand};
 use sonde_archive::{ArchiveError, IncidentFilter, Store};
 use sonde_incidents::{
-    Constituency, Contact, Incident, IncidentChange, IncidentError, IpNet, MailTemplate, Mailer,
-    NewIncident, Role, Severity, SmtpConfig, Status,
+    Constituency, Contact, IncidentChange, IncidentError, IpNet, MailTemplate, Mailer, NewIncident,
+    Role, Severity, SmtpConfig, Status,
 };
 use std::io::Write;
 use std::net::IpAddr;
@@ -480,90 +481,4 @@ fn mail(store: &mut Store, m: &MailArgs) -> Result<Vec<(String, Vec<String>)>, F
         .record_mail(m.id, &template, &to, &user(), now_ns())
         .map_err(fail)?;
     Ok(sent)
-}
-
-fn time(ns: i64) -> String {
-    sonde_incidents::template::rfc3339(ns)
-}
-
-/// One line of `list`.
-fn line(i: &Incident) -> String {
-    format!(
-        "{:>5} {} {:<8} {:<8} {:<14} {:<12} {} [{}]",
-        i.id,
-        time(i.opened_ns),
-        i.status,
-        i.severity,
-        i.state,
-        i.kind,
-        i.summary,
-        i.owners().join(", ")
-    )
-}
-
-fn show(i: &Incident) -> String {
-    let mut s = format!(
-        "incident {}: {}\n  type {}, state {}, status {}, severity {}, from {}\n  opened {}, changed {}\n",
-        i.id,
-        i.summary,
-        i.kind,
-        i.state,
-        i.status,
-        i.severity,
-        i.source,
-        time(i.opened_ns),
-        time(i.updated_ns)
-    );
-    s.push_str("addresses:\n");
-    for a in &i.addresses {
-        s.push_str(&format!(
-            "  {:<40} {:<6} {}\n",
-            a.address,
-            a.role,
-            a.owner.as_deref().unwrap_or("(no owner)")
-        ));
-    }
-    if !i.comments.is_empty() {
-        s.push_str("comments:\n");
-        for c in &i.comments {
-            s.push_str(&format!("  {} {}: {}\n", time(c.at_ns), c.author, c.text));
-        }
-    }
-    s.push_str("history:\n");
-    for h in &i.history {
-        let change = match (&h.old, &h.new) {
-            (Some(o), Some(n)) => format!("{o} -> {n}"),
-            (None, Some(n)) => n.clone(),
-            (Some(o), None) => format!("{o} ->"),
-            (None, None) => String::new(),
-        };
-        s.push_str(&format!(
-            "  {} {} {} {}\n",
-            time(h.at_ns),
-            h.actor,
-            h.what,
-            change
-        ));
-    }
-    s
-}
-
-fn constituencies_text(list: &[Constituency]) -> String {
-    let mut s = String::new();
-    for c in list {
-        s.push_str(&format!("{} ({})\n", c.code, c.name));
-        if !c.notes.is_empty() {
-            s.push_str(&format!("  notes: {}\n", c.notes));
-        }
-        for n in &c.networks {
-            s.push_str(&format!("  network {n}\n"));
-        }
-        for k in &c.contacts {
-            s.push_str(&format!(
-                "  contact {} <{}> ({})\n",
-                k.name, k.email, k.role
-            ));
-        }
-    }
-    s
 }

@@ -8,6 +8,7 @@ mod compare_cmd;
 mod docs_cmd;
 mod http_cmd;
 mod incident_cmd;
+mod incident_text;
 mod lab_cmd;
 mod method_output;
 mod ndr_cmd;

@@ -230,6 +230,26 @@ fn incidents_on_the_command_line() {
         show.contains("192.0.2.10                               source basnet"),
         "{show}"
     );
+    // The same through a server configuration's [smtp].
+    let config = dir.join("agent.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[smtp]\nserver = \"{}\"\nfrom = \"irt@sonde.example\"\n",
+            smtp.server()
+        ),
+    )
+    .unwrap();
+    let sent = ok_(&["mail", "3", "notice", "--config", config.to_str().unwrap()]);
+    assert_eq!(sent, "mailed sigmanet: noc@sigmanet.example\n");
+    let mails = smtp.received();
+    assert_eq!(mails.len(), 2);
+    assert!(
+        mails
+            .iter()
+            .any(|m| m.header("subject") == Some("#3 scan in SigmaNet")),
+        "{mails:?}"
+    );
     let i = json(&run(&inc(&["show", "1", "--json"])
         .iter()
         .map(String::as_str)

@@ -203,6 +203,39 @@ fn every_page_shows_the_archive_and_the_live_page_follows_a_running_test() {
     let iface = "lo";
     let shots = shots();
     let base = format!("http://[::1]:{port}");
+    // An incident with an owned and an unowned address, changed once.
+    let archive = format!("--archive={db}");
+    for args in [
+        &[
+            "constituency",
+            "add",
+            "eenet",
+            "--name",
+            "EENET",
+            "--network",
+            "2001:db8:1::/48",
+        ][..],
+        &[
+            "open",
+            "--type",
+            "loss-high",
+            "--summary",
+            "loss 7%",
+            "--target",
+            "2001:db8:1::9",
+            "--source",
+            "203.0.113.5",
+        ],
+        &["set", "1", "--state", "confirmed", "--status", "stalled"],
+    ] {
+        let out = common::sonde()
+            .arg("incident")
+            .arg(&archive)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", common::stderr(&out));
+    }
     let pages = drive(
         "pages.mjs",
         &[&base, shots.to_str().unwrap(), "loop", iface],
@@ -365,6 +398,49 @@ fn every_page_shows_the_archive_and_the_live_page_follows_a_running_test() {
     assert_eq!(ids.len(), RUNS);
     assert_eq!(pages["campaign"]["plan"], detail["plan"]);
     assert!(pages["campaign"]["events"].as_u64().unwrap() >= 1);
+
+    // Incidents: the list row and the incident page show what the API
+    // keeps (owner found, state and status changed, three history rows).
+    let rows = pages["incidents"]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{}", pages["incidents"]);
+    assert_eq!(rows[0]["id"], 1);
+    let cells: Vec<&str> = rows[0]["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        [cells[0], cells[2], cells[3], cells[4], cells[5], cells[6], cells[7]],
+        [
+            "1",
+            "loss-high",
+            "medium",
+            "confirmed",
+            "stalled",
+            "eenet",
+            "loss 7%"
+        ]
+    );
+    let incident = &pages["incident"];
+    assert_eq!(incident["state"], "ready", "{incident}");
+    assert_eq!(incident["hash"], "#/incident/1");
+    assert_eq!(
+        incident["fields"],
+        serde_json::json!({"status": "stalled", "state": "confirmed"})
+    );
+    assert_eq!(
+        incident["addresses"],
+        serde_json::json!([
+            ["203.0.113.5", "source", "–"],
+            ["2001:db8:1::9", "target", "eenet"]
+        ])
+    );
+    let history = api(port, "/api/v1/incidents/1")["history"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!((history, incident["history"].as_u64()), (3, Some(3)));
 
     // Live: refused without a token (and said so); with it, intervals
     // drawn while the test runs, all of them once it has finished.

@@ -15,8 +15,13 @@ import * as mesh from './pages/mesh.js';
 import * as load from './pages/load.js';
 import * as campaigns from './pages/campaigns.js';
 import * as campaign from './pages/campaign.js';
+import * as incidents from './pages/incidents.js';
+import * as incident from './pages/incident.js';
 
-const PAGES = { '': overview, path, live, heatmap, mesh, load, campaigns, campaign };
+const PAGES = { '': overview, path, live, heatmap, mesh, load, campaigns, campaign, incidents, incident };
+
+/** The nav entry a detail page belongs to. */
+const NAV_OF = { campaign: 'campaigns', incident: 'incidents' };
 
 const app = document.getElementById('app');
 const notice = document.getElementById('notice');
@@ -53,7 +58,7 @@ async function route() {
   delete document.body.dataset.error;
   document.body.dataset.page = page || 'overview';
   for (const a of document.querySelectorAll('#nav a')) {
-    a.classList.toggle('here', a.getAttribute('href').replace('#/', '') === (page === 'campaign' ? 'campaigns' : page));
+    a.classList.toggle('here', a.getAttribute('href').replace('#/', '') === (NAV_OF[page] || page));
   }
   if (!module) {
     app.innerHTML = `<p>No page "${esc(page)}". <a href="#/">Overview</a></p>`;

@@ -211,7 +211,11 @@ async fn list(
     let filter = IncidentFilter {
         status,
         owner: q.owner,
-        limit: Some(q.limit.unwrap_or(100).clamp(1, 1000)),
+        limit: Some(match q.limit {
+            None => 100,
+            Some(n @ 1..=1000) => n,
+            Some(n) => return Err(bad(format!("limit: {n} is not within 1 to 1000"))),
+        }),
     };
     on_store(&state, move |s| Ok(s.incidents(&filter)?))
         .await

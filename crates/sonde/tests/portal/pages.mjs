@@ -2,7 +2,7 @@
 // shows as JSON, for crates/sonde/tests/portal_browser.rs to check
 // against the API: overview rows and badge colours, the path page's
 // points, the heat map's cells, the mesh's halves and colours (and where
-// a click leads), load, campaigns. Screenshots go to SHOTS.
+// a click leads), load, campaigns, incidents. Screenshots go to SHOTS.
 //
 //   node pages.mjs BASE_URL SHOTS_DIR CAMPAIGN INTERFACE
 
@@ -87,6 +87,20 @@ try {
   await page.waitForSelector('tr.run-events li');
   out.campaign.events = await page.$$eval('tr.run-events li', (ls) => ls.length);
   await shot('campaign');
+
+  out.incidents = await visit(page, base, '#/incidents');
+  out.incidents.rows = await page.$$eval('tr[data-incident]', (rs) => rs.map((r) => ({
+    id: Number(r.dataset.incident),
+    cells: [...r.cells].map((c) => c.textContent.trim()),
+  })));
+  await shot('incidents');
+  await page.click('tr[data-incident] a');
+  await page.waitForFunction(() => document.body.dataset.page === 'incident');
+  out.incident = { ...(await settled(page)), hash: await page.evaluate(() => location.hash) };
+  out.incident.fields = await page.$eval('dl.incident', (d) => ({ status: d.dataset.status, state: d.dataset.state }));
+  out.incident.addresses = await page.$$eval('table.addresses tbody tr', (rs) => rs.map((r) => [...r.cells].map((c) => c.textContent.trim())));
+  out.incident.history = await page.$$eval('table.history tbody tr', (rs) => rs.length);
+  await shot('incident');
 } finally {
   out.problems = problems;
   await browser.close();
