@@ -31,8 +31,6 @@ impl Notice {
     /// Its placeholders' values (docs/alerts.md).
     pub fn fields(&self) -> BTreeMap<&'static str, String> {
         let e = &self.event;
-        let at = std::time::UNIX_EPOCH
-            + std::time::Duration::from_nanos(u64::try_from(e.at_ns).unwrap_or(0));
         BTreeMap::from([
             ("alert", e.rule.clone()),
             ("edge", e.edge.clone()),
@@ -48,7 +46,7 @@ impl Notice {
                     .map_or_else(|| "unknown".to_string(), |v| format!("{v}")),
             ),
             ("condition", e.detail.clone()),
-            ("at", humantime::format_rfc3339_seconds(at).to_string()),
+            ("at", sonde_incidents::template::rfc3339(e.at_ns)),
             ("result", e.result_id.clone()),
             (
                 "incident",

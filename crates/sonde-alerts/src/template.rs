@@ -1,7 +1,9 @@
 //! An alert mail's subject and body: text with `{name}` placeholders
-//! filled from the notice (`{{` and `}}` for braces). A placeholder that
-//! does not exist is refused when the configuration is read, by name,
-//! not sent as is.
+//! filled from the notice (`{{` and `}}` for braces), read as the
+//! incidents' mail templates are. A placeholder that does not exist is
+//! refused when the configuration is read, by name, not sent as is.
+
+use sonde_incidents::Piece;
 
 /// The placeholders a notice fills (docs/alerts.md).
 pub const NAMES: &[&str] = &[
@@ -33,71 +35,33 @@ Incident:  {incident}
 -- sonde
 ";
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Part {
-    Text(String),
-    Field(String),
-}
-
-/// A checked template.
+/// A checked template: its text, read once by the incidents' template
+/// reader with the alerts' placeholders.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Template {
-    parts: Vec<Part>,
+    text: String,
 }
 
 impl Template {
     /// Reads `text`; the first unknown or unclosed placeholder is named.
     pub fn parse(text: &str) -> Result<Self, String> {
-        let mut parts = Vec::new();
-        let mut lit = String::new();
-        let mut chars = text.chars().peekable();
-        while let Some(c) = chars.next() {
-            match c {
-                '{' if chars.peek() == Some(&'{') => {
-                    chars.next();
-                    lit.push('{');
-                }
-                '}' if chars.peek() == Some(&'}') => {
-                    chars.next();
-                    lit.push('}');
-                }
-                '{' => {
-                    let mut name = String::new();
-                    let mut closed = false;
-                    for c in chars.by_ref() {
-                        if c == '}' {
-                            closed = true;
-                            break;
-                        }
-                        name.push(c);
-                    }
-                    if !closed {
-                        return Err(format!("'{{{name}' is not closed"));
-                    }
-                    if !NAMES.contains(&name.as_str()) {
-                        return Err(format!(
-                            "unknown placeholder {{{name}}} (known: {})",
-                            NAMES.join(", ")
-                        ));
-                    }
-                    parts.push(Part::Text(std::mem::take(&mut lit)));
-                    parts.push(Part::Field(name));
-                }
-                '}' => return Err("a lone '}' (write '}}')".into()),
-                c => lit.push(c),
-            }
-        }
-        parts.push(Part::Text(lit));
-        Ok(Self { parts })
+        sonde_incidents::parse_placeholders("template", text, NAMES).map_err(|e| match e {
+            sonde_incidents::IncidentError::Invalid { reason, .. } => reason,
+            other => other.to_string(),
+        })?;
+        Ok(Self { text: text.into() })
     }
 
     /// The text with every placeholder replaced by its value.
     pub fn fill(&self, values: &std::collections::BTreeMap<&'static str, String>) -> String {
-        self.parts
+        // Checked when made: this reads.
+        let pieces =
+            sonde_incidents::parse_placeholders("template", &self.text, NAMES).unwrap_or_default();
+        pieces
             .iter()
             .map(|p| match p {
-                Part::Text(t) => t.as_str(),
-                Part::Field(f) => values.get(f.as_str()).map_or("", String::as_str),
+                Piece::Text(t) => *t,
+                Piece::Field(f) => values.get(f).map_or("", String::as_str),
             })
             .collect()
     }
@@ -122,7 +86,7 @@ mod tests {
     #[test]
     fn an_unknown_or_unclosed_placeholder_is_named() {
         let e = Template::parse("hello {nmae}").unwrap_err();
-        assert!(e.contains("{nmae}"), "{e}");
+        assert!(e.contains("unknown placeholder {nmae}"), "{e}");
         assert!(Template::parse("{alert").is_err());
         assert!(Template::parse("a } b").is_err());
         Template::parse(DEFAULT_SUBJECT).unwrap();

@@ -21,4 +21,4 @@ pub use model::{
     NewIncident, Role, Severity, Status, INITIAL_STATE,
 };
 pub use owners::{check_code, Constituency, Contact, Owners, OwnersError};
-pub use template::{compose, MailTemplate, PLACEHOLDERS};
+pub use template::{compose, parse_placeholders, MailTemplate, Piece, PLACEHOLDERS};

@@ -88,13 +88,27 @@ impl MailTemplate {
     }
 }
 
-enum Piece<'a> {
+/// A piece of a template: literal text, or a placeholder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Piece<'a> {
     Text(&'a str),
     Field(&'static str),
 }
 
 /// Splits `text` into literal text and known placeholders.
 fn parse<'a>(field: &str, text: &'a str) -> Result<Vec<Piece<'a>>, IncidentError> {
+    parse_placeholders(field, text, PLACEHOLDERS)
+}
+
+/// Splits `text` into literal text and placeholders (`{name}`, each one
+/// of `known`; `{{` and `}}` are literal braces): the one reader of
+/// templates, for incident mail and alert mail alike. The first unknown
+/// placeholder or lone brace is refused, naming `field`.
+pub fn parse_placeholders<'a>(
+    field: &str,
+    text: &'a str,
+    known: &[&'static str],
+) -> Result<Vec<Piece<'a>>, IncidentError> {
     let mut out = Vec::new();
     let mut rest = text;
     while let Some(i) = rest.find(['{', '}']) {
@@ -121,12 +135,12 @@ fn parse<'a>(field: &str, text: &'a str) -> Result<Vec<Piece<'a>>, IncidentError
                 ));
             };
             let name = &after[1..end];
-            let Some(known) = PLACEHOLDERS.iter().find(|p| **p == name) else {
+            let Some(found) = known.iter().find(|p| **p == name) else {
                 return Err(invalid(
                     field,
                     format!(
                         "unknown placeholder {{{name}}} (known: {})",
-                        PLACEHOLDERS
+                        known
                             .iter()
                             .map(|p| format!("{{{p}}}"))
                             .collect::<Vec<_>>()
@@ -134,7 +148,7 @@ fn parse<'a>(field: &str, text: &'a str) -> Result<Vec<Piece<'a>>, IncidentError
                     ),
                 ));
             };
-            out.push(Piece::Field(known));
+            out.push(Piece::Field(found));
             rest = &after[end + 1..];
         }
     }
