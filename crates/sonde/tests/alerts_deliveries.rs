@@ -10,7 +10,7 @@
 //! scratch.
 
 mod common;
-use common::http::{get, http_port, json, parse_metrics, send, wait_for};
+use common::http::{get, http_agent, json, parse_metrics, send, wait_for};
 use common::smtp::SmtpSink;
 use common::webhook::WebhookSink;
 use common::{sonde, ServerProc};
@@ -82,17 +82,7 @@ fn config(d: &std::path::Path, hook_port: u16, smtp: &str) -> PathBuf {
 }
 
 fn central(config: &std::path::Path, archive: &str) -> (ServerProc, u16) {
-    let server = ServerProc::start(&[
-        "--no-reflector",
-        "--http",
-        "[::1]:0",
-        "--archive",
-        archive,
-        "--config",
-        config.to_str().unwrap(),
-    ]);
-    let port = http_port(&server);
-    (server, port)
+    http_agent(archive, config, &[])
 }
 
 fn forward(port: u16, result: &Value) {

@@ -4,7 +4,7 @@
 //! "run a test now" watched live over Server-Sent Events.
 
 mod common;
-use common::http::{get, get_as, http_port, json, parse_metrics, send, wait_for};
+use common::http::{get, get_as, http_agent, json, parse_metrics, send, wait_for};
 use common::ServerProc;
 use std::io::{BufRead, BufReader, Write};
 use std::time::Duration;
@@ -28,18 +28,11 @@ fn setup(test: &str, read_public: bool) -> (std::path::PathBuf, ServerProc, u16)
     )
     .unwrap();
     let db = dir.join("a.db").display().to_string();
-    let server = ServerProc::start(&[
-        "--no-reflector",
-        "--http",
-        "[::1]:0",
-        "--archive",
+    let (server, port) = http_agent(
         &db,
-        "--config",
-        config.to_str().unwrap(),
-        "--campaigns",
-        dir.join("campaigns").to_str().unwrap(),
-    ]);
-    let port = http_port(&server);
+        &config,
+        &["--campaigns", dir.join("campaigns").to_str().unwrap()],
+    );
     (dir, server, port)
 }
 

@@ -5,9 +5,8 @@
 //! and the state and status the template sets.
 
 mod common;
-use common::http::{get, http_port, json, send};
+use common::http::{get, http_agent, json, send};
 use common::smtp::SmtpSink;
-use common::ServerProc;
 use serde_json::Value;
 
 const TOKEN: &str = "0123456789abcdef-irt";
@@ -45,16 +44,7 @@ fn a_report_is_imported_owned_and_mailed_through_a_real_smtp_server() {
     )
     .unwrap();
     let db = dir.join("a.db").display().to_string();
-    let server = ServerProc::start(&[
-        "--no-reflector",
-        "--http",
-        "[::1]:0",
-        "--archive",
-        &db,
-        "--config",
-        config.to_str().unwrap(),
-    ]);
-    let port = http_port(&server);
+    let (server, port) = http_agent(&db, &config, &[]);
 
     // Writes need the token.
     let (status, _) = send(

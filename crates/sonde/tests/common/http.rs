@@ -82,6 +82,24 @@ pub fn http_port(server: &ServerProc) -> u16 {
         .unwrap_or_else(|| panic!("no http address in {log}"))
 }
 
+/// `sonde serve --http [::1]:0` with `--archive archive`, `--config
+/// config` and `extra`, and its HTTP port.
+pub fn http_agent(archive: &str, config: &std::path::Path, extra: &[&str]) -> (ServerProc, u16) {
+    let mut args = vec![
+        "--no-reflector",
+        "--http",
+        "[::1]:0",
+        "--archive",
+        archive,
+        "--config",
+        config.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let server = ServerProc::start(&args);
+    let port = http_port(&server);
+    (server, port)
+}
+
 /// `/metrics` as prometheus_client's OpenMetrics parser reads it: each
 /// family's samples as `[name, labels, value]`.
 pub fn parse_metrics(text: &str) -> serde_json::Value {
