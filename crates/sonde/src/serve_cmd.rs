@@ -165,6 +165,7 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
     let forward = config.forward.clone();
     let mesh = config.mesh.clone();
     let client = config.client.clone();
+    let readings = config.readings.clone();
     let reflector = Reflector::bind(&config.reflector, &config.bind);
     let server = Server::bind(config)?;
     let counters = server.counters();
@@ -257,6 +258,9 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
         })?;
         threads.extend(started);
     }
+    let readings = sonde_web::readings_ingest::spawn(archive.clone(), &readings, Arc::clone(&stop))
+        .map_err(|e| Failure::Usage(anyhow!("invalid configuration: {e}")))?;
+    threads.extend(readings);
     let member = sonde_mesh::member::start(&mesh, args.campaigns.as_deref(), &stop)
         .map_err(|e| Failure::Usage(anyhow!("invalid configuration: {e}")))?;
     threads.extend(member);
