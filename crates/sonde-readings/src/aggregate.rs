@@ -128,7 +128,7 @@ pub enum Interval {
 pub enum IntervalError {
     #[error("interval {0:?}: day, month or year")]
     Interval(String),
-    #[error("date {0:?}: a date YYYY-MM-DD")]
+    #[error("date {0:?}: a date YYYY-MM-DD from 1970 to 2200")]
     Date(String),
 }
 
@@ -159,7 +159,8 @@ impl Interval {
     pub fn periods(self, date: &str) -> Result<Vec<(i64, i64)>, IntervalError> {
         let bad = || IntervalError::Date(date.to_string());
         let d: jiff::civil::Date = date.parse().map_err(|_| bad())?;
-        if d.year() < 1970 {
+        // Unix time in i64 ns ends in 2262.
+        if !(1970..=2200).contains(&d.year()) {
             return Err(bad());
         }
         let ns = |d: jiff::civil::Date| -> Result<i64, IntervalError> {
@@ -313,6 +314,8 @@ mod tests {
         assert_eq!(year[11].1 - year[0].0, 365 * DAY_NS);
         assert!(Interval::Day.periods("2025-13-01").is_err());
         assert!(Interval::Day.periods("26/11/2025").is_err());
+        assert!(Interval::Day.periods("2262-04-11").is_err());
+        assert!(Interval::Year.periods("1969-12-31").is_err());
         assert!("week".parse::<Interval>().is_err());
     }
 
