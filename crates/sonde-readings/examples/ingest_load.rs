@@ -14,6 +14,8 @@ use std::time::{Duration, Instant};
 const DAY: &str = "2025-11-26";
 /// The most the agent is waited for, all readings sent.
 const WAIT: Duration = Duration::from_secs(300);
+/// The most the agent is waited for when it keeps no more.
+const STALL: Duration = Duration::from_secs(15);
 
 fn at(i: usize) -> String {
     format!(
@@ -70,15 +72,21 @@ fn reading(i: usize) -> serde_json::Value {
                        "with": (i % 360) as f64})
 }
 
+/// Waits until the agent keeps `n`; the rate since `start`. Gives up
+/// when nothing more is kept for [`STALL`], or after [`WAIT`].
 fn wait_kept(port: u16, probe: &str, metric: &str, n: usize, start: Instant) -> f64 {
     let end = Instant::now() + WAIT;
+    let (mut last, mut since) = (0, Instant::now());
     loop {
         let k = kept(port, probe, metric);
         if k >= n as u64 {
             return n as f64 / start.elapsed().as_secs_f64();
         }
-        if Instant::now() > end {
-            eprintln!("ingest_load: only {k} of {n} readings kept after {WAIT:?}");
+        if k > last {
+            (last, since) = (k, Instant::now());
+        }
+        if Instant::now() > end || since.elapsed() > STALL {
+            eprintln!("ingest_load: only {k} of {n} readings kept (no more for {STALL:?})");
             std::process::exit(1);
         }
         std::thread::sleep(Duration::from_millis(20));
