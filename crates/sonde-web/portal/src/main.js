@@ -15,8 +15,9 @@ import * as mesh from './pages/mesh.js';
 import * as load from './pages/load.js';
 import * as campaigns from './pages/campaigns.js';
 import * as campaign from './pages/campaign.js';
+import * as readings from './pages/readings.js';
 
-const PAGES = { '': overview, path, live, heatmap, mesh, load, campaigns, campaign };
+const PAGES = { '': overview, path, live, heatmap, mesh, load, campaigns, campaign, readings };
 
 const app = document.getElementById('app');
 const notice = document.getElementById('notice');
