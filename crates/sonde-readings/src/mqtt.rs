@@ -86,6 +86,8 @@ pub struct SubscriberStats {
     pub malformed: AtomicU64,
     /// Connections made to the broker (reconnections included).
     pub connections: AtomicU64,
+    /// Subscriptions the broker confirmed (one per connection).
+    pub subscriptions: AtomicU64,
 }
 
 /// Why the subscriber did not start.
@@ -135,10 +137,13 @@ impl MqttSubscriber {
                             st.connections.fetch_add(1, Ordering::Relaxed);
                             backoff = BACKOFF_START;
                             failures = 0;
-                            tracing::info!(broker = %where_, topic = %options.topic, "mqtt: subscribed");
                             if let Err(e) = c.try_subscribe(options.topic.clone(), QoS::AtLeastOnce) {
                                 tracing::warn!("mqtt: cannot subscribe to {}: {e}", options.topic);
                             }
+                        }
+                        Ok(Event::Incoming(Packet::SubAck(_))) => {
+                            st.subscriptions.fetch_add(1, Ordering::Relaxed);
+                            tracing::info!(broker = %where_, topic = %options.topic, "mqtt: subscribed");
                         }
                         Ok(Event::Incoming(Packet::Publish(p))) => {
                             match reading_from_message(&p.topic, &p.payload, now_ns()) {
