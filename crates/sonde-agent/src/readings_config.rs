@@ -5,7 +5,7 @@
 //! [readings]
 //! mqtt = "127.0.0.1:1883"        # the broker; absent: no MQTT (the API still takes readings)
 //! topic = "sonde/readings/#"     # the filter subscribed to; topics end in /<probe>/<metric>
-//! client_id = "sonde-agent-1"    # default: sonde-<hostname>
+//! client_id = "sonde-agent-1"    # default: sonde-<hostname>-<pid>
 //! ```
 
 use serde::Deserialize;
@@ -17,7 +17,9 @@ pub struct ReadingsConfig {
     pub mqtt: Option<String>,
     /// The topic filter subscribed to.
     pub topic: String,
-    /// The MQTT client id; default `sonde-<hostname>`.
+    /// The MQTT client id; default `sonde-<hostname>-<pid>` (two
+    /// agents with one id would take the broker's session from each
+    /// other in turn).
     pub client_id: Option<String>,
 }
 

@@ -46,7 +46,7 @@ pub fn spawn(
         client_id: config
             .client_id
             .clone()
-            .unwrap_or_else(|| format!("sonde-{}", crate::hostname())),
+            .unwrap_or_else(|| format!("sonde-{}-{}", crate::hostname(), std::process::id())),
         topic: config.topic.clone(),
     };
     let (tx, rx) = sync_channel::<Reading>(QUEUE);
