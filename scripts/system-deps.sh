@@ -18,6 +18,7 @@
 #   wrk        the HTTP load generator bench/http-vs-wrk compares sonde with
 #   openssl    makes the self-signed certificate the nginx fixture serves
 #   curl       checks the HTTP fixtures over TLS and HTTP/2
+#   mosquitto  the MQTT broker probes publish readings to (tests and bench/ingest)
 set -euo pipefail
 
 need=()
@@ -37,6 +38,7 @@ command -v npm >/dev/null 2>&1 || need+=(nodejs npm)
 command -v wrk >/dev/null 2>&1 || need+=(wrk)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
 command -v curl >/dev/null 2>&1 || need+=(curl)
+command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || need+=(mosquitto)
 
 if [ "${#need[@]}" -gt 0 ]; then
     if [ "$(id -u)" -ne 0 ]; then

@@ -36,6 +36,7 @@ pub use latest::ResultRow;
 pub use mesh_agents::{AgentInfo, MeshAgent};
 pub use outbox::{ForwardStatus, Item, Outbox, LOCAL_PREFIX};
 pub use query::{ExportRows, Grouping, HeatCell, Metric, MetricPoint};
+pub use readings::{ReadingSeries, ReadingsQuery, ReadingsWrite};
 pub use row::Placement;
 pub use runs::{CampaignRow, Lease, RunRow, RunState};
 pub use sql::Value;

@@ -250,7 +250,49 @@ CREATE TABLE mail_templates (
     // 7: readings from probes: raw readings, their 15-minute aggregates
     // and each day's highs and lows.
     r#"
--- readings: written with sonde-readings
+CREATE TABLE reading_series (
+    probe TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    unit TEXT NOT NULL,
+    first_ns BIGINT NOT NULL,
+    last_ns BIGINT NOT NULL,
+    PRIMARY KEY (probe, metric)
+);
+CREATE TABLE readings (
+    probe TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    at_ns BIGINT NOT NULL,
+    value DOUBLE PRECISION NOT NULL,
+    with_value DOUBLE PRECISION,
+    received_ns BIGINT NOT NULL,
+    PRIMARY KEY (probe, metric, at_ns)
+);
+CREATE TABLE readings_15min (
+    probe TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    start_ns BIGINT NOT NULL,
+    count BIGINT NOT NULL,
+    mean DOUBLE PRECISION NOT NULL,
+    min DOUBLE PRECISION NOT NULL,
+    min_at_ns BIGINT NOT NULL,
+    max DOUBLE PRECISION NOT NULL,
+    max_at_ns BIGINT NOT NULL,
+    with_at_max DOUBLE PRECISION,
+    PRIMARY KEY (probe, metric, start_ns)
+);
+CREATE TABLE readings_day (
+    probe TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    start_ns BIGINT NOT NULL,
+    count BIGINT NOT NULL,
+    mean DOUBLE PRECISION NOT NULL,
+    min DOUBLE PRECISION NOT NULL,
+    min_at_ns BIGINT NOT NULL,
+    max DOUBLE PRECISION NOT NULL,
+    max_at_ns BIGINT NOT NULL,
+    with_at_max DOUBLE PRECISION,
+    PRIMARY KEY (probe, metric, start_ns)
+);
 "#,
     // 8: alerts: each rule's state per path, and every raised and
     // cleared notice.

@@ -14,6 +14,7 @@ mod auth;
 pub mod interfaces;
 pub mod live;
 pub mod metrics;
+pub mod readings_ingest;
 mod status;
 mod tls;
 

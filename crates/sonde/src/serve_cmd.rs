@@ -168,6 +168,7 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
     let alert_rules = sonde_alerts::rules(&config.alert)
         .map_err(|e| Failure::Usage(anyhow!("invalid configuration: {e}")))?;
     let smtp = config.smtp.clone();
+    let readings = config.readings.clone();
     let reflector = Reflector::bind(&config.reflector, &config.bind);
     let server = Server::bind(config)?;
     let counters = server.counters();
@@ -266,6 +267,9 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
     let alerts = sonde_alerts::start(&archive, alert_rules, deliverer, &stop)
         .map_err(|e| Failure::Run(anyhow!("cannot start the alerts: {e}")))?;
     threads.extend(alerts);
+    let readings = sonde_web::readings_ingest::spawn(archive.clone(), &readings, Arc::clone(&stop))
+        .map_err(|e| Failure::Usage(anyhow!("invalid configuration: {e}")))?;
+    threads.extend(readings);
     let member = sonde_mesh::member::start(&mesh, args.campaigns.as_deref(), &stop)
         .map_err(|e| Failure::Usage(anyhow!("invalid configuration: {e}")))?;
     threads.extend(member);

@@ -201,6 +201,29 @@ fn every_page_shows_the_archive_and_the_live_page_follows_a_running_test() {
     let interfaces = api(port, "/api/v1/interfaces");
     assert_eq!(interfaces, serde_json::json!([{ "name": "lo" }]));
     let iface = "lo";
+    // A probe's readings today (UTC): two in the first 15 minutes, one
+    // in the next.
+    let now_ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as i64;
+    let today = sonde_readings::reading::format_time(now_ns)[..10].to_string();
+    let readings: Vec<Value> = [("00:01", 20.0), ("00:05", 22.0), ("00:20", 19.0)]
+        .iter()
+        .map(|(t, v)| {
+            serde_json::json!({"probe": "portal-probe", "metric": "temp", "unit": "°C",
+                               "value": v, "at": format!("{today}T{t}:00Z")})
+        })
+        .collect();
+    let (status, body) = common::http::send(
+        port,
+        "POST",
+        "/api/v1/readings",
+        "portal-test-token-0123456789",
+        "application/json",
+        &Value::from(readings).to_string(),
+    );
+    assert_eq!(status, 201, "{body}");
     let shots = shots();
     let base = format!("http://[::1]:{port}");
     // An incident with an owned and an unowned address, changed once.
@@ -238,7 +261,13 @@ fn every_page_shows_the_archive_and_the_live_page_follows_a_running_test() {
     }
     let pages = drive(
         "pages.mjs",
-        &[&base, shots.to_str().unwrap(), "loop", iface],
+        &[
+            &base,
+            shots.to_str().unwrap(),
+            "loop",
+            iface,
+            &format!("series=portal-probe/temp&date={today}"),
+        ],
     );
     no_problems(&pages);
 
@@ -378,6 +407,35 @@ fn every_page_shows_the_archive_and_the_live_page_follows_a_running_test() {
     for s in pages["load"]["panels"][0]["series"].as_array().unwrap() {
         assert!(s["max"].as_f64().unwrap() > 10.0, "Mbit/s: {s}");
     }
+
+    // Readings: the probe's 15-minute mean, min and max (two buckets)
+    // above the RTT toward the page's target over the same day, as the
+    // API's chart has it.
+    let drawn = drawn_counts(&pages["readings"]["panels"]);
+    let two = |n: &str| (n.to_string(), 2);
+    assert_eq!(
+        drawn[0],
+        vec![two("mean"), two("min"), two("max")],
+        "{}",
+        pages["readings"]
+    );
+    let target = pages["readings"]["target"].as_str().unwrap();
+    assert!(!target.is_empty(), "{}", pages["readings"]);
+    let since = now_ns / 1_000_000_000 / 86_400 * 86_400;
+    let rtt = api(
+        port,
+        &format!(
+            "/api/v1/chart?metric=rtt_ms&target={target}&since={since}&until={}",
+            since + 86_400
+        ),
+    );
+    assert_eq!(
+        drawn[1..].to_vec(),
+        series_counts(&rtt),
+        "{}",
+        pages["readings"]
+    );
+    assert!(drawn.len() >= 2, "no RTT panel: {}", pages["readings"]);
 
     // Campaigns: the plan, its runs (those of the API), their events.
     assert_eq!(pages["campaigns"]["names"], serde_json::json!(["loop"]));

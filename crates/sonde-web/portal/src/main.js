@@ -17,8 +17,9 @@ import * as campaigns from './pages/campaigns.js';
 import * as campaign from './pages/campaign.js';
 import * as incidents from './pages/incidents.js';
 import * as incident from './pages/incident.js';
+import * as readings from './pages/readings.js';
 
-const PAGES = { '': overview, path, live, heatmap, mesh, load, campaigns, campaign, incidents, incident };
+const PAGES = { '': overview, path, live, heatmap, mesh, load, campaigns, campaign, incidents, incident, readings };
 
 /** The nav entry a detail page belongs to. */
 const NAV_OF = { campaign: 'campaigns', incident: 'incidents' };

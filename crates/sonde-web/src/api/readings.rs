@@ -1,8 +1,175 @@
 //! The API's readings (docs/readings.md).
+//!
+//! - `POST /api/v1/readings`: one reading (a JSON object) or a batch (an
+//!   array of up to [`MAX_BATCH`]), kept all or nothing: 201 with how
+//!   many were new and how many already kept (200 if none was new); 422
+//!   `{"error", "item"}` naming the first bad reading (its index, 0 for a
+//!   lone object) and why, and then nothing is kept.
+//! - `GET /api/v1/readings?probe=&metric=&interval=day|month|year&date=
+//!   YYYY-MM-DD`: the series (a day: 96 15-minute points; a month: a
+//!   point a day; a year: a point a month); every point is there, its
+//!   figures null where nothing was read. `interval` defaults to `day`,
+//!   `date` to today (UTC).
+//! - `GET /api/v1/readings/probes`: every probe's metrics, with unit and
+//!   first and last reading's time.
 
-use super::Shared;
-use axum::Router;
+use super::{bad, body, not_found, query, with_store, ApiError, Shared};
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, QueryRejection};
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use sonde_archive::ReadingsWrite;
+use sonde_readings::aggregate::Point;
+use sonde_readings::reading::{format_time, valid_name};
+use sonde_readings::{Interval, Reading};
+
+/// The most readings one request may post.
+pub const MAX_BATCH: usize = 10_000;
 
 pub fn routes() -> Router<Shared> {
     Router::new()
+        .route("/api/v1/readings", get(series).post(post))
+        .route("/api/v1/readings/probes", get(probes))
+}
+
+fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+}
+
+fn refused(item: usize, error: String) -> Response {
+    (
+        StatusCode::UNPROCESSABLE_ENTITY,
+        Json(json!({ "error": format!("reading {item}: {error}"), "item": item })),
+    )
+        .into_response()
+}
+
+async fn post(
+    State(state): State<Shared>,
+    raw: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let raw = body(raw)?;
+    let doc: Value =
+        serde_json::from_slice(&raw).map_err(|e| bad(format!("the body is not JSON: {e}")))?;
+    let items = match doc {
+        Value::Array(a) => a,
+        o @ Value::Object(_) => vec![o],
+        _ => {
+            return Err(bad(
+                "the body is a reading (an object) or an array of readings",
+            ))
+        }
+    };
+    if items.is_empty() {
+        return Err(bad("no readings in the array"));
+    }
+    if items.len() > MAX_BATCH {
+        return Err(bad(format!(
+            "{} readings: at most {MAX_BATCH} a request",
+            items.len()
+        )));
+    }
+    let now = now_ns();
+    let mut readings = Vec::with_capacity(items.len());
+    for (i, v) in items.into_iter().enumerate() {
+        match Reading::from_json(v, now) {
+            Ok(r) => readings.push(r),
+            Err(e) => return Ok(refused(i, e.to_string())),
+        }
+    }
+    let written = with_store(&state, move |s| s.put_readings(&readings, now)).await?;
+    Ok(match written {
+        ReadingsWrite::Kept { new, duplicate } => {
+            let status = if new > 0 {
+                StatusCode::CREATED
+            } else {
+                StatusCode::OK
+            };
+            (status, Json(json!({ "new": new, "duplicate": duplicate }))).into_response()
+        }
+        ReadingsWrite::UnitConflict { index, message } => refused(index, message),
+    })
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SeriesQuery {
+    probe: String,
+    metric: String,
+    interval: Option<String>,
+    date: Option<String>,
+}
+
+fn point_json(p: &Point) -> Value {
+    let s = p.summary;
+    json!({
+        "start": format_time(p.start_ns),
+        "start_ns": p.start_ns,
+        "count": s.map_or(0, |s| s.count),
+        "mean": s.map(|s| s.mean),
+        "min": s.map(|s| s.min),
+        "min_at": s.map(|s| format_time(s.min_at_ns)),
+        "max": s.map(|s| s.max),
+        "max_at": s.map(|s| format_time(s.max_at_ns)),
+        "with_at_max": s.and_then(|s| s.with_at_max),
+    })
+}
+
+async fn series(
+    State(state): State<Shared>,
+    q: Result<Query<SeriesQuery>, QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let q = query(q)?;
+    for (field, v) in [("probe", &q.probe), ("metric", &q.metric)] {
+        if !valid_name(v) {
+            return Err(bad(format!(
+                "{field} {v:?}: 1 to 64 letters, digits, '.', '_', '-' or ':'"
+            )));
+        }
+    }
+    let interval: Interval = q
+        .interval
+        .as_deref()
+        .unwrap_or("day")
+        .parse()
+        .map_err(|e: sonde_readings::aggregate::IntervalError| bad(e.to_string()))?;
+    let date = q
+        .date
+        .clone()
+        .unwrap_or_else(|| format_time(now_ns()).chars().take(10).collect());
+    let periods = interval.periods(&date).map_err(|e| bad(e.to_string()))?;
+    let (probe, metric) = (q.probe.clone(), q.metric.clone());
+    let found = with_store(&state, move |s| {
+        s.query_readings(&probe, &metric, interval, &periods)
+    })
+    .await?
+    .ok_or_else(|| not_found(format!("no readings of {} from {}", q.metric, q.probe)))?;
+    Ok(Json(json!({
+        "probe": found.series.probe,
+        "metric": found.series.metric,
+        "unit": found.series.unit,
+        "interval": interval.name(),
+        "date": date,
+        "points": found.points.iter().map(point_json).collect::<Vec<_>>(),
+    })))
+}
+
+async fn probes(State(state): State<Shared>) -> Result<Json<Value>, ApiError> {
+    let all = with_store(&state, |s| s.reading_series()).await?;
+    Ok(Json(json!({
+        "series": all.iter().map(|s| json!({
+            "probe": s.probe,
+            "metric": s.metric,
+            "unit": s.unit,
+            "first": format_time(s.first_ns),
+            "last": format_time(s.last_ns),
+        })).collect::<Vec<_>>(),
+    })))
 }

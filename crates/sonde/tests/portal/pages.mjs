@@ -4,11 +4,11 @@
 // points, the heat map's cells, the mesh's halves and colours (and where
 // a click leads), load, campaigns, incidents. Screenshots go to SHOTS.
 //
-//   node pages.mjs BASE_URL SHOTS_DIR CAMPAIGN INTERFACE
+//   node pages.mjs BASE_URL SHOTS_DIR CAMPAIGN INTERFACE READINGS_QUERY
 
 import { open, panels, settled, visit } from './browser.mjs';
 
-const [base, shots, campaign, iface] = process.argv.slice(2);
+const [base, shots, campaign, iface, readings] = process.argv.slice(2);
 const out = {};
 const { browser, page, problems } = await open();
 const shot = (name) => page.screenshot({ path: `${shots}/${name}.png`, fullPage: true });
@@ -77,6 +77,11 @@ try {
   out.load = await visit(page, base, `#/load?interface=${encodeURIComponent(iface)}&range=1h`);
   out.load.panels = await panels(page);
   await shot('load');
+
+  out.readings = await visit(page, base, `#/readings?${readings}`);
+  out.readings.panels = await panels(page);
+  out.readings.target = await page.$eval('select[name=target]', (s) => s.value);
+  await shot('readings');
 
   out.campaigns = await visit(page, base, '#/campaigns');
   out.campaigns.names = await page.$$eval('tr[data-campaign]', (rs) => rs.map((r) => r.dataset.campaign));

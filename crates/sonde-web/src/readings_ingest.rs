@@ -1,0 +1,117 @@
+//! Readings from MQTT into the archive (`[readings] mqtt`,
+//! docs/readings.md): the subscriber (sonde-readings) hands each valid
+//! reading to a bounded queue; a writer thread takes what has queued up
+//! (up to [`BATCH`] at once) and keeps it in one transaction, so the
+//! archive keeps up with a burst without a transaction per reading. A
+//! full queue holds the subscriber back (and the broker with it, QoS 1)
+//! rather than dropping readings.
+
+use sonde_agent::readings_config::ReadingsConfig;
+use sonde_archive::{ReadingsWrite, Store};
+use sonde_readings::{MqttSubscriber, Reading, SubscriberOptions};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// The most readings written in one transaction.
+pub const BATCH: usize = 1000;
+/// The queue between the subscriber and the writer.
+const QUEUE: usize = 20_000;
+
+fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+}
+
+/// Starts the subscriber and its writer into `archive`, if `config` names
+/// a broker; they stop when `stop` is set. An unusable `[readings]` is an
+/// error naming the key.
+pub fn spawn(
+    archive: String,
+    config: &ReadingsConfig,
+    stop: Arc<AtomicBool>,
+) -> Result<Option<JoinHandle<()>>, String> {
+    config.validate().map_err(|e| e.to_string())?;
+    let Some((host, port)) = config.broker().map_err(|e| e.to_string())? else {
+        return Ok(None);
+    };
+    // Opened here, so a bad archive fails the start, not a thread.
+    let store = Store::open(&archive).map_err(|e| e.to_string())?;
+    let options = SubscriberOptions {
+        host,
+        port,
+        client_id: config
+            .client_id
+            .clone()
+            .unwrap_or_else(|| format!("sonde-{}-{}", crate::hostname(), std::process::id())),
+        topic: config.topic.clone(),
+    };
+    let (tx, rx) = sync_channel::<Reading>(QUEUE);
+    let subscriber = MqttSubscriber::start(options, move |r| {
+        let _ = tx.send(r);
+    })
+    .map_err(|e| e.to_string())?;
+    std::thread::Builder::new()
+        .name("readings-writer".into())
+        .spawn(move || {
+            write_until(store, &rx, &stop);
+            let stats = Arc::clone(&subscriber.stats);
+            subscriber.stop();
+            tracing::info!(
+                readings = stats.readings.load(Ordering::Relaxed),
+                malformed = stats.malformed.load(Ordering::Relaxed),
+                "mqtt readings stopped"
+            );
+        })
+        .map(Some)
+        .map_err(|e| e.to_string())
+}
+
+fn write_until(mut store: Store, rx: &Receiver<Reading>, stop: &AtomicBool) {
+    while !stop.load(Ordering::Relaxed) {
+        let first = match rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(r) => r,
+            Err(RecvTimeoutError::Timeout) => continue,
+            Err(RecvTimeoutError::Disconnected) => return,
+        };
+        let mut batch = vec![first];
+        while batch.len() < BATCH {
+            match rx.try_recv() {
+                Ok(r) => batch.push(r),
+                Err(_) => break,
+            }
+        }
+        write(&mut store, batch);
+    }
+}
+
+/// Keeps `batch`; a reading in another unit than its metric's is left
+/// out with a warning, and the rest kept. An archive that fails three
+/// times running loses the batch, with a warning saying how much.
+fn write(store: &mut Store, mut batch: Vec<Reading>) {
+    let mut failures = 0;
+    while !batch.is_empty() {
+        match store.put_readings(&batch, now_ns()) {
+            Ok(ReadingsWrite::Kept { new, duplicate }) => {
+                tracing::debug!(new, duplicate, "mqtt readings kept");
+                return;
+            }
+            Ok(ReadingsWrite::UnitConflict { index, message }) => {
+                tracing::warn!("mqtt: reading refused: {message}");
+                batch.remove(index);
+            }
+            Err(e) if failures < 2 => {
+                failures += 1;
+                tracing::warn!("mqtt readings: {e}; trying again");
+                std::thread::sleep(Duration::from_millis(500));
+            }
+            Err(e) => {
+                tracing::error!("mqtt readings: {e}: {} readings lost", batch.len());
+                return;
+            }
+        }
+    }
+}
