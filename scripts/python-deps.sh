@@ -8,8 +8,9 @@
 #   schemathesis, openapi-spec-validator  (PyPI) the API's OpenAPI
 #           document checked, and the API fuzzed against it
 #           (crates/sonde/tests/http_openapi.rs)
-#   aiosmtpd  (PyPI) a real SMTP server that incident mail goes to
-#           (crates/sonde/tests/incidents_mail.rs)
+#   aiosmtpd  (PyPI) a real SMTP server that incident and alert mail goes
+#           to (crates/sonde/tests/incidents_api.rs, incidents_cli.rs,
+#           alerts_deliveries.rs)
 set -euo pipefail
 
 # A fresh Debian machine may have neither python3 nor pip.
