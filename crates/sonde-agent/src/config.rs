@@ -320,4 +320,27 @@ mod tests {
             "third-party tests are off"
         );
     }
+
+    #[test]
+    fn alerts_with_mail_need_smtp_and_take_it() {
+        let text = "[[alert]]\nname = \"lossy\"\nmetric = \"loss_pct\"\nabove = 1.0\nfor = 3\n\
+                    clear = 0.5\nnotify = [\"log\", \"email\", \"incident\"]\n\
+                    email = [\"noc@example.net\"]\n";
+        let c = ServerConfig::from_toml(text, "t").unwrap();
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.starts_with("smtp:"), "{e}");
+        let c = ServerConfig::from_toml(
+            &format!(
+                "{text}[smtp]\nserver = \"mail.example.net:25\"\nfrom = \"sonde <sonde@example.net>\"\n"
+            ),
+            "t",
+        )
+        .unwrap();
+        c.validate().unwrap();
+        assert_eq!(c.alert.len(), 1);
+        let c = ServerConfig::from_toml("[[alert]]\nname = \"x\"\nmetric = \"loss_pct\"\n", "t")
+            .unwrap();
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("alert 'x'"), "{e}");
+    }
 }
