@@ -13,6 +13,8 @@ use serde_json::Value;
 use std::time::Duration;
 
 const TOKEN: &str = "0123456789abcdef-probe";
+/// A token that may not post readings.
+const OTHER: &str = "0123456789abcdef-ops";
 const DATE: &str = "2025-11-26";
 
 fn at(hh_mm: &str) -> String {
@@ -29,7 +31,8 @@ fn agent(test: &str, prefix: &str) -> (std::path::PathBuf, ServerProc, u16) {
     std::fs::write(
         &config,
         format!(
-            "[http]\ntokens = [{{ name = \"probe\", token = \"{TOKEN}\", may = [\"readings\"] }}]\n\
+            "[http]\ntokens = [{{ name = \"probe\", token = \"{TOKEN}\", may = [\"readings\"] }}, \
+             {{ name = \"ops\", token = \"{OTHER}\", may = [\"campaigns\"] }}]\n\
              [readings]\nmqtt = \"127.0.0.1:1883\"\ntopic = \"{prefix}/#\"\n\
              client_id = \"sonde-test-{}-{test}\"\n",
             std::process::id()
@@ -102,6 +105,16 @@ fn readings_posted_over_http_are_summarized_as_computed_by_hand() {
         "{}",
     );
     assert_eq!(status, 401);
+    // A token without `readings`: refused.
+    let (status, _) = send(
+        port,
+        "POST",
+        "/api/v1/readings",
+        OTHER,
+        "application/json",
+        "{}",
+    );
+    assert_eq!(status, 403);
 
     // Out of order, one twice.
     let batch = serde_json::json!([
