@@ -391,3 +391,38 @@ fn readings_published_over_mqtt_are_summarized_and_bad_ones_refused() {
     drop(publisher);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_bad_readings_section_stops_the_agent_naming_the_key() {
+    let dir = std::env::temp_dir().join(format!("sonde-readings-{}-config", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (section, key) in [
+        ("mqtt = \"127.0.0.1:99999\"", "readings.mqtt"),
+        ("mqtt = \"127.0.0.1\"\ntopic = \"a b\"", "readings.topic"),
+    ] {
+        let config = dir.join("agent.toml");
+        std::fs::write(&config, format!("[readings]\n{section}\n")).unwrap();
+        let out = common::sonde()
+            .args([
+                "serve",
+                "-p",
+                "0",
+                "--bind",
+                "::1",
+                "--no-reflector",
+                "--idle-timeout",
+                "5s",
+            ])
+            .arg("--archive")
+            .arg(dir.join("a.db"))
+            .arg("--config")
+            .arg(&config)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(key), "{key}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
