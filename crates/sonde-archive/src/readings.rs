@@ -209,6 +209,11 @@ fn put_in(
             return Ok(unit_conflict(index, &readings[index], k));
         }
     }
+    // The series' row is written first, in a fixed order: on PostgreSQL
+    // its row lock makes a concurrent write to the same metric wait until
+    // this one commits, so each recomputation below sees every reading
+    // committed before it (SQLite's write transactions already exclude
+    // each other).
     for (&(probe, metric), &(unit, first, last)) in &metrics {
         tx.execute(
             "INSERT INTO reading_series (probe, metric, unit, first_ns, last_ns) \

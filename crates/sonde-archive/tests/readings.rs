@@ -204,3 +204,34 @@ fn a_large_batch_is_kept_whole() {
         assert_eq!((b1.count, b1.mean, b1.min), (100, 949.5, 900.0));
     });
 }
+
+#[test]
+fn concurrent_writers_to_one_bucket_lose_no_reading_from_its_summary() {
+    common::on_both("readings_concurrent", |open, _| {
+        open(); // migrated once, before the writers race
+                // 4 writers, 50 readings each, one transaction per reading, all in
+                // the first bucket: values 0..199 at ms 0..199.
+        std::thread::scope(|scope| {
+            for w in 0..4i64 {
+                scope.spawn(move || {
+                    let mut s = open();
+                    for i in 0..50i64 {
+                        let n = w * 50 + i;
+                        let r = Reading {
+                            at_ns: DAY + n * 1_000_000,
+                            ..wind(0, n as f64, None)
+                        };
+                        assert_eq!(s.put_readings(&[r], 0).unwrap(), kept(1, 0));
+                    }
+                });
+            }
+        });
+        let day = Interval::Day.periods("2025-11-26").unwrap();
+        let q = open()
+            .query_readings("mast-1", "wind_speed", Interval::Day, &day)
+            .unwrap()
+            .unwrap();
+        let b0 = q.points[0].summary.unwrap();
+        assert_eq!((b0.count, b0.mean, b0.min, b0.max), (200, 99.5, 0.0, 199.0));
+    });
+}

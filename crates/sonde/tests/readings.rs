@@ -13,6 +13,8 @@ use serde_json::Value;
 use std::time::Duration;
 
 const TOKEN: &str = "0123456789abcdef-probe";
+/// A token that may not post readings.
+const OTHER: &str = "0123456789abcdef-ops";
 const DATE: &str = "2025-11-26";
 
 fn at(hh_mm: &str) -> String {
@@ -29,7 +31,8 @@ fn agent(test: &str, prefix: &str) -> (std::path::PathBuf, ServerProc, u16) {
     std::fs::write(
         &config,
         format!(
-            "[http]\ntokens = [{{ name = \"probe\", token = \"{TOKEN}\", may = [\"readings\"] }}]\n\
+            "[http]\ntokens = [{{ name = \"probe\", token = \"{TOKEN}\", may = [\"readings\"] }}, \
+             {{ name = \"ops\", token = \"{OTHER}\", may = [\"campaigns\"] }}]\n\
              [readings]\nmqtt = \"127.0.0.1:1883\"\ntopic = \"{prefix}/#\"\n\
              client_id = \"sonde-test-{}-{test}\"\n",
             std::process::id()
@@ -102,6 +105,16 @@ fn readings_posted_over_http_are_summarized_as_computed_by_hand() {
         "{}",
     );
     assert_eq!(status, 401);
+    // A token without `readings`: refused.
+    let (status, _) = send(
+        port,
+        "POST",
+        "/api/v1/readings",
+        OTHER,
+        "application/json",
+        "{}",
+    );
+    assert_eq!(status, 403);
 
     // Out of order, one twice.
     let batch = serde_json::json!([
@@ -376,5 +389,40 @@ fn readings_published_over_mqtt_are_summarized_and_bad_ones_refused() {
     let (_, body) = get(port, "/api/v1/readings/probes");
     assert!(!body.contains("a b"), "{body}");
     drop(publisher);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_bad_readings_section_stops_the_agent_naming_the_key() {
+    let dir = std::env::temp_dir().join(format!("sonde-readings-{}-config", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (section, key) in [
+        ("mqtt = \"127.0.0.1:99999\"", "readings.mqtt"),
+        ("mqtt = \"127.0.0.1\"\ntopic = \"a b\"", "readings.topic"),
+    ] {
+        let config = dir.join("agent.toml");
+        std::fs::write(&config, format!("[readings]\n{section}\n")).unwrap();
+        let out = common::sonde()
+            .args([
+                "serve",
+                "-p",
+                "0",
+                "--bind",
+                "::1",
+                "--no-reflector",
+                "--idle-timeout",
+                "5s",
+            ])
+            .arg("--archive")
+            .arg(dir.join("a.db"))
+            .arg("--config")
+            .arg(&config)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(key), "{key}: {err}");
+    }
     let _ = std::fs::remove_dir_all(dir);
 }
