@@ -101,22 +101,27 @@ impl Evaluator {
             let path = path_of(row);
             for rule in self.rules.iter().filter(|r| r.select.selects(&path)) {
                 let key = (rule.name.clone(), path.key());
-                let st = self
-                    .states
-                    .entry(key.clone())
-                    .or_insert_with(|| AlertStateRow {
-                        rule: rule.name.clone(),
-                        path: path.key(),
-                        label: path.display(),
-                        up: false,
-                        run: 0,
-                        history: Vec::new(),
-                        since_ns: None,
-                        last_value: None,
-                        last_result: None,
-                        updated_ns: now,
-                        incident_id: None,
-                    });
+                // Worked on as a copy, kept only once the batch is
+                // committed: a failed commit leaves the states as the
+                // archive has them, and the batch is taken again.
+                if !changed.contains_key(&key) {
+                    if let Some(kept) = self.states.get(&key) {
+                        changed.insert(key.clone(), kept.clone());
+                    }
+                }
+                let st = changed.entry(key.clone()).or_insert_with(|| AlertStateRow {
+                    rule: rule.name.clone(),
+                    path: path.key(),
+                    label: path.display(),
+                    up: false,
+                    run: 0,
+                    history: Vec::new(),
+                    since_ns: None,
+                    last_value: None,
+                    last_result: None,
+                    updated_ns: now,
+                    incident_id: None,
+                });
                 let value = sample(rule, row);
                 st.history.push(value);
                 let keep = rule.keep();
@@ -135,6 +140,11 @@ impl Evaluator {
                 st.updated_ns = now;
                 if let Some(edge) = edge {
                     st.since_ns = (edge == Edge::Raised).then_some(row.start_ns);
+                    if edge == Edge::Raised {
+                        // A new episode: the incident of the last one is
+                        // not this one's.
+                        st.incident_id = None;
+                    }
                     let event = AlertEvent {
                         rule: rule.name.clone(),
                         path: path.key(),
@@ -160,12 +170,12 @@ impl Evaluator {
                         incident_id: st.incident_id,
                     });
                 }
-                changed.insert(key, st.clone());
             }
         }
-        let states: Vec<AlertStateRow> = changed.into_values().collect();
+        let states: Vec<AlertStateRow> = changed.values().cloned().collect();
         let taken: Vec<String> = results.into_iter().chain(methods).collect();
         store.alert_batch(QUEUE, &states, &events, &taken)?;
+        self.states.extend(changed);
         Ok((notices, taken.len()))
     }
 
@@ -205,13 +215,25 @@ pub fn start(
         // opened now is no reason to stop serving.
         let exists = archive.starts_with("postgres") || std::path::Path::new(archive).exists();
         if exists {
-            if let Err(e) = Store::open(archive).and_then(|mut s| s.drop_queue(QUEUE)) {
+            let dropped = Store::open(archive).and_then(|mut s| {
+                s.drop_queue(QUEUE)?;
+                s.alert_forget_except(&[])
+            });
+            if let Err(e) = dropped {
                 tracing::warn!(error = %e, "alerts: cannot drop the queue of removed rules");
             }
         }
         return Ok(None);
     }
     let mut store = Store::open(archive)?;
+    let names: Vec<&str> = rules.iter().map(|r| r.name.as_str()).collect();
+    let forgotten = store.alert_forget_except(&names)?;
+    if forgotten > 0 {
+        tracing::info!(
+            states = forgotten,
+            "alerts: the states of rules no longer configured forgotten"
+        );
+    }
     if store.queue_from_now(QUEUE)? {
         tracing::info!("alerts: evaluating the results kept from now on");
     }

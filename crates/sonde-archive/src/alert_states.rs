@@ -189,6 +189,25 @@ impl Store {
         })
     }
 
+    /// Forgets the states of every rule not in `rules` (a rule taken out
+    /// of the configuration, or renamed, is raised nowhere any more);
+    /// their notices stay. Returns how many states went.
+    pub fn alert_forget_except(&mut self, rules: &[&str]) -> Result<u64, ArchiveError> {
+        let kept = self
+            .backend
+            .sql()
+            .texts("SELECT DISTINCT rule FROM alert_states ORDER BY rule", &[])?;
+        let mut gone = 0;
+        self.backend.transaction(&mut |tx| {
+            gone = 0;
+            for rule in kept.iter().filter(|r| !rules.contains(&r.as_str())) {
+                gone += tx.execute("DELETE FROM alert_states WHERE rule = $1", &[text(rule)])?;
+            }
+            Ok(())
+        })?;
+        Ok(gone)
+    }
+
     /// Records the incident an alert opened.
     pub fn alert_incident(
         &mut self,

@@ -196,7 +196,22 @@ fn put_in(
         e.1 = e.1.min(r.at_ns);
         e.2 = e.2.max(r.at_ns);
     }
-    for (&(probe, metric), &(unit, _, _)) in &metrics {
+    for (&(probe, metric), &(unit, first, last)) in &metrics {
+        // The series row is made if new and locked before its unit is
+        // read: on PostgreSQL two writers of a new metric in two units
+        // would otherwise both find no row, and the second's readings be
+        // kept under the first's unit. (A no-op UPDATE takes the row's
+        // lock in both backends; SQLite's write transactions already
+        // exclude each other.)
+        tx.execute(
+            "INSERT INTO reading_series (probe, metric, unit, first_ns, last_ns) \
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (probe, metric) DO NOTHING",
+            &[text(probe), text(metric), text(unit), int(first), int(last)],
+        )?;
+        tx.execute(
+            "UPDATE reading_series SET unit = unit WHERE probe = $1 AND metric = $2",
+            &[text(probe), text(metric)],
+        )?;
         let known = tx.texts(
             "SELECT unit FROM reading_series WHERE probe = $1 AND metric = $2",
             &[text(probe), text(metric)],
@@ -304,13 +319,22 @@ impl Store {
             new: 0,
             duplicate: 0,
         };
-        self.backend.transaction(&mut |tx| {
-            // A unit conflict is found before anything is written:
-            // committing then keeps nothing.
+        let done = self.backend.transaction(&mut |tx| {
             out = put_in(tx, readings, received_ns)?;
-            Ok(())
-        })?;
-        Ok(out)
+            match &out {
+                // Rolled back: a series row made for another metric of
+                // the batch before the conflict was found goes too.
+                ReadingsWrite::UnitConflict { message, .. } => Err(ArchiveError::Database {
+                    location: String::new(),
+                    message: message.clone(),
+                }),
+                ReadingsWrite::Kept { .. } => Ok(()),
+            }
+        });
+        match (done, &out) {
+            (Err(_), ReadingsWrite::UnitConflict { .. }) | (Ok(()), _) => Ok(out),
+            (Err(e), _) => Err(e),
+        }
     }
 
     /// Every probe's metrics, by probe and metric.

@@ -100,11 +100,14 @@ fn report(at: &str, v: &Value) -> Result<Report, IncidentError> {
     };
     let description = string(m, at, "description")?;
     if let Some(d) = &description {
-        check_text(&name("description"), d, 20_000, true)?;
+        // Room for the "reported at …: " the comment puts before it: the
+        // comment must keep to a comment's 20,000 characters.
+        check_text(&name("description"), d, 19_900, true)?;
     }
     let reporter = string(m, at, "reporter")?;
     if let Some(r) = &reporter {
-        check_text(&name("reporter"), r, 200, false)?;
+        // As long as a comment's author may be.
+        check_text(&name("reporter"), r, 100, false)?;
     }
     let reported_at_ns = match string(m, at, "reported_at")? {
         Some(t) => Some(parse_time(&t).ok_or_else(|| {

@@ -6,7 +6,7 @@
 //! - `probe` and `metric`: 1 to 64 of `A-Z a-z 0-9 . _ - :` (safe as an
 //!   MQTT topic level, a URL query value and a file name);
 //! - `unit`: 1 to 32 printable characters (`m/s`, `°C`, `octets`);
-//! - `value` and `with`: finite numbers;
+//! - `value` and `with`: finite numbers within ±1e100;
 //! - `at`: an RFC 3339 time with its offset (`2026-11-26T06:00:00Z`), not
 //!   before 1970 and at most [`MAX_AHEAD_NS`] ahead of the receiver's
 //!   clock; absent, the time it is received.
@@ -66,7 +66,7 @@ pub enum ReadingError {
     Name { field: &'static str, value: String },
     #[error("unit {0:?}: 1 to {MAX_UNIT} printable characters")]
     Unit(String),
-    #[error("{field}: {value} is not a finite number")]
+    #[error("{field}: {value} is not a number within ±1e100")]
     NotFinite { field: &'static str, value: f64 },
     #[error("at {value:?}: {reason}")]
     Time { value: String, reason: String },
@@ -89,8 +89,13 @@ fn name(field: &'static str, v: Option<String>) -> Result<String, ReadingError> 
     }
 }
 
+/// The largest magnitude of a value: far above any sensor's or counter's
+/// (a 64-bit counter is below 2e19), and far enough below f64's limit
+/// that a 15-minute sum of many of them stays finite.
+pub const MAX_MAGNITUDE: f64 = 1e100;
+
 fn finite(field: &'static str, v: f64) -> Result<f64, ReadingError> {
-    if v.is_finite() {
+    if v.is_finite() && v.abs() <= MAX_MAGNITUDE {
         Ok(v)
     } else {
         Err(ReadingError::NotFinite { field, value: v })
@@ -235,6 +240,14 @@ mod tests {
             value: Some(f64::NAN),
             ..Default::default()
         };
+        let huge = ReadingInput {
+            value: Some(1.7e308),
+            ..input.clone()
+        };
+        assert!(matches!(
+            huge.validate(NOW),
+            Err(ReadingError::NotFinite { field: "value", .. })
+        ));
         assert!(matches!(
             input.clone().validate(NOW),
             Err(ReadingError::NotFinite { field: "value", .. })

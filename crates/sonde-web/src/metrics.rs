@@ -309,9 +309,10 @@ pub fn render_alerts(
     for s in states {
         let _ = writeln!(
             out,
-            "sonde_alert_raised{{alert=\"{}\",path=\"{}\"}} {}",
+            "sonde_alert_raised{{alert=\"{}\",path=\"{}\",key=\"{}\"}} {}",
             escape(&s.rule),
             escape(&s.label),
+            escape(&s.path),
             u8::from(s.up)
         );
     }

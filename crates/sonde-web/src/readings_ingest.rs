@@ -57,7 +57,16 @@ pub fn spawn(
     std::thread::Builder::new()
         .name("readings-writer".into())
         .spawn(move || {
-            write_until(store, &rx, &stop);
+            let mut store = store;
+            write_until(&mut store, &rx, &stop);
+            // What is queued is kept, and the queue closed before the
+            // subscriber is joined: its thread may wait in a full
+            // queue's `send`, which only a closed queue ends.
+            let rest: Vec<Reading> = rx.try_iter().collect();
+            for batch in rest.chunks(BATCH) {
+                write(&mut store, batch.to_vec());
+            }
+            drop(rx);
             let stats = Arc::clone(&subscriber.stats);
             subscriber.stop();
             tracing::info!(
@@ -70,7 +79,7 @@ pub fn spawn(
         .map_err(|e| e.to_string())
 }
 
-fn write_until(mut store: Store, rx: &Receiver<Reading>, stop: &AtomicBool) {
+fn write_until(store: &mut Store, rx: &Receiver<Reading>, stop: &AtomicBool) {
     while !stop.load(Ordering::Relaxed) {
         let first = match rx.recv_timeout(Duration::from_millis(200)) {
             Ok(r) => r,
@@ -84,7 +93,7 @@ fn write_until(mut store: Store, rx: &Receiver<Reading>, stop: &AtomicBool) {
                 Err(_) => break,
             }
         }
-        write(&mut store, batch);
+        write(store, batch);
     }
 }
 

@@ -471,9 +471,27 @@ fn mail(store: &mut Store, m: &MailArgs) -> Result<Vec<(String, Vec<String>)>, F
     let mails = sonde_incidents::compose(&template, &incident, &constituencies, m.role.as_deref())
         .map_err(usage)?;
     let mailer = Mailer::new(&smtp).map_err(|e| Failure::Usage(anyhow!(e)))?;
-    let mut sent = Vec::new();
+    let mut sent: Vec<(String, Vec<String>)> = Vec::new();
     for (code, mail) in mails {
-        mailer.send(&mail).map_err(|e| Failure::Run(anyhow!(e)))?;
+        if let Err(e) = mailer.send(&mail) {
+            // What went out is recorded, without the template's change
+            // of state: not everyone was told.
+            if !sent.is_empty() {
+                let partial = sonde_incidents::MailTemplate {
+                    set_state: None,
+                    set_status: None,
+                    ..template.clone()
+                };
+                let to: Vec<String> = sent.iter().flat_map(|(_, to)| to.clone()).collect();
+                store
+                    .record_mail(m.id, &partial, &to, &user(), now_ns())
+                    .map_err(fail)?;
+            }
+            return Err(Failure::Run(anyhow!(
+                "{e} (mailed before it: {})",
+                sent.len()
+            )));
+        }
         sent.push((code, mail.to));
     }
     let to: Vec<String> = sent.iter().flat_map(|(_, to)| to.clone()).collect();

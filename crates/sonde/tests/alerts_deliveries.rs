@@ -250,6 +250,9 @@ fn a_lossy_path_raises_one_alert_and_clears_it_and_each_notice_is_delivered() {
     let again: Value = serde_json::from_str(&got[2].body).unwrap();
     assert_eq!(again["edge"], "raised");
     assert_eq!(again["result_id"], "00000000-0000-4000-8000-000000000008");
+    // A new episode, a new incident (not the first one's).
+    let second = again["incident_id"].as_i64().expect("a second incident");
+    assert_ne!(second, incident);
     assert_eq!(alerts(port)["raised"], 1);
     drop(server);
     admin

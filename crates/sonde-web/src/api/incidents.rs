@@ -412,9 +412,26 @@ fn send_template(
         .map_err(|e| Failure::Api(ApiError(StatusCode::CONFLICT, e.to_string())))?;
     let mut sent = Vec::new();
     for (code, m) in mails {
-        mailer
-            .send(&m)
-            .map_err(|e| Failure::Api(ApiError(StatusCode::BAD_GATEWAY, e.to_string())))?;
+        if let Err(e) = mailer.send(&m) {
+            // What went out is recorded (a retry then knows), without the
+            // template's change of state: not everyone was told.
+            if !sent.is_empty() {
+                let partial = sonde_incidents::MailTemplate {
+                    set_state: None,
+                    set_status: None,
+                    ..template.clone()
+                };
+                let to: Vec<String> = sent
+                    .iter()
+                    .flat_map(|(_, to): &(String, Vec<String>)| to.clone())
+                    .collect();
+                s.record_mail(id, &partial, &to, actor, now_ns())?;
+            }
+            return Err(Failure::Api(ApiError(
+                StatusCode::BAD_GATEWAY,
+                format!("{e} (mailed before it: {})", sent.len()),
+            )));
+        }
         sent.push((code, m.to));
     }
     let to: Vec<String> = sent.iter().flat_map(|(_, to)| to.clone()).collect();
