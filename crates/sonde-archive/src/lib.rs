@@ -33,6 +33,7 @@ pub use filter::ResultFilter;
 pub use incidents::IncidentFilter;
 pub use interfaces::{Counters, InterfaceSample};
 pub use latest::ResultRow;
+pub use mail_templates::MailIncidentError;
 pub use mesh_agents::{AgentInfo, MeshAgent};
 pub use outbox::{ForwardStatus, Item, Outbox, LOCAL_PREFIX};
 pub use query::{ExportRows, Grouping, HeatCell, Metric, MetricPoint};

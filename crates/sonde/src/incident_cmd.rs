@@ -462,41 +462,19 @@ fn mail(store: &mut Store, m: &MailArgs) -> Result<Vec<(String, Vec<String>)>, F
             )))
         }
     };
-    let incident = store
-        .incident(m.id)
-        .map_err(fail)?
-        .ok_or_else(|| Failure::Usage(anyhow!("incident {} does not exist", m.id)))?;
-    let template = store.mail_template(&m.template).map_err(fail)?;
-    let constituencies = store.constituencies().map_err(fail)?;
-    let mails = sonde_incidents::compose(&template, &incident, &constituencies, m.role.as_deref())
-        .map_err(usage)?;
     let mailer = Mailer::new(&smtp).map_err(|e| Failure::Usage(anyhow!(e)))?;
-    let mut sent: Vec<(String, Vec<String>)> = Vec::new();
-    for (code, mail) in mails {
-        if let Err(e) = mailer.send(&mail) {
-            // What went out is recorded, without the template's change
-            // of state: not everyone was told.
-            if !sent.is_empty() {
-                let partial = sonde_incidents::MailTemplate {
-                    set_state: None,
-                    set_status: None,
-                    ..template.clone()
-                };
-                let to: Vec<String> = sent.iter().flat_map(|(_, to)| to.clone()).collect();
-                store
-                    .record_mail(m.id, &partial, &to, &user(), now_ns())
-                    .map_err(fail)?;
-            }
-            return Err(Failure::Run(anyhow!(
-                "{e} (mailed before it: {})",
-                sent.len()
-            )));
-        }
-        sent.push((code, mail.to));
-    }
-    let to: Vec<String> = sent.iter().flat_map(|(_, to)| to.clone()).collect();
     store
-        .record_mail(m.id, &template, &to, &user(), now_ns())
-        .map_err(fail)?;
-    Ok(sent)
+        .mail_incident(
+            m.id,
+            &m.template,
+            m.role.as_deref(),
+            &mailer,
+            &user(),
+            now_ns(),
+        )
+        .map_err(|e| match e {
+            sonde_archive::MailIncidentError::Archive(e) => fail(e),
+            sonde_archive::MailIncidentError::Compose(e) => usage(e),
+            e @ sonde_archive::MailIncidentError::Send { .. } => Failure::Run(anyhow!(e)),
+        })
 }

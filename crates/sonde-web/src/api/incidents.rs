@@ -13,7 +13,7 @@ use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
-use sonde_archive::{ArchiveError, IncidentFilter, Store};
+use sonde_archive::{ArchiveError, IncidentFilter, MailIncidentError, Store};
 use sonde_incidents::{
     Constituency, Contact, Incident, IncidentChange, IncidentError, IpNet, MailTemplate, Mailer,
     Status,
@@ -389,8 +389,8 @@ async fn mail(
 }
 
 /// Fills and sends template `name` for incident `id` to each owner's
-/// contacts, then records it; the constituencies written to, with their
-/// addresses.
+/// contacts, then records it ([`Store::mail_incident`]); the
+/// constituencies written to, with their addresses.
 fn send_template(
     s: &mut Store,
     id: i64,
@@ -399,42 +399,16 @@ fn send_template(
     smtp: &sonde_incidents::SmtpConfig,
     actor: &str,
 ) -> Result<Vec<(String, Vec<String>)>, Failure> {
-    let incident = s.incident(id)?.ok_or_else(|| {
-        Failure::Api(refused(&IncidentError::NotFound {
-            what: "incident",
-            name: id.to_string(),
-        }))
-    })?;
-    let template = s.mail_template(name)?;
-    let mails = sonde_incidents::compose(&template, &incident, &s.constituencies()?, role)
-        .map_err(|e| Failure::Api(ApiError(StatusCode::CONFLICT, e.to_string())))?;
     let mailer = Mailer::new(smtp)
         .map_err(|e| Failure::Api(ApiError(StatusCode::CONFLICT, e.to_string())))?;
-    let mut sent = Vec::new();
-    for (code, m) in mails {
-        if let Err(e) = mailer.send(&m) {
-            // What went out is recorded (a retry then knows), without the
-            // template's change of state: not everyone was told.
-            if !sent.is_empty() {
-                let partial = sonde_incidents::MailTemplate {
-                    set_state: None,
-                    set_status: None,
-                    ..template.clone()
-                };
-                let to: Vec<String> = sent
-                    .iter()
-                    .flat_map(|(_, to): &(String, Vec<String>)| to.clone())
-                    .collect();
-                s.record_mail(id, &partial, &to, actor, now_ns())?;
+    s.mail_incident(id, name, role, &mailer, actor, now_ns())
+        .map_err(|e| match e {
+            MailIncidentError::Archive(e) => Failure::Archive(e),
+            MailIncidentError::Compose(e) => {
+                Failure::Api(ApiError(StatusCode::CONFLICT, e.to_string()))
             }
-            return Err(Failure::Api(ApiError(
-                StatusCode::BAD_GATEWAY,
-                format!("{e} (mailed before it: {})", sent.len()),
-            )));
-        }
-        sent.push((code, m.to));
-    }
-    let to: Vec<String> = sent.iter().flat_map(|(_, to)| to.clone()).collect();
-    s.record_mail(id, &template, &to, actor, now_ns())?;
-    Ok(sent)
+            e @ MailIncidentError::Send { .. } => {
+                Failure::Api(ApiError(StatusCode::BAD_GATEWAY, e.to_string()))
+            }
+        })
 }
