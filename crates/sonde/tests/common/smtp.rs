@@ -63,13 +63,14 @@ impl SmtpSink {
         format!("127.0.0.1:{}", self.port)
     }
 
-    /// Every mail received so far, oldest first (by file name, which
-    /// starts with the time it arrived).
+    /// Every mail received so far, oldest first: by the order the
+    /// Maildir's file names give (`SECONDS.M<µs>P<pid>Q<count>.host`,
+    /// the microseconds not zero-padded, so read as numbers).
     pub fn received(&self) -> Vec<Received> {
         let mut files: Vec<PathBuf> = std::fs::read_dir(self.maildir.join("new"))
             .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
             .unwrap_or_default();
-        files.sort();
+        files.sort_by_key(|f| arrival(f));
         files
             .iter()
             .filter_map(|f| std::fs::read_to_string(f).ok())
@@ -103,4 +104,26 @@ impl Drop for SmtpSink {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// A Maildir file's arrival: its seconds, microseconds and the writer's
+/// count, as numbers.
+fn arrival(file: &Path) -> (u64, u64, u64) {
+    let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let number_after = |mark: char| -> u64 {
+        name.split_once(mark)
+            .map(|(_, rest)| {
+                rest.chars()
+                    .take_while(char::is_ascii_digit)
+                    .collect::<String>()
+            })
+            .and_then(|d| d.parse().ok())
+            .unwrap_or(0)
+    };
+    let seconds = name
+        .split('.')
+        .next()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    (seconds, number_after('M'), number_after('Q'))
 }
