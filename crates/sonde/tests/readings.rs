@@ -6,7 +6,7 @@
 //! with its reason.
 
 mod common;
-use common::http::{get, http_port, json, send, wait_for};
+use common::http::{get, http_agent, json, send, wait_for};
 use common::ServerProc;
 use rumqttc::{Client, MqttOptions, QoS};
 use serde_json::Value;
@@ -40,16 +40,7 @@ fn agent(test: &str, prefix: &str) -> (std::path::PathBuf, ServerProc, u16) {
     )
     .unwrap();
     let db = dir.join("a.db").display().to_string();
-    let server = ServerProc::start(&[
-        "--no-reflector",
-        "--http",
-        "[::1]:0",
-        "--archive",
-        &db,
-        "--config",
-        config.to_str().unwrap(),
-    ]);
-    let port = http_port(&server);
+    let (server, port) = http_agent(&db, &config, &[]);
     assert!(server.wait_for_log("mqtt: subscribed"), "{}", server.log());
     (dir, server, port)
 }
