@@ -50,33 +50,22 @@ impl Summary {
     /// The summary of `samples` (in any order), for the span starting at
     /// `start_ns`; `None` if there are none.
     pub fn of_samples(start_ns: i64, samples: &[Sample]) -> Option<Summary> {
-        let first = samples.first()?;
-        let mut s = Summary {
-            start_ns,
-            count: 0,
-            mean: 0.0,
-            min: first.value,
-            min_at_ns: first.at_ns,
-            max: first.value,
-            max_at_ns: first.at_ns,
-            with_at_max: first.with,
-        };
-        let mut sum = 0.0;
-        for x in samples {
-            s.count += 1;
-            sum += x.value;
-            if x.value < s.min || (x.value == s.min && x.at_ns < s.min_at_ns) {
-                s.min = x.value;
-                s.min_at_ns = x.at_ns;
-            }
-            if x.value > s.max || (x.value == s.max && x.at_ns < s.max_at_ns) {
-                s.max = x.value;
-                s.max_at_ns = x.at_ns;
-                s.with_at_max = x.with;
-            }
-        }
-        s.mean = sum / s.count as f64;
-        Some(s)
+        // Each reading is a span of one; min, max and the tie rules are
+        // then those of `combine`, in one place.
+        let ones: Vec<Summary> = samples
+            .iter()
+            .map(|x| Summary {
+                start_ns,
+                count: 1,
+                mean: x.value,
+                min: x.value,
+                min_at_ns: x.at_ns,
+                max: x.value,
+                max_at_ns: x.at_ns,
+                with_at_max: x.with,
+            })
+            .collect();
+        Summary::combine(start_ns, &ones)
     }
 
     /// The summary of a span made of the spans `parts` (its buckets, its
