@@ -15,7 +15,7 @@ use std::path::Path;
 
 const PREFIX: &str = "sonde-lab-";
 
-fn ns_name(lab: &str, node: &str) -> String {
+pub(crate) fn ns_name(lab: &str, node: &str) -> String {
     format!("{PREFIX}{lab}-{node}")
 }
 
@@ -195,6 +195,12 @@ fn build(topo: &Topology, lab: &str, emulator: Option<&Path>) -> Result<(), LabE
             );
             node.ip(&["-6", "route", "add", &net6, "via", &v6])?;
             node.ip(&["route", "add", &net4, "via", &v4])?;
+        }
+    }
+    // The emulators started above: the lab is up when each forwards.
+    for (i, l) in topo.links.iter().enumerate() {
+        if l.emulated() {
+            crate::set::wait_ready(&ns_name(lab, &format!("_e{}", i + 1)));
         }
     }
     Ok(())

@@ -106,7 +106,7 @@ pub fn set_emulator(
             lab: lab.to_string(),
         });
     }
-    let ns = format!("sonde-lab-{lab}-_e{link}");
+    let ns = crate::lab::ns_name(lab, &format!("_e{link}"));
     let Some(mut now) = running(&ns) else {
         return Err(LabError::NotEmulated { link });
     };
@@ -140,29 +140,55 @@ pub fn set_emulator(
     Ok((now.l2r, now.r2l))
 }
 
-/// Waits (up to 2 s) until the new emulator holds its two interfaces'
-/// sockets, so the link carries frames again when `set` returns.
-fn wait_ready(ns: &str) {
-    let sockets = |pid: &str| {
-        std::fs::read_dir(format!("/proc/{pid}/fd"))
-            .map(|fds| {
-                fds.filter_map(Result::ok)
-                    .filter(|f| {
-                        std::fs::read_link(f.path())
-                            .is_ok_and(|l| l.to_string_lossy().starts_with("socket:"))
-                    })
-                    .count()
-            })
+/// Waits (up to 5 s) until the emulator's two packet sockets are
+/// bound to their interfaces, so the link carries frames again when `set`
+/// returns. The namespace's packet socket table (`/proc/<pid>/net/packet`)
+/// says so: a socket that exists but is not bound yet has interface 0,
+/// and counting open socket descriptors (as this did first) let `set`
+/// return in that gap. Only the emulator holds packet sockets there.
+pub(crate) fn wait_ready(ns: &str) {
+    let bound = |pid: &str| {
+        std::fs::read_to_string(format!("/proc/{pid}/net/packet"))
+            .map(|table| bound_packet_sockets(&table))
             .unwrap_or(0)
     };
-    let end = Instant::now() + Duration::from_secs(2);
+    let end = Instant::now() + Duration::from_secs(5);
     while Instant::now() < end {
         let pids = run_cmd("ip", &["netns", "pids", ns])
             .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
             .unwrap_or_default();
-        if pids.split_whitespace().any(|p| sockets(p) >= 2) {
+        if pids.split_whitespace().any(|p| bound(p) >= 2) {
             return;
         }
         std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// How many sockets of a `/proc/net/packet` table are bound to an
+/// interface and running (columns `Iface` and `R`).
+fn bound_packet_sockets(table: &str) -> usize {
+    table
+        .lines()
+        .skip(1)
+        .filter(|line| {
+            let cols: Vec<&str> = line.split_whitespace().collect();
+            cols.get(4).is_some_and(|iface| *iface != "0") && cols.get(5) == Some(&"1")
+        })
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bound_packet_sockets;
+
+    #[test]
+    fn only_bound_running_sockets_count() {
+        let table = "sk               RefCnt Type Proto  Iface R Rmem   User   Inode\n\
+                     ffff8881 3      3    0003   2     1 0      0      4001\n\
+                     ffff8882 3      3    0003   0     1 0      0      4002\n\
+                     ffff8883 3      3    0003   3     1 0      0      4003\n\
+                     ffff8884 3      3    0003   4     0 0      0      4004\n";
+        assert_eq!(bound_packet_sockets(table), 2);
+        assert_eq!(bound_packet_sockets("sk RefCnt Type Proto Iface R\n"), 0);
     }
 }

@@ -333,7 +333,10 @@ fn a_test_run_now_is_seen_live_and_kept() {
             }
         }
     });
-    std::thread::sleep(Duration::from_millis(300));
+    // The stream's handler subscribes before it answers: once the status
+    // line is here, no event of the test can be missed.
+    let status_line = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert!(status_line.starts_with("HTTP/1.1 200"), "{status_line}");
     let spec = r#"{"test": "ping", "host": "::1", "count": 5, "interval_s": 0.2}"#;
     let (status, body) = send(
         port,

@@ -4,7 +4,7 @@
 //! Needs root; `SONDE_LAB=skip` skips elsewhere.
 
 mod common;
-use common::lab_cli::{lab, serve_in, system_ping_median_ms, udp_in, write_topology, Down};
+use common::lab_cli::{lab, serial, serve_in, system_ping_median_ms, udp_in, write_topology, Down};
 use common::{lab_allowed, sonde, stderr, u};
 use std::process::Command;
 
@@ -33,6 +33,7 @@ fn a_lab_measures_as_its_file_says() {
     if !lab_allowed() {
         return;
     }
+    let _one = serial();
     let file = write_topology("lc1", THREE);
     let _down = Down("lc1");
     let up = lab(&["up", file.to_str().unwrap()]);
@@ -150,6 +151,7 @@ fn the_emulator_delays_each_direction_as_configured() {
     if !lab_allowed() {
         return;
     }
+    let _one = serial();
     let file = write_topology(
         "lc6",
         "[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\ndelay = \"20ms\"\n",
@@ -172,6 +174,7 @@ fn tcp_fills_an_emulated_long_link() {
     if !lab_allowed() {
         return;
     }
+    let _one = serial();
     let file = write_topology(
         "lc7",
         "[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\nrate = \"100M\"\ndelay = \"10ms\"\n",
@@ -247,6 +250,7 @@ fn udp_jitter_matches_the_emulated_distribution() {
     if !lab_allowed() {
         return;
     }
+    let _one = serial();
     // RFC 3550 jitter converges on E|D|, D the difference of two transit
     // times: for uniform ±J that is 2J/3, for normal σ it is 2σ/√π; for
     // pareto-normal, which has no closed form, E|X1 - X2| over a million
@@ -283,6 +287,7 @@ fn one_percent_loss_over_two_hundred_thousand_packets() {
     if !lab_allowed() {
         return;
     }
+    let _one = serial();
     let file = write_topology(
         "lc10",
         "[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\nloss = \"1%\"\n",

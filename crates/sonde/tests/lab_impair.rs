@@ -6,7 +6,7 @@
 
 mod common;
 use common::lab_allowed;
-use common::lab_cli::{lab_up, num, remarked, serve_in, udp_in, KillOnDrop};
+use common::lab_cli::{lab_up, num, remarked, serial, serve_in, udp_in, KillOnDrop};
 
 const TWO: &str =
     "[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\n";
@@ -21,6 +21,7 @@ fn gilbert_elliott_loss_averages_to_its_stationary_rate() {
     if !lab_allowed() {
         return;
     }
+    let _one = serial();
     // p = 1 %, r = 25 %, every packet lost in the bad state: 1/26 = 3.85 %.
     let _lab = lab_up(
         "li1",
@@ -52,6 +53,7 @@ fn duplicated_and_reordered_frames_are_counted_as_configured() {
     if !lab_allowed() {
         return;
     }
+    let _one = serial();
     // A packet every 1 ms (1250 bytes at 10 Mbit/s), held 10.5 ms; 5 % skip
     // the delay. RFC 4737 counts packet i reordered when a later one arrived
     // first: i was delayed (0.95) and one of the 10 after it was not.
@@ -88,6 +90,7 @@ fn a_policer_drops_or_remarks_what_exceeds_its_rate() {
     if !lab_allowed() {
         return;
     }
+    let _one = serial();
     // a → b: EF policed to 7.75 Mbit/s (6NET's 5 % of 155), excess dropped;
     // b → a: EF policed to 5 Mbit/s, excess remarked to CS1.
     let _lab = lab_up(
@@ -134,6 +137,7 @@ fn a_queue_limit_in_packets_or_bytes_sets_the_standing_delay() {
     if !lab_allowed() {
         return;
     }
+    let _one = serial();
     // 10 Mbit/s, overloaded at 20: the queue stays full, and each packet
     // waits for the queue ahead of it. 20 packets of 1462-byte frames take
     // 23.4 ms; 30 KiB takes 24.6 ms. The hosts share a clock, so one-way

@@ -4,16 +4,8 @@
 
 mod common;
 use common::lab_allowed;
-use common::lab_cli::{lab, lab_up, num, serve_in, system_ping_median_ms, KillOnDrop};
+use common::lab_cli::{lab, lab_up, num, serial, serve_in, system_ping_median_ms, KillOnDrop};
 use common::{sonde, stderr};
-
-/// One lab at a time: each emulator spins before its releases, and two
-/// busy labs on two cores blur the sub-millisecond comparisons here.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 const TWO: &str =
     "[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\n";

@@ -5,7 +5,8 @@
 
 mod common;
 use common::lab_cli::{
-    example_up, json_of, lab_up, num, remarked, remarks, serve_in, udp_in, udp_spawn, KillOnDrop,
+    example_up, json_of, lab_up, num, remarked, remarks, serial, serve_in, udp_in, udp_spawn,
+    KillOnDrop,
 };
 use common::{lab_allowed, sonde, stderr};
 use std::time::Duration;
@@ -19,6 +20,7 @@ fn the_6net_testbed_keeps_premium_whole_and_polices_its_excess() {
     if !lab_allowed() {
         return;
     }
+    let _one = serial();
     let _lab = example_up("6net-qos.toml", "6net");
     let gr = "2001:2:0:4::2";
     let _server = KillOnDrop(serve_in("6net", "gr", gr));
@@ -106,6 +108,7 @@ fn diffserv_queues_serve_priority_first_and_keep_the_lbe_share() {
     if !lab_allowed() {
         return;
     }
+    let _one = serial();
     // 20 Mbit/s out of r towards b, LBE guaranteed 10 %; a floods it with
     // 40 Mbit/s of best effort while c sends EF (IPv4) or LBE (IPv6).
     let _lab = lab_up(
@@ -153,6 +156,7 @@ fn ingress_marking_trusts_resets_or_filters() {
     if !lab_allowed() {
         return;
     }
+    let _one = serial();
     // Three hosts on router r. Into r: a's link filters EF and lists a's
     // own prefixes; c's link filters EF with the same list (c is not on
     // it); z's link resets every DSCP. Nothing is marked leaving r.
@@ -207,6 +211,7 @@ fn the_geant_path_punishes_udp_above_its_limiter() {
     if !lab_allowed() {
         return;
     }
+    let _one = serial();
     let _lab = example_up("geant-like.toml", "geant");
     let b = "2001:2:0:2::2";
     let _server = KillOnDrop(serve_in("geant", "b", b));

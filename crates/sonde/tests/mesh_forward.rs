@@ -162,7 +162,7 @@ fn every_result_reaches_both_destinations_once_through_an_outage_and_a_kill() {
     assert!(away["central"]["attempts"].as_i64().unwrap() >= 1, "{away}");
     // The direct destination is not held up by the other one.
     assert!(
-        away["direct"]["backlog"].as_i64().unwrap() <= 2,
+        away["direct"]["backlog"].as_i64().unwrap() <= 5,
         "the direct destination waited too: {away}"
     );
 

@@ -33,7 +33,9 @@ fn paced_stream_arrives_whole_at_its_rate() {
         assert!((offered - 8e6).abs() / 8e6 < 0.005, "offered {offered}");
         let got = f(&s["throughput_bps"]);
         assert!((got - 8e6).abs() / 8e6 < 0.02, "received {got}");
-        assert!(f(&s["jitter_ms"]) < 1.0);
+        // Loopback adds almost none; one scheduling stall moves it by a
+        // sixteenth of its length.
+        assert!(f(&s["jitter_ms"]) < 3.0, "jitter {}", s["jitter_ms"]);
         assert_eq!(r["test"], "udp");
         assert_eq!(r["intervals"].as_array().unwrap().len(), 2);
     }

@@ -2,6 +2,7 @@
 
 use super::{sonde, stderr};
 use std::process::{Child, Stdio};
+use std::time::Duration;
 
 /// Writes a topology named `name` to a temporary file.
 pub fn write_topology(name: &str, body: &str) -> std::path::PathBuf {
@@ -34,15 +35,30 @@ impl Drop for Down {
     }
 }
 
+/// `sonde serve` on `addr` port 5201 in `node`, returned once it listens
+/// (or after 10 s, when the test's client will say what is wrong).
 pub fn serve_in(labname: &str, node: &str, addr: &str) -> Child {
-    sonde()
+    let child = sonde()
         .args(["lab", "exec", "--lab", labname, node, "--"])
         .arg(env!("CARGO_BIN_EXE_sonde"))
         .args(["serve", "--bind", addr, "-p", "5201"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .unwrap()
+        .unwrap();
+    let ns = format!("sonde-lab-{labname}-{node}");
+    let end = std::time::Instant::now() + Duration::from_secs(10);
+    while std::time::Instant::now() < end {
+        let listening = std::process::Command::new("ip")
+            .args(["netns", "exec", &ns, "ss", "-Hltn", "sport = :5201"])
+            .output()
+            .is_ok_and(|o| !o.stdout.is_empty());
+        if listening {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
 }
 
 pub fn udp_in(labname: &str, node: &str, host: &str, args: &[&str]) -> serde_json::Value {
@@ -105,6 +121,9 @@ pub fn num(v: &serde_json::Value) -> f64 {
 /// median, not the mean: on a shared 2-core machine one late wake-up of
 /// either end (or of the emulator) moves a mean of 20 by tenths of a
 /// millisecond, which is the tolerance these checks hold the path to.
+/// One echo of the 20 may go missing (CI once lost the first, right
+/// after `lab set` restarted the emulator): this measures the path's
+/// RTT, and the tests of loss are elsewhere.
 pub fn system_ping_median_ms(labname: &str, node: &str, target: &str) -> f64 {
     let o = lab(&[
         "exec", "--lab", labname, node, "--", "ping", "-c", "20", "-i", "0.05", target,
@@ -116,9 +135,14 @@ pub fn system_ping_median_ms(labname: &str, node: &str, target: &str) -> f64 {
         .filter_map(|l| l.split("time=").nth(1))
         .filter_map(|t| t.split_whitespace().next()?.parse().ok())
         .collect();
-    assert_eq!(times.len(), 20, "ping {target}: {text}");
+    assert!(times.len() >= 19, "ping {target}: {text}");
     times.sort_by(f64::total_cmp);
-    (times[9] + times[10]) / 2.0
+    let mid = times.len() / 2;
+    if times.len().is_multiple_of(2) {
+        (times[mid - 1] + times[mid]) / 2.0
+    } else {
+        times[mid]
+    }
 }
 
 /// The `remarks` of a direction or stream: absent when every packet kept
@@ -162,4 +186,13 @@ pub fn method_in(labname: &str, node: &str, args: &[&str]) -> serde_json::Value 
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     super::schema::assert_method_v1(&doc);
     doc
+}
+
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Held by a test that measures a lab path: such tests of one binary run
+/// one at a time, since two busy labs on two cores blur the
+/// sub-millisecond and zero-loss checks they hold the paths to.
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
 }
