@@ -11,6 +11,7 @@ use crate::config::{PathKey, Rule};
 use crate::deliver::{Deliverer, Notice};
 use crate::rule::{AlertState, Edge};
 use sonde_archive::{AlertEvent, AlertStateRow, ArchiveError, ResultRow, Store};
+use sonde_model::clock::now_ns;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -65,13 +66,6 @@ fn sample(rule: &Rule, row: &ResultRow) -> Option<f64> {
 pub struct Evaluator {
     rules: Vec<Rule>,
     states: BTreeMap<(String, String), AlertStateRow>,
-}
-
-fn now_ns() -> i64 {
-    let since = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    i64::try_from(since.as_nanos()).unwrap_or(i64::MAX)
 }
 
 impl Evaluator {

@@ -30,9 +30,7 @@ pub fn deliver(
     severity: Option<&str>,
 ) -> Result<Option<i64>, String> {
     let e = &notice.event;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+    let now = sonde_model::clock::now_ns();
     let value = notice.fields()["value"].clone();
     match notice.edge {
         Edge::Raised => {
@@ -67,9 +65,8 @@ pub fn deliver(
                 addresses,
                 source: format!("alert:{}", e.rule).chars().take(100).collect(),
             };
-            let id = store.open_incident(&new, now).map_err(|e| e.to_string())?;
-            store
-                .alert_incident(&e.rule, &e.path, Some(id))
+            let id = store
+                .open_alert_incident(&e.rule, &e.path, &new, now)
                 .map_err(|e| e.to_string())?;
             tracing::info!(alert = %e.rule, incident = id, "alert: incident opened");
             Ok(Some(id))

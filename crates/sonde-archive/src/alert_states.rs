@@ -208,19 +208,27 @@ impl Store {
         Ok(gone)
     }
 
-    /// Records the incident an alert opened.
-    pub fn alert_incident(
+    /// Opens `new` at `now_ns` for the alert `rule` on `path` and records
+    /// it as that alert's incident, in one transaction: a crash cannot
+    /// leave the incident opened but not linked (a clear would then not
+    /// find it to comment on). Returns its id.
+    pub fn open_alert_incident(
         &mut self,
         rule: &str,
         path: &str,
-        incident_id: Option<i64>,
-    ) -> Result<(), ArchiveError> {
+        new: &sonde_incidents::NewIncident,
+        now_ns: i64,
+    ) -> Result<i64, ArchiveError> {
+        new.validate()?;
+        let mut id = 0;
         self.backend.transaction(&mut |tx| {
+            id = crate::incidents::insert_incident(tx, new, now_ns)?;
             tx.execute(
                 "UPDATE alert_states SET incident_id = $3 WHERE rule = $1 AND path = $2",
-                &[text(rule), text(path), Value::Int(incident_id)],
+                &[text(rule), text(path), Value::Int(Some(id))],
             )?;
             Ok(())
-        })
+        })?;
+        Ok(id)
     }
 }

@@ -117,6 +117,59 @@ pub(crate) fn change_in(
     Ok(())
 }
 
+/// Inserts `new` (validated) in `tx` as `reported` and `open`, each
+/// address with the constituency that owns it now, and its first history
+/// row; returns its id.
+pub(crate) fn insert_incident(
+    tx: &mut dyn Sql,
+    new: &NewIncident,
+    now_ns: i64,
+) -> Result<i64, ArchiveError> {
+    tx.execute("UPDATE incident_counter SET last_id = last_id + 1", &[])?;
+    let id = tx
+        .int("SELECT last_id FROM incident_counter", &[])?
+        .unwrap_or(1);
+    tx.execute(
+        "INSERT INTO incidents (id, kind, state, status, severity, summary, source, \
+         opened_ns, updated_ns) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)",
+        &[
+            int(id),
+            text(&new.kind),
+            text(INITIAL_STATE),
+            text(Status::Open.as_str()),
+            text(new.severity.as_str()),
+            text(&new.summary),
+            text(&new.source),
+            int(now_ns),
+        ],
+    )?;
+    let owners = owners_in(tx)?;
+    for (seq, (addr, role)) in new.addresses.iter().enumerate() {
+        let owner = owners.owner_of(*addr).map(|(c, _)| c.to_string());
+        tx.execute(
+            "INSERT INTO incident_addresses (incident, seq, address, role, owner) \
+             VALUES ($1, $2, $3, $4, $5)",
+            &[
+                int(id),
+                int(seq as i64 + 1),
+                text(&addr.to_string()),
+                text(role.as_str()),
+                Value::Text(owner),
+            ],
+        )?;
+    }
+    history(
+        tx,
+        id,
+        now_ns,
+        &new.source,
+        "opened",
+        None,
+        Some(INITIAL_STATE),
+    )?;
+    Ok(id)
+}
+
 impl Store {
     /// Opens `new` at `now_ns` as `reported` and `open`, each address
     /// with the constituency that owns it now; returns its id.
@@ -124,48 +177,8 @@ impl Store {
         new.validate()?;
         let mut id = 0;
         self.backend.transaction(&mut |tx| {
-            tx.execute("UPDATE incident_counter SET last_id = last_id + 1", &[])?;
-            id = tx
-                .int("SELECT last_id FROM incident_counter", &[])?
-                .unwrap_or(1);
-            tx.execute(
-                "INSERT INTO incidents (id, kind, state, status, severity, summary, source, \
-                 opened_ns, updated_ns) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)",
-                &[
-                    int(id),
-                    text(&new.kind),
-                    text(INITIAL_STATE),
-                    text(Status::Open.as_str()),
-                    text(new.severity.as_str()),
-                    text(&new.summary),
-                    text(&new.source),
-                    int(now_ns),
-                ],
-            )?;
-            let owners = owners_in(tx)?;
-            for (seq, (addr, role)) in new.addresses.iter().enumerate() {
-                let owner = owners.owner_of(*addr).map(|(c, _)| c.to_string());
-                tx.execute(
-                    "INSERT INTO incident_addresses (incident, seq, address, role, owner) \
-                     VALUES ($1, $2, $3, $4, $5)",
-                    &[
-                        int(id),
-                        int(seq as i64 + 1),
-                        text(&addr.to_string()),
-                        text(role.as_str()),
-                        Value::Text(owner),
-                    ],
-                )?;
-            }
-            history(
-                tx,
-                id,
-                now_ns,
-                &new.source,
-                "opened",
-                None,
-                Some(INITIAL_STATE),
-            )
+            id = insert_incident(tx, new, now_ns)?;
+            Ok(())
         })?;
         Ok(id)
     }

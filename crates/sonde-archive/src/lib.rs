@@ -19,6 +19,7 @@ mod mail_templates;
 mod mesh_agents;
 mod outbox;
 mod pg;
+mod pool;
 mod query;
 mod readings;
 mod row;
@@ -36,6 +37,7 @@ pub use latest::ResultRow;
 pub use mail_templates::MailIncidentError;
 pub use mesh_agents::{AgentInfo, MeshAgent};
 pub use outbox::{ForwardStatus, Item, Outbox, LOCAL_PREFIX};
+pub use pool::StorePool;
 pub use query::{ExportRows, Grouping, HeatCell, Metric, MetricPoint};
 pub use readings::{ReadingSeries, ReadingsQuery, ReadingsWrite};
 pub use row::Placement;
@@ -111,6 +113,12 @@ impl Store {
     /// Where the archive is, as messages name it (no password).
     pub fn location(&self) -> &str {
         self.backend.location()
+    }
+
+    /// Whether its connection is known to be gone (a PostgreSQL server
+    /// that closed it); a pool opens another instead.
+    pub fn is_closed(&self) -> bool {
+        self.backend.is_closed()
     }
 
     /// The schema version the archive has.

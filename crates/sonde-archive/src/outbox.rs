@@ -14,6 +14,7 @@
 use crate::sql::{Sql, Value};
 use crate::{ArchiveError, Placement, Store};
 use serde::{Deserialize, Serialize};
+use sonde_model::clock::now_ns;
 use sonde_model::{MethodResult, ResultId, TestResult};
 use std::collections::BTreeMap;
 
@@ -95,13 +96,6 @@ fn text(v: &str) -> Value {
 
 fn int(v: i64) -> Value {
     Value::Int(Some(v))
-}
-
-fn now_ns() -> i64 {
-    let since = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    i64::try_from(since.as_nanos()).unwrap_or(i64::MAX)
 }
 
 /// The names of queues a local consumer takes results from (the alerts'

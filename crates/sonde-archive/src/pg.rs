@@ -201,6 +201,10 @@ impl Backend for PgBackend {
     fn location(&self) -> &str {
         &self.location
     }
+
+    fn is_closed(&self) -> bool {
+        self.client.is_closed()
+    }
 }
 
 impl Sql for PgBackend {

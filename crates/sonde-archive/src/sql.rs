@@ -74,4 +74,9 @@ pub trait Backend: Send {
     fn sql(&mut self) -> &mut dyn Sql;
     /// How the archive is named in messages.
     fn location(&self) -> &str;
+    /// Whether the connection is known to be gone (a database server
+    /// that closed it); such a backend is not used again.
+    fn is_closed(&self) -> bool {
+        false
+    }
 }

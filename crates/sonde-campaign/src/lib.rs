@@ -27,6 +27,7 @@ pub use plan::{Endpoint, Plan, Step, StepBody};
 pub use resource::ResourceClass;
 pub use schedule::Schedule;
 pub use scheduler::{Control, Progress, Runners, Scheduler};
+pub use sonde_model::clock::{now_ns, rfc3339};
 pub use status::{campaign_status, CampaignStatus};
 
 /// Why a campaign could not be read or run.
@@ -37,19 +38,4 @@ pub enum CampaignError {
     Plan(String),
     #[error(transparent)]
     Archive(#[from] sonde_archive::ArchiveError),
-}
-
-/// Now, in nanoseconds since the Unix epoch.
-pub fn now_ns() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
-}
-
-/// A time in ns since the epoch as RFC 3339 (UTC, whole seconds).
-pub fn rfc3339(ns: i64) -> String {
-    jiff::Timestamp::from_nanosecond(i128::from(ns))
-        .map(|t| t.round(jiff::Unit::Second).unwrap_or(t).to_string())
-        .unwrap_or_else(|_| ns.to_string())
 }

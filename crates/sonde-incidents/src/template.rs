@@ -15,7 +15,6 @@
 
 use crate::model::{check_state, check_text, invalid, Incident, IncidentError, Status};
 use serde::{Deserialize, Serialize};
-use std::time::{Duration, UNIX_EPOCH};
 
 /// Every placeholder a template may hold.
 pub const PLACEHOLDERS: &[&str] = &[
@@ -199,11 +198,7 @@ fn fill_text(
     Ok(out)
 }
 
-/// `at_ns` as RFC 3339 in UTC, to the second.
-pub fn rfc3339(at_ns: i64) -> String {
-    let at = UNIX_EPOCH + Duration::from_nanos(u64::try_from(at_ns).unwrap_or(0));
-    humantime::format_rfc3339_seconds(at).to_string()
-}
+pub use sonde_model::clock::rfc3339;
 
 /// The mails `template` makes for `incident`: one to each constituency
 /// that owns any of its addresses, to its contacts (those of `role`

@@ -8,6 +8,7 @@
 
 pub mod assemble;
 pub mod client_spec;
+pub mod clock;
 pub mod credential;
 pub mod dscp;
 pub mod duration;

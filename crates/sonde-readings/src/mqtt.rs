@@ -16,6 +16,7 @@
 
 use crate::reading::{Reading, ReadingError, ReadingInput};
 use rumqttc::{Client, Event, MqttOptions, Packet, QoS};
+use sonde_model::clock::now_ns;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -59,12 +60,6 @@ pub fn reading_from_message(
         }
     }
     input.validate(now_ns)
-}
-
-fn now_ns() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
 }
 
 /// Where and what the subscriber subscribes to.

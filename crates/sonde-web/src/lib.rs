@@ -47,7 +47,13 @@ pub struct WebConfig {
     pub audit: Option<sonde_agent::ApiAudit>,
     /// `[smtp]` of the configuration: incident mail.
     pub smtp: Option<sonde_incidents::SmtpConfig>,
+    /// The MQTT readings' counts, when the agent subscribes.
+    pub readings: Option<Arc<readings_ingest::IngestStats>>,
 }
+
+/// At most this many archive connections are kept open between
+/// requests; more are opened when more requests are served at once.
+const STORES_KEPT: usize = 8;
 
 fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
@@ -72,6 +78,7 @@ pub fn spawn(
         .enable_all()
         .build()?;
     let state = Arc::new(api::State {
+        stores: sonde_archive::StorePool::new(&config.archive, STORES_KEPT),
         archive: config.archive,
         http: config.http,
         limits: config.limits,
@@ -82,6 +89,7 @@ pub fn spawn(
         mesh: config.mesh,
         audit: config.audit,
         smtp: config.smtp,
+        readings: config.readings,
     });
     let handle = std::thread::Builder::new()
         .name("sonde-http".into())

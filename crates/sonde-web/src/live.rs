@@ -6,6 +6,7 @@
 //! the API's Server-Sent Events stream.
 
 use serde_json::{json, Value};
+use sonde_model::clock::now_ns;
 use sonde_model::{Event, TestResult, TestSpec};
 use sonde_run::{Events, RunError, Runner, Stop};
 use std::collections::BTreeMap;
@@ -48,10 +49,6 @@ impl Default for LiveBus {
             rtt: crate::metrics::RttHistograms::default(),
         }
     }
-}
-
-fn now_ns() -> i64 {
-    sonde_campaign::now_ns()
 }
 
 impl LiveBus {

@@ -330,24 +330,76 @@ pub fn render_alerts(
     }
 }
 
+/// Readings taken from MQTT (docs/readings.md), when the agent
+/// subscribes: what the broker delivered, what was refused and why, and
+/// what the archive kept.
+pub fn render_readings(stats: &crate::readings_ingest::IngestStats, out: &mut String) {
+    use std::sync::atomic::Ordering::Relaxed;
+    let sub = &stats.subscriber;
+    let families = [
+        (
+            "sonde_readings_mqtt_received",
+            "Valid readings the MQTT subscriber received.",
+            sub.readings.load(Relaxed),
+        ),
+        (
+            "sonde_readings_mqtt_malformed",
+            "MQTT messages refused as readings (each logged with its reason).",
+            sub.malformed.load(Relaxed),
+        ),
+        (
+            "sonde_readings_mqtt_connections",
+            "Connections made to the MQTT broker, reconnections included.",
+            sub.connections.load(Relaxed),
+        ),
+        (
+            "sonde_readings_kept",
+            "Readings from MQTT the archive kept as new.",
+            stats.kept.load(Relaxed),
+        ),
+        (
+            "sonde_readings_duplicates",
+            "Readings from MQTT already kept (same probe, metric and time).",
+            stats.duplicates.load(Relaxed),
+        ),
+        (
+            "sonde_readings_refused",
+            "Readings from MQTT the archive refused: another unit than their metric's.",
+            stats.refused.load(Relaxed),
+        ),
+        (
+            "sonde_readings_lost",
+            "Readings from MQTT lost to an archive that failed three times running.",
+            stats.lost.load(Relaxed),
+        ),
+    ];
+    for (name, help, n) in families {
+        let _ = writeln!(
+            out,
+            "# TYPE {name} counter\n# HELP {name} {help}\n{name}_total {n}"
+        );
+    }
+}
+
 /// The whole page: the latest results' gauges, the RTT histograms, the
-/// agent's counters, its forwarding and its alerts.
+/// agent's counters, its forwarding, its alerts and its MQTT readings.
 pub fn page(
     latest: &[&TestResult],
     rtt: &RttHistograms,
     counters: &sonde_agent::CountersNow,
     forwarding: &[sonde_archive::ForwardStatus],
     alerts: (&[sonde_archive::AlertStateRow], &[(String, String, i64)]),
+    readings: Option<&crate::readings_ingest::IngestStats>,
 ) -> String {
     let mut out = render(latest);
     out.truncate(out.len() - "# EOF\n".len());
     rtt.render(&mut out);
     render_counters(counters, &mut out);
-    let now_ns = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
-    render_forwarding(forwarding, now_ns, &mut out);
+    render_forwarding(forwarding, sonde_model::clock::now_ns(), &mut out);
     render_alerts(alerts.0, alerts.1, &mut out);
+    if let Some(stats) = readings {
+        render_readings(stats, &mut out);
+    }
     out.push_str("# EOF\n");
     out
 }
@@ -377,6 +429,7 @@ pub async fn serve(
         &state.counters.now(),
         &forwarding,
         (&states, &notices),
+        state.readings.as_deref(),
     );
     Ok((
         [(

@@ -8,8 +8,9 @@
 
 use sonde_agent::readings_config::ReadingsConfig;
 use sonde_archive::{ReadingsWrite, Store};
-use sonde_readings::{MqttSubscriber, Reading, SubscriberOptions};
-use std::sync::atomic::{AtomicBool, Ordering};
+use sonde_model::clock::now_ns;
+use sonde_readings::{MqttSubscriber, Reading, SubscriberOptions, SubscriberStats};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -20,20 +21,35 @@ pub const BATCH: usize = 1000;
 /// The queue between the subscriber and the writer.
 const QUEUE: usize = 20_000;
 
-fn now_ns() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+/// What came in over MQTT and what became of it, for `/metrics`.
+#[derive(Debug, Default)]
+pub struct IngestStats {
+    /// The subscriber's counts: valid readings, malformed messages,
+    /// connections and subscriptions.
+    pub subscriber: Arc<SubscriberStats>,
+    /// Readings the archive kept as new.
+    pub kept: AtomicU64,
+    /// Readings already kept (same probe, metric and time).
+    pub duplicates: AtomicU64,
+    /// Readings refused by the archive: another unit than their metric's.
+    pub refused: AtomicU64,
+    /// Readings lost to an archive that failed three times running.
+    pub lost: AtomicU64,
 }
 
+/// The running MQTT ingest: the writer's thread, which ends once the
+/// stop flag is set, and the counts of what came in.
+pub type Ingest = (JoinHandle<()>, Arc<IngestStats>);
+
 /// Starts the subscriber and its writer into `archive`, if `config` names
-/// a broker; they stop when `stop` is set. An unusable `[readings]` is an
-/// error naming the key.
+/// a broker; they stop when `stop` is set. Returns the writer's thread
+/// and the counts of what came in. An unusable `[readings]` is an error
+/// naming the key.
 pub fn spawn(
     archive: String,
     config: &ReadingsConfig,
     stop: Arc<AtomicBool>,
-) -> Result<Option<JoinHandle<()>>, String> {
+) -> Result<Option<Ingest>, String> {
     config.validate().map_err(|e| e.to_string())?;
     let Some((host, port)) = config.broker().map_err(|e| e.to_string())? else {
         return Ok(None);
@@ -54,17 +70,22 @@ pub fn spawn(
         let _ = tx.send(r);
     })
     .map_err(|e| e.to_string())?;
+    let stats = Arc::new(IngestStats {
+        subscriber: Arc::clone(&subscriber.stats),
+        ..IngestStats::default()
+    });
+    let counts = Arc::clone(&stats);
     std::thread::Builder::new()
         .name("readings-writer".into())
         .spawn(move || {
             let mut store = store;
-            write_until(&mut store, &rx, &stop);
+            write_until(&mut store, &rx, &stop, &counts);
             // What is queued is kept, and the queue closed before the
             // subscriber is joined: its thread may wait in a full
             // queue's `send`, which only a closed queue ends.
             let rest: Vec<Reading> = rx.try_iter().collect();
             for batch in rest.chunks(BATCH) {
-                write(&mut store, batch.to_vec());
+                write(&mut store, batch.to_vec(), &counts);
             }
             drop(rx);
             let stats = Arc::clone(&subscriber.stats);
@@ -75,11 +96,11 @@ pub fn spawn(
                 "mqtt readings stopped"
             );
         })
-        .map(Some)
+        .map(|handle| Some((handle, stats)))
         .map_err(|e| e.to_string())
 }
 
-fn write_until(store: &mut Store, rx: &Receiver<Reading>, stop: &AtomicBool) {
+fn write_until(store: &mut Store, rx: &Receiver<Reading>, stop: &AtomicBool, counts: &IngestStats) {
     while !stop.load(Ordering::Relaxed) {
         let first = match rx.recv_timeout(Duration::from_millis(200)) {
             Ok(r) => r,
@@ -93,23 +114,28 @@ fn write_until(store: &mut Store, rx: &Receiver<Reading>, stop: &AtomicBool) {
                 Err(_) => break,
             }
         }
-        write(store, batch);
+        write(store, batch, counts);
     }
 }
 
 /// Keeps `batch`; a reading in another unit than its metric's is left
 /// out with a warning, and the rest kept. An archive that fails three
 /// times running loses the batch, with a warning saying how much.
-fn write(store: &mut Store, mut batch: Vec<Reading>) {
+fn write(store: &mut Store, mut batch: Vec<Reading>, counts: &IngestStats) {
     let mut failures = 0;
     while !batch.is_empty() {
         match store.put_readings(&batch, now_ns()) {
             Ok(ReadingsWrite::Kept { new, duplicate }) => {
                 tracing::debug!(new, duplicate, "mqtt readings kept");
+                counts.kept.fetch_add(new as u64, Ordering::Relaxed);
+                counts
+                    .duplicates
+                    .fetch_add(duplicate as u64, Ordering::Relaxed);
                 return;
             }
             Ok(ReadingsWrite::UnitConflict { index, message }) => {
                 tracing::warn!("mqtt: reading refused: {message}");
+                counts.refused.fetch_add(1, Ordering::Relaxed);
                 batch.remove(index);
             }
             Err(e) if failures < 2 => {
@@ -119,6 +145,7 @@ fn write(store: &mut Store, mut batch: Vec<Reading>) {
             }
             Err(e) => {
                 tracing::error!("mqtt readings: {e}: {} readings lost", batch.len());
+                counts.lost.fetch_add(batch.len() as u64, Ordering::Relaxed);
                 return;
             }
         }

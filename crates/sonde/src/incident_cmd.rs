@@ -13,6 +13,7 @@ use sonde_incidents::{
     Constituency, Contact, IncidentChange, IncidentError, IpNet, MailTemplate, Mailer, NewIncident,
     Role, Severity, SmtpConfig, Status,
 };
+use sonde_model::clock::now_ns;
 use std::io::Write;
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -180,12 +181,6 @@ pub struct MailArgs {
     /// A server configuration whose `[smtp]` says where mail goes.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-}
-
-fn now_ns() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
 }
 
 /// An archive error as a failure: a refusal is the user's (exit 2).

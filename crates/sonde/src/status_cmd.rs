@@ -8,6 +8,7 @@ use anyhow::anyhow;
 use clap::Args;
 use sonde_archive::ForwardStatus;
 use sonde_campaign::{campaign_status, rfc3339};
+use sonde_model::clock::now_ns;
 use std::io::Write;
 
 #[derive(Debug, Args)]
@@ -17,12 +18,6 @@ pub struct StatusArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
-}
-
-fn now_ns() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
 }
 
 /// One destination, in words.

@@ -6,7 +6,7 @@
 //! with its reason.
 
 mod common;
-use common::http::{get, http_agent, json, send, wait_for};
+use common::http::{get, http_agent, json, parse_metrics, send, wait_for};
 use common::ServerProc;
 use rumqttc::{Client, MqttOptions, QoS};
 use serde_json::Value;
@@ -379,6 +379,36 @@ fn readings_published_over_mqtt_are_summarized_and_bad_ones_refused() {
     assert_eq!(log.matches("reading refused").count(), 4, "{log}");
     let (_, body) = get(port, "/api/v1/readings/probes");
     assert!(!body.contains("a b"), "{body}");
+
+    // /metrics counts them: 6 valid (one a duplicate), 4 malformed.
+    let sample = |text: &str, name: &str| -> Option<u64> {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+    };
+    let expected = [
+        ("sonde_readings_mqtt_received_total", 6),
+        ("sonde_readings_mqtt_malformed_total", 4),
+        ("sonde_readings_kept_total", 5),
+        ("sonde_readings_duplicates_total", 1),
+        ("sonde_readings_refused_total", 0),
+        ("sonde_readings_lost_total", 0),
+    ];
+    let counted = || {
+        let (_, text) = get(port, "/metrics");
+        expected
+            .iter()
+            .all(|(name, n)| sample(&text, name) == Some(*n))
+    };
+    assert!(wait_for(10, counted), "{}", get(port, "/metrics").1);
+    // As Prometheus's own parser reads the page.
+    let m = parse_metrics(&get(port, "/metrics").1);
+    assert_eq!(m["sonde_readings_mqtt_malformed"][0][2], 4.0, "{m}");
+    assert!(
+        m["sonde_readings_mqtt_connections"][0][2]
+            .as_f64()
+            .is_some_and(|n| n >= 1.0),
+        "{m}"
+    );
     drop(publisher);
     let _ = std::fs::remove_dir_all(dir);
 }

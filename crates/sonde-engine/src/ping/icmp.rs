@@ -8,10 +8,11 @@ use super::series::{recv_until, Answer, Prober};
 use crate::sys::RecvBatch;
 use crate::EngineError;
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
+pub use sonde_model::clock::now_ns;
 use sonde_model::ProbeMethod;
 use std::io;
 use std::net::SocketAddr;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 /// How the socket was opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,13 +37,6 @@ pub struct IcmpProber {
     method: IcmpMethod,
     id: u16,
     batch: RecvBatch,
-}
-
-/// Nanoseconds since the Unix epoch, now.
-pub fn now_ns() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as i64)
 }
 
 fn denied(e: &io::Error) -> bool {

@@ -299,9 +299,7 @@ fn transient(e: &io::Error) -> bool {
 }
 
 fn wall_ns() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+    sonde_model::clock::now_ns()
 }
 
 /// Receives until `hard_end`, `stop`, or shortly after the sender's end

@@ -18,7 +18,9 @@ use sonde_incidents::{
     Constituency, Contact, Incident, IncidentChange, IncidentError, IpNet, MailTemplate, Mailer,
     Status,
 };
+use sonde_model::clock::now_ns;
 use std::net::IpAddr;
+use std::sync::Arc;
 
 pub fn routes() -> Router<Shared> {
     Router::new()
@@ -35,12 +37,6 @@ pub fn routes() -> Router<Shared> {
         .route("/api/v1/incidents/{id}/comments", post(comment))
         .route("/api/v1/incidents/{id}/mail", post(mail))
         .route("/api/v1/mail-templates", get(templates).post(add_template))
-}
-
-fn now_ns() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
 }
 
 fn actor(caller: Option<Extension<Caller>>) -> String {
@@ -77,13 +73,10 @@ async fn on_store<T: Send + 'static>(
     state: &Shared,
     work: impl FnOnce(&mut Store) -> Result<T, Failure> + Send + 'static,
 ) -> Result<T, ApiError> {
-    let location = state.archive.clone();
-    let out = tokio::task::spawn_blocking(move || {
-        let mut store = Store::open(&location)?;
-        work(&mut store)
-    })
-    .await
-    .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    let state = Arc::clone(state);
+    let out = tokio::task::spawn_blocking(move || state.stores.with(work))
+        .await
+        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
     out.map_err(|f| match f {
         Failure::Archive(ArchiveError::Incident(e)) => refused(&e),
         Failure::Archive(e) => {

@@ -12,18 +12,13 @@ use axum::{Extension, Json, Router};
 use serde_json::{json, Value};
 use sonde_archive::{AgentInfo, MeshAgent};
 use sonde_mesh::member::ShareReply;
+use sonde_model::clock::now_ns;
 
 pub fn routes() -> Router<Shared> {
     Router::new()
         .route("/api/v1/mesh/register", post(register))
         .route("/api/v1/mesh/share", get(share))
         .route("/api/v1/mesh/agents", get(agents))
-}
-
-fn now_ns() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
 }
 
 /// The agent a request speaks for: its token's name. Registering and

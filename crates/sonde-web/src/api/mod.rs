@@ -46,6 +46,10 @@ pub struct State {
     pub audit: Option<sonde_agent::ApiAudit>,
     /// `[smtp]`: where incident mail goes, if anywhere.
     pub smtp: Option<sonde_incidents::SmtpConfig>,
+    /// Open stores of `archive`, reused from request to request.
+    pub stores: sonde_archive::StorePool,
+    /// The MQTT readings' counts for `/metrics`, when the agent subscribes.
+    pub readings: Option<Arc<crate::readings_ingest::IngestStats>>,
 }
 
 pub type Shared = Arc<State>;
@@ -87,17 +91,14 @@ pub async fn with_store<T: Send + 'static>(
     state: &Shared,
     work: impl FnOnce(&mut Store) -> Result<T, sonde_archive::ArchiveError> + Send + 'static,
 ) -> Result<T, ApiError> {
-    let location = state.archive.clone();
-    tokio::task::spawn_blocking(move || {
-        let mut store = Store::open(&location)?;
-        work(&mut store)
-    })
-    .await
-    .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
-    .map_err(|e| {
-        tracing::warn!("http: {e}");
-        ApiError(StatusCode::SERVICE_UNAVAILABLE, e.to_string())
-    })
+    let state = Arc::clone(state);
+    tokio::task::spawn_blocking(move || state.stores.with(work))
+        .await
+        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+        .map_err(|e| {
+            tracing::warn!("http: {e}");
+            ApiError(StatusCode::SERVICE_UNAVAILABLE, e.to_string())
+        })
 }
 
 /// Every route of the API, behind the token check.

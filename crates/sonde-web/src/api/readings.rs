@@ -24,6 +24,7 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use sonde_archive::ReadingsWrite;
+use sonde_model::clock::now_ns;
 use sonde_readings::aggregate::Point;
 use sonde_readings::reading::{format_time, valid_name};
 use sonde_readings::{Interval, Reading};
@@ -35,12 +36,6 @@ pub fn routes() -> Router<Shared> {
     Router::new()
         .route("/api/v1/readings", get(series).post(post))
         .route("/api/v1/readings/probes", get(probes))
-}
-
-fn now_ns() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
 }
 
 fn refused(item: usize, error: String) -> Response {

@@ -13,7 +13,7 @@ use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
 use futures_util::stream::Stream;
 use serde_json::{json, Value};
-use sonde_archive::{Placement, Store};
+use sonde_archive::Placement;
 use sonde_model::TestSpec;
 use sonde_run::{Events, LocalRunner, Runner, Stop};
 use std::net::SocketAddr;
@@ -131,7 +131,7 @@ fn run_and_keep(state: &Shared, spec: &TestSpec, events: &Events, who: &str, run
         ]
         .into(),
     };
-    let kept = Store::open(&state.archive).and_then(|mut s| s.put_result(&result, &at));
+    let kept = state.stores.with(|s| s.put_result(&result, &at));
     if let Err(e) = kept {
         state.counters.archive_error();
         tracing::error!(run = %run_id, "the result of a test through the API was not kept: {e}");

@@ -12,6 +12,7 @@ use axum::routing::get;
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 use sonde_archive::{Grouping, MeshAgent, Metric, ResultFilter, ResultRow};
+use sonde_model::clock::now_ns;
 use sonde_report::chart::{Chart, Panel, Series};
 use sonde_report::heatmap::HeatMap;
 use std::collections::{BTreeMap, BTreeSet};
@@ -29,10 +30,6 @@ pub fn routes() -> Router<Shared> {
 /// Results looked through for each path's latest.
 const SCAN: i64 = 20_000;
 const WEEK_S: i64 = 7 * 86_400;
-
-fn now_ns() -> i64 {
-    sonde_campaign::now_ns()
-}
 
 /// A path's latest result, as the overview lists it.
 #[derive(Debug, Serialize)]

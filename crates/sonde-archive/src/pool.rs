@@ -1,0 +1,137 @@
+//! A few open stores of one archive, kept between uses: the HTTP API
+//! serves each request with one of them instead of opening the archive
+//! (a new PostgreSQL connection, or a SQLite file opened and its schema
+//! version read) every time. Hand-written rather than r2d2 or deadpool:
+//! a `Store` is one connection of either backend behind one type, and
+//! what is needed is only "reuse an idle one, else open one", with no
+//! limit on how many are in use (tokio's blocking pool bounds that).
+
+use crate::{ArchiveError, Store};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// A store idle this long is asked a query before it is used again: a
+/// PostgreSQL server restarted meanwhile would otherwise fail the first
+/// request that used its old connection.
+const CHECK_AFTER: Duration = Duration::from_secs(30);
+
+/// Stores of the archive at one location, reused.
+pub struct StorePool {
+    location: String,
+    /// Idle stores, each with when it was put back.
+    idle: Mutex<Vec<(Store, Instant)>>,
+    max_idle: usize,
+}
+
+impl StorePool {
+    /// A pool for the archive at `location` that keeps at most
+    /// `max_idle` stores open while nobody uses them. Nothing is opened
+    /// until first used.
+    pub fn new(location: &str, max_idle: usize) -> Self {
+        Self {
+            location: location.to_string(),
+            idle: Mutex::new(Vec::new()),
+            max_idle,
+        }
+    }
+
+    /// Where the archive is.
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    /// How many stores are open and idle now.
+    pub fn idle(&self) -> usize {
+        self.idle.lock().map_or(0, |v| v.len())
+    }
+
+    /// Runs `work` with an idle store, or a newly opened one when none is
+    /// idle. The store goes back to the pool afterwards unless its
+    /// connection is closed (a PostgreSQL server that went away), or the
+    /// pool already keeps `max_idle`; a failed `work` leaves its
+    /// transaction rolled back, so its store is still fit for the next.
+    pub fn with<T, E: From<ArchiveError>>(
+        &self,
+        work: impl FnOnce(&mut Store) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let reused = self.take();
+        let mut store = match reused {
+            Some(s) => s,
+            None => Store::open(&self.location)?,
+        };
+        let out = work(&mut store);
+        self.put_back(store);
+        out
+    }
+
+    fn take(&self) -> Option<Store> {
+        loop {
+            let (mut s, since) = self.idle.lock().ok()?.pop()?;
+            if s.is_closed() {
+                continue;
+            }
+            if since.elapsed() < CHECK_AFTER || s.schema_version().is_ok() {
+                return Some(s);
+            }
+        }
+    }
+
+    fn put_back(&self, store: Store) {
+        if store.is_closed() {
+            return;
+        }
+        if let Ok(mut idle) = self.idle.lock() {
+            if idle.len() < self.max_idle {
+                idle.push((store, Instant::now()));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(name: &str) -> std::path::PathBuf {
+        let p = std::env::temp_dir().join(format!("sonde-pool-{}-{name}.db", std::process::id()));
+        let _ = std::fs::remove_file(&p);
+        p
+    }
+
+    #[test]
+    fn a_store_is_reused_and_at_most_max_idle_are_kept() {
+        let path = temp("reuse");
+        let pool = StorePool::new(path.to_str().unwrap(), 1);
+        assert_eq!(pool.idle(), 0);
+        pool.with(Store::schema_version).unwrap();
+        assert_eq!(pool.idle(), 1);
+        // Two at once: one reused, one opened; only one kept after.
+        pool.with(|_| pool.with(Store::schema_version)).unwrap();
+        assert_eq!(pool.idle(), 1);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn a_failed_work_still_returns_its_store_and_its_error() {
+        let path = temp("error");
+        let pool = StorePool::new(path.to_str().unwrap(), 2);
+        let e: ArchiveError = pool
+            .with(|s| s.comment_incident(424_242, "me", "no such incident", 1))
+            .unwrap_err();
+        assert!(e.to_string().contains("424242"), "{e}");
+        assert_eq!(pool.idle(), 1);
+        assert!(pool.with(Store::schema_version).unwrap() >= 8);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn an_archive_that_cannot_open_is_an_error_and_keeps_nothing() {
+        // Its directory would be a regular file.
+        let file = temp("not-a-dir");
+        std::fs::write(&file, b"x").unwrap();
+        let pool = StorePool::new(file.join("a.db").to_str().unwrap(), 2);
+        assert!(pool.with(Store::schema_version).is_err());
+        assert_eq!(pool.idle(), 0);
+        let _ = std::fs::remove_file(&file);
+    }
+}
