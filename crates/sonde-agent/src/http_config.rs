@@ -6,6 +6,10 @@ use serde::Deserialize;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+/// The most archive connections `[http] archive_connections` may keep
+/// open (PostgreSQL's default `max_connections` is 100).
+pub const MAX_ARCHIVE_CONNECTIONS: usize = 64;
+
 /// The HTTP side of the agent.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -23,6 +27,9 @@ pub struct HttpConfig {
     /// (`POST /api/v1/ingest`), in bytes; a forwarder told its batch is
     /// too large sends smaller ones.
     pub max_ingest_bytes: usize,
+    /// Archive connections kept open between requests (0: each request
+    /// opens its own, as before there was a pool).
+    pub archive_connections: usize,
     /// A PEM file with the server's certificate chain: the API is served
     /// over TLS (rustls) when this and `tls_key` are set.
     pub tls_cert: Option<std::path::PathBuf>,
@@ -45,6 +52,7 @@ impl Default for HttpConfig {
             tokens: Vec::new(),
             max_body_bytes: 1 << 20,
             max_ingest_bytes: 64 << 20,
+            archive_connections: 8,
             tls_cert: None,
             tls_key: None,
             interface_interval: Duration::from_secs(10),
@@ -170,6 +178,15 @@ impl HttpConfig {
         if self.max_ingest_bytes == 0 {
             return Err(("http.max_ingest_bytes", "must be at least 1".into()));
         }
+        if self.archive_connections > MAX_ARCHIVE_CONNECTIONS {
+            return Err((
+                "http.archive_connections",
+                format!(
+                    "{} is more than {MAX_ARCHIVE_CONNECTIONS}",
+                    self.archive_connections
+                ),
+            ));
+        }
         if self.tls_cert.is_some() != self.tls_key.is_some() {
             return Err((
                 "http.tls_cert",
@@ -215,5 +232,27 @@ impl HttpConfig {
             return Err(("http.thresholds.stale", "must be more than 0".into()));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn from(text: &str) -> Result<HttpConfig, (&'static str, String)> {
+        let c: HttpConfig = toml::from_str(text).map_err(|e| ("toml", e.to_string()))?;
+        c.check().map(|()| c)
+    }
+
+    #[test]
+    fn archive_connections_default_to_8_and_are_capped() {
+        assert_eq!(from("").unwrap().archive_connections, 8);
+        assert_eq!(
+            from("archive_connections = 0").unwrap().archive_connections,
+            0
+        );
+        let (key, why) = from("archive_connections = 65").unwrap_err();
+        assert_eq!(key, "http.archive_connections");
+        assert!(why.contains("more than 64"), "{why}");
     }
 }

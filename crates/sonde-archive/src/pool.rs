@@ -112,6 +112,17 @@ mod tests {
     }
 
     #[test]
+    fn a_pool_of_none_opens_for_every_use() {
+        let path = temp("none");
+        let pool = StorePool::new(path.to_str().unwrap(), 0);
+        for _ in 0..3 {
+            pool.with(Store::schema_version).unwrap();
+            assert_eq!(pool.idle(), 0);
+        }
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
     fn a_failed_work_still_returns_its_store_and_its_error() {
         let path = temp("error");
         let pool = StorePool::new(path.to_str().unwrap(), 2);

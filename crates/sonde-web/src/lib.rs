@@ -51,10 +51,6 @@ pub struct WebConfig {
     pub readings: Option<Arc<readings_ingest::IngestStats>>,
 }
 
-/// At most this many archive connections are kept open between
-/// requests; more are opened when more requests are served at once.
-const STORES_KEPT: usize = 8;
-
 fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
@@ -78,7 +74,7 @@ pub fn spawn(
         .enable_all()
         .build()?;
     let state = Arc::new(api::State {
-        stores: sonde_archive::StorePool::new(&config.archive, STORES_KEPT),
+        stores: sonde_archive::StorePool::new(&config.archive, config.http.archive_connections),
         archive: config.archive,
         http: config.http,
         limits: config.limits,
