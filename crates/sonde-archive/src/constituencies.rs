@@ -170,6 +170,101 @@ impl Store {
         })
     }
 
+    /// Changes constituency `code`'s name or notes (`None` keeps it).
+    pub fn set_constituency(
+        &mut self,
+        code: &str,
+        name: Option<&str>,
+        notes: Option<&str>,
+    ) -> Result<(), ArchiveError> {
+        if let Some(n) = name {
+            sonde_incidents::model::check_text("name", n, 200, false)?;
+        }
+        if let Some(n) = notes.filter(|n| !n.is_empty()) {
+            sonde_incidents::model::check_text("notes", n, 5000, true)?;
+        }
+        self.backend.transaction(&mut |tx| {
+            if !exists_in(tx, code)? {
+                return Err(not_found(code));
+            }
+            for (column, value) in [("name", name), ("notes", notes)] {
+                if let Some(v) = value {
+                    tx.execute(
+                        &format!("UPDATE constituencies SET {column} = $2 WHERE code = $1"),
+                        &[text(code), text(v)],
+                    )?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Removes constituency `code` with its networks and contacts. The
+    /// incidents it owned addresses of keep its code as their owner of
+    /// the time they were opened.
+    pub fn remove_constituency(&mut self, code: &str) -> Result<(), ArchiveError> {
+        self.backend.transaction(&mut |tx| {
+            if !exists_in(tx, code)? {
+                return Err(not_found(code));
+            }
+            for table in [
+                "constituency_networks",
+                "constituency_contacts",
+                "constituencies",
+            ] {
+                tx.execute(
+                    &format!("DELETE FROM {table} WHERE code = $1"),
+                    &[text(code)],
+                )?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Takes network `net` from constituency `code`; refused, naming
+    /// both, when `code` does not own that very prefix.
+    pub fn remove_network(&mut self, code: &str, net: IpNet) -> Result<(), ArchiveError> {
+        let prefix = net.trunc().to_string();
+        self.backend.transaction(&mut |tx| {
+            if !exists_in(tx, code)? {
+                return Err(not_found(code));
+            }
+            let gone = tx.execute(
+                "DELETE FROM constituency_networks WHERE prefix = $1 AND code = $2",
+                &[text(&prefix), text(code)],
+            )?;
+            if gone == 0 {
+                return Err(IncidentError::NotFound {
+                    what: "network",
+                    name: format!("{prefix} of {code}"),
+                }
+                .into());
+            }
+            Ok(())
+        })
+    }
+
+    /// Removes the contact of constituency `code` at `email`.
+    pub fn remove_contact(&mut self, code: &str, email: &str) -> Result<(), ArchiveError> {
+        self.backend.transaction(&mut |tx| {
+            if !exists_in(tx, code)? {
+                return Err(not_found(code));
+            }
+            let gone = tx.execute(
+                "DELETE FROM constituency_contacts WHERE code = $1 AND email = $2",
+                &[text(code), text(email)],
+            )?;
+            if gone == 0 {
+                return Err(IncidentError::NotFound {
+                    what: "contact",
+                    name: format!("{email} of {code}"),
+                }
+                .into());
+            }
+            Ok(())
+        })
+    }
+
     /// Every constituency with its networks (longest first) and contacts,
     /// by code.
     pub fn constituencies(&mut self) -> Result<Vec<Constituency>, ArchiveError> {

@@ -9,6 +9,7 @@ use sonde_incidents::{
     Constituency, Contact, IncidentChange, IncidentError, MailTemplate, NewIncident, Role,
     Severity, Status,
 };
+use std::net::IpAddr;
 
 fn constituency(code: &str, name: &str, nets: &[&str], email: &str) -> Constituency {
     Constituency {
@@ -278,5 +279,109 @@ fn incidents_opened_at_once_from_two_connections_get_distinct_ids() {
             .unwrap();
         assert_eq!(all.len(), 40);
         assert_eq!(s.incident(17).unwrap().unwrap().history.len(), 2);
+    });
+}
+
+#[test]
+fn constituencies_are_changed_and_removed_and_incidents_keep_their_owners() {
+    common::on_both("constituency_edits", |open, _| {
+        let mut s = open();
+        s.add_constituency(
+            &constituency(
+                "litnet",
+                "LITNET",
+                &["2001:db8::/32", "198.51.100.0/22"],
+                "abuse@litnet.example",
+            ),
+            1,
+        )
+        .unwrap();
+        s.add_constituency(
+            &constituency("eenet", "EENET", &["2001:db8:1::/48"], "cert@eenet.example"),
+            2,
+        )
+        .unwrap();
+
+        s.set_constituency("litnet", Some("LITNET CERT"), None)
+            .unwrap();
+        s.set_constituency("litnet", None, Some("the Lithuanian NREN"))
+            .unwrap();
+        let lit = s
+            .owner_of("2001:db8::1".parse().unwrap())
+            .unwrap()
+            .unwrap()
+            .0;
+        assert_eq!(
+            (lit.name.as_str(), lit.notes.as_str()),
+            ("LITNET CERT", "the Lithuanian NREN")
+        );
+        let e = s.set_constituency("litnet", Some(""), None).unwrap_err();
+        assert!(e.to_string().contains("name"), "{e}");
+        let e = s.set_constituency("nobody", Some("x"), None).unwrap_err();
+        assert!(
+            matches!(e, ArchiveError::Incident(IncidentError::NotFound { .. })),
+            "{e}"
+        );
+
+        // A network taken away: the shorter prefix owns the address again;
+        // a prefix written differently is the same prefix.
+        let inner: IpAddr = "2001:db8:1::5".parse().unwrap();
+        assert_eq!(s.owner_of(inner).unwrap().unwrap().0.code, "eenet");
+        s.remove_network("eenet", "2001:db8:1::1/48".parse().unwrap())
+            .unwrap();
+        assert_eq!(s.owner_of(inner).unwrap().unwrap().0.code, "litnet");
+        // Only its owner can give it up.
+        let e = s
+            .remove_network("eenet", "198.51.100.0/22".parse().unwrap())
+            .unwrap_err();
+        assert!(e.to_string().contains("198.51.100.0/22 of eenet"), "{e}");
+
+        s.remove_contact("eenet", "cert@eenet.example").unwrap();
+        let e = s.remove_contact("eenet", "cert@eenet.example").unwrap_err();
+        assert!(e.to_string().contains("cert@eenet.example of eenet"), "{e}");
+
+        // An incident opened while litnet owned its address keeps litnet
+        // as the owner after litnet is gone; nobody owns the address now.
+        let id = s
+            .open_incident(
+                &NewIncident {
+                    kind: "loss-high".into(),
+                    severity: Severity::High,
+                    summary: "loss".into(),
+                    addresses: vec![("198.51.100.9".parse().unwrap(), Role::Target)],
+                    source: "test".into(),
+                },
+                10,
+            )
+            .unwrap();
+        s.remove_constituency("litnet").unwrap();
+        assert!(s
+            .owner_of("198.51.100.9".parse().unwrap())
+            .unwrap()
+            .is_none());
+        let codes: Vec<String> = s
+            .constituencies()
+            .unwrap()
+            .into_iter()
+            .map(|c| c.code)
+            .collect();
+        assert_eq!(codes, ["eenet"]);
+        let kept = s.incident(id).unwrap().unwrap();
+        assert_eq!(kept.addresses[0].owner.as_deref(), Some("litnet"));
+        let e = s.remove_constituency("litnet").unwrap_err();
+        assert!(
+            matches!(e, ArchiveError::Incident(IncidentError::NotFound { .. })),
+            "{e}"
+        );
+        // Its code is free again, with none of its old networks.
+        s.add_constituency(
+            &constituency("litnet", "LITNET", &[], "a@litnet.example"),
+            11,
+        )
+        .unwrap();
+        assert!(s
+            .owner_of("2001:db8::1".parse().unwrap())
+            .unwrap()
+            .is_none());
     });
 }

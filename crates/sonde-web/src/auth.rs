@@ -51,7 +51,11 @@ fn needs(method: &Method, path: &str) -> Option<ApiPermission> {
         | (&Method::POST, ["api", "v1", "constituencies", _, "networks" | "contacts"])
         | (&Method::POST, ["api", "v1", "incidents", "import"])
         | (&Method::POST, ["api", "v1", "incidents", _, "comments" | "mail"])
-        | (&Method::PATCH, ["api", "v1", "incidents", _]) => Some(ApiPermission::Incidents),
+        | (&Method::PATCH, ["api", "v1", "incidents", _])
+        | (&Method::PATCH | &Method::DELETE, ["api", "v1", "constituencies", _])
+        | (&Method::DELETE, ["api", "v1", "constituencies", _, "networks" | "contacts"]) => {
+            Some(ApiPermission::Incidents)
+        }
         _ => None,
     }
 }
@@ -133,6 +137,18 @@ mod tests {
         assert!(!is_write(&Method::GET, "/api/v1/campaigns/nightly"));
         assert!(!is_write(&Method::PUT, "/api/v1/info"));
         assert!(!is_write(&Method::DELETE, "/api/v1/results/x"));
+        for (method, path) in [
+            (Method::PATCH, "/api/v1/constituencies/noc"),
+            (Method::DELETE, "/api/v1/constituencies/noc"),
+            (Method::DELETE, "/api/v1/constituencies/noc/networks"),
+            (Method::DELETE, "/api/v1/constituencies/noc/contacts"),
+        ] {
+            assert_eq!(
+                needs(&method, path),
+                Some(ApiPermission::Incidents),
+                "{method} {path}"
+            );
+        }
     }
 
     #[test]

@@ -102,11 +102,32 @@ pub enum ConstituencyCommand {
         networks: Vec<String>,
     },
     List,
+    /// Change its name or notes.
+    Set {
+        code: String,
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long)]
+        notes: Option<String>,
+    },
+    /// Remove it with its networks and contacts (incidents keep its code
+    /// as the owner they had).
+    Remove {
+        code: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
 pub enum NetworkCommand {
-    Add { code: String, prefix: String },
+    Add {
+        code: String,
+        prefix: String,
+    },
+    /// Take a network from a constituency.
+    Remove {
+        code: String,
+        prefix: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -121,6 +142,8 @@ pub enum ContactCommand {
         #[arg(long, default_value = "abuse")]
         role: String,
     },
+    /// Remove a contact, by its address.
+    Remove { code: String, email: String },
 }
 
 #[derive(Debug, Args)]
@@ -277,6 +300,42 @@ pub fn run(args: IncidentArgs) -> Result<(), Failure> {
             print(
                 format!("contact {} of {code} added\n", c.email),
                 serde_json::json!({"code": code, "email": c.email}),
+            )
+        }
+        IncidentCommand::Constituency(ConstituencyCommand::Set { code, name, notes }) => {
+            if name.is_none() && notes.is_none() {
+                return Err(Failure::Usage(anyhow!(
+                    "constituency set {code}: nothing to change: give --name or --notes"
+                )));
+            }
+            store
+                .set_constituency(&code, name.as_deref(), notes.as_deref())
+                .map_err(fail)?;
+            print(
+                format!("constituency {code} changed\n"),
+                serde_json::json!({"code": code}),
+            )
+        }
+        IncidentCommand::Constituency(ConstituencyCommand::Remove { code }) => {
+            store.remove_constituency(&code).map_err(fail)?;
+            print(
+                format!("constituency {code} removed\n"),
+                serde_json::json!({"code": code, "removed": true}),
+            )
+        }
+        IncidentCommand::Network(NetworkCommand::Remove { code, prefix: p }) => {
+            let net = prefix(&p)?;
+            store.remove_network(&code, net).map_err(fail)?;
+            print(
+                format!("{} no longer owned by {code}\n", net.trunc()),
+                serde_json::json!({"code": code, "prefix": net.trunc().to_string(), "removed": true}),
+            )
+        }
+        IncidentCommand::Contact(ContactCommand::Remove { code, email }) => {
+            store.remove_contact(&code, &email).map_err(fail)?;
+            print(
+                format!("contact {email} of {code} removed\n"),
+                serde_json::json!({"code": code, "email": email, "removed": true}),
             )
         }
         IncidentCommand::Owner { address: a } => {

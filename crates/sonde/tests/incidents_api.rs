@@ -315,3 +315,133 @@ fn a_report_is_imported_owned_and_mailed_through_a_real_smtp_server() {
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn constituencies_are_changed_and_removed_over_the_api() {
+    let dir = std::env::temp_dir().join(format!("sonde-incidents-edit-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("agent.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[http]\nread_public = true\ntokens = [{{ name = \"irt\", token = \"{TOKEN}\" }}]\n"
+        ),
+    )
+    .unwrap();
+    let db = dir.join("a.db").display().to_string();
+    let (_server, port) = http_agent(&db, &config, &[]);
+    let delete = |path: &str, token: &str| send(port, "DELETE", path, token, "text/plain", "").0;
+    let owner = |addr: &str| read(port, &format!("/api/v1/owner?address={addr}"));
+
+    let (status, body) = post(
+        port,
+        "/api/v1/constituencies",
+        r#"{"code": "litnet", "name": "LITNET", "networks": ["2001:db8::/32"],
+            "contacts": [{"name": "LITNET CERT", "email": "cert@litnet.example", "role": "abuse"}]}"#,
+    );
+    assert_eq!(status, 201, "{body}");
+    let (status, body) = post(
+        port,
+        "/api/v1/constituencies",
+        r#"{"code": "eenet", "name": "EENET", "networks": ["2001:db8:1::/48"]}"#,
+    );
+    assert_eq!(status, 201, "{body}");
+
+    // Changing and removing need the token.
+    assert_eq!(delete("/api/v1/constituencies/eenet", ""), 401);
+    assert_eq!(
+        delete("/api/v1/constituencies/eenet", "wrong-token-0123456789"),
+        403
+    );
+    let (status, _) = send(
+        port,
+        "PATCH",
+        "/api/v1/constituencies/litnet",
+        "",
+        "application/json",
+        r#"{"name": "x"}"#,
+    );
+    assert_eq!(status, 401);
+
+    let (status, body) = patch(
+        port,
+        "/api/v1/constituencies/litnet",
+        r#"{"name": "LITNET CERT", "notes": "the Lithuanian NREN"}"#,
+    );
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (200, Some("litnet")),
+        "{body}"
+    );
+    let (status, body) = patch(port, "/api/v1/constituencies/litnet", "{}");
+    assert_eq!(status, 400, "{body}");
+    let (status, _) = patch(port, "/api/v1/constituencies/nobody", r#"{"name": "x"}"#);
+    assert_eq!(status, 404);
+    let list = read(port, "/api/v1/constituencies");
+    let lit = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["code"] == "litnet")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (&lit["name"], &lit["notes"]),
+        (&"LITNET CERT".into(), &"the Lithuanian NREN".into()),
+        "{lit}"
+    );
+
+    // EENET's /48 taken away: LITNET's /32 owns the address again.
+    assert_eq!(owner("2001:db8:1::5")["owner"]["code"], "eenet");
+    assert_eq!(
+        delete(
+            "/api/v1/constituencies/eenet/networks?prefix=2001:db8:1::%2F48",
+            TOKEN
+        ),
+        204
+    );
+    assert_eq!(owner("2001:db8:1::5")["owner"]["code"], "litnet");
+    assert_eq!(
+        delete(
+            "/api/v1/constituencies/eenet/networks?prefix=2001:db8:1::%2F48",
+            TOKEN
+        ),
+        404
+    );
+    assert_eq!(
+        delete(
+            "/api/v1/constituencies/eenet/networks?prefix=nonsense",
+            TOKEN
+        ),
+        400
+    );
+    assert_eq!(
+        delete(
+            "/api/v1/constituencies/litnet/contacts?email=cert@litnet.example",
+            TOKEN
+        ),
+        204
+    );
+    assert_eq!(
+        delete(
+            "/api/v1/constituencies/litnet/contacts?email=cert@litnet.example",
+            TOKEN
+        ),
+        404
+    );
+    assert_eq!(delete("/api/v1/constituencies/litnet", TOKEN), 204);
+    assert_eq!(delete("/api/v1/constituencies/litnet", TOKEN), 404);
+    assert_eq!(owner("2001:db8:1::5")["owner"], Value::Null);
+    let left = read(port, "/api/v1/constituencies");
+    assert_eq!(list_codes(&left), ["eenet"]);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+fn list_codes(list: &Value) -> Vec<&str> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["code"].as_str())
+        .collect()
+}

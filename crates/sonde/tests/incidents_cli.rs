@@ -78,6 +78,48 @@ fn incidents_on_the_command_line() {
         ok_(&["owner", "198.51.100.1"]),
         "198.51.100.1: no constituency owns it\n"
     );
+    // Changed and taken back; what is not there is refused by name.
+    ok_(&[
+        "constituency",
+        "set",
+        "sigmanet",
+        "--notes",
+        "peers at AMS-IX",
+    ]);
+    assert!(
+        ok_(&["constituency", "list"]).contains("sigmanet (SigmaNet)\n  notes: peers at AMS-IX\n"),
+        "notes not changed"
+    );
+    let e = refused_(&["constituency", "set", "sigmanet"]);
+    assert!(e.contains("nothing to change"), "{e}");
+    ok_(&["network", "remove", "sigmanet", "192.0.2.64/26"]);
+    assert_eq!(
+        ok_(&["owner", "192.0.2.70"]),
+        "192.0.2.70: basnet (BASNET) by 192.0.2.0/24\n"
+    );
+    ok_(&["network", "add", "sigmanet", "192.0.2.64/26"]);
+    assert_eq!(
+        ok_(&["owner", "192.0.2.70"]),
+        "192.0.2.70: sigmanet (SigmaNet) by 192.0.2.64/26\n"
+    );
+    let e = refused_(&["contact", "remove", "sigmanet", "nobody@sigmanet.example"]);
+    assert!(e.contains("nobody@sigmanet.example of sigmanet"), "{e}");
+    ok_(&[
+        "constituency",
+        "add",
+        "gone",
+        "--name",
+        "Gone",
+        "--network",
+        "203.0.113.0/24",
+    ]);
+    ok_(&["constituency", "remove", "gone"]);
+    assert_eq!(
+        ok_(&["owner", "203.0.113.1"]),
+        "203.0.113.1: no constituency owns it\n"
+    );
+    let e = refused_(&["constituency", "remove", "gone"]);
+    assert!(e.contains("gone"), "{e}");
 
     let e = refused_(&["network", "add", "sigmanet", "2001:db8::/32"]);
     assert!(

@@ -9,7 +9,7 @@ use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
-use axum::routing::{get, post};
+use axum::routing::{get, patch, post};
 use axum::{Extension, Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -28,8 +28,18 @@ pub fn routes() -> Router<Shared> {
             "/api/v1/constituencies",
             get(constituencies).post(add_constituency),
         )
-        .route("/api/v1/constituencies/{code}/networks", post(add_network))
-        .route("/api/v1/constituencies/{code}/contacts", post(add_contact))
+        .route(
+            "/api/v1/constituencies/{code}",
+            patch(set_constituency).delete(remove_constituency),
+        )
+        .route(
+            "/api/v1/constituencies/{code}/networks",
+            post(add_network).delete(remove_network),
+        )
+        .route(
+            "/api/v1/constituencies/{code}/contacts",
+            post(add_contact).delete(remove_contact),
+        )
         .route("/api/v1/owner", get(owner))
         .route("/api/v1/incidents", get(list).post(create))
         .route("/api/v1/incidents/import", post(import))
@@ -142,6 +152,79 @@ async fn add_network(
         StatusCode::CREATED,
         Json(json!({ "prefix": net.trunc().to_string() })),
     ))
+}
+
+/// `PATCH /api/v1/constituencies/{code}`: `{"name"?, "notes"?}`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConstituencyChange {
+    name: Option<String>,
+    notes: Option<String>,
+}
+
+async fn set_constituency(
+    State(state): State<Shared>,
+    Path(code): Path<String>,
+    raw: Result<Bytes, BytesRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let c: ConstituencyChange = json_body(raw, "a change {\"name\"?, \"notes\"?}")?;
+    if c.name.is_none() && c.notes.is_none() {
+        return Err(bad("nothing to change: give name or notes"));
+    }
+    let out = code.clone();
+    on_store(&state, move |s| {
+        Ok(s.set_constituency(&code, c.name.as_deref(), c.notes.as_deref())?)
+    })
+    .await?;
+    Ok(Json(json!({ "code": out })))
+}
+
+async fn remove_constituency(
+    State(state): State<Shared>,
+    Path(code): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    on_store(&state, move |s| Ok(s.remove_constituency(&code)?)).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `?prefix=` of `DELETE …/networks`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PrefixQuery {
+    prefix: String,
+}
+
+async fn remove_network(
+    State(state): State<Shared>,
+    Path(code): Path<String>,
+    q: Result<Query<PrefixQuery>, QueryRejection>,
+) -> Result<StatusCode, ApiError> {
+    let q = query(q)?;
+    let net: IpNet = q.prefix.parse().map_err(|_| {
+        bad(format!(
+            "prefix: '{}' is not an IPv6 or IPv4 prefix",
+            q.prefix
+        ))
+    })?;
+    on_store(&state, move |s| Ok(s.remove_network(&code, net)?)).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `?email=` of `DELETE …/contacts`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EmailQuery {
+    email: String,
+}
+
+async fn remove_contact(
+    State(state): State<Shared>,
+    Path(code): Path<String>,
+    q: Result<Query<EmailQuery>, QueryRejection>,
+) -> Result<StatusCode, ApiError> {
+    let q = query(q)?;
+    on_store(&state, move |s| Ok(s.remove_contact(&code, &q.email)?)).await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 async fn add_contact(
