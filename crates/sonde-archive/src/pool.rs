@@ -65,26 +65,61 @@ impl StorePool {
     }
 
     fn take(&self) -> Option<Store> {
-        loop {
-            let (mut s, since) = self.idle.lock().ok()?.pop()?;
-            if s.is_closed() {
-                continue;
-            }
-            if since.elapsed() < CHECK_AFTER || s.schema_version().is_ok() {
-                return Some(s);
-            }
+        let (mut s, since) = self.idle.lock().ok()?.pop()?;
+        let current = i64::from(crate::schema::current());
+        let fit = !s.is_closed()
+            && (since.elapsed() < CHECK_AFTER || s.schema_version().is_ok_and(|v| v == current));
+        if fit {
+            return Some(s);
         }
+        // A connection the server closed: the others, opened to the same
+        // server, most likely went with it. A schema a newer sonde
+        // migrated: a new store says so (`Store::open` refuses it).
+        self.forget_idle();
+        None
+    }
+
+    fn forget_idle(&self) {
+        let idle = self.idle.lock().map(|mut v| std::mem::take(&mut *v));
+        drop_off_runtime(idle.unwrap_or_default());
     }
 
     fn put_back(&self, store: Store) {
         if store.is_closed() {
+            self.forget_idle();
+            drop_off_runtime(vec![(store, Instant::now())]);
             return;
         }
         if let Ok(mut idle) = self.idle.lock() {
             if idle.len() < self.max_idle {
                 idle.push((store, Instant::now()));
+                return;
             }
         }
+        drop_off_runtime(vec![(store, Instant::now())]);
+    }
+}
+
+/// The idle stores are closed when the pool goes, off any async runtime.
+impl Drop for StorePool {
+    fn drop(&mut self) {
+        let idle = match self.idle.get_mut() {
+            Ok(v) => std::mem::take(v),
+            Err(poisoned) => std::mem::take(poisoned.into_inner()),
+        };
+        drop_off_runtime(idle);
+    }
+}
+
+/// Drops `stores` on a thread of their own. A PostgreSQL `Store` closes
+/// its connection by blocking on the driver's own runtime, which panics
+/// when the dropping thread runs async code of another runtime: the
+/// HTTP server drops its state, and this pool, at the end of its
+/// runtime's `block_on`. Only stores past the pool's size, closed ones
+/// and the pool's own at its end come here.
+fn drop_off_runtime(stores: Vec<(Store, Instant)>) {
+    if !stores.is_empty() {
+        let _ = std::thread::spawn(move || drop(stores)).join();
     }
 }
 

@@ -266,4 +266,10 @@ impl Backend for SqliteBackend {
     fn location(&self) -> &str {
         &self.location
     }
+
+    /// A connection left inside a transaction (a rollback that failed)
+    /// is not used again.
+    fn is_closed(&self) -> bool {
+        !self.conn.is_autocommit()
+    }
 }

@@ -199,8 +199,8 @@ fn build(topo: &Topology, lab: &str, emulator: Option<&Path>) -> Result<(), LabE
     }
     // The emulators started above: the lab is up when each forwards.
     for (i, l) in topo.links.iter().enumerate() {
-        if l.emulated() {
-            crate::set::wait_ready(&ns_name(lab, &format!("_e{}", i + 1)));
+        if l.emulated() && !crate::set::wait_ready(&ns_name(lab, &format!("_e{}", i + 1))) {
+            return Err(LabError::EmulatorNotReady { link: i + 1 });
         }
     }
     Ok(())

@@ -40,6 +40,10 @@ pub enum LabError {
         #[source]
         source: std::io::Error,
     },
+    /// The emulator of link `link` started but did not take its
+    /// interfaces (it died, or another still held them).
+    #[error("the emulator of link {link} did not take its interfaces within 5 s")]
+    EmulatorNotReady { link: usize },
     #[error("no lab named '{lab}' (see `sonde lab list`)")]
     NoSuchLab { lab: String },
     /// A change of emulator settings on a link that has no emulator.

@@ -116,11 +116,18 @@ pub fn set_emulator(
     if matches!(ends, Ends::Both | Ends::BToA) {
         apply(&mut now.r2l, change);
     }
-    run_cmd("kill", &[&now.pid.to_string()])?;
-    // The interfaces are free once the old emulator is gone.
-    let gone_by = Instant::now() + Duration::from_secs(2);
-    while std::path::Path::new(&format!("/proc/{}", now.pid)).exists() && Instant::now() < gone_by {
-        std::thread::sleep(Duration::from_millis(2));
+    // The interfaces are free once the old emulator is gone: asked to
+    // stop, then killed after 2 s.
+    let alive = || process_runs(now.pid);
+    for (signal, wait) in [("-TERM", 2), ("-KILL", 2)] {
+        run_cmd("kill", &[signal, &now.pid.to_string()])?;
+        let gone_by = Instant::now() + Duration::from_secs(wait);
+        while alive() && Instant::now() < gone_by {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        if !alive() {
+            break;
+        }
     }
     let json = |i: &Impairment| serde_json::to_string(i).unwrap_or_default();
     Netns::adopt(&ns)
@@ -136,17 +143,19 @@ pub fn set_emulator(
             program: now.program.clone().into(),
             source,
         })?;
-    wait_ready(&ns);
+    if !wait_ready(&ns) {
+        return Err(LabError::EmulatorNotReady { link });
+    }
     Ok((now.l2r, now.r2l))
 }
 
 /// Waits (up to 5 s) until the emulator's two packet sockets are
-/// bound to their interfaces, so the link carries frames again when `set`
+/// bound to their interfaces (false: they were not), so the link carries frames again when `set`
 /// returns. The namespace's packet socket table (`/proc/<pid>/net/packet`)
 /// says so: a socket that exists but is not bound yet has interface 0,
 /// and counting open socket descriptors (as this did first) let `set`
 /// return in that gap. Only the emulator holds packet sockets there.
-pub(crate) fn wait_ready(ns: &str) {
+pub(crate) fn wait_ready(ns: &str) -> bool {
     let bound = |pid: &str| {
         std::fs::read_to_string(format!("/proc/{pid}/net/packet"))
             .map(|table| bound_packet_sockets(&table))
@@ -158,10 +167,22 @@ pub(crate) fn wait_ready(ns: &str) {
             .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
             .unwrap_or_default();
         if pids.split_whitespace().any(|p| bound(p) >= 2) {
-            return;
+            return true;
         }
         std::thread::sleep(Duration::from_millis(5));
     }
+    false
+}
+
+/// Whether process `pid` still runs: a zombie (state Z or X in
+/// `/proc/PID/stat`, after the command in parentheses) has let go of its
+/// sockets.
+fn process_runs(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X")
+    })
 }
 
 /// How many sockets of a `/proc/net/packet` table are bound to an
@@ -190,5 +211,11 @@ mod tests {
                      ffff8884 3      3    0003   4     0 0      0      4004\n";
         assert_eq!(bound_packet_sockets(table), 2);
         assert_eq!(bound_packet_sockets("sk RefCnt Type Proto Iface R\n"), 0);
+    }
+
+    #[test]
+    fn this_process_runs_and_a_pid_that_is_not_there_does_not() {
+        assert!(super::process_runs(std::process::id()));
+        assert!(!super::process_runs(u32::MAX));
     }
 }

@@ -335,7 +335,9 @@ pub fn render_alerts(
 /// what the archive kept.
 pub fn render_readings(stats: &crate::readings_ingest::IngestStats, out: &mut String) {
     use std::sync::atomic::Ordering::Relaxed;
-    let sub = &stats.subscriber;
+    let Some(sub) = stats.subscriber.get() else {
+        return;
+    };
     let families = [
         (
             "sonde_readings_mqtt_received",
@@ -369,7 +371,7 @@ pub fn render_readings(stats: &crate::readings_ingest::IngestStats, out: &mut St
         ),
         (
             "sonde_readings_lost",
-            "Readings from MQTT lost to an archive that failed three times running.",
+            "Readings from MQTT lost: to an archive that failed three times running, or at stop.",
             stats.lost.load(Relaxed),
         ),
     ];

@@ -24,32 +24,39 @@ const QUEUE: usize = 20_000;
 /// What came in over MQTT and what became of it, for `/metrics`.
 #[derive(Debug, Default)]
 pub struct IngestStats {
-    /// The subscriber's counts: valid readings, malformed messages,
-    /// connections and subscriptions.
-    pub subscriber: Arc<SubscriberStats>,
+    /// The subscriber's counts (valid readings, malformed messages,
+    /// connections and subscriptions), once it has started.
+    pub subscriber: std::sync::OnceLock<Arc<SubscriberStats>>,
     /// Readings the archive kept as new.
     pub kept: AtomicU64,
     /// Readings already kept (same probe, metric and time).
     pub duplicates: AtomicU64,
     /// Readings refused by the archive: another unit than their metric's.
     pub refused: AtomicU64,
-    /// Readings lost to an archive that failed three times running.
+    /// Readings lost: to an archive that failed three times running, or
+    /// received while the agent stopped, after its writer's last batch.
     pub lost: AtomicU64,
 }
 
-/// The running MQTT ingest: the writer's thread, which ends once the
-/// stop flag is set, and the counts of what came in.
-pub type Ingest = (JoinHandle<()>, Arc<IngestStats>);
+impl IngestStats {
+    /// Counts for an agent whose `config` names a broker; `None` when it
+    /// takes no readings from MQTT (or `config` is wrong: [`spawn`] says
+    /// why).
+    pub fn for_config(config: &ReadingsConfig) -> Option<Arc<Self>> {
+        matches!(config.broker(), Ok(Some(_))).then(|| Arc::new(Self::default()))
+    }
+}
 
 /// Starts the subscriber and its writer into `archive`, if `config` names
-/// a broker; they stop when `stop` is set. Returns the writer's thread
-/// and the counts of what came in. An unusable `[readings]` is an error
-/// naming the key.
+/// a broker; they stop when `stop` is set, and count what came in into
+/// `stats`. Returns the writer's thread. An unusable `[readings]` is an
+/// error naming the key.
 pub fn spawn(
     archive: String,
     config: &ReadingsConfig,
     stop: Arc<AtomicBool>,
-) -> Result<Option<Ingest>, String> {
+    stats: Arc<IngestStats>,
+) -> Result<Option<JoinHandle<()>>, String> {
     config.validate().map_err(|e| e.to_string())?;
     let Some((host, port)) = config.broker().map_err(|e| e.to_string())? else {
         return Ok(None);
@@ -66,15 +73,15 @@ pub fn spawn(
         topic: config.topic.clone(),
     };
     let (tx, rx) = sync_channel::<Reading>(QUEUE);
+    let late = Arc::clone(&stats);
     let subscriber = MqttSubscriber::start(options, move |r| {
-        let _ = tx.send(r);
+        if tx.send(r).is_err() {
+            late.lost.fetch_add(1, Ordering::Relaxed);
+        }
     })
     .map_err(|e| e.to_string())?;
-    let stats = Arc::new(IngestStats {
-        subscriber: Arc::clone(&subscriber.stats),
-        ..IngestStats::default()
-    });
-    let counts = Arc::clone(&stats);
+    let _ = stats.subscriber.set(Arc::clone(&subscriber.stats));
+    let counts = stats;
     std::thread::Builder::new()
         .name("readings-writer".into())
         .spawn(move || {
@@ -96,7 +103,7 @@ pub fn spawn(
                 "mqtt readings stopped"
             );
         })
-        .map(|handle| Some((handle, stats)))
+        .map(Some)
         .map_err(|e| e.to_string())
 }
 

@@ -104,6 +104,7 @@ fn lab_failure(e: LabError, doing: String) -> Failure {
         | LabError::Failed { .. }
         | LabError::NoEmulator { .. }
         | LabError::StartEmulator { .. }
+        | LabError::EmulatorNotReady { .. }
         | LabError::NoSuchLab { .. } => false,
         LabError::NotEmulated { .. } => true,
     };

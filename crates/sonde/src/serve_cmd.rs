@@ -210,11 +210,8 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
         .clone()
         .unwrap_or_else(|| sonde_archive::default_path(is_root()).display().to_string());
     let mut threads = Vec::new();
-    // Readings from MQTT start first: /metrics shows their counts.
-    let readings = sonde_web::readings_ingest::spawn(archive.clone(), &readings, Arc::clone(&stop))
-        .map_err(|e| Failure::Usage(anyhow!("invalid configuration: {e}")))?;
-    let readings_stats = readings.as_ref().map(|(_, stats)| Arc::clone(stats));
-    threads.extend(readings.map(|(handle, _)| handle));
+    // What MQTT readings come in, for /metrics (the ingest starts below).
+    let readings_stats = sonde_web::readings_ingest::IngestStats::for_config(&readings);
     if let Some(addr) = args.http.or(http_config.listen) {
         let every = http_config.interface_interval;
         let web = sonde_web::WebConfig {
@@ -228,7 +225,7 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
             mesh: mesh.clone(),
             audit: Some(server.api_audit()),
             smtp: smtp.clone(),
-            readings: readings_stats,
+            readings: readings_stats.clone(),
         };
         let (bound, handle) = sonde_web::spawn(web, Arc::clone(&stop))
             .map_err(|e| Failure::Usage(anyhow!("--http {addr}: {e}")))?;
@@ -273,6 +270,14 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
     let alerts = sonde_alerts::start(&archive, alert_rules, deliverer, &stop)
         .map_err(|e| Failure::Run(anyhow!("cannot start the alerts: {e}")))?;
     threads.extend(alerts);
+    let ingest = sonde_web::readings_ingest::spawn(
+        archive.clone(),
+        &readings,
+        Arc::clone(&stop),
+        readings_stats.unwrap_or_default(),
+    )
+    .map_err(|e| Failure::Usage(anyhow!("invalid configuration: {e}")))?;
+    threads.extend(ingest);
     let member = sonde_mesh::member::start(&mesh, args.campaigns.as_deref(), &stop)
         .map_err(|e| Failure::Usage(anyhow!("invalid configuration: {e}")))?;
     threads.extend(member);

@@ -167,3 +167,29 @@ fn results_views_and_metrics_are_served_from_the_archive() {
         assert_eq!(families["sonde_tests"][0][2], 2.0);
     });
 }
+
+#[test]
+fn an_agent_with_open_archive_connections_stops_cleanly() {
+    // The API keeps archive connections open between requests; stopping
+    // the agent closes them (on PostgreSQL that once panicked inside the
+    // HTTP server's runtime, and the process aborted).
+    on_both("stop", |db| {
+        let mut server =
+            ServerProc::start(&["--no-reflector", "--http", "[::1]:0", "--archive", db]);
+        let port = http_port(&server);
+        // Requests at once, so that several connections are kept.
+        let asks: Vec<_> = (0..6)
+            .map(|_| std::thread::spawn(move || get(port, "/api/v1/results?limit=1").0))
+            .collect();
+        for a in asks {
+            assert_eq!(a.join().unwrap(), 200);
+        }
+        let status = server.terminate();
+        assert!(
+            status.is_some_and(|s| s.success()),
+            "{status:?}\n{}",
+            server.log()
+        );
+        assert!(!server.log().contains("panicked"), "{}", server.log());
+    });
+}
