@@ -81,13 +81,13 @@ impl StorePool {
 
     fn forget_idle(&self) {
         let idle = self.idle.lock().map(|mut v| std::mem::take(&mut *v));
-        drop_off_runtime(idle.unwrap_or_default());
+        drop_on_own_thread(idle.unwrap_or_default());
     }
 
     fn put_back(&self, store: Store) {
         if store.is_closed() {
             self.forget_idle();
-            drop_off_runtime(vec![(store, Instant::now())]);
+            drop_on_own_thread(vec![(store, Instant::now())]);
             return;
         }
         if let Ok(mut idle) = self.idle.lock() {
@@ -96,7 +96,7 @@ impl StorePool {
                 return;
             }
         }
-        drop_off_runtime(vec![(store, Instant::now())]);
+        drop_on_own_thread(vec![(store, Instant::now())]);
     }
 }
 
@@ -107,7 +107,7 @@ impl Drop for StorePool {
             Ok(v) => std::mem::take(v),
             Err(poisoned) => std::mem::take(poisoned.into_inner()),
         };
-        drop_off_runtime(idle);
+        drop_on_own_thread(idle);
     }
 }
 
@@ -117,7 +117,7 @@ impl Drop for StorePool {
 /// HTTP server drops its state, and this pool, at the end of its
 /// runtime's `block_on`. Only stores past the pool's size, closed ones
 /// and the pool's own at its end come here.
-fn drop_off_runtime(stores: Vec<(Store, Instant)>) {
+fn drop_on_own_thread(stores: Vec<(Store, Instant)>) {
     if !stores.is_empty() {
         let _ = std::thread::spawn(move || drop(stores)).join();
     }

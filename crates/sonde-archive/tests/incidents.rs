@@ -4,7 +4,7 @@
 
 mod common;
 
-use sonde_archive::{ArchiveError, IncidentFilter};
+use sonde_archive::{ArchiveError, IncidentFilter, Store};
 use sonde_incidents::{
     Constituency, Contact, IncidentChange, IncidentError, MailTemplate, NewIncident, Role,
     Severity, Status,
@@ -25,25 +25,30 @@ fn constituency(code: &str, name: &str, nets: &[&str], email: &str) -> Constitue
     }
 }
 
+/// LITNET with a /32 and a /22, EENET with a /48 inside LITNET's /32.
+fn litnet_and_eenet(s: &mut Store) {
+    s.add_constituency(
+        &constituency(
+            "litnet",
+            "LITNET",
+            &["2001:db8::/32", "198.51.100.0/22"],
+            "abuse@litnet.example",
+        ),
+        1,
+    )
+    .unwrap();
+    s.add_constituency(
+        &constituency("eenet", "EENET", &["2001:db8:1::/48"], "cert@eenet.example"),
+        2,
+    )
+    .unwrap();
+}
+
 #[test]
 fn incidents_keep_owners_changes_and_history() {
     common::on_both("incidents", |open, _| {
         let mut s = open();
-        s.add_constituency(
-            &constituency(
-                "litnet",
-                "LITNET",
-                &["2001:db8::/32", "198.51.100.0/22"],
-                "abuse@litnet.example",
-            ),
-            1,
-        )
-        .unwrap();
-        s.add_constituency(
-            &constituency("eenet", "EENET", &["2001:db8:1::/48"], "cert@eenet.example"),
-            2,
-        )
-        .unwrap();
+        litnet_and_eenet(&mut s);
         s.add_network("eenet", "198.51.101.128/25".parse().unwrap(), 3)
             .unwrap();
         // The same prefix, written differently, is refused naming both.
@@ -286,21 +291,7 @@ fn incidents_opened_at_once_from_two_connections_get_distinct_ids() {
 fn constituencies_are_changed_and_removed_and_incidents_keep_their_owners() {
     common::on_both("constituency_edits", |open, _| {
         let mut s = open();
-        s.add_constituency(
-            &constituency(
-                "litnet",
-                "LITNET",
-                &["2001:db8::/32", "198.51.100.0/22"],
-                "abuse@litnet.example",
-            ),
-            1,
-        )
-        .unwrap();
-        s.add_constituency(
-            &constituency("eenet", "EENET", &["2001:db8:1::/48"], "cert@eenet.example"),
-            2,
-        )
-        .unwrap();
+        litnet_and_eenet(&mut s);
 
         s.set_constituency("litnet", Some("LITNET CERT"), None)
             .unwrap();

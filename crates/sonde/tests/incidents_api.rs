@@ -21,6 +21,12 @@ fn patch(port: u16, path: &str, body: &str) -> (u16, Value) {
     (status, json(&text))
 }
 
+/// `POST /api/v1/constituencies` of `body`, which must be made.
+fn add_constituency(port: u16, body: &str) {
+    let (status, answer) = post(port, "/api/v1/constituencies", body);
+    assert_eq!(status, 201, "{answer}");
+}
+
 fn read(port: u16, path: &str) -> Value {
     let (status, text) = get(port, path);
     assert_eq!(status, 200, "{path}: {text}");
@@ -58,20 +64,16 @@ fn a_report_is_imported_owned_and_mailed_through_a_real_smtp_server() {
     assert_eq!(status, 401);
 
     // LITNET owns a /32 and a /22; EENET a /48 and a /25 inside them.
-    let (status, body) = post(
+    add_constituency(
         port,
-        "/api/v1/constituencies",
         r#"{"code": "litnet", "name": "LITNET", "notes": "Lithuanian NREN",
             "networks": ["2001:db8::/32", "198.51.100.0/22"],
             "contacts": [{"name": "LITNET CERT", "email": "cert@litnet.example", "role": "abuse"}]}"#,
     );
-    assert_eq!(status, 201, "{body}");
-    let (status, body) = post(
+    add_constituency(
         port,
-        "/api/v1/constituencies",
         r#"{"code": "eenet", "name": "EENET", "networks": ["2001:db8:1::/48"]}"#,
     );
-    assert_eq!(status, 201, "{body}");
     let (status, body) = post(
         port,
         "/api/v1/constituencies/eenet/networks",
@@ -334,19 +336,15 @@ fn constituencies_are_changed_and_removed_over_the_api() {
     let delete = |path: &str, token: &str| send(port, "DELETE", path, token, "text/plain", "").0;
     let owner = |addr: &str| read(port, &format!("/api/v1/owner?address={addr}"));
 
-    let (status, body) = post(
+    add_constituency(
         port,
-        "/api/v1/constituencies",
         r#"{"code": "litnet", "name": "LITNET", "networks": ["2001:db8::/32"],
             "contacts": [{"name": "LITNET CERT", "email": "cert@litnet.example", "role": "abuse"}]}"#,
     );
-    assert_eq!(status, 201, "{body}");
-    let (status, body) = post(
+    add_constituency(
         port,
-        "/api/v1/constituencies",
         r#"{"code": "eenet", "name": "EENET", "networks": ["2001:db8:1::/48"]}"#,
     );
-    assert_eq!(status, 201, "{body}");
 
     // Changing and removing need the token.
     assert_eq!(delete("/api/v1/constituencies/eenet", ""), 401);
