@@ -2,14 +2,14 @@
 # Installs the Python packages sonde's tests use, with pip, only where
 # they are missing. Safe to run again.
 #   iperf3  (PyPI) its TestResult reads `--json=iperf3` documents as it
-#           reads iperf3's own (crates/sonde/tests/iperf3_consumers.rs)
+#           reads iperf3's own (crates/sonde/tests/iperf3_consumers.py, run by tests/interop/iperf3_json_layout.rs)
 #   prometheus_client  (PyPI) its OpenMetrics parser reads `/metrics`
-#           (crates/sonde/tests/http_api.rs)
+#           (crates/sonde/tests/portal/http_api.rs)
 #   schemathesis, openapi-spec-validator  (PyPI) the API's OpenAPI
 #           document checked, and the API fuzzed against it
-#           (crates/sonde/tests/http_openapi.rs)
+#           (crates/sonde/tests/portal/http_openapi.rs)
 #   aiosmtpd  (PyPI) a real SMTP server that incident and alert mail goes
-#           to (crates/sonde/tests/incidents_api.rs, incidents_cli.rs,
+#           to (crates/sonde/tests/portal/incidents_api.rs, incidents_cli.rs,
 #           alerts_deliveries.rs)
 set -euo pipefail
 

@@ -90,8 +90,17 @@ impl Tally {
 /// Keeps `target` attacking connections from `src` open for [`ATTACK`],
 /// opening a new one for each the server closes; `script(i)` is what
 /// the i-th connection sends.
-pub fn attack(src: &'static str, port: u16, target: usize, script: fn(usize) -> Script) -> Tally {
+///
+/// `opened` hears once, when the first `target` connections are open.
+pub fn attack(
+    src: &'static str,
+    port: u16,
+    target: usize,
+    script: fn(usize) -> Script,
+    opened: std::sync::mpsc::Sender<()>,
+) -> Tally {
     let mut tally = Tally::default();
+    let mut opened = Some(opened);
     let mut live: Vec<Attacker> = Vec::new();
     let end = Instant::now() + ATTACK;
     let mut scratch = [0u8; 4096];
@@ -109,6 +118,9 @@ pub fn attack(src: &'static str, port: u16, target: usize, script: fn(usize) -> 
                 next: now,
             });
             tally.opened += 1;
+        }
+        if let Some(first) = opened.take() {
+            let _ = first.send(());
         }
         let now = Instant::now();
         live.retain_mut(|a| {

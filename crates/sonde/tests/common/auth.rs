@@ -13,11 +13,9 @@ use std::time::Duration;
 /// The secret of the token `ops` in [`config`]s that use it.
 pub const OPS_SECRET: &str = "ops-secret-0123456789";
 
-/// A scratch directory of this test process, named `name`.
-pub fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("sonde-auth-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A scratch directory of the test's own, named `name`.
+pub fn scratch(name: &str) -> super::TempDir {
+    super::TempDir::new(&format!("auth-{name}"))
 }
 
 /// Starts `sonde serve` with `toml` as its configuration file.

@@ -3,9 +3,10 @@
 //! the agent's HTTP port from its log, and `/metrics` read by a real
 //! OpenMetrics parser (Python's prometheus_client).
 
-use super::ServerProc;
+use super::{ServerProc, TempDir};
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::path::Path;
 use std::time::Duration;
 
 /// One request; the status and the body.
@@ -98,6 +99,65 @@ pub fn http_agent(archive: &str, config: &std::path::Path, extra: &[&str]) -> (S
     let server = ServerProc::start(&args);
     let port = http_port(&server);
     (server, port)
+}
+
+/// An agent of the test's own: `sonde serve --http [::1]:0` with a
+/// directory of its own, its configuration written there once
+/// (`agent.toml`) and its SQLite archive there (`a.db`). Dropped, the
+/// agent stops first, then its directory goes.
+pub struct Agent {
+    pub server: ServerProc,
+    pub port: u16,
+    pub dir: TempDir,
+}
+
+/// An [`Agent`] before it starts: its directory is there, for the files
+/// its configuration names (an audit log, a campaigns folder).
+pub struct AgentBuilder {
+    dir: TempDir,
+    args: Vec<String>,
+}
+
+impl Agent {
+    pub fn builder(name: &str) -> AgentBuilder {
+        AgentBuilder {
+            dir: TempDir::new(name),
+            args: Vec::new(),
+        }
+    }
+}
+
+impl AgentBuilder {
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// More of `sonde serve`'s flags.
+    pub fn args<S: Into<String>>(mut self, args: impl IntoIterator<Item = S>) -> Self {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// Writes `config` as the agent's configuration and starts it, on its
+    /// SQLite archive; returns once its HTTP port is known.
+    pub fn start(self, config: &str) -> Agent {
+        let db = self.dir.join("a.db").display().to_string();
+        self.start_on(config, &db)
+    }
+
+    /// As [`AgentBuilder::start`], on `archive` (a file or a PostgreSQL
+    /// URL).
+    pub fn start_on(self, config: &str, archive: &str) -> Agent {
+        let path = self.dir.join("agent.toml");
+        std::fs::write(&path, config).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let extra: Vec<&str> = self.args.iter().map(String::as_str).collect();
+        let (server, port) = http_agent(archive, &path, &extra);
+        Agent {
+            server,
+            port,
+            dir: self.dir,
+        }
+    }
 }
 
 /// `/metrics` as prometheus_client's OpenMetrics parser reads it: each

@@ -30,7 +30,7 @@
 //! `std::thread::sleep` (tens of µs late on Linux) does the rest. What no
 //! fixture can help is a machine too busy to wake its threads on time:
 //! tests that check timing should take the quickest of a few tries
-//! (tests/http_fixtures.rs does).
+//! (tests/http/http_fixtures.rs does).
 
 use bytes::Bytes;
 use http_body_util::{combinators::UnsyncBoxBody, BodyExt, Empty, StreamBody};

@@ -4,13 +4,13 @@ use super::{sonde, stderr};
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
-/// Writes a topology named `name` to a temporary file.
-pub fn write_topology(name: &str, body: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("sonde-labcmd-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("{name}.toml"));
-    std::fs::write(&path, format!("name = \"{name}\"\n{body}")).unwrap();
-    path
+/// Writes a topology named `name` to a temporary file (removed when the
+/// returned file drops).
+pub fn write_topology(name: &str, body: &str) -> super::TempFile {
+    super::TempFile::new(
+        &format!("{name}.toml"),
+        format!("name = \"{name}\"\n{body}"),
+    )
 }
 
 pub fn lab(args: &[&str]) -> std::process::Output {
@@ -36,7 +36,8 @@ impl Drop for Down {
 }
 
 /// `sonde serve` on `addr` port 5201 in `node`, returned once it listens
-/// (or after 10 s, when the test's client will say what is wrong).
+/// (its STAMP reflector is bound by then too: `sonde serve` binds it
+/// first).
 pub fn serve_in(labname: &str, node: &str, addr: &str) -> Child {
     let child = sonde()
         .args(["lab", "exec", "--lab", labname, node, "--"])
@@ -46,19 +47,45 @@ pub fn serve_in(labname: &str, node: &str, addr: &str) -> Child {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let ns = format!("sonde-lab-{labname}-{node}");
-    let end = std::time::Instant::now() + Duration::from_secs(10);
-    while std::time::Instant::now() < end {
-        let listening = std::process::Command::new("ip")
-            .args(["netns", "exec", &ns, "ss", "-Hltn", "sport = :5201"])
-            .output()
-            .is_ok_and(|o| !o.stdout.is_empty());
-        if listening {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    listening_in(labname, node, 5201);
     child
+}
+
+/// Waits until something listens on TCP `port` in `node` of `labname`
+/// (a server the test started there); panics after 10 s.
+pub fn listening_in(labname: &str, node: &str, port: u16) {
+    super::ready::wait_listening_in(&format!("sonde-lab-{labname}-{node}"), port);
+}
+
+/// Waits until a STAMP reflector at `target` (port 862) answers `node`
+/// of `labname`: a reflector's socket is bound before `sonde serve`
+/// listens, but it answers once its thread runs.
+pub fn stamp_answers_in(labname: &str, node: &str, target: &str) {
+    super::ready::wait_until(
+        &format!("the STAMP reflector at {target} answering {node}"),
+        Duration::from_secs(10),
+        || {
+            let o = lab(&[
+                "exec",
+                "--lab",
+                labname,
+                node,
+                "--",
+                env!("CARGO_BIN_EXE_sonde"),
+                "ping",
+                "--proto",
+                "udp",
+                "-c",
+                "1",
+                "-W",
+                "200ms",
+                "-J",
+                target,
+            ]);
+            serde_json::from_slice::<serde_json::Value>(&o.stdout)
+                .is_ok_and(|r| r["summary"]["round_trip"]["received_packets"] == 1)
+        },
+    );
 }
 
 pub fn udp_in(labname: &str, node: &str, host: &str, args: &[&str]) -> serde_json::Value {
@@ -116,15 +143,17 @@ pub fn num(v: &serde_json::Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
 
-/// The median RTT of the system's `ping` (iputils) from `node` to
-/// `target`: 20 echoes, 50 ms apart, each reply's `time=` read. The
-/// median, not the mean: on a shared 2-core machine one late wake-up of
+/// The quickest and the median RTT of the system's `ping` (iputils) from
+/// `node` to `target`: 20 echoes, 50 ms apart, each reply's `time=`
+/// read. Not the mean: on a shared 2-core machine one late wake-up of
 /// either end (or of the emulator) moves a mean of 20 by tenths of a
-/// millisecond, which is the tolerance these checks hold the path to.
+/// millisecond. The emulator never delivers early and a busy machine
+/// only adds, so the quickest echo is the path's RTT to within a tenth
+/// of a millisecond, loaded or not; the median drifts up under load.
 /// One echo of the 20 may go missing (CI once lost the first, right
 /// after `lab set` restarted the emulator): this measures the path's
 /// RTT, and the tests of loss are elsewhere.
-pub fn system_ping_median_ms(labname: &str, node: &str, target: &str) -> f64 {
+pub fn system_ping_ms(labname: &str, node: &str, target: &str) -> (f64, f64) {
     let o = lab(&[
         "exec", "--lab", labname, node, "--", "ping", "-c", "20", "-i", "0.05", target,
     ]);
@@ -138,11 +167,27 @@ pub fn system_ping_median_ms(labname: &str, node: &str, target: &str) -> f64 {
     assert!(times.len() >= 19, "ping {target}: {text}");
     times.sort_by(f64::total_cmp);
     let mid = times.len() / 2;
-    if times.len().is_multiple_of(2) {
+    let median = if times.len().is_multiple_of(2) {
         (times[mid - 1] + times[mid]) / 2.0
     } else {
         times[mid]
-    }
+    };
+    (times[0], median)
+}
+
+/// The RTT of a path of `expected_ms` measured as `(quickest, median)`:
+/// never early (the emulator holds every frame its time), the quickest
+/// within 0.3 ms of it, the median within 2 ms (a loaded machine's late
+/// wake-ups only add).
+pub fn assert_rtt_of(what: &str, (min, median): (f64, f64), expected_ms: f64) {
+    assert!(
+        min >= expected_ms - 0.1 && min <= expected_ms + 0.3,
+        "{what}: quickest RTT {min:.3} ms, the path's is {expected_ms}"
+    );
+    assert!(
+        median >= min && median <= expected_ms + 2.0,
+        "{what}: median RTT {median:.3} ms, the path's is {expected_ms}"
+    );
 }
 
 /// The `remarks` of a direction or stream: absent when every packet kept

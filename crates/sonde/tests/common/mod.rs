@@ -9,15 +9,95 @@ pub mod http_server;
 pub mod iperf3_client;
 pub mod lab_cli;
 pub mod nginx;
+pub mod ready;
 pub mod schema;
 pub mod smtp;
 pub mod webhook;
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+/// A directory of the test's own, new and empty, removed with all it
+/// holds when dropped (also when the test panics). Named
+/// `sonde-test-PID-N-NAME` under the system's temporary directory (N
+/// counts this process's directories, so two tests may use one NAME), and
+/// a test that leaves something behind (a killed run) is found by its
+/// name. Reads as a `Path`: `dir.join("a.db")`, `dir.display()`.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn new(name: &str) -> Self {
+        static MADE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir =
+            std::env::temp_dir().join(format!("sonde-test-{}-{n}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        Self(dir)
+    }
+}
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for TempDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A file of the test's own, written with `contents` in a [`TempDir`] of
+/// its own, removed when dropped. Reads as a `Path`.
+pub struct TempFile {
+    path: PathBuf,
+    _dir: TempDir,
+}
+
+impl TempFile {
+    pub fn new(file_name: &str, contents: impl AsRef<[u8]>) -> Self {
+        let dir = TempDir::new(file_name);
+        let path = dir.join(file_name);
+        std::fs::write(&path, contents).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        Self { path, _dir: dir }
+    }
+}
+
+impl std::ops::Deref for TempFile {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<Path> for TempFile {
+    fn as_ref(&self) -> &Path {
+        &self.path
+    }
+}
+
+static TIMING: Mutex<()> = Mutex::new(());
+
+/// Held by a test that checks a time or a rate to within a few per cent
+/// (`sonde http`'s phases and knees, the fixtures' own delays): such tests
+/// of one binary run one at a time, so that one's load is not the noise
+/// another measures. Lab tests hold [`lab_cli::serial`] instead.
+pub fn timing() -> std::sync::MutexGuard<'static, ()> {
+    TIMING.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 pub fn sonde() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_sonde"));
@@ -157,6 +237,30 @@ pub fn tcp_json(host: &str, port: u16, args: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("sonde tcp -J prints JSON")
 }
 
+/// A UDP direction of a whole test (`summary.forward` and the like) asked
+/// for `asked` datagrams: exactly that many sent, which the sender fixes;
+/// each one received or counted lost, but for the few still in flight
+/// when the test ended; and at most a tenth lost. On loopback that last
+/// is the machine's speed, not sonde's: a receiver stalled for a tenth of
+/// a second on a loaded machine overflows its socket buffer.
+pub fn assert_udp_delivered(f: &serde_json::Value, asked: u64, what: &str) {
+    let count = |k: &str| {
+        f[k].as_u64()
+            .unwrap_or_else(|| panic!("{what}: no {k} in {f}"))
+    };
+    let (sent, received, lost) = (
+        count("sent_packets"),
+        count("received_packets"),
+        count("lost_packets"),
+    );
+    assert_eq!(sent, asked, "{what}: sent, in {f}");
+    assert!(received + lost <= sent, "{what}: {f}");
+    assert!(
+        received * 10 >= sent * 9,
+        "{what}: more than a tenth lost: {f}"
+    );
+}
+
 pub fn u(v: &serde_json::Value) -> u64 {
     v.as_u64()
         .unwrap_or_else(|| panic!("not an unsigned integer: {v}"))
@@ -164,6 +268,28 @@ pub fn u(v: &serde_json::Value) -> u64 {
 
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Whether the program `tool` runs here (`tool --version`, or `-c true`
+/// for a shell). Where it does not, a check that needs it is left out
+/// with a word on stderr, but under CI (`CI` set, as `.ci/run` is) the
+/// test fails naming the tool: scripts/system-deps.sh installs every one,
+/// and a check that silently did not run is no check.
+pub fn tool_present(tool: &str, probe: &[&str]) -> bool {
+    let runs = Command::new(tool)
+        .args(probe)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok();
+    if !runs {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{tool} is not installed (scripts/system-deps.sh installs it), and CI is set"
+        );
+        eprintln!("{tool} is not installed: the check that needs it is left out");
+    }
+    runs
 }
 
 /// Whether lab tests (network namespaces) can run: as root, yes; without
@@ -254,17 +380,9 @@ impl Iperf3Server {
             .stderr(std::process::Stdio::null())
             .spawn()
             .expect("iperf3 (installed by scripts/system-deps.sh)");
-        let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while std::net::TcpStream::connect(("::1", port)).is_err() {
-            assert!(
-                std::time::Instant::now() < end,
-                "iperf3 -s did not start on {port}"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        // That probe connection looked like a client that left; let the
-        // server settle before the real one.
-        std::thread::sleep(std::time::Duration::from_millis(200));
+        // Found in the socket table, not by connecting: iperf3 serves one
+        // client at a time, and a probe connection would be one.
+        ready::wait_listening(port);
         Self { child, port }
     }
 }

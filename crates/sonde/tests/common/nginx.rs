@@ -287,6 +287,7 @@ fn temp_prefix() -> PathBuf {
     use std::sync::atomic::{AtomicU32, Ordering};
     static NEXT: AtomicU32 = AtomicU32::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    // Nginx's Drop removes it (kept across a start's retries).
     let dir = std::env::temp_dir().join(format!("sonde-nginx-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();

@@ -1,7 +1,7 @@
 // The live page during a real test: started from the page's own form
 // (first without a token: the page must say so), its intervals counted
 // while it runs and when it has finished; then a ping, its replies. Prints JSON for
-// crates/sonde/tests/portal_browser.rs; a screenshot while it runs.
+// crates/sonde/tests/portal/portal_browser.rs; a screenshot while it runs.
 //
 //   node live.mjs BASE_URL SHOTS_DIR TOKEN HOST PORT SECONDS
 

@@ -1,5 +1,5 @@
 // Loads each page of the portal in headless Chromium and prints what it
-// shows as JSON, for crates/sonde/tests/portal_browser.rs to check
+// shows as JSON, for crates/sonde/tests/portal/portal_browser.rs to check
 // against the API: overview rows and badge colours, the path page's
 // points, the heat map's cells, the mesh's halves and colours (and where
 // a click leads), load, campaigns, incidents. Screenshots go to SHOTS.

@@ -1,0 +1,130 @@
+//! `--archive` on tcp, udp and ping, `sonde results list|show`, and the
+//! quick start keeping its results: real runs on loopback into a SQLite
+//! file and into the real PostgreSQL on this machine.
+
+use crate::common;
+use common::{sonde, stderr, ServerProc};
+use std::path::Path;
+
+fn dir(name: &str) -> common::TempDir {
+    let d = common::TempDir::new(&format!("archive-cli-{name}"));
+    d
+}
+
+fn run(args: &[&str], xdg: &Path) -> std::process::Output {
+    sonde()
+        .args(args)
+        .env("XDG_DATA_HOME", xdg)
+        .output()
+        .unwrap()
+}
+
+fn ids(list: &std::process::Output) -> Vec<String> {
+    assert!(list.status.success(), "{}", stderr(list));
+    let docs: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    docs.as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn each_test_kept_is_listed_and_shown_as_it_was_printed() {
+    let xdg = dir("default");
+    let server = ServerProc::start(&["--no-reflector"]);
+    let port = server.port.to_string();
+    let tcp = run(
+        &["tcp", "::1", "-p", &port, "-t", "1s", "--archive", "-J"],
+        &xdg,
+    );
+    assert!(tcp.status.success(), "{}", stderr(&tcp));
+    let printed: serde_json::Value = serde_json::from_slice(&tcp.stdout).unwrap();
+    let udp = run(&["udp", "::1", "-p", &port, "-t", "1s", "--archive"], &xdg);
+    assert!(udp.status.success(), "{}", stderr(&udp));
+    let ping = run(&["ping", "::1", "-c", "2", "-i", "0.2", "--archive"], &xdg);
+    assert!(ping.status.success(), "{}", stderr(&ping));
+    // The default archive is $XDG_DATA_HOME/sonde/sonde.db.
+    assert!(xdg.join("sonde/sonde.db").exists());
+    let all = ids(&run(&["results", "list", "-J"], &xdg));
+    assert_eq!(all.len(), 3);
+    let tcp_only = ids(&run(&["results", "list", "--test", "tcp", "-J"], &xdg));
+    assert_eq!(tcp_only, [printed["id"].as_str().unwrap()]);
+    // `show -J` gives back the document printed; `show` its summary.
+    let shown = run(&["results", "show", &tcp_only[0], "-J"], &xdg);
+    let back: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
+    assert_eq!(back, printed);
+    let text = run(&["results", "show", &tcp_only[0]], &xdg);
+    assert!(String::from_utf8_lossy(&text.stdout).contains("goodput"));
+    // Bad ids are usage errors; unknown ones failures naming the archive.
+    assert_eq!(
+        run(&["results", "show", "nope"], &xdg).status.code(),
+        Some(2)
+    );
+    let missing = run(
+        &["results", "show", "00000000-0000-4000-8000-000000000000"],
+        &xdg,
+    );
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        stderr(&missing).contains("sonde.db"),
+        "{}",
+        stderr(&missing)
+    );
+    let _ = std::fs::remove_dir_all(&xdg);
+}
+
+#[test]
+fn a_central_postgresql_archive_takes_results_too() {
+    let xdg = dir("pg");
+    let schema = format!("sonde_cli{}", std::process::id());
+    let url = format!("postgres://root@127.0.0.1:5432/test?schema={schema}");
+    let server = ServerProc::start(&["--no-reflector"]);
+    let out = run(
+        &[
+            "udp",
+            "::1",
+            "-p",
+            &server.port.to_string(),
+            "-t",
+            "1s",
+            &format!("--archive={url}"),
+        ],
+        &xdg,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let archive = format!("--archive={url}");
+    let listed = ids(&run(
+        &["results", &archive, "list", "--test", "udp", "-J"],
+        &xdg,
+    ));
+    assert_eq!(listed.len(), 1);
+    let mut admin =
+        postgres::Client::connect("postgres://root@127.0.0.1:5432/test", postgres::NoTls).unwrap();
+    admin
+        .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&xdg);
+}
+
+#[test]
+fn the_quick_start_keeps_every_result_and_says_where() {
+    let xdg = dir("quickstart");
+    let file = xdg.join("qs.db");
+    let archive = format!("--archive={}", file.display());
+    let out = run(&["quickstart", "-t", "1s", &archive], &xdg);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let last = text.lines().last().unwrap();
+    let kept: usize = last.split_whitespace().next().unwrap().parse().unwrap();
+    assert!(
+        last.contains(&format!("results kept in {}", file.display()))
+            && last.contains(&format!("sonde results {archive} list")),
+        "{last}"
+    );
+    // 4 TCP, 2 UDP, and a ping series per family and protocol.
+    assert!(kept >= 8, "{last}");
+    let listed = ids(&run(&["results", &archive, "list", "-J"], &xdg));
+    assert_eq!(listed.len(), kept);
+    let _ = std::fs::remove_dir_all(&xdg);
+}

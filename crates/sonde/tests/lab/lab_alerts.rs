@@ -1,0 +1,126 @@
+//! An alert in a lab campaign: an agent in node a pings b every 2 s
+//! (20 packets) as a campaign, with a loss rule (above 5 % for 2 runs,
+//! cleared below 1 % for 2 runs). Midway the link's loss is set to 30 %
+//! each way with `sonde lab set --loss` (about 51 % of round trips lost):
+//! the alert is raised once; the loss set back to 0 clears it once.
+//! `sonde status` on the agent's archive shows both. Needs root;
+//! `SONDE_LAB=skip` skips elsewhere.
+
+use crate::common;
+use common::cli;
+use common::lab_cli::{lab, serve_in, write_topology, Down, KillOnDrop};
+use common::{lab_allowed, sonde, stderr};
+use serde_json::Value;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+const A: &str = "2001:2:0:1::1";
+const B: &str = "2001:2:0:1::2";
+
+/// Waits up to `secs` for `db`'s `sonde status` to satisfy `cond`; the
+/// last status read.
+fn status_until(db: &std::path::Path, secs: u64, cond: impl Fn(&Value) -> bool) -> Value {
+    let end = Instant::now() + Duration::from_secs(secs);
+    loop {
+        let s = cli::status(db);
+        if cond(&s) || Instant::now() > end {
+            return s;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+fn set_loss(pct: u32) {
+    let o = lab(&["set", "la1", "1", "--loss", &format!("{pct}%")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = String::from_utf8_lossy(&o.stdout).to_string();
+    assert_eq!(said.contains(&format!("loss {pct} %")), pct > 0, "{said}");
+}
+
+#[test]
+fn a_loss_change_mid_campaign_raises_one_alert_and_clearing_it_clears_it_once() {
+    if !lab_allowed() {
+        return;
+    }
+    let _one = common::lab_cli::serial();
+    let topology = write_topology(
+        "la1",
+        "[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n\
+         [[link]]\na = \"a\"\nb = \"b\"\ndelay = \"2ms\"\n",
+    );
+    let _down = Down("la1");
+    let up = lab(&["up", topology.to_str().unwrap()]);
+    assert!(up.status.success(), "{}", stderr(&up));
+    let _b = KillOnDrop(serve_in("la1", "b", B));
+
+    let dir = common::TempDir::new("lab-alerts");
+    std::fs::create_dir_all(dir.join("campaigns")).unwrap();
+    std::fs::write(
+        dir.join("campaigns/lossy.toml"),
+        format!(
+            "name = \"lossy\"\n[schedule]\nrepeat = \"PT2S\"\n\
+             [[endpoint]]\nname = \"A\"\naddress = \"{A}\"\n\
+             [[endpoint]]\nname = \"B\"\naddress = \"{B}\"\n\
+             [[step]]\nname = \"ping A to B\"\nfrom = \"A\"\nto = \"B\"\ntest = \"ping\"\n\
+             count = 20\ninterval_s = 0.05\n"
+        ),
+    )
+    .unwrap();
+    let config = dir.join("agent.toml");
+    std::fs::write(
+        &config,
+        "[[alert]]\nname = \"lossy-link\"\nmetric = \"loss_pct\"\ntest = \"ping\"\n\
+         above = 5.0\nfor = 2\nclear = 1.0\nclear_for = 2\n",
+    )
+    .unwrap();
+    let db = dir.join("agent.db");
+    let _agent = KillOnDrop(
+        sonde()
+            .args(["lab", "exec", "--lab", "la1", "a", "--"])
+            .arg(env!("CARGO_BIN_EXE_sonde"))
+            .args(["serve", "--no-reflector", "--bind", A, "-p", "5202"])
+            .arg("--campaigns")
+            .arg(dir.join("campaigns"))
+            .arg("--archive")
+            .arg(&db)
+            .arg("--config")
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let results = |s: &Value| s["results"].as_u64().unwrap_or(0);
+    let raised = |s: &Value| s["alerts"]["raised"].as_array().map_or(0, Vec::len);
+    let events = |s: &Value| {
+        s["alerts"]["events"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    };
+
+    // Clean runs first: nothing raised.
+    let s = status_until(&db, 60, |s| results(s) >= 3);
+    assert!(results(&s) >= 3, "{s}");
+    assert_eq!(raised(&s), 0, "{s}");
+
+    set_loss(30);
+    let s = status_until(&db, 60, |s| raised(s) == 1);
+    assert_eq!(raised(&s), 1, "{s}");
+    let alert = &s["alerts"]["raised"][0];
+    assert_eq!(alert["rule"], "lossy-link");
+    assert!(
+        alert["label"].as_str().unwrap().contains("ping A → B"),
+        "{alert}"
+    );
+
+    set_loss(0);
+    let s = status_until(&db, 60, |s| raised(s) == 0 && events(s).len() >= 2);
+    let ev = events(&s);
+    assert_eq!(raised(&s), 0, "{s}");
+    // Newest first: one raise, then one clear, and nothing else.
+    let edges: Vec<&str> = ev.iter().map(|e| e["edge"].as_str().unwrap()).collect();
+    assert_eq!(edges, ["cleared", "raised"], "{s}");
+    assert!(ev[1]["value"].as_f64().unwrap() > 5.0, "{s}");
+    assert!(ev[0]["value"].as_f64().unwrap() < 1.0, "{s}");
+}

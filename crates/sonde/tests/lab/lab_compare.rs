@@ -1,0 +1,87 @@
+//! Seed 000 Table 2 end to end: a short battery on the GEANT-like and the
+//! sTESTA-like labs into one archive, each labelled with its path, then
+//! `sonde compare path=stesta path=geant`: GEANT's TCP is more than ten
+//! times sTESTA's, with the confidence interval printed, as the study
+//! found (93 against 7 Mbit/s). Needs root; `SONDE_LAB=skip` skips.
+
+use crate::common;
+use common::lab_cli::{example_up, serve_in, KillOnDrop};
+use common::{lab_allowed, sonde, stderr};
+
+const A: &str = "2001:2:0:1::1";
+const B: &str = "2001:2:0:2::2";
+
+/// Three 8 s TCP tests A to B (2 s of warm-up left out), 10 s apart.
+fn plan(path: &str) -> String {
+    format!(
+        "name = \"{path}-tcp\"\n[labels]\npath = \"{path}\"\n[schedule]\nrepeat = \"PT10S\"\n\
+         max_runs = 3\nslip = \"PT5S\"\n[[endpoint]]\nname = \"A\"\naddress = \"{A}\"\n\
+         [[endpoint]]\nname = \"B\"\naddress = \"{B}\"\n[[step]]\nname = \"TCP A to B\"\n\
+         test = \"tcp\"\ntime_s = 8\nomit_s = 2\n"
+    )
+}
+
+#[test]
+fn geant_is_more_than_ten_times_faster_than_stesta_with_its_interval() {
+    if !lab_allowed() {
+        return;
+    }
+    let _one = common::lab_cli::serial();
+    let dir = common::TempDir::new("lab-compare");
+    let archive = format!("--archive={}", dir.join("table2.db").display());
+    for (file, lab) in [("geant-like.toml", "geant"), ("stesta-like.toml", "stesta")] {
+        let _lab = example_up(file, lab);
+        let _server = KillOnDrop(serve_in(lab, "b", B));
+        let plan_file = dir.join(format!("{lab}.toml"));
+        std::fs::write(&plan_file, plan(lab)).unwrap();
+        let out = sonde()
+            .args(["lab", "exec", "--lab", lab, "a", "--"])
+            .arg(env!("CARGO_BIN_EXE_sonde"))
+            .args(["campaign", "run", plan_file.to_str().unwrap(), &archive])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{lab}: {}", stderr(&out));
+        eprintln!("{}", String::from_utf8_lossy(&out.stdout));
+    }
+    let out = sonde()
+        .args([
+            "compare",
+            &archive,
+            "path=stesta",
+            "path=geant",
+            "--metric",
+            "throughput",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{text}");
+    assert!(text.contains("95 % CI of B − A"), "{text}");
+    let json = sonde()
+        .args([
+            "compare",
+            &archive,
+            "path=stesta",
+            "path=geant",
+            "--metric",
+            "throughput",
+        ])
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let row = &v["rows"][0];
+    assert_eq!(
+        (row["a"]["n"].as_u64(), row["b"]["n"].as_u64()),
+        (Some(3), Some(3))
+    );
+    let ratio = row["ratio"].as_f64().unwrap();
+    assert!(ratio > 10.0, "GEANT / sTESTA = {ratio}");
+    let (lo, hi) = (
+        row["ci95"][0].as_f64().unwrap(),
+        row["ci95"][1].as_f64().unwrap(),
+    );
+    assert!(lo > 0.0 && lo < hi, "{lo} … {hi}");
+    assert!(row["p"].as_f64().unwrap() < 0.05);
+}

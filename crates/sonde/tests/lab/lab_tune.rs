@@ -1,0 +1,143 @@
+//! `sonde tune` on a lab path of 20 ms RTT and 200 Mbit/s whose hosts have
+//! small TCP buffers (net.ipv4.tcp_rmem/tcp_wmem max 64 KiB, set in the
+//! namespaces): the advice names a buffer as the limit, the verification
+//! run with the advised buffers reaches 90 % of the path, and the
+//! asymmetric-buffer warning fires when the sender's wmem exceeds rmem.
+//! Then `sonde lab set` changes the link's delay, and the laboratory's
+//! matrix shows a 64 KiB buffer falling with RTT where 4 MiB holds.
+//! Needs root; `SONDE_LAB=skip` skips elsewhere.
+
+use crate::common;
+use common::lab_cli::{lab, lab_up, listening_in, method_in, num, system_ping_ms, KillOnDrop};
+use common::{lab_allowed, sonde, stderr};
+use std::process::{Command, Stdio};
+
+const PATH: &str = r#"
+[[node]]
+name = "a"
+[[node]]
+name = "b"
+[[link]]
+a = "a"
+b = "b"
+rate = "200M"
+delay = "10ms"
+"#;
+const B: &str = "2001:2:0:1::2";
+
+fn sysctl(node: &str, key: &str, value: &str) {
+    let out = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &format!("sonde-lab-tunlab-{node}"),
+            "sysctl",
+            "-qw",
+        ])
+        .arg(format!("{key}={value}"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+fn tune(args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["tune", B];
+    all.extend_from_slice(args);
+    method_in("tunlab", "a", &all)
+}
+
+#[test]
+fn tune_names_the_buffer_and_the_advice_fills_the_path() {
+    if !lab_allowed() {
+        return;
+    }
+    let _one = common::lab_cli::serial();
+    let _lab = lab_up("tunlab", PATH);
+    for node in ["a", "b"] {
+        sysctl(node, "net.ipv4.tcp_rmem", "4096 65536 65536");
+        sysctl(node, "net.ipv4.tcp_wmem", "4096 16384 65536");
+    }
+    let _server = KillOnDrop(
+        sonde()
+            .args(["lab", "exec", "--lab", "tunlab", "b", "--"])
+            .arg(env!("CARGO_BIN_EXE_sonde"))
+            .args(["serve", "--bind", B, "--no-reflector"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    listening_in("tunlab", "b", 5201);
+
+    let doc = tune(&["-t", "4s", "--gap", "0.5s"]);
+    let t = &doc["tune"];
+    let (rtt, path, before, after) = (
+        num(&t["rtt_ms"]),
+        num(&t["bottleneck_bps"]),
+        num(&t["baseline_bps"]),
+        num(&t["verified_bps"]),
+    );
+    eprintln!(
+        "tune: RTT {rtt:.2} ms, path {:.1} Mbit/s, TCP {:.1} before, {:.1} with the advice; {}",
+        path / 1e6,
+        before / 1e6,
+        after / 1e6,
+        t["limit_evidence"]
+    );
+    assert!((rtt - 20.0).abs() < 1.0, "RTT {rtt}");
+    // 200 Mbit/s of 1462-byte frames is 191.5 Mbit/s of 1400-byte payloads.
+    assert!((path / 191.5e6 - 1.0).abs() < 0.03, "bottleneck {path}");
+    assert_eq!(t["limit"], "receiver_buffer", "{}", t["limit_evidence"]);
+    assert!(before < 0.2 * path, "{before}");
+    assert!(after >= 0.9 * path, "verified {after} of {path}");
+    assert!(
+        t["warnings"].as_array().unwrap().is_empty(),
+        "{}",
+        t["warnings"]
+    );
+    assert_eq!(t["sysctl"][2], "net.ipv4.tcp_rmem = 4096 65536 4194304");
+
+    // Send buffers over receive buffers on this host: 003's warning.
+    sysctl("a", "net.ipv4.tcp_wmem", "4096 16384 262144");
+    let doc = tune(&["-t", "2s", "--gap", "0.5s"]);
+    let warnings = doc["tune"]["warnings"].to_string();
+    assert!(
+        warnings.contains("this host: send buffers (tcp_wmem max 256 KiB"),
+        "{warnings}"
+    );
+
+    // `lab set` moves the RTT; the matrix runs at each.
+    let set = lab(&["set", "tunlab", "1", "--delay", "2ms"]);
+    assert!(set.status.success(), "{}", stderr(&set));
+    let ping = system_ping_ms("tunlab", "a", B).1;
+    assert!((ping - 4.0).abs() < 0.5, "RTT after lab set: {ping} ms");
+    let doc = tune(&[
+        "--lab",
+        "tunlab",
+        "--rtts",
+        "4ms,40ms",
+        "--windows",
+        "64K,4M",
+        "--cc",
+        "cubic",
+        "-t",
+        "2s",
+        "--gap",
+        "0.2s",
+    ]);
+    let steps = doc["tune_steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 4);
+    let at = |rtt: f64, w: u64| {
+        let s = steps
+            .iter()
+            .find(|s| num(&s["rtt_ms"]) == rtt && s["window_bytes"] == w)
+            .unwrap();
+        num(&s["goodput_bps"])
+    };
+    // -w 64K asks SO_RCVBUF/SO_SNDBUF of 64 KiB, which Linux doubles (half
+    // for its own bookkeeping): at most 128 KiB per 40 ms, 26.2 Mbit/s;
+    // 4 MiB holds the path.
+    assert!(at(40.0, 65536) < 26.3e6, "{}", at(40.0, 65536));
+    assert!(at(4.0, 65536) > 4.0 * at(40.0, 65536));
+    assert!(at(40.0, 4 << 20) > 0.8 * 191.5e6, "{}", at(40.0, 4 << 20));
+}

@@ -1,0 +1,193 @@
+//! `sonde serve --http`: the JSON API and `/metrics` of a real agent over
+//! real sockets, reading the archive that real tests on loopback were
+//! kept in — a SQLite file, and the PostgreSQL on this machine — with
+//! `/metrics` read by a real OpenMetrics parser (Python's
+//! prometheus_client, installed by scripts/python-deps.sh).
+
+use crate::common;
+use common::http::{get, http, http_port, json, parse_metrics};
+use common::{sonde, stderr, ServerProc};
+
+const PG: &str = "postgres://root@127.0.0.1:5432/test";
+
+/// Runs `body` against an agent on a SQLite archive, then on a
+/// PostgreSQL one (a schema of its own, dropped after).
+fn on_both(test: &str, body: impl Fn(&str)) {
+    let dir = common::TempDir::new(&format!("http-{test}"));
+    body(&dir.join("a.db").display().to_string());
+    let _ = std::fs::remove_dir_all(&dir);
+    let schema = format!("sonde_http{}_{test}", std::process::id());
+    let mut admin = postgres::Client::connect(PG, postgres::NoTls).expect("PostgreSQL");
+    let drop = format!("DROP SCHEMA IF EXISTS {schema} CASCADE");
+    admin.batch_execute(&drop).unwrap();
+    body(&format!("{PG}?schema={schema}"));
+    admin.batch_execute(&drop).unwrap();
+}
+
+#[test]
+fn results_views_and_metrics_are_served_from_the_archive() {
+    on_both("views", |db| {
+        let server = ServerProc::start(&["--no-reflector", "--http", "[::1]:0", "--archive", db]);
+        let port = http_port(&server);
+        let archive = format!("--archive={db}");
+        let mut printed = Vec::new();
+        for _ in 0..2 {
+            let tcp = sonde()
+                .args([
+                    "tcp",
+                    "::1",
+                    "-p",
+                    &server.port.to_string(),
+                    "-t",
+                    "1s",
+                    "-J",
+                ])
+                .arg(&archive)
+                .output()
+                .unwrap();
+            assert!(tcp.status.success(), "{}", stderr(&tcp));
+            printed.push(serde_json::from_slice::<serde_json::Value>(&tcp.stdout).unwrap());
+        }
+        let ping = sonde()
+            .args(["ping", "::1", "-c", "3", "-i", "0.2", &archive])
+            .output()
+            .unwrap();
+        assert!(ping.status.success(), "{}", stderr(&ping));
+
+        // Results: the list, one, its intervals, the export.
+        let (status, body) = get(port, "/api/v1/results?test=tcp");
+        assert_eq!(status, 200, "{body}");
+        let list = json(&body);
+        assert_eq!(list.as_array().unwrap().len(), 2);
+        assert_eq!(list[0]["id"], printed[1]["id"], "newest first");
+        let id = printed[0]["id"].as_str().unwrap();
+        let (status, body) = get(port, &format!("/api/v1/results/{id}"));
+        assert_eq!(status, 200);
+        assert_eq!(json(&body), printed[0]);
+        let (status, body) = get(
+            port,
+            &format!("/api/v1/results/{id}/intervals?metric=throughput"),
+        );
+        assert_eq!(status, 200, "{body}");
+        let series = json(&body);
+        assert_eq!(series["direction"], "forward");
+        let n = printed[0]["intervals"].as_array().unwrap().len();
+        assert_eq!(series["points"].as_array().unwrap().len(), n);
+        let (status, csv) = get(port, "/api/v1/export?test=tcp");
+        assert_eq!(status, 200, "{csv}");
+        assert_eq!(csv.lines().count(), 3, "a header and two rows: {csv}");
+        assert!(csv.starts_with("id,test,"), "{csv}");
+        let (status, nd) = get(port, "/api/v1/export?format=ndjson");
+        assert_eq!(status, 200);
+        assert_eq!(nd.lines().count(), 3);
+
+        // The overview: a path per test, with its status.
+        let (status, body) = get(port, "/api/v1/overview");
+        assert_eq!(status, 200, "{body}");
+        let overview = json(&body);
+        let paths = overview["paths"].as_array().unwrap();
+        assert_eq!(paths.len(), 2, "{overview}");
+        let tcp = paths.iter().find(|p| p["test"] == "tcp").unwrap();
+        assert_eq!(tcp["latest"]["id"], printed[1]["id"]);
+        assert_eq!(tcp["status"], "ok", "{tcp}");
+        let ping = paths.iter().find(|p| p["test"] == "ping").unwrap();
+        assert_eq!(ping["direction"], "round_trip");
+        assert!(ping["latest"]["rtt_ms"].as_f64().unwrap() > 0.0);
+
+        // A chart holds a point per result; a heat map a cell per hour.
+        let (status, body) = get(port, "/api/v1/chart?metric=throughput&test=tcp");
+        assert_eq!(status, 200, "{body}");
+        let chart = json(&body);
+        let series = &chart["panels"][0]["series"];
+        assert_eq!(series[0]["name"], "forward");
+        let points = series[0]["points"].as_array().unwrap();
+        assert_eq!(points.len(), 2);
+        let mbps = printed[0]["summary"]["forward"]["throughput_bps"]
+            .as_f64()
+            .unwrap()
+            / 1e6;
+        assert!((points[0][1].as_f64().unwrap() - mbps).abs() < 1e-6 * mbps);
+        let (status, body) = get(port, "/api/v1/heatmap?metric=rtt&test=ping");
+        assert_eq!(status, 200, "{body}");
+        let heat = json(&body);
+        let filled: usize = heat["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|row| row.as_array().unwrap())
+            .filter(|c| !c.is_null())
+            .count();
+        assert_eq!(filled, 1);
+        assert_eq!(heat["y_names"].as_array().unwrap().len(), 24);
+        let (status, body) = get(port, "/api/v1/mesh?metric=rtt");
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(json(&body)["cells"].as_array().unwrap().len(), 1);
+
+        // Bad requests: clear JSON errors, and the server goes on.
+        let (status, body) = get(port, "/api/v1/results/not-an-id");
+        assert_eq!(status, 400);
+        assert!(body.contains("is not a result id"), "{body}");
+        let (status, _) = get(port, "/api/v1/results/0b6f5a56-0000-4000-8000-000000000000");
+        assert_eq!(status, 404);
+        let (status, body) = get(port, "/api/v1/results?colour=blue");
+        assert_eq!(status, 400);
+        assert!(body.contains("colour"), "{body}");
+        let (status, body) = get(port, "/api/v1/chart?metric=colour");
+        assert_eq!(status, 400);
+        assert!(body.contains("rtt_ms"), "{body}");
+        let (status, body) = get(port, "/api/v1/nothing-here");
+        assert_eq!(status, 404);
+        assert!(body.contains("openapi"), "{body}");
+        let (status, _) = http(port, "HELLO\r\n\r\n");
+        assert_ne!(status, 200);
+        let (status, _) = get(port, "/api/v1/info");
+        assert_eq!(status, 200);
+
+        // /metrics, read by prometheus_client's OpenMetrics parser.
+        let (status, text) = get(port, "/metrics");
+        assert_eq!(status, 200);
+        let families = parse_metrics(&text);
+        let tput = &families["sonde_throughput_bytes_per_second"][0];
+        assert_eq!(tput[1]["test"], "tcp");
+        assert_eq!(tput[1]["direction"], "forward");
+        assert_eq!(tput[1]["family"], "v6");
+        let bps = printed[1]["summary"]["forward"]["throughput_bps"]
+            .as_f64()
+            .unwrap();
+        assert!((tput[2].as_f64().unwrap() - bps / 8.0).abs() < 1.0);
+        let rtt = &families["sonde_rtt_seconds"][0];
+        assert_eq!(rtt[1]["test"], "ping");
+        let secs = rtt[2].as_f64().unwrap();
+        assert!(secs > 0.0 && secs < 0.01, "{secs}");
+        assert_eq!(families["sonde_agent"][0][0], "sonde_agent_info");
+        // The control port's two tests, counted by the agent.
+        assert_eq!(families["sonde_tests"][0][0], "sonde_tests_total");
+        assert_eq!(families["sonde_tests"][0][2], 2.0);
+    });
+}
+
+#[test]
+fn an_agent_with_open_archive_connections_stops_cleanly() {
+    // The API keeps archive connections open between requests; stopping
+    // the agent closes them (on PostgreSQL that once panicked inside the
+    // HTTP server's runtime, and the process aborted).
+    on_both("stop", |db| {
+        let mut server =
+            ServerProc::start(&["--no-reflector", "--http", "[::1]:0", "--archive", db]);
+        let port = http_port(&server);
+        // Requests at once, so that several connections are kept.
+        let asks: Vec<_> = (0..6)
+            .map(|_| std::thread::spawn(move || get(port, "/api/v1/results?limit=1").0))
+            .collect();
+        for a in asks {
+            assert_eq!(a.join().unwrap(), 200);
+        }
+        let status = server.terminate();
+        assert!(
+            status.is_some_and(|s| s.success()),
+            "{status:?}\n{}",
+            server.log()
+        );
+        assert!(!server.log().contains("panicked"), "{}", server.log());
+    });
+}

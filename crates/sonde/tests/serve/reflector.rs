@@ -1,0 +1,259 @@
+//! The STAMP reflector of `sonde serve`, from the outside: answers of
+//! exactly the request's length, a per-source rate limit, malformed and
+//! wrongly keyed packets ignored and counted, and the server serving on
+//! afterwards; `sonde ping --proto udp` against it.
+
+use crate::common;
+use common::{sonde, stderr, ServerProc};
+use sonde_wire::stamp::{
+    ErrorEstimate, HmacKey, Mode, NtpTimestamp, ReflectorPacket, SenderPacket, TimestampFormat,
+};
+use std::net::UdpSocket;
+use std::time::{Duration, Instant};
+
+/// A server with its reflector on a free port; (server, reflector port).
+fn reflector(extra: &[&str]) -> (ServerProc, u16) {
+    let mut args = vec!["--reflector-port", "0"];
+    args.extend(extra);
+    let server = ServerProc::start(&args);
+    let port = server.reflector_port();
+    (server, port)
+}
+
+fn client(port: u16) -> UdpSocket {
+    let s = UdpSocket::bind("[::1]:0").unwrap();
+    s.connect(("::1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    s
+}
+
+fn request(seq: u32, len: usize, mode: &Mode) -> Vec<u8> {
+    let mut p = SenderPacket {
+        seq,
+        timestamp: NtpTimestamp::from_unix_nanos(1_700_000_000_000_000_000),
+        error_estimate: ErrorEstimate {
+            synchronized: false,
+            format: TimestampFormat::Ntp,
+            scale: 0,
+            multiplier: 1,
+        },
+        len,
+    }
+    .encode(mode)
+    .unwrap();
+    // Recognisable padding.
+    let base = mode.base_len();
+    for (i, b) in p.iter_mut().enumerate().skip(base) {
+        *b = i as u8;
+    }
+    p
+}
+
+/// The length of the answer to `packet`, if one comes.
+fn answer_len(s: &UdpSocket, packet: &[u8]) -> Option<usize> {
+    s.send(packet).unwrap();
+    let mut buf = [0u8; 65_536];
+    s.recv(&mut buf).ok()
+}
+
+#[test]
+fn an_answer_is_never_longer_than_its_request() {
+    let (server, port) = reflector(&[]);
+    let s = client(port);
+    let mode = Mode::Unauthenticated;
+    for len in [44, 45, 100, 1400, 9000] {
+        let p = request(7, len, &mode);
+        assert_eq!(answer_len(&s, &p), Some(len), "request of {len} bytes");
+        let mut buf = vec![0u8; len];
+        s.send(&p).unwrap();
+        let n = s.recv(&mut buf).unwrap();
+        let r = ReflectorPacket::decode(&buf[..n], &mode).unwrap();
+        assert_eq!(r.sender_seq, 7);
+        // Loopback: the request arrived with the sender's hop limit (64).
+        assert_eq!(r.sender_ttl, 64, "the TTL the request came with");
+        // RFC 8762 §4.3: padding is copied back.
+        assert_eq!(&buf[44..n], &p[44..], "padding of a {len}-byte request");
+        assert!(
+            r.timestamp.0 >= r.receive_timestamp.0,
+            "sent after received"
+        );
+    }
+    // Too short to be STAMP: no answer at all, and counted.
+    for short in [0usize, 1, 20, 43] {
+        assert_eq!(answer_len(&s, &vec![0u8; short]), None, "{short} bytes");
+    }
+    assert!(server.wait_for_log("malformed=4"), "{}", server.log());
+    // Still serving.
+    assert_eq!(answer_len(&s, &request(8, 44, &mode)), Some(44));
+}
+
+#[test]
+fn a_flood_above_the_rate_limit_is_dropped_not_answered() {
+    // 200 answers a second per source, a burst of 20.
+    let (server, port) = reflector(&["--reflector-rate", "200"]);
+    let s = client(port);
+    s.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+    let p = request(1, 44, &Mode::Unauthenticated);
+    let start = Instant::now();
+    let mut sent = 0u32;
+    while sent < 5000 && start.elapsed() < Duration::from_millis(500) {
+        s.send(&p).unwrap();
+        sent += 1;
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+    let mut answers = 0u32;
+    let mut buf = [0u8; 128];
+    while s.recv(&mut buf).is_ok() {
+        answers += 1;
+    }
+    // The reflector refills its bucket by the time it handles a packet,
+    // not when it arrived: after a stall it works through its backlog
+    // later than the client sent it, so allow 0.3 s more (as
+    // abuse_refusals does).
+    let allowed = 20.0 + 200.0 * (elapsed + 0.3);
+    eprintln!(
+        "flood: {sent} requests in {elapsed:.3} s, {answers} answered (at most {allowed:.0})"
+    );
+    assert!(f64::from(answers) <= allowed, "{answers} answers");
+    assert!(answers >= 20, "the burst is answered: {answers}");
+    assert!(server.wait_for_log("rate_limited="), "{}", server.log());
+}
+
+#[test]
+fn authenticated_mode_answers_only_the_right_key() {
+    let dir = common::TempDir::new("stamp");
+    let (good, bad) = (dir.join("good.key"), dir.join("bad.key"));
+    std::fs::write(
+        &good,
+        "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n",
+    )
+    .unwrap();
+    std::fs::write(
+        &bad,
+        "ff112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n",
+    )
+    .unwrap();
+    let (server, port) = reflector(&["--reflector-key-file", good.to_str().unwrap()]);
+    let key = |path: &std::path::Path| {
+        let text = std::fs::read_to_string(path).unwrap();
+        let bytes: Vec<u8> = (0..64)
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
+            .collect();
+        Mode::Authenticated(HmacKey::new(&bytes).unwrap())
+    };
+    let s = client(port);
+    assert_eq!(answer_len(&s, &request(1, 112, &key(&good))), Some(112));
+    assert_eq!(answer_len(&s, &request(2, 112, &key(&bad))), None);
+    assert!(server.wait_for_log("bad_hmac=1"), "{}", server.log());
+    // An unauthenticated request is too short for authenticated mode.
+    assert_eq!(
+        answer_len(&s, &request(3, 44, &Mode::Unauthenticated)),
+        None
+    );
+
+    let ping = |keyfile: &std::path::Path| {
+        sonde()
+            .args([
+                "ping",
+                "::1",
+                "--proto",
+                "udp",
+                "-p",
+                &port.to_string(),
+                "-c",
+                "3",
+                "-i",
+                "10ms",
+                "-W",
+                "300ms",
+                "-J",
+            ])
+            .args(["--key-file", keyfile.to_str().unwrap()])
+            .output()
+            .unwrap()
+    };
+    let o = ping(&good);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["env"]["method"], "stamp-authenticated");
+    assert_eq!(r["summary"]["round_trip"]["received_packets"], 3, "{r}");
+    let o = ping(&bad);
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["summary"]["round_trip"]["received_packets"], 0, "{r}");
+}
+
+#[test]
+fn sonde_ping_over_udp_reports_rtt_one_way_delays_and_dwell() {
+    let (_server, port) = reflector(&[]);
+    for host in ["::1", "127.0.0.1"] {
+        let o = sonde()
+            .args([
+                "ping",
+                host,
+                "--proto",
+                "udp",
+                "-p",
+                &port.to_string(),
+                "-c",
+                "20",
+                "-i",
+                "5ms",
+                "--sizes",
+                "44,1000",
+                "--clock-synced",
+                "-J",
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(r["env"]["method"], "stamp");
+        assert_eq!(r["summary"]["round_trip"]["sent_packets"], 40);
+        assert_eq!(r["summary"]["round_trip"]["received_packets"], 40, "{r}");
+        for s in r["series"].as_array().unwrap() {
+            let rtt = s["rtt_ms"]["avg"].as_f64().unwrap();
+            let ow = &s["one_way"];
+            let (f, b) = (
+                ow["forward_ms"]["avg"].as_f64().unwrap(),
+                ow["backward_ms"]["avg"].as_f64().unwrap(),
+            );
+            assert_eq!(ow["clock_synced"], true);
+            // One clock: out + back is the RTT net of the reflector's dwell.
+            assert!((f + b - rtt).abs() < 0.01, "{f} + {b} vs {rtt}");
+            assert!(ow["dwell_ms"]["avg"].as_f64().unwrap() >= 0.0);
+        }
+    }
+}
+
+#[test]
+fn bad_ping_flags_are_usage_errors() {
+    for (args, needle) in [
+        (vec!["ping", "::1", "-i", "0ms"], "at least 1ms"),
+        (
+            vec!["ping", "::1", "--proto", "udp", "-s", "20"],
+            "-s/--size or --sizes: 20 bytes",
+        ),
+        (
+            vec!["ping", "::1", "--key-file", "/nonexistent"],
+            "--key-file: a key is for STAMP (proto udp)",
+        ),
+        (vec!["ping", "::1", "--proto", "tcp"], "'tcp'"),
+        (
+            vec![
+                "ping",
+                "::1",
+                "--proto",
+                "udp",
+                "--key-file",
+                "/nonexistent/key",
+            ],
+            "/nonexistent/key",
+        ),
+    ] {
+        let o = sonde().args(&args).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+    }
+}
