@@ -139,10 +139,10 @@ async fn info(AxState(state): AxState<Shared>) -> Json<serde_json::Value> {
 /// (`crates/sonde-web/openapi.json`) with the result schema of
 /// docs/schema put in at serve time. Not derived (utoipa): the results are
 /// the model crate's types, whose JSON schema is already kept and checked
-/// against every kind of result (tests/json_schema.rs); deriving a second
+/// against every kind of result (tests/cli/json_schema.rs); deriving a second
 /// one would make two definitions of the same document. What keeps the
 /// hand-written part true is schemathesis, run against a live agent in
-/// tests/http_openapi.rs.
+/// tests/portal/http_openapi.rs.
 async fn openapi() -> Response {
     static DOC: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     let doc = DOC.get_or_init(|| {

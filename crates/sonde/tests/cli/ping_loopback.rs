@@ -30,8 +30,11 @@ fn every_request_is_answered_once_on_loopback() {
             rtt["p50"].as_f64().unwrap(),
             rtt["max"].as_f64().unwrap(),
         );
+        // Loopback answers in microseconds: the median well under 10 ms
+        // (a unit wrong by a thousand shows), while one answer a loaded
+        // machine holds up only has to come within the run's -W (2 s).
         assert!(
-            min > 0.0 && min <= p50 && p50 <= max && max < 100.0,
+            min > 0.0 && min <= p50 && p50 <= max && p50 < 10.0 && max < 1000.0,
             "{rtt}"
         );
     }
@@ -82,7 +85,9 @@ fn ctrl_c_stops_an_endless_ping_and_prints_what_it_found() {
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["interrupted"], true);
     let sent = r["summary"]["round_trip"]["sent_packets"].as_u64().unwrap();
-    assert!(sent >= 20, "{r}");
+    // It pinged until the signal: 5 of the 100 a second allows, so a
+    // start-up as slow as 0.95 s on a loaded machine still passes.
+    assert!(sent >= 5, "{r}");
     // Answers in flight at the stop are waited for, not counted lost.
     assert_eq!(
         r["summary"]["round_trip"]["received_packets"].as_u64(),

@@ -38,7 +38,9 @@ fn tune_on_loopback_reads_both_ends_and_advises() {
         .unwrap();
     assert_eq!(t["client"]["rmem_max"], rmem);
     assert_eq!(t["server"]["rmem_max"], rmem);
-    assert!(t["rtt_ms"].as_f64().unwrap() < 5.0);
+    // Loopback's RTT is microseconds; 20 ms leaves a loaded machine its
+    // late wake-ups and still shows a unit wrong by a thousand.
+    assert!(t["rtt_ms"].as_f64().unwrap() < 20.0, "{t}");
     assert!(t["verified_bps"].as_f64().unwrap() > 0.0);
 }
 

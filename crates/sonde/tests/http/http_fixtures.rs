@@ -271,7 +271,14 @@ fn eight_workers_of_five_ms_cap_the_rate_near_1600() {
         c.join().unwrap();
     }
     let rate = server.served() as f64 / start.elapsed().as_secs_f64();
-    assert!((1300.0..1700.0).contains(&rate), "{rate:.0} req/s");
+    // The cap is the fixture's own: 8 workers queued in time, 5 ms each,
+    // never serve more than 1,600 a second (plus one each at the end:
+    // 4 more a second over 2 s), however the machine runs.
+    assert!(rate <= 1600.0 * 1.01, "{rate:.0} req/s");
+    // And all 8 work at once: three quarters of the cap (fewer than 6
+    // workers could not reach it), the rest a margin for clients a
+    // loaded machine wakes too late to keep the queue full.
+    assert!(rate >= 1200.0, "{rate:.0} req/s");
 }
 
 #[test]
@@ -281,17 +288,22 @@ fn a_stall_holds_answers_until_it_ends() {
     let mut s = connect(server.addr());
     let (_, warm) = get(&mut s, "/", false);
     assert_eq!(warm.status, 200);
+    // The stall runs 500 ms from the call: the answer is never sooner
+    // (counted from before the call, as the fixture counts it), and comes
+    // when it ends; the upper bound only guards against a stall that
+    // holds on (twice as long), a loaded machine's wake-ups only add.
+    let stalled_at = Instant::now();
     server.stall(Duration::from_millis(500));
-    let (sent, a) = get(&mut s, "/?size=100", false);
-    let waited = ms(a.headers_at - sent);
-    // Generous: one test on a shared machine.
+    let (_, a) = get(&mut s, "/?size=100", false);
+    let waited = ms(a.headers_at - stalled_at);
     assert!(
-        (495.0..600.0).contains(&waited),
+        (500.0..1000.0).contains(&waited),
         "headers after {waited:.1} ms"
     );
-    // Over: the next answers at once.
+    // Over: the next answers at once, well within half the stall.
     let (sent, _) = get(&mut s, "/", false);
-    assert!(ms(Instant::now() - sent) < 20.0);
+    let next = ms(Instant::now() - sent);
+    assert!(next < 250.0, "the next answer after {next:.1} ms");
 }
 
 #[test]
@@ -345,14 +357,24 @@ fn delays_hold_over_tls_and_http2() {
             .map(|x| x.parse::<f64>().unwrap() * 1e3)
             .collect();
         let (waited, transferred) = (t[1] - t[0], t[2] - t[1]);
-        // Loose: curl is a process of its own on a shared machine; the
-        // exact check is delays_arrive_as_programmed_within_a_millisecond.
+        // Never early (the delays run from the request, after curl's TLS
+        // was done): 100 ms to the headers, 200 ms to the end. curl is a
+        // process of its own on a shared machine, and reading the headers
+        // late shortens the transfer it measures, so the transfer's own
+        // lower bound is the whole one's; the upper bounds leave a loaded
+        // machine 150 ms of late wake-ups. The exact check is
+        // delays_arrive_as_programmed_within_a_millisecond.
         assert!(
-            (99.0..150.0).contains(&waited),
+            (99.0..250.0).contains(&waited),
             "{version}: headers after {waited:.1} ms"
         );
         assert!(
-            (90.0..150.0).contains(&transferred),
+            t[2] - t[0] >= 199.0,
+            "{version}: done {:.1} ms after TLS",
+            t[2] - t[0]
+        );
+        assert!(
+            transferred < 250.0,
             "{version}: body after {transferred:.1} ms"
         );
     }

@@ -11,9 +11,10 @@ use serde_json::Value;
 
 /// Sent and received bytes within 5 % (plus 64 KiB per stream): what a
 /// sender counts includes what sat in socket buffers when the receiver
-/// stopped reading at its clock's end, which on a loaded machine is tens
-/// of milliseconds of data. The faults this guards against were off by
-/// a third or more.
+/// stopped reading at its clock's end. For a test bounded by volume,
+/// whose ends count the same bytes; a timed test's sums go through
+/// [`sums_agree`]. The faults this guards against were off by a third
+/// or more.
 fn agree(sent: f64, received: f64, streams: f64, what: &str) {
     agree_within(0.05, sent, received, streams, what);
 }
@@ -31,15 +32,34 @@ fn agree_within(share: f64, sent: f64, received: f64, streams: f64, what: &str) 
     );
 }
 
+/// One direction's sums (`sum_sent`, `sum_received` and the like) agree
+/// on the bytes but for what was still in flight or unread when the
+/// receiver's clock ended: a tenth of a second at the sender's rate (a
+/// loaded machine's stall: 10 % of a 1 s test, never under 5 %) and a
+/// socket buffer (64 KiB) per stream. The faults this guards against
+/// were off by a third or more.
+fn sums_agree(end: &Value, sent_key: &str, received_key: &str, streams: f64, what: &str) {
+    let tail_share = 0.1 / n(&end[sent_key]["seconds"]);
+    agree_within(
+        tail_share.max(0.05),
+        n(&end[sent_key]["bytes"]),
+        n(&end[received_key]["bytes"]),
+        streams,
+        what,
+    );
+}
+
 /// A UDP summary: the sender counted datagrams, and every one it sent is
-/// in the receiver's total (received + lost), give or take the last few
-/// in flight when the test ended.
+/// in the receiver's total (received + lost), but for the tail still in
+/// flight or unread when the test ended: at most a tenth of a second of
+/// datagrams at the sender's rate (a loaded receiver's stall), or 4.
 fn udp_counts_agree(end: &Value, sent_key: &str, received_key: &str, what: &str) {
     let sent = n(&end[sent_key]["packets"]);
     let total = n(&end[received_key]["packets"]);
     assert!(sent > 0.0, "{what}: the sender counted no datagrams: {end}");
+    let tail = (0.1 * sent / n(&end[sent_key]["seconds"])).max(4.0);
     assert!(
-        sent >= total && sent - total <= (0.02 * sent).max(4.0),
+        sent >= total && sent - total <= tail,
         "{what}: {sent} sent ({sent_key}), the receiver's total is {total}"
     );
 }
@@ -72,18 +92,13 @@ fn the_matrix_over_ipv6_and_ipv4() {
                         let r = json(&bin, host, server.port, &args);
                         let end = &r["end"];
                         let p: f64 = streams.parse().unwrap();
-                        agree(
-                            n(&end["sum_sent"]["bytes"]),
-                            n(&end["sum_received"]["bytes"]),
-                            p,
-                            &what,
-                        );
+                        sums_agree(end, "sum_sent", "sum_received", p, &what);
                         if udp {
                             udp_counts_agree(end, "sum_sent", "sum_received", &what);
                         }
                         if name == "bidir" {
                             let (s, r) = ("sum_sent_bidir_reverse", "sum_received_bidir_reverse");
-                            agree(n(&end[s]["bytes"]), n(&end[r]["bytes"]), p, &what);
+                            sums_agree(end, s, r, p, &what);
                             if udp {
                                 udp_counts_agree(end, s, r, &what);
                             }
@@ -108,12 +123,7 @@ fn omitted_seconds_are_left_out_on_both_ends() {
             // Each end starts its omit clock on its own: they agree to a
             // few percent (counted through the omitted second, the
             // receiver had half as much again).
-            agree(
-                n(&end["sum_sent"]["bytes"]),
-                n(&end["sum_received"]["bytes"]),
-                1.0,
-                &what,
-            );
+            sums_agree(end, "sum_sent", "sum_received", 1.0, &what);
         }
         let end = &json(
             "iperf3",
@@ -122,12 +132,7 @@ fn omitted_seconds_are_left_out_on_both_ends() {
             &["-u", "-b", "10M", "-t", "2", "-O", "1"],
         )["end"];
         let what = format!("-u -O 1 {host}");
-        agree(
-            n(&end["sum_sent"]["bytes"]),
-            n(&end["sum_received"]["bytes"]),
-            1.0,
-            &what,
-        );
+        sums_agree(end, "sum_sent", "sum_received", 1.0, &what);
         // The receiver's line spans the 2 measured seconds, not 3.
         let span = n(&end["sum_received"]["end"]);
         assert!(span < 2.5, "{what}: the receiver's line spans {span} s");
@@ -171,9 +176,15 @@ fn tests_bounded_by_bytes_or_blocks_are_served() {
                 } else {
                     // sonde's server, sending, has no count of its own: it
                     // goes on until the client's TEST_END reaches it, so it
-                    // sent what the client read and what was under way.
+                    // sent what the client read and what was under way:
+                    // half as much again, or what a fifth of a second at
+                    // the rate the client read adds (TEST_END late on a
+                    // loaded machine; at loopback's Gbit/s that is more
+                    // than half). A server that ran on to its time (10 s)
+                    // sends tens of times more.
+                    let rate = received / n(&end["sum_received"]["seconds"]);
                     assert!(
-                        sent >= received && sent <= 1.5 * received,
+                        sent >= received && sent - received <= (0.5 * received).max(0.2 * rate),
                         "{what}: sent {sent}, received {received}"
                     );
                 }

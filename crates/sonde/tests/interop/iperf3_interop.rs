@@ -19,13 +19,16 @@ fn n(v: &serde_json::Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
 
-/// Sent and received bytes within 1 % (plus 64 KiB in flight per stream).
+/// Sent and received bytes within 5 % (plus 64 KiB in flight per stream).
+/// Both ends counted the same bytes, but for what was still in flight or
+/// unread when the test's clock ended: 5 % (a tenth of a second of a 2 s
+/// test, a loaded machine's stall) and a socket buffer per stream.
 fn agree(sent: f64, received: f64, streams: f64, what: &str) {
     assert!(
         sent > 0.0 && received > 0.0,
         "{what}: sent {sent}, received {received}"
     );
-    let slack = 0.01 * sent + 65_536.0 * streams;
+    let slack = 0.05 * sent + 65_536.0 * streams;
     assert!(
         (sent - received).abs() <= slack,
         "{what}: sent {sent}, received {received}"
@@ -90,14 +93,15 @@ fn matrix_against_iperf3(host: &str, port: u16) {
                         // Reverse streams: the iperf3 server's retransmits.
                         assert!(s["retransmits"].is_number(), "{what}: {s}");
                     } else {
-                        // Packets, not bytes: both ends count datagrams.
-                        agree(
-                            n(&s["sent_packets"]) * 1e3,
-                            n(&s["received_packets"]) * 1e3,
-                            0.0,
-                            &what,
-                        );
-                        assert!(n(&s["sent_packets"]) > 1000.0, "{what}: {s}");
+                        // Packets, not bytes: both ends count datagrams;
+                        // none arrives that was not sent, and on loopback
+                        // at most a tenth is lost (a receiver stalled a
+                        // tenth of a second overflows its socket buffer).
+                        let sent = n(&s["sent_packets"]);
+                        let received = n(&s["received_packets"]);
+                        assert!(received <= sent, "{what}: {s}");
+                        assert!(received >= 0.9 * sent, "{what}: {s}");
+                        assert!(sent > 1000.0, "{what}: {s}");
                     }
                 }
                 let per_dir: usize = streams.parse().unwrap();
@@ -154,16 +158,23 @@ fn sonde_bounded_by_bytes_or_blocks_against_an_iperf3_server() {
                     let (sent, received) = (n(&f["sent_bytes"]), n(&f["received_bytes"]));
                     if *d == "forward" {
                         // sonde sends the volume exactly, and waits until
-                        // it is acknowledged: the iperf3 server counts it.
+                        // it is acknowledged: the iperf3 server counts it
+                        // (none that was not sent; what it had not read
+                        // when TEST_END came, a loaded machine's lag, is
+                        // within `agree`'s margin).
                         assert_eq!(sent, 40.0 * MIB, "{what}: sonde sent");
+                        assert!(received <= sent, "{what}: {received} > {sent}");
                         agree(sent, received, 1.0, &what);
                     } else {
                         // An iperf3 server sends on until it hears the
                         // test is over (as against iperf3's own client):
                         // what it sent past the volume was in flight.
                         assert!(sent >= received, "{what}: {sent} < {received}");
+                        // sonde's receivers stop when they have counted
+                        // the volume: it, and at most the last reads past
+                        // it (a count, not a time).
+                        assert!((received - 40.0 * MIB).abs() <= 0.02 * 40.0 * MIB, "{what}");
                     }
-                    assert!((received - 40.0 * MIB).abs() <= 0.02 * 40.0 * MIB, "{what}");
                 }
             }
             // UDP: 500 datagrams of 1000 bytes at 10 Mbit/s (0.4 s), by
@@ -213,18 +224,53 @@ fn iperf3_layout_restarts_interval_times_after_the_warm_up() {
         assert_eq!(sums.len(), 3, "{what}: {sums:?}");
         assert_eq!(sums[0]["omitted"], true, "{what}");
         assert_eq!((n(&sums[0]["start"]), n(&sums[0]["end"])), (0.0, 1.0));
+        // Windows are cut at their ticks, not when a thread woke: the
+        // measured ones follow on from 0 without a gap, the first is 1 s
+        // exactly, and the last closes with the sender's last write,
+        // never before the planned end (2) and, but for a loaded
+        // machine's late write, soon after (well before 3, where an
+        // interval not restarted after the warm-up would end).
+        let mut at = 0.0;
         for (i, s) in sums[1..].iter().enumerate() {
             assert_eq!(s["omitted"], false, "{what}");
-            assert!((n(&s["start"]) - i as f64).abs() < 0.01, "{what}: {s}");
-            assert!((n(&s["end"]) - (i + 1) as f64).abs() < 0.05, "{what}: {s}");
-            assert!((n(&s["seconds"]) - 1.0).abs() < 0.05, "{what}: {s}");
+            let (start, end) = (n(&s["start"]), n(&s["end"]));
+            assert!((start - at).abs() < 1e-9, "{what}: {s}");
+            if i == 0 {
+                assert!((end - 1.0).abs() < 1e-9, "{what}: {s}");
+            } else {
+                assert!((2.0 - 1e-9..2.5).contains(&end), "{what}: {s}");
+            }
+            assert!(
+                (n(&s["seconds"]) - (end - start)).abs() < 1e-6,
+                "{what}: {s}"
+            );
+            at = end;
         }
         let sent = &r["end"]["sum_sent"];
         assert_eq!(n(&sent["start"]), 0.0, "{what}");
         assert!((n(&sent["end"]) - 2.0).abs() < 0.05, "{what}: {sent}");
-        // 100 Mbit/s over the 2 measured seconds, not the 3 sent.
+        // 100 Mbit/s over the 2 measured seconds, not the 3 sent: the
+        // summary is the measured intervals' bytes, the warm-up's left
+        // out (they differ by the few bytes written between two reads
+        // of the counters, far less than half a second's warm-up).
         let bytes = n(&sent["bytes"]);
-        assert!((bytes - 25e6).abs() < 0.05 * 25e6, "{what}: {bytes}");
+        let warm_up = n(&sums[0]["bytes"]);
+        let measured: f64 = sums[1..].iter().map(|s| n(&s["bytes"])).sum();
+        assert!(warm_up > 0.0, "{what}: {sums:?}");
+        assert!(
+            (bytes - measured).abs() < 0.5 * warm_up,
+            "{what}: {bytes} in the summary, {measured} in the measured intervals, \
+             {warm_up} in the warm-up"
+        );
+        // The pacer never runs ahead: all 3 intervals (every byte written)
+        // hold at most 37.5 MB and one 10 ms write (125 kB). A loaded
+        // machine only stalls it, and a stall late in the test is not
+        // caught up: a tenth of the 2 s measured (25 MB) is the margin.
+        assert!(
+            warm_up + measured <= 37.5e6 + 125e3,
+            "{what}: {warm_up} + {measured}"
+        );
+        assert!(bytes >= 0.9 * 25e6, "{what}: {bytes}");
     }
 }
 

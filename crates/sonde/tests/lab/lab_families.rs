@@ -76,6 +76,25 @@ fn the_ipv6_over_ipv4_ratio_follows_the_headers() {
         .map(|t| t["spec"]["family"].as_str().unwrap())
         .collect();
     assert_eq!(order, ["v6", "v4", "v6", "v4"], "runs alternate");
+    // The arithmetic below holds while the shaper, not the sender, sets
+    // the rate: each run's sender past 1.2 times its family's share of
+    // the shaper (20 Mbit/s asked of 64-byte payloads, 39 kpps; the
+    // shaper passes 9.9 kpps of IPv6, 11.8 of IPv4), or the run says
+    // nothing of the headers.
+    for t in doc["trials"].as_array().unwrap() {
+        let per_packet = if t["spec"]["family"] == "v6" {
+            126.0
+        } else {
+            106.0
+        };
+        let share = 10e6 * 64.0 / per_packet;
+        let offered = f(&t["summary"]["forward"]["sender_throughput_bps"]);
+        assert!(
+            offered >= 1.2 * share,
+            "{} run: the sender reached {offered:.0} bit/s, not past the shaper's {share:.0}",
+            t["spec"]["family"]
+        );
+    }
 
     let goodput = |fam: &str| {
         let s = doc["runs"]["stats"]
@@ -102,15 +121,19 @@ fn the_ipv6_over_ipv4_ratio_follows_the_headers() {
         10e6 * 64.0 / 106.0
     );
     assert!((ratio - v6 / v4).abs() < 1e-9, "the ratio is of the means");
+    // Both families meet the same shaper under the same load, so what
+    // the machine does to one it does to the other: 1 %.
     assert!(
         (ratio - expected).abs() / expected < 0.01,
         "ratio {ratio:.4}, expected {expected:.4}"
     );
-    // Each family's goodput is the shaper's rate at its header share (3 %).
+    // Each family's goodput is the shaper's rate at its header share:
+    // never more (3 % for TBF's start burst and the receive window), and
+    // no more than 5 % less (drops on a loaded host only lower it).
     for (got, per_packet) in [(v6, 126.0), (v4, 106.0)] {
         let want = 10e6 * 64.0 / per_packet;
         assert!(
-            (got - want).abs() / want < 0.03,
+            got <= want * 1.03 && got >= want * 0.95,
             "{got:.0} bit/s, expected {want:.0}"
         );
     }

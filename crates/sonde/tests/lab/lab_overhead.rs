@@ -4,6 +4,13 @@
 //! also counts 20 + 8 + 8 + 14 of the tunnel. The per-packet bytes found
 //! must be within 2 of each, and the stack named. Needs root;
 //! `SONDE_LAB=skip` skips elsewhere.
+//!
+//! The overhead comes from differences of goodput between sizes: h =
+//! p·(C/g − 1), so at p = 200 bytes an error of 1 % in one goodput moves h
+//! by 2.6 bytes. Each trial lasts 5 s, so that the edges of a receive
+//! window (a late wake-up at its start or end on a loaded machine, 20 ms
+//! is 0.4 % of 5 s) and TBF's 12 KB start burst (0.1 %) stay well under
+//! that.
 
 use crate::common;
 use common::lab_cli::{lab_up, method_in, num, KillOnDrop};
@@ -56,7 +63,7 @@ fn measure(host: &str, port: &str) -> serde_json::Value {
             "--payloads",
             "200,600,1400",
             "-t",
-            "2s",
+            "5s",
             "--gap",
             "0.5s",
         ],
@@ -106,8 +113,17 @@ fn measured_overhead_matches_the_known_encapsulation() {
             num(&f["capacity_bps"]) / 1e6,
             f["fits"]
         );
+        // The nearest other stacks lie a few bytes away (4 for a VLAN tag
+        // or an FCS), so 2 bytes is about what naming the stack needs.
         assert!((bytes - known).abs() <= 2.0, "{bytes} bytes, known {known}");
         assert_eq!(f["fits"][0]["stack"], stack, "{}", f["fits"]);
-        assert!((num(&f["capacity_bps"]) / 20e6 - 1.0).abs() < 0.02);
+        // TBF passes no more than 20 Mbit/s of the bytes it counts (2 %
+        // for its burst and the window's edges); a sender short at the
+        // smallest size on a loaded machine only lowers the fit (4 %).
+        let capacity = num(&f["capacity_bps"]);
+        assert!(
+            (20e6 * 0.96..=20e6 * 1.02).contains(&capacity),
+            "bottleneck {capacity} bit/s, the shaper's is 20e6"
+        );
     }
 }

@@ -158,7 +158,7 @@ fn rtt_grows_with_size_by_the_serialisation_time_of_the_line() {
         "lp3",
         &[
             "-c",
-            "10",
+            "30",
             "-i",
             "50ms",
             "--sizes",
@@ -167,15 +167,26 @@ fn rtt_grows_with_size_by_the_serialisation_time_of_the_line() {
         ],
     );
     let series = r["series"].as_array().unwrap();
-    let p50 = |i: usize| num(&series[i]["rtt_ms"]["p50"]);
-    let base = p50(0);
+    // The quickest of 30 at each size, not the median: the line holds
+    // each frame its serialisation time, never less, and a loaded
+    // machine's late wake-ups only add, so the quickest is each size's
+    // RTT to within 0.3 ms (as assert_rtt_of holds a path's RTT) where a
+    // median drifts with the load.
+    let quickest = |i: usize| num(&series[i]["rtt_ms"]["min"]);
+    let base = quickest(0);
     for (i, size) in [(1, 512.0), (2, 1408.0)] {
-        let grew = p50(i) - base;
+        let grew = quickest(i) - base;
         let expected = 2.0 * (size - 64.0) * 8.0 / 2e6 * 1e3;
-        eprintln!("{size} bytes: RTT {:.3} ms, {grew:.3} ms above 64 bytes; serialisation predicts {expected:.3}", p50(i));
+        eprintln!(
+            "{size} bytes: quickest RTT {:.3} ms, {grew:.3} ms above 64 bytes; serialisation predicts {expected:.3}",
+            quickest(i)
+        );
+        // Below: the 64-byte quickest may itself be up to 0.3 ms late.
+        // Above: this size's quickest may be, and 5 % for the emulator's
+        // clock of the line.
         assert!(
-            (grew - expected).abs() <= 0.05 * expected + 0.1,
-            "{size}: grew {grew:.3} ms"
+            grew >= expected - 0.3 && grew <= expected * 1.05 + 0.3,
+            "{size}: grew {grew:.3} ms, serialisation predicts {expected:.3}"
         );
     }
 }
@@ -209,12 +220,21 @@ fn latency_under_load_shows_the_bottleneck_queue() {
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let l = &r["summary"]["latency"];
     let idle = num(&l["idle"]["rtt_ms"]["p50"]);
+    let idle_quickest = num(&l["idle"]["rtt_ms"]["min"]);
     let increase = num(&l["increase_ms"]);
-    eprintln!("10 Mbit/s, 100 ms queue: idle RTT {idle:.3} ms, under TCP load +{increase:.1} ms");
-    assert!(idle < 1.0, "idle {idle} ms");
-    // Cubic's sawtooth keeps the queue between about 60 and 100 % full
-    // (62 ms measured here); never more than the queue holds.
-    assert!((30.0..=110.0).contains(&increase), "increase {increase} ms");
+    eprintln!(
+        "10 Mbit/s, 100 ms queue: idle RTT {idle:.3} ms (quickest {idle_quickest:.3}), under TCP load +{increase:.1} ms"
+    );
+    // No delay on the path: idle, the RTT is the hosts' own, a fraction
+    // of a millisecond at best; the median may take a loaded machine's
+    // late wake-ups (3 ms).
+    assert!(idle_quickest < 1.0, "idle quickest {idle_quickest} ms");
+    assert!(idle < 3.0, "idle {idle} ms");
+    // Never more than the queue holds (100 ms, and 10 for the hosts):
+    // the invariant. Cubic's sawtooth keeps the queue between about 60
+    // and 100 % full (62 ms measured here); 20 ms allows a sender that a
+    // loaded machine slowed.
+    assert!((20.0..=110.0).contains(&increase), "increase {increase} ms");
 }
 
 #[test]
@@ -233,17 +253,37 @@ fn requests_carry_the_dscp_asked_for() {
         let o = lab(&["exec", "--lab", "lp5", "b", "--", "nft", rule]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
-    sonde_ping(
+    let ef = sonde_ping(
         "lp5",
         &["-c", "7", "-i", "5ms", "-S", "EF", "2001:2:0:1::2"],
     );
-    sonde_ping("lp5", &["-c", "5", "-i", "5ms", "-S", "AF41", "198.18.1.2"]);
+    let af41 = sonde_ping("lp5", &["-c", "5", "-i", "5ms", "-S", "AF41", "198.18.1.2"]);
     let o = lab(&[
         "exec", "--lab", "lp5", "b", "--", "nft", "list", "chain", "inet", "t", "in",
     ]);
-    let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("counter packets 7 "), "{text}");
-    assert!(text.contains("counter packets 5 "), "{text}");
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(o.status.success(), "nft list chain: {}", stderr(&o));
+    // Each rule's count of marked requests that reached b.
+    let counted = |rule: &str| -> f64 {
+        let line = text
+            .lines()
+            .find(|l| l.contains(rule))
+            .unwrap_or_else(|| panic!("no rule {rule}: {text}"));
+        let after = line
+            .split("counter packets ")
+            .nth(1)
+            .unwrap_or_else(|| panic!("no counter: {line}"));
+        after.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    // Every request sent carries the mark asked for: the requests sonde
+    // counts sent (exactly -c) are the marked ones b counted, on a link
+    // that loses nothing. Whatever was answered was counted first.
+    for (rule, r, asked) in [("dscp ef", &ef, 7.0), ("dscp af41", &af41, 5.0)] {
+        let rt = &r["summary"]["round_trip"];
+        assert_eq!(num(&rt["sent_packets"]), asked, "{rt}");
+        assert_eq!(counted(rule), asked, "{rule}: {text}");
+        assert!(num(&rt["received_packets"]) <= counted(rule), "{rt}");
+    }
 }
 
 /// `-t` sets the TTL / hop limit of the requests: across one router, 1
@@ -262,9 +302,11 @@ fn a_ttl_of_1_dies_at_the_first_router_and_2_gets_through() {
     // b is at the far end of link 2.
     for target in ["2001:2:0:2::2", "198.18.2.2"] {
         let answered = |ttl: &str| {
+            // -W 2s, not 300 ms: on a loaded machine an answer may come
+            // later than 300 ms, and TTL 2's must all be counted.
             let r = sonde_ping(
                 "lp5",
-                &["-c", "5", "-i", "20ms", "-W", "300ms", "-t", ttl, target],
+                &["-c", "5", "-i", "20ms", "-W", "2s", "-t", ttl, target],
             );
             assert_eq!(r["summary"]["round_trip"]["sent_packets"], 5, "{r}");
             r["summary"]["round_trip"]["received_packets"].clone()

@@ -45,7 +45,12 @@ fn limiter<'a>(r: &'a Value, direction: &str) -> &'a Value {
     l
 }
 
-fn assert_knee(l: &Value, truth_bps: f64, pct: f64) {
+/// The knee found against the limiter's rate: never more than 2 % above
+/// it (a limiter passes no more than its rate, so no step above it looks
+/// clean), and no more than 4 % below, where a loaded machine moves it: a
+/// sender short of a step's rate, or a drop on the host, makes a step
+/// below the rate look limited.
+fn assert_knee(l: &Value, truth_bps: f64) {
     let knee = num(&l["knee_bps"]);
     let off = (knee / truth_bps - 1.0) * 100.0;
     eprintln!(
@@ -53,7 +58,10 @@ fn assert_knee(l: &Value, truth_bps: f64, pct: f64) {
         knee / 1e6,
         truth_bps / 1e6
     );
-    assert!(off.abs() <= pct, "knee {knee} off the truth by {off:.2} %");
+    assert!(
+        (-4.0..=2.0).contains(&off),
+        "knee {knee} off the truth by {off:.2} %"
+    );
 }
 
 #[test]
@@ -88,7 +96,7 @@ fn a_tbf_shaper_with_a_queue_is_found_at_9_mbit_and_named_shaper_each_way() {
     for d in ["forward", "reverse"] {
         let l = limiter(&r, d);
         assert_eq!(l["class"], "shaper", "{l}");
-        assert_knee(l, truth, 2.0);
+        assert_knee(l, truth);
         assert!(num(&l["evidence"]["delay_rise_ms"]) > 2.0, "{l}");
     }
     let svg = std::fs::read_to_string(&chart).unwrap();
@@ -124,7 +132,7 @@ fn the_geant_punisher_and_its_plain_policer_are_told_apart_at_88_mbit() {
     let truth = 88e6 * 1400.0 / 1448.0;
     let fwd = limiter(&r, "forward");
     assert_eq!(fwd["class"], "punisher", "{fwd}");
-    assert_knee(fwd, truth, 2.0);
+    assert_knee(fwd, truth);
     // The emulator's punisher charges every packet offered and lets a
     // flow run a burst into debt: just over the rate a 2 s step is only
     // partly punished; well over it (92M) the flow is cut to near 5 %.
@@ -144,5 +152,5 @@ fn the_geant_punisher_and_its_plain_policer_are_told_apart_at_88_mbit() {
     assert!(f < 0.15, "A → B delivered {f} of the knee at the top step");
     let rev = limiter(&r, "reverse");
     assert_eq!(rev["class"], "policer", "{rev}");
-    assert_knee(rev, truth, 2.0);
+    assert_knee(rev, truth);
 }

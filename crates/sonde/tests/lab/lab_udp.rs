@@ -26,11 +26,26 @@ fn a_nine_megabit_shaper_passes_what_it_should() {
     let server = lab_server(&chain.b, &[&chain.b6, &chain.b4]);
     let port = server.port;
 
-    // Below the shaper's rate nothing is lost.
+    // Below the shaper's rate nothing is lost: TBF, counted at the
+    // router, drops nothing, and sonde counts every packet sent as
+    // received or lost. What it finds lost beyond TBF's drops is the
+    // loaded host's (a packet or two of 1,339).
     let r = lab_json(&chain.a, "udp", &chain.b6, port, &["-t", "3s", "-b", "5M"]);
     let s = &r["summary"]["forward"];
-    assert_eq!(u(&s["lost_packets"]), 0, "{s}");
-    assert_eq!(f(&s["pdr_pct"]), 100.0);
+    let (sent, received, lost) = (
+        u(&s["sent_packets"]),
+        u(&s["received_packets"]),
+        u(&s["lost_packets"]),
+    );
+    let shaper_drops = tbf_dropped(&chain);
+    assert_eq!(shaper_drops, 0, "TBF dropped below its rate");
+    assert_eq!(received + lost, sent, "{s}");
+    assert!(lost <= shaper_drops + 2, "{s}");
+    let pdr = f(&s["pdr_pct"]);
+    assert!(
+        (pdr - 100.0 * received as f64 / sent as f64).abs() < 1e-6 && pdr >= 99.8,
+        "PDR {pdr} %: {s}"
+    );
 
     // At twice the rate, the receiver gets what TBF lets through: 9 Mbit/s
     // of frames, of which payload is 1400 / (1400 + 8 UDP + 40 IPv6 + 14
@@ -49,14 +64,18 @@ fn a_nine_megabit_shaper_passes_what_it_should() {
         "18 Mbit/s into 9: received {got:.0} bit/s (expected {expected:.0}), PDR {:.2} %",
         f(&s["pdr_pct"])
     );
+    // TBF passes no more than its rate (3 % for its 2 ms burst and the
+    // receive window's edges); a loaded host only loses more (5 %).
     assert!(
-        (got - expected).abs() / expected < 0.03,
+        got <= expected * 1.03 && got >= expected * 0.95,
         "received {got:.0} bit/s, expected {expected:.0}"
     );
+    // The share delivered of what the sender achieved (not of the 18
+    // Mbit/s asked: a loaded sender may fall short): 2 pp above, 3 below.
     let expected_pdr = 100.0 * expected / f(&s["sender_throughput_bps"]);
     let pdr = f(&s["pdr_pct"]);
     assert!(
-        (pdr - expected_pdr).abs() < 2.0,
+        pdr - expected_pdr < 2.0 && expected_pdr - pdr < 3.0,
         "PDR {pdr:.2} %, expected {expected_pdr:.2} %"
     );
 
@@ -76,16 +95,39 @@ fn a_nine_megabit_shaper_passes_what_it_should() {
         .collect();
     eprintln!("on/off interval rates: {rates:?}");
     assert_eq!(rates.len(), 4, "{rates:?}");
-    for (k, rate) in rates.iter().enumerate() {
-        if k % 2 == 0 {
-            assert!(
-                (rate - 2e6).abs() / 2e6 < 0.05,
-                "on interval {k}: {rates:?}"
-            );
-        } else {
-            assert!(*rate < 0.05 * 2e6, "off interval {k}: {rates:?}");
-        }
+    // The receiver's intervals start when it does, the profile's phases
+    // when the sender does: on a loaded machine tens of milliseconds
+    // apart, which moves the end of each burst into the following off
+    // interval. A burst's packets are in its on interval or the next, so
+    // each on/off pair carries one second at 2 Mbit/s (2 %: 1400-byte
+    // packets, 178 or 179 a burst); 150 ms of misalignment is allowed.
+    for (k, pair) in rates.chunks(2).enumerate() {
+        let [on, off] = pair else { panic!("{rates:?}") };
+        assert!(
+            ((on + off) / 2e6 - 1.0).abs() < 0.02,
+            "on/off pair {k} carries {} bit/s: {rates:?}",
+            on + off
+        );
+        assert!(*on >= 0.85 * 2e6, "on interval {}: {rates:?}", 2 * k);
+        assert!(*off <= 0.15 * 2e6, "off interval {}: {rates:?}", 2 * k + 1);
     }
+}
+
+/// The packets TBF dropped on the router's egress towards b
+/// (`tc -s qdisc`: each qdisc's "dropped N").
+fn tbf_dropped(chain: &Chain) -> u64 {
+    let out = chain
+        .r
+        .run("tc", &["-s", "qdisc", "show", "dev", "to_b"])
+        .expect("tc -s qdisc");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let drops: Vec<u64> = text
+        .split("(dropped ")
+        .skip(1)
+        .filter_map(|rest| rest.split(',').next()?.trim().parse().ok())
+        .collect();
+    assert!(!drops.is_empty(), "no drop count in {text}");
+    drops.iter().sum()
 }
 
 #[test]
@@ -99,8 +141,13 @@ fn injected_random_loss_is_measured() {
     chain
         .router_nft("add chain inet lab pass { type filter hook forward priority 0; }")
         .unwrap();
+    // The data packets only (108-byte UDP datagrams; a test's 30-byte
+    // hellos pass), each drop counted.
     chain
-        .router_nft("add rule inet lab pass meta l4proto udp numgen random mod 1000 < 50 drop")
+        .router_nft(
+            "add rule inet lab pass meta l4proto udp udp length > 64 \
+             numgen random mod 1000 < 50 counter drop",
+        )
         .unwrap();
     let server = lab_server(&chain.b, &[&chain.b6]);
     // 100-byte payloads at 20 Mbit/s for 5 s: 125,000 packets.
@@ -112,17 +159,57 @@ fn injected_random_loss_is_measured() {
         &["-t", "5s", "-b", "20M", "-l", "100"],
     );
     let s = &r["summary"]["forward"];
-    assert!(u(&s["sent_packets"]) >= 100_000, "{s}");
-    let loss = f(&s["loss_pct"]);
-    eprintln!(
-        "injected 5 %: measured {loss:.3} % over {} packets",
-        u(&s["sent_packets"])
+    let (sent, received, lost) = (
+        u(&s["sent_packets"]),
+        u(&s["received_packets"]),
+        u(&s["lost_packets"]),
     );
+    assert!(sent >= 100_000, "{s}");
+    let loss = f(&s["loss_pct"]);
+    let dropped = router_counted(&chain);
+    eprintln!("injected 5 %: measured {loss:.3} % over {sent} packets; the rule dropped {dropped}");
+    // The truth is what the rule dropped: every one of those is lost, and
+    // at most 0.2 % of the run more (a loaded host's own drops, which only
+    // add). Each packet sent is received or lost.
+    assert_eq!(received + lost, sent, "{s}");
+    assert!(
+        lost >= dropped && lost - dropped <= sent / 500,
+        "{lost} lost, {dropped} dropped by the rule: {s}"
+    );
+    assert!(
+        (loss - 100.0 * lost as f64 / sent as f64).abs() < 1e-6,
+        "{s}"
+    );
+    assert!((f(&s["pdr_pct"]) + loss - 100.0).abs() < 1e-6);
+    // The rule's own draw: binomial, σ = √(n · 0.05 · 0.95) = 77 packets
+    // at n = 125,000 (0.062 pp); 4.5 σ.
+    let n = sent as f64;
+    let tol = 4.5 * (n * 0.05 * 0.95).sqrt();
+    assert!(
+        (dropped as f64 - 0.05 * n).abs() <= tol,
+        "{dropped} dropped of {sent}, 5 % ± {tol:.0}"
+    );
+    // So the measured loss is the injected 5 % to within 0.3 + 0.2 pp.
     assert!(
         (loss - 5.0).abs() <= 0.5,
         "measured loss {loss:.3} %, injected 5 %"
     );
-    assert!((f(&s["pdr_pct"]) + loss - 100.0).abs() < 1e-6);
+}
+
+/// The packets the router's rules counted (`counter`), summed.
+fn router_counted(chain: &Chain) -> u64 {
+    let out = chain
+        .r
+        .run("nft", &["list", "chain", "inet", "lab", "pass"])
+        .expect("nft list chain");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let counts: Vec<u64> = text
+        .split("counter packets ")
+        .skip(1)
+        .filter_map(|rest| rest.split_whitespace().next()?.parse().ok())
+        .collect();
+    assert!(!counts.is_empty(), "no counter in {text}");
+    counts.iter().sum()
 }
 
 /// The sender's live lines show the loss its receiver counted in each
@@ -162,22 +249,29 @@ fn a_sender_sees_each_interval_s_loss_live() {
         .split("Received by the server")
         .next()
         .unwrap_or_default();
-    let losses: Vec<f64> = live
+    let losses: Vec<(f64, f64)> = live
         .lines()
         .filter_map(|l| l.split(", lost ").nth(1))
         .map(|rest| {
             let (lost, rest) = rest.split_once('/').expect("lost/total");
             let total = rest.split(' ').next().expect("total");
             let (lost, total): (f64, f64) = (lost.parse().unwrap(), total.parse().unwrap());
-            lost * 100.0 / total
+            (lost * 100.0 / total, total)
         })
         .collect();
     eprintln!("injected 5 %: live interval loss {losses:.2?}");
     assert_eq!(losses.len(), 3, "{text}");
-    assert!(
-        losses.iter().all(|l| (3.0..=7.0).contains(l)),
-        "{losses:?}: {text}"
-    );
+    // Each interval's loss is binomial over its own count (5,000 due):
+    // σ = √(0.05 · 0.95 / n) = 0.31 pp; 4.5 σ (1.4 pp), and 0.6 pp (30
+    // packets, 6 ms) for packets a loaded receiver counts in the
+    // neighbouring interval, which move single intervals either way.
+    for &(loss, total) in &losses {
+        let tol = 4.5 * (0.05 * 0.95 / total).sqrt() * 100.0 + 0.6;
+        assert!(
+            (loss - 5.0).abs() <= tol,
+            "{loss:.2} % of {total} lost, 5 % ± {tol:.2}: {text}"
+        );
+    }
 }
 
 #[test]
@@ -260,12 +354,17 @@ fn a_policer_hits_the_large_i_frames_most() {
     // An I frame is 32 × 1248 = 39,936 bytes at the IP layer over 40 ms;
     // the policer passes its 6,000-byte bucket and 40 ms of 2.4 Mbit/s
     // (12,000 bytes): 1 − 18,000 / 39,936 = 55 % lost (measured 57–61 %:
-    // the emulator's bucket and the sender's timing are not exact; more
-    // bunching only loses more). A P frame (14,976
-    // bytes) and a B frame (4,992) fit (the B frame right after an I
-    // frame finds the bucket nearly empty and may lose a packet or two).
-    assert!((45.0..=70.0).contains(&i), "{loss:?}");
-    assert!(p < 5.0 && b < 5.0, "{loss:?}");
+    // the emulator's bucket and the sender's timing are not exact). 10
+    // points below that; above, up to 80 %: a sender catching up after a
+    // stall on a loaded machine bunches its packets, which only loses
+    // more. A P frame (14,976 bytes) and a B frame (4,992) fit; the B
+    // frame right after an I frame finds the bucket nearly empty and may
+    // lose a packet or two of its 4 (about 8 such frames of ~270 B
+    // packets: 3–6 %), more after a stall: P under 5 %, B under 10 %.
+    assert!((45.0..=80.0).contains(&i), "{loss:?}");
+    assert!(p < 5.0 && b < 10.0, "{loss:?}");
+    // Whatever the machine, the policer hits I frames most.
+    assert!(i > 5.0 * p.max(b), "{loss:?}");
     // The classes say the same per DSCP.
     let classes = &r["summary"]["forward"]["classes"];
     assert_eq!(classes[0]["loss_pct"], frames[0]["loss_pct"]);

@@ -142,12 +142,12 @@ fn a_friends_udp_test_is_paced_down_to_its_class_rate() {
     let err = stderr(&out);
     assert!(err.contains("max_rate cut to 20.0 Mbit/s"), "{err}");
     assert!(err.contains("asked: 50.0 Mbit/s"), "{err}");
-    // What was received is what a 20 Mbit/s test sends, not 50.
-    let got = doc["summary"]["forward"]["received_packets"]
-        .as_u64()
-        .unwrap_or(0);
-    // 20 Mbit/s of 1400-byte payloads for 1 s: 1786 packets.
-    assert!((1700..=1800).contains(&got), "received {got} packets");
+    // What was sent is what a 20 Mbit/s test sends, not 50: 20 Mbit/s of
+    // 1400-byte payloads for 1 s is a departure every 0.56 ms before the
+    // end, 1786 packets (50 Mbit/s would be 4465). All of them arrive,
+    // but for at most a tenth lost on loopback (the machine's, not
+    // sonde's), and none that was not sent.
+    common::assert_udp_delivered(&doc["summary"]["forward"], 1786, "friends, cut");
 }
 
 #[test]

@@ -48,7 +48,7 @@ fn central(d: &Path) -> (ServerProc, u16) {
         &config,
         format!(
             "[http]\ninterface_interval = \"0s\"\ntokens = [{}]\n\
-             [mesh]\nplans = \"{}\"\nunknown_after = \"3s\"\nevery = \"1s\"\n",
+             [mesh]\nplans = \"{}\"\nunknown_after = \"10s\"\nevery = \"1s\"\n",
             tokens.join(", "),
             d.join("plans").display()
         ),
@@ -177,10 +177,12 @@ fn agents_take_their_share_fill_the_grid_and_a_dead_one_turns_unknown() {
     assert_eq!(agent_status(port, "a"), "up");
 
     // a killed: its agent and its cells turn unknown within
-    // unknown_after (3 s) and a heartbeat; the others stay.
+    // unknown_after (10 s) and a heartbeat; the others stay. Ten missed
+    // heartbeats (1 s) are a dead agent; a live one on a loaded machine,
+    // beside several servers and the database, can miss two or three.
     drop(a);
     assert!(
-        wait_for(20, || agent_status(port, "a") == "unknown"),
+        wait_for(30, || agent_status(port, "a") == "unknown"),
         "a still up: {}",
         get(port, "/api/v1/mesh/agents").1
     );

@@ -20,11 +20,20 @@ fn reflector(extra: &[&str]) -> (ServerProc, u16) {
     (server, port)
 }
 
+/// How long an answer that should come is waited for: on a loaded
+/// machine a reply can be late by far more than loopback's microseconds,
+/// and one that comes returns at once.
+const ANSWER_WAIT: Duration = Duration::from_secs(5);
+
+/// How long silence is listened to where no answer should come: a wrong
+/// answer on loopback would be there well within it (and one later still
+/// would be the next read, with the wrong length).
+const SILENCE: Duration = Duration::from_millis(300);
+
 fn client(port: u16) -> UdpSocket {
     let s = UdpSocket::bind("[::1]:0").unwrap();
     s.connect(("::1", port)).unwrap();
-    s.set_read_timeout(Some(Duration::from_millis(300)))
-        .unwrap();
+    s.set_read_timeout(Some(ANSWER_WAIT)).unwrap();
     s
 }
 
@@ -50,11 +59,22 @@ fn request(seq: u32, len: usize, mode: &Mode) -> Vec<u8> {
     p
 }
 
-/// The length of the answer to `packet`, if one comes.
-fn answer_len(s: &UdpSocket, packet: &[u8]) -> Option<usize> {
+/// The length of the answer to `packet`, if one comes within `wait`.
+fn answer_len_within(s: &UdpSocket, packet: &[u8], wait: Duration) -> Option<usize> {
+    s.set_read_timeout(Some(wait)).unwrap();
     s.send(packet).unwrap();
     let mut buf = [0u8; 65_536];
     s.recv(&mut buf).ok()
+}
+
+/// The length of the answer to `packet`, where one should come.
+fn answer_len(s: &UdpSocket, packet: &[u8]) -> Option<usize> {
+    answer_len_within(s, packet, ANSWER_WAIT)
+}
+
+/// The length of an answer to `packet`, where none should come.
+fn unexpected_answer(s: &UdpSocket, packet: &[u8]) -> Option<usize> {
+    answer_len_within(s, packet, SILENCE)
 }
 
 #[test]
@@ -81,7 +101,11 @@ fn an_answer_is_never_longer_than_its_request() {
     }
     // Too short to be STAMP: no answer at all, and counted.
     for short in [0usize, 1, 20, 43] {
-        assert_eq!(answer_len(&s, &vec![0u8; short]), None, "{short} bytes");
+        assert_eq!(
+            unexpected_answer(&s, &vec![0u8; short]),
+            None,
+            "{short} bytes"
+        );
     }
     assert!(server.wait_for_log("malformed=4"), "{}", server.log());
     // Still serving.
@@ -145,11 +169,11 @@ fn authenticated_mode_answers_only_the_right_key() {
     };
     let s = client(port);
     assert_eq!(answer_len(&s, &request(1, 112, &key(&good))), Some(112));
-    assert_eq!(answer_len(&s, &request(2, 112, &key(&bad))), None);
+    assert_eq!(unexpected_answer(&s, &request(2, 112, &key(&bad))), None);
     assert!(server.wait_for_log("bad_hmac=1"), "{}", server.log());
     // An unauthenticated request is too short for authenticated mode.
     assert_eq!(
-        answer_len(&s, &request(3, 44, &Mode::Unauthenticated)),
+        unexpected_answer(&s, &request(3, 44, &Mode::Unauthenticated)),
         None
     );
 
@@ -167,7 +191,7 @@ fn authenticated_mode_answers_only_the_right_key() {
                 "-i",
                 "10ms",
                 "-W",
-                "300ms",
+                "2s",
                 "-J",
             ])
             .args(["--key-file", keyfile.to_str().unwrap()])
