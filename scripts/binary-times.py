@@ -1,27 +1,46 @@
 #!/usr/bin/env python3
-"""Passes `cargo test` output through unchanged and, at its end, prints how
-long each test binary ran (wall clock, from its "Running" line to the next
-binary's), the slowest first. scripts/test.sh pipes the suite through it
-so that every run, CI's too, says where its time went.
+"""How long each test binary ran, from `cargo test`'s output.
 
-    cargo test ... 2>&1 | python3 scripts/binary-times.py [--top N]
+    cargo test ... 2>&1 | python3 scripts/binary-times.py --times FILE
+        passes the output through unchanged and writes each binary's
+        wall-clock time (from its "Running" line to the next binary's) to
+        FILE, one "SECONDS<TAB>NAME" line each;
+    python3 scripts/binary-times.py --summary FILE... [--top N]
+        prints the slowest binaries of those files together.
+
+scripts/test.sh runs the suite through it, so that every run, CI's too,
+says where its time went.
 """
 
+import argparse
 import sys
 import time
 
 
 def main() -> int:
-    top = 10
-    if len(sys.argv) == 3 and sys.argv[1] == "--top":
-        top = int(sys.argv[2])
+    args = argparse.ArgumentParser()
+    args.add_argument("--times", help="where to write each binary's time")
+    args.add_argument("--summary", nargs="+", help="time files to summarise")
+    args.add_argument("--top", type=int, default=10)
+    opts = args.parse_args()
+    if opts.summary:
+        return summary(opts.summary, opts.top)
+    times = record(sys.stdin, sys.stdout)
+    if opts.times:
+        with open(opts.times, "w", encoding="utf-8") as f:
+            for seconds, name in times:
+                f.write(f"{seconds:.1f}\t{name}\n")
+    return 0
+
+
+def record(lines, out):
+    """Copies `lines` to `out`; each binary's (seconds, name)."""
     times = []
     current = None
     started = time.monotonic()
-    began = started
-    for line in sys.stdin:
-        sys.stdout.write(line)
-        sys.stdout.flush()
+    for line in lines:
+        out.write(line)
+        out.flush()
         text = line.strip()
         # "Running unittests src/lib.rs (target/debug/deps/x-123)",
         # "Running tests/cli/main.rs (target/debug/deps/cli-456)",
@@ -32,14 +51,23 @@ def main() -> int:
                 times.append((now - started, current))
             current = binary_name(text)
             started = now
-    now = time.monotonic()
     if current is not None:
-        times.append((now - started, current))
-    if not times:
-        return 0
+        times.append((time.monotonic() - started, current))
+    return times
+
+
+def summary(files, top: int) -> int:
+    times = []
+    for path in files:
+        try:
+            with open(path, encoding="utf-8") as f:
+                for line in f:
+                    seconds, name = line.rstrip("\n").split("\t", 1)
+                    times.append((float(seconds), name))
+        except FileNotFoundError:
+            print(f"binary-times: no {path}", file=sys.stderr)
     times.sort(reverse=True)
-    print(f"\nslowest test binaries (of {len(times)}, "
-          f"{now - began:.0f} s in all, build included):")
+    print(f"\nslowest test binaries (of {len(times)}, {sum(t for t, _ in times):.0f} s in all):")
     for seconds, name in times[:top]:
         print(f"  {seconds:7.1f} s  {name}")
     return 0
@@ -51,7 +79,7 @@ def binary_name(text: str) -> str:
     if text.startswith("Doc-tests "):
         return "doc-tests " + text.split()[1]
     parts = text.split()
-    source = parts[1] if len(parts) > 1 else "?"
+    source = " ".join(parts[1:-1]) if len(parts) > 2 else "?"
     binary = parts[-1].strip("()").rsplit("/", 1)[-1].rsplit("-", 1)[0]
     return f"{binary} ({source})"
 
