@@ -1,4 +1,7 @@
-//! The `sonde` command line on this machine alone: usage errors, output formats, schemas, help, completions, the archive's and campaigns' commands, and tcp, udp, ping and the methods against a `sonde serve` on loopback.
+//! The `sonde` command line on this machine alone: usage errors, output
+//! formats, schemas, help, completions, the archive's and campaigns'
+//! commands, and tcp, udp, ping and the methods against a `sonde serve` on
+//! loopback.
 //!
 //! One test binary: each module below was a test file of its own.
 

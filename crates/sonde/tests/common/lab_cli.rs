@@ -29,6 +29,20 @@ pub fn example_up(file: &str, name: &'static str) -> Down {
     assert!(up.status.success(), "{}", stderr(&up));
     down
 }
+/// Brings up `examples/lab/FILE` as a lab named `name` (its own name in
+/// the file replaced): a test that runs beside others gives its lab a
+/// name no other test uses. Removed when the returned guard drops.
+pub fn example_up_as(file: &str, name: &'static str) -> Down {
+    let path = format!("{}/../../examples/lab/{file}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let body: String = text
+        .lines()
+        .filter(|l| !l.starts_with("name = "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    lab_up(name, &body)
+}
+
 impl Drop for Down {
     fn drop(&mut self) {
         let _ = lab(&["down", self.0]);
@@ -237,7 +251,11 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Held by a test that measures a lab path: such tests of one binary run
 /// one at a time, since two busy labs on two cores blur the
-/// sub-millisecond and zero-loss checks they hold the paths to.
+/// sub-millisecond and zero-loss checks they hold the paths to. A lab
+/// test whose traffic is light (pings, a few Mbit/s, the control plane:
+/// lab_alerts, lab_campaign, lab_mesh) does not take it and runs beside
+/// the measuring one; its lab has a name of its own, and its checks allow
+/// for the company.
 pub fn serial() -> std::sync::MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
 }

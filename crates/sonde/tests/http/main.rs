@@ -1,4 +1,5 @@
-//! `sonde http` against real servers whose delays, workers and stalls are programmed (tests/common/http_server.rs) and Debian's nginx.
+//! `sonde http` against real servers whose delays, workers and stalls are
+//! programmed (tests/common/http_server.rs) and Debian's nginx.
 //!
 //! One test binary: each module below was a test file of its own.
 

@@ -1,4 +1,6 @@
-//! sonde beside the stock iperf3: its client against `sonde serve`, sonde's client against `iperf3 -s`, and `--json=iperf3` read by iperf3's consumers.
+//! sonde beside the stock iperf3: its client against `sonde serve`, sonde's
+//! client against `iperf3 -s`, and `--json=iperf3` read by iperf3's
+//! consumers.
 //!
 //! One test binary: each module below was a test file of its own.
 

@@ -42,7 +42,8 @@ fn a_loss_change_mid_campaign_raises_one_alert_and_clearing_it_clears_it_once() 
     if !lab_allowed() {
         return;
     }
-    let _one = common::lab_cli::serial();
+    // Light traffic (a ping every 2 s): runs beside the measuring tests
+    // (see common::lab_cli::serial).
     let topology = write_topology(
         "la1",
         "[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n\

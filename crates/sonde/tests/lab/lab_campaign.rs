@@ -8,7 +8,7 @@
 //! about 94 ms. Needs root; `SONDE_LAB=skip` skips elsewhere.
 
 use crate::common;
-use common::lab_cli::{example_up, serve_in, KillOnDrop};
+use common::lab_cli::{example_up_as, serve_in, KillOnDrop};
 use common::{lab_allowed, sonde, stderr};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -52,9 +52,11 @@ fn the_studys_battery_on_the_stesta_lab_gives_the_studys_means() {
     if !lab_allowed() {
         return;
     }
-    let _one = common::lab_cli::serial();
-    let _lab = example_up("stesta-like.toml", "stesta");
-    let _server = KillOnDrop(serve_in("stesta", "b", B));
+    // Light traffic (TCP through a 9 Mbit/s shaper, 1 Mbit/s UDP, pings):
+    // runs beside the measuring tests (see common::lab_cli::serial), on
+    // an sTESTA lab of its own name.
+    let _lab = example_up_as("stesta-like.toml", "stestacamp");
+    let _server = KillOnDrop(serve_in("stestacamp", "b", B));
     let dir = common::TempDir::new("lab-campaign");
     let archive = format!("--archive={}", dir.join("stesta.db").display());
     let plan = concat!(
@@ -62,7 +64,7 @@ fn the_studys_battery_on_the_stesta_lab_gives_the_studys_means() {
         "/../../examples/campaigns/geant-stesta.toml"
     );
     let out = sonde()
-        .args(["lab", "exec", "--lab", "stesta", "a", "--"])
+        .args(["lab", "exec", "--lab", "stestacamp", "a", "--"])
         .arg(env!("CARGO_BIN_EXE_sonde"))
         .args([
             "campaign",
@@ -108,7 +110,9 @@ fn the_studys_battery_on_the_stesta_lab_gives_the_studys_means() {
     let rtt = means(&archive, "rtt");
     let (mean, n) = rtt["ping A to B"];
     assert_eq!(n, 1);
-    assert!((93.0..=97.0).contains(&mean), "RTT {mean} ms");
+    // The path's 94 ms: never less (the emulator is never early), and a
+    // loaded machine's late wake-ups add to a mean of ten pings.
+    assert!((93.0..=99.0).contains(&mean), "RTT {mean} ms");
 
     let status = sonde()
         .args(["campaign", "status", &archive])

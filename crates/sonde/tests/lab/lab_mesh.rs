@@ -247,7 +247,9 @@ fn a_mesh_of_four_agents_delivers_every_result_through_an_outage_and_a_death() {
     if !lab_allowed() {
         return;
     }
-    let _one = common::lab_cli::serial();
+    // Light traffic (pings and 1 Mbit/s of UDP every 10 s, the agents'
+    // API calls): runs beside the measuring tests (see
+    // common::lab_cli::serial).
     let start = Instant::now();
     let _lab = lab_up(LAB, TOPOLOGY);
     let dir = common::TempDir::new("lab-mesh");

@@ -1,4 +1,8 @@
-//! Lab tests: measurements across network namespaces whose links are shaped, delayed and policed to a known truth. They need root (`SONDE_LAB=skip` skips them elsewhere) and take `common::lab_cli::serial()`: one lab measures at a time.
+//! Lab tests: measurements across network namespaces whose links are
+//! shaped, delayed and policed to a known truth. They need root
+//! (`SONDE_LAB=skip` skips them elsewhere) and take
+//! `common::lab_cli::serial()`: one lab measures at a time, with at most
+//! the light ones (pings, a few Mbit/s) beside it.
 //!
 //! One test binary: each module below was a test file of its own.
 

@@ -1,4 +1,6 @@
-//! The agent's web surface: the JSON API, its OpenAPI document, writes, readings, alerts and incidents, and the portal in a real headless Chromium.
+//! The agent's web surface: the JSON API, its OpenAPI document, writes,
+//! readings, alerts and incidents, and the portal in a real headless
+//! Chromium.
 //!
 //! One test binary: each module below was a test file of its own.
 

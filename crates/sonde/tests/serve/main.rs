@@ -1,4 +1,6 @@
-//! `sonde serve` from the outside: hostile clients, tokens and limit classes, the STAMP reflector, its own flags, third-party tests and the mesh of agents on loopback.
+//! `sonde serve` from the outside: hostile clients, tokens and limit
+//! classes, the STAMP reflector, its own flags, third-party tests and the
+//! mesh of agents on loopback.
 //!
 //! One test binary: each module below was a test file of its own.
 
