@@ -35,12 +35,16 @@ pub fn example_up(file: &str, name: &'static str) -> Down {
 pub fn example_up_as(file: &str, name: &'static str) -> Down {
     let path = format!("{}/../../examples/lab/{file}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let body: String = text
+    // The lab's own name is the `name` before the first table; the
+    // nodes' names are inside theirs.
+    let first_table = text.find("\n[").unwrap_or(text.len());
+    let (head, tables) = text.split_at(first_table);
+    let head: String = head
         .lines()
         .filter(|l| !l.starts_with("name = "))
         .map(|l| format!("{l}\n"))
         .collect();
-    lab_up(name, &body)
+    lab_up(name, &format!("{head}{tables}"))
 }
 
 impl Drop for Down {
