@@ -251,18 +251,32 @@ fn layout(format: JsonFormat) -> JsonLayout {
 
 /// A flag that the first Ctrl-C sets (the test then stops and reports
 /// what it measured); a second Ctrl-C exits at once.
+///
+/// The flag is set in the signal handler itself (signal-hook, chained
+/// after ctrlc's handler), not only by ctrlc's thread a moment later: a
+/// blocking read with a timeout, such as the handshake's, returns EINTR
+/// at once, and the run must then already find itself stopped, or it
+/// reports the EINTR as an internal error (seen when Ctrl-C came the
+/// moment the client had connected).
 pub fn interrupt_flag() -> Stop {
     let stop = Stop::new();
-    let flag = stop.clone();
+    let presses = std::sync::atomic::AtomicUsize::new(0);
     let installed = ctrlc::set_handler(move || {
-        if flag.is_stopped() {
+        if presses.fetch_add(1, std::sync::atomic::Ordering::Relaxed) > 0 {
             std::process::exit(130);
         }
-        flag.stop();
         eprintln!("sonde: interrupted; stopping the test (Ctrl-C again to quit at once)");
     });
     if let Err(e) = installed {
         tracing::debug!(error = %e, "no Ctrl-C handler");
+    }
+    // After ctrlc's, so that signal-hook chains to it.
+    let flagged = signal_hook::flag::register(
+        signal_hook::consts::SIGINT,
+        std::sync::Arc::clone(stop.flag()),
+    );
+    if let Err(e) = flagged {
+        tracing::debug!(error = %e, "no SIGINT flag");
     }
     stop
 }
