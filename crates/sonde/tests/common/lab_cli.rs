@@ -156,6 +156,18 @@ pub fn lab_up(name: &'static str, body: &str) -> Down {
     down
 }
 
+/// The packets the `counter`s of an nft listing (`nft list chain …`)
+/// counted, summed: the truth a lab test's drop or pass rule keeps.
+pub fn nft_counted(listing: &str) -> u64 {
+    let counts: Vec<u64> = listing
+        .split("counter packets ")
+        .skip(1)
+        .filter_map(|rest| rest.split_whitespace().next()?.parse().ok())
+        .collect();
+    assert!(!counts.is_empty(), "no counter in {listing}");
+    counts.iter().sum()
+}
+
 /// A field of a JSON result as f64.
 pub fn num(v: &serde_json::Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))

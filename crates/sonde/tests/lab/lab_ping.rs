@@ -134,15 +134,8 @@ fn nft_counter_packets(labname: &str, node: &str, table: &str, chain: &str) -> f
     cmd.extend(table.split(' '));
     cmd.push(chain);
     let o = lab(&cmd);
-    let text = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(o.status.success(), "nft list chain: {}", stderr(&o));
-    let counts: Vec<f64> = text
-        .split("counter packets ")
-        .skip(1)
-        .filter_map(|rest| rest.split_whitespace().next()?.parse().ok())
-        .collect();
-    assert!(!counts.is_empty(), "no counter in {text}");
-    counts.iter().sum()
+    common::lab_cli::nft_counted(&String::from_utf8_lossy(&o.stdout)) as f64
 }
 
 #[test]
@@ -269,11 +262,7 @@ fn requests_carry_the_dscp_asked_for() {
             .lines()
             .find(|l| l.contains(rule))
             .unwrap_or_else(|| panic!("no rule {rule}: {text}"));
-        let after = line
-            .split("counter packets ")
-            .nth(1)
-            .unwrap_or_else(|| panic!("no counter: {line}"));
-        after.split_whitespace().next().unwrap().parse().unwrap()
+        common::lab_cli::nft_counted(line) as f64
     };
     // Every request sent carries the mark asked for: the requests sonde
     // counts sent (exactly -c) are the marked ones b counted, on a link

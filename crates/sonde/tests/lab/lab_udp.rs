@@ -202,14 +202,7 @@ fn router_counted(chain: &Chain) -> u64 {
         .r
         .run("nft", &["list", "chain", "inet", "lab", "pass"])
         .expect("nft list chain");
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    let counts: Vec<u64> = text
-        .split("counter packets ")
-        .skip(1)
-        .filter_map(|rest| rest.split_whitespace().next()?.parse().ok())
-        .collect();
-    assert!(!counts.is_empty(), "no counter in {text}");
-    counts.iter().sum()
+    common::lab_cli::nft_counted(&String::from_utf8_lossy(&out.stdout))
 }
 
 /// The sender's live lines show the loss its receiver counted in each
