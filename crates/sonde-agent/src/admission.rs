@@ -320,67 +320,6 @@ pub(crate) fn admit(
     admit_as(shared, &asker, spec).map(|a| a.slot)
 }
 
-/// Checks a test this agent is asked to run itself (the HTTP API's "run
-/// a test now") against the same limits as the control port: its spec,
-/// duration, streams and rate. The concurrency cap is the caller's.
-pub fn check_local_test(
-    limits: &crate::config::Limits,
-    spec: &sonde_model::TestSpec,
-) -> Result<(), Refusal> {
-    let invalid = |e: SpecError| Refusal::InvalidSpec {
-        field: e.field.to_string(),
-        detail: e.reason,
-    };
-    match spec {
-        sonde_model::TestSpec::Tcp(s) => {
-            s.validate().map_err(invalid)?;
-            check_demand(limits, &s.demand())
-        }
-        sonde_model::TestSpec::Udp(s) => {
-            s.validate().map_err(invalid)?;
-            check_demand(limits, &s.demand())
-        }
-        sonde_model::TestSpec::Http(s) => {
-            s.validate().map_err(invalid)?;
-            let asked = s.send_duration();
-            if asked > limits.max_duration {
-                return Err(Refusal::LimitExceeded {
-                    limit: sonde_wire::Limit::MaxDuration,
-                    value: humantime::format_duration(limits.max_duration).to_string(),
-                    requested: humantime::format_duration(asked).to_string(),
-                });
-            }
-            let conns = s.most_connections();
-            if conns > u32::from(limits.max_streams) {
-                return Err(Refusal::LimitExceeded {
-                    limit: sonde_wire::Limit::MaxStreams,
-                    value: limits.max_streams.to_string(),
-                    requested: format!("{conns} connections"),
-                });
-            }
-            Ok(())
-        }
-        sonde_model::TestSpec::Ping(s) => {
-            s.validate().map_err(invalid)?;
-            let asked = s
-                .interval
-                .saturating_mul(u32::try_from(s.count).unwrap_or(u32::MAX));
-            if s.count == 0 || asked > limits.max_duration {
-                return Err(Refusal::LimitExceeded {
-                    limit: sonde_wire::Limit::MaxDuration,
-                    value: humantime::format_duration(limits.max_duration).to_string(),
-                    requested: if s.count == 0 {
-                        "no end (give a count)".into()
-                    } else {
-                        humantime::format_duration(asked).to_string()
-                    },
-                });
-            }
-            Ok(())
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

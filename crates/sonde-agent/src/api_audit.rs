@@ -5,9 +5,9 @@
 
 use crate::admission::Admissible;
 use crate::audit::{Asked, Outcome, Proto, Record};
+use crate::gate::{aimed_at, Refused};
 use crate::state::Shared;
-use sonde_model::TestSpec;
-use sonde_wire::Refusal;
+use sonde_model::{Spec, TestSpec};
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -22,27 +22,28 @@ impl std::fmt::Debug for ApiAudit {
 }
 
 impl ApiAudit {
-    /// Writes the decision on a test `token`'s holder at `client` asked
-    /// the API to run: started (`refusal` none) or refused.
+    /// Writes the decision on a request (a test or a method) `token`'s
+    /// holder at `client` asked the API to run: started (`refused` none)
+    /// or refused, and by which rule.
     pub fn test(
         &self,
         client: Option<SocketAddr>,
         token: Option<&str>,
-        spec: &TestSpec,
-        refusal: Option<&Refusal>,
+        spec: &Spec,
+        refused: Option<&Refused>,
     ) {
         let mut asked = match spec {
-            TestSpec::Tcp(s) => s.asked(),
-            TestSpec::Udp(s) => s.asked(),
+            Spec::Test(TestSpec::Tcp(s)) => s.asked(),
+            Spec::Test(TestSpec::Udp(s)) => s.asked(),
             other => Asked {
-                test: Some(other.kind().name().to_string()),
+                test: Some(other.name().to_string()),
                 ..Asked::default()
             },
         };
-        asked.target = Some(spec.host().to_string());
+        asked.target = aimed_at(spec).first().map(|(_, t)| t.host().to_string());
         let peer = client.unwrap_or_else(|| SocketAddr::from(([0u16; 8], 0)));
-        let (outcome, reason) = match refusal {
-            Some(r) => (Outcome::Refused, Some(r.to_string())),
+        let (outcome, reason) = match refused {
+            Some(r) => (Outcome::Refused, Some(format!("{}: {r}", r.rule()))),
             None => (Outcome::Accepted, None),
         };
         let record = Record::new(peer, token, "api", Proto::Http, &asked, outcome, reason);

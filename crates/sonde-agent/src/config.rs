@@ -44,6 +44,11 @@ pub struct Limits {
     /// default: none may. The client must also be in `allow`, and the
     /// test must fit these limits.
     pub third_party_allow: Vec<IpNet>,
+    /// Longest a whole request from elsewhere than the command line may
+    /// run: a method's every trial and gap, a ping's every series. Each
+    /// test (each trial) must also fit `max_duration`.
+    #[serde(with = "sonde_model::serde_secs")]
+    pub max_work: Duration,
 }
 
 impl Default for Limits {
@@ -60,6 +65,7 @@ impl Default for Limits {
             max_connections: 1024,
             max_handshakes_per_source: 32,
             third_party_allow: Vec::new(),
+            max_work: Duration::from_secs(3600),
         }
     }
 }
@@ -90,6 +96,9 @@ pub struct ServerConfig {
     /// The mail server alert notices and incident mail go through
     /// (`[smtp]`).
     pub smtp: Option<sonde_incidents::SmtpConfig>,
+    /// Where requests from elsewhere than the command line may aim pings
+    /// and HTTP loads (`[targets]`; empty: nowhere).
+    pub targets: crate::targets_config::TargetsConfig,
 }
 
 /// The STAMP reflector (RFC 8762) of `sonde serve`.
@@ -135,6 +144,7 @@ impl Default for ServerConfig {
             alert: Vec::new(),
             readings: crate::readings_config::ReadingsConfig::default(),
             smtp: None,
+            targets: crate::targets_config::TargetsConfig::default(),
         }
     }
 }
@@ -216,6 +226,15 @@ impl ServerConfig {
         if l.allow.is_empty() {
             return invalid("limits.allow", "is empty, so no client could test");
         }
+        if l.max_work.is_zero() {
+            return invalid("limits.max_work", "must be more than 0");
+        }
+        self.targets
+            .validate()
+            .map_err(|reason| ConfigError::Invalid {
+                key: "targets.http",
+                reason,
+            })?;
         self.mesh
             .check()
             .map_err(|(key, reason)| ConfigError::Invalid { key, reason })?;

@@ -39,3 +39,8 @@ pub enum CampaignError {
     #[error(transparent)]
     Archive(#[from] sonde_archive::ArchiveError),
 }
+
+/// The first line of every plan written through the HTTP API: the agent
+/// runs such a plan as a request from the API (no files, its limits, only
+/// consented targets), whatever else its text says.
+pub const API_MARK: &str = "# api-campaign ";

@@ -30,12 +30,8 @@ pub struct Endpoint {
     pub agent: Option<String>,
 }
 
-/// What a step measures.
-#[derive(Debug, Clone, PartialEq)]
-pub enum StepBody {
-    Test(TestSpec),
-    Method(MethodSpec),
-}
+/// What a step measures: sonde's one request type, a test or a method.
+pub use sonde_model::Spec as StepBody;
 
 /// One step of the battery.
 #[derive(Debug, Clone, PartialEq)]
@@ -213,6 +209,13 @@ fn resolve_names(v: &mut toml::Value, ends: &[Endpoint], step: usize) -> Result<
     Ok(())
 }
 
+/// A step's request, read by sonde's one parser: a mistake is named by
+/// the step's number and the pointer of the value at fault.
+fn read_spec(n: usize, t: toml::Table) -> Result<StepBody, CampaignError> {
+    let value = serde_json::to_value(&t).map_err(|e| bad(format!("step {n}: {e}")))?;
+    StepBody::from_value(value).map_err(|e| bad(format!("step {n}: {e}")))
+}
+
 fn read_step(
     n: usize,
     mut t: toml::Table,
@@ -262,10 +265,7 @@ fn read_step(
         if let Some(defaults) = method_defaults(&t, to_address.as_deref().unwrap_or_default()) {
             t = overlay(defaults, t);
         }
-        let spec: MethodSpec = toml::Value::Table(t)
-            .try_into()
-            .map_err(|e| bad(format!("step {n}: {}", one_line(&e))))?;
-        StepBody::Method(spec)
+        read_spec(n, t)?
     } else if t.contains_key("test") {
         if !t.contains_key("host") {
             t.insert(
@@ -273,13 +273,13 @@ fn read_step(
                 toml::Value::String(to_address.unwrap_or_default()),
             );
         }
-        let mut spec: TestSpec = toml::Value::Table(t)
-            .try_into()
-            .map_err(|e| bad(format!("step {n}: {}", one_line(&e))))?;
-        scale_test(&mut spec, scale);
-        spec.validate()
-            .map_err(|e| bad(format!("step {n}: {}: {}", e.field, e.reason)))?;
-        StepBody::Test(spec)
+        let mut body = read_spec(n, t)?;
+        if let StepBody::Test(spec) = &mut body {
+            scale_test(spec, scale);
+            spec.validate()
+                .map_err(|e| bad(format!("step {n}: {}: {}", e.field, e.reason)))?;
+        }
+        body
     } else {
         return Err(bad(format!(
             "step {n}: say what it runs: test = \"tcp\"|\"udp\"|\"ping\", or method = …"
@@ -332,10 +332,6 @@ fn overlay(mut base: toml::Table, over: toml::Table) -> toml::Table {
         }
     }
     base
-}
-
-fn one_line(e: &toml::de::Error) -> String {
-    e.to_string().trim_end().replace('\n', " ")
 }
 
 /// Scales a test's duration (a ping: its count) by `scale`.

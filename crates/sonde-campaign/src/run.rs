@@ -32,6 +32,8 @@ enum Outcome {
     Kept(String),
     Failed(String),
     Skipped(String),
+    /// The agent's gate did not admit it.
+    Refused(String),
 }
 
 impl RunCtx<'_> {
@@ -68,6 +70,10 @@ impl RunCtx<'_> {
                     ("step_failed", d.clone())
                 }
                 Outcome::Skipped(d) => ("step_skipped", d.clone()),
+                Outcome::Refused(d) => {
+                    failed += 1;
+                    ("step_refused", d.clone())
+                }
             };
             self.event(kind, &format!("{}: {detail}", step.name));
             (self.progress)(Progress::StepEnded {
@@ -110,6 +116,10 @@ impl RunCtx<'_> {
                     )))
                 }
             }
+        };
+        let _admitted = match self.runners.admit(&step.body) {
+            Ok(slot) => slot,
+            Err(why) => return Ok(Outcome::Refused(why)),
         };
         let lease = if step.resource == ResourceClass::Throughput {
             let path = path_key(&from.address, &to.address);

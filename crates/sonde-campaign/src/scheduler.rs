@@ -31,6 +31,13 @@ pub trait Runners: Send + Sync {
     fn local(&self) -> Box<dyn Runner>;
     /// Another agent (`HOST[:PORT]`), as third-party tests.
     fn agent(&self, agent: &str) -> Result<Box<dyn Runner>, String>;
+    /// Admits a step when it is due: the agent's gate, for the plan's
+    /// origin. What it returns is held while the step runs (its slot);
+    /// `Err` says why not, and the step is recorded refused. By default
+    /// every step is admitted (the command line's `sonde campaign run`).
+    fn admit(&self, _step: &crate::StepBody) -> Result<Box<dyn std::any::Any + Send>, String> {
+        Ok(Box::new(()))
+    }
 }
 
 /// What the scheduler is doing, for a progress display or a log.

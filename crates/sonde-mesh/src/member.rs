@@ -7,7 +7,7 @@
 
 use crate::api_client::ApiClient;
 use crate::plan::Share;
-use sonde_agent::MeshConfig;
+use sonde_agent::{Gate, MeshConfig, Origin};
 use sonde_archive::AgentInfo;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -23,7 +23,7 @@ pub const SHARE_PATH: &str = "/api/v1/mesh/share";
 
 /// The first line of every share file this agent writes: only files that
 /// start with it are ever replaced or removed by the member.
-const MARK: &str = "# mesh-share ";
+pub const MARK: &str = "# mesh-share ";
 
 /// The central agent's answer to `GET /api/v1/mesh/share`.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
@@ -44,6 +44,7 @@ pub enum MemberError {
 pub fn start(
     config: &MeshConfig,
     campaigns: Option<&Path>,
+    gate: &Arc<Gate>,
     stop: &Arc<AtomicBool>,
 ) -> Result<Option<JoinHandle<()>>, MemberError> {
     let Some(central) = &config.central else {
@@ -78,10 +79,20 @@ pub fn start(
         location: config.location.clone(),
         version: Some(sonde_model::SONDE_VERSION.to_string()),
     };
+    if config.targets.is_empty() {
+        tracing::warn!(
+            "mesh.targets is empty: no share will run here; list the prefixes of the \
+             mesh's agents there"
+        );
+    }
     let member = Member {
         client,
         info,
-        targets: config.targets.clone(),
+        check: ShareCheck {
+            gate: Arc::clone(gate),
+            targets: config.targets.clone(),
+            own: config.addresses.clone(),
+        },
         campaigns,
         every: config.every,
         stop: Arc::clone(stop),
@@ -96,7 +107,7 @@ pub fn start(
 struct Member {
     client: ApiClient,
     info: AgentInfo,
-    targets: Vec<ipnet::IpNet>,
+    check: ShareCheck,
     campaigns: PathBuf,
     every: Duration,
     stop: Arc<AtomicBool>,
@@ -151,55 +162,64 @@ impl Member {
         }
         let reply: ShareReply =
             serde_json::from_slice(&answer).map_err(|e| format!("share: {e}"))?;
-        write_shares(&self.campaigns, &reply.shares, &self.targets).map_err(|e| e.to_string())?;
+        write_shares(&self.campaigns, &reply.shares, &self.check).map_err(|e| e.to_string())?;
         Ok(reply.shares.len())
     }
 }
 
-/// Why a share may not run here: a peer outside `targets` (when there
-/// are any), or an address that is not one.
-pub fn outside(share: &Share, targets: &[ipnet::IpNet]) -> Option<String> {
-    if targets.is_empty() {
-        return None;
-    }
-    let plan: toml::Table = match toml::from_str(&share.text) {
-        Ok(t) => t,
-        Err(e) => return Some(format!("it does not read: {}", e.message())),
-    };
-    let endpoints = plan
-        .get("endpoint")
-        .and_then(toml::Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    // The first endpoint is this agent; the others are its peers.
-    for e in endpoints.iter().skip(1) {
-        let address = e.get("address").and_then(toml::Value::as_str).unwrap_or("");
-        match address.parse::<std::net::IpAddr>() {
-            Ok(ip) if targets.iter().any(|t| t.contains(&ip.to_canonical())) => {}
-            Ok(ip) => return Some(format!("peer {ip} is outside mesh.targets")),
-            Err(_) => {
+/// What a share is checked against before it is written: the agent's
+/// gate (for a mesh share, every test's target in `mesh.targets`), the
+/// targets themselves, and this agent's own addresses.
+pub struct ShareCheck {
+    pub gate: Arc<Gate>,
+    pub targets: Vec<ipnet::IpNet>,
+    /// This agent's addresses (`mesh.addresses`): the one endpoint of a
+    /// share that is not a target.
+    pub own: Vec<String>,
+}
+
+impl ShareCheck {
+    /// Why a share may not run here, if it may not: a peer endpoint
+    /// outside `mesh.targets` (empty: none is inside), or a step the gate
+    /// refuses — its host, its URL, a file it names, its limits.
+    pub fn refuses(&self, share: &Share) -> Option<String> {
+        let plan = match sonde_campaign::Plan::parse(&share.text, None, &Default::default()) {
+            Ok(p) => p,
+            Err(e) => return Some(format!("it does not read: {e}")),
+        };
+        for e in &plan.endpoints {
+            if self.own.iter().any(|a| a == &e.address) {
+                continue;
+            }
+            if let Some(out) = sonde_agent::gate::consent::outside(&e.address, &self.targets) {
                 return Some(format!(
-                    "peer '{address}' is not an address in mesh.targets"
-                ))
+                    "endpoint {}: {out} is outside mesh.targets (rule: consent)",
+                    e.name
+                ));
             }
         }
+        for (i, step) in plan.steps.iter().enumerate() {
+            if let Err(r) = self.gate.check(&Origin::Mesh, &step.body) {
+                return Some(format!("step {} ({}): {r}", i + 1, step.name));
+            }
+        }
+        None
     }
-    None
 }
 
 /// Makes the share files in `dir` be `shares`: each written (through a
 /// temporary file, so the scheduler never reads half of one) where it
 /// changed, and share files no longer in it removed. Files this member
-/// did not write are never touched; a share aimed outside `targets` is
-/// refused.
-pub fn write_shares(dir: &Path, shares: &[Share], targets: &[ipnet::IpNet]) -> std::io::Result<()> {
+/// did not write are never touched; a share `check` refuses is left out,
+/// and its refusal logged.
+pub fn write_shares(dir: &Path, shares: &[Share], check: &ShareCheck) -> std::io::Result<()> {
     let mut wanted = BTreeSet::new();
     for share in shares {
         if !sonde_agent::mesh_config::valid_name(&share.name) {
             tracing::warn!(name = %share.name, "a share with a name that is not one: left out");
             continue;
         }
-        if let Some(why) = outside(share, targets) {
+        if let Some(why) = check.refuses(share) {
             tracing::warn!(plan = %share.name, "share refused: {why}");
             continue;
         }
@@ -239,6 +259,30 @@ fn is_share(path: &Path) -> bool {
 mod tests {
     use super::*;
 
+    fn check(targets: &[&str]) -> ShareCheck {
+        let targets: Vec<ipnet::IpNet> = targets.iter().map(|t| t.parse().unwrap()).collect();
+        ShareCheck {
+            gate: Gate::new(
+                sonde_agent::Limits::default(),
+                sonde_agent::TargetsConfig::default(),
+                targets.clone(),
+            ),
+            targets,
+            own: vec!["2001:db8:1::1".into()],
+        }
+    }
+
+    const PLAN: &str = "name = \"mesh-x-a\"\n[schedule]\nrepeat = \"PT1H\"\n[[endpoint]]\nname = \"a\"\naddress = \"2001:db8:1::1\"\n\
+                        [[endpoint]]\nname = \"b\"\naddress = \"{peer}\"\n\
+                        [[step]]\nfrom = \"a\"\nto = \"b\"\ntest = \"ping\"\ncount = 3\n";
+
+    fn share(name: &str, text: &str) -> Share {
+        Share {
+            name: name.into(),
+            text: text.into(),
+        }
+    }
+
     #[test]
     fn shares_are_written_replaced_and_withdrawn_and_other_plans_left_alone() {
         let dir = std::env::temp_dir().join(format!("sonde-mesh-member-{}", std::process::id()));
@@ -246,26 +290,25 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("own.toml"), "name = \"own\"\n").unwrap();
         std::fs::write(dir.join("mesh-x-a.toml"), "name = \"mine, by hand\"\n").unwrap();
-        let share = |name: &str, text: &str| Share {
-            name: name.into(),
-            text: text.into(),
-        };
+        let ok = check(&["2001:db8::/32"]);
+        let one = PLAN.replace("{peer}", "2001:db8:2::1");
+        let two = one.replace("count = 3", "count = 4");
         write_shares(
             &dir,
-            &[share("mesh-backbone-a", "one"), share("mesh-x-a", "two")],
-            &[],
+            &[share("mesh-backbone-a", &one), share("mesh-x-a", &one)],
+            &ok,
         )
         .unwrap();
         let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
-        assert!(read("mesh-backbone-a.toml").ends_with("\none"));
+        assert!(read("mesh-backbone-a.toml").ends_with(&one));
         assert_eq!(
             read("mesh-x-a.toml"),
             "name = \"mine, by hand\"\n",
             "not ours"
         );
-        write_shares(&dir, &[share("mesh-backbone-a", "three")], &[]).unwrap();
-        assert!(read("mesh-backbone-a.toml").ends_with("\nthree"));
-        write_shares(&dir, &[], &[]).unwrap();
+        write_shares(&dir, &[share("mesh-backbone-a", &two)], &ok).unwrap();
+        assert!(read("mesh-backbone-a.toml").ends_with(&two));
+        write_shares(&dir, &[], &ok).unwrap();
         assert!(!dir.join("mesh-backbone-a.toml").exists());
         assert!(dir.join("own.toml").exists());
         assert!(dir.join("mesh-x-a.toml").exists());
@@ -274,26 +317,29 @@ mod tests {
 
     #[test]
     fn a_share_aimed_outside_the_targets_is_refused() {
-        let text = "name = \"mesh-x-a\"\n[[endpoint]]\nname = \"a\"\naddress = \"2001:db8:1::1\"\n\
-                    [[endpoint]]\nname = \"b\"\naddress = \"{peer}\"\n";
-        let share = |peer: &str| Share {
-            name: "mesh-x-a".into(),
-            text: text.replace("{peer}", peer),
-        };
-        let targets: Vec<ipnet::IpNet> = vec![
-            "2001:db8::/32".parse().unwrap(),
-            "192.0.2.0/24".parse().unwrap(),
-        ];
-        assert_eq!(outside(&share("2001:db8:2::1"), &targets), None);
-        assert_eq!(outside(&share("::ffff:192.0.2.7"), &targets), None);
-        let why = outside(&share("2001:4860::8888"), &targets).unwrap();
+        let c = check(&["2001:db8::/32", "192.0.2.0/24"]);
+        let with = |peer: &str| share("mesh-x-a", &PLAN.replace("{peer}", peer));
+        assert_eq!(c.refuses(&with("2001:db8:2::1")), None);
+        assert_eq!(c.refuses(&with("::ffff:192.0.2.7")), None);
+        let why = c.refuses(&with("2001:4860::8888")).unwrap();
         assert!(why.contains("outside mesh.targets"), "{why}");
-        let why = outside(&share("victim.example"), &targets).unwrap();
-        assert!(why.contains("not an address"), "{why}");
-        assert_eq!(
-            outside(&share("2001:4860::8888"), &[]),
-            None,
-            "no targets: anywhere"
+        let why = c.refuses(&with("victim.invalid")).unwrap();
+        assert!(why.contains("victim.invalid"), "{why}");
+        // Empty targets: nothing is inside.
+        let why = check(&[]).refuses(&with("2001:db8:2::1")).unwrap();
+        assert!(why.contains("outside mesh.targets"), "{why}");
+        // A step's own host, not its endpoint's.
+        let aimed = PLAN
+            .replace("{peer}", "2001:db8:2::1")
+            .replace("count = 3", "count = 3\nhost = \"127.0.0.1\"");
+        let why = c.refuses(&share("mesh-x-a", &aimed)).unwrap();
+        assert!(why.contains("step 1") && why.contains("127.0.0.1"), "{why}");
+        // A file on the agent.
+        let file = PLAN.replace("{peer}", "2001:db8:2::1").replace(
+            "test = \"ping\"\ncount = 3",
+            "test = \"http\"\nurl = \"http://[2001:db8:2::1]/\"\nbody_file = \"/etc/passwd\"",
         );
+        let why = c.refuses(&share("mesh-x-a", &file)).unwrap();
+        assert!(why.contains("no_files"), "{why}");
     }
 }

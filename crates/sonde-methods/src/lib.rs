@@ -27,6 +27,7 @@ pub mod repeat;
 pub mod step;
 pub mod sweep;
 pub mod tune;
+pub mod work;
 
 #[cfg(test)]
 mod limiter_tests;
@@ -37,6 +38,7 @@ mod sweep_tests;
 pub(crate) mod scripted;
 
 pub use error::MethodError;
+pub use work::method_work;
 
 use sonde_model::{MethodResult, MethodSpec};
 use sonde_run::{Events, Runner, Stop};

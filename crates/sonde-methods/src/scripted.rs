@@ -8,6 +8,8 @@
 //! (`overhead_bytes` beyond the UDP payload), a base one-way delay, an
 //! unpaced sender's top rate and a noise: each trial sees the limiter's
 //! rate moved by a Gaussian of `noise_pct` (seeded, so runs repeat).
+//! Host names resolve to [`ScriptedPath::addresses`], literal addresses
+//! to themselves, without a lookup.
 
 use sonde_model::udp_report::OneWayDelay;
 use sonde_model::{
@@ -15,6 +17,7 @@ use sonde_model::{
     Timestamp,
 };
 use sonde_run::{Events, RunError, Runner, Stop};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::Mutex;
 
 /// What limits one direction of the scripted path.
@@ -69,6 +72,8 @@ pub struct ScriptedPath {
     pub reverse: PathDir,
     /// Extra delay of IPv4 over IPv6 (to tell families apart in tests).
     pub v4_extra_delay_ms: f64,
+    /// What every host name resolves to (both families by default).
+    pub addresses: Vec<IpAddr>,
     rng: Mutex<u64>,
     asked: Mutex<Vec<TestSpec>>,
 }
@@ -79,6 +84,10 @@ impl ScriptedPath {
             forward,
             reverse,
             v4_extra_delay_ms: 0.0,
+            addresses: vec![
+                IpAddr::V6(Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 1)),
+                IpAddr::V4(Ipv4Addr::new(192, 0, 2, 1)),
+            ],
             rng: Mutex::new(0x9e37_79b9_7f4a_7c15),
             asked: Mutex::new(Vec::new()),
         }
@@ -239,6 +248,26 @@ fn figures(d: Direction, o: &Outcome, payload: f64, secs: f64, udp: bool) -> Fig
 }
 
 impl Runner for ScriptedPath {
+    fn resolve(&self, host: &str, family: IpFamily) -> Result<Vec<IpAddr>, RunError> {
+        let literal = host.trim_start_matches('[').trim_end_matches(']').parse();
+        let mut addrs: Vec<IpAddr> = match literal {
+            Ok(ip) => vec![ip],
+            Err(_) => self.addresses.clone(),
+        };
+        addrs.retain(|a| match family {
+            IpFamily::Any => true,
+            IpFamily::V4 => a.is_ipv4(),
+            IpFamily::V6 => a.is_ipv6(),
+        });
+        addrs.sort_by_key(IpAddr::is_ipv4);
+        if addrs.is_empty() {
+            return Err(RunError::Unsupported(format!(
+                "{host} has no {family:?} address"
+            )));
+        }
+        Ok(addrs)
+    }
+
     fn run(&self, spec: &TestSpec, stop: &Stop, _: &Events) -> Result<TestResult, RunError> {
         spec.validate()?;
         if stop.is_stopped() {

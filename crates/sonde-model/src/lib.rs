@@ -23,6 +23,7 @@ pub mod method;
 pub mod ping;
 pub mod profile;
 pub mod report;
+pub mod request;
 pub mod result;
 pub mod rtt;
 pub mod serde_secs;
@@ -34,6 +35,7 @@ pub mod udp_report;
 pub mod udp_spec;
 pub mod units;
 pub mod v1;
+pub mod work;
 
 pub use client_spec::Volume;
 pub use credential::{Credential, CredentialError};
@@ -52,6 +54,7 @@ pub use profile::Profile;
 pub use report::{
     SampleWindow, SideReport, SideSample, SocketInForce, StreamRole, StreamSide, TcpInfoSnapshot,
 };
+pub use request::{ParseError, Spec};
 pub use result::{
     Interval, PingSeries, ResultId, StreamResult, Summary, TestEnv, TestResult, Timestamp,
     RESULT_FORMAT_VERSION,
@@ -63,6 +66,7 @@ pub use tos::{DscpFlag, DscpFlagError};
 pub use udp_report::{UdpSideReport, UdpStreamSide, UdpTally};
 pub use udp_spec::UdpSpec;
 pub use units::{ByteSize, Rate, UnitError};
+pub use work::Work;
 
 /// The version of sonde that built this crate (all crates share one version).
 pub const SONDE_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -27,6 +27,10 @@ pub enum RunError {
     /// protocol version, its own check of the spec, what it has.
     #[error("the server refused the test: {0}")]
     Denied(Refusal),
+    /// This agent's own gate refused the test (a request from elsewhere
+    /// than the command line: its origin's rules, limits, consent).
+    #[error("refused by this agent: {0}")]
+    Gate(String),
     /// The server runs as many tests as it may: try again later.
     #[error("{0}")]
     PeerBusy(String),
@@ -63,6 +67,7 @@ impl RunError {
             self,
             RunError::Invalid(_)
                 | RunError::KeyFile { .. }
+                | RunError::Gate(_)
                 | RunError::ThirdParty {
                     kind: "invalid",
                     ..
@@ -78,7 +83,7 @@ impl RunError {
         match self {
             RunError::Invalid(_) => "invalid",
             RunError::KeyFile { .. } => "key_file",
-            RunError::Refused { .. } => "refused",
+            RunError::Refused { .. } | RunError::Gate(_) => "refused",
             RunError::Denied(_) => "denied",
             RunError::PeerBusy(_) => "busy",
             RunError::Unreachable(_) => "unreachable",

@@ -1,13 +1,25 @@
 //! [`run`] and the [`Runner`] trait.
 
 use crate::{http, latency, ping, tcp, udp, Events, RunError, Stop};
-use sonde_model::{Event, TestResult, TestSpec};
+use sonde_model::{Event, IpFamily, TestResult, TestSpec};
+use std::net::IpAddr;
 use std::sync::Arc;
 
 /// Something that runs tests: the real [`LocalRunner`], or a scripted
 /// fake in the tests of methods and schedulers.
 pub trait Runner: Send + Sync {
     fn run(&self, spec: &TestSpec, stop: &Stop, events: &Events) -> Result<TestResult, RunError>;
+
+    /// The addresses `host` has for the tests this runner runs, IPv6
+    /// first (or only `family`'s), as a test would connect: a method that
+    /// must know the family before its first test asks here (a DNS
+    /// lookup, no socket). Empty: this runner cannot tell from here (its
+    /// tests start on another host). By default, this host's resolver.
+    fn resolve(&self, host: &str, family: IpFamily) -> Result<Vec<IpAddr>, RunError> {
+        sonde_engine::connect::resolve(host, 0, family)
+            .map(|addrs| addrs.into_iter().map(|a| a.ip()).collect())
+            .map_err(RunError::Unreachable)
+    }
 }
 
 /// Runs tests from this host with [`run`].

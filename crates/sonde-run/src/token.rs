@@ -3,7 +3,8 @@
 //! servers that want one (`auth.required`, or a class given by token).
 
 use crate::{Events, RunError, Runner, Stop};
-use sonde_model::{Credential, TestResult, TestSpec};
+use sonde_model::{Credential, IpFamily, TestResult, TestSpec};
+use std::net::IpAddr;
 
 /// Runs every test through `inner` with `token` in the TCP and UDP specs
 /// that carry none of their own (ping and HTTP have no sonde server to
@@ -22,6 +23,10 @@ impl Runner for TokenRunner {
             _ => {}
         }
         self.inner.run(&spec, stop, events)
+    }
+
+    fn resolve(&self, host: &str, family: IpFamily) -> Result<Vec<IpAddr>, RunError> {
+        self.inner.resolve(host, family)
     }
 }
 

@@ -37,6 +37,9 @@ pub struct WebConfig {
     pub http: sonde_agent::HttpConfig,
     /// The control port's limits ("run a test now" keeps to them).
     pub limits: sonde_agent::Limits,
+    /// The agent's one admission gate: every request the API starts
+    /// passes it.
+    pub gate: Arc<sonde_agent::Gate>,
     /// The agent's campaigns directory, if it runs campaigns.
     pub campaigns_dir: Option<PathBuf>,
     pub live: Arc<LiveBus>,
@@ -78,6 +81,8 @@ pub fn spawn(
         archive: config.archive,
         http: config.http,
         limits: config.limits,
+        gate: config.gate,
+        runs: api::RunningRequests::default(),
         campaigns_dir: config.campaigns_dir,
         live: config.live,
         counters: config.counters,

@@ -168,4 +168,12 @@ impl Runner for LiveRunner {
         self.bus.watch(&id, spec, events);
         self.inner.run(spec, stop, events)
     }
+
+    fn resolve(
+        &self,
+        host: &str,
+        family: sonde_model::IpFamily,
+    ) -> Result<Vec<std::net::IpAddr>, sonde_run::RunError> {
+        self.inner.resolve(host, family)
+    }
 }

@@ -7,6 +7,7 @@
 //! progress is kept as interrupted.
 
 use crate::campaign_cmd::{read_plan, which_endpoint, CliRunners};
+use sonde_agent::{Gate, GatedRunner, Origin};
 use sonde_archive::Store;
 use sonde_campaign::Runners;
 use sonde_campaign::{Control, Progress, Scheduler};
@@ -37,24 +38,85 @@ pub fn spawn(
     archive: String,
     live: Arc<LiveBus>,
     token: Option<Credential>,
+    gate: Arc<Gate>,
     shutdown: Arc<AtomicBool>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
-    let runners = AgentRunners { live, token };
+    let runners = AgentRunners {
+        live,
+        token,
+        gate,
+        origin: Origin::OperatorPlan,
+    };
     std::thread::Builder::new()
         .name("sonde-campaigns".into())
         .spawn(move || watch(&dir, &archive, &runners, &shutdown))
 }
 
+/// Where a plan came from, by its first line: written through the API,
+/// a mesh share, or the operator's own.
+pub fn origin_of(text: &str) -> Origin {
+    if text.starts_with(sonde_campaign::API_MARK) {
+        Origin::ApiCampaign
+    } else if text.starts_with(sonde_mesh::member::MARK) {
+        Origin::Mesh
+    } else {
+        Origin::OperatorPlan
+    }
+}
+
 /// The command line's runners, with this host's tests shown live and the
-/// agent's token proved where it has one.
+/// agent's token proved where it has one; every test passes the agent's
+/// gate for the plan's origin.
 #[derive(Clone)]
 struct AgentRunners {
     live: Arc<LiveBus>,
     token: Option<Credential>,
+    gate: Arc<Gate>,
+    origin: Origin,
+}
+
+impl AgentRunners {
+    fn gated(&self, inner: Box<dyn Runner>) -> Box<dyn Runner> {
+        Box::new(GatedRunner {
+            inner,
+            gate: Arc::clone(&self.gate),
+            origin: self.origin.clone(),
+        })
+    }
 }
 
 impl Runners for AgentRunners {
+    fn admit(
+        &self,
+        step: &sonde_campaign::StepBody,
+    ) -> Result<Box<dyn std::any::Any + Send>, String> {
+        match self.gate.admit(&self.origin, step) {
+            Ok(admitted) => Ok(Box::new(admitted)),
+            Err(r) => {
+                tracing::warn!(origin = self.origin.name(), rule = %r.rule(), "a step refused: {r}");
+                Err(format!("{} (rule: {})", r, r.rule()))
+            }
+        }
+    }
+
     fn local(&self) -> Box<dyn Runner> {
+        self.gated(self.live_local())
+    }
+
+    fn agent(&self, agent: &str) -> Result<Box<dyn Runner>, String> {
+        let inner = CliRunners.agent(agent)?;
+        Ok(self.gated(match &self.token {
+            Some(token) => Box::new(TokenRunner {
+                inner,
+                token: token.clone(),
+            }),
+            None => inner,
+        }))
+    }
+}
+
+impl AgentRunners {
+    fn live_local(&self) -> Box<dyn Runner> {
         let inner: Box<dyn Runner> = match &self.token {
             Some(token) => Box::new(TokenRunner {
                 inner: Box::new(LocalRunner),
@@ -65,16 +127,6 @@ impl Runners for AgentRunners {
         Box::new(LiveRunner {
             inner,
             bus: Arc::clone(&self.live),
-        })
-    }
-    fn agent(&self, agent: &str) -> Result<Box<dyn Runner>, String> {
-        let inner = CliRunners.agent(agent)?;
-        Ok(match &self.token {
-            Some(token) => Box::new(TokenRunner {
-                inner,
-                token: token.clone(),
-            }),
-            None => inner,
         })
     }
 }
@@ -160,6 +212,10 @@ fn watch(dir: &Path, archive: &str, runners: &AgentRunners, shutdown: &AtomicBoo
 fn start(path: &Path, archive: &str, runners: &AgentRunners) -> Result<Running, String> {
     let (plan, text) = read_plan(path, None, &BTreeMap::new())?;
     let me = which_endpoint(&plan, None)?;
+    let runners = &AgentRunners {
+        origin: origin_of(&text),
+        ..runners.clone()
+    };
     let store = Store::open(archive).map_err(|e| e.to_string())?;
     let control = Arc::new(Control::default());
     let ctl = Arc::clone(&control);

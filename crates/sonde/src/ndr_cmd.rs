@@ -112,8 +112,8 @@ fn flag_of(field: &str) -> &str {
         "resolution_pct" => "--resolution",
         "max_rate_bps" => "--max-rate",
         "trial_s" => "--trial",
-        "families" => "--families",
-        "host" => "HOST",
+        "families" | "step.families" => "--families",
+        "host" | "trial.host" => "HOST",
         other => other,
     }
 }
@@ -179,8 +179,10 @@ pub fn run(args: NdrArgs) -> Result<(), Failure> {
 }
 
 /// Runs an NDR spec (from flags, or a file given to `sonde run`: then
-/// errors name the spec's keys, not flags).
-pub fn run_ndr_spec(mut spec: NdrSpec, output: Output) -> Result<(), Failure> {
+/// errors name the spec's keys, not flags) through [`run_ndr`], which
+/// settles `family = any` from the host's address as a campaign step's
+/// does; a host without one is a usage error.
+pub fn run_ndr_spec(spec: NdrSpec, output: Output) -> Result<(), Failure> {
     let name = |field: &str| {
         if output.flags {
             flag_of(field).to_string()
@@ -193,34 +195,6 @@ pub fn run_ndr_spec(mut spec: NdrSpec, output: Output) -> Result<(), Failure> {
     if let Err(e) = spec.validate() {
         let failure = Failure::Usage(anyhow!("invalid {}: {}", name(e.field), e.reason));
         return Err(output.fail(Some(&test), "invalid", failure));
-    }
-    // Frame sizes need the family: the one the host will be reached over
-    // (IPv6 first, as the runner connects), each of --families' names.
-    let families = if spec.step.families.is_empty() {
-        vec![spec.trial.family]
-    } else {
-        spec.step.families.clone()
-    };
-    for f in families {
-        match sonde_engine::connect::resolve(&spec.trial.host, spec.trial.port, f) {
-            Ok(addrs) if f == IpFamily::Any && spec.step.families.is_empty() => {
-                spec.trial.family = match addrs.first() {
-                    Some(a) if a.is_ipv4() => IpFamily::V4,
-                    _ => IpFamily::V6,
-                };
-            }
-            Ok(_) => {}
-            Err(e) => {
-                let key = match (spec.step.families.is_empty(), output.flags) {
-                    (true, true) => "HOST",
-                    (true, false) => "trial.host",
-                    (false, true) => "--families",
-                    (false, false) => "step.families",
-                };
-                let failure = Failure::Usage(anyhow!("invalid {key}: {e}"));
-                return Err(output.fail(Some(&test), "invalid", failure));
-            }
-        }
     }
     let stop = interrupt_flag();
     let sink = output.sink.clone();

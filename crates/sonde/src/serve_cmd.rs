@@ -169,6 +169,13 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
         .map_err(|e| Failure::Usage(anyhow!("invalid configuration: {e}")))?;
     let smtp = config.smtp.clone();
     let readings = config.readings.clone();
+    // The one gate every request from elsewhere than the command line
+    // passes: the API's, the campaigns' and the mesh shares'.
+    let gate = sonde_agent::Gate::new(
+        config.limits.clone(),
+        config.targets.clone(),
+        config.mesh.targets.clone(),
+    );
     let reflector = Reflector::bind(&config.reflector, &config.bind);
     let server = Server::bind(config)?;
     let counters = server.counters();
@@ -219,6 +226,7 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
             archive: archive.clone(),
             http: http_config.clone(),
             limits: limits.clone(),
+            gate: Arc::clone(&gate),
             campaigns_dir: args.campaigns.clone(),
             live: Arc::clone(&live),
             counters: Arc::clone(&counters),
@@ -251,6 +259,7 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
             archive.clone(),
             Arc::clone(&live),
             token,
+            Arc::clone(&gate),
             Arc::clone(&stop),
         )
         .map_err(|e| Failure::Run(anyhow!("cannot start the campaigns: {e}")))?;
@@ -278,7 +287,7 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
     )
     .map_err(|e| Failure::Usage(anyhow!("invalid configuration: {e}")))?;
     threads.extend(ingest);
-    let member = sonde_mesh::member::start(&mesh, args.campaigns.as_deref(), &stop)
+    let member = sonde_mesh::member::start(&mesh, args.campaigns.as_deref(), &gate, &stop)
         .map_err(|e| Failure::Usage(anyhow!("invalid configuration: {e}")))?;
     threads.extend(member);
     let until = Until {

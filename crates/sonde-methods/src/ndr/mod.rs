@@ -23,6 +23,7 @@ use sonde_model::{
     IpFamily, MethodResult, MethodSpec, Rate, TestResult, TestSpec, Timestamp, UdpSpec,
 };
 use sonde_run::{Events, RunError, Runner, Stop};
+use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
 /// Most trials one size may take, confirmations included.
@@ -43,7 +44,8 @@ pub struct TrialReport<'a> {
 }
 
 /// Runs the search of `spec` through `runner`: every size over every
-/// family (`spec.step.families`, or the trial's own), in that order.
+/// family (`spec.step.families`, or the trial's own, made concrete by
+/// [`resolve_families`], whose spec the result keeps), in that order.
 /// `on_trial` sees each trial as it finishes. A stop ends the method
 /// with what ran (`interrupted`).
 pub fn run_ndr(
@@ -54,6 +56,7 @@ pub fn run_ndr(
     on_trial: &mut dyn FnMut(&TrialReport<'_>, &TestResult),
 ) -> Result<MethodResult, MethodError> {
     spec.validate()?;
+    let spec = &resolve_families(runner, spec)?;
     let mut result = MethodResult::new(MethodSpec::Ndr(spec.clone()), Timestamp::now());
     let clock = Instant::now();
     let families = families_of(&TestSpec::Udp(spec.trial.clone()), &spec.step);
@@ -83,6 +86,63 @@ pub fn run_ndr(
     result.trials = ctx.trials;
     result.duration_s = clock.elapsed().as_secs_f64();
     Ok(result)
+}
+
+/// `spec` with the family its frame sizes need (an IPv4 header is 20
+/// bytes shorter than IPv6's): a trial of `family = any` (and no
+/// `step.families`) gets the family of the first address its host has,
+/// IPv6 first, as the runner connects. Each family searched must have an
+/// address, else a usage error names `trial.host` (or `step.families`).
+/// A literal address is its own answer; any other host is looked up
+/// through [`Runner::resolve`] (no socket here). A runner that cannot
+/// tell (its tests start elsewhere) leaves `any`, sized as IPv6.
+pub fn resolve_families(runner: &dyn Runner, spec: &NdrSpec) -> Result<NdrSpec, MethodError> {
+    let mut spec = spec.clone();
+    let (families, field) = if spec.step.families.is_empty() {
+        (vec![spec.trial.family], "trial.host")
+    } else {
+        (spec.step.families.clone(), "step.families")
+    };
+    let host = spec.trial.host.as_str();
+    let literal = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse::<IpAddr>()
+        .ok();
+    let mut found = None;
+    for family in families {
+        let first = match literal {
+            Some(ip) if family_of(ip, family) => Some(ip),
+            _ => runner
+                .resolve(host, family)
+                .map_err(|e| MethodError::Invalid {
+                    field,
+                    detail: e.to_string(),
+                })?
+                .first()
+                .copied(),
+        };
+        if family == IpFamily::Any && field == "trial.host" {
+            found = first;
+        }
+    }
+    if let Some(ip) = found {
+        spec.trial.family = if ip.is_ipv4() {
+            IpFamily::V4
+        } else {
+            IpFamily::V6
+        };
+    }
+    Ok(spec)
+}
+
+/// Whether `ip` is an address of `family`.
+fn family_of(ip: IpAddr, family: IpFamily) -> bool {
+    match family {
+        IpFamily::Any => true,
+        IpFamily::V4 => ip.is_ipv4(),
+        IpFamily::V6 => ip.is_ipv6(),
+    }
 }
 
 /// What ends a search early: a stop, or a trial that failed.

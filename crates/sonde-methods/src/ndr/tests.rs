@@ -202,6 +202,10 @@ impl Runner for Refusing<'_> {
         }
         self.inner.run(spec, stop, events)
     }
+
+    fn resolve(&self, host: &str, family: IpFamily) -> Result<Vec<IpAddr>, RunError> {
+        self.inner.resolve(host, family)
+    }
 }
 
 #[test]
@@ -256,4 +260,160 @@ fn bad_specs_are_refused_by_key() {
         );
     }
     assert_eq!(path.trials(), 0);
+}
+
+/// RFC 2544 frame sizes toward `host`, the trial's family left to the
+/// host (`any`).
+fn any_family_spec(host: &str) -> NdrSpec {
+    let mut s = spec(&[], SearchMode::Informed);
+    s.trial.host = host.into();
+    s.trial.family = IpFamily::Any;
+    s.size_kind = SizeKind::Frame;
+    s.sizes = vec![128, 1518];
+    s.max_rate = Some(Rate::from_bps(10_000_000));
+    s
+}
+
+/// The UDP specs `path` was asked to run, in order.
+fn asked_udp(path: &ScriptedPath) -> Vec<UdpSpec> {
+    path.asked()
+        .into_iter()
+        .map(|t| match t {
+            TestSpec::Udp(u) => u,
+            other => panic!("not a udp trial: {other:?}"),
+        })
+        .collect()
+}
+
+#[test]
+fn any_family_takes_the_literal_hosts_family_through_run_method_as_through_run_ndr() {
+    for (host, family, ip_bytes) in [("127.0.0.1", IpFamily::V4, 20), ("::1", IpFamily::V6, 40)] {
+        let s = any_family_spec(host);
+        // As a campaign step or the API run it.
+        let dispatched = shaper(0.0);
+        let r = crate::run_method(
+            &dispatched,
+            &MethodSpec::Ndr(s.clone()),
+            &Stop::new(),
+            &Events::new(),
+        )
+        .unwrap();
+        // As `sonde ndr` and `sonde run` run it.
+        let direct = shaper(0.0);
+        let d = run(&direct, &s);
+
+        assert_eq!(r.results.len(), 2, "{host}");
+        for (size, frame) in r.results.iter().zip([128, 1518]) {
+            assert_eq!(size.family, family, "{host}");
+            assert_eq!(size.frame_bytes, frame, "{host}");
+            // Ethernet header and FCS (18), IP, UDP (8).
+            assert_eq!(size.payload_bytes, frame - 18 - ip_bytes - 8, "{host}");
+        }
+        let MethodSpec::Ndr(kept) = &r.spec else {
+            panic!("{:?}", r.spec)
+        };
+        assert_eq!(kept.trial.family, family, "the spec kept says the family");
+
+        let trials = asked_udp(&dispatched);
+        assert!(!trials.is_empty());
+        for t in &trials {
+            assert_eq!(t.family, family, "{host}: {t:?}");
+            assert!(
+                [128 - 26 - ip_bytes, 1518 - 26 - ip_bytes].contains(&t.length),
+                "{host}: {t:?}"
+            );
+        }
+        assert_eq!(
+            path_specs(&dispatched),
+            path_specs(&direct),
+            "{host}: the same trials, in the same order"
+        );
+        let sizes = |r: &MethodResult| -> Vec<(IpFamily, u32, u32)> {
+            r.results
+                .iter()
+                .map(|s| (s.family, s.frame_bytes, s.payload_bytes))
+                .collect()
+        };
+        assert_eq!(sizes(&r), sizes(&d), "{host}");
+    }
+}
+
+/// The specs `path` ran, comparable.
+fn path_specs(path: &ScriptedPath) -> Vec<String> {
+    path.asked().iter().map(|t| format!("{t:?}")).collect()
+}
+
+#[test]
+fn any_family_takes_the_first_address_a_name_resolves_to() {
+    for (addresses, family) in [
+        (vec!["2001:db8::1", "192.0.2.1"], IpFamily::V6),
+        (vec!["192.0.2.1"], IpFamily::V4),
+    ] {
+        let mut path = shaper(0.0);
+        path.addresses = addresses.iter().map(|a| a.parse().unwrap()).collect();
+        let r = run(&path, &any_family_spec("server.test"));
+        assert!(r.results.iter().all(|s| s.family == family), "{r:?}");
+        assert!(asked_udp(&path).iter().all(|t| t.family == family));
+    }
+}
+
+#[test]
+fn a_family_the_host_lacks_is_refused_by_key_before_any_trial() {
+    let path = shaper(0.0);
+    let mut s = any_family_spec("127.0.0.1");
+    s.trial.family = IpFamily::V6;
+    let e = run_ndr(&path, &s, &Stop::new(), &Events::new(), &mut |_, _| {}).unwrap_err();
+    assert!(
+        matches!(&e, MethodError::Invalid { field, .. } if *field == "trial.host"),
+        "{e:?}"
+    );
+    let mut path = shaper(0.0);
+    path.addresses = vec!["2001:db8::1".parse().unwrap()];
+    let mut s = any_family_spec("server.test");
+    s.step.families = vec![IpFamily::V6, IpFamily::V4];
+    let e = run_ndr(&path, &s, &Stop::new(), &Events::new(), &mut |_, _| {}).unwrap_err();
+    assert!(
+        matches!(&e, MethodError::Invalid { field, .. } if *field == "step.families"),
+        "{e:?}"
+    );
+    assert_eq!(path.trials(), 0);
+}
+
+/// Runs tests on another host: cannot resolve from here.
+struct Elsewhere<'a>(&'a ScriptedPath);
+
+impl Runner for Elsewhere<'_> {
+    fn run(&self, spec: &TestSpec, stop: &Stop, events: &Events) -> Result<TestResult, RunError> {
+        self.0.run(spec, stop, events)
+    }
+
+    fn resolve(&self, _: &str, _: IpFamily) -> Result<Vec<IpAddr>, RunError> {
+        Ok(Vec::new())
+    }
+}
+
+#[test]
+fn a_runner_that_cannot_resolve_leaves_any_sized_as_ipv6() {
+    let path = shaper(0.0);
+    let r = run_ndr(
+        &Elsewhere(&path),
+        &any_family_spec("server.test"),
+        &Stop::new(),
+        &Events::new(),
+        &mut |_, _| {},
+    )
+    .unwrap();
+    assert_eq!(r.results[0].payload_bytes, 128 - 66);
+    assert!(asked_udp(&path).iter().all(|t| t.family == IpFamily::Any));
+    // A literal needs no lookup, even there.
+    let path = shaper(0.0);
+    let r = run_ndr(
+        &Elsewhere(&path),
+        &any_family_spec("[127.0.0.1]"),
+        &Stop::new(),
+        &Events::new(),
+        &mut |_, _| {},
+    )
+    .unwrap();
+    assert_eq!(r.results[0].family, IpFamily::V4);
 }

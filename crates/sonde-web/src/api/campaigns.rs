@@ -5,13 +5,14 @@
 //! would. Deleting removes the file: the campaign retires after its run
 //! in progress, and its history stays in the archive.
 
-use super::{bad, not_found, with_store, ApiError, Shared};
+use super::{bad, not_found, with_store, ApiError, ApiRefusal, Shared};
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
+use sonde_agent::Origin;
 use sonde_campaign::{campaign_status, CampaignStatus, Plan};
 use std::collections::BTreeMap;
 
@@ -142,16 +143,38 @@ fn dir(state: &Shared) -> Result<&std::path::Path, ApiError> {
     })
 }
 
+/// Every step of a plan written through the API, through the agent's
+/// gate as the scheduler will admit it when due: the first refused, with
+/// its step in the pointer (`/step/2/body_file`).
+fn admit_steps(state: &Shared, plan: &Plan) -> Result<(), ApiRefusal> {
+    for (i, step) in plan.steps.iter().enumerate() {
+        if let Err(r) = state.gate.check(&Origin::ApiCampaign, &step.body) {
+            state.counters.refused(&r.to_wire());
+            tracing::info!(campaign = %plan.name, step = %step.name, rule = %r.rule(), "a plan through the API refused: {r}");
+            let (n, name) = (i + 1, &step.name);
+            return Err(ApiRefusal::gate(
+                &r,
+                &format!("/step/{n}"),
+                &format!("step {n} ({name}): "),
+            ));
+        }
+    }
+    Ok(())
+}
+
 async fn create(
     State(state): State<Shared>,
     headers: HeaderMap,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<Value>), ApiRefusal> {
     let body = super::body(body)?;
     let dir = dir(&state)?.to_path_buf();
     let text = plan_text(&headers, &body)?;
     let plan =
         Plan::parse(&text, None, &BTreeMap::new()).map_err(|e| bad(format!("the plan: {e}")))?;
+    admit_steps(&state, &plan)?;
+    // The mark makes the scheduler run it as the API's, not the operator's.
+    let text = format!("{}{}\n{text}", sonde_campaign::API_MARK, plan.name);
     let path = dir.join(format!("{}.toml", plan.name));
     let name = plan.name.clone();
     tokio::task::spawn_blocking(move || -> Result<(), ApiError> {

@@ -33,6 +33,10 @@ pub struct State {
     pub http: HttpConfig,
     /// The control port's limits: "run a test now" keeps to them.
     pub limits: Limits,
+    /// The one admission gate.
+    pub gate: Arc<sonde_agent::Gate>,
+    /// The requests started through the API and still running, by run id.
+    pub runs: RunningRequests,
     /// Where campaign plans are kept (`--campaigns DIR`), if the agent
     /// runs campaigns.
     pub campaigns_dir: Option<PathBuf>,
@@ -54,6 +58,8 @@ pub struct State {
 
 pub type Shared = Arc<State>;
 
+pub use running::RunningRequests;
+
 /// A JSON error with its status.
 #[derive(Debug)]
 pub struct ApiError(pub StatusCode, pub String);
@@ -61,6 +67,41 @@ pub struct ApiError(pub StatusCode, pub String);
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         (self.0, Json(serde_json::json!({ "error": self.1 }))).into_response()
+    }
+}
+
+/// An error with more to say than its message: a refusal by the gate,
+/// `{"error": "…", "rule": "consent", "at": "/url"}`.
+#[derive(Debug)]
+pub struct ApiRefusal(pub StatusCode, pub serde_json::Value);
+
+impl IntoResponse for ApiRefusal {
+    fn into_response(self) -> Response {
+        (self.0, Json(self.1)).into_response()
+    }
+}
+
+impl From<ApiError> for ApiRefusal {
+    fn from(e: ApiError) -> Self {
+        ApiRefusal(e.0, serde_json::json!({ "error": e.1 }))
+    }
+}
+
+impl ApiRefusal {
+    /// The gate's refusal `r`, its pointer under `prefix` and its message
+    /// after `context`: 429 when every slot is taken, 422 otherwise.
+    pub fn gate(r: &sonde_agent::Refused, prefix: &str, context: &str) -> Self {
+        let status = match r {
+            sonde_agent::Refused::Busy(_) => StatusCode::TOO_MANY_REQUESTS,
+            _ => StatusCode::UNPROCESSABLE_ENTITY,
+        };
+        let at = match r.at() {
+            "/" if !prefix.is_empty() => prefix.to_string(),
+            at => format!("{prefix}{at}"),
+        };
+        let body =
+            serde_json::json!({ "error": format!("{context}{r}"), "rule": r.rule(), "at": at });
+        ApiRefusal(status, body)
     }
 }
 

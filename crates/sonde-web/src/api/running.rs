@@ -1,29 +1,33 @@
-//! Tests now: "run a test now" (`POST /api/v1/tests`, under the control
-//! port's limits), the tests running, and their events as they happen
-//! (Server-Sent Events, `GET /api/v1/events`).
+//! Tests now: "run a test now" (`POST /api/v1/tests`: a test or a
+//! method, through the agent's gate), stopping one (`DELETE
+//! /api/v1/tests/{id}`), the tests running, and their events as they
+//! happen (Server-Sent Events, `GET /api/v1/events`).
 
-use super::{bad, ApiError, Shared};
+use super::{ApiError, ApiRefusal, Shared};
 use crate::auth::Caller;
 use crate::live::LiveTest;
 use axum::body::Bytes;
-use axum::extract::{ConnectInfo, State};
+use axum::extract::{ConnectInfo, Path, State};
 use axum::http::StatusCode;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 use axum::{Extension, Json, Router};
 use futures_util::stream::Stream;
 use serde_json::{json, Value};
+use sonde_agent::{Admitted, GatedRunner, Origin, Refused};
 use sonde_archive::Placement;
-use sonde_model::TestSpec;
+use sonde_model::{Spec, TestSpec};
 use sonde_run::{Events, LocalRunner, Runner, Stop};
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use tokio::sync::broadcast::error::RecvError;
 
 pub fn routes() -> Router<Shared> {
     Router::new()
         .route("/api/v1/tests", post(run_now))
+        .route("/api/v1/tests/{id}", delete(stop_one))
         .route("/api/v1/live", get(live))
         .route("/api/v1/events", get(events))
 }
@@ -51,89 +55,207 @@ async fn events(
     Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
 }
 
-/// Runs the test in the body (a spec as a result's `spec` has it) from
-/// this agent, now, if the control port's limits allow it; answers at
-/// once with the run's id, and keeps the result in the archive.
+/// The requests the API started and that still run: each one's stop.
+#[derive(Debug, Default)]
+pub struct RunningRequests(Mutex<BTreeMap<String, Stop>>);
+
+impl RunningRequests {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Stop>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Runs the request in the body (a test as a result's `spec` has it,
+/// or a method's spec) from this agent, now, if the agent's gate admits
+/// it; answers at once with the run's id, and keeps the result in the
+/// archive. The run is stopped at its admitted bound plus the gate's
+/// grace, or by `DELETE /api/v1/tests/{id}`.
 async fn run_now(
     State(state): State<Shared>,
     caller: Option<Extension<Caller>>,
     client: Option<Extension<ConnectInfo<SocketAddr>>>,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<Value>), ApiRefusal> {
     let body = super::body(body)?;
-    let spec: TestSpec =
-        serde_json::from_slice(&body).map_err(|e| bad(format!("the test spec: {e}")))?;
-    if let TestSpec::Ping(p) = &spec {
-        if p.key_file.is_some() {
-            return Err(bad("key_file: not accepted through the API"));
-        }
-    }
+    let spec = Spec::from_json(&body).map_err(|e| {
+        let error = format!("the spec: {e}");
+        let body = json!({ "error": error, "rule": "invalid_spec", "at": e.at });
+        ApiRefusal(StatusCode::BAD_REQUEST, body)
+    })?;
     let client = client.map(|Extension(ConnectInfo(a))| a);
     let who = caller.map_or_else(|| "anonymous".to_string(), |Extension(Caller(n))| n);
-    let audit = |refusal: Option<&sonde_agent::Refusal>| {
+    let origin = Origin::Api { who: who.clone() };
+    let audit = |r: Option<&Refused>| {
         if let Some(a) = &state.audit {
-            a.test(client, Some(&who), &spec, refusal);
+            a.test(client, Some(&who), &spec, r);
         }
     };
-    if let Err(refusal) = sonde_agent::check_local_test(&state.limits, &spec) {
-        audit(Some(&refusal));
-        state.counters.refused(&refusal);
-        return Err(ApiError(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            refusal.to_string(),
-        ));
-    }
-    let max = state.limits.max_concurrent_tests as usize;
-    if state.live.count() >= max {
-        let refusal = sonde_agent::Refusal::Busy {
-            max_concurrent_tests: state.limits.max_concurrent_tests,
-        };
-        audit(Some(&refusal));
-        state.counters.refused(&refusal);
-        return Err(ApiError(StatusCode::TOO_MANY_REQUESTS, refusal.to_string()));
-    }
+    let admitted = match state.gate.admit(&origin, &spec) {
+        Ok(a) => a,
+        Err(r) => {
+            audit(Some(&r));
+            state.counters.refused(&r.to_wire());
+            tracing::info!(by = %who, rule = %r.rule(), "a request through the API refused: {r}");
+            return Err(ApiRefusal::gate(&r, "", ""));
+        }
+    };
     audit(None);
     let run_id = uuid::Uuid::new_v4().to_string();
     let events = Events::new();
-    state.live.watch(&run_id, &spec, &events);
-    tracing::info!(run = %run_id, by = %who, test = spec.kind().name(), target = spec.host(), "test started through the API");
+    if let Spec::Test(t) = &spec {
+        state.live.watch(&run_id, t, &events);
+    }
+    let stop = Stop::new();
+    state.runs.lock().insert(run_id.clone(), stop.clone());
+    tracing::info!(run = %run_id, by = %who, request = spec.name(), "started through the API");
     let st = Arc::clone(&state);
     let id = run_id.clone();
     let spawned = std::thread::Builder::new()
         .name("sonde-api-test".into())
-        .spawn(move || run_and_keep(&st, &spec, &events, &who, &id));
+        .spawn(move || {
+            let request = Request {
+                state: &st,
+                spec: &spec,
+                origin,
+                who: &who,
+                run_id: &id,
+            };
+            request.run(admitted, &stop, &events);
+            st.runs.lock().remove(&id);
+        });
     if let Err(e) = spawned {
+        state.runs.lock().remove(&run_id);
         return Err(ApiError(
             StatusCode::SERVICE_UNAVAILABLE,
             format!("cannot start the test: {e}"),
-        ));
+        )
+        .into());
     }
     Ok((StatusCode::ACCEPTED, Json(json!({ "run_id": run_id }))))
 }
 
-fn run_and_keep(state: &Shared, spec: &TestSpec, events: &Events, who: &str, run_id: &str) {
-    let outcome = LocalRunner.run(spec, &Stop::new(), events);
-    state.counters.test_run();
-    let result = match outcome {
-        Ok(r) => r,
-        Err(e) => {
-            tracing::warn!(run = %run_id, "test through the API failed: {e}");
-            return;
+/// Stops a request the API started: it ends as interrupted, and what it
+/// measured so far is kept.
+async fn stop_one(
+    State(state): State<Shared>,
+    Path(id): Path<String>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let found = state.runs.lock().get(&id).cloned();
+    match found {
+        Some(stop) => {
+            stop.stop();
+            tracing::info!(run = %id, "stopped through the API");
+            Ok((
+                StatusCode::ACCEPTED,
+                Json(json!({ "run_id": id, "stopping": true })),
+            ))
         }
-    };
-    let at = Placement {
-        campaign: None,
-        run_id: Some(run_id.to_string()),
-        method_id: None,
-        labels: [
-            ("origin".to_string(), "api".to_string()),
-            ("by".to_string(), who.to_string()),
-        ]
-        .into(),
-    };
-    let kept = state.stores.with(|s| s.put_result(&result, &at));
-    if let Err(e) = kept {
-        state.counters.archive_error();
-        tracing::error!(run = %run_id, "the result of a test through the API was not kept: {e}");
+        None => Err(super::not_found(format!(
+            "no running request '{id}' started through the API"
+        ))),
+    }
+}
+
+/// One admitted request as it runs.
+struct Request<'a> {
+    state: &'a Shared,
+    spec: &'a Spec,
+    origin: Origin,
+    who: &'a str,
+    run_id: &'a str,
+}
+
+impl Request<'_> {
+    fn run(self, admitted: Admitted, stop: &Stop, events: &Events) {
+        let _watchdog = admitted
+            .deadline
+            .map(|d| Watchdog::start(d, stop, self.run_id));
+        let runner = GatedRunner {
+            inner: Box::new(LocalRunner),
+            gate: Arc::clone(&self.state.gate),
+            origin: self.origin.clone(),
+        };
+        let at = Placement {
+            campaign: None,
+            run_id: Some(self.run_id.to_string()),
+            method_id: None,
+            labels: [
+                ("origin".to_string(), "api".to_string()),
+                ("by".to_string(), self.who.to_string()),
+            ]
+            .into(),
+        };
+        let kept = match self.spec {
+            Spec::Test(t) => self.test(&runner, t, stop, events, &at),
+            Spec::Method(m) => match sonde_methods::run_method(&runner, m, stop, events) {
+                Ok(r) => self
+                    .state
+                    .stores
+                    .with(|s| s.put_method(&r, &at).map(|_| ())),
+                Err(e) => {
+                    tracing::warn!(run = %self.run_id, "a method through the API failed: {e}");
+                    Ok(())
+                }
+            },
+        };
+        self.state.counters.test_run();
+        drop(admitted);
+        if let Err(e) = kept {
+            self.state.counters.archive_error();
+            tracing::error!(run = %self.run_id, "the result of a request through the API was not kept: {e}");
+        }
+    }
+
+    fn test(
+        &self,
+        runner: &dyn Runner,
+        t: &TestSpec,
+        stop: &Stop,
+        events: &Events,
+        at: &Placement,
+    ) -> Result<(), sonde_archive::ArchiveError> {
+        match runner.run(t, stop, events) {
+            Ok(r) => self.state.stores.with(|s| s.put_result(&r, at).map(|_| ())),
+            Err(e) => {
+                tracing::warn!(run = %self.run_id, "test through the API failed: {e}");
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Stops a run once its admitted time is up.
+struct Watchdog {
+    done: Stop,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Watchdog {
+    fn start(after: Duration, stop: &Stop, run_id: &str) -> Watchdog {
+        let done = Stop::new();
+        let (d, s, id) = (done.clone(), stop.clone(), run_id.to_string());
+        let thread = std::thread::Builder::new()
+            .name("sonde-api-bound".into())
+            .spawn(move || {
+                let end = Instant::now() + after;
+                while !d.is_stopped() && Instant::now() < end {
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                if !d.is_stopped() {
+                    tracing::warn!(run = %id, "stopped at its admitted bound");
+                    s.stop();
+                }
+            })
+            .ok();
+        Watchdog { done, thread }
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        self.done.stop();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
     }
 }

@@ -1,0 +1,396 @@
+//! The gate: the one admission every request passes, however it arrives
+//! (the command line, the HTTP API, a campaign step when it is due, a
+//! mesh share when it is written and when it runs). In order:
+//!
+//! 1. **validate**: the spec's own rules;
+//! 2. **the origin's permissions**: a request from elsewhere than this
+//!    host's command line (or a plan its operator wrote) names no file on
+//!    the agent ([`files`]) and runs no method that changes a lab;
+//! 3. **limits**: the whole work of the request, computed from the spec
+//!    once ([`sonde_model::Work`]; a method's every trial), against
+//!    `[limits]`: `max_work` for the whole, `max_duration`, `max_streams`
+//!    and `max_rate` for each test (and, when it runs, each trial:
+//!    [`Gate::check_trial`]);
+//! 4. **target consent** ([`consent`]);
+//! 5. **a slot**: at most `max_concurrent_tests` admitted requests run at
+//!    once.
+//!
+//! The first rule that fails gives the [`Refused`], which names the rule,
+//! the value at fault (by JSON pointer) and what was asked. The control
+//! port's own admission (`admission.rs`) is the same order for the tests
+//! a client runs against this server.
+
+pub mod consent;
+pub mod files;
+mod refused;
+mod runner;
+
+pub use consent::UrlPrefix;
+pub use refused::Refused;
+pub use runner::GatedRunner;
+
+use crate::admission::Admissible;
+use crate::config::Limits;
+use crate::targets_config::TargetsConfig;
+use ipnet::IpNet;
+use sonde_model::{MethodSpec, Spec, TestSpec, Work};
+use sonde_wire::{Limit, Refusal};
+use std::fmt;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long past its admitted bound a request may run before the agent
+/// stops it: set-up, a slow server's handshake, the result's write.
+pub const GRACE: Duration = Duration::from_secs(30);
+
+/// Where a request came from: what it may ask follows from it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// This host's command line: its user may do anything sonde does.
+    CommandLine,
+    /// A plan the operator put in the campaigns directory by hand.
+    OperatorPlan,
+    /// The HTTP API (`POST /api/v1/tests`), by the token's name.
+    Api { who: String },
+    /// A campaign written through the API (`POST /api/v1/campaigns`).
+    ApiCampaign,
+    /// A mesh share the central agent handed this member.
+    Mesh,
+}
+
+impl Origin {
+    /// Whether the request came from elsewhere than this host's operator.
+    pub fn is_remote(&self) -> bool {
+        !matches!(self, Origin::CommandLine | Origin::OperatorPlan)
+    }
+
+    /// Its name in the audit log and in labels.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Origin::CommandLine => "command_line",
+            Origin::OperatorPlan => "operator_plan",
+            Origin::Api { .. } => "api",
+            Origin::ApiCampaign => "api_campaign",
+            Origin::Mesh => "mesh",
+        }
+    }
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Origin::CommandLine => "the command line",
+            Origin::OperatorPlan => "the operator's plan",
+            Origin::Api { .. } => "the HTTP API",
+            Origin::ApiCampaign => "a campaign written through the API",
+            Origin::Mesh => "a mesh share",
+        })
+    }
+}
+
+/// The rules in force: one per agent, shared by every way in.
+#[derive(Debug)]
+pub struct Gate {
+    limits: Limits,
+    targets: TargetsConfig,
+    mesh_targets: Vec<IpNet>,
+    running: AtomicU32,
+}
+
+/// An admitted request: its work, the time it may take (its bound plus
+/// [`GRACE`]; `None` for the command line's, which has none), and its
+/// slot, held until this is dropped.
+#[derive(Debug)]
+pub struct Admitted {
+    pub work: Work,
+    pub deadline: Option<Duration>,
+    gate: Option<Arc<Gate>>,
+}
+
+impl Drop for Admitted {
+    fn drop(&mut self) {
+        if let Some(g) = &self.gate {
+            g.running.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+}
+
+impl Gate {
+    pub fn new(limits: Limits, targets: TargetsConfig, mesh_targets: Vec<IpNet>) -> Arc<Gate> {
+        Arc::new(Gate {
+            limits,
+            targets,
+            mesh_targets,
+            running: AtomicU32::new(0),
+        })
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Requests admitted and still running.
+    pub fn running(&self) -> u32 {
+        self.running.load(Ordering::Acquire)
+    }
+
+    /// Every rule but the slot: the request's work if it may run.
+    pub fn check(&self, origin: &Origin, spec: &Spec) -> Result<Work, Refused> {
+        spec.validate().map_err(|e| Refused::Invalid {
+            at: format!("/{}", e.field.replace('.', "/")),
+            detail: e.reason,
+        })?;
+        let work = match spec {
+            Spec::Test(t) => t.work(),
+            Spec::Method(m) => sonde_methods::method_work(m),
+        };
+        if !origin.is_remote() {
+            return Ok(work);
+        }
+        self.permitted(origin, spec)?;
+        match spec {
+            Spec::Test(t) => self.test_limits("", t)?,
+            Spec::Method(_) => self.work_limits(&work)?,
+        }
+        for (at, test) in aimed_at(spec) {
+            self.consent(origin, &at, &test)?;
+        }
+        Ok(work)
+    }
+
+    /// [`Gate::check`], then a slot.
+    pub fn admit(self: &Arc<Self>, origin: &Origin, spec: &Spec) -> Result<Admitted, Refused> {
+        let work = self.check(origin, spec)?;
+        if !origin.is_remote() {
+            return Ok(Admitted {
+                work,
+                deadline: None,
+                gate: None,
+            });
+        }
+        let max = self.limits.max_concurrent_tests;
+        let took = self
+            .running
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then_some(n + 1)
+            });
+        if took.is_err() {
+            return Err(Refused::Busy(Refusal::Busy {
+                max_concurrent_tests: max,
+            }));
+        }
+        Ok(Admitted {
+            work,
+            deadline: work.duration.map(|d| d + GRACE),
+            gate: Some(Arc::clone(self)),
+        })
+    }
+
+    /// One test a method (or a campaign step) is about to run, as it will
+    /// run: every rule but the slot, which its request holds.
+    pub fn check_trial(&self, origin: &Origin, test: &TestSpec) -> Result<(), Refused> {
+        self.check(origin, &Spec::Test(test.clone())).map(|_| ())
+    }
+
+    fn permitted(&self, origin: &Origin, spec: &Spec) -> Result<(), Refused> {
+        let value = serde_json::to_value(spec).unwrap_or_default();
+        if let Some((at, path)) = files::named_files(&value).into_iter().next() {
+            return Err(Refused::File {
+                origin: origin.clone(),
+                at,
+                path,
+            });
+        }
+        if let Spec::Method(MethodSpec::TuneLab(_)) = spec {
+            return Err(Refused::NotPermitted {
+                origin: origin.clone(),
+                at: "/method".into(),
+                what: "tune_lab (it changes a lab's links)".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// A test's own limits: duration, streams, rate (TCP and UDP as the
+    /// control port checks them).
+    fn test_limits(&self, at: &str, t: &TestSpec) -> Result<(), Refused> {
+        let l = &self.limits;
+        let wrap = |refusal: Refusal| Refused::Limit {
+            at: if at.is_empty() { "/".into() } else { at.into() },
+            refusal,
+        };
+        match t {
+            TestSpec::Tcp(s) => crate::limits::check_demand(l, &s.demand()).map_err(wrap),
+            TestSpec::Udp(s) => crate::limits::check_demand(l, &s.demand()).map_err(wrap),
+            TestSpec::Ping(_) | TestSpec::Http(_) => {
+                let w = t.work();
+                let field = match t {
+                    TestSpec::Ping(_) => "/count",
+                    _ => "/time_s",
+                };
+                let at_end = format!("{at}{field}");
+                let Some(d) = w.duration else {
+                    return Err(Refused::limit(
+                        &at_end,
+                        Limit::MaxDuration,
+                        fmt_secs(l.max_duration),
+                        "no end (give a count or a deadline)".into(),
+                    ));
+                };
+                if d > l.max_duration {
+                    return Err(Refused::limit(
+                        &at_end,
+                        Limit::MaxDuration,
+                        fmt_secs(l.max_duration),
+                        format!("{} in all, every series and its timeout", fmt_secs(d)),
+                    ));
+                }
+                self.work_peaks(at, &w)
+            }
+        }
+    }
+
+    /// A method's whole work.
+    fn work_limits(&self, w: &Work) -> Result<(), Refused> {
+        let l = &self.limits;
+        match w.duration {
+            None => {
+                return Err(Refused::limit(
+                    "/",
+                    Limit::Other("max_work".into()),
+                    fmt_secs(l.max_work),
+                    "no end".into(),
+                ))
+            }
+            Some(d) if d > l.max_work => {
+                return Err(Refused::limit(
+                    "/",
+                    Limit::Other("max_work".into()),
+                    fmt_secs(l.max_work),
+                    format!("{} in all, over {} trials", fmt_secs(d), w.trials),
+                ))
+            }
+            Some(_) => {}
+        }
+        self.work_peaks("/", w)
+    }
+
+    /// The most streams and the highest rate of `w`.
+    fn work_peaks(&self, at: &str, w: &Work) -> Result<(), Refused> {
+        let l = &self.limits;
+        let at = if at.is_empty() { "/" } else { at };
+        if w.streams > u32::from(l.max_streams) {
+            return Err(Refused::limit(
+                at,
+                Limit::MaxStreams,
+                l.max_streams.to_string(),
+                format!("{} streams or connections", w.streams),
+            ));
+        }
+        if let Some(max) = l.max_rate {
+            match w.rate {
+                None if w.trials > 0 => {
+                    return Err(Refused::limit(
+                        at,
+                        Limit::MaxRate,
+                        max.to_string(),
+                        "unpaced".into(),
+                    ))
+                }
+                Some(r) if r > max => {
+                    return Err(Refused::limit(
+                        at,
+                        Limit::MaxRate,
+                        max.to_string(),
+                        r.to_string(),
+                    ))
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `test`'s target agreed: see [`consent`].
+    fn consent(&self, origin: &Origin, at: &str, test: &TestSpec) -> Result<(), Refused> {
+        let refuse = |kind, target: String, allowed_by| Refused::Consent {
+            origin: origin.clone(),
+            at: at.to_string(),
+            kind,
+            target,
+            allowed_by,
+        };
+        if *origin == Origin::Mesh {
+            let host = match test {
+                TestSpec::Http(s) => {
+                    sonde_model::HttpSpec::host_of(&s.url).unwrap_or_else(|_| s.url.clone())
+                }
+                other => other.host().to_string(),
+            };
+            return match consent::outside(&host, &self.mesh_targets) {
+                None => Ok(()),
+                Some(t) => Err(refuse("a mesh share's tests", t, "mesh.targets")),
+            };
+        }
+        match test {
+            // Their server admits or refuses them itself.
+            TestSpec::Tcp(_) | TestSpec::Udp(_) => Ok(()),
+            TestSpec::Ping(s) => match consent::outside(&s.host, &self.targets.ping) {
+                None => Ok(()),
+                Some(t) => Err(refuse("pings", t, "targets.ping")),
+            },
+            TestSpec::Http(s) => match consent::url_outside(s, &self.targets.http) {
+                None => Ok(()),
+                Some(t) => Err(refuse("HTTP tests", t, "targets.http")),
+            },
+        }
+    }
+}
+
+fn fmt_secs(d: Duration) -> String {
+    humantime::format_duration(d).to_string()
+}
+
+/// The tests a request aims traffic with, by pointer: the test itself, or
+/// each test a method is built on (its trials are that test with another
+/// rate, size or direction, toward the same host).
+pub fn aimed_at(spec: &Spec) -> Vec<(String, TestSpec)> {
+    let m = match spec {
+        Spec::Test(t) => return vec![("/host".into(), t.clone())],
+        Spec::Method(m) => m,
+    };
+    let t = |at: &str, spec: TestSpec| (at.to_string(), spec);
+    match m {
+        MethodSpec::Ndr(s) => vec![t("/trial/host", TestSpec::Udp(s.trial.clone()))],
+        MethodSpec::Sweep(s) => vec![t("/test/host", s.test.clone())],
+        MethodSpec::Repeat(s) => vec![t("/test/host", s.test.clone())],
+        MethodSpec::QosCheck(s) => vec![t("/probe/host", TestSpec::Udp(s.probe.clone()))],
+        MethodSpec::QosScenario(s) => vec![
+            t(
+                "/udp_foreground/host",
+                TestSpec::Udp(s.udp_foreground.clone()),
+            ),
+            t(
+                "/tcp_foreground/host",
+                TestSpec::Tcp(s.tcp_foreground.clone()),
+            ),
+        ],
+        MethodSpec::Overhead(s) => vec![t("/probe/host", TestSpec::Udp(s.probe.clone()))],
+        MethodSpec::Tune(s) => vec![
+            t("/test/host", TestSpec::Tcp(s.test.clone())),
+            t(
+                "/test/host",
+                TestSpec::Ping(sonde_model::PingSpec {
+                    host: s.test.host.clone(),
+                    family: s.test.family,
+                    ..sonde_model::PingSpec::default()
+                }),
+            ),
+        ],
+        MethodSpec::TuneLab(s) => vec![t("/test/host", TestSpec::Tcp(s.test.clone()))],
+    }
+}
+
+#[cfg(test)]
+mod tests;
