@@ -267,7 +267,11 @@ fn read_step(
         }
         read_spec(n, t)?
     } else if t.contains_key("test") {
-        if !t.contains_key("host") {
+        // An HTTP step goes where its URL says (the parser takes the
+        // host from it); any other test to its `to` endpoint.
+        let http_with_url =
+            t.get("test").and_then(toml::Value::as_str) == Some("http") && t.contains_key("url");
+        if !t.contains_key("host") && !http_with_url {
             t.insert(
                 "host".into(),
                 toml::Value::String(to_address.unwrap_or_default()),

@@ -64,8 +64,18 @@ fn pointer(path: &serde_path_to_error::Path) -> String {
 /// Reads a variant's own struct from what is left once the tag is out;
 /// an error names the pointer of the value at fault.
 fn one<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, ParseError> {
-    serde_path_to_error::deserialize(value)
-        .map_err(|e| ParseError::new(pointer(e.path()), e.into_inner().to_string()))
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let mut at = pointer(e.path());
+        let message = e.into_inner().to_string();
+        // An unknown key is named by the table it is in: name the key.
+        if let Some(key) = message
+            .strip_prefix("unknown field `")
+            .and_then(|r| r.split('`').next())
+        {
+            at = format!("{}/{key}", at.trim_end_matches('/'));
+        }
+        ParseError::new(at, message)
+    })
 }
 
 /// The request `tag` / `kind` names, read from `v`.

@@ -33,13 +33,15 @@ fn holder<'t>(
 }
 
 /// What a request does beyond reading, if anything: the permission its
-/// token needs (`may`). Listed here rather than read from the router so
-/// that a method no route has (`PUT /api/v1/info`) gets its 405 from the
-/// router, not a request for a token.
+/// token needs (`may`). A request of another method than GET or HEAD
+/// that is not listed needs a token all the same (any valid one): a
+/// route added without its line here is never open to everyone.
 fn needs(method: &Method, path: &str) -> Option<ApiPermission> {
     let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
     match (method, parts.as_slice()) {
-        (&Method::POST, ["api", "v1", "tests"]) => Some(ApiPermission::RunNow),
+        (&Method::POST, ["api", "v1", "tests"]) | (&Method::DELETE, ["api", "v1", "tests", _]) => {
+            Some(ApiPermission::RunNow)
+        }
         (&Method::POST, ["api", "v1", "campaigns"])
         | (&Method::POST, ["api", "v1", "campaigns", _, "pause" | "resume"])
         | (&Method::DELETE, ["api", "v1", "campaigns", _]) => Some(ApiPermission::Campaigns),
@@ -60,10 +62,12 @@ fn needs(method: &Method, path: &str) -> Option<ApiPermission> {
     }
 }
 
-/// Whether a request is one of the API's writes (its routes that change
-/// something or start traffic): these always need a token.
+/// Whether a request is one of the API's writes (anything but reading:
+/// changes something, starts or stops traffic): these always need a
+/// token.
 fn is_write(method: &Method, path: &str) -> bool {
-    needs(method, path).is_some() && method != Method::GET
+    (needs(method, path).is_some() && method != Method::GET)
+        || !matches!(*method, Method::GET | Method::HEAD)
 }
 
 pub async fn guard(State(state): State<Shared>, mut req: Request, next: Next) -> Response {
@@ -135,8 +139,14 @@ mod tests {
         );
         assert_eq!(needs(&Method::GET, "/api/v1/mesh/agents"), None);
         assert!(!is_write(&Method::GET, "/api/v1/campaigns/nightly"));
-        assert!(!is_write(&Method::PUT, "/api/v1/info"));
-        assert!(!is_write(&Method::DELETE, "/api/v1/results/x"));
+        assert_eq!(
+            needs(&Method::DELETE, "/api/v1/tests/x"),
+            Some(ApiPermission::RunNow)
+        );
+        // Not listed, and not a read: a token all the same.
+        assert!(is_write(&Method::PUT, "/api/v1/info"));
+        assert!(is_write(&Method::DELETE, "/api/v1/results/x"));
+        assert!(!is_write(&Method::HEAD, "/api/v1/results"));
         for (method, path) in [
             (Method::PATCH, "/api/v1/constituencies/noc"),
             (Method::DELETE, "/api/v1/constituencies/noc"),

@@ -164,7 +164,7 @@ impl Mesh {
             &config,
             format!(
                 "[mesh]\nname = \"{name}\"\ncentral = \"{central}\"\ntoken_file = \"{tf}\"\n\
-                 addresses = [\"{addr}\"]\nlocation = \"lab node {name}\"\nevery = \"2s\"\n\
+                 addresses = [\"{addr}\"]\ntargets = [\"2001:2::/32\"]\nlocation = \"lab node {name}\"\nevery = \"2s\"\n\
                  [[forward]]\nname = \"central\"\nto = \"{central}\"\ntoken_file = \"{tf}\"\n\
                  retry_max = \"5s\"\n",
                 tf = token_file.display(),

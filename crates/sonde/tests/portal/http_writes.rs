@@ -22,6 +22,7 @@ fn setup(test: &str, read_public: bool) -> (common::TempDir, ServerProc, u16) {
             "[limits]\nmax_duration = \"20s\"\n[http]\nread_public = {read_public}\n\
              max_body_bytes = 10000\ninterface_interval = \"1s\"\ninterfaces = [\"lo\"]\n\
              tokens = [{{ name = \"ops\", token = \"{TOKEN}\" }}]\n\
+             [targets]\nping = [\"::1/128\"]\n\
              [auth]\naudit_log = \"{}\"\n",
             audit.display()
         ));

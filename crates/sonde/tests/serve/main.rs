@@ -15,6 +15,7 @@ mod abuse_work;
 mod auth_abuse;
 mod auth_classes;
 mod auth_handshake;
+mod gate_attack;
 mod mesh_forward;
 mod mesh_plans;
 mod reflector;

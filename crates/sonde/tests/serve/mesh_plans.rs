@@ -79,7 +79,7 @@ fn member(d: &Path, name: &str, port: u16) -> ServerProc {
         &config,
         format!(
             "[mesh]\nname = \"{name}\"\ncentral = \"http://[::1]:{port}\"\ntoken_file = \"{tf}\"\n\
-             addresses = [\"::1\"]\nlocation = \"rack {name}\"\nevery = \"1s\"\n\
+             addresses = [\"::1\"]\ntargets = [\"::1/128\"]\nlocation = \"rack {name}\"\nevery = \"1s\"\n\
              [[forward]]\nname = \"central\"\nto = \"http://[::1]:{port}\"\ntoken_file = \"{tf}\"\n\
              retry_max = \"2s\"\n",
             tf = token_file.display()
