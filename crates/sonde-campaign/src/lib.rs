@@ -19,12 +19,14 @@
 pub mod plan;
 pub mod resource;
 mod run;
+pub mod run_event;
 pub mod schedule;
 pub mod scheduler;
 pub mod status;
 
 pub use plan::{Endpoint, Plan, Step, StepBody};
 pub use resource::ResourceClass;
+pub use run_event::RunEventKind;
 pub use schedule::Schedule;
 pub use scheduler::{Control, Progress, Runners, Scheduler};
 pub use sonde_model::clock::{now_ns, rfc3339};

@@ -213,7 +213,14 @@ fn resolve_names(v: &mut toml::Value, ends: &[Endpoint], step: usize) -> Result<
 /// the step's number and the pointer of the value at fault.
 fn read_spec(n: usize, t: toml::Table) -> Result<StepBody, CampaignError> {
     let value = serde_json::to_value(&t).map_err(|e| bad(format!("step {n}: {e}")))?;
-    StepBody::from_value(value).map_err(|e| bad(format!("step {n}: {e}")))
+    StepBody::from_value(value).map_err(|e| {
+        // A plan is TOML: the key, dotted, not a pointer.
+        let key = e.at.trim_start_matches('/').replace('/', ".");
+        match key.is_empty() {
+            true => bad(format!("step {n}: {}", e.message)),
+            false => bad(format!("step {n}: {key}: {}", e.message)),
+        }
+    })
 }
 
 fn read_step(

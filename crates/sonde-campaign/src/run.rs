@@ -4,6 +4,7 @@
 
 use crate::plan::{step_length, Plan, Step, StepBody};
 use crate::resource::{path_key, ResourceClass};
+use crate::run_event::RunEventKind;
 use crate::scheduler::{Progress, Runners};
 use crate::{now_ns, CampaignError};
 use sonde_archive::{Placement, RunState, Store};
@@ -37,8 +38,11 @@ enum Outcome {
 }
 
 impl RunCtx<'_> {
-    fn event(&mut self, kind: &str, detail: &str) {
-        if let Err(e) = self.store.run_event(self.run_id, now_ns(), kind, detail) {
+    fn event(&mut self, kind: RunEventKind, detail: &str) {
+        if let Err(e) = self
+            .store
+            .run_event(self.run_id, now_ns(), kind.name(), detail)
+        {
             tracing::warn!(run = self.run_id, "run event not kept: {e}");
         }
     }
@@ -49,7 +53,10 @@ impl RunCtx<'_> {
         let (mut failed, mut kept) = (0, 0);
         for (i, step) in self.plan.steps.iter().enumerate() {
             if self.stop.is_stopped() {
-                self.event("interrupted", &format!("stopped before step {}", i + 1));
+                self.event(
+                    RunEventKind::Interrupted,
+                    &format!("stopped before step {}", i + 1),
+                );
                 return Ok((RunState::Interrupted, kept));
             }
             self.store.heartbeat(self.run_id, now_ns())?;
@@ -58,31 +65,34 @@ impl RunCtx<'_> {
                 total,
                 name: step.name.clone(),
             });
-            self.event("step_started", &step.name);
+            self.event(RunEventKind::StepStarted, &step.name);
             let outcome = self.step(step)?;
             let (kind, detail) = match &outcome {
                 Outcome::Kept(d) => {
                     kept += 1;
-                    ("step_done", d.clone())
+                    (RunEventKind::StepDone, d.clone())
                 }
                 Outcome::Failed(d) => {
                     failed += 1;
-                    ("step_failed", d.clone())
+                    (RunEventKind::StepFailed, d.clone())
                 }
-                Outcome::Skipped(d) => ("step_skipped", d.clone()),
+                Outcome::Skipped(d) => (RunEventKind::StepSkipped, d.clone()),
                 Outcome::Refused(d) => {
                     failed += 1;
-                    ("step_refused", d.clone())
+                    (RunEventKind::StepRefused, d.clone())
                 }
             };
             self.event(kind, &format!("{}: {detail}", step.name));
             (self.progress)(Progress::StepEnded {
                 name: step.name.clone(),
-                kind: kind.to_string(),
+                kind,
                 detail,
             });
             if self.stop.is_stopped() {
-                self.event("interrupted", &format!("stopped in step {}", i + 1));
+                self.event(
+                    RunEventKind::Interrupted,
+                    &format!("stopped in step {}", i + 1),
+                );
                 return Ok((RunState::Interrupted, kept));
             }
         }
@@ -166,7 +176,7 @@ impl RunCtx<'_> {
                     step.name,
                     holder.as_deref().unwrap_or("another run")
                 );
-                self.event("waiting", &detail);
+                self.event(RunEventKind::Waiting, &detail);
                 (self.progress)(Progress::Waiting { detail });
                 said = true;
             }

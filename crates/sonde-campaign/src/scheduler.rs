@@ -72,7 +72,7 @@ pub enum Progress {
     },
     StepEnded {
         name: String,
-        kind: String,
+        kind: crate::RunEventKind,
         detail: String,
     },
     RunEnded {
@@ -209,8 +209,12 @@ impl<'a> Scheduler<'a> {
             let reason = format!("found unfinished: its process ({owner}) ended before it did");
             self.store
                 .finish_run(&run.id, RunState::Interrupted, Some(&reason), now_ns())?;
-            self.store
-                .run_event(&run.id, now_ns(), "interrupted", &reason)?;
+            self.store.run_event(
+                &run.id,
+                now_ns(),
+                crate::RunEventKind::Interrupted.name(),
+                &reason,
+            )?;
             self.store.drop_leases(&owner)?;
             progress(Progress::Recovered {
                 run_id: run.id,
@@ -301,7 +305,7 @@ impl<'a> Scheduler<'a> {
             self.store.run_event(
                 &id,
                 now,
-                "started",
+                crate::RunEventKind::Started.name(),
                 &format!("due {}, as endpoint {}", rfc3339(due), self.me),
             )?;
             let stop = self.control.stop.clone();

@@ -75,7 +75,7 @@ pub fn campaign_status(
     let mut errors = Vec::new();
     for r in runs.iter().filter(|r| r.state == RunState::Failed).take(5) {
         for (_, kind, detail) in store.run_events(&r.id)? {
-            if kind == "step_failed" {
+            if crate::RunEventKind::from_name(&kind).is_some_and(crate::RunEventKind::is_failure) {
                 errors.push((r.id.clone(), detail));
             }
         }

@@ -475,7 +475,7 @@ interval_s = 0.1
             ),
             (
                 PLAN.replace("count = 3", "count = \"x\""),
-                "step 1: invalid type",
+                "step 1: count: invalid type",
             ),
             (
                 with_mesh("group = \"all-pairs\"\nagents = [\"a\", \"b c\"]"),

@@ -180,12 +180,15 @@ impl Spec {
         let value =
             serde_json::to_value(&table).map_err(|e| ParseError::new("/", e.to_string()))?;
         Spec::from_value(value).map_err(|e| {
-            let key = e.at.trim_start_matches('/').split('/').next().unwrap_or("");
-            match key_line(text, key) {
+            // A TOML file names the key (`step.repeat.min_runs`) and its
+            // line, not a pointer.
+            let key = e.at.trim_start_matches('/').replace('/', ".");
+            match key_line(text, &key) {
                 Some(line) if !key.is_empty() => {
-                    ParseError::new(format!("line {line}, {}", e.at), e.message)
+                    ParseError::new(format!("line {line}, {key}"), e.message)
                 }
-                _ => e,
+                _ if key.is_empty() => e,
+                _ => ParseError::new(key, e.message),
             }
         })
     }
@@ -229,16 +232,30 @@ fn line_of(text: &str, span: Option<std::ops::Range<usize>>) -> String {
     }
 }
 
-/// The line a top-level key (or the table of that name) is on.
+/// The line a dotted key is on: `trial.bitrate_bps` in the `[trial]`
+/// table, else the table's own line, else a top-level `key =`.
 fn key_line(text: &str, key: &str) -> Option<usize> {
-    text.lines()
-        .position(|l| {
-            let l = l.trim_start();
-            l.strip_prefix(key)
-                .is_some_and(|rest| rest.trim_start().starts_with('='))
-                || l.starts_with(&format!("[{key}]"))
-                || l.starts_with(&format!("[{key}."))
-        })
+    let parts: Vec<&str> = key.split('.').collect();
+    let lines: Vec<&str> = text.lines().map(str::trim_start).collect();
+    let assigns = |l: &str, k: &str| {
+        l.strip_prefix(k)
+            .is_some_and(|rest| rest.trim_start().starts_with('='))
+    };
+    for depth in (1..parts.len()).rev() {
+        let header = format!("[{}]", parts[..depth].join("."));
+        if let Some(h) = lines.iter().position(|l| l.starts_with(&header)) {
+            let leaf = parts[depth];
+            let within = lines[h + 1..]
+                .iter()
+                .take_while(|l| !l.starts_with('['))
+                .position(|l| assigns(l, leaf));
+            return Some(within.map_or(h + 1, |w| h + 2 + w));
+        }
+    }
+    lines
+        .iter()
+        .take_while(|l| !l.starts_with('['))
+        .position(|l| assigns(l, parts[0]))
         .map(|i| i + 1)
 }
 
@@ -265,7 +282,10 @@ mod tests {
         let e = Spec::parse("test = \"tcp\"\nhost = \"::1\"\nparalel = 4\n").unwrap_err();
         assert!(e.message.contains("paralel"), "{e}");
         let e = Spec::parse("test = \"tcp\"\nhost = \"::1\"\ntime_s = \"soon\"\n").unwrap_err();
-        assert_eq!(e.at, "line 3, /time_s", "{e}");
+        assert_eq!(e.at, "line 3, time_s", "{e}");
+        let e = Spec::parse("method = \"ndr\"\n[trial]\nhost = \"::1\"\nbitrate_bps = \"x\"\n")
+            .unwrap_err();
+        assert_eq!(e.at, "line 4, trial.bitrate_bps", "{e}");
         let e = Spec::parse("test = \"tcp\"\nhost = [\n").unwrap_err();
         assert!(e.at.starts_with("line 2"), "{e}");
         let e = Spec::parse(r#"{"test": "icmp", "host": "::1"}"#).unwrap_err();

@@ -30,6 +30,6 @@ pub use error::RunError;
 pub use events::Events;
 pub use http::knee;
 pub use runner::{run, LocalRunner, Runner};
-pub use stop::Stop;
+pub use stop::{BoundedStop, Stop};
 pub use third_party::{ThirdPartyRunner, THIRD_PARTY_FRAME_MAX};
 pub use token::TokenRunner;

@@ -33,9 +33,9 @@ fn holder<'t>(
 }
 
 /// What a request does beyond reading, if anything: the permission its
-/// token needs (`may`). A request of another method than GET or HEAD
-/// that is not listed needs a token all the same (any valid one): a
-/// route added without its line here is never open to everyone.
+/// token needs (`may`). A POST, PUT, PATCH or DELETE that is not listed
+/// needs a token all the same (any valid one): a route added without its
+/// line here is never open to everyone.
 fn needs(method: &Method, path: &str) -> Option<ApiPermission> {
     let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
     match (method, parts.as_slice()) {
@@ -62,12 +62,16 @@ fn needs(method: &Method, path: &str) -> Option<ApiPermission> {
     }
 }
 
-/// Whether a request is one of the API's writes (anything but reading:
-/// changes something, starts or stops traffic): these always need a
-/// token.
+/// Whether a request is one of the API's writes (a POST, PUT, PATCH or
+/// DELETE: it changes something, starts or stops traffic): these always
+/// need a token. (TRACE and OPTIONS, which no route takes, get the
+/// router's 405.)
 fn is_write(method: &Method, path: &str) -> bool {
     (needs(method, path).is_some() && method != Method::GET)
-        || !matches!(*method, Method::GET | Method::HEAD)
+        || matches!(
+            *method,
+            Method::POST | Method::PUT | Method::PATCH | Method::DELETE
+        )
 }
 
 pub async fn guard(State(state): State<Shared>, mut req: Request, next: Next) -> Response {
@@ -147,6 +151,7 @@ mod tests {
         assert!(is_write(&Method::PUT, "/api/v1/info"));
         assert!(is_write(&Method::DELETE, "/api/v1/results/x"));
         assert!(!is_write(&Method::HEAD, "/api/v1/results"));
+        assert!(!is_write(&Method::TRACE, "/api/v1/alerts"));
         for (method, path) in [
             (Method::PATCH, "/api/v1/constituencies/noc"),
             (Method::DELETE, "/api/v1/constituencies/noc"),

@@ -30,6 +30,9 @@ pub struct LiveTest {
     pub spec: TestSpec,
     pub started_ns: i64,
     pub intervals: Vec<Value>,
+    /// What stops it (`DELETE /api/v1/tests/{run_id}`).
+    #[serde(skip)]
+    pub stop: Stop,
 }
 
 /// Where running tests' events meet their watchers.
@@ -83,15 +86,27 @@ impl LiveBus {
         });
     }
 
-    /// Announces test `run_id` and follows `events` on a thread of its
-    /// own until the test finishes or fails.
-    pub fn watch(self: &Arc<Self>, run_id: &str, spec: &TestSpec, events: &Events) {
+    /// Stops running test `run_id`; false if none runs by that id.
+    pub fn stop(&self, run_id: &str) -> bool {
+        match self.lock().get(run_id) {
+            Some(t) => {
+                t.stop.stop();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Announces test `run_id`, which `stop` stops, and follows `events`
+    /// on a thread of its own until the test finishes or fails.
+    pub fn watch(self: &Arc<Self>, run_id: &str, spec: &TestSpec, events: &Events, stop: &Stop) {
         let rx = events.subscribe();
         let test = LiveTest {
             run_id: run_id.to_string(),
             spec: spec.clone(),
             started_ns: now_ns(),
             intervals: Vec::new(),
+            stop: stop.clone(),
         };
         self.send(
             "started",
@@ -165,8 +180,11 @@ pub struct LiveRunner {
 impl Runner for LiveRunner {
     fn run(&self, spec: &TestSpec, stop: &Stop, events: &Events) -> Result<TestResult, RunError> {
         let id = uuid::Uuid::new_v4().to_string();
-        self.bus.watch(&id, spec, events);
-        self.inner.run(spec, stop, events)
+        // A stop of its own, so that one test of a campaign can be
+        // stopped without the campaign.
+        let own = sonde_run::BoundedStop::new(stop, None);
+        self.bus.watch(&id, spec, events, own.flag());
+        self.inner.run(spec, own.flag(), events)
     }
 
     fn resolve(

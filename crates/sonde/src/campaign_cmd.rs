@@ -8,6 +8,7 @@ use crate::output::interrupt_flag;
 use anyhow::anyhow;
 use clap::{Args, Subcommand};
 use sonde_archive::{RunState, Store};
+use sonde_campaign::RunEventKind;
 use sonde_campaign::{
     campaign_status, rfc3339, CampaignStatus, Control, Plan, Progress, Runners, Scheduler,
 };
@@ -338,9 +339,10 @@ fn run_plan(p: PlanArgs) -> Result<(), Failure> {
             }
             Progress::Waiting { detail } => format!("    {detail}"),
             Progress::StepEnded { kind, detail, .. } => {
-                let word = match kind.as_str() {
-                    "step_done" => "kept",
-                    "step_failed" => "FAILED",
+                let word = match kind {
+                    RunEventKind::StepDone => "kept",
+                    RunEventKind::StepFailed => "FAILED",
+                    RunEventKind::StepRefused => "REFUSED",
                     _ => "skipped",
                 };
                 format!("    {word}: {detail}")

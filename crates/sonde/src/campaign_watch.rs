@@ -257,8 +257,8 @@ fn log(campaign: &str, p: &Progress) {
         Progress::RunStarted { run_id, .. } => {
             tracing::info!(campaign, run = %run_id, "run started")
         }
-        Progress::StepEnded { kind, detail, .. } if kind == "step_failed" => {
-            tracing::warn!(campaign, "step failed: {detail}")
+        Progress::StepEnded { kind, detail, .. } if kind.is_failure() => {
+            tracing::warn!(campaign, kind = %kind, "step failed: {detail}")
         }
         Progress::RunEnded {
             run_id,

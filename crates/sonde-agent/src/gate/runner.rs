@@ -1,10 +1,11 @@
 //! [`GatedRunner`]: every test a request runs — a method's every trial, a
 //! campaign step's test — checked by the gate as it will run, whatever
-//! the spec said when it was admitted.
+//! the spec said when it was admitted, and stopped at its bound plus
+//! [`super::GRACE`].
 
 use super::{Gate, Origin};
 use sonde_model::{IpFamily, TestResult, TestSpec};
-use sonde_run::{Events, RunError, Runner, Stop};
+use sonde_run::{BoundedStop, Events, RunError, Runner, Stop};
 use std::net::IpAddr;
 use std::sync::Arc;
 
@@ -25,7 +26,22 @@ impl Runner for GatedRunner {
             });
             return Err(e);
         }
-        self.inner.run(spec, stop, events)
+        // A test stops at its bound plus the grace, whatever it does.
+        let bound = self
+            .origin
+            .is_remote()
+            .then(|| spec.work().duration.map(|d| d + super::GRACE))
+            .flatten();
+        let bounded = BoundedStop::new(stop, bound);
+        let outcome = self.inner.run(spec, bounded.flag(), events);
+        if bounded.hit_bound() {
+            tracing::warn!(
+                origin = self.origin.name(),
+                test = spec.kind().name(),
+                "a test stopped at its admitted bound"
+            );
+        }
+        outcome
     }
 
     fn resolve(&self, host: &str, family: IpFamily) -> Result<Vec<IpAddr>, RunError> {

@@ -92,6 +92,17 @@ export async function post(path, body) {
   return answer(res, true);
 }
 
+/** DELETE `/api/v1/{path}` (stop a test, retire a campaign). */
+export async function del(path) {
+  let res;
+  try {
+    res = await fetch(`/api/v1/${path}`, { method: 'DELETE', headers: headers() });
+  } catch (e) {
+    throw new ApiError(0, e.message, true);
+  }
+  return answer(res, true);
+}
+
 /** Splits a Server-Sent Events stream into `{event, data}` (data parsed as
  * JSON) and calls `onEvent` for each, until `signal` aborts; reconnects
  * after a dropped stream. `onState` hears 'open', 'closed' or an

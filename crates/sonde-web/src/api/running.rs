@@ -5,7 +5,7 @@
 
 use super::{ApiError, ApiRefusal, Shared};
 use crate::auth::Caller;
-use crate::live::LiveTest;
+use crate::live::{LiveRunner, LiveTest};
 use axum::body::Bytes;
 use axum::extract::{ConnectInfo, Path, State};
 use axum::http::StatusCode;
@@ -17,11 +17,11 @@ use serde_json::{json, Value};
 use sonde_agent::{Admitted, GatedRunner, Origin, Refused};
 use sonde_archive::Placement;
 use sonde_model::{Spec, TestSpec};
-use sonde_run::{Events, LocalRunner, Runner, Stop};
+use sonde_run::{BoundedStop, Events, LocalRunner, Runner, Stop};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
 
 pub fn routes() -> Router<Shared> {
@@ -102,10 +102,10 @@ async fn run_now(
     audit(None);
     let run_id = uuid::Uuid::new_v4().to_string();
     let events = Events::new();
-    if let Spec::Test(t) = &spec {
-        state.live.watch(&run_id, t, &events);
-    }
     let stop = Stop::new();
+    if let Spec::Test(t) = &spec {
+        state.live.watch(&run_id, t, &events, &stop);
+    }
     state.runs.lock().insert(run_id.clone(), stop.clone());
     tracing::info!(run = %run_id, by = %who, request = spec.name(), "started through the API");
     let st = Arc::clone(&state);
@@ -134,24 +134,31 @@ async fn run_now(
     Ok((StatusCode::ACCEPTED, Json(json!({ "run_id": run_id }))))
 }
 
-/// Stops a request the API started: it ends as interrupted, and what it
-/// measured so far is kept.
+/// Stops a request the API started, or any test running on the agent
+/// (a campaign's, by its id in `/api/v1/live`): it ends as interrupted,
+/// and what it measured so far is kept.
 async fn stop_one(
     State(state): State<Shared>,
     Path(id): Path<String>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let found = state.runs.lock().get(&id).cloned();
-    match found {
+    let request = state.runs.lock().get(&id).cloned();
+    let stopped = match request {
         Some(stop) => {
             stop.stop();
+            true
+        }
+        None => state.live.stop(&id),
+    };
+    match stopped {
+        true => {
             tracing::info!(run = %id, "stopped through the API");
             Ok((
                 StatusCode::ACCEPTED,
                 Json(json!({ "run_id": id, "stopping": true })),
             ))
         }
-        None => Err(super::not_found(format!(
-            "no running request '{id}' started through the API"
+        false => Err(super::not_found(format!(
+            "no request or test '{id}' is running here"
         ))),
     }
 }
@@ -167,11 +174,19 @@ struct Request<'a> {
 
 impl Request<'_> {
     fn run(self, admitted: Admitted, stop: &Stop, events: &Events) {
-        let _watchdog = admitted
-            .deadline
-            .map(|d| Watchdog::start(d, stop, self.run_id));
+        // The whole request stops at its admitted bound plus the grace.
+        let bounded = BoundedStop::new(stop, admitted.deadline);
+        let stop = bounded.flag();
+        // A method's trials show live, each with a stop of its own.
+        let inner: Box<dyn Runner> = match self.spec {
+            Spec::Test(_) => Box::new(LocalRunner),
+            Spec::Method(_) => Box::new(LiveRunner {
+                inner: Box::new(LocalRunner),
+                bus: Arc::clone(&self.state.live),
+            }),
+        };
         let runner = GatedRunner {
-            inner: Box::new(LocalRunner),
+            inner,
             gate: Arc::clone(&self.state.gate),
             origin: self.origin.clone(),
         };
@@ -199,6 +214,9 @@ impl Request<'_> {
             },
         };
         self.state.counters.test_run();
+        if bounded.hit_bound() {
+            tracing::warn!(run = %self.run_id, "stopped at its admitted bound");
+        }
         drop(admitted);
         if let Err(e) = kept {
             self.state.counters.archive_error();
@@ -220,42 +238,6 @@ impl Request<'_> {
                 tracing::warn!(run = %self.run_id, "test through the API failed: {e}");
                 Ok(())
             }
-        }
-    }
-}
-
-/// Stops a run once its admitted time is up.
-struct Watchdog {
-    done: Stop,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Watchdog {
-    fn start(after: Duration, stop: &Stop, run_id: &str) -> Watchdog {
-        let done = Stop::new();
-        let (d, s, id) = (done.clone(), stop.clone(), run_id.to_string());
-        let thread = std::thread::Builder::new()
-            .name("sonde-api-bound".into())
-            .spawn(move || {
-                let end = Instant::now() + after;
-                while !d.is_stopped() && Instant::now() < end {
-                    std::thread::sleep(Duration::from_millis(100));
-                }
-                if !d.is_stopped() {
-                    tracing::warn!(run = %id, "stopped at its admitted bound");
-                    s.stop();
-                }
-            })
-            .ok();
-        Watchdog { done, thread }
-    }
-}
-
-impl Drop for Watchdog {
-    fn drop(&mut self) {
-        self.done.stop();
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
         }
     }
 }

@@ -68,7 +68,7 @@ fn a_bad_spec_file_is_a_usage_error_that_says_where() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     // A file's mistake names the file's key, not a flag.
     assert!(
-        stderr(&out).contains("/parallel: 500 streams") && stderr(&out).contains("line 3"),
+        stderr(&out).contains("parallel: 500 streams") && stderr(&out).contains("line 3"),
         "{}",
         stderr(&out)
     );

@@ -1,6 +1,7 @@
 // The live page during a real test: started from the page's own form
 // (first without a token: the page must say so), its intervals counted
-// while it runs and when it has finished; then a ping, its replies. Prints JSON for
+// while it runs and when it has finished; then a ping, its replies; then a
+// long ping stopped with its card's button. Prints JSON for
 // crates/sonde/tests/portal/portal_browser.rs; a screenshot while it runs.
 //
 //   node live.mjs BASE_URL SHOTS_DIR TOKEN HOST PORT SECONDS
@@ -11,12 +12,12 @@ const [base, shots, token, host, port, seconds] = process.argv.slice(2);
 const out = {};
 const { browser, page, problems } = await open();
 
-async function start(test = 'tcp') {
+async function start(test = 'tcp', count = '4') {
   await page.selectOption('form.start-test select[name=test]', test);
   await page.fill('form.start-test input[name=host]', host);
   await page.fill('form.start-test input[name=port]', port);
   await page.fill('form.start-test input[name=time_s]', seconds);
-  await page.fill('form.start-test input[name=count]', '4');
+  await page.fill('form.start-test input[name=count]', count);
   await page.click('form.start-test button[type=submit]');
   await page.waitForFunction(() => !document.querySelector('.start-answer').textContent.startsWith('starting'));
   return page.$eval('.start-answer', (a) => ({ text: a.textContent, error: a.classList.contains('error'), run: a.dataset.run || null }));
@@ -57,6 +58,18 @@ try {
   await page.waitForFunction((sel) => document.querySelector(sel)?.dataset.state === 'finished', pingCard, { timeout: 60000 });
   out.ping.finished = await page.$eval(pingCard, (c) => ({
     points: Number(c.querySelector('figure').dataset.points),
+    result: c.querySelector('.run-state code')?.textContent || null,
+  }));
+
+  // A long ping, stopped from its card.
+  out.stopped = await start('ping', '200');
+  const longCard = `.run-card[data-run="${out.stopped.run}"]`;
+  await page.waitForFunction((sel) => Number(document.querySelector(sel)?.querySelector('figure').dataset.points || 0) >= 2, longCard, { timeout: 60000 });
+  await page.click(`${longCard} button.stop`);
+  await page.waitForFunction((sel) => document.querySelector(sel).dataset.state !== 'running', longCard, { timeout: 60000 });
+  out.stopped.answer = await page.$eval(`${longCard} .stop-answer`, (a) => a.textContent);
+  out.stopped.finished = await page.$eval(longCard, (c) => ({
+    state: c.dataset.state,
     result: c.querySelector('.run-state code')?.textContent || null,
   }));
 } finally {

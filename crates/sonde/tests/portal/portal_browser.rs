@@ -105,7 +105,8 @@ const CONFIG: &str = "[http]\nread_public = true\ninterface_interval = 1\ninterf
     tokens = [{ name = \"portal-test\", token = \"portal-test-token-0123456789\" }]\n\
     [http.thresholds]\nthroughput_bps = { warn = 5e6, crit = 1e5 }\n\
     rtt_ms = { warn = 0.000000001, crit = 0.000000002 }\n\
-    [[alert]]\nname = \"slow-ping\"\nmetric = \"rtt_ms\"\ntest = \"ping\"\nabove = 0.000000002\n";
+    [[alert]]\nname = \"slow-ping\"\nmetric = \"rtt_ms\"\ntest = \"ping\"\nabove = 0.000000002\n\
+    [targets]\nping = [\"::1/128\"]\n";
 
 fn expected_status(test: &str) -> &'static str {
     match test {
@@ -539,6 +540,18 @@ fn every_page_shows_the_archive_and_the_live_page_follows_a_running_test() {
         .unwrap();
     assert_eq!(replies, 4, "{result}");
     assert_eq!(ping["finished"]["points"], replies, "{live}");
+    // A long ping stopped from its card: it ends, and what it measured
+    // is kept as interrupted.
+    let stopped = &live["stopped"];
+    assert_eq!(stopped["answer"], "stopping", "{live}");
+    assert_eq!(stopped["finished"]["state"], "finished", "{live}");
+    let id = stopped["finished"]["result"].as_str().unwrap();
+    let result = api(port, &format!("/api/v1/results/{id}"));
+    assert_eq!(result["interrupted"], true, "{result}");
+    let got = result["summary"]["round_trip"]["sent_packets"]
+        .as_u64()
+        .unwrap();
+    assert!(got < 200, "stopped before its 200 pings: {result}");
     drop(agent);
     let _ = std::fs::remove_dir_all(&d);
 }

@@ -1,8 +1,9 @@
 // Live: tests running on this agent, their intervals (and ping replies)
 // drawn as they arrive over the API's event stream; a form starts a test
-// through the API (the agent's limits apply; a token is needed).
+// through the API (the agent's gate applies; a token is needed), and each
+// running test's card has a button that stops it.
 
-import { events, get, post, ApiError } from '../api.js';
+import { del, events, get, post, ApiError } from '../api.js';
 import { liveChart } from '../charts.js';
 import { esc, si, utc } from '../format.js';
 
@@ -25,8 +26,21 @@ class RunCard {
     this.el.dataset.run = run.run_id;
     this.el.dataset.state = 'running';
     this.el.innerHTML = `<h2>${esc(describe(run.spec))}</h2>
-      <p class="run-meta">run <code>${esc(run.run_id)}</code>${run.started_ns ? `, started ${esc(utc(run.started_ns))}` : ''} · <span class="run-state">running</span></p>`;
+      <p class="run-meta">run <code>${esc(run.run_id)}</code>${run.started_ns ? `, started ${esc(utc(run.started_ns))}` : ''} · <span class="run-state">running</span>
+      <button type="button" class="stop">stop</button> <span class="stop-answer"></span></p>`;
     host.prepend(this.el);
+    const answer = this.el.querySelector('.stop-answer');
+    this.el.querySelector('button.stop').addEventListener('click', async () => {
+      answer.className = 'stop-answer';
+      answer.textContent = 'stopping…';
+      try {
+        await del(`tests/${encodeURIComponent(run.run_id)}`);
+        answer.textContent = 'stopping';
+      } catch (err) {
+        answer.className = 'stop-answer error';
+        answer.textContent = err instanceof ApiError ? err.explain() : String(err);
+      }
+    });
     const spec = run.spec || {};
     const ping = spec.test === 'ping';
     const xMax = ping ? (spec.count || 0) * (spec.interval_s || 1) : spec.time_s || 0;
@@ -54,6 +68,7 @@ class RunCard {
 
   end(state, html) {
     this.el.dataset.state = state;
+    this.el.querySelector('button.stop').hidden = true;
     this.el.querySelector('.run-state').innerHTML = html;
   }
 
