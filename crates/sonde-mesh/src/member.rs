@@ -197,6 +197,17 @@ impl ShareCheck {
                     e.name
                 ));
             }
+            // An agent that leads the endpoint's steps is one more address
+            // this member would connect to.
+            if let Some(agent) = &e.agent {
+                let host = agent_host(agent);
+                if let Some(out) = sonde_agent::gate::consent::outside(host, &self.targets) {
+                    return Some(format!(
+                        "endpoint {}: its agent {out} is outside mesh.targets (rule: consent)",
+                        e.name
+                    ));
+                }
+            }
         }
         for (i, step) in plan.steps.iter().enumerate() {
             if let Err(r) = self.gate.check(&Origin::Mesh, &step.body) {
@@ -204,6 +215,17 @@ impl ShareCheck {
             }
         }
         None
+    }
+}
+
+/// The host of an agent's `HOST[:PORT]` (`[v6]:port`, `v6`, `name:port`).
+fn agent_host(agent: &str) -> &str {
+    if let Some(rest) = agent.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or(rest);
+    }
+    match agent.matches(':').count() {
+        1 => agent.split(':').next().unwrap_or(agent),
+        _ => agent,
     }
 }
 
@@ -341,5 +363,15 @@ mod tests {
         );
         let why = c.refuses(&share("mesh-x-a", &file)).unwrap();
         assert!(why.contains("no_files"), "{why}");
+        // An endpoint led by an agent elsewhere.
+        let led = PLAN.replace("{peer}", "2001:db8:2::1").replace(
+            "address = \"2001:db8:2::1\"\n",
+            "address = \"2001:db8:2::1\"\nagent = \"[2001:4860::1]:5201\"\n",
+        );
+        let why = c.refuses(&share("mesh-x-a", &led)).unwrap();
+        assert!(why.contains("its agent 2001:4860::1"), "{why}");
+        assert_eq!(agent_host("[::1]:5201"), "::1");
+        assert_eq!(agent_host("::1"), "::1");
+        assert_eq!(agent_host("agent.example:5201"), "agent.example");
     }
 }
