@@ -30,6 +30,8 @@ pub mod tune;
 pub mod work;
 
 #[cfg(test)]
+mod events_tests;
+#[cfg(test)]
 mod limiter_tests;
 #[cfg(test)]
 mod sweep_tests;
@@ -44,7 +46,9 @@ use sonde_model::{MethodResult, MethodSpec};
 use sonde_run::{Events, Runner, Stop};
 
 /// Runs any method but `tune_lab` (which needs a lab to change) with
-/// `runner`, without watching its steps: as a campaign's step runs one.
+/// `runner`: the one dispatcher of a command, a campaign's step and the
+/// web's. Its trials' events and its own progress
+/// ([`Event::Method`](sonde_model::Event::Method)) go on `events`.
 pub fn run_method(
     runner: &dyn Runner,
     spec: &MethodSpec,
@@ -56,13 +60,13 @@ pub fn run_method(
         agent: None,
     };
     match spec {
-        MethodSpec::Ndr(s) => ndr::run_ndr(runner, s, stop, events, &mut |_, _| {}),
-        MethodSpec::Sweep(s) => sweep::run_sweep(runner, s, stop, events, &mut |_| {}),
-        MethodSpec::Repeat(s) => repeat::run_repeat(runner, s, stop, events, &mut |_| {}),
-        MethodSpec::QosCheck(s) => qos::run_qos_checks(&senders, s, stop, events, &mut |_| {}),
-        MethodSpec::QosScenario(s) => qos::run_qos_scenario(&senders, s, stop, events, &mut |_| {}),
-        MethodSpec::Overhead(s) => overhead::run_overhead(runner, s, stop, events, &mut |_| {}),
-        MethodSpec::Tune(s) => tune::run_tune(runner, s, stop, events, &mut |_| {}),
+        MethodSpec::Ndr(s) => ndr::run_ndr(runner, s, stop, events),
+        MethodSpec::Sweep(s) => sweep::run_sweep(runner, s, stop, events),
+        MethodSpec::Repeat(s) => repeat::run_repeat(runner, s, stop, events),
+        MethodSpec::QosCheck(s) => qos::run_qos_checks(&senders, s, stop, events),
+        MethodSpec::QosScenario(s) => qos::run_qos_scenario(&senders, s, stop, events),
+        MethodSpec::Overhead(s) => overhead::run_overhead(runner, s, stop, events),
+        MethodSpec::Tune(s) => tune::run_tune(runner, s, stop, events),
         MethodSpec::TuneLab(_) => Err(MethodError::Invalid {
             field: "method",
             detail: "tune_lab changes a lab's links: run it with `sonde tune --lab`".into(),

@@ -5,28 +5,40 @@
 use crate::step::{default_metric, family_ratios, run_step, step_stats, StepRuns};
 use crate::MethodError;
 use sonde_model::method::{family_used, RepeatOutcome, RepeatSpec, StepStats};
-use sonde_model::{Direction, IpFamily, MethodResult, MethodSpec, TestResult, TestSpec, Timestamp};
+use sonde_model::{
+    Direction, Event, IpFamily, MethodEvent, MethodResult, MethodSpec, TestResult, TestSpec,
+    Timestamp,
+};
 use sonde_run::{Events, Runner, Stop};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Runs `spec.test` as `spec.step` says and reads the runs together:
 /// statistics per family (and per direction for a test of both
 /// directions at once), IPv6/IPv4 ratios when both ran, and every run's
-/// whole result in `trials`, in the order they ran. `on_result` sees
-/// each run as it finishes. A stop ends the method after the run in
-/// progress (cut short, kept in `trials`, not counted); the result then
-/// says `interrupted`.
+/// whole result in `trials`, in the order they ran. Each run goes on
+/// `events` as it finishes ([`MethodEvent::RepeatRun`]). A stop ends
+/// the method after the run in progress (cut short, kept in `trials`,
+/// not counted); the result then says `interrupted`.
 pub fn run_repeat(
     runner: &dyn Runner,
     spec: &RepeatSpec,
     stop: &Stop,
     events: &Events,
-    on_result: &mut dyn FnMut(&TestResult),
 ) -> Result<MethodResult, MethodError> {
     spec.validate()?;
     let start = Timestamp::now();
     let clock = Instant::now();
-    let runs = run_step(runner, &spec.test, &spec.step, stop, events, on_result)?;
+    let runs = run_step(
+        runner,
+        &spec.test,
+        &spec.step,
+        stop,
+        events,
+        &mut |r: &TestResult| {
+            events.emit(Event::Method(MethodEvent::RepeatRun(Arc::new(r.clone()))));
+        },
+    )?;
     let mut result = MethodResult::new(MethodSpec::Repeat(spec.clone()), start);
     let outcome = outcome_of(spec, &runs);
     result.family_ratios = ratios_of(&outcome.stats);

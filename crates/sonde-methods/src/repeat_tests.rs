@@ -1,5 +1,5 @@
 use super::*;
-use crate::scripted::{Limit, PathDir, ScriptedPath};
+use crate::scripted::{method_events, Limit, PathDir, ScriptedPath, StopAfter};
 use sonde_model::method::{Metric, RepeatRule, StepPlan};
 use sonde_model::{IpFamily, Rate, TcpSpec, UdpSpec};
 use std::time::Duration;
@@ -36,7 +36,7 @@ fn quiet(dir: PathDir) -> PathDir {
 }
 
 fn run(path: &ScriptedPath, spec: &RepeatSpec) -> Result<MethodResult, MethodError> {
-    run_repeat(path, spec, &Stop::new(), &Events::new(), &mut |_| {})
+    run_repeat(path, spec, &Stop::new(), &Events::new())
 }
 
 #[test]
@@ -160,15 +160,15 @@ fn broken_plans_are_refused_by_field_before_any_run() {
     };
     assert_eq!(
         field(repeat(test.clone(), until(30, 10), vec![])),
-        "repeat.min_runs"
+        "step.repeat.min_runs"
     );
     assert_eq!(
         field(repeat(test.clone(), until(1, 10), vec![])),
-        "repeat.min_runs"
+        "step.repeat.min_runs"
     );
     assert_eq!(
         field(repeat(test.clone(), RepeatRule::Times { runs: 0 }, vec![])),
-        "repeat.runs"
+        "step.repeat.runs"
     );
     assert_eq!(
         field(repeat(
@@ -176,7 +176,7 @@ fn broken_plans_are_refused_by_field_before_any_run() {
             RepeatRule::Once,
             vec![IpFamily::V6, IpFamily::V6]
         )),
-        "families"
+        "step.families"
     );
     // -4 and --families 6,4 say two things.
     assert_eq!(
@@ -185,7 +185,7 @@ fn broken_plans_are_refused_by_field_before_any_run() {
             RepeatRule::Once,
             vec![IpFamily::V6, IpFamily::V4]
         )),
-        "families"
+        "step.families"
     );
     assert_eq!(path.trials(), 0);
 }
@@ -251,14 +251,10 @@ fn a_stop_ends_after_the_run_in_progress_with_what_ran() {
         vec![],
     );
     let stop = Stop::new();
-    let mut seen = 0;
-    let r = run_repeat(&path, &spec, &stop, &Events::new(), &mut |_| {
-        seen += 1;
-        if seen == 2 {
-            stop.stop();
-        }
-    })
-    .unwrap();
+    let runner = StopAfter::new(&path, &stop, 2);
+    let (r, heard) = method_events(|events| run_repeat(&runner, &spec, &stop, events));
+    let r = r.unwrap();
+    assert_eq!(heard.len(), 2);
     assert!(r.interrupted);
     assert_eq!(r.trials.len(), 2);
     assert_eq!(r.runs.unwrap().stats[0].stats["throughput_bps"].n, 2);

@@ -9,16 +9,70 @@
 //! unpaced sender's top rate and a noise: each trial sees the limiter's
 //! rate moved by a Gaussian of `noise_pct` (seeded, so runs repeat).
 //! Host names resolve to [`ScriptedPath::addresses`], literal addresses
-//! to themselves, without a lookup.
+//! to themselves, without a lookup. Each run ends with its `Finished`
+//! event, as a real runner's does.
 
 use sonde_model::udp_report::OneWayDelay;
 use sonde_model::{
-    Direction, Figures, HostEnv, IpFamily, PeerKind, Summary, TestEnv, TestResult, TestSpec,
-    Timestamp,
+    Direction, Event, Figures, HostEnv, IpFamily, MethodEvent, PeerKind, Summary, TestEnv,
+    TestResult, TestSpec, Timestamp,
 };
 use sonde_run::{Events, RunError, Runner, Stop};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+
+/// Runs `body` with a hub of events and returns what it returned with
+/// the method events it heard, in order (its trials' own are left out).
+pub fn method_events<T>(body: impl FnOnce(&Events) -> T) -> (T, Vec<MethodEvent>) {
+    let events = Events::new();
+    let rx = events.subscribe();
+    let out = body(&events);
+    events.close();
+    let heard = rx
+        .iter()
+        .filter_map(|e| match e {
+            Event::Method(m) => Some(m),
+            _ => None,
+        })
+        .collect();
+    (out, heard)
+}
+
+/// A runner that stops `stop` once its `after`-th run has ended (as a
+/// Ctrl-C between trials would).
+pub struct StopAfter<'a> {
+    pub inner: &'a dyn Runner,
+    pub stop: &'a Stop,
+    pub after: usize,
+    runs: Mutex<usize>,
+}
+
+impl<'a> StopAfter<'a> {
+    pub fn new(inner: &'a dyn Runner, stop: &'a Stop, after: usize) -> Self {
+        Self {
+            inner,
+            stop,
+            after,
+            runs: Mutex::new(0),
+        }
+    }
+}
+
+impl Runner for StopAfter<'_> {
+    fn run(&self, spec: &TestSpec, stop: &Stop, events: &Events) -> Result<TestResult, RunError> {
+        let r = self.inner.run(spec, stop, events);
+        let mut runs = self.runs.lock().unwrap();
+        *runs += 1;
+        if *runs >= self.after {
+            self.stop.stop();
+        }
+        r
+    }
+
+    fn resolve(&self, host: &str, family: IpFamily) -> Result<Vec<IpAddr>, RunError> {
+        self.inner.resolve(host, family)
+    }
+}
 
 /// What limits one direction of the scripted path.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -268,7 +322,7 @@ impl Runner for ScriptedPath {
         Ok(addrs)
     }
 
-    fn run(&self, spec: &TestSpec, stop: &Stop, _: &Events) -> Result<TestResult, RunError> {
+    fn run(&self, spec: &TestSpec, stop: &Stop, events: &Events) -> Result<TestResult, RunError> {
         spec.validate()?;
         if stop.is_stopped() {
             return Err(RunError::Interrupted);
@@ -354,6 +408,7 @@ impl Runner for ScriptedPath {
         let mut result = TestResult::new(spec.clone(), env, Timestamp::now());
         result.duration_s = secs;
         result.summary = summary;
+        events.emit(Event::Finished(Arc::new(result.clone())));
         Ok(result)
     }
 }

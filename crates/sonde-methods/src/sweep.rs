@@ -11,7 +11,8 @@ use crate::step::{family_ratios, figures_of, run_step, step_stats, FamilyRuns};
 use crate::MethodError;
 use sonde_model::method::{Limiter, LimiterClass, Metric, SweepSpec, SweepStep, SweepVariable};
 use sonde_model::{
-    Direction, Figures, IpFamily, MethodResult, MethodSpec, Rate, TestResult, TestSpec, Timestamp,
+    Direction, Event, Figures, IpFamily, MethodEvent, MethodResult, MethodSpec, Rate, TestResult,
+    TestSpec, Timestamp,
 };
 use sonde_run::{Events, Runner, Stop};
 use std::time::Instant;
@@ -136,7 +137,6 @@ impl Sweep<'_> {
         series: Direction,
         value: Value,
         refined: bool,
-        on_step: &mut dyn FnMut(&SweepStep),
     ) -> Result<bool, MethodError> {
         if self.ran_one {
             crate::step::idle(self.spec.gap, self.stop);
@@ -179,7 +179,8 @@ impl Sweep<'_> {
             .extend(family_ratios(&stats, Some(&at)));
         for s in &mut steps {
             s.refined = refined;
-            on_step(s);
+            self.events
+                .emit(Event::Method(MethodEvent::SweepStep(s.clone())));
         }
         self.result.steps.extend(steps);
         if runs.interrupted {
@@ -191,11 +192,7 @@ impl Sweep<'_> {
 
     /// Narrows a punisher's knee between the highest rate delivered whole
     /// and the lowest that collapsed, by bisection of the offered rate.
-    fn refine(
-        &mut self,
-        series: Direction,
-        on_step: &mut dyn FnMut(&SweepStep),
-    ) -> Result<bool, MethodError> {
+    fn refine(&mut self, series: Direction) -> Result<bool, MethodError> {
         let d = series.flows()[0];
         let fam = families(&self.spec.test, &self.spec.step)[0];
         for _ in 0..self.spec.refine_trials {
@@ -213,7 +210,7 @@ impl Sweep<'_> {
                 TestSpec::Ping(_) | TestSpec::Http(_) => 1.0,
             };
             let mid = Rate::from_bps(((lo + hi) / 2.0 / streams).round() as u64);
-            if !self.step(series, Value::Rate(mid), true, on_step)? {
+            if !self.step(series, Value::Rate(mid), true)? {
                 return Ok(false);
             }
         }
@@ -233,15 +230,15 @@ fn families(test: &TestSpec, plan: &sonde_model::method::StepPlan) -> Vec<IpFami
     crate::step::families_of(test, plan)
 }
 
-/// Runs `spec` through `runner`. `on_step` sees each step as it
-/// finishes. A stop ends the sweep with what ran (`interrupted`); a
-/// failed trial ends it with its error.
+/// Runs `spec` through `runner`. Each step goes on `events` as it
+/// finishes ([`MethodEvent::SweepStep`], in the order of `steps`). A
+/// stop ends the sweep with what ran (`interrupted`); a failed trial
+/// ends it with its error.
 pub fn run_sweep(
     runner: &dyn Runner,
     spec: &SweepSpec,
     stop: &Stop,
     events: &Events,
-    on_step: &mut dyn FnMut(&SweepStep),
 ) -> Result<MethodResult, MethodError> {
     spec.validate()?;
     let began = Instant::now();
@@ -256,11 +253,11 @@ pub fn run_sweep(
     let is_rates = matches!(spec.variable, SweepVariable::Rates(_));
     'series: for &series in &spec.directions {
         for value in values(&spec.variable) {
-            if !sweep.step(series, value, false, on_step)? {
+            if !sweep.step(series, value, false)? {
                 break 'series;
             }
         }
-        if is_rates && series != Direction::Bidir && !sweep.refine(series, on_step)? {
+        if is_rates && series != Direction::Bidir && !sweep.refine(series)? {
             break;
         }
     }

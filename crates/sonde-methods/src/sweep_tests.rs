@@ -1,7 +1,7 @@
 //! Sweeps over the scripted path: each limiter class found where it was
 //! set, each direction on its own, and the step plan applied per step.
 
-use crate::scripted::{Limit, PathDir, ScriptedPath};
+use crate::scripted::{method_events, Limit, PathDir, ScriptedPath, StopAfter};
 use crate::sweep::run_sweep;
 use crate::MethodError;
 use sonde_model::method::{LimiterClass, RepeatRule, StepPlan, SweepSpec, SweepVariable};
@@ -40,8 +40,19 @@ fn spec(variable: SweepVariable, directions: &[Direction]) -> SweepSpec {
     }
 }
 
+/// The sweep's result; each step it reported on the way is one it kept.
 fn sweep(path: &ScriptedPath, spec: &SweepSpec) -> sonde_model::MethodResult {
-    run_sweep(path, spec, &Stop::new(), &Events::new(), &mut |_| {}).unwrap()
+    let (r, heard) = method_events(|events| run_sweep(path, spec, &Stop::new(), events));
+    let r = r.unwrap();
+    let steps: Vec<_> = heard
+        .into_iter()
+        .map(|m| match m {
+            sonde_model::MethodEvent::SweepStep(s) => s,
+            other => panic!("not a sweep step: {other:?}"),
+        })
+        .collect();
+    assert_eq!(steps, r.steps);
+    r
 }
 
 fn within(got: f64, truth: f64, pct: f64) {
@@ -190,7 +201,7 @@ fn the_step_plan_applies_to_every_step() {
 #[test]
 fn bad_sweeps_are_refused_naming_the_flag() {
     let path = ScriptedPath::symmetric(PathDir::new(Limit::None, 0.0));
-    let run = |s: &SweepSpec| run_sweep(&path, s, &Stop::new(), &Events::new(), &mut |_| {});
+    let run = |s: &SweepSpec| run_sweep(&path, s, &Stop::new(), &Events::new());
     let windows = spec(
         SweepVariable::Windows(vec![sonde_model::ByteSize::from_bytes(65536)]),
         &[Direction::Forward],
@@ -223,20 +234,17 @@ fn bad_sweeps_are_refused_naming_the_flag() {
 fn a_stop_keeps_what_ran() {
     let path = ScriptedPath::symmetric(PathDir::new(Limit::None, 0.0));
     let stop = Stop::new();
-    let mut seen = 0;
-    let r = run_sweep(
-        &path,
-        &spec(rates(10.0, 100.0, 10.0), &[Direction::Forward]),
-        &stop,
-        &Events::new(),
-        &mut |_| {
-            seen += 1;
-            if seen == 3 {
-                stop.stop();
-            }
-        },
-    )
-    .unwrap();
+    let runner = StopAfter::new(&path, &stop, 3);
+    let (r, heard) = method_events(|events| {
+        run_sweep(
+            &runner,
+            &spec(rates(10.0, 100.0, 10.0), &[Direction::Forward]),
+            &stop,
+            events,
+        )
+    });
+    let r = r.unwrap();
+    assert_eq!(heard.len(), 3);
     assert!(r.interrupted);
     assert_eq!(r.steps.len(), 3);
     assert_eq!(r.trials.len(), 3);

@@ -83,7 +83,7 @@ fn ndr(sizes: &[u32], kind: SizeKind, families: Vec<IpFamily>) -> NdrSpec {
 }
 
 fn run_ndr(path: &ScriptedPath, spec: &NdrSpec) -> MethodResult {
-    crate::ndr::run_ndr(path, spec, &Stop::new(), &Events::new(), &mut |_, _| {}).unwrap()
+    crate::ndr::run_ndr(path, spec, &Stop::new(), &Events::new()).unwrap()
 }
 
 #[test]
@@ -159,8 +159,7 @@ fn ndr_at_its_caps_stays_within_the_bound() {
         confirm_time: secs(60),
         ..ndr(&[512, 1400], SizeKind::Payload, vec![IpFamily::V6])
     };
-    let r =
-        crate::ndr::run_ndr(&runner, &spec, &Stop::new(), &Events::new(), &mut |_, _| {}).unwrap();
+    let r = crate::ndr::run_ndr(&runner, &spec, &Stop::new(), &Events::new()).unwrap();
     for size in &r.results {
         assert!(!size.confirmed);
         assert_eq!(size.notes.len(), 3, "{:?}", size.notes);
@@ -207,7 +206,7 @@ fn ndr_without_a_max_rate_is_unbounded_in_rate() {
 // --- sweep ----------------------------------------------------------------
 
 fn run_sweep(path: &ScriptedPath, spec: &SweepSpec) {
-    crate::sweep::run_sweep(path, spec, &Stop::new(), &Events::new(), &mut |_| {}).unwrap();
+    crate::sweep::run_sweep(path, spec, &Stop::new(), &Events::new()).unwrap();
 }
 
 fn mbps(v: &[u64]) -> SweepVariable {
@@ -296,7 +295,7 @@ fn a_sweep_of_three_rates_with_gaps_is_exact() {
 // --- repeat ---------------------------------------------------------------
 
 fn run_repeat(path: &ScriptedPath, spec: &RepeatSpec) {
-    crate::repeat::run_repeat(path, spec, &Stop::new(), &Events::new(), &mut |_| {}).unwrap();
+    crate::repeat::run_repeat(path, spec, &Stop::new(), &Events::new()).unwrap();
 }
 
 #[test]
@@ -379,7 +378,7 @@ fn qos_checks_stay_within_the_bound() {
         local: &local,
         agent: Some(("agent", &agent)),
     };
-    let r = run_qos_checks(&senders, &spec, &Stop::new(), &Events::new(), &mut |_| {}).unwrap();
+    let r = run_qos_checks(&senders, &spec, &Stop::new(), &Events::new()).unwrap();
     assert!(!r.interrupted);
     let mut asked = local.asked();
     asked.extend(agent.asked());
@@ -439,7 +438,7 @@ fn qos_scenarios_stay_within_the_bound() {
         };
         let spec = scenario(ramp);
         let steps = spec.ramp.len() as u64;
-        run_qos_scenario(&senders, &spec, &Stop::new(), &Events::new(), &mut |_| {}).unwrap();
+        run_qos_scenario(&senders, &spec, &Stop::new(), &Events::new()).unwrap();
         let bound = method_work(&MethodSpec::QosScenario(spec));
         within(&bound, &path.asked());
         assert_eq!(path.trials() as u64, 3 * steps);
@@ -467,7 +466,7 @@ fn overhead_probes_stay_within_the_bound_exactly() {
         payloads: vec![200, 700, 1400],
         gap: ms(1),
     };
-    crate::overhead::run_overhead(&path, &spec, &Stop::new(), &Events::new(), &mut |_| {}).unwrap();
+    crate::overhead::run_overhead(&path, &spec, &Stop::new(), &Events::new()).unwrap();
     let bound = method_work(&MethodSpec::Overhead(spec));
     within(&bound, &path.asked());
     assert_eq!(
@@ -529,7 +528,7 @@ fn tune_and_its_lab_stay_within_the_bound() {
         window: None,
         gap: ms(1),
     };
-    crate::tune::run_tune(&runner, &spec, &Stop::new(), &Events::new(), &mut |_| {}).unwrap();
+    crate::tune::run_tune(&runner, &spec, &Stop::new(), &Events::new()).unwrap();
     let bound = method_work(&MethodSpec::Tune(spec));
     within(&bound, &runner.asked.lock().unwrap());
     assert_eq!(bound.trials, 4);
@@ -548,15 +547,8 @@ fn tune_and_its_lab_stay_within_the_bound() {
         gap: ms(1),
     };
     runner.asked.lock().unwrap().clear();
-    crate::tune::lab::run_tune_lab(
-        &runner,
-        &lab,
-        &mut |_| Ok(()),
-        &Stop::new(),
-        &Events::new(),
-        &mut |_| {},
-    )
-    .unwrap();
+    crate::tune::lab::run_tune_lab(&runner, &lab, &mut |_| Ok(()), &Stop::new(), &Events::new())
+        .unwrap();
     let bound = method_work(&MethodSpec::TuneLab(lab));
     within(&bound, &runner.asked.lock().unwrap());
     assert_eq!(bound.trials, 12);

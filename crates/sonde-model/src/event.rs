@@ -1,8 +1,10 @@
 //! [`Event`]: what a running test tells whoever listens, as owned values
 //! that cross threads. The text printer, the JSON writer, the archive and
 //! the portal's live view read the same events (`sonde_run::Events`
-//! hands each of them a copy).
+//! hands each of them a copy). A method's progress ([`MethodEvent`])
+//! goes on the same channel as its trials' own events.
 
+use crate::method::{NdrTrial, OverheadPoint, QosCheck, QosStep, SweepStep, TuneStep};
 use crate::udp_report::Remark;
 use crate::{
     Direction, Figures, HostEnv, Interval, PeerKind, PingReply, ProbeMethod, StreamRole, TestResult,
@@ -76,4 +78,29 @@ pub enum Event {
     Failed {
         reason: String,
     },
+    /// A method's progress, between (and after) the events of its trials.
+    Method(MethodEvent),
+}
+
+/// What a running method says as it goes, one kind per method: each is
+/// emitted once its step is over (after the events of the trials it
+/// read), in the order the method's result keeps them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MethodEvent {
+    /// An NDR search's trial, judged (one per trial in `trials`).
+    NdrTrial(NdrTrial),
+    /// A sweep's step, per family and flow (as in `steps`).
+    SweepStep(SweepStep),
+    /// A repeat method's run, ended (as in `trials`).
+    RepeatRun(Arc<TestResult>),
+    /// A QoS check's verdict (as in `checks`).
+    QosCheck(QosCheck),
+    /// A QoS scenario's step (as in `qos_steps`).
+    QosStep(QosStep),
+    /// An overhead measurement's point: one payload size's goodput.
+    OverheadPoint(OverheadPoint),
+    /// What a tune's stage found, in words.
+    TuneStage(String),
+    /// A cell of the tuning laboratory's matrix (as in `tune_steps`).
+    TuneLabStep(TuneStep),
 }

@@ -42,7 +42,7 @@ pub use credential::{Credential, CredentialError};
 pub use dscp::Dscp;
 pub use duration::{format_duration, parse_duration, DurationError};
 pub use env::{HostEnv, TcpBuffers};
-pub use event::{Event, OpenStream, Warning};
+pub use event::{Event, MethodEvent, OpenStream, Warning};
 pub use figures::{DscpClass, Figures, FrameClass};
 pub use http_figures::{HttpFigures, HttpPhases, HttpStep, LatencyPercentiles, PhaseStats};
 pub use http_spec::{HttpRamp, HttpSpec, HttpVersion, RampSteps, MAX_HTTP_THREADS};

@@ -124,10 +124,12 @@ impl LiveText {
             Event::Warning(w) => return warning(w),
             // The remark count shows on the interval line, the sentence
             // in the summary; the idle RTT in the summary's latency lines.
+            // A method's progress is its command's to print.
             Event::Remarked { .. }
             | Event::LatencyIdle(_)
             | Event::Finished(_)
-            | Event::Failed { .. } => String::new(),
+            | Event::Failed { .. }
+            | Event::Method(_) => String::new(),
         };
         LiveLines::out(stdout)
     }

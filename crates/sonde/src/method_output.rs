@@ -5,7 +5,8 @@
 use crate::cli::Failure;
 use anyhow::anyhow;
 use sonde_archive::{Placement, Store};
-use sonde_model::MethodResult;
+use sonde_model::{Event, MethodResult};
+use sonde_run::Events;
 
 /// How a method's result leaves: as JSON or text, and kept in an archive
 /// (`--archive`, resolved) or not.
@@ -55,6 +56,33 @@ pub fn print_method(
         return Err(Failure::Interrupted);
     }
     Ok(())
+}
+
+/// Runs `body` with a new [`Events`] hub whose every event `print`
+/// reads on a thread of its own as it comes (a method's progress,
+/// `Event::Method`, among its trials' events), and returns what `body`
+/// returned once `print` has had the last of them: what it prints comes
+/// before whatever the caller prints next.
+pub fn with_printer<T>(print: impl FnMut(&Event) + Send, body: impl FnOnce(&Events) -> T) -> T {
+    /// Ends the printer's stream even if `body` panics.
+    struct Close<'a>(&'a Events);
+    impl Drop for Close<'_> {
+        fn drop(&mut self) {
+            self.0.close();
+        }
+    }
+    let events = Events::new();
+    let rx = events.subscribe();
+    std::thread::scope(|scope| {
+        let mut print = print;
+        let printer = scope.spawn(move || rx.iter().for_each(|e| print(&e)));
+        let out = {
+            let _close = Close(&events);
+            body(&events)
+        };
+        let _ = printer.join();
+        out
+    })
 }
 
 /// A method's failure with its exit code: a bad request (the method's

@@ -1,7 +1,8 @@
 //! `sonde ndr HOST`: RFC 2544 §26.1 throughput, the highest rate a trial
 //! passes without loss (or under `--loss`), per frame size, found by
-//! sonde-methods' search through the runner. Flags spell an [`NdrSpec`];
-//! text prints a line per trial and a table per size, `-J` the method
+//! sonde-methods' search through the runner. Flags spell an [`NdrSpec`],
+//! `sonde_methods::run_method` runs it; text prints a line per trial (as
+//! the method's events tell them) and a table per size, `-J` the method
 //! document.
 
 use crate::cli::Failure;
@@ -11,12 +12,14 @@ use crate::sink::Sink;
 use crate::step_args::{family, percent};
 use anyhow::anyhow;
 use clap::{Args, ValueEnum};
-use sonde_methods::ndr::run_ndr;
 use sonde_methods::MethodError;
-use sonde_model::method::{NdrSpec, SearchMode, SizeKind, StepPlan};
-use sonde_model::{Direction, DscpFlag, IpFamily, PeerKind, Rate, TestSpec, UdpSpec};
+use sonde_model::method::{NdrSpec, NdrTrial, SearchMode, SizeKind, StepPlan, TrialVerdict};
+use sonde_model::{
+    Direction, DscpFlag, Event, IpFamily, MethodEvent, MethodSpec, PeerKind, Rate, TestSpec,
+    UdpSpec,
+};
 use sonde_report::{ndr_summary, ndr_trial_line};
-use sonde_run::{Events, LocalRunner};
+use sonde_run::LocalRunner;
 use std::time::Duration;
 
 #[derive(Debug, Args)]
@@ -179,9 +182,10 @@ pub fn run(args: NdrArgs) -> Result<(), Failure> {
 }
 
 /// Runs an NDR spec (from flags, or a file given to `sonde run`: then
-/// errors name the spec's keys, not flags) through [`run_ndr`], which
-/// settles `family = any` from the host's address as a campaign step's
-/// does; a host without one is a usage error.
+/// errors name the spec's keys, not flags) through
+/// [`sonde_methods::run_method`], which settles `family = any` from the
+/// host's address as a campaign step's does; a host without one is a
+/// usage error.
 pub fn run_ndr_spec(spec: NdrSpec, output: Output) -> Result<(), Failure> {
     let name = |field: &str| {
         if output.flags {
@@ -198,24 +202,14 @@ pub fn run_ndr_spec(spec: NdrSpec, output: Output) -> Result<(), Failure> {
     }
     let stop = interrupt_flag();
     let sink = output.sink.clone();
-    let outcome = run_ndr(&LocalRunner, &spec, &stop, &Events::new(), &mut |t, _| {
-        if !json {
-            let verdict = match t.verdict {
-                sonde_methods::ndr::Verdict::Pass => "pass",
-                sonde_methods::ndr::Verdict::Loss => "fail: loss",
-                sonde_methods::ndr::Verdict::QueueFilling => "fail: queue filling",
-            };
-            let _ = sink.out(&ndr_trial_line(
-                t.family,
-                t.size.frame_bytes,
-                t.trial,
-                t.confirming,
-                t.outcome.offered_pps,
-                t.outcome.delivered_pps,
-                t.outcome.loss_pct,
-                verdict,
-            ));
+    let print = move |e: &Event| {
+        if let (false, Event::Method(MethodEvent::NdrTrial(t))) = (json, e) {
+            let _ = sink.out(&trial_line(t));
         }
+    };
+    let spec = MethodSpec::Ndr(spec);
+    let outcome = crate::method_output::with_printer(print, |events| {
+        sonde_methods::run_method(&LocalRunner, &spec, &stop, events)
     });
     let result = match outcome {
         Ok(r) => r,
@@ -234,4 +228,23 @@ pub fn run_ndr_spec(spec: NdrSpec, output: Output) -> Result<(), Failure> {
         archive: output.archive.clone(),
     };
     crate::method_output::print_method(&result, &out, ndr_summary)
+}
+
+/// The line of a trial, as it finished.
+fn trial_line(t: &NdrTrial) -> String {
+    let verdict = match t.verdict {
+        TrialVerdict::Pass => "pass",
+        TrialVerdict::Loss => "fail: loss",
+        TrialVerdict::QueueFilling => "fail: queue filling",
+    };
+    ndr_trial_line(
+        t.family,
+        t.frame_bytes,
+        t.trial,
+        t.confirming,
+        t.outcome.offered_pps,
+        t.outcome.delivered_pps,
+        t.outcome.loss_pct,
+        verdict,
+    )
 }

@@ -1,21 +1,24 @@
 //! `sonde overhead`: bytes on the wire per packet for protocol stacks
 //! (one stack's layers, or several side by side), a result's goodput
 //! corrected for a stack assumed (`--correct-for`), and a path's own
-//! overhead measured (`--measure HOST`). The arithmetic is
+//! overhead measured (`--measure HOST`, through
+//! `sonde_methods::run_method`). The arithmetic is
 //! `sonde_methods::overhead`'s.
 
 use crate::cli::Failure;
-use crate::method_output::{method_failure, print_method, MethodOut};
+use crate::method_output::{method_failure, print_method, with_printer, MethodOut};
 use crate::output::interrupt_flag;
 use crate::run_args::{duration, family};
 use crate::sweep_values::{self, Values};
 use anyhow::anyhow;
 use clap::Args;
-use sonde_methods::overhead::{correction_factor, payload_per_packet, run_overhead, Stack};
+use sonde_methods::overhead::{correction_factor, payload_per_packet, Stack};
 use sonde_model::method::OverheadSpec;
-use sonde_model::{Direction, MethodResult, Rate, TestResult, UdpSpec};
+use sonde_model::{
+    Direction, Event, MethodEvent, MethodResult, MethodSpec, Rate, TestResult, UdpSpec,
+};
 use sonde_report::StackRow;
-use sonde_run::{Events, LocalRunner};
+use sonde_run::LocalRunner;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -162,8 +165,8 @@ pub fn run_measure_spec(spec: &OverheadSpec, mo: MethodOut) -> Result<(), Failur
     if !json {
         let _ = writeln!(out, "{:>8} {:>14}", "payload", "goodput");
     }
-    let result = run_overhead(&LocalRunner, spec, &stop, &Events::new(), &mut |p| {
-        if !json {
+    let print = move |e: &Event| {
+        if let (false, Event::Method(MethodEvent::OverheadPoint(p))) = (json, e) {
             let _ = writeln!(
                 out,
                 "{:>8} {:>9.3} Mbit/s",
@@ -171,6 +174,10 @@ pub fn run_measure_spec(spec: &OverheadSpec, mo: MethodOut) -> Result<(), Failur
                 p.goodput_bps / 1e6
             );
         }
+    };
+    let method = MethodSpec::Overhead(spec.clone());
+    let result = with_printer(print, |events| {
+        sonde_methods::run_method(&LocalRunner, &method, &stop, events)
     })
     .map_err(method_failure)?;
     print_method(&result, &mo, sonde_report::overhead_summary)

@@ -1,11 +1,13 @@
 //! `sonde qos`: the checks of a DiffServ premium class (`check`) and
 //! foreground-against-background scenarios (`scenario`), seed 004 §4.
 //! Flags spell a [`QosCheckSpec`] or a [`QosScenarioSpec`];
-//! `sonde_methods::qos` runs it. Background traffic comes from a
-//! third-party agent (`--via`), else from this host.
+//! `sonde_methods::run_method` runs it (`sonde_methods::qos` itself when
+//! an agent sends the background); each verdict or step is printed from
+//! the method's events. Background traffic comes from a third-party
+//! agent (`--via`), else from this host.
 
 use crate::cli::Failure;
-use crate::method_output::{method_failure, print_method, ChartFile, MethodOut};
+use crate::method_output::{method_failure, print_method, with_printer, ChartFile, MethodOut};
 use crate::output::interrupt_flag;
 use crate::run_args::{duration, family};
 use crate::sweep_values::{self, Values};
@@ -13,8 +15,10 @@ use anyhow::anyhow;
 use clap::{ArgGroup, Args, Subcommand};
 use sonde_methods::qos::{run_qos_checks, run_qos_scenario, Senders};
 use sonde_model::method::{QosCheckKind, QosCheckSpec, QosRamp, QosScenarioSpec};
-use sonde_model::{ByteSize, Dscp, DscpFlag, IpFamily, Rate, TcpSpec, UdpSpec};
-use sonde_run::{Events, LocalRunner, ThirdPartyRunner};
+use sonde_model::{
+    ByteSize, Dscp, DscpFlag, Event, IpFamily, MethodEvent, MethodSpec, Rate, TcpSpec, UdpSpec,
+};
+use sonde_run::{LocalRunner, ThirdPartyRunner};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -297,11 +301,16 @@ pub fn run_check_spec(
     if !json {
         let _ = writeln!(out, "{}", sonde_report::qos_check_header());
     }
+    let print = move |e: &Event| {
+        if let (false, Event::Method(MethodEvent::QosCheck(c))) = (json, e) {
+            let _ = writeln!(out, "{}", sonde_report::qos_check_line(c));
+        }
+    };
+    let method = MethodSpec::QosCheck(spec.clone());
     let result = with_senders(spec.via.as_deref(), spec.probe.family, token, |senders| {
-        run_qos_checks(senders, spec, &stop, &Events::new(), &mut |c| {
-            if !json {
-                let _ = writeln!(out, "{}", sonde_report::qos_check_line(c));
-            }
+        with_printer(print, |events| match senders.agent {
+            None => sonde_methods::run_method(senders.local, &method, &stop, events),
+            Some(_) => run_qos_checks(senders, spec, &stop, events),
         })
         .map_err(method_failure)
     })?;
@@ -324,15 +333,20 @@ pub fn run_scenario_spec(
     if !json {
         let _ = writeln!(out, "{}", sonde_report::qos_step_header(streams));
     }
+    let print = move |e: &Event| {
+        if let (false, Event::Method(MethodEvent::QosStep(s))) = (json, e) {
+            let _ = writeln!(out, "{}", sonde_report::qos_step_line(s, streams));
+        }
+    };
+    let method = MethodSpec::QosScenario(spec.clone());
     let result = with_senders(
         spec.via.as_deref(),
         spec.udp_foreground.family,
         token,
         |senders| {
-            run_qos_scenario(senders, spec, &stop, &Events::new(), &mut |s| {
-                if !json {
-                    let _ = writeln!(out, "{}", sonde_report::qos_step_line(s, streams));
-                }
+            with_printer(print, |events| match senders.agent {
+                None => sonde_methods::run_method(senders.local, &method, &stop, events),
+                Some(_) => run_qos_scenario(senders, spec, &stop, events),
             })
             .map_err(method_failure)
         },

@@ -1,7 +1,8 @@
 //! `sonde tcp|udp|ping … --repeat N | --until-stddev PCT | --families 6,4`:
-//! the test run as a `repeat` method. Text: one line per run as it
-//! finishes (its family and headline figures; with `-V` the run's whole
-//! summary first), then the statistics per
+//! the test run as a `repeat` method, through `sonde_methods::run_method`.
+//! Text: one line per run as it finishes (its family and headline
+//! figures, from the method's events; with `-V` the run's whole summary
+//! first), then the statistics per
 //! family and the IPv6/IPv4 ratios. `-J`: the method document (every
 //! run's whole result in `trials`). Ctrl-C cuts the run in progress
 //! short and prints what ran (exit 130).
@@ -12,22 +13,22 @@ use crate::run_args::JsonFormat;
 use crate::sink::Sink;
 use crate::step_args::StepArgs;
 use anyhow::anyhow;
-use sonde_methods::repeat::run_repeat;
 use sonde_methods::MethodError;
 use sonde_model::method::RepeatSpec;
-use sonde_model::{Event, TestSpec};
+use sonde_model::{Event, MethodEvent, MethodSpec, TestSpec};
 use sonde_report::{repeat_summary, run_line, summary, with_rate_format, LiveText, RateFormat};
-use sonde_run::{Events, LocalRunner};
-use std::thread::JoinHandle;
+use sonde_run::LocalRunner;
 
 /// The flag that sets a field of the repeat plan.
 fn plan_flag(field: &str) -> &str {
     match field {
-        "repeat.runs" => "--repeat",
-        "repeat.stddev_pct" => "--until-stddev",
-        "repeat.min_runs" | "repeat.max_runs" => "--min-runs/--max-runs",
-        "families" => "--families",
-        "metric" => "--metric",
+        "repeat.runs" | "step.repeat.runs" => "--repeat",
+        "repeat.stddev_pct" | "step.repeat.stddev_pct" => "--until-stddev",
+        "repeat.min_runs" | "repeat.max_runs" | "step.repeat.min_runs" | "step.repeat.max_runs" => {
+            "--min-runs/--max-runs"
+        }
+        "families" | "step.families" => "--families",
+        "metric" | "step.metric" => "--metric",
         other => other,
     }
 }
@@ -55,7 +56,7 @@ pub fn run_repeat_spec(spec: &RepeatSpec, output: Output) -> Result<(), Failure>
         if output.flags {
             plan_flag(field).to_string()
         } else {
-            format!("step.{field}")
+            field.to_string()
         }
     };
     if let Err(e) = spec.validate() {
@@ -65,26 +66,12 @@ pub fn run_repeat_spec(spec: &RepeatSpec, output: Output) -> Result<(), Failure>
     if let Some(failure) = missing_family(spec, &output) {
         return Err(output.fail(Some(&spec.test), "invalid", failure));
     }
-    let events = Events::new();
-    let printer = warnings(&spec.test, events.subscribe(), output.sink.clone());
     let stop = interrupt_flag();
-    let text = output.json.is_none();
-    let (rates, sink, verbose) = (output.rates, output.sink.clone(), output.verbose);
-    let mut number = 0;
-    let outcome = run_repeat(&LocalRunner, spec, &stop, &events, &mut |r| {
-        number += 1;
-        if text {
-            // -V: each run's whole summary before its line.
-            let mut out = String::new();
-            if verbose {
-                out = with_rate_format(rates, || summary(r)) + "\n";
-            }
-            out += &with_rate_format(rates, || run_line(number, r));
-            let _ = sink.out(&out);
-        }
+    let print = printer(&spec.test, &output);
+    let method = MethodSpec::Repeat(spec.clone());
+    let outcome = crate::method_output::with_printer(print, |events| {
+        sonde_methods::run_method(&LocalRunner, &method, &stop, events)
     });
-    events.close();
-    let _ = printer.join();
     let result = match outcome {
         Ok(result) => result,
         Err(e) => return Err(method_failed(&output, &spec.test, e)),
@@ -94,7 +81,7 @@ pub fn run_repeat_spec(spec: &RepeatSpec, output: Output) -> Result<(), Failure>
     }
     let out = match output.json {
         Some(_) => serde_json::to_string_pretty(&result)? + "\n",
-        None => with_rate_format(rates, || repeat_summary(&result)),
+        None => with_rate_format(output.rates, || repeat_summary(&result)),
     };
     output.sink.out(&out)?;
     if result.interrupted {
@@ -112,6 +99,8 @@ fn method_failed(output: &Output, test: &TestSpec, e: MethodError) -> Failure {
         MethodError::Invalid { field, detail } => {
             let field = if output.flags {
                 plan_flag(field).to_string()
+            } else if field.starts_with("step.") {
+                field.to_string()
             } else {
                 format!("step.{field}")
             };
@@ -140,16 +129,31 @@ fn missing_family(spec: &RepeatSpec, output: &Output) -> Option<Failure> {
     })
 }
 
-/// The thread that prints the runs' warnings (standard error); their
-/// interval lines are left out, each run gets its line when it ends.
-fn warnings(spec: &TestSpec, rx: std::sync::mpsc::Receiver<Event>, sink: Sink) -> JoinHandle<()> {
+/// What prints a repeat's events: each run's line as it ends (unless
+/// JSON was asked for), and the runs' warnings (standard error); their
+/// interval lines are left out.
+fn printer(spec: &TestSpec, output: &Output) -> impl FnMut(&Event) + Send {
     let mut text = LiveText::for_spec(spec);
-    std::thread::spawn(move || {
-        for event in rx {
-            let lines = with_rate_format(RateFormat::Auto, || text.on_event(&event));
-            if !lines.stderr.is_empty() {
-                sink.err(&lines.stderr);
+    let run_lines = output.json.is_none();
+    let (rates, sink, verbose): (_, Sink, _) = (output.rates, output.sink.clone(), output.verbose);
+    let mut number = 0;
+    move |event: &Event| {
+        if let Event::Method(MethodEvent::RepeatRun(r)) = event {
+            number += 1;
+            if run_lines {
+                // -V: each run's whole summary before its line.
+                let mut out = String::new();
+                if verbose {
+                    out = with_rate_format(rates, || summary(r)) + "\n";
+                }
+                out += &with_rate_format(rates, || run_line(number, r));
+                let _ = sink.out(&out);
             }
+            return;
         }
-    })
+        let lines = with_rate_format(RateFormat::Auto, || text.on_event(event));
+        if !lines.stderr.is_empty() {
+            sink.err(&lines.stderr);
+        }
+    }
 }

@@ -1,10 +1,11 @@
 //! `sonde sweep HOST`: one variable stepped (offered rate, payload,
 //! streams, TCP window), the rest held, each direction as its own
 //! series; a rate sweep names the limiter of each direction. Flags spell
-//! a [`SweepSpec`]; `sonde_methods::sweep` runs it.
+//! a [`SweepSpec`]; `sonde_methods::run_method` runs it, and each step's
+//! line is printed from the method's events.
 
 use crate::cli::Failure;
-use crate::method_output::{method_failure, print_method, ChartFile, MethodOut};
+use crate::method_output::{method_failure, print_method, with_printer, ChartFile, MethodOut};
 use crate::output::interrupt_flag;
 use crate::run_args::{duration, family};
 use crate::step_args::StepArgs;
@@ -12,8 +13,10 @@ use crate::sweep_values::{self, Values};
 use anyhow::anyhow;
 use clap::{ArgGroup, Args};
 use sonde_model::method::{SweepSpec, SweepVariable};
-use sonde_model::{ByteSize, Direction, DscpFlag, Rate, TcpSpec, TestSpec, UdpSpec};
-use sonde_run::{Events, LocalRunner};
+use sonde_model::{
+    ByteSize, Direction, DscpFlag, Event, MethodEvent, MethodSpec, Rate, TcpSpec, TestSpec, UdpSpec,
+};
+use sonde_run::LocalRunner;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -179,10 +182,12 @@ fn flag_of(field: &str) -> &str {
         "variable.streams" => "--streams",
         "variable.windows" => "--windows",
         "directions" => "--directions",
-        "repeat.runs" => "--repeat",
-        "repeat.stddev_pct" => "--until-stddev",
-        "repeat.min_runs" | "repeat.max_runs" => "--min-runs/--max-runs",
-        "families" => "--families",
+        "repeat.runs" | "step.repeat.runs" => "--repeat",
+        "repeat.stddev_pct" | "step.repeat.stddev_pct" => "--until-stddev",
+        "repeat.min_runs" | "repeat.max_runs" | "step.repeat.min_runs" | "step.repeat.max_runs" => {
+            "--min-runs/--max-runs"
+        }
+        "families" | "step.families" => "--families",
         other => other,
     }
 }
@@ -222,14 +227,20 @@ pub fn run_sweep_spec(
     let chart = ChartFile::create(chart)?;
     let stop = interrupt_flag();
     let kind = spec.variable.kind();
-    let mut out = std::io::stdout();
-    let result =
-        sonde_methods::sweep::run_sweep(&LocalRunner, spec, &stop, &Events::new(), &mut |s| {
-            if !json {
-                let _ = writeln!(out, "{}", sonde_report::sweep_step_line(kind, s));
-            }
-        })
-        .map_err(method_failure)?;
+    let print = |e: &Event| {
+        if let (false, Event::Method(MethodEvent::SweepStep(s))) = (json, e) {
+            let _ = writeln!(
+                std::io::stdout(),
+                "{}",
+                sonde_report::sweep_step_line(kind, s)
+            );
+        }
+    };
+    let method = MethodSpec::Sweep(spec.clone());
+    let result = with_printer(print, |events| {
+        sonde_methods::run_method(&LocalRunner, &method, &stop, events)
+    })
+    .map_err(method_failure)?;
     if let Some(chart) = chart {
         chart.write(&sonde_report::sweep_chart(&result))?;
     }

@@ -1,19 +1,21 @@
 //! `sonde tune HOST`: TCP buffers sized to a path, advised and verified;
 //! with `--lab LAB`, the measurement laboratory's matrix of RTTs ×
 //! buffers × congestion controls, the RTT set on the lab link between
-//! steps (seed 003 §3). The work is `sonde_methods::tune`'s.
+//! steps (seed 003 §3). The work is `sonde_methods::tune`'s (a tune
+//! through `sonde_methods::run_method`); what is printed as it goes comes
+//! from the method's events.
 
 use crate::cli::Failure;
-use crate::method_output::{method_failure, print_method, ChartFile, MethodOut};
+use crate::method_output::{method_failure, print_method, with_printer, ChartFile, MethodOut};
 use crate::output::interrupt_flag;
 use crate::run_args::{duration, family};
 use crate::sweep_values::{self, Values};
 use anyhow::anyhow;
 use clap::Args;
-use sonde_methods::tune::{lab::run_tune_lab, run_tune};
+use sonde_methods::tune::lab::run_tune_lab;
 use sonde_model::method::{TuneLabSpec, TuneSpec};
-use sonde_model::{ByteSize, TcpSpec};
-use sonde_run::{Events, LocalRunner};
+use sonde_model::{ByteSize, Event, MethodEvent, MethodSpec, TcpSpec};
+use sonde_run::LocalRunner;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -135,10 +137,14 @@ pub fn run_tune_spec(spec: &TuneSpec, mo: MethodOut) -> Result<(), Failure> {
     spec.validate().map_err(usage)?;
     let stop = interrupt_flag();
     let mut out = std::io::stdout();
-    let result = run_tune(&LocalRunner, spec, &stop, &Events::new(), &mut |stage| {
-        if !json {
+    let print = move |e: &Event| {
+        if let (false, Event::Method(MethodEvent::TuneStage(stage))) = (json, e) {
             let _ = writeln!(out, "{stage}");
         }
+    };
+    let method = MethodSpec::Tune(spec.clone());
+    let result = with_printer(print, |events| {
+        sonde_methods::run_method(&LocalRunner, &method, &stop, events)
     })
     .map_err(method_failure)?;
     print_method(&result, &mo, sonde_report::tune_summary)
@@ -175,18 +181,16 @@ pub fn run_lab_spec(
     if !json {
         let _ = writeln!(out, "{}", sonde_report::tune_step_header());
     }
-    let result = run_tune_lab(
-        &LocalRunner,
-        spec,
-        &mut set_rtt,
-        &stop,
-        &Events::new(),
-        &mut |s| {
-            if !json {
-                let _ = writeln!(out, "{}", sonde_report::tune_step_line(s));
-            }
-        },
-    )
+    let print = move |e: &Event| {
+        if let (false, Event::Method(MethodEvent::TuneLabStep(s))) = (json, e) {
+            let _ = writeln!(out, "{}", sonde_report::tune_step_line(s));
+        }
+    };
+    // The lab's RTT is changed between steps: `run_method` does not run
+    // a `tune_lab`.
+    let result = with_printer(print, |events| {
+        run_tune_lab(&LocalRunner, spec, &mut set_rtt, &stop, events)
+    })
     .map_err(method_failure)?;
     if let Some(chart) = chart {
         chart.write(&sonde_report::tune_chart(&result))?;

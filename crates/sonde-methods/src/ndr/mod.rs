@@ -18,9 +18,10 @@ pub use search::{judge, Search, TrialOutcome, Verdict};
 
 use crate::step::families_of;
 use crate::MethodError;
-use sonde_model::method::{FamilyRatio, Metric, NdrSize, NdrSpec};
+use sonde_model::method::{FamilyRatio, Metric, NdrSize, NdrSpec, NdrTrial};
 use sonde_model::{
-    IpFamily, MethodResult, MethodSpec, Rate, TestResult, TestSpec, Timestamp, UdpSpec,
+    Event, IpFamily, MethodEvent, MethodResult, MethodSpec, Rate, TestResult, TestSpec, Timestamp,
+    UdpSpec,
 };
 use sonde_run::{Events, RunError, Runner, Stop};
 use std::net::IpAddr;
@@ -31,29 +32,17 @@ pub const MAX_TRIALS_PER_SIZE: u32 = 30;
 /// Confirmations one size may fail before its search gives up.
 const MAX_CONFIRMS: u32 = 3;
 
-/// One trial as it finished, for live output.
-#[derive(Debug, Clone, Copy)]
-pub struct TrialReport<'a> {
-    pub family: IpFamily,
-    pub size: &'a FrameSize,
-    /// 1-based within the size.
-    pub trial: u32,
-    pub confirming: bool,
-    pub outcome: TrialOutcome,
-    pub verdict: Verdict,
-}
-
 /// Runs the search of `spec` through `runner`: every size over every
 /// family (`spec.step.families`, or the trial's own, made concrete by
 /// [`resolve_families`], whose spec the result keeps), in that order.
-/// `on_trial` sees each trial as it finishes. A stop ends the method
-/// with what ran (`interrupted`).
+/// Each trial, judged, goes on `events` as it finishes
+/// ([`MethodEvent::NdrTrial`], one per trial in `trials`, in order). A
+/// stop ends the method with what ran (`interrupted`).
 pub fn run_ndr(
     runner: &dyn Runner,
     spec: &NdrSpec,
     stop: &Stop,
     events: &Events,
-    on_trial: &mut dyn FnMut(&TrialReport<'_>, &TestResult),
 ) -> Result<MethodResult, MethodError> {
     spec.validate()?;
     let spec = &resolve_families(runner, spec)?;
@@ -65,7 +54,6 @@ pub fn run_ndr(
         spec,
         stop,
         events,
-        on_trial,
         trials: Vec::new(),
         count: 0,
     };
@@ -156,7 +144,6 @@ struct Ctx<'a> {
     spec: &'a NdrSpec,
     stop: &'a Stop,
     events: &'a Events,
-    on_trial: &'a mut dyn FnMut(&TrialReport<'_>, &TestResult),
     trials: Vec<TestResult>,
     /// Trials started in all.
     count: usize,
@@ -214,8 +201,30 @@ impl Ctx<'_> {
         }
     }
 
-    fn report(&mut self, rep: TrialReport<'_>, index: usize) {
-        (self.on_trial)(&rep, &self.trials[index]);
+    /// Tells the listeners how the trial kept at `index` was judged.
+    #[allow(clippy::too_many_arguments)]
+    fn report(
+        &self,
+        family: IpFamily,
+        fs: &FrameSize,
+        trial: u32,
+        confirming: bool,
+        outcome: TrialOutcome,
+        verdict: Verdict,
+        index: usize,
+    ) {
+        self.events
+            .emit(Event::Method(MethodEvent::NdrTrial(NdrTrial {
+                family,
+                frame_bytes: fs.frame_bytes,
+                payload_bytes: fs.payload_bytes,
+                raised_from: fs.raised_from,
+                trial,
+                confirming,
+                outcome,
+                verdict,
+                result: self.trials[index].id,
+            })));
     }
 
     /// Searches one size over one family.
@@ -253,7 +262,7 @@ impl Ctx<'_> {
                 first_rate.unwrap_or_default()
             ));
         }
-        self.report(trial_report(family, fs, n, false, o, v), i);
+        self.report(family, fs, n, false, o, v, i);
         search.record(start, &o, v);
         let mut confirms = 0;
         // The rate found, the trial whose figures report it, and whether
@@ -267,7 +276,7 @@ impl Ctx<'_> {
                 n += 1;
                 ids.push(self.trials[i].id);
                 let v = search.reconsider(rate, judge(&o, spec.loss_pct, res));
-                self.report(trial_report(family, fs, n, false, o, v), i);
+                self.report(family, fs, n, false, o, v, i);
                 search.record(rate, &o, v);
             }
             if search.lo <= 0.0 {
@@ -286,7 +295,7 @@ impl Ctx<'_> {
             } else {
                 Verdict::Pass
             };
-            self.report(trial_report(family, fs, n, true, o, v), i);
+            self.report(family, fs, n, true, o, v, i);
             if v.passed() {
                 break (Some(rate), Some(i), true);
             }
@@ -361,24 +370,6 @@ fn over_loss(loss_pct: f64, bound_pct: f64) -> bool {
         loss_pct > 0.0
     } else {
         loss_pct > bound_pct
-    }
-}
-
-fn trial_report<'a>(
-    family: IpFamily,
-    size: &'a FrameSize,
-    trial: u32,
-    confirming: bool,
-    outcome: TrialOutcome,
-    verdict: Verdict,
-) -> TrialReport<'a> {
-    TrialReport {
-        family,
-        size,
-        trial,
-        confirming,
-        outcome,
-        verdict,
     }
 }
 

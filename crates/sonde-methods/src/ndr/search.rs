@@ -13,35 +13,9 @@
 
 use sonde_model::method::SearchMode;
 
-/// What one trial showed, in frames per second.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct TrialOutcome {
-    /// What the sender sent.
-    pub offered_pps: f64,
-    /// What arrived, over the time it took to arrive.
-    pub delivered_pps: f64,
-    pub loss_pct: f64,
-    /// One-way delay's 99th percentile above its minimum in the trial.
-    pub delay_rise_ms: Option<f64>,
-}
-
-/// How a trial is judged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
-    Pass,
-    /// Lost more than the bound.
-    Loss,
-    /// Lost nothing beyond the bound, but the path fell behind the
-    /// sender while the delay grew: a queue was filling, and a longer
-    /// trial at this rate would lose.
-    QueueFilling,
-}
-
-impl Verdict {
-    pub fn passed(self) -> bool {
-        self == Verdict::Pass
-    }
-}
+/// What one trial showed and how it was judged: sonde-model's, as the
+/// live output reads them ([`sonde_model::MethodEvent::NdrTrial`]).
+pub use sonde_model::method::{TrialOutcome, TrialVerdict as Verdict};
 
 /// Delay growth (ms) that, with the path falling behind, marks a
 /// filling queue rather than jitter.

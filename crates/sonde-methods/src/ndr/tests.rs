@@ -1,5 +1,5 @@
 use super::*;
-use crate::scripted::{Limit, PathDir, ScriptedPath};
+use crate::scripted::{method_events, Limit, PathDir, ScriptedPath, StopAfter};
 use sonde_model::method::{SearchMode, SizeKind, StepPlan};
 
 /// A TBF-like shaper at 50 Mbit/s counting the frame without FCS (IP
@@ -33,19 +33,23 @@ fn spec(payloads: &[u32], mode: SearchMode) -> NdrSpec {
 }
 
 fn run(path: &ScriptedPath, spec: &NdrSpec) -> MethodResult {
-    run_ndr(path, spec, &Stop::new(), &Events::new(), &mut |t, _| {
+    let (r, heard) = method_events(|events| run_ndr(path, spec, &Stop::new(), events));
+    for m in heard {
+        let sonde_model::MethodEvent::NdrTrial(t) = m else {
+            panic!("not an NDR trial: {m:?}");
+        };
         eprintln!(
             "  {} #{} offered {:.0} delivered {:.0} loss {:.3} rise {:?} {:?}",
-            t.size.payload_bytes,
+            t.payload_bytes,
             t.trial,
             t.outcome.offered_pps,
             t.outcome.delivered_pps,
             t.outcome.loss_pct,
             t.outcome.delay_rise_ms,
             t.verdict
-        )
-    })
-    .unwrap()
+        );
+    }
+    r.unwrap()
 }
 
 #[test]
@@ -170,20 +174,17 @@ fn ipv6_beside_ipv4_gives_the_header_ratio() {
 fn a_stop_keeps_what_ran() {
     let path = shaper(0.0);
     let stop = Stop::new();
-    let mut seen = 0;
-    let r = run_ndr(
-        &path,
-        &spec(&[64, 512], SearchMode::Informed),
-        &stop,
-        &Events::new(),
-        &mut |_, _| {
-            seen += 1;
-            if seen == 2 {
-                stop.stop();
-            }
-        },
-    )
-    .unwrap();
+    let runner = StopAfter::new(&path, &stop, 2);
+    let (r, heard) = method_events(|events| {
+        run_ndr(
+            &runner,
+            &spec(&[64, 512], SearchMode::Informed),
+            &stop,
+            events,
+        )
+    });
+    let r = r.unwrap();
+    assert_eq!(heard.len(), 2);
     assert!(r.interrupted);
     assert_eq!(r.trials.len(), 2);
     assert!(r.results.is_empty());
@@ -220,7 +221,6 @@ fn a_failed_trial_ends_the_search_naming_it() {
         &spec(&[512], SearchMode::Informed),
         &Stop::new(),
         &Events::new(),
-        &mut |_, _| {},
     )
     .unwrap_err();
     assert!(matches!(e, MethodError::Trial { trial: 3, .. }), "{e:?}");
@@ -253,7 +253,7 @@ fn bad_specs_are_refused_by_key() {
         ),
         (spec(&[10], SearchMode::Informed), "sizes"),
     ] {
-        let e = run_ndr(&path, &s, &Stop::new(), &Events::new(), &mut |_, _| {}).unwrap_err();
+        let e = run_ndr(&path, &s, &Stop::new(), &Events::new()).unwrap_err();
         assert!(
             matches!(&e, MethodError::Invalid { field, .. } if *field == key),
             "{e:?}"
@@ -362,7 +362,7 @@ fn a_family_the_host_lacks_is_refused_by_key_before_any_trial() {
     let path = shaper(0.0);
     let mut s = any_family_spec("127.0.0.1");
     s.trial.family = IpFamily::V6;
-    let e = run_ndr(&path, &s, &Stop::new(), &Events::new(), &mut |_, _| {}).unwrap_err();
+    let e = run_ndr(&path, &s, &Stop::new(), &Events::new()).unwrap_err();
     assert!(
         matches!(&e, MethodError::Invalid { field, .. } if *field == "trial.host"),
         "{e:?}"
@@ -371,7 +371,7 @@ fn a_family_the_host_lacks_is_refused_by_key_before_any_trial() {
     path.addresses = vec!["2001:db8::1".parse().unwrap()];
     let mut s = any_family_spec("server.test");
     s.step.families = vec![IpFamily::V6, IpFamily::V4];
-    let e = run_ndr(&path, &s, &Stop::new(), &Events::new(), &mut |_, _| {}).unwrap_err();
+    let e = run_ndr(&path, &s, &Stop::new(), &Events::new()).unwrap_err();
     assert!(
         matches!(&e, MethodError::Invalid { field, .. } if *field == "step.families"),
         "{e:?}"
@@ -400,7 +400,6 @@ fn a_runner_that_cannot_resolve_leaves_any_sized_as_ipv6() {
         &any_family_spec("server.test"),
         &Stop::new(),
         &Events::new(),
-        &mut |_, _| {},
     )
     .unwrap();
     assert_eq!(r.results[0].payload_bytes, 128 - 66);
@@ -412,7 +411,6 @@ fn a_runner_that_cannot_resolve_leaves_any_sized_as_ipv6() {
         &any_family_spec("[127.0.0.1]"),
         &Stop::new(),
         &Events::new(),
-        &mut |_, _| {},
     )
     .unwrap();
     assert_eq!(r.results[0].family, IpFamily::V4);

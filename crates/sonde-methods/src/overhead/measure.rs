@@ -9,7 +9,8 @@ use super::stack::Stack;
 use crate::MethodError;
 use sonde_model::method::{family_used, OverheadFit, OverheadPoint, OverheadSpec, StackFit};
 use sonde_model::{
-    Direction, IpFamily, MethodResult, MethodSpec, TestResult, TestSpec, Timestamp, UdpSpec,
+    Direction, Event, IpFamily, MethodEvent, MethodResult, MethodSpec, TestResult, TestSpec,
+    Timestamp, UdpSpec,
 };
 use sonde_run::{Events, Runner, Stop};
 use std::time::Instant;
@@ -108,13 +109,13 @@ pub fn fitting(per_packet: f64, payloads: &[u32], family: IpFamily) -> Vec<Stack
 }
 
 /// Runs the probe at each payload size through `runner` and fits the
-/// overhead. `on_point` sees each size's goodput as it is measured.
+/// overhead. Each size's goodput goes on `events` as it is measured
+/// ([`MethodEvent::OverheadPoint`]).
 pub fn run_overhead(
     runner: &dyn Runner,
     spec: &OverheadSpec,
     stop: &Stop,
     events: &Events,
-    on_point: &mut dyn FnMut(&OverheadPoint),
 ) -> Result<MethodResult, MethodError> {
     spec.validate()?;
     let began = Instant::now();
@@ -146,7 +147,7 @@ pub fn run_overhead(
             goodput_bps: goodput,
             trial: r.id,
         };
-        on_point(&point);
+        events.emit(Event::Method(MethodEvent::OverheadPoint(point.clone())));
         points.push(point);
         crate::step::idle(spec.gap, stop);
     }

@@ -188,12 +188,18 @@ fn run_overhead_measures_each_size_through_the_runner() {
         payloads: vec![200, 600, 1400],
         gap: std::time::Duration::ZERO,
     };
-    let mut seen = 0;
-    let r = run_overhead(&path, &spec, &Stop::new(), &Events::new(), &mut |_| {
-        seen += 1
-    })
-    .unwrap();
-    assert_eq!((seen, r.trials.len(), path.trials()), (3, 3, 3));
+    let (r, heard) =
+        crate::scripted::method_events(|events| run_overhead(&path, &spec, &Stop::new(), events));
+    let r = r.unwrap();
+    assert_eq!((heard.len(), r.trials.len(), path.trials()), (3, 3, 3));
+    let sizes: Vec<u32> = heard
+        .iter()
+        .map(|m| match m {
+            sonde_model::MethodEvent::OverheadPoint(p) => p.payload_bytes,
+            other => panic!("not a point: {other:?}"),
+        })
+        .collect();
+    assert_eq!(sizes, [200, 600, 1400]);
     let f = r.overhead.unwrap();
     // IPv6 (40) + UDP (8) + the 14 bytes the limiter counts below IP.
     assert!(
@@ -217,6 +223,6 @@ fn run_overhead_measures_each_size_through_the_runner() {
         payloads: vec![200, 200],
         ..spec
     };
-    let e = run_overhead(&path, &one, &Stop::new(), &Events::new(), &mut |_| {}).unwrap_err();
+    let e = run_overhead(&path, &one, &Stop::new(), &Events::new()).unwrap_err();
     assert!(e.to_string().contains("payloads"), "{e}");
 }

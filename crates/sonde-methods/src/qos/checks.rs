@@ -6,7 +6,9 @@ use super::verdicts::{self, Finding};
 use super::{background_udp, Trials};
 use crate::MethodError;
 use sonde_model::method::{QosCheck, QosCheckKind, QosCheckSpec};
-use sonde_model::{Dscp, MethodResult, MethodSpec, Profile, TestResult, Timestamp, UdpSpec};
+use sonde_model::{
+    Dscp, Event, MethodEvent, MethodResult, MethodSpec, Profile, TestResult, Timestamp, UdpSpec,
+};
 use sonde_run::{Events, Runner, Stop};
 use std::time::{Duration, Instant};
 
@@ -35,14 +37,14 @@ fn probe(spec: &QosCheckSpec, class: Dscp, rate: u64, time: Duration) -> UdpSpec
     }
 }
 
-/// Runs the checks `spec` names, in its order. `on_check` sees each
-/// verdict as it is found. A stop ends the method with what ran.
+/// Runs the checks `spec` names, in its order. Each verdict goes on
+/// `events` as it is found ([`MethodEvent::QosCheck`]). A stop ends the
+/// method with what ran.
 pub fn run_qos_checks(
     senders: &Senders<'_>,
     spec: &QosCheckSpec,
     stop: &Stop,
     events: &Events,
-    on_check: &mut dyn FnMut(&QosCheck),
 ) -> Result<MethodResult, MethodError> {
     spec.validate()?;
     let began = Instant::now();
@@ -66,7 +68,7 @@ pub fn run_qos_checks(
                             break;
                         };
                         let f = verdicts::marking(&r, class);
-                        trials.check(check, who, class, f, &[&r], on_check);
+                        trials.check(check, who, class, f, &[&r]);
                     }
                 }
             }
@@ -75,7 +77,7 @@ pub fn run_qos_checks(
                 let p = probe(spec, spec.premium, rate, spec.probe_time);
                 if let Some(r) = trials.run(senders.local, p.into())? {
                     let f = verdicts::policing(&r, spec.policer_rate.map(|r| r.bps()));
-                    trials.check(check, "this host", spec.premium, f, &[&r], on_check);
+                    trials.check(check, "this host", spec.premium, f, &[&r]);
                 }
             }
             QosCheckKind::Shaping => {
@@ -91,10 +93,10 @@ pub fn run_qos_checks(
                 };
                 if let Some(r) = trials.run(senders.local, p.into())? {
                     let f = verdicts::shaping(&r, spec.shaping_rate.bps());
-                    trials.check(check, "this host", spec.premium, f, &[&r], on_check);
+                    trials.check(check, "this host", spec.premium, f, &[&r]);
                 }
             }
-            QosCheckKind::Priority => priority(senders, spec, &mut trials, on_check)?,
+            QosCheckKind::Priority => priority(senders, spec, &mut trials)?,
         }
     }
     let mut result = trials.finish();
@@ -108,7 +110,6 @@ fn priority(
     senders: &Senders<'_>,
     spec: &QosCheckSpec,
     trials: &mut Trials<'_>,
-    on_check: &mut dyn FnMut(&QosCheck),
 ) -> Result<(), MethodError> {
     let premium = probe(
         spec,
@@ -148,13 +149,13 @@ fn priority(
         spec.premium,
         f,
         &[&alone, &loaded, bg],
-        on_check,
     );
     Ok(())
 }
 
 impl Trials<'_> {
-    /// Records a check's finding over the trials it read.
+    /// Records a check's finding over the trials it read, and tells the
+    /// listeners.
     pub(super) fn check(
         &mut self,
         check: QosCheckKind,
@@ -162,7 +163,6 @@ impl Trials<'_> {
         class: Dscp,
         f: Finding,
         read: &[&TestResult],
-        on_check: &mut dyn FnMut(&QosCheck),
     ) {
         let c = QosCheck {
             check,
@@ -173,7 +173,8 @@ impl Trials<'_> {
             figures: f.figures,
             trials: read.iter().map(|r| r.id).collect(),
         };
-        on_check(&c);
+        self.events
+            .emit(Event::Method(MethodEvent::QosCheck(c.clone())));
         self.result.checks.push(c);
     }
 

@@ -7,7 +7,8 @@ use super::{background_tcp, background_udp, Senders, Trials};
 use crate::MethodError;
 use sonde_model::method::{QosRamp, QosScenarioSpec, QosStep};
 use sonde_model::{
-    Direction, Figures, MethodResult, MethodSpec, Rate, TestResult, TestSpec, Timestamp,
+    Direction, Event, Figures, MethodEvent, MethodResult, MethodSpec, Rate, TestResult, TestSpec,
+    Timestamp,
 };
 use sonde_run::{Events, Stop};
 use std::time::Instant;
@@ -55,14 +56,14 @@ pub fn foreground_steps(spec: &QosScenarioSpec) -> Vec<TestSpec> {
 }
 
 /// Runs each step of `spec`: the background from `senders`' agent (else
-/// this host), the foreground from this host. `on_step` sees each step
-/// as it ends. A stop ends the scenario with what ran.
+/// this host), the foreground from this host. Each step goes on
+/// `events` as it ends ([`MethodEvent::QosStep`]). A stop ends the
+/// scenario with what ran.
 pub fn run_qos_scenario(
     senders: &Senders<'_>,
     spec: &QosScenarioSpec,
     stop: &Stop,
     events: &Events,
-    on_step: &mut dyn FnMut(&QosStep),
 ) -> Result<MethodResult, MethodError> {
     spec.validate()?;
     let began = Instant::now();
@@ -85,7 +86,7 @@ pub fn run_qos_scenario(
             break;
         };
         let step = step_of(&fg, &f, &bg);
-        on_step(&step);
+        events.emit(Event::Method(MethodEvent::QosStep(step.clone())));
         trials.result.qos_steps.push(step);
         crate::step::idle(spec.gap, stop);
     }

@@ -222,12 +222,18 @@ fn the_checks_find_the_reset_the_policer_and_the_priority_of_the_6net_path() {
     let mut spec = quick(QosCheckSpec::new(probe()));
     spec.policer_rate = Some(Rate::from_bps(7_750_000));
     spec.background_rate = Some(Rate::from_bps(200_000_000));
-    let mut seen = Vec::new();
-    let r = run_qos_checks(&senders, &spec, &Stop::new(), &Events::new(), &mut |c| {
-        seen.push(c.verdict)
-    })
-    .unwrap();
-    assert_eq!(seen.len(), r.checks.len());
+    let (r, heard) = crate::scripted::method_events(|events| {
+        run_qos_checks(&senders, &spec, &Stop::new(), events)
+    });
+    let r = r.unwrap();
+    let seen: Vec<_> = heard
+        .into_iter()
+        .map(|m| match m {
+            sonde_model::MethodEvent::QosCheck(c) => c,
+            other => panic!("not a check: {other:?}"),
+        })
+        .collect();
+    assert_eq!(seen, r.checks);
     let marking: Vec<_> = r
         .checks
         .iter()
@@ -296,7 +302,7 @@ fn a_shaped_access_smooths_the_on_off_source_and_a_light_background_shows_nothin
     let mut spec = quick(QosCheckSpec::new(probe()));
     spec.checks = vec![QosCheckKind::Shaping, QosCheckKind::Priority];
     spec.background_rate = Some(Rate::from_bps(50_000_000));
-    let r = run_qos_checks(&senders, &spec, &Stop::new(), &Events::new(), &mut |_| {}).unwrap();
+    let r = run_qos_checks(&senders, &spec, &Stop::new(), &Events::new()).unwrap();
     assert_eq!(
         r.checks[0].verdict,
         QosVerdict::Smoothed,
@@ -306,7 +312,7 @@ fn a_shaped_access_smooths_the_on_off_source_and_a_light_background_shows_nothin
     assert_eq!(r.checks[1].verdict, QosVerdict::NoCongestion);
     // Without a background rate the priority check cannot run.
     spec.background_rate = None;
-    let e = run_qos_checks(&senders, &spec, &Stop::new(), &Events::new(), &mut |_| {}).unwrap_err();
+    let e = run_qos_checks(&senders, &spec, &Stop::new(), &Events::new()).unwrap_err();
     assert!(e.to_string().contains("background_rate"), "{e}");
 }
 
@@ -354,12 +360,19 @@ fn scenario_7_loses_nothing_under_the_policer_and_the_excess_above_it() {
     // 1.5 to 7.5 Mbit/s in 0.5 steps, as 004 Table 5's scenario 7.
     let rates: Vec<Rate> = (3..=15).map(|h| Rate::from_bps(h * 500_000)).collect();
     let spec = scenario(QosRamp::Rates(rates));
-    let mut rows = 0;
-    let r = run_qos_scenario(&senders, &spec, &Stop::new(), &Events::new(), &mut |_| {
-        rows += 1
-    })
-    .unwrap();
-    assert_eq!(rows, 13);
+    let (r, heard) = crate::scripted::method_events(|events| {
+        run_qos_scenario(&senders, &spec, &Stop::new(), events)
+    });
+    let r = r.unwrap();
+    let rows: Vec<_> = heard
+        .into_iter()
+        .map(|m| match m {
+            sonde_model::MethodEvent::QosStep(s) => s,
+            other => panic!("not a scenario step: {other:?}"),
+        })
+        .collect();
+    assert_eq!(rows.len(), 13);
+    assert_eq!(rows, r.qos_steps);
     assert_eq!(r.qos_steps.len(), 13);
     // The policer counts IPv6 packets: 7.75 Mbit/s is 7.49 Mbit/s of
     // 1400-byte payloads, so 7.0 passes whole and 7.5 loses.
@@ -398,7 +411,7 @@ fn a_stream_ramp_levels_off_at_the_policer() {
     };
     let mut spec = scenario(QosRamp::Streams(vec![6, 20, 45]));
     spec.tcp_foreground.bitrate = Some(Rate::from_bps(256_000));
-    let r = run_qos_scenario(&senders, &spec, &Stop::new(), &Events::new(), &mut |_| {}).unwrap();
+    let r = run_qos_scenario(&senders, &spec, &Stop::new(), &Events::new()).unwrap();
     let got: Vec<u64> = r
         .qos_steps
         .iter()
@@ -410,7 +423,6 @@ fn a_stream_ramp_levels_off_at_the_policer() {
     assert!(r.qos_steps.iter().all(|s| s.fg_loss_pct.is_none()));
     // A bad ramp is named.
     let bad = scenario(QosRamp::Streams(vec![0]));
-    let e =
-        run_qos_scenario(&senders, &bad, &Stop::new(), &Events::new(), &mut |_| {}).unwrap_err();
+    let e = run_qos_scenario(&senders, &bad, &Stop::new(), &Events::new()).unwrap_err();
     assert!(e.to_string().contains("fg_streams"), "{e}");
 }

@@ -5,21 +5,22 @@
 
 use crate::MethodError;
 use sonde_model::method::{TuneLabSpec, TuneStep};
-use sonde_model::{Direction, MethodResult, MethodSpec, TcpSpec, TestSpec, Timestamp};
+use sonde_model::{
+    Direction, Event, MethodEvent, MethodResult, MethodSpec, TcpSpec, TestSpec, Timestamp,
+};
 use sonde_run::{Events, Runner, Stop};
 use std::time::{Duration, Instant};
 
 /// Runs the matrix: for each RTT (set through `set_rtt`), each congestion
-/// control and each buffer, one TCP test. `on_step` sees each cell as it
-/// ends. A stop ends it with what ran; a failed RTT change ends it with
-/// that error.
+/// control and each buffer, one TCP test. Each cell goes on `events` as
+/// it ends ([`MethodEvent::TuneLabStep`]). A stop ends it with what ran;
+/// a failed RTT change ends it with that error.
 pub fn run_tune_lab(
     runner: &dyn Runner,
     spec: &TuneLabSpec,
     set_rtt: &mut dyn FnMut(Duration) -> Result<(), String>,
     stop: &Stop,
     events: &Events,
-    on_step: &mut dyn FnMut(&TuneStep),
 ) -> Result<MethodResult, MethodError> {
     spec.validate()?;
     let began = Instant::now();
@@ -60,7 +61,7 @@ pub fn run_tune_lab(
                     result.interrupted = true;
                     break 'all;
                 }
-                on_step(&step);
+                events.emit(Event::Method(MethodEvent::TuneLabStep(step.clone())));
                 result.tune_steps.push(step);
                 crate::step::idle(spec.gap, stop);
             }

@@ -14,8 +14,8 @@ use crate::MethodError;
 use advice::{advise, Measured};
 use sonde_model::method::{TuneFindings, TuneSpec};
 use sonde_model::{
-    ByteSize, Direction, MethodResult, MethodSpec, PingSpec, TcpSpec, TestResult, TestSpec,
-    Timestamp, UdpSpec,
+    ByteSize, Direction, Event, MethodEvent, MethodResult, MethodSpec, PingSpec, TcpSpec,
+    TestResult, TestSpec, Timestamp, UdpSpec,
 };
 use sonde_run::{Events, Runner, Stop};
 use std::time::{Duration, Instant};
@@ -68,15 +68,16 @@ fn probes(spec: &TuneSpec) -> (TestSpec, TestSpec) {
     (ping.into(), udp.into())
 }
 
-/// Measures, advises and verifies. `on_stage` hears what each stage found
-/// (to print as it goes). A stop ends it with what ran.
+/// Measures, advises and verifies. What each stage found goes on
+/// `events` in words ([`MethodEvent::TuneStage`], to print as it goes).
+/// A stop ends it with what ran.
 pub fn run_tune(
     runner: &dyn Runner,
     spec: &TuneSpec,
     stop: &Stop,
     events: &Events,
-    on_stage: &mut dyn FnMut(&str),
 ) -> Result<MethodResult, MethodError> {
+    let on_stage = |stage: String| events.emit(Event::Method(MethodEvent::TuneStage(stage)));
     spec.validate()?;
     let began = Instant::now();
     let mut result = MethodResult::new(MethodSpec::Tune(spec.clone()), Timestamp::now());
@@ -95,13 +96,13 @@ pub fn run_tune(
             detail: format!("no echo reply from {}: the RTT is needed", spec.test.host),
         });
     };
-    on_stage(&format!(
+    on_stage(format!(
         "RTT {rtt_ms:.2} ms (median of {} pings)",
         spec.pings
     ));
     let bottle = trial(runner, udp, &mut result, stop, events)?;
     let bottleneck = forward_bps(&bottle);
-    on_stage(&format!(
+    on_stage(format!(
         "bottleneck {:.1} Mbit/s (unpaced UDP for {} s)",
         bottleneck / 1e6,
         spec.bottleneck_time.as_secs_f64()
@@ -109,7 +110,7 @@ pub fn run_tune(
     crate::step::idle(spec.gap, stop);
     let base = trial(runner, spec.test.clone().into(), &mut result, stop, events)?;
     let baseline = forward_bps(&base);
-    on_stage(&format!("TCP as set now: {:.1} Mbit/s", baseline / 1e6));
+    on_stage(format!("TCP as set now: {:.1} Mbit/s", baseline / 1e6));
     let measured = Measured {
         rtt_ms,
         bottleneck_bps: bottleneck,
@@ -149,7 +150,7 @@ pub fn run_tune(
         findings.verified_bps = Some(verified);
         findings.gain = Some(verified / baseline.max(1.0));
         findings.trials.push(v.id);
-        on_stage(&format!(
+        on_stage(format!(
             "TCP with -w {}: {:.1} Mbit/s",
             window,
             verified / 1e6

@@ -175,11 +175,16 @@ fn run_tune_measures_advises_and_verifies_the_gain() {
         window: None,
         gap: Duration::ZERO,
     };
-    let mut stages = Vec::new();
-    let r = run_tune(&path, &spec, &Stop::new(), &Events::new(), &mut |s| {
-        stages.push(s.to_string())
-    })
-    .unwrap();
+    let (r, heard) =
+        crate::scripted::method_events(|events| run_tune(&path, &spec, &Stop::new(), events));
+    let r = r.unwrap();
+    let stages: Vec<String> = heard
+        .into_iter()
+        .map(|m| match m {
+            sonde_model::MethodEvent::TuneStage(s) => s,
+            other => panic!("not a stage: {other:?}"),
+        })
+        .collect();
     let t = r.tune.unwrap();
     assert_eq!(stages.len(), 4, "{stages:?}");
     assert_eq!(r.trials.len(), 4);
@@ -210,21 +215,30 @@ fn the_lab_matrix_sets_each_rtt_and_runs_every_cell() {
         gap: Duration::ZERO,
     };
     let mut set = Vec::new();
-    let r = run_tune_lab(
-        &path,
-        &spec,
-        &mut |rtt| {
-            set.push(rtt);
-            *path.rtt_ms.lock().unwrap() = rtt.as_secs_f64() * 1000.0;
-            Ok(())
-        },
-        &Stop::new(),
-        &Events::new(),
-        &mut |_| {},
-    )
-    .unwrap();
+    let (r, heard) = crate::scripted::method_events(|events| {
+        run_tune_lab(
+            &path,
+            &spec,
+            &mut |rtt| {
+                set.push(rtt);
+                *path.rtt_ms.lock().unwrap() = rtt.as_secs_f64() * 1000.0;
+                Ok(())
+            },
+            &Stop::new(),
+            events,
+        )
+    });
+    let r = r.unwrap();
     assert_eq!(set, spec.rtts);
     assert_eq!(r.tune_steps.len(), 8);
+    let cells: Vec<_> = heard
+        .into_iter()
+        .map(|m| match m {
+            sonde_model::MethodEvent::TuneLabStep(s) => s,
+            other => panic!("not a cell: {other:?}"),
+        })
+        .collect();
+    assert_eq!(cells, r.tune_steps);
     let at = |rtt: f64, w: u64| {
         r.tune_steps
             .iter()
@@ -243,7 +257,6 @@ fn the_lab_matrix_sets_each_rtt_and_runs_every_cell() {
         &mut |_| Err("no emulator".into()),
         &Stop::new(),
         &Events::new(),
-        &mut |_| {},
     )
     .unwrap_err();
     assert!(e.to_string().contains("no emulator"), "{e}");

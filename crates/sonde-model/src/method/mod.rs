@@ -23,7 +23,8 @@ mod sweep;
 mod tune;
 
 pub use ndr::{
-    frame_overhead_bytes, NdrSize, NdrSpec, SearchMode, SizeKind, ETHERNET_L1_EXTRA_BYTES,
+    frame_overhead_bytes, NdrSize, NdrSpec, NdrTrial, SearchMode, SizeKind, TrialOutcome,
+    TrialVerdict, ETHERNET_L1_EXTRA_BYTES,
 };
 pub use overhead::{OverheadFit, OverheadPoint, OverheadSpec, StackFit};
 pub use qos::{

@@ -83,11 +83,61 @@ pub enum SearchMode {
     Bisect,
 }
 
+/// What one trial of a search showed, in frames per second of its size.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TrialOutcome {
+    /// What the sender sent.
+    pub offered_pps: f64,
+    /// What arrived, over the time it took to arrive.
+    pub delivered_pps: f64,
+    pub loss_pct: f64,
+    /// One-way delay's 99th percentile above its minimum in the trial.
+    pub delay_rise_ms: Option<f64>,
+}
+
+/// How a trial of a search was judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrialVerdict {
+    Pass,
+    /// Lost more than the bound.
+    Loss,
+    /// Lost nothing beyond the bound, but the path fell behind the
+    /// sender while the delay grew: a queue was filling, and a longer
+    /// trial at this rate would lose.
+    QueueFilling,
+}
+
+impl TrialVerdict {
+    pub fn passed(self) -> bool {
+        self == TrialVerdict::Pass
+    }
+}
+
+/// One trial of a search as it finished: what the live output prints.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NdrTrial {
+    pub family: IpFamily,
+    /// Ethernet frame bytes, header and FCS included.
+    pub frame_bytes: u32,
+    pub payload_bytes: u32,
+    /// The size asked, when it was raised to the smallest frame that
+    /// carries sonde's test header.
+    pub raised_from: Option<u32>,
+    /// 1-based within the size (and family).
+    pub trial: u32,
+    /// The longer trial that confirms the rate found.
+    pub confirming: bool,
+    pub outcome: TrialOutcome,
+    pub verdict: TrialVerdict,
+    /// The trial's result (in the method's `trials`).
+    pub result: ResultId,
+}
+
 impl NdrSpec {
     /// Checks the search's own rules and its trial's; errors name the key.
     pub fn validate(&self) -> Result<(), SpecError> {
         self.trial.validate()?;
-        self.step.validate()?;
+        self.step.validate_as_step()?;
         if self.step.repeat != super::RepeatRule::Once {
             return Err(bad(
                 "step.repeat",

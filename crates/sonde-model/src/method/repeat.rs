@@ -20,10 +20,10 @@ impl RepeatSpec {
     /// `--families` say two different things). The test's own rules are
     /// the runner's, checked at the first run.
     pub fn validate(&self) -> Result<(), SpecError> {
-        self.step.validate()?;
+        self.step.validate_as_step()?;
         if !self.step.families.is_empty() && self.test.family() != IpFamily::Any {
             return Err(bad(
-                "families",
+                "step.families",
                 "the test already names its family (-4/-6): give one or the other",
             ));
         }
@@ -107,27 +107,36 @@ mod tests {
         assert!(spec(until(0.5, 2, 2), vec![], V4).validate().is_ok());
         assert_eq!(
             field(spec(until(0.5, 31, 30), vec![], Any)),
-            "repeat.min_runs"
+            "step.repeat.min_runs"
         );
         assert_eq!(
             field(spec(until(0.5, 1, 30), vec![], Any)),
-            "repeat.min_runs"
+            "step.repeat.min_runs"
         );
         assert_eq!(
             field(spec(until(0.0, 2, 30), vec![], Any)),
-            "repeat.stddev_pct"
+            "step.repeat.stddev_pct"
         );
         assert_eq!(
             field(spec(until(f64::NAN, 2, 30), vec![], Any)),
-            "repeat.stddev_pct"
+            "step.repeat.stddev_pct"
         );
         assert_eq!(
             field(spec(RepeatRule::Times { runs: 0 }, vec![], Any)),
-            "repeat.runs"
+            "step.repeat.runs"
         );
-        assert_eq!(field(spec(RepeatRule::Once, vec![V4, V4], Any)), "families");
-        assert_eq!(field(spec(RepeatRule::Once, vec![Any], Any)), "families");
-        assert_eq!(field(spec(RepeatRule::Once, vec![V6, V4], V6)), "families");
+        assert_eq!(
+            field(spec(RepeatRule::Once, vec![V4, V4], Any)),
+            "step.families"
+        );
+        assert_eq!(
+            field(spec(RepeatRule::Once, vec![Any], Any)),
+            "step.families"
+        );
+        assert_eq!(
+            field(spec(RepeatRule::Once, vec![V6, V4], V6)),
+            "step.families"
+        );
     }
 
     #[test]

@@ -171,6 +171,25 @@ impl StepPlan {
     }
 }
 
+impl StepPlan {
+    /// [`StepPlan::validate`] for a method's `step` key: the error names
+    /// the field from the spec's root (`step.repeat.min_runs`).
+    pub fn validate_as_step(&self) -> Result<(), SpecError> {
+        self.validate().map_err(|e| SpecError {
+            field: match e.field {
+                "repeat.runs" => "step.repeat.runs",
+                "repeat.stddev_pct" => "step.repeat.stddev_pct",
+                "repeat.min_runs" => "step.repeat.min_runs",
+                "repeat.max_runs" => "step.repeat.max_runs",
+                "families" => "step.families",
+                "metric" => "step.metric",
+                other => other,
+            },
+            reason: e.reason,
+        })
+    }
+}
+
 /// Mean, spread and the 95 % confidence interval of the mean of a
 /// figure over repeated runs.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

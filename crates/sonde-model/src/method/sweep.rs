@@ -113,7 +113,7 @@ impl SweepSpec {
         if self.directions.is_empty() {
             return Err(bad("directions", "name at least one direction"));
         }
-        self.step.validate()
+        self.step.validate_as_step()
     }
 }
 
