@@ -187,6 +187,41 @@ impl RunCtx<'_> {
         }
     }
 
+    /// Runs a method step on a thread of its own while this one passes
+    /// its typed progress (`Event::Method`) on as [`Progress::Method`], as
+    /// it comes.
+    fn run_method(
+        &mut self,
+        step: &Step,
+        runner: &dyn Runner,
+        spec: &sonde_model::MethodSpec,
+        events: &Events,
+    ) -> Result<sonde_model::MethodResult, sonde_methods::MethodError> {
+        let rx = events.subscribe();
+        let stop = self.stop;
+        std::thread::scope(|scope| {
+            let method = scope.spawn(move || {
+                let out = sonde_methods::run_method(runner, spec, stop, events);
+                events.close();
+                out
+            });
+            for e in rx {
+                if let sonde_model::Event::Method(event) = e {
+                    (self.progress)(Progress::Method {
+                        step: step.name.clone(),
+                        event,
+                    });
+                }
+            }
+            method.join().unwrap_or_else(|_| {
+                Err(sonde_methods::MethodError::Invalid {
+                    field: "method",
+                    detail: "the method's thread panicked".into(),
+                })
+            })
+        })
+    }
+
     /// Runs the step and keeps what it measured.
     fn measure(&mut self, step: &Step, runner: &dyn Runner) -> Result<Outcome, CampaignError> {
         let mut labels = self.plan.labels.clone();
@@ -213,7 +248,8 @@ impl RunCtx<'_> {
                 Err(e) => Ok(Outcome::Failed(e.to_string())),
             },
             StepBody::Method(spec) => {
-                match sonde_methods::run_method(runner, spec, self.stop, &events) {
+                let ran = self.run_method(step, runner, spec, &events);
+                match ran {
                     Ok(m) => {
                         self.store.put_method(&m, &at)?;
                         Ok(Outcome::Kept(format!(

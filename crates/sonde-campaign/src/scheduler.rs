@@ -70,6 +70,12 @@ pub enum Progress {
     Waiting {
         detail: String,
     },
+    /// A method step's progress, as the method says it (the same typed
+    /// events `sonde ndr`, `sonde sweep`, … print from).
+    Method {
+        step: String,
+        event: sonde_model::MethodEvent,
+    },
     StepEnded {
         name: String,
         kind: crate::RunEventKind,

@@ -334,3 +334,60 @@ fn the_example_plans_read_and_the_studys_battery_scales_to_the_lab() {
     );
     assert_eq!(lab.steps[7].from, "B");
 }
+
+/// The typed progress a method step streams through the scheduler is the
+/// one the method gives when run directly (as `sonde repeat` and the API
+/// run it): the same events, in the same order.
+#[test]
+fn a_method_step_streams_the_methods_own_typed_progress() {
+    use sonde_model::{Event, MethodEvent, Spec};
+    let steps = "[[step]]\nname = \"thrice\"\nmethod = \"repeat\"\n\
+                 [step.test]\ntest = \"tcp\"\nhost = \"b.test\"\ntime_s = 1\n\
+                 [step.step.repeat]\nrule = \"times\"\nruns = 3\n";
+    let text = plan_text("method-events", "PT1H", 1, "PT1S", steps);
+    let seen = run_plan(
+        &archive("method-events"),
+        &text,
+        &FakePath::default(),
+        &Control::default(),
+    );
+    let through_campaign: Vec<MethodEvent> = seen
+        .into_iter()
+        .filter_map(|p| match p {
+            Progress::Method { step, event } => {
+                assert_eq!(step, "thrice");
+                Some(event)
+            }
+            _ => None,
+        })
+        .collect();
+    let plan = Plan::parse(&text, None, &BTreeMap::new()).unwrap();
+    let Spec::Method(method) = &plan.steps[0].body else {
+        panic!("a method step")
+    };
+    let events = Events::new();
+    let rx = events.subscribe();
+    let direct = sonde_methods::run_method(&FakePath::default(), method, &Stop::new(), &events);
+    events.close();
+    let direct_result = direct.unwrap();
+    let direct: Vec<MethodEvent> = rx
+        .iter()
+        .filter_map(|e| match e {
+            Event::Method(m) => Some(m),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(through_campaign.len(), 3, "{through_campaign:?}");
+    assert_eq!(direct.len(), direct_result.trials.len());
+    // The same runs, in order: each event's test as the method asked it.
+    let specs = |events: &[MethodEvent]| -> Vec<TestSpec> {
+        events
+            .iter()
+            .map(|e| match e {
+                MethodEvent::RepeatRun(r) => r.spec.clone(),
+                other => panic!("not a repeat run: {other:?}"),
+            })
+            .collect()
+    };
+    assert_eq!(specs(&through_campaign), specs(&direct));
+}

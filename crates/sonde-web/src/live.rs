@@ -7,7 +7,7 @@
 
 use serde_json::{json, Value};
 use sonde_model::clock::now_ns;
-use sonde_model::{Event, TestResult, TestSpec};
+use sonde_model::{Event, MethodEvent, TestResult, TestSpec};
 use sonde_run::{Events, RunError, Runner, Stop};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -84,6 +84,32 @@ impl LiveBus {
             name,
             data: data.to_string(),
         });
+    }
+
+    /// Follows a method's `events` on a thread of its own, sending its
+    /// typed progress as `method` events (`{"run_id", "kind", "event"}`)
+    /// until the method's events end. Its trials show as tests of their
+    /// own (through [`LiveRunner`]).
+    pub fn follow_method(self: &Arc<Self>, run_id: &str, events: &Events) {
+        let rx = events.subscribe();
+        let bus = Arc::clone(self);
+        let id = run_id.to_string();
+        let spawned = std::thread::Builder::new()
+            .name("sonde-live-method".into())
+            .spawn(move || {
+                for e in rx {
+                    if let Event::Method(m) = e {
+                        let (kind, event) = method_json(&m);
+                        bus.send(
+                            "method",
+                            json!({"run_id": id, "kind": kind, "event": event}),
+                        );
+                    }
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::warn!("live view: cannot follow a method: {e}");
+        }
     }
 
     /// Stops running test `run_id`; false if none runs by that id.
@@ -168,6 +194,24 @@ impl LiveBus {
                 json!({"run_id": id, "reason": "the test ended without a result"}),
             );
         }
+    }
+}
+
+/// A method's progress as the live stream sends it: its kind and body.
+fn method_json(m: &MethodEvent) -> (&'static str, Value) {
+    let v = |x: serde_json::Result<Value>| x.unwrap_or(Value::Null);
+    match m {
+        MethodEvent::NdrTrial(t) => ("ndr_trial", v(serde_json::to_value(t))),
+        MethodEvent::SweepStep(s) => ("sweep_step", v(serde_json::to_value(s))),
+        MethodEvent::RepeatRun(r) => (
+            "repeat_run",
+            json!({"result_id": r.id.to_string(), "summary": v(serde_json::to_value(&r.summary))}),
+        ),
+        MethodEvent::QosCheck(c) => ("qos_check", v(serde_json::to_value(c))),
+        MethodEvent::QosStep(s) => ("qos_step", v(serde_json::to_value(s))),
+        MethodEvent::OverheadPoint(p) => ("overhead_point", v(serde_json::to_value(p))),
+        MethodEvent::TuneStage(s) => ("tune_stage", json!({ "stage": s })),
+        MethodEvent::TuneLabStep(s) => ("tune_lab_step", v(serde_json::to_value(s))),
     }
 }
 

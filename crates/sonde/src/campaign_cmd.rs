@@ -358,6 +358,8 @@ fn run_plan(p: PlanArgs) -> Result<(), Failure> {
                 )
             }
             Progress::Finished => "the schedule has ended".to_string(),
+            // The step's own line says what the method kept.
+            Progress::Method { .. } => return,
         };
         println!("{line}");
         let _ = std::io::stdout().flush();

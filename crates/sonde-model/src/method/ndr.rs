@@ -84,7 +84,7 @@ pub enum SearchMode {
 }
 
 /// What one trial of a search showed, in frames per second of its size.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct TrialOutcome {
     /// What the sender sent.
     pub offered_pps: f64,
@@ -96,7 +96,8 @@ pub struct TrialOutcome {
 }
 
 /// How a trial of a search was judged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum TrialVerdict {
     Pass,
     /// Lost more than the bound.
@@ -114,7 +115,7 @@ impl TrialVerdict {
 }
 
 /// One trial of a search as it finished: what the live output prints.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct NdrTrial {
     pub family: IpFamily,
     /// Ethernet frame bytes, header and FCS included.

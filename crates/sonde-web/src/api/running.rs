@@ -103,8 +103,9 @@ async fn run_now(
     let run_id = uuid::Uuid::new_v4().to_string();
     let events = Events::new();
     let stop = Stop::new();
-    if let Spec::Test(t) = &spec {
-        state.live.watch(&run_id, t, &events, &stop);
+    match &spec {
+        Spec::Test(t) => state.live.watch(&run_id, t, &events, &stop),
+        Spec::Method(_) => state.live.follow_method(&run_id, &events),
     }
     state.runs.lock().insert(run_id.clone(), stop.clone());
     tracing::info!(run = %run_id, by = %who, request = spec.name(), "started through the API");
@@ -121,6 +122,8 @@ async fn run_now(
                 run_id: &id,
             };
             request.run(admitted, &stop, &events);
+            // Ends the live view's following of a method.
+            events.close();
             st.runs.lock().remove(&id);
         });
     if let Err(e) = spawned {

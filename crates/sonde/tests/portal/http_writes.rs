@@ -411,6 +411,78 @@ fn a_test_run_now_is_seen_live_and_kept() {
     assert_eq!(buckets, 21, "smokeping_prober's 20 bounds and +Inf");
 }
 
+/// A method run now streams its typed progress (`event: method`), one
+/// repeat run per trial the kept method holds, in order: the events the
+/// CLI's `sonde repeat` prints from.
+#[test]
+fn a_method_run_now_streams_its_typed_progress() {
+    let (_dir, _server, port) = setup("method", true);
+    let mut sse = std::net::TcpStream::connect(("::1", port)).unwrap();
+    sse.write_all(b"GET /api/v1/events HTTP/1.1\r\nHost: sonde\r\n\r\n")
+        .unwrap();
+    sse.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(sse).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let status_line = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert!(status_line.starts_with("HTTP/1.1 200"), "{status_line}");
+    let spec = r#"{"method": "repeat",
+        "test": {"test": "ping", "host": "::1", "count": 2, "interval_s": 0.1},
+        "step": {"repeat": {"rule": "times", "runs": 3}}}"#;
+    let (status, body) = send(
+        port,
+        "POST",
+        "/api/v1/tests",
+        TOKEN,
+        "application/json",
+        spec,
+    );
+    assert_eq!(status, 202, "{body}");
+    let run_id = json(&body)["run_id"].as_str().unwrap().to_string();
+    let mut runs = Vec::new();
+    let mut name = String::new();
+    while let Ok(line) = rx.recv_timeout(Duration::from_secs(20)) {
+        if let Some(n) = line.strip_prefix("event: ") {
+            name = n.to_string();
+        }
+        if let (Some(data), "method") = (line.strip_prefix("data: "), name.as_str()) {
+            let data = json(data);
+            assert_eq!(data["run_id"], run_id.as_str(), "{data}");
+            assert_eq!(data["kind"], "repeat_run", "{data}");
+            runs.push(data["event"]["result_id"].as_str().unwrap().to_string());
+            if runs.len() == 3 {
+                break;
+            }
+        }
+    }
+    assert_eq!(runs.len(), 3, "{runs:?}");
+    // The method kept holds those runs, in that order.
+    let trials = || -> Vec<String> {
+        let (_, body) = get(port, "/api/v1/methods");
+        json(&body)
+            .as_array()
+            .and_then(|m| m.first().cloned())
+            .and_then(|m| m["trials"].as_array().cloned())
+            .map(|t| {
+                t.iter()
+                    .map(|r| r["id"].as_str().unwrap_or("").to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert!(
+        wait_for(20, || trials().len() == 3),
+        "{}",
+        get(port, "/api/v1/methods").1
+    );
+    assert_eq!(trials(), runs);
+}
+
 #[test]
 fn the_agent_samples_its_interfaces_for_load_beside_latency() {
     // Loopback, sampled every second (interfaces and interface_interval
