@@ -90,6 +90,17 @@ impl Server {
         crate::api_audit::ApiAudit(Arc::clone(&self.shared))
     }
 
+    /// The agent's one gate for requests that do not come through the
+    /// control port (the API, campaigns, mesh shares): this server's
+    /// `[limits]`, and its test slots, shared with the control port.
+    pub fn gate(
+        &self,
+        targets: crate::TargetsConfig,
+        mesh_targets: Vec<ipnet::IpNet>,
+    ) -> Arc<crate::Gate> {
+        crate::Gate::of_server(&self.shared, targets, mesh_targets)
+    }
+
     /// The counters `/metrics` shows: tests run, refusals by reason.
     pub fn counters(&self) -> Arc<crate::counters::AgentCounters> {
         Arc::clone(self.shared.counters_arc())

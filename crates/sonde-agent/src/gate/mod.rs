@@ -12,8 +12,10 @@
 //!    and `max_rate` for each test (and, when it runs, each trial:
 //!    [`Gate::check_trial`]);
 //! 4. **target consent** ([`consent`]);
-//! 5. **a slot**: at most `max_concurrent_tests` admitted requests run at
-//!    once.
+//! 5. **a slot**: at most `max_concurrent_tests` run at once: the
+//!    agent's ([`crate::Server::gate`]) shares its slots with the control
+//!    port, so a test a client runs here and one the API starts count
+//!    against the same cap.
 //!
 //! The first rule that fails gives the [`Refused`], which names the rule,
 //! the value at fault (by JSON pointer) and what was asked. The control
@@ -95,7 +97,26 @@ pub struct Gate {
     limits: Limits,
     targets: TargetsConfig,
     mesh_targets: Vec<IpNet>,
-    running: AtomicU32,
+    slots: Slots,
+}
+
+/// Where the test slots are counted.
+#[derive(Debug)]
+enum Slots {
+    /// By the gate alone (a gate without a server: the unit tests').
+    Own(AtomicU32),
+    /// The server's, which the control port counts too.
+    Server(Arc<crate::state::Shared>),
+}
+
+/// A slot held.
+#[derive(Debug)]
+enum Held {
+    Own(Arc<Gate>),
+    /// Held until dropped.
+    Server {
+        _slot: crate::state::TestSlot,
+    },
 }
 
 /// An admitted request: its work, the time it may take (its bound plus
@@ -105,24 +126,42 @@ pub struct Gate {
 pub struct Admitted {
     pub work: Work,
     pub deadline: Option<Duration>,
-    gate: Option<Arc<Gate>>,
+    held: Option<Held>,
 }
 
 impl Drop for Admitted {
     fn drop(&mut self) {
-        if let Some(g) = &self.gate {
-            g.running.fetch_sub(1, Ordering::AcqRel);
+        if let Some(Held::Own(g)) = &self.held {
+            if let Slots::Own(n) = &g.slots {
+                n.fetch_sub(1, Ordering::AcqRel);
+            }
         }
     }
 }
 
 impl Gate {
+    /// A gate that counts its own slots (see [`crate::Server::gate`] for
+    /// the agent's, which shares the control port's).
     pub fn new(limits: Limits, targets: TargetsConfig, mesh_targets: Vec<IpNet>) -> Arc<Gate> {
         Arc::new(Gate {
             limits,
             targets,
             mesh_targets,
-            running: AtomicU32::new(0),
+            slots: Slots::Own(AtomicU32::new(0)),
+        })
+    }
+
+    /// The gate of a server: its `[limits]`, and its test slots.
+    pub(crate) fn of_server(
+        shared: &Arc<crate::state::Shared>,
+        targets: TargetsConfig,
+        mesh_targets: Vec<IpNet>,
+    ) -> Arc<Gate> {
+        Arc::new(Gate {
+            limits: shared.limits().clone(),
+            targets,
+            mesh_targets,
+            slots: Slots::Server(Arc::clone(shared)),
         })
     }
 
@@ -130,9 +169,12 @@ impl Gate {
         &self.limits
     }
 
-    /// Requests admitted and still running.
+    /// Tests and requests holding a slot now.
     pub fn running(&self) -> u32 {
-        self.running.load(Ordering::Acquire)
+        match &self.slots {
+            Slots::Own(n) => n.load(Ordering::Acquire),
+            Slots::Server(shared) => shared.running_tests(),
+        }
     }
 
     /// Every rule but the slot: the request's work if it may run.
@@ -166,24 +208,28 @@ impl Gate {
             return Ok(Admitted {
                 work,
                 deadline: None,
-                gate: None,
+                held: None,
             });
         }
         let max = self.limits.max_concurrent_tests;
-        let took = self
-            .running
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < max).then_some(n + 1)
-            });
-        if took.is_err() {
+        let held = match &self.slots {
+            Slots::Own(n) => n
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                    (n < max).then_some(n + 1)
+                })
+                .ok()
+                .map(|_| Held::Own(Arc::clone(self))),
+            Slots::Server(shared) => shared.claim_test().map(|s| Held::Server { _slot: s }),
+        };
+        let Some(held) = held else {
             return Err(Refused::Busy(Refusal::Busy {
                 max_concurrent_tests: max,
             }));
-        }
+        };
         Ok(Admitted {
             work,
             deadline: work.duration.map(|d| d + GRACE),
-            gate: Some(Arc::clone(self)),
+            held: Some(held),
         })
     }
 

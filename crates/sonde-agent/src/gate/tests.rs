@@ -163,3 +163,25 @@ fn ping_bound() -> Duration {
     };
     p.interval * 2 + p.timeout
 }
+
+#[test]
+fn the_agents_gate_shares_the_control_ports_slots() {
+    let shared = crate::state::Shared::new(Limits {
+        max_concurrent_tests: 1,
+        ..Limits::default()
+    });
+    let g = Gate::of_server(&shared, TargetsConfig::default(), Vec::new());
+    let tcp = spec(r#"{"test": "tcp", "host": "::1", "time_s": 5}"#);
+    // A client's test holds the one slot: the API waits its turn.
+    let client = shared.claim_test().unwrap();
+    assert_eq!(g.running(), 1);
+    assert_eq!(
+        g.admit(&api(), &tcp).unwrap_err().rule(),
+        "max_concurrent_tests"
+    );
+    drop(client);
+    let admitted = g.admit(&api(), &tcp).unwrap();
+    assert!(shared.claim_test().is_none(), "the API's test holds it now");
+    drop(admitted);
+    assert!(shared.claim_test().is_some());
+}
