@@ -99,6 +99,9 @@ pub struct ServerConfig {
     /// Where requests from elsewhere than the command line may aim pings
     /// and HTTP loads (`[targets]`; empty: nowhere).
     pub targets: crate::targets_config::TargetsConfig,
+    /// Keys such requests may name (`[keys]`, `name = "/path/to/key"`):
+    /// authenticated STAMP without naming a file.
+    pub keys: std::collections::BTreeMap<String, std::path::PathBuf>,
 }
 
 /// The STAMP reflector (RFC 8762) of `sonde serve`.
@@ -145,6 +148,7 @@ impl Default for ServerConfig {
             readings: crate::readings_config::ReadingsConfig::default(),
             smtp: None,
             targets: crate::targets_config::TargetsConfig::default(),
+            keys: std::collections::BTreeMap::new(),
         }
     }
 }
@@ -228,6 +232,20 @@ impl ServerConfig {
         }
         if l.max_work.is_zero() {
             return invalid("limits.max_work", "must be more than 0");
+        }
+        for (name, path) in &self.keys {
+            let probe = sonde_model::PingSpec {
+                host: "::1".into(),
+                proto: sonde_model::PingProto::Udp,
+                key: Some(name.clone()),
+                ..sonde_model::PingSpec::default()
+            };
+            if let Err(e) = probe.validate() {
+                return invalid("keys", &format!("'{name}': {}", e.reason));
+            }
+            if let Err(e) = std::fs::metadata(path) {
+                return invalid("keys", &format!("'{name}': {}: {e}", path.display()));
+            }
         }
         self.targets
             .validate()

@@ -97,8 +97,9 @@ impl Server {
         &self,
         targets: crate::TargetsConfig,
         mesh_targets: Vec<ipnet::IpNet>,
+        keys: std::collections::BTreeMap<String, std::path::PathBuf>,
     ) -> Arc<crate::Gate> {
-        crate::Gate::of_server(&self.shared, targets, mesh_targets)
+        crate::Gate::of_server(&self.shared, targets, mesh_targets, keys)
     }
 
     /// The counters `/metrics` shows: tests run, refusals by reason.

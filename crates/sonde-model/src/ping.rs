@@ -58,6 +58,12 @@ pub struct PingSpec {
     /// File with the reflector's key in hex: authenticated STAMP
     /// (`proto = udp`). Read when the test runs; the key is never stored.
     pub key_file: Option<PathBuf>,
+    /// The name of a key the agent's operator configured (`[keys]`):
+    /// authenticated STAMP for a request from the API, a campaign or a
+    /// mesh share, which may not name a file. The agent reads the key;
+    /// the request never sees it or its path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
     pub title: Option<String>,
     /// TTL (IPv4) or hop limit (IPv6) of the requests, 1 to 255 (iputils
     /// `-t`); `None`: the system's default.
@@ -100,6 +106,7 @@ impl Default for PingSpec {
             timeout: Duration::from_secs(2),
             clock_synced: false,
             key_file: None,
+            key: None,
             title: None,
             ttl: None,
             deadline: None,
@@ -123,7 +130,7 @@ impl PingSpec {
     /// The sizes the series have: `sizes`, or the protocol's default.
     pub fn series_sizes(&self) -> Vec<u32> {
         if self.sizes.is_empty() {
-            vec![Self::default_size(self.proto, self.key_file.is_some())]
+            vec![Self::default_size(self.proto, self.authenticated())]
         } else {
             self.sizes.clone()
         }
@@ -133,7 +140,7 @@ impl PingSpec {
     pub fn min_size(&self) -> u32 {
         match self.proto {
             PingProto::Icmp => 0,
-            PingProto::Udp => Self::default_size(PingProto::Udp, self.key_file.is_some()),
+            PingProto::Udp => Self::default_size(PingProto::Udp, self.authenticated()),
         }
     }
 
@@ -147,6 +154,12 @@ impl PingSpec {
         })
     }
 
+    /// Whether the requests are authenticated STAMP: a key by file or by
+    /// name.
+    pub fn authenticated(&self) -> bool {
+        self.key_file.is_some() || self.key.is_some()
+    }
+
     /// Checks every field; the one place a ping spec is validated.
     pub fn validate(&self) -> Result<(), SpecError> {
         check_host(&self.host)?;
@@ -156,6 +169,25 @@ impl PingSpec {
         }
         if self.key_file.is_some() && self.proto != PingProto::Udp {
             return Err(bad("key_file", "a key is for STAMP (proto udp)"));
+        }
+        if let Some(k) = &self.key {
+            if self.proto != PingProto::Udp {
+                return Err(bad("key", "a key is for STAMP (proto udp)"));
+            }
+            if self.key_file.is_some() {
+                return Err(bad("key", "give a key by name or by file, not both"));
+            }
+            if k.is_empty()
+                || k.len() > 64
+                || !k
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+            {
+                return Err(bad(
+                    "key",
+                    "a key's name: up to 64 letters, digits, '-', '_' and '.'",
+                ));
+            }
         }
         let min = self.min_size();
         if let Some(s) = self

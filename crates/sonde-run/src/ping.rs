@@ -19,6 +19,14 @@ fn read_key(path: &Path) -> Result<Vec<u8>, RunError> {
 }
 
 pub fn run(spec: &PingSpec, stop: &Stop, events: &Events) -> Result<TestResult, RunError> {
+    if let (Some(name), None) = (&spec.key, &spec.key_file) {
+        // Only an agent knows its keys by name (`[keys]`): its gate puts
+        // the file in before the test runs.
+        return Err(RunError::Unsupported(format!(
+            "key '{name}': a key by name is for a request to an agent with [keys]; \
+             here, give its file (key_file, --key-file)"
+        )));
+    }
     let key = spec.key_file.as_deref().map(read_key).transpose()?;
     let result = run_ping(spec, key.as_deref(), stop.flag(), &mut |e| match e {
         PingEvent::Series {

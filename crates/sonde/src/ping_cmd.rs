@@ -115,6 +115,7 @@ impl PingArgs {
             timeout: self.timeout,
             clock_synced: self.clock_synced,
             key_file: self.key_file.clone(),
+            key: None,
             title: self.title.clone(),
             ttl: self.ttl,
             deadline: self.deadline,

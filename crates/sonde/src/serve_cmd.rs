@@ -170,12 +170,13 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
     let smtp = config.smtp.clone();
     let readings = config.readings.clone();
     let (targets, mesh_targets) = (config.targets.clone(), config.mesh.targets.clone());
+    let keys = config.keys.clone();
     let reflector = Reflector::bind(&config.reflector, &config.bind);
     let server = Server::bind(config)?;
     // The one gate every request from elsewhere than the command line
     // passes (the API's, the campaigns' and the mesh shares'), sharing
     // the control port's test slots.
-    let gate = server.gate(targets, mesh_targets);
+    let gate = server.gate(targets, mesh_targets, keys);
     let counters = server.counters();
     let live = sonde_web::LiveBus::new();
     for addr in server.local_addrs() {

@@ -37,7 +37,9 @@ use crate::targets_config::TargetsConfig;
 use ipnet::IpNet;
 use sonde_model::{MethodSpec, Spec, TestSpec, Work};
 use sonde_wire::{Limit, Refusal};
+use std::collections::BTreeMap;
 use std::fmt;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -97,6 +99,8 @@ pub struct Gate {
     limits: Limits,
     targets: TargetsConfig,
     mesh_targets: Vec<IpNet>,
+    /// `[keys]`: the keys a remote request may name.
+    keys: BTreeMap<String, PathBuf>,
     slots: Slots,
 }
 
@@ -147,6 +151,7 @@ impl Gate {
             limits,
             targets,
             mesh_targets,
+            keys: BTreeMap::new(),
             slots: Slots::Own(AtomicU32::new(0)),
         })
     }
@@ -156,13 +161,20 @@ impl Gate {
         shared: &Arc<crate::state::Shared>,
         targets: TargetsConfig,
         mesh_targets: Vec<IpNet>,
+        keys: BTreeMap<String, PathBuf>,
     ) -> Arc<Gate> {
         Arc::new(Gate {
             limits: shared.limits().clone(),
             targets,
             mesh_targets,
+            keys,
             slots: Slots::Server(Arc::clone(shared)),
         })
+    }
+
+    /// The file of key `name` in `[keys]`.
+    pub fn key_file(&self, name: &str) -> Option<&PathBuf> {
+        self.keys.get(name)
     }
 
     pub fn limits(&self) -> &Limits {
@@ -247,6 +259,17 @@ impl Gate {
                 at,
                 path,
             });
+        }
+        for (at, test) in aimed_at(spec) {
+            if let TestSpec::Ping(sonde_model::PingSpec { key: Some(k), .. }) = &test {
+                if !self.keys.contains_key(k) {
+                    return Err(Refused::NotPermitted {
+                        origin: origin.clone(),
+                        at: at.replace("/host", "/key"),
+                        what: format!("key '{k}' (the agent's [keys] has none of that name)"),
+                    });
+                }
+            }
         }
         if let Spec::Method(MethodSpec::TuneLab(_)) = spec {
             return Err(Refused::NotPermitted {

@@ -33,7 +33,32 @@ impl Runner for GatedRunner {
             .then(|| spec.work().duration.map(|d| d + super::GRACE))
             .flatten();
         let bounded = BoundedStop::new(stop, bound);
-        let outcome = self.inner.run(spec, bounded.flag(), events);
+        // A key by name: the operator's file, read by the test; the
+        // result keeps the spec as asked.
+        let keyed = match spec {
+            TestSpec::Ping(p) if p.key_file.is_none() => p
+                .key
+                .as_deref()
+                .and_then(|k| self.gate.key_file(k))
+                .map(|path| {
+                    TestSpec::Ping(sonde_model::PingSpec {
+                        key_file: Some(path.clone()),
+                        key: None,
+                        ..p.clone()
+                    })
+                }),
+            _ => None,
+        };
+        let outcome = match &keyed {
+            Some(with_file) => self
+                .inner
+                .run(with_file, bounded.flag(), events)
+                .map(|mut r| {
+                    r.spec = spec.clone();
+                    r
+                }),
+            None => self.inner.run(spec, bounded.flag(), events),
+        };
         if bounded.hit_bound() {
             tracing::warn!(
                 origin = self.origin.name(),

@@ -170,7 +170,12 @@ fn the_agents_gate_shares_the_control_ports_slots() {
         max_concurrent_tests: 1,
         ..Limits::default()
     });
-    let g = Gate::of_server(&shared, TargetsConfig::default(), Vec::new());
+    let g = Gate::of_server(
+        &shared,
+        TargetsConfig::default(),
+        Vec::new(),
+        Default::default(),
+    );
     let tcp = spec(r#"{"test": "tcp", "host": "::1", "time_s": 5}"#);
     // A client's test holds the one slot: the API waits its turn.
     let client = shared.claim_test().unwrap();

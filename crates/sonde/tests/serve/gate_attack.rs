@@ -465,3 +465,61 @@ fn a_mesh_share_aimed_outside_the_targets_never_runs() {
         "the share's traffic reached the target"
     );
 }
+
+/// Authenticated STAMP from a remote request: the key is named, as the
+/// operator's `[keys]` calls it, never by path. The agent reads it; the
+/// result keeps the name, not the file; an unknown name is refused.
+#[test]
+fn a_remote_ping_names_its_key_and_never_its_file() {
+    let d = common::TempDir::new("gate-keys");
+    let key = d.join("stamp.key");
+    std::fs::write(
+        &key,
+        "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n",
+    )
+    .unwrap();
+    let reflector = ServerProc::start(&[
+        "--reflector-port",
+        "0",
+        "--reflector-key-file",
+        key.to_str().unwrap(),
+    ]);
+    let stamp_port = reflector.reflector_port();
+    let b = Agent::builder("gate-keys-agent");
+    let a = b.start(&format!(
+        "[targets]\nping = [\"::1/128\"]\n[keys]\nlab = \"{}\"\n\
+         [http]\ninterface_interval = \"0s\"\n\
+         tokens = [{{ name = \"ops\", token = \"{TOKEN}\", may = [\"run_now\"] }}]\n",
+        key.display()
+    ));
+    let ping = |key: &str| {
+        format!(
+            r#"{{"test": "ping", "host": "::1", "proto": "udp", "port": {stamp_port},
+                "count": 3, "interval_s": 0.1, "key": "{key}"}}"#
+        )
+    };
+    refused(
+        post(a.port, "/api/v1/tests", &ping("nope")),
+        "not_permitted",
+        "/key",
+        "[keys]",
+    );
+    let (status, body) = post(a.port, "/api/v1/tests", &ping("lab"));
+    assert_eq!(status, 202, "{body}");
+    let kept = || {
+        let (_, body) = get(a.port, "/api/v1/results?test=ping");
+        json(&body).as_array().and_then(|r| r.first().cloned())
+    };
+    assert!(wait_for(20, || kept().is_some()), "no result kept");
+    let r = kept().unwrap();
+    assert_eq!(
+        r["summary"]["round_trip"]["received_packets"], 3,
+        "the keyed reflector answered every request: {r}"
+    );
+    assert_eq!(r["spec"]["key"], "lab", "{r}");
+    assert!(r["spec"]["key_file"].is_null(), "{r}");
+    assert!(
+        !r.to_string().contains("stamp.key"),
+        "the path left the agent: {r}"
+    );
+}
