@@ -22,8 +22,7 @@ use sonde_model::method::{
 };
 use sonde_model::udp_spec::MAX_UDP_PAYLOAD;
 use sonde_model::{
-    Direction, Dscp, IpFamily, MethodSpec, PingSpec, Profile, Rate, TcpSpec, TestSpec, UdpSpec,
-    Work,
+    Direction, Dscp, IpFamily, MethodSpec, Profile, Rate, TcpSpec, TestSpec, UdpSpec, Work,
 };
 use std::time::Duration;
 
@@ -365,35 +364,11 @@ fn overhead_work(s: &OverheadSpec) -> Work {
 
 // --- tune -----------------------------------------------------------------
 
-/// The RTT's pings and the unpaced bottleneck probe (`tune::probes`).
-fn tune_probes(s: &TuneSpec) -> (PingSpec, UdpSpec) {
-    let t = &s.test;
-    let ping = PingSpec {
-        host: t.host.clone(),
-        count: u64::from(s.pings),
-        interval: Duration::from_millis(200),
-        family: t.family,
-        ..PingSpec::default()
-    };
-    let udp = UdpSpec {
-        host: t.host.clone(),
-        port: t.port,
-        family: t.family,
-        time: s.bottleneck_time,
-        interval: Duration::ZERO,
-        bitrate: Rate::from_bps(0),
-        length: 1400,
-        title: t.title.clone(),
-        ..UdpSpec::default()
-    };
-    (ping, udp)
-}
-
 /// The pings, the unpaced UDP probe (so no bound on the rate), `gap`,
 /// the baseline TCP test, `gap`, the verifying TCP test (its window
 /// changes nothing bounded here): four trials.
 fn tune_work(s: &TuneSpec) -> Work {
-    let (ping, udp) = tune_probes(s);
+    let (ping, udp) = crate::tune::probes(s);
     let tcp = s.test.work();
     let all = ping.work().then(udp.work()).then(tcp.times(2));
     plus(all, s.gap.saturating_mul(2))

@@ -15,60 +15,42 @@ use sonde_model::HttpSpec;
 use std::net::{IpAddr, ToSocketAddrs};
 
 /// An allowed URL prefix: same scheme, host and port; the path under it.
+/// Read by the HTTP engine's own URL parser, so that what is checked is
+/// where the test's connections go.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UrlPrefix {
-    scheme: String,
+    tls: bool,
     host: String,
     port: u16,
     path: String,
 }
 
 impl UrlPrefix {
-    /// Reads `http[s]://host[:port][/path]`.
+    /// Reads an allowed prefix, `http[s]://host[:port][/path]` (no user
+    /// name: an entry says where, not as whom).
     pub fn parse(url: &str) -> Result<UrlPrefix, String> {
-        let (scheme, rest) = url
+        let authority = url
             .split_once("://")
-            .ok_or_else(|| "give http:// or https://".to_string())?;
-        let scheme = scheme.to_ascii_lowercase();
-        let default_port = match scheme.as_str() {
-            "http" => 80,
-            "https" => 443,
-            other => return Err(format!("'{other}' is not http or https")),
-        };
-        let (authority, path) = match rest.find(['/', '?', '#']) {
-            Some(i) => (&rest[..i], &rest[i..]),
-            None => (rest, "/"),
-        };
+            .map_or("", |(_, r)| r.split(['/', '?', '#']).next().unwrap_or(""));
         if authority.contains('@') {
             return Err("a user name in the URL is not taken".into());
         }
-        let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
-            let (h, after) = v6
-                .split_once(']')
-                .ok_or_else(|| "an IPv6 address needs its ']'".to_string())?;
-            (h, after.strip_prefix(':'))
-        } else {
-            match authority.split_once(':') {
-                Some((h, p)) => (h, Some(p)),
-                None => (authority, None),
-            }
-        };
-        if host.is_empty() {
-            return Err("no host".into());
-        }
-        let port = match port {
-            Some(p) => p.parse().map_err(|_| format!("'{p}' is not a port"))?,
-            None => default_port,
-        };
-        let host = match host.parse::<IpAddr>() {
+        UrlPrefix::of_test(url)
+    }
+
+    /// Where a test's URL goes (a user name in it is dropped, as the
+    /// engine drops it).
+    fn of_test(url: &str) -> Result<UrlPrefix, String> {
+        let t = sonde_engine::http::target::Target::parse(url)?;
+        let host = match t.host.parse::<IpAddr>() {
             Ok(ip) => ip.to_canonical().to_string(),
-            Err(_) => host.to_ascii_lowercase(),
+            Err(_) => t.host.to_ascii_lowercase(),
         };
         Ok(UrlPrefix {
-            scheme,
+            tls: t.tls,
             host,
-            port,
-            path: path.to_string(),
+            port: t.port,
+            path: t.path,
         })
     }
 
@@ -76,7 +58,7 @@ impl UrlPrefix {
     /// end in `/` matches only whole segments (`/api` takes `/api` and
     /// `/api/x`, not `/apix`).
     pub fn contains(&self, url: &UrlPrefix) -> bool {
-        if self.scheme != url.scheme || self.host != url.host || self.port != url.port {
+        if self.tls != url.tls || self.host != url.host || self.port != url.port {
             return false;
         }
         let Some(rest) = url.path.strip_prefix(&self.path) else {
@@ -125,7 +107,7 @@ pub fn outside(host: &str, allowed: &[IpNet]) -> Option<String> {
 /// Whether an HTTP test's URL is allowed by `entries` (URL prefixes or
 /// address prefixes); `None` if it is, else what is outside.
 pub fn url_outside(spec: &HttpSpec, entries: &[String]) -> Option<String> {
-    let url = match UrlPrefix::parse(&spec.url) {
+    let url = match UrlPrefix::of_test(&spec.url) {
         Ok(u) => u,
         Err(e) => return Some(format!("{}: {e}", spec.url)),
     };

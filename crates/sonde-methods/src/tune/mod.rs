@@ -45,7 +45,7 @@ fn forward_bps(r: &TestResult) -> f64 {
 
 /// The probes of a tune: the RTT's pings, and unpaced UDP through the
 /// bottleneck.
-fn probes(spec: &TuneSpec) -> (TestSpec, TestSpec) {
+pub(crate) fn probes(spec: &TuneSpec) -> (TestSpec, TestSpec) {
     let t = &spec.test;
     let ping = PingSpec {
         host: t.host.clone(),

@@ -310,10 +310,9 @@ fn a_campaign_is_created_paused_resumed_and_deleted_through_the_api() {
     assert_eq!(status, 400);
 }
 
-#[test]
-fn a_test_run_now_is_seen_live_and_kept() {
-    let (dir, _server, port) = setup("live", true);
-    // Watch the events stream from before the test starts.
+/// The lines of `/api/v1/events`, read on a thread of their own from
+/// now on (the status line first).
+fn event_lines(port: u16) -> std::sync::mpsc::Receiver<String> {
     let mut sse = std::net::TcpStream::connect(("::1", port)).unwrap();
     sse.write_all(b"GET /api/v1/events HTTP/1.1\r\nHost: sonde\r\n\r\n")
         .unwrap();
@@ -326,6 +325,14 @@ fn a_test_run_now_is_seen_live_and_kept() {
             }
         }
     });
+    rx
+}
+
+#[test]
+fn a_test_run_now_is_seen_live_and_kept() {
+    let (dir, _server, port) = setup("live", true);
+    // Watch the events stream from before the test starts.
+    let rx = event_lines(port);
     // The stream's handler subscribes before it answers: once the status
     // line is here, no event of the test can be missed.
     let status_line = rx.recv_timeout(Duration::from_secs(10)).unwrap();
@@ -417,18 +424,7 @@ fn a_test_run_now_is_seen_live_and_kept() {
 #[test]
 fn a_method_run_now_streams_its_typed_progress() {
     let (_dir, _server, port) = setup("method", true);
-    let mut sse = std::net::TcpStream::connect(("::1", port)).unwrap();
-    sse.write_all(b"GET /api/v1/events HTTP/1.1\r\nHost: sonde\r\n\r\n")
-        .unwrap();
-    sse.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(sse).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                return;
-            }
-        }
-    });
+    let rx = event_lines(port);
     let status_line = rx.recv_timeout(Duration::from_secs(10)).unwrap();
     assert!(status_line.starts_with("HTTP/1.1 200"), "{status_line}");
     let spec = r#"{"method": "repeat",
