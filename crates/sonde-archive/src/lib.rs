@@ -110,7 +110,8 @@ impl Store {
         Ok(store)
     }
 
-    /// Where the archive is, as messages name it (no password).
+    /// Where the archive is, as messages name it (no password:
+    /// [`redacted`]).
     pub fn location(&self) -> &str {
         self.backend.location()
     }
@@ -436,4 +437,40 @@ fn put_result_in(
     }
     outbox::enqueue(tx, &r.id.to_string(), outbox::ItemKind::Result)?;
     Ok(true)
+}
+
+/// An archive's location as answers and logs may show it: a PostgreSQL
+/// URL without its password (`user:***@`, `password=***` in the query);
+/// a file's path as it is.
+pub fn redacted(location: &str) -> String {
+    let Some(s) = location.find("://") else {
+        return location.to_string();
+    };
+    let (base, query) = match location.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (location, None),
+    };
+    let base = match base.rfind('@') {
+        Some(at) if at > s => {
+            let creds = &base[s + 3..at];
+            match creds.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &base[..s + 3], &base[at..]),
+                None => base.to_string(),
+            }
+        }
+        _ => base.to_string(),
+    };
+    match query {
+        None => base,
+        Some(q) => {
+            let q: Vec<String> = q
+                .split('&')
+                .map(|kv| match kv.split_once('=') {
+                    Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
+                    _ => kv.to_string(),
+                })
+                .collect();
+            format!("{base}?{}", q.join("&"))
+        }
+    }
 }

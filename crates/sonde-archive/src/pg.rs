@@ -52,23 +52,9 @@ fn split_schema(url: &str) -> (String, Option<String>) {
     (url, schema)
 }
 
-/// The URL as shown in messages: without a password.
-fn shown(url: &str) -> String {
-    match (url.find("://"), url.find('@')) {
-        (Some(s), Some(at)) if at > s => {
-            let creds = &url[s + 3..at];
-            match creds.split_once(':') {
-                Some((user, _)) => format!("{}{user}:***{}", &url[..s + 3], &url[at..]),
-                None => url.to_string(),
-            }
-        }
-        _ => url.to_string(),
-    }
-}
-
 impl PgBackend {
     pub fn open(url: &str) -> Result<Self, ArchiveError> {
-        let location = shown(url);
+        let location = crate::redacted(url);
         let (conn_url, schema) = split_schema(url);
         let mut client = Client::connect(&conn_url, NoTls).map_err(err(&location))?;
         if let Some(s) = schema {
@@ -262,7 +248,18 @@ mod tests {
             split_schema("postgres://u@h/db"),
             ("postgres://u@h/db".to_string(), None)
         );
-        assert_eq!(shown("postgres://u:secret@h/db"), "postgres://u:***@h/db");
-        assert_eq!(shown("postgres://u@h/db"), "postgres://u@h/db");
+        assert_eq!(
+            crate::redacted("postgres://u:secret@h/db"),
+            "postgres://u:***@h/db"
+        );
+        assert_eq!(crate::redacted("postgres://u@h/db"), "postgres://u@h/db");
+        assert_eq!(
+            crate::redacted("postgresql://u@h/db?sslmode=require&password=secret&x=1"),
+            "postgresql://u@h/db?sslmode=require&password=***&x=1"
+        );
+        assert_eq!(
+            crate::redacted("/var/lib/sonde/sonde.db"),
+            "/var/lib/sonde/sonde.db"
+        );
     }
 }

@@ -54,6 +54,9 @@ fn is_busy(e: &rusqlite::Error) -> bool {
 impl SqliteBackend {
     /// Opens (creating) the file at `path`, in WAL mode, waiting up to 10 s
     /// for another writer's lock.
+    /// Opens the archive at `path`, creating it readable by its owner
+    /// only (0600): it holds contacts and incidents, not only results.
+    /// SQLite gives its journal files the database file's mode.
     pub fn open(path: &Path) -> Result<Self, ArchiveError> {
         let location = path.display().to_string();
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -62,6 +65,10 @@ impl SqliteBackend {
                 message: format!("cannot create {}: {e}", dir.display()),
             })?;
         }
+        create_private(path).map_err(|e| ArchiveError::Database {
+            location: location.clone(),
+            message: format!("cannot create the archive: {e}"),
+        })?;
         let conn = Connection::open(path).map_err(err(&location))?;
         conn.busy_timeout(BUSY_WAIT).map_err(err(&location))?;
         // Turning a new file to WAL takes it whole, and SQLite answers
@@ -271,5 +278,21 @@ impl Backend for SqliteBackend {
     /// is not used again.
     fn is_closed(&self) -> bool {
         !self.conn.is_autocommit()
+    }
+}
+
+/// Creates `path` empty with mode 0600 if it is not there (an existing
+/// file keeps the mode its owner gave it).
+fn create_private(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
     }
 }

@@ -146,7 +146,7 @@ fn plans_in(dir: &Path) -> BTreeMap<PathBuf, String> {
 fn watch(dir: &Path, archive: &str, runners: &AgentRunners, shutdown: &AtomicBool) {
     let mut running: BTreeMap<PathBuf, Running> = BTreeMap::new();
     let mut refused: BTreeMap<PathBuf, String> = BTreeMap::new();
-    tracing::info!(dir = %dir.display(), archive, "campaigns");
+    tracing::info!(dir = %dir.display(), archive = %sonde_archive::redacted(archive), "campaigns");
     while !shutdown.load(Ordering::Relaxed) {
         let found = plans_in(dir);
         // A removed plan retires after its run; its entry goes once its

@@ -224,11 +224,16 @@ async fn remove(
                 Json(json!({ "name": name, "retiring": true })),
             ))
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(not_found(format!(
-            "no campaign '{name}' in {}",
-            dir.display()
-        ))),
-        Err(e) => Err(ApiError(StatusCode::SERVICE_UNAVAILABLE, e.to_string())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(not_found(format!("no campaign '{name}' here")))
+        }
+        Err(e) => {
+            tracing::warn!(campaign = %name, "http: cannot remove the plan: {e}");
+            Err(ApiError(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the plan cannot be removed now (the agent's log says why)".into(),
+            ))
+        }
     }
 }
 

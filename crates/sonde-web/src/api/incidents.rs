@@ -91,7 +91,7 @@ async fn on_store<T: Send + 'static>(
         Failure::Archive(ArchiveError::Incident(e)) => refused(&e),
         Failure::Archive(e) => {
             tracing::warn!("http: {e}");
-            ApiError(StatusCode::SERVICE_UNAVAILABLE, e.to_string())
+            super::unavailable()
         }
         Failure::Api(e) => e,
     })
@@ -332,9 +332,14 @@ async fn open_reports(
             r.incident.source = source.to_string();
             let now = now_ns();
             let id = s.open_incident(&r.incident, now)?;
+            // The comment is the token's; whom the report names as its
+            // reporter is part of what it says.
             if let Some(text) = r.comment() {
-                let who = r.reporter.clone().unwrap_or_else(|| author.clone());
-                s.comment_incident(id, &who, &text, now)?;
+                let text = match &r.reporter {
+                    Some(who) => format!("reported by {who}; {text}"),
+                    None => text,
+                };
+                s.comment_incident(id, &author, &text, now)?;
             }
             ids.push(id);
         }
@@ -399,7 +404,14 @@ async fn comment(
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let id = incident_id(&id)?;
     let b: CommentBody = json_body(raw, "a comment {text}")?;
-    let author = b.author.unwrap_or_else(|| actor(caller));
+    // The author is the token's holder, never what the body says.
+    let author = actor(caller);
+    if b.author.as_ref().is_some_and(|a| a != &author) {
+        return Err(bad(format!(
+            "author: a comment is by the token's holder ({author}), not '{}'",
+            b.author.unwrap_or_default()
+        )));
+    }
     on_store(&state, move |s| {
         Ok(s.comment_incident(id, &author, &b.text, now_ns())?)
     })

@@ -105,6 +105,15 @@ impl ApiRefusal {
     }
 }
 
+/// The archive failed: 503, saying no more than that (its error, which
+/// may name tables, paths or hosts, goes to the agent's log).
+pub fn unavailable() -> ApiError {
+    ApiError(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "the archive cannot be read or written now (the agent's log says why)".into(),
+    )
+}
+
 pub fn bad(message: impl Into<String>) -> ApiError {
     ApiError(StatusCode::BAD_REQUEST, message.into())
 }
@@ -138,7 +147,7 @@ pub async fn with_store<T: Send + 'static>(
         .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
         .map_err(|e| {
             tracing::warn!("http: {e}");
-            ApiError(StatusCode::SERVICE_UNAVAILABLE, e.to_string())
+            unavailable()
         })
 }
 
@@ -170,7 +179,7 @@ async fn info(AxState(state): AxState<Shared>) -> Json<serde_json::Value> {
     Json(serde_json::json!({
         "sonde_version": sonde_model::SONDE_VERSION,
         "hostname": state.hostname,
-        "archive": state.archive,
+        "archive": sonde_archive::redacted(&state.archive),
         "read_public": state.http.read_public,
         "campaigns": state.campaigns_dir.is_some(),
     }))

@@ -191,3 +191,66 @@ fn an_agent_with_open_archive_connections_stops_cleanly() {
         assert!(!server.log().contains("panicked"), "{}", server.log());
     });
 }
+
+/// The archive's password is in the agent's command line, never in an
+/// answer or a log line; a SQLite archive is its owner's alone (0600),
+/// and a 404 names no directory of the agent.
+#[test]
+fn the_archives_password_and_files_stay_on_the_agent() {
+    const SECRET: &str = "hunter2-not-to-be-seen";
+    let schema = format!("sonde_http{}_secret", std::process::id());
+    let mut admin = postgres::Client::connect(PG, postgres::NoTls).expect("PostgreSQL");
+    let drop_schema = format!("DROP SCHEMA IF EXISTS {schema} CASCADE");
+    admin.batch_execute(&drop_schema).unwrap();
+    // Trust authentication: the password is asked of no one, but given.
+    let url = format!("postgres://root:{SECRET}@127.0.0.1:5432/test?schema={schema}");
+    let d = common::TempDir::new("http-secret");
+    std::fs::create_dir_all(d.join("campaigns")).unwrap();
+    let server = ServerProc::start(&[
+        "--no-reflector",
+        "--http",
+        "[::1]:0",
+        "--archive",
+        &url,
+        "--campaigns",
+        d.join("campaigns").to_str().unwrap(),
+    ]);
+    let port = http_port(&server);
+    let (status, body) = get(port, "/api/v1/info");
+    assert_eq!(status, 200, "{body}");
+    assert!(!body.contains(SECRET), "{body}");
+    assert!(
+        json(&body)["archive"]
+            .as_str()
+            .unwrap()
+            .contains("root:***@"),
+        "{body}"
+    );
+    let (status, body) = get(port, "/api/v1/campaigns/none");
+    assert_eq!(status, 404);
+    assert!(!body.contains(d.to_str().unwrap()), "{body}");
+    assert!(
+        server.wait_for_log("campaigns"),
+        "the campaigns started: {}",
+        server.log()
+    );
+    assert!(!server.log().contains(SECRET), "{}", server.log());
+    drop(server);
+    admin.batch_execute(&drop_schema).unwrap();
+
+    // SQLite: made 0600, and its write-ahead log too.
+    let db = d.join("a.db");
+    let out = sonde()
+        .args(["ping", "::1", "-c", "1"])
+        .arg(format!("--archive={}", db.display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    use std::os::unix::fs::PermissionsExt;
+    for f in [db.clone(), d.join("a.db-wal")] {
+        if let Ok(m) = std::fs::metadata(&f) {
+            assert_eq!(m.permissions().mode() & 0o777, 0o600, "{}", f.display());
+        }
+    }
+    assert!(db.exists());
+}

@@ -164,10 +164,19 @@ fn a_report_is_imported_owned_and_mailed_through_a_real_smtp_server() {
         (Some("reported"), Some("open"))
     );
     assert_eq!(i["source"], "import");
-    assert_eq!(i["comments"][0]["author"], "cert@partner.example");
+    // The comment is the token's; the reporter is in what it says.
+    assert_eq!(i["comments"][0]["author"], "irt");
+    // A comment cannot say it is by someone else.
+    let (status, body) = post(
+        port,
+        &format!("/api/v1/incidents/{id}/comments"),
+        r#"{"text": "all clear", "author": "ops-lead (forged)"}"#,
+    );
+    assert_eq!(status, 400, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("token"), "{body}");
     assert_eq!(
         i["comments"][0]["text"],
-        "reported at 2026-11-26T05:00:00Z: 2000 tries in 10 minutes"
+        "reported by cert@partner.example; reported at 2026-11-26T05:00:00Z: 2000 tries in 10 minutes"
     );
 
     // Templates: an unknown placeholder is refused by name.
