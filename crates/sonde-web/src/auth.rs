@@ -10,6 +10,7 @@ use axum::extract::{Request, State};
 use axum::http::{header, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use sha2::{Digest, Sha256};
 use sonde_agent::ApiPermission;
 use subtle::ConstantTimeEq;
 
@@ -17,15 +18,18 @@ use subtle::ConstantTimeEq;
 #[derive(Debug, Clone)]
 pub struct Caller(pub String);
 
-/// The configured token `presented` matches. Every token is compared, so
-/// the time taken does not say which one came close.
+/// The configured token `presented` matches. Every token is compared,
+/// as SHA-256 digests of one length in constant time, so the time taken
+/// says neither which one came close nor how long any is (`ct_eq` on
+/// slices of different lengths returns at once).
 fn holder<'t>(
     tokens: &'t [sonde_agent::ApiToken],
     presented: &str,
 ) -> Option<&'t sonde_agent::ApiToken> {
+    let asked = Sha256::digest(presented.as_bytes());
     let mut found = None;
     for t in tokens {
-        if bool::from(t.token.as_bytes().ct_eq(presented.as_bytes())) {
+        if bool::from(Sha256::digest(t.token.as_bytes()).ct_eq(&asked)) {
             found = Some(t);
         }
     }
