@@ -310,8 +310,9 @@ fn a_campaign_is_created_paused_resumed_and_deleted_through_the_api() {
     assert_eq!(status, 400);
 }
 
-/// The lines of `/api/v1/events`, read on a thread of their own from
-/// now on (the status line first).
+/// The lines of `/api/v1/events`, read on a thread of their own, once
+/// its status line is in: the stream's handler subscribes before it
+/// answers, so no event of a test started after this can be missed.
 fn event_lines(port: u16) -> std::sync::mpsc::Receiver<String> {
     let mut sse = std::net::TcpStream::connect(("::1", port)).unwrap();
     sse.write_all(b"GET /api/v1/events HTTP/1.1\r\nHost: sonde\r\n\r\n")
@@ -325,6 +326,8 @@ fn event_lines(port: u16) -> std::sync::mpsc::Receiver<String> {
             }
         }
     });
+    let status_line = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert!(status_line.starts_with("HTTP/1.1 200"), "{status_line}");
     rx
 }
 
@@ -333,10 +336,6 @@ fn a_test_run_now_is_seen_live_and_kept() {
     let (dir, _server, port) = setup("live", true);
     // Watch the events stream from before the test starts.
     let rx = event_lines(port);
-    // The stream's handler subscribes before it answers: once the status
-    // line is here, no event of the test can be missed.
-    let status_line = rx.recv_timeout(Duration::from_secs(10)).unwrap();
-    assert!(status_line.starts_with("HTTP/1.1 200"), "{status_line}");
     let spec = r#"{"test": "ping", "host": "::1", "count": 5, "interval_s": 0.2}"#;
     let (status, body) = send(
         port,
@@ -425,8 +424,6 @@ fn a_test_run_now_is_seen_live_and_kept() {
 fn a_method_run_now_streams_its_typed_progress() {
     let (_dir, _server, port) = setup("method", true);
     let rx = event_lines(port);
-    let status_line = rx.recv_timeout(Duration::from_secs(10)).unwrap();
-    assert!(status_line.starts_with("HTTP/1.1 200"), "{status_line}");
     let spec = r#"{"method": "repeat",
         "test": {"test": "ping", "host": "::1", "count": 2, "interval_s": 0.1},
         "step": {"repeat": {"rule": "times", "runs": 3}}}"#;
