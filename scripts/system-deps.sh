@@ -16,7 +16,8 @@
 #              and bench/http-vs-wrk (each starts its own; the system service
 #              the package starts is stopped and disabled)
 #   wrk        the HTTP load generator bench/http-vs-wrk compares sonde with
-#   openssl    makes the self-signed certificate the nginx fixture serves
+#   openssl    makes the self-signed certificate the nginx fixture serves, and
+#              the CA and certificate of the TLS-only PostgreSQL (scripts/services.sh)
 #   curl       checks the HTTP fixtures over TLS and HTTP/2
 #   mosquitto  the MQTT broker probes publish readings to (tests and bench/ingest)
 set -euo pipefail

@@ -42,6 +42,43 @@ pub struct HttpConfig {
     /// Interfaces sampled; empty: every one but loopback.
     pub interfaces: Vec<String>,
     pub thresholds: Thresholds,
+    /// Longest a client may take to send a request's headers (and the
+    /// longest a kept-alive connection waits for its next request).
+    #[serde(with = "sonde_model::serde_secs")]
+    pub header_timeout: Duration,
+    /// A connection that neither sends nor receives a byte for this long
+    /// is closed (event streams send a keep-alive every 15 s).
+    #[serde(with = "sonde_model::serde_secs")]
+    pub idle_timeout: Duration,
+    /// Connections open at once, all sources together; the descriptor
+    /// limit, less a reserve for the control port and the archive, caps
+    /// it further.
+    pub max_connections: usize,
+    /// Connections open at once from one source (an IPv4 address, an
+    /// IPv6 /64 by default).
+    pub max_connections_per_source: usize,
+    /// The prefix lengths that make one source.
+    pub source_prefix_v4: u8,
+    pub source_prefix_v6: u8,
+    /// Clients following the live event stream at once.
+    pub max_event_streams: usize,
+    /// The expensive requests (export, run now, create a campaign,
+    /// ingest) one token or one source may make per minute.
+    pub requests_per_minute: u32,
+    /// Wrong tokens one source may present per minute; over it, its
+    /// requests get 429 until the minute has passed.
+    pub auth_failures_per_minute: u32,
+    /// Campaigns written through the API that the agent keeps at once.
+    pub max_campaigns: usize,
+    /// Ingest requests handled at once (each may be `max_ingest_bytes`).
+    pub max_ingest_requests: usize,
+    /// Most results in one export page (`limit`); the next page is asked
+    /// for with the `cursor` the last one gave.
+    pub max_export: usize,
+    /// The `Host` names the API answers to, against DNS rebinding: IP
+    /// addresses, `localhost` and the machine's own name always; `*`
+    /// any.
+    pub hosts: Vec<String>,
 }
 
 impl Default for HttpConfig {
@@ -58,6 +95,19 @@ impl Default for HttpConfig {
             interface_interval: Duration::from_secs(10),
             interfaces: Vec::new(),
             thresholds: Thresholds::default(),
+            header_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 512,
+            max_connections_per_source: 64,
+            source_prefix_v4: 32,
+            source_prefix_v6: 64,
+            max_event_streams: 32,
+            requests_per_minute: 120,
+            auth_failures_per_minute: 10,
+            max_campaigns: 100,
+            max_ingest_requests: 2,
+            max_export: 10_000,
+            hosts: Vec::new(),
         }
     }
 }
@@ -67,10 +117,19 @@ impl Default for HttpConfig {
 #[derive(Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ApiToken {
+    /// Whom the token belongs to; for an agent of a mesh, the agent's
+    /// name (what it may register, and the only agent its forwarded
+    /// results may speak for).
     pub name: String,
+    /// The token itself, 16 characters at least; or
+    #[serde(default)]
     pub token: String,
-    /// What the token may do beyond reading; absent: everything. An
-    /// agent of a mesh needs only `["ingest", "mesh"]`.
+    /// its Argon2 hash (`sonde token hash`), so that the configuration
+    /// does not hold it.
+    #[serde(default)]
+    pub hash: Option<String>,
+    /// What the token may do beyond reading; absent: nothing (read only).
+    /// An agent of a mesh needs only `["ingest", "mesh"]`.
     #[serde(default)]
     pub may: Option<Vec<ApiPermission>>,
 }
@@ -107,9 +166,9 @@ impl ApiPermission {
 }
 
 impl ApiToken {
-    /// Whether the token may do `what`.
+    /// Whether the token may do `what`: only what its `may` lists.
     pub fn may(&self, what: ApiPermission) -> bool {
-        self.may.as_ref().is_none_or(|m| m.contains(&what))
+        self.may.as_ref().is_some_and(|m| m.contains(&what))
     }
 }
 
@@ -194,12 +253,64 @@ impl HttpConfig {
             ));
         }
         for t in &self.tokens {
-            if t.token.len() < 16 {
-                return Err((
-                    "http.tokens",
-                    format!("the token of '{}' is shorter than 16 characters", t.name),
-                ));
+            match (&t.hash, t.token.is_empty()) {
+                (Some(_), false) => {
+                    return Err((
+                        "http.tokens",
+                        format!("'{}' has both token and hash: give one", t.name),
+                    ))
+                }
+                (Some(h), true) if !h.starts_with("$argon2") => {
+                    return Err((
+                        "http.tokens",
+                        format!(
+                        "the hash of '{}' is not an Argon2 hash (make one with sonde token hash)",
+                        t.name
+                    ),
+                    ))
+                }
+                (None, _) if t.token.len() < 16 => {
+                    return Err((
+                        "http.tokens",
+                        format!("the token of '{}' is shorter than 16 characters", t.name),
+                    ))
+                }
+                _ => {}
             }
+        }
+        for (key, zero) in [
+            ("http.header_timeout", self.header_timeout.is_zero()),
+            ("http.idle_timeout", self.idle_timeout.is_zero()),
+            ("http.max_connections", self.max_connections == 0),
+            (
+                "http.max_connections_per_source",
+                self.max_connections_per_source == 0,
+            ),
+            ("http.max_event_streams", self.max_event_streams == 0),
+            ("http.requests_per_minute", self.requests_per_minute == 0),
+            (
+                "http.auth_failures_per_minute",
+                self.auth_failures_per_minute == 0,
+            ),
+            ("http.max_ingest_requests", self.max_ingest_requests == 0),
+            ("http.max_export", self.max_export == 0),
+        ] {
+            if zero {
+                return Err((key, "must be more than 0".into()));
+            }
+        }
+        if self.source_prefix_v4 > 32 {
+            return Err(("http.source_prefix_v4", "at most 32".into()));
+        }
+        if self.source_prefix_v6 > 128 {
+            return Err(("http.source_prefix_v6", "at most 128".into()));
+        }
+        if let Some(h) = self
+            .hosts
+            .iter()
+            .find(|h| h.is_empty() || h.contains(|c: char| c.is_whitespace() || c == '/'))
+        {
+            return Err(("http.hosts", format!("{h:?} is not a host name")));
         }
         let t = &self.thresholds;
         let higher_is_worse = [

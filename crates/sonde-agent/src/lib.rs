@@ -41,6 +41,7 @@ mod acceptor;
 mod access;
 mod admission;
 mod api_audit;
+pub mod api_token;
 mod audit;
 pub mod auth_config;
 pub mod client_config;

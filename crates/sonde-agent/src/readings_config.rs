@@ -6,11 +6,17 @@
 //! mqtt = "127.0.0.1:1883"        # the broker; absent: no MQTT (the API still takes readings)
 //! topic = "sonde/readings/#"     # the filter subscribed to; topics end in /<probe>/<metric>
 //! client_id = "sonde-agent-1"    # default: sonde-<hostname>-<pid>
+//! mqtt_user = "sonde"            # log in to the broker; absent: anonymous
+//! mqtt_password = "…"            # with mqtt_user (keep the file 0600)
+//! mqtt_tls = true                # TLS to the broker (default false)
+//! mqtt_ca = "/etc/sonde/mqtt-ca.pem" # with mqtt_tls; absent: the system's roots
 //! ```
 
 use serde::Deserialize;
+use std::fmt;
+use std::path::PathBuf;
 
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ReadingsConfig {
     /// The MQTT broker, `host:port` (`[::1]:1883`) or `host` (port 1883).
@@ -21,6 +27,16 @@ pub struct ReadingsConfig {
     /// agents with one id would take the broker's session from each
     /// other in turn).
     pub client_id: Option<String>,
+    /// The user name to log in to the broker with; absent: anonymous.
+    pub mqtt_user: Option<String>,
+    /// Its password (with `mqtt_user`); never logged nor shown by
+    /// `Debug`.
+    pub mqtt_password: Option<String>,
+    /// TLS to the broker (rustls).
+    pub mqtt_tls: bool,
+    /// A PEM file of the CA certificate(s) the broker's certificate must
+    /// chain to (with `mqtt_tls`); absent: the system's roots.
+    pub mqtt_ca: Option<PathBuf>,
 }
 
 impl Default for ReadingsConfig {
@@ -29,7 +45,28 @@ impl Default for ReadingsConfig {
             mqtt: None,
             topic: "sonde/readings/#".into(),
             client_id: None,
+            mqtt_user: None,
+            mqtt_password: None,
+            mqtt_tls: false,
+            mqtt_ca: None,
         }
+    }
+}
+
+impl fmt::Debug for ReadingsConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ReadingsConfig")
+            .field("mqtt", &self.mqtt)
+            .field("topic", &self.topic)
+            .field("client_id", &self.client_id)
+            .field("mqtt_user", &self.mqtt_user)
+            .field(
+                "mqtt_password",
+                &self.mqtt_password.as_ref().map(|_| "<redacted>"),
+            )
+            .field("mqtt_tls", &self.mqtt_tls)
+            .field("mqtt_ca", &self.mqtt_ca)
+            .finish()
     }
 }
 
@@ -90,6 +127,49 @@ impl ReadingsConfig {
                 });
             }
         }
+        // MQTT strings: UTF-8 of up to 65535 bytes; control characters
+        // would only be a mistake (a pasted newline).
+        let mqtt_string =
+            |s: &str| !s.is_empty() && s.len() <= 65_535 && !s.chars().any(char::is_control);
+        if let Some(u) = &self.mqtt_user {
+            if !mqtt_string(u) {
+                return Err(ReadingsConfigError {
+                    key: "mqtt_user",
+                    reason: "1 to 65535 bytes, no control characters".into(),
+                });
+            }
+        }
+        if let Some(p) = &self.mqtt_password {
+            // Never the password itself in the message.
+            let reason = if self.mqtt_user.is_none() {
+                "needs readings.mqtt_user (MQTT sends no password without a user name)"
+            } else if !mqtt_string(p) {
+                "1 to 65535 bytes, no control characters (leave it out for none)"
+            } else {
+                ""
+            };
+            if !reason.is_empty() {
+                return Err(ReadingsConfigError {
+                    key: "mqtt_password",
+                    reason: reason.into(),
+                });
+            }
+        }
+        if let Some(ca) = &self.mqtt_ca {
+            let reason = if !self.mqtt_tls {
+                "needs mqtt_tls = true"
+            } else if ca.as_os_str().is_empty() {
+                "a path to a PEM file of CA certificates"
+            } else {
+                ""
+            };
+            if !reason.is_empty() {
+                return Err(ReadingsConfigError {
+                    key: "mqtt_ca",
+                    reason: reason.into(),
+                });
+            }
+        }
         Ok(())
     }
 }
@@ -138,5 +218,86 @@ mod tests {
             .unwrap_err()
             .to_string()
             .starts_with("readings.topic"));
+    }
+
+    #[test]
+    fn the_login_and_tls_keys_are_read_and_checked() {
+        let c: ReadingsConfig = toml::from_str(
+            "mqtt = \"broker.example:8883\"\nmqtt_user = \"sonde\"\n\
+             mqtt_password = \"hunter2-secret\"\nmqtt_tls = true\n\
+             mqtt_ca = \"/etc/sonde/mqtt-ca.pem\"",
+        )
+        .unwrap();
+        assert!(c.validate().is_ok());
+        assert_eq!(
+            (
+                c.mqtt_user.as_deref(),
+                c.mqtt_password.as_deref(),
+                c.mqtt_tls
+            ),
+            (Some("sonde"), Some("hunter2-secret"), true)
+        );
+        assert_eq!(c.mqtt_ca, Some(PathBuf::from("/etc/sonde/mqtt-ca.pem")));
+        // The password is not in Debug output.
+        let shown = format!("{c:?}");
+        assert!(
+            !shown.contains("hunter2") && shown.contains("<redacted>"),
+            "{shown}"
+        );
+        // Off by default; TLS without a CA file: the system's roots.
+        let d = ReadingsConfig::default();
+        assert!(!d.mqtt_tls && d.mqtt_user.is_none() && d.mqtt_ca.is_none());
+        let roots: ReadingsConfig = toml::from_str("mqtt = \"b\"\nmqtt_tls = true").unwrap();
+        assert!(roots.validate().is_ok());
+        for (bad, key) in [
+            (
+                ReadingsConfig {
+                    mqtt_user: None,
+                    ..c.clone()
+                },
+                "mqtt_password",
+            ),
+            (
+                ReadingsConfig {
+                    mqtt_password: Some(String::new()),
+                    ..c.clone()
+                },
+                "mqtt_password",
+            ),
+            (
+                ReadingsConfig {
+                    mqtt_password: Some("hunter2-secret\n".into()),
+                    ..c.clone()
+                },
+                "mqtt_password",
+            ),
+            (
+                ReadingsConfig {
+                    mqtt_user: Some(String::new()),
+                    ..c.clone()
+                },
+                "mqtt_user",
+            ),
+            (
+                ReadingsConfig {
+                    mqtt_tls: false,
+                    ..c.clone()
+                },
+                "mqtt_ca",
+            ),
+            (
+                ReadingsConfig {
+                    mqtt_ca: Some(PathBuf::new()),
+                    ..c.clone()
+                },
+                "mqtt_ca",
+            ),
+        ] {
+            let e = bad.validate().unwrap_err().to_string();
+            assert!(e.starts_with(&format!("readings.{key}:")), "{e}");
+            assert!(!e.contains("hunter2"), "{e}");
+        }
+        assert!(toml::from_str::<ReadingsConfig>("mqtt_tls = \"yes\"").is_err());
+        assert!(toml::from_str::<ReadingsConfig>("mqtt_pass = \"x\"").is_err());
     }
 }

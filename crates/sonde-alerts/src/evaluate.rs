@@ -91,7 +91,9 @@ impl Evaluator {
         let mut events = Vec::new();
         let mut notices = Vec::new();
         let now = now_ns();
-        for row in &rows {
+        // A result forwarded by an agent that is not its path's owner
+        // (its `from`) neither raises nor clears an alert on that path.
+        for row in rows.iter().filter(|r| r.from_owner()) {
             let path = path_of(row);
             for rule in self.rules.iter().filter(|r| r.select.selects(&path)) {
                 let key = (rule.name.clone(), path.key());

@@ -25,15 +25,29 @@ pub fn write_csv(
     out: impl Write,
     utc: impl Fn(i64) -> String,
 ) -> Result<(), csv::Error> {
+    write_csv_part(columns, rows, out, utc, true)
+}
+
+/// As [`write_csv`], for one part of a longer export: the header row only
+/// if `header` (the first part).
+pub fn write_csv_part(
+    columns: &[&str],
+    rows: &[Vec<Value>],
+    out: impl Write,
+    utc: impl Fn(i64) -> String,
+    header: bool,
+) -> Result<(), csv::Error> {
     let time_col = columns
         .iter()
         .position(|c| *c == "start_ns" || *c == "at_ns");
     let mut w = csv::Writer::from_writer(out);
-    let mut header: Vec<&str> = columns.to_vec();
-    if time_col.is_some() {
-        header.push("time_utc");
+    if header {
+        let mut names: Vec<&str> = columns.to_vec();
+        if time_col.is_some() {
+            names.push("time_utc");
+        }
+        w.write_record(&names)?;
     }
-    w.write_record(&header)?;
     for row in rows {
         let mut rec: Vec<String> = row.iter().zip(columns).map(|(v, c)| cell(c, v)).collect();
         if let Some(i) = time_col {

@@ -31,9 +31,22 @@ pub struct ResultRow {
     pub pdr_pct: Option<f64>,
     pub jitter_ms: Option<f64>,
     pub rtt_ms: Option<f64>,
+    /// The agent that sent it to this archive (a central agent's ingest
+    /// labels each forwarded result with the token's agent).
+    pub agent: Option<String>,
 }
 
 impl ResultRow {
+    /// Whether the result comes from its path's owner: kept here by this
+    /// agent, or forwarded by the agent its `from` names. Only such
+    /// results raise or clear alerts.
+    pub fn from_owner(&self) -> bool {
+        match (&self.agent, &self.from) {
+            (Some(agent), Some(from)) => agent == from,
+            _ => true,
+        }
+    }
+
     /// What makes two results the same path: test, ends, family,
     /// direction, and the campaign step (a step may differ from another
     /// toward the same host by its DSCP or size).
@@ -61,10 +74,11 @@ fn select() -> String {
     format!(
         "SELECT id, test, COALESCE(source, ''), COALESCE(target, ''), COALESCE(family, ''), \
          COALESCE(direction, ''), campaign, {}, {}, {}, start_ns, throughput_bps, loss_pct, \
-         pdr_pct, jitter_ms, rtt_p50_ms FROM results",
+         pdr_pct, jitter_ms, rtt_p50_ms, {} FROM results",
         label("step"),
         label("from"),
         label("to"),
+        label("agent"),
     )
 }
 
@@ -87,6 +101,7 @@ fn read_row(r: &[Value]) -> Option<ResultRow> {
         pdr_pct: r.get(13)?.real(),
         jitter_ms: r.get(14)?.real(),
         rtt_ms: r.get(15)?.real(),
+        agent: text(16),
     })
 }
 

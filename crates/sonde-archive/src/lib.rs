@@ -11,6 +11,7 @@
 mod alert_states;
 mod constituencies;
 mod csv_out;
+mod export_page;
 mod filter;
 mod incidents;
 mod interfaces;
@@ -19,6 +20,7 @@ mod mail_templates;
 mod mesh_agents;
 mod outbox;
 mod pg;
+mod pg_tls;
 mod pool;
 mod query;
 mod readings;
@@ -29,7 +31,8 @@ mod sql;
 mod sqlite;
 
 pub use alert_states::{AlertEvent, AlertStateRow};
-pub use csv_out::write_csv;
+pub use csv_out::{write_csv, write_csv_part};
+pub use export_page::{Chunk, Cursor, PageOf};
 pub use filter::ResultFilter;
 pub use incidents::IncidentFilter;
 pub use interfaces::{Counters, InterfaceSample};
@@ -319,13 +322,15 @@ impl Store {
             .collect()
     }
 
-    /// The methods of `campaign` (any, if `None`) that started in
-    /// [`since_ns`, `until_ns`), oldest first, with their trials.
+    /// The first `limit` methods of `campaign` (any, if `None`) that
+    /// started in [`since_ns`, `until_ns`), oldest first, with their
+    /// trials.
     pub fn list_methods(
         &mut self,
         campaign: Option<&str>,
         since_ns: Option<i64>,
         until_ns: Option<i64>,
+        limit: usize,
     ) -> Result<Vec<MethodResult>, ArchiveError> {
         let mut sql = String::from("SELECT id FROM methods WHERE 1 = 1");
         let mut params = Vec::new();
@@ -341,7 +346,8 @@ impl Store {
             params.push(Value::Int(Some(u)));
             sql += &format!(" AND start_ns < ${}", params.len());
         }
-        sql += " ORDER BY start_ns, id";
+        params.push(Value::Int(Some(i64::try_from(limit).unwrap_or(i64::MAX))));
+        sql += &format!(" ORDER BY start_ns, id LIMIT ${}", params.len());
         let ids = self.backend.sql().texts(&sql, &params)?;
         let mut out = Vec::new();
         for id in ids {
@@ -437,6 +443,15 @@ fn put_result_in(
     }
     outbox::enqueue(tx, &r.id.to_string(), outbox::ItemKind::Result)?;
     Ok(true)
+}
+
+/// A client of the PostgreSQL at `url` (a `postgres://` URL without
+/// `schema=`, which is [`Store::open`]'s), over TLS as its `sslmode` and
+/// `sslrootcert` ask, as the archive connects (docs/archive.md,
+/// "PostgreSQL over TLS"). Errors name what is wrong, without the
+/// password.
+pub fn connect_postgres(url: &str) -> Result<postgres::Client, ArchiveError> {
+    pg_tls::connect(url, &redacted(url))
 }
 
 /// An archive's location as answers and logs may show it: a PostgreSQL

@@ -2,11 +2,12 @@
 //! blocking client, as the rest of sonde's measurement side is threads).
 //! A `schema=NAME` in the URL's query puts the archive in that schema
 //! (created if missing), so one database can hold several archives.
+//! TLS as the URL's `sslmode` and `sslrootcert` ask: `pg_tls`.
 
 use crate::sql::{Backend, Sql, Value};
 use crate::ArchiveError;
 use postgres::types::ToSql;
-use postgres::{Client, GenericClient, NoTls};
+use postgres::{Client, GenericClient};
 
 pub struct PgBackend {
     client: Client,
@@ -16,11 +17,7 @@ pub struct PgBackend {
 fn err(location: &str) -> impl Fn(postgres::Error) -> ArchiveError + '_ {
     move |e| ArchiveError::Database {
         location: location.to_string(),
-        // The server's own words, not only "db error".
-        message: match e.as_db_error() {
-            Some(db) => format!("{}: {}", db.severity(), db.message()),
-            None => e.to_string(),
-        },
+        message: crate::pg_tls::message(&e),
     }
 }
 
@@ -56,7 +53,7 @@ impl PgBackend {
     pub fn open(url: &str) -> Result<Self, ArchiveError> {
         let location = crate::redacted(url);
         let (conn_url, schema) = split_schema(url);
-        let mut client = Client::connect(&conn_url, NoTls).map_err(err(&location))?;
+        let mut client = crate::pg_tls::connect(&conn_url, &location)?;
         if let Some(s) = schema {
             if s.is_empty() || !s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
                 return Err(ArchiveError::Database {

@@ -207,7 +207,7 @@ pub enum ExportRows {
     Intervals,
 }
 
-const RESULT_COLUMNS: [&str; 16] = [
+pub(crate) const RESULT_COLUMNS: [&str; 16] = [
     "id",
     "test",
     "source",
@@ -226,7 +226,7 @@ const RESULT_COLUMNS: [&str; 16] = [
     "rtt_p50_ms",
 ];
 
-const INTERVAL_COLUMNS: [&str; 13] = [
+pub(crate) const INTERVAL_COLUMNS: [&str; 13] = [
     "result_id",
     "test",
     "target",

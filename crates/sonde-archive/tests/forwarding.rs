@@ -11,7 +11,7 @@ use sonde_model::{
 use std::collections::BTreeMap;
 
 mod common;
-use common::{on_both, PG};
+use common::on_both;
 
 fn tcp(host: &str) -> TestResult {
     let spec = TcpSpec {
@@ -172,14 +172,11 @@ fn a_new_destination_is_given_the_whole_archive_and_an_old_one_is_dropped() {
 
 /// A PostgreSQL central archive in a schema of its own.
 fn central(schema: &str) -> (Store, postgres::Client) {
-    let mut admin = postgres::Client::connect(PG, postgres::NoTls).expect("PostgreSQL");
+    let mut admin = common::admin();
     admin
         .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
         .unwrap();
-    (
-        Store::open(&format!("{PG}?schema={schema}")).unwrap(),
-        admin,
-    )
+    (Store::open(&common::schema_url(schema)).unwrap(), admin)
 }
 
 #[test]

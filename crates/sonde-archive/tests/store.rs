@@ -1,5 +1,5 @@
 //! The Store on both backends with the same bodies: SQLite in a temporary
-//! file, and the real PostgreSQL on this machine (127.0.0.1:5432, database
+//! file, and the real PostgreSQL on this machine (127.0.0.1:5433 over TLS, database
 //! `test`), each test in a schema of its own, dropped after.
 
 use sonde_archive::{ArchiveError, Placement, RunState, Store};
@@ -10,7 +10,7 @@ use sonde_model::{
 };
 
 mod common;
-use common::{on_both, PG};
+use common::on_both;
 
 fn forward(throughput: u64, loss: Option<f64>, jitter: Option<f64>) -> Figures {
     Figures {
@@ -159,7 +159,7 @@ fn an_archive_from_a_newer_sonde_is_refused_by_name() {
         // A later sonde migrated it to version 99.
         if location.starts_with("postgres") {
             let schema = location.split("schema=").nth(1).unwrap();
-            let mut c = postgres::Client::connect(PG, postgres::NoTls).unwrap();
+            let mut c = common::admin();
             c.batch_execute(&format!(
                 "INSERT INTO {schema}.sonde_schema (version) VALUES (99)"
             ))
@@ -317,23 +317,20 @@ fn an_archive_of_the_previous_version_is_migrated_and_keeps_its_results() {
     let _ = std::fs::remove_dir_all(&dir);
     // PostgreSQL.
     let schema = format!("sonde_t{}_v1", std::process::id());
-    let mut admin = postgres::Client::connect(PG, postgres::NoTls).unwrap();
+    let mut admin = common::admin();
     admin
         .batch_execute(&format!(
             "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"
         ))
         .unwrap();
     {
-        let mut c = postgres::Client::connect(PG, postgres::NoTls).unwrap();
+        let mut c = common::admin();
         c.batch_execute(&format!("SET search_path TO {schema}"))
             .unwrap();
         version_one(&mut |sql| c.batch_execute(sql).unwrap());
     }
     let id = *IDS.lock().unwrap().last().unwrap();
-    check(
-        &mut Store::open(&format!("{PG}?schema={schema}")).unwrap(),
-        id,
-    );
+    check(&mut Store::open(&common::schema_url(&schema)).unwrap(), id);
     admin
         .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
         .unwrap();
@@ -445,13 +442,13 @@ fn a_new_postgresql_schema_opened_by_many_at_once_opens_for_all() {
     // A central agent's first moments: every agent delivers at once, and
     // each request opens the archive; one creates the schema and
     // migrates it while the others wait for it.
-    let mut admin = postgres::Client::connect(PG, postgres::NoTls).expect("PostgreSQL");
+    let mut admin = common::admin();
     for round in 0..5 {
         let schema = format!("sonde_race_{}_{round}", std::process::id());
         admin
             .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
             .unwrap();
-        let url = format!("{PG}?schema={schema}");
+        let url = common::schema_url(&schema);
         std::thread::scope(|scope| {
             for _ in 0..6 {
                 scope.spawn(|| {

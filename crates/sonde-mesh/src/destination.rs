@@ -114,6 +114,8 @@ impl Destination for CentralApi {
             (400 | 422, Some(index)) if index < items.len() => {
                 Err(ForwardError::Refused { index, why })
             }
+            // Busy (too many at once, or over the rate): later.
+            (429, _) => Err(ForwardError::Unavailable(format!("{status}: {why}"))),
             (400..=499, _) => Err(ForwardError::Rejected(format!("{status}: {why}"))),
             _ => Err(ForwardError::Unavailable(format!("{status}: {why}"))),
         }

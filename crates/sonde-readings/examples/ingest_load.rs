@@ -31,7 +31,7 @@ fn request(port: u16, method_path: &str, token: &str, body: &str) -> (u16, Strin
     let mut s = TcpStream::connect(("::1", port)).expect("agent's API");
     s.set_read_timeout(Some(Duration::from_secs(60))).ok();
     let req = format!(
-        "{method_path} HTTP/1.1\r\nHost: sonde\r\nAuthorization: Bearer {token}\r\n\
+        "{method_path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {token}\r\n\
          Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );

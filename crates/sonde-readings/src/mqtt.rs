@@ -9,18 +9,33 @@
 //!
 //! The subscriber is rumqttc's blocking client on a thread of its own: it
 //! subscribes (QoS 1) on every connection, reconnects with a back-off
-//! (0.1 s doubling up to 10 s) when the broker goes away, hands every
-//! valid reading to a callback, and logs and counts every malformed
+//! (0.1 s doubling up to 10 s) when the broker goes away or refuses it,
+//! hands every valid reading to a callback, and counts every malformed
 //! message with the reason (never a panic: a message is input from the
-//! network).
+//! network). The first malformed message is logged at WARN, then at most
+//! one WARN per 10 s says how many were refused since (the others at
+//! DEBUG), so a publisher cannot flood the log.
+//!
+//! It may log in with a user name and password, and talk TLS (rustls
+//! with the ring provider; the broker's certificate checked against a
+//! CA file or the system's roots). A connection that fails (a refused
+//! password, a TLS handshake, a CA file that cannot be read) is logged
+//! with the broker and the reason, counted in
+//! [`SubscriberStats::connect_errors`], and retried with the back-off.
 
 use crate::reading::{Reading, ReadingError, ReadingInput};
-use rumqttc::{Client, Event, MqttOptions, Packet, QoS};
+use rumqttc::tokio_rustls::rustls;
+use rumqttc::{
+    Client, ConnectReturnCode, ConnectionError, Event, MqttOptions, Packet, QoS, TlsConfiguration,
+    Transport,
+};
 use sonde_model::clock::now_ns;
+use std::fmt;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The topic filter subscribed to by default.
 pub const DEFAULT_TOPIC: &str = "sonde/readings/#";
@@ -62,6 +77,43 @@ pub fn reading_from_message(
     input.validate(now_ns)
 }
 
+/// A password: never shown by `Debug`, nor logged.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Password(String);
+
+impl Password {
+    pub fn new(password: impl Into<String>) -> Self {
+        Self(password.into())
+    }
+
+    /// The password itself, for the broker's CONNECT only.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Password {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Password(<redacted>)")
+    }
+}
+
+/// The user name (and password) the subscriber logs in to the broker
+/// with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Credentials {
+    pub user: String,
+    pub password: Option<Password>,
+}
+
+/// TLS to the broker.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TlsOptions {
+    /// A PEM file of the CA certificate(s) the broker's certificate must
+    /// chain to; `None`: the system's roots.
+    pub ca: Option<PathBuf>,
+}
+
 /// Where and what the subscriber subscribes to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SubscriberOptions {
@@ -70,6 +122,10 @@ pub struct SubscriberOptions {
     pub client_id: String,
     /// The topic filter (`sonde/readings/#`).
     pub topic: String,
+    /// A user name and password; `None`: anonymous.
+    pub credentials: Option<Credentials>,
+    /// TLS; `None`: plain TCP.
+    pub tls: Option<TlsOptions>,
 }
 
 /// What the subscriber has seen.
@@ -83,6 +139,28 @@ pub struct SubscriberStats {
     pub connections: AtomicU64,
     /// Subscriptions the broker confirmed (one per connection).
     pub subscriptions: AtomicU64,
+    /// Connections that failed or were lost: no broker, a refused login,
+    /// a TLS failure, a CA file that cannot be read.
+    pub connect_errors: AtomicU64,
+    /// The last of those, with the broker (`127.0.0.1:8883: the broker
+    /// refused the connection: not authorized …`); kept after a later
+    /// connection succeeds.
+    last_error: Mutex<Option<String>>,
+}
+
+impl SubscriberStats {
+    /// The last connection error, with the broker.
+    pub fn last_error(&self) -> Option<String> {
+        self.last_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn connect_error(&self, error: String) {
+        self.connect_errors.fetch_add(1, Ordering::Relaxed);
+        *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(error);
+    }
 }
 
 /// Why the subscriber did not start.
@@ -102,6 +180,190 @@ pub struct MqttSubscriber {
 
 const BACKOFF_START: Duration = Duration::from_millis(100);
 const BACKOFF_MAX: Duration = Duration::from_secs(10);
+/// At most one WARN about refused messages per this window.
+const REFUSED_WARN_WINDOW: Duration = Duration::from_secs(10);
+
+/// The rustls client configuration for `tls`: ring, TLS 1.2 and 1.3, the
+/// broker's certificate checked against `tls.ca` or the system's roots.
+/// The error says what is wrong with the CA file.
+pub fn tls_client_config(tls: &TlsOptions) -> Result<Arc<rustls::ClientConfig>, String> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::CertificateDer;
+    let mut roots = rustls::RootCertStore::empty();
+    match &tls.ca {
+        Some(path) => {
+            let pem = std::fs::read(path)
+                .map_err(|e| format!("CA file {}: cannot read it: {e}", path.display()))?;
+            for (i, cert) in CertificateDer::pem_slice_iter(&pem).enumerate() {
+                let cert = cert.map_err(|e| {
+                    format!("CA file {}: certificate {}: {e}", path.display(), i + 1)
+                })?;
+                roots.add(cert).map_err(|e| {
+                    format!(
+                        "CA file {}: certificate {} refused: {e}",
+                        path.display(),
+                        i + 1
+                    )
+                })?;
+            }
+            if roots.is_empty() {
+                return Err(format!(
+                    "CA file {}: no PEM certificate in it",
+                    path.display()
+                ));
+            }
+        }
+        None => {
+            let found = rustls_native_certs::load_native_certs();
+            let (added, _) = roots.add_parsable_certificates(found.certs);
+            if added == 0 {
+                let why = found
+                    .errors
+                    .first()
+                    .map(|e| format!(" ({e})"))
+                    .unwrap_or_default();
+                return Err(format!("no CA certificate among the system's roots{why}"));
+            }
+        }
+    }
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| format!("TLS versions: {e}"))?
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    Ok(Arc::new(config))
+}
+
+/// What a failed connection says, for a person.
+fn describe(e: &ConnectionError) -> String {
+    match e {
+        ConnectionError::ConnectionRefused(code) => {
+            let why = match code {
+                ConnectReturnCode::NotAuthorized => {
+                    "not authorized (a wrong user name or password, or none given)"
+                }
+                ConnectReturnCode::BadUserNamePassword => "bad user name or password",
+                ConnectReturnCode::BadClientId => "client id refused",
+                ConnectReturnCode::RefusedProtocolVersion => "MQTT 3.1.1 refused",
+                ConnectReturnCode::ServiceUnavailable => "service unavailable",
+                ConnectReturnCode::Success => "success (?)",
+            };
+            format!("the broker refused the connection: {why}")
+        }
+        ConnectionError::Tls(rumqttc::TlsError::Io(io)) => format!("TLS: {io}"),
+        other => other.to_string(),
+    }
+}
+
+/// How refused messages are logged: the first at WARN, then at most one
+/// WARN per window, which says how many were refused since the last.
+#[derive(Debug)]
+struct RefusalLog {
+    window: Duration,
+    last_warn: Option<Instant>,
+    /// Refused since the last WARN (logged at DEBUG).
+    since: u64,
+}
+
+impl RefusalLog {
+    fn new(window: Duration) -> Self {
+        Self {
+            window,
+            last_warn: None,
+            since: 0,
+        }
+    }
+
+    fn due(&self, now: Instant) -> bool {
+        self.last_warn
+            .is_none_or(|t| now.saturating_duration_since(t) >= self.window)
+    }
+
+    /// A message refused at `now`: `Some(n)` to log it at WARN, with the
+    /// `n` refused at DEBUG since the last WARN; `None` to log it at
+    /// DEBUG.
+    fn refused(&mut self, now: Instant) -> Option<u64> {
+        if self.due(now) {
+            self.last_warn = Some(now);
+            Some(std::mem::take(&mut self.since))
+        } else {
+            self.since += 1;
+            None
+        }
+    }
+
+    /// At any other event: `Some(n)` when `n` messages were refused at
+    /// DEBUG and a window has passed since the last WARN, to say so at
+    /// WARN.
+    fn flush(&mut self, now: Instant) -> Option<u64> {
+        if self.since > 0 && self.due(now) {
+            self.last_warn = Some(now);
+            Some(std::mem::take(&mut self.since))
+        } else {
+            None
+        }
+    }
+}
+
+/// Reconnections: the back-off, and how failures are logged (the first,
+/// a new reason, then every tenth at WARN; the others at DEBUG).
+struct Retry<'a> {
+    broker: &'a str,
+    backoff: Duration,
+    failures: u64,
+    last_reason: String,
+}
+
+impl<'a> Retry<'a> {
+    fn new(broker: &'a str) -> Self {
+        Self {
+            broker,
+            backoff: BACKOFF_START,
+            failures: 0,
+            last_reason: String::new(),
+        }
+    }
+
+    fn connected(&mut self) {
+        self.backoff = BACKOFF_START;
+        self.failures = 0;
+        self.last_reason.clear();
+    }
+
+    /// A connection failed for `reason`: logged, counted in `stats`, and
+    /// the back-off waited for (unless `stop` is set meanwhile).
+    fn failed(&mut self, reason: String, stats: &SubscriberStats, stop: &AtomicBool) {
+        let broker = self.broker;
+        self.failures += 1;
+        stats.connect_error(format!("{broker}: {reason}"));
+        if self.failures % 10 == 1 || reason != self.last_reason {
+            tracing::warn!(
+                broker,
+                "mqtt: {broker}: {reason}; retrying in {:?}",
+                self.backoff
+            );
+        } else {
+            tracing::debug!(broker, "mqtt: {broker}: {reason}");
+        }
+        self.last_reason = reason;
+        let end = Instant::now() + self.backoff;
+        while Instant::now() < end && !stop.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.backoff = (self.backoff * 2).min(BACKOFF_MAX);
+    }
+}
+
+/// Whether `host` is this machine (a password sent in the clear to it
+/// stays on it).
+fn is_loopback(host: &str) -> bool {
+    host == "localhost"
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
 
 impl MqttSubscriber {
     /// Starts subscribing; `on_reading` gets every valid reading, on the
@@ -110,28 +372,70 @@ impl MqttSubscriber {
         options: SubscriberOptions,
         mut on_reading: impl FnMut(Reading) + Send + 'static,
     ) -> Result<Self, MqttError> {
+        let where_ = format!("{}:{}", options.host, options.port);
         let mut mqtt = MqttOptions::new(&options.client_id, &options.host, options.port);
         mqtt.set_keep_alive(Duration::from_secs(5));
         mqtt.set_clean_session(true);
+        if let Some(c) = &options.credentials {
+            let password = c.password.as_ref().map(Password::expose).unwrap_or("");
+            mqtt.set_credentials(c.user.as_str(), password);
+            if c.password.is_some() && options.tls.is_none() && !is_loopback(&options.host) {
+                tracing::warn!(
+                    broker = %where_,
+                    "mqtt: {where_}: the password goes to the broker in the clear (no TLS)"
+                );
+            }
+        }
         let (client, mut connection) = Client::new(mqtt, 1024);
         let stop = Arc::new(AtomicBool::new(false));
         let stats = Arc::new(SubscriberStats::default());
         let (c, s, st) = (client.clone(), Arc::clone(&stop), Arc::clone(&stats));
-        let where_ = format!("{}:{}", options.host, options.port);
         let thread = std::thread::Builder::new()
             .name("mqtt-readings".into())
             .spawn(move || {
-                let mut backoff = BACKOFF_START;
-                let mut failures = 0u64;
-                for event in connection.iter() {
+                let mut retry = Retry::new(&where_);
+                let mut refusals = RefusalLog::new(REFUSED_WARN_WINDOW);
+                // TLS is set up (the CA file read again) before each
+                // connection: a CA file fixed or renewed is taken without
+                // a restart.
+                let mut connect = true;
+                while !s.load(Ordering::Relaxed) {
+                    if connect {
+                        if let Some(tls) = &options.tls {
+                            match tls_client_config(tls) {
+                                Ok(config) => {
+                                    connection.eventloop.mqtt_options.set_transport(
+                                        Transport::tls_with_config(TlsConfiguration::Rustls(
+                                            config,
+                                        )),
+                                    );
+                                }
+                                Err(e) => {
+                                    // Never a connection without TLS.
+                                    retry.failed(format!("TLS: {e}"), &st, &s);
+                                    continue;
+                                }
+                            }
+                        }
+                        connect = false;
+                    }
+                    let Some(event) = connection.iter().next() else {
+                        break;
+                    };
                     if s.load(Ordering::Relaxed) {
                         break;
+                    }
+                    if let Some(n) = refusals.flush(Instant::now()) {
+                        tracing::warn!(
+                            broker = %where_,
+                            "mqtt: {where_}: {n} more messages refused since the last warning (logged at DEBUG)"
+                        );
                     }
                     match event {
                         Ok(Event::Incoming(Packet::ConnAck(_))) => {
                             st.connections.fetch_add(1, Ordering::Relaxed);
-                            backoff = BACKOFF_START;
-                            failures = 0;
+                            retry.connected();
+                            tracing::info!(broker = %where_, "mqtt: connected to {where_}");
                             if let Err(e) = c.try_subscribe(options.topic.clone(), QoS::AtLeastOnce) {
                                 tracing::warn!("mqtt: cannot subscribe to {}: {e}", options.topic);
                             }
@@ -148,26 +452,28 @@ impl MqttSubscriber {
                                 }
                                 Err(e) => {
                                     st.malformed.fetch_add(1, Ordering::Relaxed);
-                                    tracing::warn!(topic = %p.topic, "mqtt: reading refused: {e}");
+                                    match refusals.refused(Instant::now()) {
+                                        Some(0) => tracing::warn!(
+                                            topic = %p.topic,
+                                            "mqtt: reading refused: {e}"
+                                        ),
+                                        Some(n) => tracing::warn!(
+                                            topic = %p.topic,
+                                            "mqtt: reading refused: {e} ({n} more refused since the last warning, logged at DEBUG)"
+                                        ),
+                                        None => tracing::debug!(
+                                            topic = %p.topic,
+                                            "mqtt: reading refused: {e}"
+                                        ),
+                                    }
                                 }
                             }
                         }
                         Ok(_) => {}
                         Err(e) => {
-                            failures += 1;
-                            // The first failure and then every tenth.
-                            if failures % 10 == 1 {
-                                tracing::warn!(broker = %where_, "mqtt: {e}; reconnecting in {:?}", backoff);
-                            }
-                            let end = std::time::Instant::now() + backoff;
-                            while std::time::Instant::now() < end && !s.load(Ordering::Relaxed) {
-                                std::thread::sleep(Duration::from_millis(50));
-                            }
-                            backoff = (backoff * 2).min(BACKOFF_MAX);
+                            connect = true;
+                            retry.failed(describe(&e), &st, &s);
                         }
-                    }
-                    if s.load(Ordering::Relaxed) {
-                        break;
                     }
                 }
             })
@@ -237,5 +543,78 @@ mod tests {
             assert!(e.contains(expected), "{t}: {e}");
         }
         assert!(reading_from_message("alone", b"{}", NOW).is_err());
+    }
+
+    #[test]
+    fn refused_messages_warn_once_then_once_a_window_with_the_count() {
+        let t0 = Instant::now();
+        let s = Duration::from_secs;
+        let mut log = RefusalLog::new(s(10));
+        // The first: WARN, none before it.
+        assert_eq!(log.refused(t0), Some(0));
+        // A flood within the window: DEBUG, counted.
+        for i in 1..=500u64 {
+            assert_eq!(log.refused(t0 + Duration::from_millis(i)), None);
+        }
+        assert_eq!(log.flush(t0 + s(9)), None);
+        // The window over: the next refused one warns with the count.
+        assert_eq!(log.refused(t0 + s(10)), Some(500));
+        assert_eq!(log.refused(t0 + s(11)), None);
+        assert_eq!(log.refused(t0 + s(12)), None);
+        // No message after them: any other event says how many, once.
+        assert_eq!(log.flush(t0 + s(19)), None);
+        assert_eq!(log.flush(t0 + s(20)), Some(2));
+        assert_eq!(log.flush(t0 + s(40)), None);
+        // And the window starts again from that WARN.
+        assert_eq!(log.refused(t0 + s(25)), None);
+        assert_eq!(log.refused(t0 + s(30)), Some(1));
+    }
+
+    #[test]
+    fn the_password_is_not_in_debug_output() {
+        let options = SubscriberOptions {
+            host: "broker".into(),
+            port: 8883,
+            client_id: "c".into(),
+            topic: DEFAULT_TOPIC.into(),
+            credentials: Some(Credentials {
+                user: "sonde".into(),
+                password: Some(Password::new("hunter2-secret")),
+            }),
+            tls: Some(TlsOptions::default()),
+        };
+        let shown = format!("{options:?} {options:#?}");
+        assert!(!shown.contains("hunter2"), "{shown}");
+        assert!(shown.contains("sonde") && shown.contains("<redacted>"));
+    }
+
+    #[test]
+    fn a_bad_ca_file_is_named_with_the_reason() {
+        let dir = std::env::temp_dir().join(format!("sonde-readings-ca-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let missing = dir.join("missing.pem");
+        let empty = dir.join("empty.pem");
+        std::fs::write(&empty, "not a certificate\n").unwrap();
+        let garbled = dir.join("garbled.pem");
+        std::fs::write(
+            &garbled,
+            "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
+        )
+        .unwrap();
+        for (path, expected) in [
+            (&missing, "cannot read it"),
+            (&empty, "no PEM certificate"),
+            (&garbled, "certificate 1"),
+        ] {
+            let e = tls_client_config(&TlsOptions {
+                ca: Some(path.clone()),
+            })
+            .unwrap_err();
+            assert!(
+                e.contains(&path.display().to_string()) && e.contains(expected),
+                "{e}"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -6,34 +6,90 @@
 //! are compared in constant time.
 
 use crate::api::{ApiError, Shared};
-use axum::extract::{Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{header, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 use sonde_agent::ApiPermission;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 use subtle::ConstantTimeEq;
 
 /// The name of the token a request came with (for logs and the archive).
 #[derive(Debug, Clone)]
 pub struct Caller(pub String);
 
-/// The configured token `presented` matches. Every token is compared,
-/// as SHA-256 digests of one length in constant time, so the time taken
-/// says neither which one came close nor how long any is (`ct_eq` on
-/// slices of different lengths returns at once).
-fn holder<'t>(
-    tokens: &'t [sonde_agent::ApiToken],
-    presented: &str,
-) -> Option<&'t sonde_agent::ApiToken> {
-    let asked = Sha256::digest(presented.as_bytes());
-    let mut found = None;
-    for t in tokens {
-        if bool::from(Sha256::digest(t.token.as_bytes()).ct_eq(&asked)) {
-            found = Some(t);
+/// The configured tokens, and the hashed ones already seen to match
+/// (by the SHA-256 digest of what was presented), so that Argon2's cost
+/// is paid once per token, not once per request.
+pub struct Tokens {
+    tokens: Vec<sonde_agent::ApiToken>,
+    verified: Mutex<HashMap<[u8; 32], usize>>,
+    /// One Argon2 verification at a time: wrong tokens cost the agent
+    /// one core at most, and their sources are held to
+    /// `http.auth_failures_per_minute`.
+    argon: tokio::sync::Semaphore,
+}
+
+/// Hashed tokens remembered as verified at most.
+const VERIFIED_KEPT: usize = 1024;
+
+impl Tokens {
+    pub fn new(tokens: Vec<sonde_agent::ApiToken>) -> Self {
+        Self {
+            tokens,
+            verified: Mutex::new(HashMap::new()),
+            argon: tokio::sync::Semaphore::new(1),
         }
     }
-    found
+
+    /// The configured token `presented` matches. Tokens kept in clear
+    /// are all compared, as SHA-256 digests of one length in constant
+    /// time, so the time taken says neither which one came close nor how
+    /// long any is (`ct_eq` on slices of different lengths returns at
+    /// once). Hashed ones are verified with Argon2 on the blocking pool.
+    pub async fn holder(self: &Arc<Self>, presented: &str) -> Option<&sonde_agent::ApiToken> {
+        let asked: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
+        let mut found = None;
+        for (i, t) in self.tokens.iter().enumerate() {
+            if t.hash.is_none() && bool::from(Sha256::digest(t.token.as_bytes()).ct_eq(&asked)) {
+                found = Some(i);
+            }
+        }
+        if found.is_none() && self.tokens.iter().any(|t| t.hash.is_some()) {
+            found = self.hashed(presented, asked).await;
+        }
+        found.map(|i| &self.tokens[i])
+    }
+
+    async fn hashed(self: &Arc<Self>, presented: &str, asked: [u8; 32]) -> Option<usize> {
+        let lock = || self.verified.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(&i) = lock().get(&asked) {
+            return Some(i);
+        }
+        let _one = self.argon.acquire().await.ok()?;
+        let me = Arc::clone(self);
+        let presented = presented.to_string();
+        let found = tokio::task::spawn_blocking(move || {
+            me.tokens.iter().position(|t| {
+                t.hash
+                    .as_deref()
+                    .is_some_and(|h| sonde_agent::api_token::verify(h, &presented))
+            })
+        })
+        .await
+        .ok()
+        .flatten()?;
+        let mut kept = lock();
+        if kept.len() >= VERIFIED_KEPT {
+            kept.clear();
+        }
+        kept.insert(asked, found);
+        Some(found)
+    }
 }
 
 /// What a request does beyond reading, if anything: the permission its
@@ -73,8 +129,105 @@ fn is_write(method: &Method, path: &str) -> bool {
     needs(method, path).is_some() && method != Method::GET
 }
 
+/// GET routes whose answers hold personal data or the agent's own
+/// addresses (contacts, incidents, mail templates, mesh agents, the plans
+/// of campaigns with their stored requests): they need a token even
+/// when `http.read_public` lets anyone read results.
+fn is_personal(method: &Method, path: &str) -> bool {
+    let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+    method == Method::GET
+        && matches!(
+            parts.as_slice(),
+            [
+                "api",
+                "v1",
+                "owner" | "incidents" | "mail-templates" | "constituencies",
+                ..
+            ] | ["api", "v1", "mesh", "agents"]
+                | ["api", "v1", "campaigns", _]
+        )
+}
+
+/// The routes that make the agent work hard per request (read or write
+/// much of the archive, start traffic, a scheduler): held to
+/// `http.requests_per_minute` per token, or per source without one.
+fn is_expensive(method: &Method, path: &str) -> bool {
+    let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+    matches!(
+        (method, parts.as_slice()),
+        (&Method::GET, ["api", "v1", "export"])
+            | (
+                &Method::POST,
+                ["api", "v1", "tests" | "campaigns" | "ingest"]
+            )
+    )
+}
+
+/// The `Host` the request names, without its port.
+fn host_of(req: &Request) -> Option<String> {
+    let raw = req
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .map(str::to_string)
+        .or_else(|| req.uri().host().map(str::to_string))?;
+    let host = if let Some(rest) = raw.strip_prefix('[') {
+        rest.split(']').next().unwrap_or_default().to_string()
+    } else {
+        raw.rsplit_once(':')
+            .filter(|(_, port)| port.chars().all(|c| c.is_ascii_digit()))
+            .map_or(raw.as_str(), |(h, _)| h)
+            .to_string()
+    };
+    Some(host.trim_end_matches('.').to_ascii_lowercase())
+}
+
+/// Whether the API answers to `host`: an IP address, `localhost`, the
+/// machine's own name, or one of `http.hosts` (`*`: any). A name that is
+/// none of these is how a DNS-rebinding page in a browser would reach the
+/// agent.
+fn host_allowed(host: &str, allowed: &[String], own: &str) -> bool {
+    host.parse::<std::net::IpAddr>().is_ok()
+        || host == "localhost"
+        || host.ends_with(".localhost")
+        || (!own.is_empty() && host.eq_ignore_ascii_case(own))
+        || allowed
+            .iter()
+            .any(|a| a == "*" || a.trim_end_matches('.').eq_ignore_ascii_case(host))
+}
+
+fn refuse(status: StatusCode, message: String) -> Response {
+    ApiError(status, message).into_response()
+}
+
+fn too_many(message: String, wait: std::time::Duration) -> Response {
+    let mut r = refuse(StatusCode::TOO_MANY_REQUESTS, message);
+    let secs = wait.as_secs().max(1).to_string();
+    if let Ok(v) = header::HeaderValue::from_str(&secs) {
+        r.headers_mut().insert(header::RETRY_AFTER, v);
+    }
+    r
+}
+
 pub async fn guard(State(state): State<Shared>, mut req: Request, next: Next) -> Response {
-    let reading = !is_write(req.method(), req.uri().path());
+    let guards = &state.guards;
+    if let Some(host) = host_of(&req) {
+        if !host_allowed(&host, &state.http.hosts, &state.hostname) {
+            guards.refused.host.fetch_add(1, Ordering::Relaxed);
+            tracing::info!(%host, "http: a request for a host name not in http.hosts refused");
+            return refuse(
+                StatusCode::MISDIRECTED_REQUEST,
+                format!("this agent does not answer to the name {host:?} (add it to http.hosts)"),
+            );
+        }
+    }
+    let source = req
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(a)| guards.source_key(a.ip()));
+    let method = req.method().clone();
+    let path = req.uri().path().to_string();
+    let reading = !is_write(&method, &path);
     let presented = req
         .headers()
         .get(header::AUTHORIZATION)
@@ -83,45 +236,83 @@ pub async fn guard(State(state): State<Shared>, mut req: Request, next: Next) ->
         .map(str::trim)
         .map(str::to_string);
     let caller = match presented {
-        Some(t) => match holder(&state.http.tokens, &t) {
-            Some(token) => {
-                if let Some(what) = needs(req.method(), req.uri().path()) {
-                    if !token.may(what) {
-                        tracing::warn!(token = %token.name, path = %req.uri().path(), "http: a token refused what it may not do");
-                        return ApiError(
-                            StatusCode::FORBIDDEN,
-                            format!("the token of {} may not {}", token.name, what.name()),
-                        )
-                        .into_response();
-                    }
+        Some(t) => {
+            if let Some(src) = &source {
+                if guards.auth_failures.exhausted(src) {
+                    guards.refused.auth_locked.fetch_add(1, Ordering::Relaxed);
+                    return too_many(
+                        "too many wrong tokens from this address: wait a minute".into(),
+                        std::time::Duration::from_secs(60),
+                    );
                 }
-                Some(token.name.clone())
             }
-            None => {
-                tracing::warn!(path = %req.uri().path(), "http: a request with a wrong token refused");
-                return ApiError(StatusCode::FORBIDDEN, "this token is not valid here".into())
-                    .into_response();
+            match state.tokens.holder(&t).await {
+                Some(token) => {
+                    if let Some(what) = needs(&method, &path) {
+                        if !token.may(what) {
+                            tracing::warn!(token = %token.name, %path, "http: a token refused what it may not do");
+                            return refuse(
+                                StatusCode::FORBIDDEN,
+                                format!("the token of {} may not {}", token.name, what.name()),
+                            );
+                        }
+                    }
+                    Some(token.name.clone())
+                }
+                None => {
+                    guards.refused.wrong_token.fetch_add(1, Ordering::Relaxed);
+                    if let Some(src) = &source {
+                        let _ = guards.auth_failures.take(src);
+                    }
+                    tracing::warn!(%path, source = source.as_deref().unwrap_or("-"), "http: a request with a wrong token refused");
+                    return refuse(StatusCode::FORBIDDEN, "this token is not valid here".into());
+                }
             }
-        },
+        }
+        None if reading && state.http.read_public && is_personal(&method, &path) => {
+            guards.refused.personal.fetch_add(1, Ordering::Relaxed);
+            return bearer_needed(
+                "contacts, incidents, templates, agents and plans need a bearer token (Authorization: Bearer …)",
+            );
+        }
         None if reading && state.http.read_public => None,
         None => {
             let what = if reading { "reading" } else { "this request" };
-            let mut r = ApiError(
-                StatusCode::UNAUTHORIZED,
-                format!("{what} needs a bearer token (Authorization: Bearer …)"),
-            )
-            .into_response();
-            r.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                header::HeaderValue::from_static("Bearer realm=\"sonde\""),
-            );
-            return r;
+            return bearer_needed(&format!(
+                "{what} needs a bearer token (Authorization: Bearer …)"
+            ));
         }
     };
+    if is_expensive(&method, &path) {
+        let key = match (&caller, &source) {
+            (Some(name), _) => format!("token {name}"),
+            (None, Some(src)) => src.clone(),
+            (None, None) => "anonymous".into(),
+        };
+        if let Err(wait) = guards.expensive.take(&key) {
+            guards.refused.rate.fetch_add(1, Ordering::Relaxed);
+            return too_many(
+                format!(
+                    "more than {} of these requests a minute (http.requests_per_minute)",
+                    state.http.requests_per_minute
+                ),
+                wait,
+            );
+        }
+    }
     if let Some(name) = caller {
         req.extensions_mut().insert(Caller(name));
     }
     next.run(req).await
+}
+
+fn bearer_needed(message: &str) -> Response {
+    let mut r = refuse(StatusCode::UNAUTHORIZED, message.to_string());
+    r.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        header::HeaderValue::from_static("Bearer realm=\"sonde\""),
+    );
+    r
 }
 
 #[cfg(test)]
@@ -187,27 +378,99 @@ mod tests {
         }
     }
 
+    fn name_of(tokens: &Arc<Tokens>, presented: &str) -> Option<String> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        rt.block_on(tokens.holder(presented))
+            .map(|t| t.name.clone())
+    }
+
     #[test]
-    fn a_token_is_found_by_its_whole_value_only() {
-        let tokens = [
+    fn a_token_is_found_by_its_whole_value_only_clear_or_hashed() {
+        let tokens = Arc::new(Tokens::new(vec![
             ApiToken {
                 name: "ops".into(),
                 token: "0123456789abcdef".into(),
+                hash: None,
                 may: None,
             },
             ApiToken {
                 name: "ci".into(),
                 token: "fedcba9876543210".into(),
+                hash: None,
                 may: Some(vec![ApiPermission::Ingest]),
             },
-        ];
-        let ci = holder(&tokens, "fedcba9876543210").map(|t| t.name.as_str());
-        assert_eq!(ci, Some("ci"));
-        assert!(tokens[1].may(ApiPermission::Ingest));
-        assert!(!tokens[1].may(ApiPermission::RunNow));
-        assert!(tokens[0].may(ApiPermission::RunNow), "no list: everything");
-        assert_eq!(holder(&tokens, "0123456789abcde"), None);
-        assert_eq!(holder(&tokens, "0123456789abcdef0"), None);
-        assert_eq!(holder(&tokens, ""), None);
+            ApiToken {
+                name: "kept-hashed".into(),
+                token: String::new(),
+                hash: Some(sonde_agent::api_token::hash("a-hashed-token-0123").unwrap()),
+                may: None,
+            },
+        ]));
+        assert_eq!(name_of(&tokens, "fedcba9876543210").as_deref(), Some("ci"));
+        assert!(tokens.tokens[1].may(ApiPermission::Ingest));
+        assert!(!tokens.tokens[1].may(ApiPermission::RunNow));
+        assert!(
+            !tokens.tokens[0].may(ApiPermission::RunNow),
+            "no list: read only"
+        );
+        assert_eq!(name_of(&tokens, "0123456789abcde"), None);
+        assert_eq!(name_of(&tokens, "0123456789abcdef0"), None);
+        assert_eq!(name_of(&tokens, ""), None);
+        assert_eq!(
+            name_of(&tokens, "a-hashed-token-0123").as_deref(),
+            Some("kept-hashed")
+        );
+        assert_eq!(
+            name_of(&tokens, "a-hashed-token-0123").as_deref(),
+            Some("kept-hashed"),
+            "again, from what was verified"
+        );
+        assert_eq!(name_of(&tokens, "a-hashed-token-0124"), None);
+    }
+
+    #[test]
+    fn a_host_is_answered_only_by_address_or_an_allowed_name() {
+        let allowed = vec!["sonde.example.net".to_string()];
+        for ok in [
+            "127.0.0.1",
+            "::1",
+            "localhost",
+            "sonde.example.net",
+            "agent-7",
+        ] {
+            assert!(host_allowed(ok, &allowed, "agent-7"), "{ok}");
+        }
+        for no in ["attacker.example", "sonde.example.net.evil", ""] {
+            assert!(!host_allowed(no, &allowed, "agent-7"), "{no}");
+        }
+        assert!(host_allowed("anything.example", &["*".into()], ""));
+        let req = |h: &str| {
+            Request::builder()
+                .uri("/api/v1/info")
+                .header(header::HOST, h)
+                .body(axum::body::Body::empty())
+                .unwrap()
+        };
+        assert_eq!(host_of(&req("[::1]:8080")).as_deref(), Some("::1"));
+        assert_eq!(
+            host_of(&req("Sonde.Example.NET.:443")).as_deref(),
+            Some("sonde.example.net")
+        );
+        assert_eq!(host_of(&req("127.0.0.1")).as_deref(), Some("127.0.0.1"));
+    }
+
+    #[test]
+    fn personal_data_and_expensive_routes_are_named() {
+        assert!(is_personal(&Method::GET, "/api/v1/constituencies/noc"));
+        assert!(is_personal(&Method::GET, "/api/v1/incidents"));
+        assert!(is_personal(&Method::GET, "/api/v1/mesh/agents"));
+        assert!(is_personal(&Method::GET, "/api/v1/campaigns/nightly"));
+        assert!(!is_personal(&Method::GET, "/api/v1/campaigns"));
+        assert!(!is_personal(&Method::GET, "/api/v1/results"));
+        assert!(is_expensive(&Method::GET, "/api/v1/export"));
+        assert!(is_expensive(&Method::POST, "/api/v1/ingest"));
+        assert!(!is_expensive(&Method::GET, "/api/v1/results"));
     }
 }

@@ -11,10 +11,14 @@
 mod api;
 mod assets;
 mod auth;
+mod connections;
+mod guards;
 pub mod interfaces;
 pub mod live;
 pub mod metrics;
+mod rate;
 pub mod readings_ingest;
+mod serve;
 mod status;
 mod tls;
 
@@ -76,7 +80,14 @@ pub fn spawn(
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
+    let guards = guards::Guards::new(&config.http);
+    let timeouts = serve::Timeouts {
+        header: config.http.header_timeout,
+        idle: config.http.idle_timeout,
+    };
     let state = Arc::new(api::State {
+        guards: Arc::clone(&guards),
+        tokens: Arc::new(auth::Tokens::new(config.http.tokens.clone())),
         stores: sonde_archive::StorePool::new(&config.archive, config.http.archive_connections),
         archive: config.archive,
         http: config.http,
@@ -109,18 +120,16 @@ pub fn spawn(
                         tokio::time::sleep(Duration::from_millis(200)).await;
                     }
                 };
-                match tls {
-                    Some(acceptor) => tls::serve(listener, acceptor, app, stop).await,
-                    None => {
-                        let app = app.into_make_service_with_connect_info::<SocketAddr>();
-                        if let Err(e) = axum::serve(listener, app)
-                            .with_graceful_shutdown(stop)
-                            .await
-                        {
-                            tracing::error!("http: {e}");
-                        }
-                    }
-                }
+                serve::serve(
+                    listener,
+                    tls,
+                    app,
+                    Arc::clone(&guards.connections),
+                    timeouts,
+                    Arc::clone(&guards.closed),
+                    stop,
+                )
+                .await;
             });
         })?;
     Ok((local, handle))

@@ -134,9 +134,13 @@ impl LiveBus {
             intervals: Vec::new(),
             stop: stop.clone(),
         };
+        // The event stream is read without a token where reading is
+        // public: a stored request's secrets stay out of it.
+        let mut shown = serde_json::to_value(spec).unwrap_or(Value::Null);
+        crate::api::redact(&mut shown);
         self.send(
             "started",
-            json!({"run_id": run_id, "spec": spec, "started_ns": test.started_ns}),
+            json!({"run_id": run_id, "spec": shown, "started_ns": test.started_ns}),
         );
         self.lock().insert(run_id.to_string(), test);
         let bus = Arc::clone(self);

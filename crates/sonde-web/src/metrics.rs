@@ -225,6 +225,72 @@ fn render_counters(c: &sonde_agent::CountersNow, out: &mut String) {
     );
 }
 
+/// The HTTP side's own defences: connections open and closed at once
+/// (over the total or the per-source cap), connections it ended (idle,
+/// a stalled TLS handshake), and requests refused, by why.
+fn render_http(g: &crate::guards::Guards, out: &mut String) {
+    use std::sync::atomic::Ordering::Relaxed;
+    let c = &g.connections;
+    let _ = writeln!(
+        out,
+        "# TYPE sonde_http_connections gauge\n# HELP sonde_http_connections HTTP connections open now.\nsonde_http_connections {}",
+        c.open()
+    );
+    let _ = writeln!(
+        out,
+        "# TYPE sonde_http_connections_limit gauge\n# HELP sonde_http_connections_limit HTTP connections allowed at once (the descriptor limit may lower http.max_connections).\nsonde_http_connections_limit {}",
+        c.total_cap()
+    );
+    let _ = writeln!(
+        out,
+        "# TYPE sonde_http_connections_accepted counter\n# HELP sonde_http_connections_accepted HTTP connections accepted and served.\nsonde_http_connections_accepted_total {}",
+        c.accepted()
+    );
+    let _ = writeln!(
+        out,
+        "# TYPE sonde_http_connections_refused counter\n# HELP sonde_http_connections_refused HTTP connections closed at once, over the total or the per-source cap."
+    );
+    for (over, n) in c.refused() {
+        let _ = writeln!(
+            out,
+            "sonde_http_connections_refused_total{{cap=\"{}\"}} {n}",
+            over.name()
+        );
+    }
+    let _ = writeln!(
+        out,
+        "# TYPE sonde_http_connections_closed counter\n# HELP sonde_http_connections_closed HTTP connections the agent ended: idle too long, or a TLS handshake that stalled.\nsonde_http_connections_closed_total{{why=\"idle\"}} {}\nsonde_http_connections_closed_total{{why=\"handshake\"}} {}",
+        g.closed.idle.load(Relaxed),
+        g.closed.handshake.load(Relaxed)
+    );
+    let _ = writeln!(
+        out,
+        "# TYPE sonde_http_event_streams gauge\n# HELP sonde_http_event_streams Clients following the live events now.\nsonde_http_event_streams {}",
+        g.streams_open()
+    );
+    let r = &g.refused;
+    let _ = writeln!(
+        out,
+        "# TYPE sonde_http_requests_refused counter\n# HELP sonde_http_requests_refused API requests refused by the HTTP side's defences, by why."
+    );
+    for (why, n) in [
+        ("wrong_token", &r.wrong_token),
+        ("auth_locked", &r.auth_locked),
+        ("rate", &r.rate),
+        ("event_streams", &r.streams),
+        ("ingest_busy", &r.ingest_busy),
+        ("host", &r.host),
+        ("personal", &r.personal),
+        ("campaigns", &r.campaigns),
+    ] {
+        let _ = writeln!(
+            out,
+            "sonde_http_requests_refused_total{{why=\"{why}\"}} {}",
+            n.load(Relaxed)
+        );
+    }
+}
+
 /// Forwarding to each central archive (docs/mesh.md): the backlog, the
 /// age of its oldest item, what was delivered, failed tries since the
 /// last delivery, and when that was.
@@ -406,33 +472,47 @@ pub fn page(
     out
 }
 
+/// Results (their indexed columns) looked through for each path's latest.
+const SCAN: i64 = 5_000;
+
+/// Paths shown at most.
+const MAX_PATHS: usize = 1_000;
+
 /// `GET /metrics`.
 pub async fn serve(
     axum::extract::State(state): axum::extract::State<crate::api::Shared>,
 ) -> Result<axum::response::Response, crate::api::ApiError> {
     use axum::response::IntoResponse;
-    let filter = sonde_archive::ResultFilter {
-        trials: false,
-        limit: 5_000,
-        ..sonde_archive::ResultFilter::default()
-    };
-    let (recent, forwarding, states, notices) = crate::api::with_store(&state, move |s| {
+    // The latest result of each path, found from the archive's indexed
+    // columns (no document parsed), then the documents of those alone.
+    let (latest, forwarding, states, notices) = crate::api::with_store(&state, move |s| {
+        let rows = s.latest_per_path(&sonde_archive::ResultFilter::default(), SCAN)?;
+        let mut latest = Vec::new();
+        for row in rows.iter().take(MAX_PATHS) {
+            if let Some(r) = row.id.parse().ok().map(|id| s.get_result(id)).transpose()? {
+                latest.extend(r);
+            }
+        }
         Ok((
-            s.list_results(&filter)?,
+            latest,
             s.forward_status()?,
             s.alert_states()?,
             s.alert_notice_counts()?,
         ))
     })
     .await?;
-    let text = page(
-        &latest_per_path(&recent),
+    // Newest first, as the rows came: one gauge set per label set.
+    let mut text = page(
+        &latest_per_path(&latest),
         &state.live.rtt,
         &state.counters.now(),
         &forwarding,
         (&states, &notices),
         state.readings.as_deref(),
     );
+    text.truncate(text.len() - "# EOF\n".len());
+    render_http(&state.guards, &mut text);
+    text.push_str("# EOF\n");
     Ok((
         [(
             axum::http::header::CONTENT_TYPE,

@@ -71,6 +71,19 @@ pub fn spawn(
             .clone()
             .unwrap_or_else(|| format!("sonde-{}-{}", crate::hostname(), std::process::id())),
         topic: config.topic.clone(),
+        credentials: config
+            .mqtt_user
+            .clone()
+            .map(|user| sonde_readings::mqtt::Credentials {
+                user,
+                password: config
+                    .mqtt_password
+                    .clone()
+                    .map(sonde_readings::mqtt::Password::new),
+            }),
+        tls: config.mqtt_tls.then(|| sonde_readings::mqtt::TlsOptions {
+            ca: config.mqtt_ca.clone(),
+        }),
     };
     let (tx, rx) = sync_channel::<Reading>(QUEUE);
     let late = Arc::clone(&stats);

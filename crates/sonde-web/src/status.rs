@@ -127,6 +127,7 @@ mod tests {
             pdr_pct: None,
             jitter_ms: None,
             rtt_ms: rtt,
+            agent: None,
         }
     }
 

@@ -7,7 +7,7 @@
 use crate::{
     campaign_cmd, compare_cmd, docs_cmd, http_cmd, incident_cmd, lab_cmd, ndr_cmd, overhead_cmd,
     ping_cmd, qos_cmd, quickstart, report_cmd, results_cmd, run_cmd, serve_cmd, status_cmd,
-    sweep_cmd, tcp_cmd, tune_cmd, udp_cmd,
+    sweep_cmd, tcp_cmd, token_cmd, tune_cmd, udp_cmd,
 };
 use clap::{Parser, Subcommand};
 use std::path::Path;
@@ -79,6 +79,9 @@ pub enum Command {
     Lab(lab_cmd::LabArgs),
     /// A quick end-to-end measurement on this machine (server in-process).
     Quickstart(quickstart::QuickstartArgs),
+    /// API tokens: a new one with its hash, or the hash of one, for
+    /// `[http] tokens` (kept as Argon2 hashes, not in clear).
+    Token(token_cmd::TokenArgs),
     /// Print a shell completion script: bash, zsh, fish, elvish or powershell.
     Completions(docs_cmd::CompletionsArgs),
     /// Print a manual page (roff), generated from these flags.
@@ -197,6 +200,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Quickstart(a) => quickstart::run(a),
         Command::Lab(a) => lab_cmd::run(a),
         Command::Completions(a) => docs_cmd::completions(a),
+        Command::Token(a) => token_cmd::run(a),
         Command::Man(a) => docs_cmd::man(a),
     };
     match outcome {

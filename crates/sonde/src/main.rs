@@ -33,6 +33,7 @@ mod step_args;
 mod sweep_cmd;
 mod sweep_values;
 mod tcp_cmd;
+mod token_cmd;
 mod tune_cmd;
 mod udp_cmd;
 

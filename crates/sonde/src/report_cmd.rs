@@ -86,7 +86,12 @@ pub fn make_report(a: &ReportArgs) -> Result<Report, Failure> {
     filter.trials = false;
     let mut results = store.list_results(&filter).map_err(run_err)?;
     let methods = store
-        .list_methods(filter.campaign.as_deref(), filter.since_ns, filter.until_ns)
+        .list_methods(
+            filter.campaign.as_deref(),
+            filter.since_ns,
+            filter.until_ns,
+            usize::MAX,
+        )
         .map_err(run_err)?;
     if results.is_empty() && methods.is_empty() {
         return Err(Failure::Run(anyhow!(

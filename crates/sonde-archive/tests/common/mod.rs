@@ -5,7 +5,31 @@
 
 use sonde_archive::Store;
 
-pub const PG: &str = "postgres://root@127.0.0.1:5432/test";
+/// The CA that signed the certificate of the PostgreSQL on 5433
+/// (scripts/services.sh makes both).
+pub const CA: &str = "/var/tmp/sonde-pg-tls/certs/ca.pem";
+
+/// The PostgreSQL the archive's tests use: TLS only (scripts/services.sh),
+/// its certificate verified, name included.
+pub const PG: &str = "postgres://root@127.0.0.1:5433/test?sslmode=verify-full&sslrootcert=/var/tmp/sonde-pg-tls/certs/ca.pem";
+
+/// `url` with one more query parameter `kv` (`key=value`).
+pub fn with_param(url: &str, kv: &str) -> String {
+    let sep = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{sep}{kv}")
+}
+
+/// The archive in `schema` of the test PostgreSQL.
+pub fn schema_url(schema: &str) -> String {
+    with_param(PG, &format!("schema={schema}"))
+}
+
+/// A client of the test PostgreSQL, over TLS as sonde connects.
+pub fn admin() -> postgres::Client {
+    sonde_archive::connect_postgres(PG).unwrap_or_else(|e| {
+        panic!("PostgreSQL over TLS on 127.0.0.1:5433 (scripts/services.sh): {e}")
+    })
+}
 
 /// A SQLite file and a PostgreSQL schema named for `test`, each given to
 /// `body`; both removed after.
@@ -18,9 +42,8 @@ pub fn on_both(test: &str, body: impl Fn(&(dyn Fn() -> Store + Sync), &str)) {
     let _ = std::fs::remove_dir_all(&dir);
 
     let schema = format!("sonde_t{}_{test}", std::process::id());
-    let url = format!("{PG}?schema={schema}");
-    let mut admin =
-        postgres::Client::connect(PG, postgres::NoTls).expect("PostgreSQL on 127.0.0.1:5432");
+    let url = schema_url(&schema);
+    let mut admin = admin();
     admin
         .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
         .unwrap();

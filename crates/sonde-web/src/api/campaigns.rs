@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 use sonde_agent::Origin;
 use sonde_campaign::{campaign_status, CampaignStatus, Plan};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 pub fn routes() -> Router<Shared> {
     Router::new()
@@ -177,7 +178,22 @@ async fn create(
     let text = format!("{}{}\n{text}", sonde_campaign::API_MARK, plan.name);
     let path = dir.join(format!("{}.toml", plan.name));
     let name = plan.name.clone();
+    let cap = state.http.max_campaigns;
+    let guards = Arc::clone(&state.guards);
     tokio::task::spawn_blocking(move || -> Result<(), ApiError> {
+        // Counted and written under one lock, so that two requests at
+        // once cannot both take the last place.
+        let _one = guards.campaigns.lock().unwrap_or_else(|e| e.into_inner());
+        if api_campaigns(&dir) >= cap {
+            guards
+                .refused
+                .campaigns
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            return Err(ApiError(
+                StatusCode::TOO_MANY_REQUESTS,
+                format!("the agent keeps {cap} campaigns written through the API already (http.max_campaigns): delete one first"),
+            ));
+        }
         // Written under another name first, so the watcher never reads
         // half a plan; refused if the campaign exists.
         let tmp = dir.join(format!(".{}.toml.new", name));
@@ -201,6 +217,31 @@ async fn create(
         StatusCode::CREATED,
         Json(json!({ "name": plan.name, "steps": plan.steps.len() })),
     ))
+}
+
+/// How many plans in `dir` were written through the API (their first
+/// line is the API's mark).
+fn api_campaigns(dir: &std::path::Path) -> usize {
+    use std::io::BufRead;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            !name.starts_with('.') && name.ends_with(".toml")
+        })
+        .filter(|e| {
+            let mut first = String::new();
+            std::fs::File::open(e.path())
+                .map(std::io::BufReader::new)
+                .and_then(|mut r| r.read_line(&mut first))
+                .is_ok()
+                && first.starts_with(sonde_campaign::API_MARK)
+        })
+        .count()
 }
 
 async fn remove(

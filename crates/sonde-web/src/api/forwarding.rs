@@ -3,9 +3,8 @@
 //! last error, per destination), and a central agent's intake of what
 //! agents forward (`POST /api/v1/ingest`, a token needed).
 
-use super::{body, with_store, ApiError, Shared};
+use super::{with_store, ApiError, Shared};
 use crate::auth::Caller;
-use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -55,14 +54,63 @@ fn unkeepable(items: &[Item]) -> Option<(usize, String)> {
         })
 }
 
+/// The first item of a batch whose `from` label names another agent than
+/// the one whose token sent it: an agent speaks for the paths it measures
+/// from, never for another's (`to`, the far end, may be anyone).
+fn claimed_for_another(items: &[Item], agent: &str) -> Option<(usize, String)> {
+    items.iter().enumerate().find_map(|(index, item)| {
+        let (Item::Result { placement, .. } | Item::Method { placement, .. }) = item;
+        match placement.labels.get("from") {
+            Some(from) if from != agent => Some((
+                index,
+                format!("item {index} is labelled from {from:?}: the token of {agent} sends {agent}'s own results only"),
+            )),
+            _ => None,
+        }
+    })
+}
+
 /// Keeps a batch of forwarded items, all or none; each labelled with the
 /// agent (the token's name) it came from, whatever label it came with.
 async fn ingest(
     State(state): State<Shared>,
     caller: Option<Extension<Caller>>,
-    raw: Result<Bytes, axum::extract::rejection::BytesRejection>,
+    raw: axum::body::Body,
 ) -> Result<Response, ApiError> {
-    let raw = body(raw)?;
+    // Each ingest may hold `max_ingest_bytes` in memory: only so many at
+    // once.
+    let Ok(_place) = state.guards.ingest.clone().try_acquire_owned() else {
+        state
+            .guards
+            .refused
+            .ingest_busy
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut r = ApiError(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "{} ingest requests are being kept already (http.max_ingest_requests): send again",
+                state.http.max_ingest_requests
+            ),
+        )
+        .into_response();
+        r.headers_mut().insert(
+            axum::http::header::RETRY_AFTER,
+            axum::http::HeaderValue::from_static("1"),
+        );
+        return Ok(r);
+    };
+    // Read only once a place is held.
+    let raw = axum::body::to_bytes(raw, state.http.max_ingest_bytes)
+        .await
+        .map_err(|e| {
+            ApiError(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!(
+                    "the batch is not read whole within http.max_ingest_bytes ({} bytes): {e}",
+                    state.http.max_ingest_bytes
+                ),
+            )
+        })?;
     let mut request: IngestRequest = serde_json::from_slice(&raw).map_err(|e| {
         ApiError(
             StatusCode::BAD_REQUEST,
@@ -75,6 +123,11 @@ async fn ingest(
     }
     let agent = caller.map(|Extension(Caller(name))| name);
     if let Some(agent) = &agent {
+        if let Some((index, why)) = claimed_for_another(&request.items, agent) {
+            tracing::warn!(%agent, "ingest: {why}");
+            let answer = json!({ "error": why, "item": index });
+            return Ok((StatusCode::UNPROCESSABLE_ENTITY, Json(answer)).into_response());
+        }
         for item in &mut request.items {
             let (Item::Result { placement, .. } | Item::Method { placement, .. }) = item;
             // Always the token's name: an agent cannot pass its

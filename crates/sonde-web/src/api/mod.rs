@@ -6,10 +6,12 @@
 
 mod alerts;
 mod campaigns;
+mod export;
 mod forwarding;
 mod incidents;
 pub mod mesh_agents;
 mod readings;
+mod redact;
 mod results;
 mod running;
 mod views;
@@ -29,6 +31,10 @@ use std::sync::Arc;
 
 /// What every handler shares.
 pub struct State {
+    /// The caps and rates that keep cheap requests cheap.
+    pub guards: Arc<crate::guards::Guards>,
+    /// The API's tokens (`http.tokens`), clear or hashed.
+    pub tokens: Arc<crate::auth::Tokens>,
     pub archive: String,
     pub http: HttpConfig,
     /// The control port's limits: "run a test now" keeps to them.
@@ -58,6 +64,7 @@ pub struct State {
 
 pub type Shared = Arc<State>;
 
+pub use redact::redact;
 pub use running::RunningRequests;
 
 /// A JSON error with its status.

@@ -1,15 +1,16 @@
 //! Results: query by the filters `sonde results list` has, get one, its
 //! interval series, export (CSV, JSON, NDJSON), and method results.
 
+use super::redact::{has_token, shown};
 use super::{bad, not_found, query, with_store, ApiError, Shared};
+use crate::auth::Caller;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
-use axum::http::header;
-use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::{Json, Router};
+use axum::{Extension, Json, Router};
 use serde::Deserialize;
-use sonde_archive::{ExportRows, Metric, ResultFilter};
+use serde_json::Value;
+use sonde_archive::{Metric, ResultFilter};
 use sonde_model::{MethodResult, ResultId, TestResult};
 
 pub fn routes() -> Router<Shared> {
@@ -17,7 +18,7 @@ pub fn routes() -> Router<Shared> {
         .route("/api/v1/results", get(list))
         .route("/api/v1/results/{id}", get(one))
         .route("/api/v1/results/{id}/intervals", get(intervals))
-        .route("/api/v1/export", get(export))
+        .route("/api/v1/export", get(super::export::export))
         .route("/api/v1/methods", get(methods))
         .route("/api/v1/methods/{id}", get(method))
 }
@@ -106,22 +107,23 @@ fn result_id(id: &str) -> Result<ResultId, ApiError> {
 
 async fn list(
     State(state): State<Shared>,
+    caller: Option<Extension<Caller>>,
     q: Result<Query<Filter>, QueryRejection>,
-) -> Result<Json<Vec<TestResult>>, ApiError> {
+) -> Result<Json<Value>, ApiError> {
     let filter = query(q)?.to_filter(100, 10_000)?;
-    Ok(Json(
-        with_store(&state, move |s| s.list_results(&filter)).await?,
-    ))
+    let found: Vec<TestResult> = with_store(&state, move |s| s.list_results(&filter)).await?;
+    Ok(Json(shown(&found, has_token(caller.as_ref()))))
 }
 
 async fn one(
     State(state): State<Shared>,
+    caller: Option<Extension<Caller>>,
     Path(id): Path<String>,
-) -> Result<Json<TestResult>, ApiError> {
+) -> Result<Json<Value>, ApiError> {
     let rid = result_id(&id)?;
     with_store(&state, move |s| s.get_result(rid))
         .await?
-        .map(Json)
+        .map(|r| Json(shown(&r, has_token(caller.as_ref()))))
         .ok_or_else(|| not_found(format!("no result {id}")))
 }
 
@@ -189,76 +191,27 @@ pub fn metric(name: &str) -> Result<Metric, ApiError> {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct ExportQuery {
-    /// `csv` (the default), `json` or `ndjson`.
-    format: Option<String>,
-    /// `result` (the default) or `interval`: what a CSV row is.
-    per: Option<String>,
-    #[serde(flatten)]
-    filter: Filter,
-}
-
-/// The results a filter selects, oldest first, as a file.
-async fn export(
-    State(state): State<Shared>,
-    q: Result<Query<ExportQuery>, QueryRejection>,
-) -> Result<Response, ApiError> {
-    let q = query(q)?;
-    let filter = q.filter.to_filter(100_000, 100_000)?;
-    let rows = match q.per.as_deref() {
-        None | Some("result") => ExportRows::Results,
-        Some("interval") => ExportRows::Intervals,
-        Some(p) => return Err(bad(format!("per '{p}': result or interval"))),
-    };
-    let format = q.format.unwrap_or_else(|| "csv".into());
-    let (kind, body) = match format.as_str() {
-        "csv" => {
-            let (columns, rows) = with_store(&state, move |s| s.export_rows(&filter, rows)).await?;
-            let mut out = Vec::new();
-            sonde_archive::write_csv(&columns, &rows, &mut out, sonde_campaign::rfc3339)
-                .map_err(|e| bad(e.to_string()))?;
-            ("text/csv; charset=utf-8", out)
-        }
-        "json" | "ndjson" => {
-            let mut results = with_store(&state, move |s| s.list_results(&filter)).await?;
-            results.reverse();
-            let out = if format == "json" {
-                serde_json::to_vec(&results).unwrap_or_default()
-            } else {
-                let mut out = Vec::new();
-                for r in &results {
-                    out.extend(serde_json::to_vec(r).unwrap_or_default());
-                    out.push(b'\n');
-                }
-                out
-            };
-            let kind = if format == "json" {
-                "application/json"
-            } else {
-                "application/x-ndjson"
-            };
-            (kind, out)
-        }
-        f => return Err(bad(format!("format '{f}': csv, json or ndjson"))),
-    };
-    Ok(([(header::CONTENT_TYPE, kind)], body).into_response())
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct MethodsQuery {
     campaign: Option<String>,
     /// Unix seconds.
     since: Option<i64>,
     until: Option<i64>,
+    /// At most this many (100 by default, 1,000 at most), the oldest
+    /// first.
+    limit: Option<usize>,
 }
 
 /// Method results (NDR searches, sweeps, QoS checks…), oldest first.
 async fn methods(
     State(state): State<Shared>,
+    caller: Option<Extension<Caller>>,
     q: Result<Query<MethodsQuery>, QueryRejection>,
-) -> Result<Json<Vec<MethodResult>>, ApiError> {
+) -> Result<Json<Value>, ApiError> {
     let q = query(q)?;
+    let limit = q.limit.unwrap_or(100);
+    if !(1..=1000).contains(&limit) {
+        return Err(bad(format!("limit {limit}: 1 to 1000")));
+    }
     let range = Filter {
         since: q.since,
         until: q.until,
@@ -266,19 +219,20 @@ async fn methods(
     }
     .to_filter(1, 1)?;
     let found = with_store(&state, move |s| {
-        s.list_methods(q.campaign.as_deref(), range.since_ns, range.until_ns)
+        s.list_methods(q.campaign.as_deref(), range.since_ns, range.until_ns, limit)
     })
     .await?;
-    Ok(Json(found))
+    Ok(Json(shown(&found, has_token(caller.as_ref()))))
 }
 
 async fn method(
     State(state): State<Shared>,
+    caller: Option<Extension<Caller>>,
     Path(id): Path<String>,
-) -> Result<Json<MethodResult>, ApiError> {
+) -> Result<Json<Value>, ApiError> {
     let rid = result_id(&id)?;
     with_store(&state, move |s| s.get_method(rid))
         .await?
-        .map(Json)
+        .map(|m: MethodResult| Json(shown(&m, has_token(caller.as_ref()))))
         .ok_or_else(|| not_found(format!("no method result {id}")))
 }

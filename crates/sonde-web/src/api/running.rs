@@ -32,17 +32,33 @@ pub fn routes() -> Router<Shared> {
         .route("/api/v1/events", get(events))
 }
 
-async fn live(State(state): State<Shared>) -> Json<Vec<LiveTest>> {
-    Json(state.live.running())
+async fn live(State(state): State<Shared>, caller: Option<Extension<Caller>>) -> Json<Value> {
+    let running: Vec<LiveTest> = state.live.running();
+    Json(super::redact::shown(
+        &running,
+        super::redact::has_token(caller.as_ref()),
+    ))
 }
 
 /// Every live event from now on, as Server-Sent Events. A watcher too
-/// slow to keep up is told how many it missed (`event: lagged`).
+/// slow to keep up is told how many it missed (`event: lagged`). At most
+/// `http.max_event_streams` watch at once; one more gets 503.
 async fn events(
     State(state): State<Shared>,
-) -> Sse<impl Stream<Item = Result<SseEvent, std::convert::Infallible>>> {
+) -> Result<Sse<impl Stream<Item = Result<SseEvent, std::convert::Infallible>>>, ApiError> {
+    let slot = state.guards.stream().ok_or_else(|| {
+        ApiError(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "{} clients follow the live events already (http.max_event_streams)",
+                state.http.max_event_streams
+            ),
+        )
+    })?;
     let rx = state.live.subscribe();
-    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+    // The slot goes with the stream, and is given back when the client
+    // goes.
+    let stream = futures_util::stream::unfold((rx, slot), |(mut rx, slot)| async move {
         let event = match rx.recv().await {
             Ok(e) => SseEvent::default().event(e.name).data(e.data),
             Err(RecvError::Lagged(n)) => SseEvent::default()
@@ -50,9 +66,9 @@ async fn events(
                 .data(json!({ "missed": n }).to_string()),
             Err(RecvError::Closed) => return None,
         };
-        Some((Ok(event), rx))
+        Some((Ok(event), (rx, slot)))
     });
-    Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
 }
 
 /// The requests the API started and that still run: each one's stop.

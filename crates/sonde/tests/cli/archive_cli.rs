@@ -78,7 +78,7 @@ fn each_test_kept_is_listed_and_shown_as_it_was_printed() {
 fn a_central_postgresql_archive_takes_results_too() {
     let xdg = dir("pg");
     let schema = format!("sonde_cli{}", std::process::id());
-    let url = format!("postgres://root@127.0.0.1:5432/test?schema={schema}");
+    let url = format!("postgres://root@127.0.0.1:5432/test?sslmode=disable&schema={schema}");
     let server = ServerProc::start(&["--no-reflector"]);
     let out = run(
         &[

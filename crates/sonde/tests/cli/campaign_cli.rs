@@ -97,7 +97,8 @@ fn a_plan_runs_on_its_schedule_and_every_result_is_kept_exported_and_counted() {
         nd.to_str().unwrap(),
     ]);
     let schema = format!("sonde_c{}", std::process::id());
-    let pg = format!("--archive=postgres://root@127.0.0.1:5432/test?schema={schema}");
+    let pg =
+        format!("--archive=postgres://root@127.0.0.1:5432/test?sslmode=disable&schema={schema}");
     let first = ok(&["results", &pg, "import", nd.to_str().unwrap()]);
     assert!(first.contains("6 imported, 0 already kept"), "{first}");
     let again = ok(&["results", &pg, "import", nd.to_str().unwrap()]);

@@ -28,7 +28,7 @@ pub fn http(port: u16, request: &str) -> (u16, String) {
 pub fn get(port: u16, path: &str) -> (u16, String) {
     http(
         port,
-        &format!("GET {path} HTTP/1.1\r\nHost: sonde\r\nConnection: close\r\n\r\n"),
+        &format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"),
     )
 }
 
@@ -37,7 +37,7 @@ pub fn get_as(port: u16, path: &str, token: &str) -> (u16, String) {
     http(
         port,
         &format!(
-            "GET {path} HTTP/1.1\r\nHost: sonde\r\nAuthorization: Bearer {token}\r\nConnection: \
+            "GET {path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {token}\r\nConnection: \
              close\r\n\r\n"
         ),
     )
@@ -60,7 +60,7 @@ pub fn send(
     http(
         port,
         &format!(
-            "{method} {path} HTTP/1.1\r\nHost: sonde\r\n{auth}Content-Type: {content_type}\r\n\
+            "{method} {path} HTTP/1.1\r\nHost: localhost\r\n{auth}Content-Type: {content_type}\r\n\
              Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
             body.len()
         ),

@@ -116,7 +116,12 @@ impl Mesh {
     fn central(&self) -> KillOnDrop {
         let tokens: Vec<String> = AGENTS
             .iter()
-            .map(|n| format!("{{ name = \"{n}\", token = \"{}\" }}", token(n)))
+            .map(|n| {
+                format!(
+                    "{{ name = \"{n}\", token = \"{}\", may = [\"ingest\", \"mesh\"] }}",
+                    token(n)
+                )
+            })
             .collect();
         let config = self.dir.join("central.toml");
         std::fs::write(

@@ -111,7 +111,7 @@ fn a_lossy_path_raises_one_alert_and_clears_it_and_each_notice_is_delivered() {
     admin
         .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
         .unwrap();
-    let archive = format!("{PG}?schema={schema}");
+    let archive = format!("{PG}?sslmode=disable&schema={schema}");
     let smtp = SmtpSink::start(&d);
     let config = config(&d, hook.port, &smtp.server());
     let (server, port) = central(&config, &archive);

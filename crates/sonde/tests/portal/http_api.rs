@@ -20,7 +20,7 @@ fn on_both(test: &str, body: impl Fn(&str)) {
     let mut admin = postgres::Client::connect(PG, postgres::NoTls).expect("PostgreSQL");
     let drop = format!("DROP SCHEMA IF EXISTS {schema} CASCADE");
     admin.batch_execute(&drop).unwrap();
-    body(&format!("{PG}?schema={schema}"));
+    body(&format!("{PG}?sslmode=disable&schema={schema}"));
     admin.batch_execute(&drop).unwrap();
 }
 
@@ -203,7 +203,8 @@ fn the_archives_password_and_files_stay_on_the_agent() {
     let drop_schema = format!("DROP SCHEMA IF EXISTS {schema} CASCADE");
     admin.batch_execute(&drop_schema).unwrap();
     // Trust authentication: the password is asked of no one, but given.
-    let url = format!("postgres://root:{SECRET}@127.0.0.1:5432/test?schema={schema}");
+    let url =
+        format!("postgres://root:{SECRET}@127.0.0.1:5432/test?sslmode=disable&schema={schema}");
     let d = common::TempDir::new("http-secret");
     std::fs::create_dir_all(d.join("campaigns")).unwrap();
     let server = ServerProc::start(&[

@@ -21,7 +21,7 @@ fn setup(test: &str, read_public: bool) -> (common::TempDir, ServerProc, u16) {
         .start(&format!(
             "[limits]\nmax_duration = \"20s\"\n[http]\nread_public = {read_public}\n\
              max_body_bytes = 10000\ninterface_interval = \"1s\"\ninterfaces = [\"lo\"]\n\
-             tokens = [{{ name = \"ops\", token = \"{TOKEN}\" }}]\n\
+             tokens = [{{ name = \"ops\", token = \"{TOKEN}\", may = [\"run_now\", \"campaigns\", \"ingest\", \"mesh\", \"readings\", \"incidents\"] }}]\n\
              [targets]\nping = [\"::1/128\"]\n\
              [auth]\naudit_log = \"{}\"\n",
             audit.display()
@@ -118,7 +118,7 @@ fn writes_need_a_valid_token_and_bodies_are_capped() {
     // No CORS headers: a browser on another origin cannot read the API.
     let mut s = std::net::TcpStream::connect(("::1", port)).unwrap();
     s.write_all(
-        b"GET /api/v1/info HTTP/1.1\r\nHost: sonde\r\nOrigin: http://elsewhere.example\r\n\
+        b"GET /api/v1/info HTTP/1.1\r\nHost: localhost\r\nOrigin: http://elsewhere.example\r\n\
           Connection: close\r\n\r\n",
     )
     .unwrap();
@@ -315,7 +315,7 @@ fn a_campaign_is_created_paused_resumed_and_deleted_through_the_api() {
 /// answers, so no event of a test started after this can be missed.
 fn event_lines(port: u16) -> std::sync::mpsc::Receiver<String> {
     let mut sse = std::net::TcpStream::connect(("::1", port)).unwrap();
-    sse.write_all(b"GET /api/v1/events HTTP/1.1\r\nHost: sonde\r\n\r\n")
+    sse.write_all(b"GET /api/v1/events HTTP/1.1\r\nHost: localhost\r\n\r\n")
         .unwrap();
     sse.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     let (tx, rx) = std::sync::mpsc::channel();

@@ -38,7 +38,7 @@ fn a_report_is_imported_owned_and_mailed_through_a_real_smtp_server() {
     let agent = Agent::builder("incidents-api");
     let smtp = SmtpSink::start(agent.dir());
     let Agent { server, port, dir } = agent.start(&format!(
-        "[http]\nread_public = true\ntokens = [{{ name = \"irt\", token = \"{TOKEN}\" }}]\n\
+        "[http]\nread_public = true\ntokens = [{{ name = \"irt\", token = \"{TOKEN}\", may = [\"incidents\"] }}]\n\
          [smtp]\nserver = \"{}\"\nfrom = \"BG-IRT <bg-irt@sonde.example>\"\n",
         smtp.server()
     ));
@@ -321,7 +321,7 @@ fn a_report_is_imported_owned_and_mailed_through_a_real_smtp_server() {
 #[test]
 fn constituencies_are_changed_and_removed_over_the_api() {
     let agent = Agent::builder("incidents-edit").start(&format!(
-        "[http]\nread_public = true\ntokens = [{{ name = \"irt\", token = \"{TOKEN}\" }}]\n"
+        "[http]\nread_public = true\ntokens = [{{ name = \"irt\", token = \"{TOKEN}\", may = [\"incidents\"] }}]\n"
     ));
     let port = agent.port;
     let delete = |path: &str, token: &str| send(port, "DELETE", path, token, "text/plain", "").0;

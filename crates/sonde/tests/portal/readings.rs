@@ -24,13 +24,17 @@ fn at(hh_mm: &str) -> String {
 /// An agent with a token that may post readings only, subscribed to the
 /// topics under `prefix`.
 fn agent(test: &str, prefix: &str) -> (common::TempDir, ServerProc, u16) {
-    let Agent { server, port, dir } = Agent::builder(&format!("readings-{test}")).start(&format!(
-        "[http]\ntokens = [{{ name = \"probe\", token = \"{TOKEN}\", may = [\"readings\"] }}, \
+    // -vv: after the first, refused messages are logged at debug (one
+    // warning per 10 s says how many), and the test reads every reason.
+    let Agent { server, port, dir } = Agent::builder(&format!("readings-{test}"))
+        .args(["-vv"])
+        .start(&format!(
+            "[http]\ntokens = [{{ name = \"probe\", token = \"{TOKEN}\", may = [\"readings\"] }}, \
          {{ name = \"ops\", token = \"{OTHER}\", may = [\"campaigns\"] }}]\n\
          [readings]\nmqtt = \"127.0.0.1:1883\"\ntopic = \"{prefix}/#\"\n\
          client_id = \"sonde-test-{}-{test}\"\n",
-        std::process::id()
-    ));
+            std::process::id()
+        ));
     assert!(server.wait_for_log("mqtt: subscribed"), "{}", server.log());
     (dir, server, port)
 }

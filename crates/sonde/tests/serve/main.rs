@@ -16,6 +16,7 @@ mod auth_abuse;
 mod auth_classes;
 mod auth_handshake;
 mod gate_attack;
+mod http_attack;
 mod mesh_forward;
 mod mesh_plans;
 mod reflector;

@@ -99,13 +99,13 @@ fn every_result_reaches_both_destinations_once_through_an_outage_and_a_kill() {
     let (cert, key) = certificate(&d);
     let (central_schema, mut admin) = schema("central");
     let (direct_schema, _) = schema("direct");
-    let central_archive = format!("{PG}?schema={central_schema}");
+    let central_archive = format!("{PG}?sslmode=disable&schema={central_schema}");
     let central_config = d.join("central.toml");
     std::fs::write(
         &central_config,
         format!(
             "[http]\ntls_cert = \"{}\"\ntls_key = \"{}\"\ninterface_interval = \"0s\"\n\
-             tokens = [{{ name = \"agent-a\", token = \"{AGENT_TOKEN}\" }}]\n",
+             tokens = [{{ name = \"agent-a\", token = \"{AGENT_TOKEN}\", may = [\"ingest\", \"mesh\"] }}]\n",
             cert.display(),
             key.display()
         ),
@@ -120,7 +120,7 @@ fn every_result_reaches_both_destinations_once_through_an_outage_and_a_kill() {
         format!(
             "[[forward]]\nname = \"central\"\nto = \"https://[::1]:{port}\"\ntoken_file = \"{}\"\n\
              ca_file = \"{}\"\nretry_max = \"2s\"\n\
-             [[forward]]\nname = \"direct\"\nto = \"{PG}?schema={direct_schema}\"\nretry_max = \"2s\"\n",
+             [[forward]]\nname = \"direct\"\nto = \"{PG}?sslmode=disable&schema={direct_schema}\"\nretry_max = \"2s\"\n",
             token_file.display(),
             cert.display()
         ),
@@ -228,7 +228,7 @@ fn the_central_agent_refuses_what_it_cannot_keep_by_name() {
         &config,
         format!(
             "[http]\ninterface_interval = \"0s\"\nmax_ingest_bytes = 20000\n\
-             tokens = [{{ name = \"agent-a\", token = \"{AGENT_TOKEN}\" }}]\n"
+             tokens = [{{ name = \"agent-a\", token = \"{AGENT_TOKEN}\", may = [\"ingest\", \"mesh\"] }}]\n"
         ),
     )
     .unwrap();
@@ -237,7 +237,7 @@ fn the_central_agent_refuses_what_it_cannot_keep_by_name() {
         "--http",
         "[::1]:0",
         "--archive",
-        &format!("{PG}?schema={schema}"),
+        &format!("{PG}?sslmode=disable&schema={schema}"),
         "--config",
         config.to_str().unwrap(),
     ]);
