@@ -412,8 +412,13 @@ pub fn render_readings(stats: &crate::readings_ingest::IngestStats, out: &mut St
         ),
         (
             "sonde_readings_mqtt_malformed",
-            "MQTT messages refused as readings (each logged with its reason).",
+            "MQTT messages refused as readings (the first logged with its reason, then one warning per 10 s).",
             sub.malformed.load(Relaxed),
+        ),
+        (
+            "sonde_readings_mqtt_connect_errors",
+            "Failed connections to the MQTT broker (refused login, TLS, network).",
+            sub.connect_errors.load(Relaxed),
         ),
         (
             "sonde_readings_mqtt_connections",

@@ -63,11 +63,15 @@ fn run_line(r: &sonde_archive::RunRow) -> Value {
     })
 }
 
+/// A campaign with its plan and recent runs. A reader without a token
+/// sees the plan with its stored requests' secrets hidden.
 async fn one(
     State(state): State<Shared>,
+    caller: Option<axum::Extension<crate::auth::Caller>>,
     Path(name): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let n = name.clone();
+    let token = caller.is_some();
     let found = with_store(&state, move |s| {
         let Some(status) = campaign_status(s, &n, RECENT).map_err(campaign_err)? else {
             return Ok(None);
@@ -78,6 +82,11 @@ async fn one(
             .find(|c| c.name == n)
             .map(|c| c.plan)
             .unwrap_or_default();
+        let plan = if token {
+            plan
+        } else {
+            super::redact::plan_text(&plan).unwrap_or_default()
+        };
         let runs: Vec<Value> = s.runs(&n, 50)?.iter().map(run_line).collect();
         Ok(Some(
             json!({ "status": status, "plan": plan, "runs": runs }),

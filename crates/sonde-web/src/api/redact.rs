@@ -46,6 +46,17 @@ pub fn redact(v: &mut Value) {
     }
 }
 
+/// A campaign plan's TOML text as a reader without a token sees it: its
+/// steps' URL userinfo and header values hidden (and its comments gone,
+/// since it is written again); `None` if it does not read as TOML.
+pub fn plan_text(text: &str) -> Option<String> {
+    let table: toml::Table = toml::from_str(text).ok()?;
+    let mut v = serde_json::to_value(&table).ok()?;
+    redact(&mut v);
+    let table: toml::Table = serde_json::from_value(v).ok()?;
+    toml::to_string(&table).ok()
+}
+
 /// Whether the request came with a token (and sees results whole).
 pub fn has_token(caller: Option<&Extension<Caller>>) -> bool {
     caller.is_some()
@@ -95,5 +106,19 @@ mod tests {
             plain["url"], "http://h/p@q",
             "an @ in the path is no userinfo"
         );
+    }
+
+    #[test]
+    fn a_plans_stored_requests_are_hidden_and_its_steps_kept() {
+        let plan = "# ops' plan\nname = \"web\"\n[[step]]\nname = \"get\"\ntest = \"http\"\n\
+                    url = \"https://ops:pw@www.example.net/\"\nheaders = [\"Cookie: s=1\"]\n";
+        let shown = plan_text(plan).unwrap();
+        assert!(!shown.contains("pw@") && !shown.contains("s=1"), "{shown}");
+        assert!(shown.contains("https://***@www.example.net/"), "{shown}");
+        assert!(
+            shown.contains("Cookie: ***") && shown.contains("name = \"get\""),
+            "{shown}"
+        );
+        assert_eq!(plan_text("not = [toml"), None);
     }
 }
