@@ -636,23 +636,34 @@ fn an_export_of_100000_results_streams_in_bounded_memory() {
         .output()
         .unwrap();
     assert!(out.status.success());
-    let template: sonde_model::TestResult = serde_json::from_slice(&out.stdout).unwrap();
-    {
-        let mut store = sonde_archive::Store::open(db.to_str().unwrap()).unwrap();
-        let mut batch = Vec::with_capacity(10_000);
-        for i in 0..N {
-            let mut r = template.clone();
-            r.id = format!("00000000-0000-4000-8000-{i:012}").parse().unwrap();
-            r.start.0 += Duration::from_millis(i as u64);
-            batch.push((r, sonde_archive::Placement::default()));
-            if batch.len() == 10_000 {
-                store.put_results(&batch).unwrap();
-                batch.clear();
-            }
-        }
-    }
+    let mut template: sonde_model::TestResult = serde_json::from_slice(&out.stdout).unwrap();
+    template.id = "00000000-0000-4000-8000-000000000000".parse().unwrap();
+    // One kept as the agent keeps results (the schema, its columns and its
+    // document), then copied in SQL with ids and starts of their own.
+    sonde_archive::Store::open(db.to_str().unwrap())
+        .unwrap()
+        .put_result(&template, &sonde_archive::Placement::default())
+        .unwrap();
+    let sql = rusqlite::Connection::open(&db).unwrap();
+    let copied = sql
+        .execute(
+            &format!(
+                "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {}) \
+                 INSERT INTO results (id, test, source, target, family, direction, start_ns, \
+                 duration_s, interrupted, campaign, run_id, method_id, throughput_bps, loss_pct, \
+                 pdr_pct, jitter_ms, rtt_p50_ms, doc) SELECT printf('00000000-0000-4000-8000-%012d', \
+                 i), test, source, target, family, direction, start_ns + i * 1000000, duration_s, \
+                 interrupted, campaign, run_id, method_id, throughput_bps, loss_pct, pdr_pct, \
+                 jitter_ms, rtt_p50_ms, doc FROM results, n",
+                N - 1
+            ),
+            [],
+        )
+        .unwrap();
+    assert_eq!(copied, N - 1);
+    drop(sql);
     let a = b.start(&format!(
-        "[http]\ninterface_interval = \"0s\"\nmax_export = {N}\n\
+        "[http]\ninterface_interval = \"0s\"\nmax_export = {N}\nidle_timeout = \"5s\"\n\
          tokens = [{{ name = \"ops\", token = \"{TOKEN}\" }}]\n"
     ));
     let pid = a.server.pid();
@@ -743,4 +754,32 @@ fn an_export_of_100000_results_streams_in_bounded_memory() {
         assert!(pages < 5, "the pages never end");
     }
     assert_eq!((pages, rows.len()), (3, N));
+
+    // A client that asks for the whole export and stops reading: no byte
+    // moves once the socket buffers are full, and the agent closes the
+    // connection after idle_timeout (5 s), the export's chunk with it.
+    let mut stalled = TcpStream::connect(("::1", a.port)).unwrap();
+    stalled
+        .write_all(
+            format!(
+                "GET /api/v1/export?format=ndjson&limit={N} HTTP/1.1\r\nHost: localhost\r\n\
+                 Authorization: Bearer {TOKEN}\r\n\r\n"
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+    let idle_closed = || {
+        let (_, text) = get(a.port, "/metrics");
+        parse_metrics(&text)["sonde_http_connections_closed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s[1]["why"] == "idle")
+            .map_or(0.0, |s| s[2].as_f64().unwrap())
+    };
+    assert!(
+        wait_for(40, || idle_closed() >= 1.0),
+        "a stalled reader's connection was never closed"
+    );
+    drop(stalled);
 }
