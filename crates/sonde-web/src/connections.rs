@@ -2,8 +2,11 @@
 //! configured `http.max_connections`, capped by the process's descriptor
 //! limit less a reserve that keeps the control port and the archive
 //! working) and from one source (an IPv4 address, an IPv6 /64 by
-//! default). A connection over either cap is closed as soon as it is
-//! accepted, before a byte is read from it.
+//! default). The last quarter of the places is kept for sources that
+//! hold fewer than [`FEW`] connections, so that a few sources each under
+//! their own cap cannot fill every place and hold everyone else out. A
+//! connection over a cap is closed as soon as it is accepted, before a
+//! byte is read from it.
 
 use ipnet::IpNet;
 use std::collections::HashMap;
@@ -15,6 +18,10 @@ use std::sync::{Arc, Mutex};
 /// control port's listener and its tests' sockets, the archive's
 /// connections, log and audit files.
 pub const DESCRIPTOR_RESERVE: usize = 64;
+
+/// Past three quarters of the total, a source holding this many
+/// connections already gets no more.
+pub const FEW: usize = 2;
 
 /// The process's soft limit on open descriptors, from
 /// `/proc/self/limits` (read there rather than through `getrlimit`, which
@@ -44,6 +51,9 @@ pub fn total_cap(configured: usize, limit: Option<usize>) -> usize {
 pub enum Over {
     Total,
     PerSource,
+    /// Past three quarters of the total, from a source that holds
+    /// [`FEW`] or more already.
+    Crowded,
 }
 
 impl Over {
@@ -51,6 +61,7 @@ impl Over {
         match self {
             Over::Total => "total",
             Over::PerSource => "per_source",
+            Over::Crowded => "crowded",
         }
     }
 }
@@ -65,6 +76,7 @@ pub struct Connections {
     open: Mutex<(usize, HashMap<IpNet, usize>)>,
     refused_total: AtomicU64,
     refused_per_source: AtomicU64,
+    refused_crowded: AtomicU64,
     accepted: AtomicU64,
 }
 
@@ -98,6 +110,7 @@ impl Connections {
             open: Mutex::new((0, HashMap::new())),
             refused_total: AtomicU64::new(0),
             refused_per_source: AtomicU64::new(0),
+            refused_crowded: AtomicU64::new(0),
             accepted: AtomicU64::new(0),
         })
     }
@@ -128,10 +141,15 @@ impl Connections {
             self.refused_total.fetch_add(1, Ordering::Relaxed);
             return Err(Over::Total);
         }
+        let total = open.0;
         let n = open.1.entry(source).or_insert(0);
         if *n >= self.per_source {
             self.refused_per_source.fetch_add(1, Ordering::Relaxed);
             return Err(Over::PerSource);
+        }
+        if total >= self.total_cap - self.total_cap / 4 && *n >= FEW {
+            self.refused_crowded.fetch_add(1, Ordering::Relaxed);
+            return Err(Over::Crowded);
         }
         *n += 1;
         open.0 += 1;
@@ -154,14 +172,15 @@ impl Connections {
         self.accepted.load(Ordering::Relaxed)
     }
 
-    /// Connections closed at once, over the total and the per-source cap.
-    pub fn refused(&self) -> [(Over, u64); 2] {
+    /// Connections closed at once, by the cap they were over.
+    pub fn refused(&self) -> [(Over, u64); 3] {
         [
             (Over::Total, self.refused_total.load(Ordering::Relaxed)),
             (
                 Over::PerSource,
                 self.refused_per_source.load(Ordering::Relaxed),
             ),
+            (Over::Crowded, self.refused_crowded.load(Ordering::Relaxed)),
         ]
     }
 }
@@ -183,6 +202,31 @@ mod tests {
         let _s3 = c.admit(a).expect("a slot given back is free again");
         assert_eq!(c.open(), 3);
         assert_eq!(c.refused()[1].1, 1);
+    }
+
+    #[test]
+    fn a_few_sources_under_their_caps_cannot_take_the_last_quarter() {
+        // 8 places, 4 per source: two sources fill 6 (three quarters),
+        // then only a source holding fewer than 2 gets in.
+        let c = Connections::new(8, 4, 32, 64);
+        let a = IpAddr::from([203, 0, 113, 1]);
+        let b = IpAddr::from([203, 0, 113, 2]);
+        let mut held = Vec::new();
+        for _ in 0..3 {
+            held.push(c.admit(a).unwrap());
+            held.push(c.admit(b).unwrap());
+        }
+        assert_eq!(c.admit(a).unwrap_err(), Over::Crowded);
+        assert_eq!(c.admit(b).unwrap_err(), Over::Crowded);
+        let valid = IpAddr::from([198, 51, 100, 7]);
+        held.push(c.admit(valid).expect("a new source gets in"));
+        held.push(c.admit(valid).expect("and a second of its own"));
+        assert_eq!(
+            c.admit(valid).unwrap_err(),
+            Over::Total,
+            "every place taken"
+        );
+        assert_eq!(c.refused()[2].1, 2);
     }
 
     #[test]

@@ -22,7 +22,37 @@ pub fn http(port: u16, request: &str) -> (u16, String) {
         .nth(1)
         .and_then(|c| c.parse().ok())
         .unwrap_or(0);
-    (status, body.to_string())
+    let chunked = head
+        .lines()
+        .any(|l| l.eq_ignore_ascii_case("transfer-encoding: chunked"));
+    let body = if chunked {
+        dechunk(body)
+    } else {
+        body.to_string()
+    };
+    (status, body)
+}
+
+/// A chunked body (a streamed answer: the export) as its bytes, read by
+/// the framing RFC 9112 §7.1 gives: a hexadecimal size line, that many
+/// bytes, CRLF; a size of 0 ends it. A frame that does not read ends it
+/// too (the test then sees a short body).
+fn dechunk(body: &str) -> String {
+    let mut rest = body.as_bytes();
+    let mut out = Vec::new();
+    while let Some(eol) = rest.windows(2).position(|w| w == b"\r\n") {
+        let size = String::from_utf8_lossy(&rest[..eol]);
+        let Ok(n) = usize::from_str_radix(size.split(';').next().unwrap_or("").trim(), 16) else {
+            break;
+        };
+        let after = &rest[eol + 2..];
+        if n == 0 || after.len() < n {
+            break;
+        }
+        out.extend_from_slice(&after[..n]);
+        rest = after[n..].strip_prefix(b"\r\n").unwrap_or(&after[n..]);
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 pub fn get(port: u16, path: &str) -> (u16, String) {

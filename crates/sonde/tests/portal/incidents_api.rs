@@ -5,7 +5,7 @@
 //! and the state and status the template sets.
 
 use crate::common;
-use common::http::{get, json, send, Agent};
+use common::http::{get, get_as, json, send, Agent};
 use common::smtp::SmtpSink;
 use serde_json::Value;
 
@@ -27,8 +27,10 @@ fn add_constituency(port: u16, body: &str) {
     assert_eq!(status, 201, "{answer}");
 }
 
+/// A read with the token: constituencies, incidents and templates are
+/// personal data, refused without one even where reading is public.
 fn read(port: u16, path: &str) -> Value {
-    let (status, text) = get(port, path);
+    let (status, text) = get_as(port, path, TOKEN);
     assert_eq!(status, 200, "{path}: {text}");
     json(&text)
 }
@@ -302,10 +304,12 @@ fn a_report_is_imported_owned_and_mailed_through_a_real_smtp_server() {
     assert_eq!(ids("?status=closed"), [id]);
     assert_eq!(ids("?status=open&owner=litnet"), [second]);
     assert_eq!(ids("?owner=eenet"), [id]);
-    let (status, _) = get(port, "/api/v1/incidents?status=maybe");
+    let (status, _) = get_as(port, "/api/v1/incidents?status=maybe", TOKEN);
     assert_eq!(status, 400);
-    let (status, _) = get(port, "/api/v1/incidents/abc");
+    let (status, _) = get_as(port, "/api/v1/incidents/abc", TOKEN);
     assert_eq!(status, 400);
+    // Without the token, incidents are not read at all.
+    assert_eq!(get(port, "/api/v1/incidents").0, 401);
     // No contact of the role asked: nothing sent, and said so.
     let (status, body) = post(
         port,

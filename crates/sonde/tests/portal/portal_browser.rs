@@ -102,7 +102,7 @@ fn plan(port: u16) -> String {
 /// every machine has and the plan's traffic crosses. An alert on the
 /// ping's RTT (above 2 ps) is raised by its first result.
 const CONFIG: &str = "[http]\nread_public = true\ninterface_interval = 1\ninterfaces = [\"lo\"]\n\
-    tokens = [{ name = \"portal-test\", token = \"portal-test-token-0123456789\", may = [\"run_now\", \"campaigns\", \"incidents\"] }]\n\
+    tokens = [{ name = \"portal-test\", token = \"portal-test-token-0123456789\", may = [\"run_now\", \"campaigns\", \"incidents\", \"readings\"] }]\n\
     [http.thresholds]\nthroughput_bps = { warn = 5e6, crit = 1e5 }\n\
     rtt_ms = { warn = 0.000000001, crit = 0.000000002 }\n\
     [[alert]]\nname = \"slow-ping\"\nmetric = \"rtt_ms\"\ntest = \"ping\"\nabove = 0.000000002\n\

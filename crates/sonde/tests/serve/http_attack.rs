@@ -783,3 +783,76 @@ fn an_export_of_100000_results_streams_in_bounded_memory() {
     );
     drop(stalled);
 }
+
+#[test]
+fn a_token_kept_as_its_hash_opens_the_api_and_the_file_never_holds_it() {
+    let out = sonde()
+        .args(["token", "new", "--name", "ops"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let token = text
+        .lines()
+        .find_map(|l| l.strip_prefix("token: "))
+        .unwrap()
+        .to_string();
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix("config: "))
+        .unwrap()
+        .to_string();
+    assert!(
+        line.contains("$argon2id$") && !line.contains(&token),
+        "{line}"
+    );
+    let b = Agent::builder("http-attack-hashed");
+    let config = format!("[http]\ninterface_interval = \"0s\"\nread_public = false\n{line}\n");
+    let a = b.start(&config);
+    let on_disk = std::fs::read_to_string(a.dir.join("agent.toml")).unwrap();
+    assert!(!on_disk.contains(&token));
+    assert_eq!(get_as(a.port, "/api/v1/results", &token).0, 200);
+    assert_eq!(
+        get_as(a.port, "/api/v1/results", &format!("{token}x")).0,
+        403
+    );
+    assert_eq!(get(a.port, "/api/v1/results").0, 401);
+    // `may = []`: it reads, and writes nothing.
+    let (status, _) = send(
+        a.port,
+        "POST",
+        "/api/v1/tests",
+        &token,
+        "application/json",
+        r#"{"test": "ping", "host": "::1", "count": 1}"#,
+    );
+    assert_eq!(status, 403);
+
+    // sonde token hash reads the token from standard input.
+    let mut child = sonde()
+        .args(["token", "hash"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(format!("{token}\n").as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("$argon2id$v=19$"));
+    let short = sonde()
+        .args(["token", "hash"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        short.status.code(),
+        Some(2),
+        "an empty token is a usage error"
+    );
+    assert!(String::from_utf8_lossy(&short.stderr).contains("16 characters"));
+}
