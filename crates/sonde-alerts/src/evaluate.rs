@@ -92,8 +92,14 @@ impl Evaluator {
         let mut notices = Vec::new();
         let now = now_ns();
         // A result forwarded by an agent that is not its path's owner
-        // (its `from`) neither raises nor clears an alert on that path.
-        for row in rows.iter().filter(|r| r.from_owner()) {
+        // (its `from`, when that names an agent of the mesh) neither
+        // raises nor clears an alert on that path.
+        let agents: std::collections::BTreeSet<String> = store
+            .mesh_agents()?
+            .into_iter()
+            .map(|a| a.info.name)
+            .collect();
+        for row in rows.iter().filter(|r| r.from_owner(&agents)) {
             let path = path_of(row);
             for rule in self.rules.iter().filter(|r| r.select.selects(&path)) {
                 let key = (rule.name.clone(), path.key());

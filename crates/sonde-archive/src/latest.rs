@@ -38,18 +38,16 @@ pub struct ResultRow {
 
 impl ResultRow {
     /// Whether the result comes from its path's owner: kept here by this
-    /// agent, or forwarded by the agent its `from` names. Only such
-    /// results raise or clear alerts.
-    pub fn from_owner(&self) -> bool {
+    /// agent, or forwarded by the agent its `from` names when that is one
+    /// of `agents` (a campaign's own endpoint names are not agents). Only
+    /// such results raise or clear alerts.
+    pub fn from_owner(&self, agents: &std::collections::BTreeSet<String>) -> bool {
         match (&self.agent, &self.from) {
-            (Some(agent), Some(from)) => agent == from,
+            (Some(agent), Some(from)) => agent == from || !agents.contains(from),
             _ => true,
         }
     }
 
-    /// What makes two results the same path: test, ends, family,
-    /// direction, and the campaign step (a step may differ from another
-    /// toward the same host by its DSCP or size).
     pub fn path(&self) -> (String, String, String, String, String, String) {
         (
             self.test.clone(),

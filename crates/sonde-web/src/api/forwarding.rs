@@ -54,14 +54,20 @@ fn unkeepable(items: &[Item]) -> Option<(usize, String)> {
         })
 }
 
-/// The first item of a batch whose `from` label names another agent than
+/// The first item of a batch whose `from` label names another agent (one
+/// of `agents`: a token's name, or a registered agent of the mesh) than
 /// the one whose token sent it: an agent speaks for the paths it measures
-/// from, never for another's (`to`, the far end, may be anyone).
-fn claimed_for_another(items: &[Item], agent: &str) -> Option<(usize, String)> {
+/// from, never for another's. (`to`, the far end, may be anyone; a
+/// campaign's own endpoint names are not agents.)
+fn claimed_for_another(
+    items: &[Item],
+    agent: &str,
+    agents: &std::collections::BTreeSet<String>,
+) -> Option<(usize, String)> {
     items.iter().enumerate().find_map(|(index, item)| {
         let (Item::Result { placement, .. } | Item::Method { placement, .. }) = item;
         match placement.labels.get("from") {
-            Some(from) if from != agent => Some((
+            Some(from) if from != agent && agents.contains(from) => Some((
                 index,
                 format!("item {index} is labelled from {from:?}: the token of {agent} sends {agent}'s own results only"),
             )),
@@ -123,7 +129,15 @@ async fn ingest(
     }
     let agent = caller.map(|Extension(Caller(name))| name);
     if let Some(agent) = &agent {
-        if let Some((index, why)) = claimed_for_another(&request.items, agent) {
+        let mut agents: std::collections::BTreeSet<String> =
+            state.http.tokens.iter().map(|t| t.name.clone()).collect();
+        agents.extend(
+            with_store(&state, |s| s.mesh_agents())
+                .await?
+                .into_iter()
+                .map(|a| a.info.name),
+        );
+        if let Some((index, why)) = claimed_for_another(&request.items, agent, &agents) {
             tracing::warn!(%agent, "ingest: {why}");
             let answer = json!({ "error": why, "item": index });
             return Ok((StatusCode::UNPROCESSABLE_ENTITY, Json(answer)).into_response());

@@ -195,11 +195,14 @@ impl Mesh {
     }
 
     /// A GET of the central agent's API, from node a.
+    /// A read of the central agent's API from node a, with a's token
+    /// (the mesh agents' addresses are not read without one).
     fn api(&self, path: &str) -> serde_json::Value {
         let out = sonde()
             .args([
-                "lab", "exec", "--lab", LAB, "a", "--", "curl", "-s", "-m", "5",
+                "lab", "exec", "--lab", LAB, "a", "--", "curl", "-s", "-m", "5", "-H",
             ])
+            .arg(format!("Authorization: Bearer {}", token("a")))
             .arg(format!("http://[{HUB}]:{PORT}{path}"))
             .output()
             .unwrap();

@@ -73,8 +73,10 @@ fn drive(script: &str, args: &[&str]) -> Value {
         .unwrap_or_else(|e| panic!("{script} printed no JSON ({e}): {stdout}"))
 }
 
+/// A read of the API with the portal's token (incidents are read with
+/// one).
 fn api(port: u16, path: &str) -> Value {
-    let (status, body) = get(port, path);
+    let (status, body) = get_as(port, path, TOKEN);
     assert_eq!(status, 200, "{path}: {body}");
     json(&body)
 }
@@ -266,7 +268,17 @@ fn every_page_shows_the_archive_and_the_live_page_follows_a_running_test() {
             "loop",
             iface,
             &format!("series=portal-probe/temp&date={today}"),
+            TOKEN,
         ],
+    );
+    let anonymous = &pages["incidentsAnonymous"];
+    assert!(
+        anonymous["notice"].as_str().unwrap_or("").contains("token"),
+        "incidents without a token: {anonymous}"
+    );
+    assert!(
+        anonymous["console"].to_string().contains("401"),
+        "{anonymous}"
     );
     no_problems(&pages);
 

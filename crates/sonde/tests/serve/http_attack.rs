@@ -236,6 +236,7 @@ fn agent_with(test: &str, http: &str) -> Agent {
         "[http]\ninterface_interval = \"0s\"\n{http}\n\
          tokens = [{{ name = \"ops\", token = \"{TOKEN}\", may = [\"run_now\", \"campaigns\", \"incidents\"] }},\n\
          {{ name = \"agent-a\", token = \"agent-a-token-0123456789\", may = [\"ingest\", \"mesh\"] }},\n\
+         {{ name = \"agent-b\", token = \"agent-b-token-0123456789\", may = [\"ingest\", \"mesh\"] }},\n\
          {{ name = \"reader\", token = \"reader-token-0123456789\" }}]\n"
     ))
 }
@@ -461,6 +462,20 @@ fn an_agent_cannot_pass_its_results_off_as_anothers() {
     assert_eq!(json(&kept).as_array().unwrap().len(), 1);
     let (_, kept) = get_as(a.port, "/api/v1/results?label=agent=agent-b", TOKEN);
     assert_eq!(json(&kept).as_array().unwrap().len(), 0);
+
+    // A campaign's own endpoint names are no agent's: kept, as the
+    // token's agent's.
+    let (status, body) = send(
+        a.port,
+        "POST",
+        "/api/v1/ingest",
+        "agent-a-token-0123456789",
+        "application/json",
+        &result("A", "B"),
+    );
+    assert_eq!(status, 200, "{body}");
+    let (_, kept) = get_as(a.port, "/api/v1/results?label=agent=agent-a", TOKEN);
+    assert_eq!(json(&kept).as_array().unwrap().len(), 2);
 }
 
 fn uuid_like(from: &str, to: &str) -> String {

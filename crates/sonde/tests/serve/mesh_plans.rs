@@ -117,7 +117,7 @@ fn grid(port: u16) -> Vec<(String, String, String)> {
 }
 
 fn agent_status(port: u16, name: &str) -> String {
-    let (_, body) = get(port, "/api/v1/mesh/agents");
+    let (_, body) = get_as(port, "/api/v1/mesh/agents", &token("a"));
     json(&body)["agents"]
         .as_array()
         .unwrap()
@@ -170,7 +170,8 @@ fn agents_take_their_share_fill_the_grid_and_a_dead_one_turns_unknown() {
         grid(port),
         hub.log()
     );
-    let (_, body) = get(port, "/api/v1/mesh/agents");
+    // The agents' addresses are read with a token.
+    let (_, body) = get_as(port, "/api/v1/mesh/agents", &token("a"));
     let listed = json(&body);
     assert_eq!(listed["agents"].as_array().unwrap().len(), 3, "{listed}");
     assert_eq!(listed["agents"][0]["location"], "rack a");
@@ -184,7 +185,7 @@ fn agents_take_their_share_fill_the_grid_and_a_dead_one_turns_unknown() {
     assert!(
         wait_for(30, || agent_status(port, "a") == "unknown"),
         "a still up: {}",
-        get(port, "/api/v1/mesh/agents").1
+        get_as(port, "/api/v1/mesh/agents", &token("a")).1
     );
     let g = grid(port);
     let from_a: Vec<&String> = g.iter().filter(|c| c.0 == "a").map(|c| &c.2).collect();
