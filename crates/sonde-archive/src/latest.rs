@@ -150,3 +150,49 @@ impl Store {
             .collect())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(agent: Option<&str>, from: Option<&str>) -> ResultRow {
+        ResultRow {
+            id: "x".into(),
+            test: "ping".into(),
+            source: "h".into(),
+            target: "t".into(),
+            family: "v6".into(),
+            direction: String::new(),
+            campaign: None,
+            step: None,
+            from: from.map(str::to_string),
+            to: None,
+            start_ns: 0,
+            throughput_bps: None,
+            loss_pct: None,
+            pdr_pct: None,
+            jitter_ms: None,
+            rtt_ms: None,
+            agent: agent.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn only_a_paths_owner_speaks_for_it() {
+        let agents: BTreeSet<String> = ["a", "b"].iter().map(|s| s.to_string()).collect();
+        assert!(row(Some("a"), Some("a")).from_owner(&agents));
+        assert!(
+            !row(Some("a"), Some("b")).from_owner(&agents),
+            "a's result claiming b's path"
+        );
+        assert!(
+            row(Some("a"), Some("A")).from_owner(&agents),
+            "a campaign endpoint, no agent"
+        );
+        assert!(
+            row(None, Some("b")).from_owner(&agents),
+            "kept here, not forwarded"
+        );
+        assert!(row(Some("a"), None).from_owner(&agents));
+    }
+}
