@@ -871,3 +871,63 @@ fn a_token_kept_as_its_hash_opens_the_api_and_the_file_never_holds_it() {
     );
     assert!(String::from_utf8_lossy(&short.stderr).contains("16 characters"));
 }
+
+#[test]
+fn ingests_at_once_are_capped_before_their_bodies_are_read() {
+    let a = agent_with("ingest", "max_ingest_requests = 2");
+    let agent_token = "agent-a-token-0123456789";
+    // Two ingests that promise a megabyte and send ten bytes of it: each
+    // holds an ingest place while the agent waits for the rest.
+    let held: Vec<TcpStream> = (0..2)
+        .map(|_| {
+            let mut s = TcpStream::connect(("::1", a.port)).unwrap();
+            s.write_all(
+                format!(
+                    "POST /api/v1/ingest HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \
+                     {agent_token}\r\nContent-Type: application/json\r\nContent-Length: 1048576\r\n\r\n\
+                     {{\"items\":"
+                )
+                .as_bytes(),
+            )
+            .unwrap();
+            s
+        })
+        .collect();
+    let empty = r#"{"items": []}"#;
+    let ingest = || {
+        send(
+            a.port,
+            "POST",
+            "/api/v1/ingest",
+            agent_token,
+            "application/json",
+            empty,
+        )
+    };
+    let mut busy = None;
+    for _ in 0..50 {
+        let (status, body) = ingest();
+        if status == 429 {
+            busy = Some(body);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let body = busy.expect("a third ingest while two are held was not refused");
+    assert!(body.contains("max_ingest_requests"), "{body}");
+    drop(held);
+    assert!(
+        wait_for(10, || ingest().0 == 200),
+        "the places of the ingests that went away never came back"
+    );
+    let (_, text) = get(a.port, "/metrics");
+    let m = parse_metrics(&text);
+    let busy = m["sonde_http_requests_refused"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s[1]["why"] == "ingest_busy")
+        .map(|s| s[2].as_f64().unwrap())
+        .unwrap();
+    assert!(busy >= 1.0);
+}
