@@ -13,6 +13,7 @@
 
 pub mod aggregate;
 pub mod mqtt;
+mod mqtt_tls;
 pub mod reading;
 
 pub use aggregate::{Interval, Sample, Summary, BUCKET_NS, DAY_NS};

@@ -23,15 +23,11 @@
 //! with the broker and the reason, counted in
 //! [`SubscriberStats::connect_errors`], and retried with the back-off.
 
+use crate::mqtt_tls::describe;
+pub use crate::mqtt_tls::{tls_client_config, Credentials, Password, TlsOptions};
 use crate::reading::{Reading, ReadingError, ReadingInput};
-use rumqttc::tokio_rustls::rustls;
-use rumqttc::{
-    Client, ConnectReturnCode, ConnectionError, Event, MqttOptions, Packet, QoS, TlsConfiguration,
-    Transport,
-};
+use rumqttc::{Client, Event, MqttOptions, Packet, QoS, TlsConfiguration, Transport};
 use sonde_model::clock::now_ns;
-use std::fmt;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -75,43 +71,6 @@ pub fn reading_from_message(
         }
     }
     input.validate(now_ns)
-}
-
-/// A password: never shown by `Debug`, nor logged.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Password(String);
-
-impl Password {
-    pub fn new(password: impl Into<String>) -> Self {
-        Self(password.into())
-    }
-
-    /// The password itself, for the broker's CONNECT only.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Password {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Password(<redacted>)")
-    }
-}
-
-/// The user name (and password) the subscriber logs in to the broker
-/// with.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Credentials {
-    pub user: String,
-    pub password: Option<Password>,
-}
-
-/// TLS to the broker.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TlsOptions {
-    /// A PEM file of the CA certificate(s) the broker's certificate must
-    /// chain to; `None`: the system's roots.
-    pub ca: Option<PathBuf>,
 }
 
 /// Where and what the subscriber subscribes to.
@@ -182,80 +141,6 @@ const BACKOFF_START: Duration = Duration::from_millis(100);
 const BACKOFF_MAX: Duration = Duration::from_secs(10);
 /// At most one WARN about refused messages per this window.
 const REFUSED_WARN_WINDOW: Duration = Duration::from_secs(10);
-
-/// The rustls client configuration for `tls`: ring, TLS 1.2 and 1.3, the
-/// broker's certificate checked against `tls.ca` or the system's roots.
-/// The error says what is wrong with the CA file.
-pub fn tls_client_config(tls: &TlsOptions) -> Result<Arc<rustls::ClientConfig>, String> {
-    use rustls::pki_types::pem::PemObject;
-    use rustls::pki_types::CertificateDer;
-    let mut roots = rustls::RootCertStore::empty();
-    match &tls.ca {
-        Some(path) => {
-            let pem = std::fs::read(path)
-                .map_err(|e| format!("CA file {}: cannot read it: {e}", path.display()))?;
-            for (i, cert) in CertificateDer::pem_slice_iter(&pem).enumerate() {
-                let cert = cert.map_err(|e| {
-                    format!("CA file {}: certificate {}: {e}", path.display(), i + 1)
-                })?;
-                roots.add(cert).map_err(|e| {
-                    format!(
-                        "CA file {}: certificate {} refused: {e}",
-                        path.display(),
-                        i + 1
-                    )
-                })?;
-            }
-            if roots.is_empty() {
-                return Err(format!(
-                    "CA file {}: no PEM certificate in it",
-                    path.display()
-                ));
-            }
-        }
-        None => {
-            let found = rustls_native_certs::load_native_certs();
-            let (added, _) = roots.add_parsable_certificates(found.certs);
-            if added == 0 {
-                let why = found
-                    .errors
-                    .first()
-                    .map(|e| format!(" ({e})"))
-                    .unwrap_or_default();
-                return Err(format!("no CA certificate among the system's roots{why}"));
-            }
-        }
-    }
-    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .map_err(|e| format!("TLS versions: {e}"))?
-    .with_root_certificates(roots)
-    .with_no_client_auth();
-    Ok(Arc::new(config))
-}
-
-/// What a failed connection says, for a person.
-fn describe(e: &ConnectionError) -> String {
-    match e {
-        ConnectionError::ConnectionRefused(code) => {
-            let why = match code {
-                ConnectReturnCode::NotAuthorized => {
-                    "not authorized (a wrong user name or password, or none given)"
-                }
-                ConnectReturnCode::BadUserNamePassword => "bad user name or password",
-                ConnectReturnCode::BadClientId => "client id refused",
-                ConnectReturnCode::RefusedProtocolVersion => "MQTT 3.1.1 refused",
-                ConnectReturnCode::ServiceUnavailable => "service unavailable",
-                ConnectReturnCode::Success => "success (?)",
-            };
-            format!("the broker refused the connection: {why}")
-        }
-        ConnectionError::Tls(rumqttc::TlsError::Io(io)) => format!("TLS: {io}"),
-        other => other.to_string(),
-    }
-}
 
 /// How refused messages are logged: the first at WARN, then at most one
 /// WARN per window, which says how many were refused since the last.
