@@ -152,13 +152,7 @@ impl Store {
                 Ok(Chunk::Rows(self.backend.sql().rows(&sql, &params)?))
             }
             PageOf::Rows(ExportRows::Intervals) => {
-                let cols: Vec<String> = INTERVAL_COLUMNS
-                    .iter()
-                    .map(|c| match *c {
-                        "test" | "target" => format!("r.{c}"),
-                        c => format!("i.{c}"),
-                    })
-                    .collect();
+                let cols = crate::query::interval_select();
                 let sql = format!(
                     "SELECT {} FROM intervals i JOIN results r ON r.id = i.result_id WHERE \
                      i.result_id IN ({within}) ORDER BY r.start_ns, r.id, i.direction, \

@@ -242,6 +242,18 @@ pub(crate) const INTERVAL_COLUMNS: [&str; 13] = [
     "rtt_ms",
 ];
 
+/// The interval columns as a join of `intervals i` and `results r`
+/// selects them.
+pub(crate) fn interval_select() -> Vec<String> {
+    INTERVAL_COLUMNS
+        .iter()
+        .map(|c| match *c {
+            "test" | "target" => format!("r.{c}"),
+            c => format!("i.{c}"),
+        })
+        .collect()
+}
+
 impl Store {
     /// The columns (named with their units) and rows of `what`, for the
     /// results `filter` selects, oldest first.
@@ -260,13 +272,7 @@ impl Store {
                 ),
             ),
             ExportRows::Intervals => {
-                let cols: Vec<String> = INTERVAL_COLUMNS
-                    .iter()
-                    .map(|c| match *c {
-                        "test" | "target" => format!("r.{c}"),
-                        c => format!("i.{c}"),
-                    })
-                    .collect();
+                let cols = interval_select();
                 (
                     INTERVAL_COLUMNS.to_vec(),
                     format!(
