@@ -258,8 +258,10 @@ fn wrong_tokens_are_held_to_a_rate_and_a_read_only_token_writes_nothing() {
             s => panic!("a wrong token got {s}"),
         }
     }
-    assert_eq!(refused, 5, "five wrong tokens a minute are told so");
-    assert_eq!(held, 7, "the rest are held back");
+    // Five a minute, and one more if the loop took over the 12 s in
+    // which the bucket gives one back (a loaded machine).
+    assert!((5..=6).contains(&refused), "{refused} wrong tokens told so");
+    assert_eq!(held, 12 - refused, "the rest are held back");
     // Held back, even the right token waits: the source is the attacker.
     let (status, _) = get_as(a.port, "/api/v1/results", TOKEN);
     assert_eq!(status, 429);
@@ -274,7 +276,7 @@ fn wrong_tokens_are_held_to_a_rate_and_a_read_only_token_writes_nothing() {
             .map(|s| s[2].as_f64().unwrap())
             .unwrap()
     };
-    assert_eq!(by("wrong_token"), 5.0);
+    assert_eq!(by("wrong_token"), refused as f64);
     assert!(by("auth_locked") >= 8.0);
     assert!(!a.server.log().contains("guess-"), "a token was logged");
 }
@@ -366,14 +368,13 @@ fn a_campaign_flood_stops_at_its_cap() {
 fn the_expensive_routes_are_held_to_their_rate() {
     let a = agent_with("rate", "requests_per_minute = 4");
     let statuses: Vec<u16> = (0..8).map(|_| get(a.port, "/api/v1/export").0).collect();
-    assert_eq!(
-        statuses.iter().filter(|&&s| s == 200).count(),
-        4,
-        "{statuses:?}"
-    );
+    // Four a minute, and one more if the loop took over the 15 s in
+    // which the bucket gives one back (a loaded machine).
+    let ok = statuses.iter().filter(|&&s| s == 200).count();
+    assert!((4..=5).contains(&ok), "{statuses:?}");
     assert_eq!(
         statuses.iter().filter(|&&s| s == 429).count(),
-        4,
+        8 - ok,
         "{statuses:?}"
     );
     // Cheap reads are not held.
