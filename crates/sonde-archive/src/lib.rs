@@ -19,6 +19,7 @@ mod latest;
 mod mail_templates;
 mod mesh_agents;
 mod outbox;
+mod path_latest;
 mod pg;
 mod pg_tls;
 mod pool;
@@ -40,6 +41,7 @@ pub use latest::ResultRow;
 pub use mail_templates::MailIncidentError;
 pub use mesh_agents::{AgentInfo, MeshAgent};
 pub use outbox::{ForwardStatus, Item, Outbox, LOCAL_PREFIX};
+pub use path_latest::PathLatest;
 pub use pool::StorePool;
 pub use query::{ExportRows, Grouping, HeatCell, Metric, MetricPoint};
 pub use readings::{ReadingSeries, ReadingsQuery, ReadingsWrite};
@@ -178,6 +180,9 @@ impl Store {
                 Ok(())
             })?;
             tracing::info!(archive = %self.location(), version, "archive migrated");
+        }
+        if found < i64::from(schema::PATH_LATEST) {
+            self.backfill_path_latest()?;
         }
         Ok(())
     }
@@ -440,6 +445,10 @@ fn put_result_in(
                 Value::Text(Some(v.clone())),
             ],
         )?;
+    }
+    // A method's trials are not their path's latest (as the overview).
+    if at.method_id.is_none() {
+        path_latest::upsert(tx, r)?;
     }
     outbox::enqueue(tx, &r.id.to_string(), outbox::ItemKind::Result)?;
     Ok(true)

@@ -25,7 +25,7 @@ fn target_of(r: &TestResult) -> String {
     r.spec.host().to_string()
 }
 
-fn direction_of(r: &TestResult) -> Option<&'static str> {
+pub(crate) fn direction_of(r: &TestResult) -> Option<&'static str> {
     match &r.spec {
         TestSpec::Tcp(s) => Some(direction_name(s.direction)),
         TestSpec::Udp(s) => Some(direction_name(s.direction)),
@@ -33,7 +33,7 @@ fn direction_of(r: &TestResult) -> Option<&'static str> {
     }
 }
 
-fn family_name(f: IpFamily) -> Option<&'static str> {
+pub(crate) fn family_name(f: IpFamily) -> Option<&'static str> {
     match f {
         IpFamily::V6 => Some("v6"),
         IpFamily::V4 => Some("v4"),

@@ -324,7 +324,31 @@ CREATE TABLE alert_events (
 );
 CREATE INDEX alert_events_by_time ON alert_events (at_ns);
 "#,
+    // 9: each path's latest figures, kept as results are stored (what
+    // `/metrics` serves); filled from the newest results on migration.
+    r#"
+CREATE TABLE path_latest (
+    test TEXT NOT NULL,
+    source TEXT NOT NULL,
+    target TEXT NOT NULL,
+    direction TEXT NOT NULL,
+    family TEXT NOT NULL,
+    dscp BIGINT NOT NULL,
+    result_id TEXT NOT NULL,
+    start_ns BIGINT NOT NULL,
+    throughput_bps DOUBLE PRECISION,
+    loss_pct DOUBLE PRECISION,
+    jitter_ms DOUBLE PRECISION,
+    rtt_p50_ms DOUBLE PRECISION,
+    PRIMARY KEY (test, source, target, direction, family, dscp)
+);
+CREATE INDEX path_latest_by_start ON path_latest (start_ns);
+"#,
 ];
+
+/// The migration that made `path_latest`, which the store then fills from
+/// the results kept before it.
+pub const PATH_LATEST: u32 = 9;
 
 /// The schema version this build writes and reads.
 pub fn current() -> u32 {

@@ -1,12 +1,13 @@
-//! The latest result of each path, pausing a campaign, and interface
+//! The latest result of each path (read from the columns, and kept as
+//! results are stored for `/metrics`), pausing a campaign, and interface
 //! samples, on both backends (a SQLite file and the PostgreSQL on this
 //! machine).
 
 mod common;
 use common::on_both;
-use sonde_archive::{Counters, InterfaceSample, Placement, ResultFilter};
+use sonde_archive::{Counters, InterfaceSample, PathLatest, Placement, ResultFilter};
 use sonde_model::{
-    Direction, Figures, HostEnv, PeerKind, Summary, TcpSpec, TestEnv, TestResult, TestSpec,
+    Direction, Dscp, Figures, HostEnv, PeerKind, Summary, TcpSpec, TestEnv, TestResult, TestSpec,
     Timestamp,
 };
 use std::time::{Duration, UNIX_EPOCH};
@@ -70,6 +71,111 @@ fn each_path_keeps_its_newest_result_with_its_endpoints() {
                 .unwrap()
                 .len(),
             1
+        );
+    });
+}
+
+fn marked(mut r: TestResult, dscp: u8) -> TestResult {
+    if let TestSpec::Tcp(s) = &mut r.spec {
+        s.dscp = Dscp::new(dscp);
+    }
+    r
+}
+
+/// `(target, dscp, result id, throughput)` of each path `path_latest`
+/// keeps, most recent first.
+fn kept(s: &mut sonde_archive::Store) -> Vec<(String, u8, String, Option<f64>)> {
+    s.path_latest(100)
+        .unwrap()
+        .into_iter()
+        .map(|p| (p.target, p.dscp, p.result_id, p.throughput_bps))
+        .collect()
+}
+
+#[test]
+fn each_paths_latest_figures_are_kept_as_results_are_stored() {
+    on_both("pathlatest", |open, _| {
+        let mut s = open();
+        let new = tcp("b.example", 2_000, 16);
+        let old = tcp("b.example", 1_000, 8);
+        let ef = marked(tcp("b.example", 1_500, 24), 46);
+        let other = tcp("c.example", 500, 32);
+        // Stored out of order: a backlog forwarded late never replaces a
+        // newer figure.
+        for r in [&new, &old, &ef, &other] {
+            s.put_result(r, &Placement::default()).unwrap();
+        }
+        // A method's trial is not its path's latest.
+        let trial = tcp("c.example", 3_000, 64);
+        let in_method = Placement {
+            method_id: Some("m1".into()),
+            ..Placement::default()
+        };
+        s.put_result(&trial, &in_method).unwrap();
+        let id = |r: &TestResult| r.id.to_string();
+        assert_eq!(
+            kept(&mut s),
+            [
+                ("b.example".to_string(), 0, id(&new), Some(16.0)),
+                ("b.example".to_string(), 46, id(&ef), Some(24.0)),
+                ("c.example".to_string(), 0, id(&other), Some(32.0)),
+            ]
+        );
+        // The row is the one the result's own labels make.
+        let all = s.path_latest(100).unwrap();
+        assert_eq!(all[0], PathLatest::of(&new));
+        assert_eq!(all[0].direction, "forward");
+        assert_eq!(s.path_latest(1).unwrap().len(), 1, "the limit holds");
+        // A newer result replaces its path's row, in another process too.
+        let newer = tcp("c.example", 4_000, 40);
+        open().put_result(&newer, &Placement::default()).unwrap();
+        assert_eq!(
+            kept(&mut s)[0],
+            ("c.example".into(), 0, id(&newer), Some(40.0))
+        );
+    });
+}
+
+/// Runs `sql` on the archive at `location` (a SQLite file, or a schema of
+/// the test PostgreSQL), as an older sonde's archive would be.
+fn raw(location: &str, sql: &str) {
+    if let Some((_, schema)) = location.split_once("schema=") {
+        common::admin()
+            .batch_execute(&format!("SET search_path TO {schema}; {sql}"))
+            .unwrap();
+    } else {
+        rusqlite::Connection::open(location)
+            .unwrap()
+            .execute_batch(sql)
+            .unwrap();
+    }
+}
+
+#[test]
+fn an_archive_from_before_path_latest_is_filled_from_its_results() {
+    on_both("backfill", |open, location| {
+        let mut s = open();
+        let old = tcp("b.example", 1_000, 8);
+        let new = tcp("b.example", 2_000, 16);
+        s.put_result(&old, &Placement::default()).unwrap();
+        s.put_result(&new, &Placement::default()).unwrap();
+        drop(s);
+        // The archive as schema 8 left it: no table, results kept.
+        raw(
+            location,
+            &format!(
+                "DROP TABLE path_latest; DELETE FROM sonde_schema WHERE version >= {};",
+                sonde_archive::schema::PATH_LATEST
+            ),
+        );
+        let mut s = open();
+        assert_eq!(
+            s.schema_version().unwrap(),
+            i64::from(sonde_archive::schema::current())
+        );
+        assert_eq!(
+            kept(&mut s),
+            [("b.example".to_string(), 0, new.id.to_string(), Some(16.0))]
         );
     });
 }

@@ -3,44 +3,27 @@
 //! labelled by test, source, target, direction, family and DSCP; an RTT
 //! histogram of every ping answer since the agent started (buckets as
 //! smokeping_prober's); and the agent's counters (tests run, refusals by
-//! reason, archive write errors, results waiting). Written by hand: the
-//! format is a few lines of text, and the crates that write it want a
-//! registry of live metrics, where the gauges are read from the archive
-//! at each scrape.
+//! reason, archive write errors, results waiting). The gauges come from
+//! the archive's `path_latest` table, which the archive keeps as it stores
+//! each result: a scrape reads one row per path and parses no document.
+//! Written by hand: the format is a few lines of text, and the crates
+//! that write it want a registry of live metrics in this process, where
+//! the paths' figures are the archive's (kept by every process that
+//! stores into it).
 
-use sonde_model::{Direction, IpFamily, TestResult, TestSpec};
-use std::collections::BTreeSet;
+use sonde_archive::PathLatest;
+use sonde_model::IpFamily;
 use std::fmt::Write;
 
 /// The labels of a path: test, source, target, direction, family, DSCP.
-fn labels(r: &TestResult) -> Vec<(&'static str, String)> {
-    let (direction, dscp) = match &r.spec {
-        TestSpec::Tcp(s) => (Some(s.direction), s.dscp),
-        TestSpec::Udp(s) => (Some(s.direction), s.dscp),
-        TestSpec::Ping(s) => (None, s.dscp),
-        TestSpec::Http(_) => (None, None),
-    };
-    let direction = match direction {
-        Some(Direction::Forward) => "forward",
-        Some(Direction::Reverse) => "reverse",
-        Some(Direction::Bidir) => "bidir",
-        None => "round_trip",
-    };
-    let family = match sonde_model::method::family_used(r) {
-        IpFamily::V6 => "v6",
-        IpFamily::V4 => "v4",
-        IpFamily::Any => "",
-    };
+fn labels(p: &PathLatest) -> Vec<(&'static str, String)> {
     vec![
-        ("test", r.spec.kind().name().to_string()),
-        ("source", r.env.client.hostname.clone()),
-        ("target", r.spec.host().to_string()),
-        ("direction", direction.to_string()),
-        ("family", family.to_string()),
-        (
-            "dscp",
-            dscp.map_or("0".to_string(), |d| d.value().to_string()),
-        ),
+        ("test", p.test.clone()),
+        ("source", p.source.clone()),
+        ("target", p.target.clone()),
+        ("direction", p.direction.clone()),
+        ("family", p.family.clone()),
+        ("dscp", p.dscp.to_string()),
     ]
 }
 
@@ -59,12 +42,12 @@ fn label_text(l: &[(&str, String)]) -> String {
     parts.join(",")
 }
 
-/// One gauge family: its name (with unit), help, and value of a result.
+/// One gauge family: its name (with unit), help, and value of a path.
 struct Gauge {
     name: &'static str,
     unit: &'static str,
     help: &'static str,
-    value: fn(&TestResult) -> Option<f64>,
+    value: fn(&PathLatest) -> Option<f64>,
 }
 
 const GAUGES: [Gauge; 5] = [
@@ -72,48 +55,33 @@ const GAUGES: [Gauge; 5] = [
         name: "sonde_throughput_bytes_per_second",
         unit: "bytes_per_second",
         help: "Receiver goodput of the path's latest result.",
-        value: |r| Some(r.summary.overall()?.throughput_bps? as f64 / 8.0),
+        value: |p| Some(p.throughput_bps? / 8.0),
     },
     Gauge {
         name: "sonde_loss_ratio",
         unit: "ratio",
         help: "Packets lost over packets sent, of the path's latest result.",
-        value: |r| Some(r.summary.overall()?.loss_pct? / 100.0),
+        value: |p| Some(p.loss_pct? / 100.0),
     },
     Gauge {
         name: "sonde_jitter_seconds",
         unit: "seconds",
         help: "RFC 3550 jitter of the path's latest result.",
-        value: |r| Some(r.summary.overall()?.jitter_ms? / 1e3),
+        value: |p| Some(p.jitter_ms? / 1e3),
     },
     Gauge {
         name: "sonde_rtt_seconds",
         unit: "seconds",
         help: "Median round-trip time of the path's latest result.",
-        value: |r| Some(r.summary.overall()?.rtt_ms?.p50 / 1e3),
+        value: |p| Some(p.rtt_p50_ms? / 1e3),
     },
     Gauge {
         name: "sonde_result_timestamp_seconds",
         unit: "seconds",
         help: "When the path's latest result started (Unix time).",
-        value: |r| {
-            r.start
-                .0
-                .duration_since(std::time::UNIX_EPOCH)
-                .ok()
-                .map(|d| d.as_secs_f64())
-        },
+        value: |p| Some(p.start_ns as f64 / 1e9),
     },
 ];
-
-/// The latest result of each path among `newest_first`.
-pub fn latest_per_path(newest_first: &[TestResult]) -> Vec<&TestResult> {
-    let mut seen = BTreeSet::new();
-    newest_first
-        .iter()
-        .filter(|r| seen.insert(label_text(&labels(r))))
-        .collect()
-}
 
 /// The upper bounds of the RTT histogram's buckets, in seconds:
 /// smokeping_prober's, 50 µs doubling 20 times (to 26.2 s).
@@ -457,7 +425,7 @@ pub fn render_readings(stats: &crate::readings_ingest::IngestStats, out: &mut St
 /// The whole page: the latest results' gauges, the RTT histograms, the
 /// agent's counters, its forwarding, its alerts and its MQTT readings.
 pub fn page(
-    latest: &[&TestResult],
+    latest: &[PathLatest],
     rtt: &RttHistograms,
     counters: &sonde_agent::CountersNow,
     forwarding: &[sonde_archive::ForwardStatus],
@@ -477,38 +445,25 @@ pub fn page(
     out
 }
 
-/// Results (their indexed columns) looked through for each path's latest.
-const SCAN: i64 = 5_000;
-
-/// Paths shown at most.
-const MAX_PATHS: usize = 1_000;
+/// Paths shown at most (the most recently measured).
+const MAX_PATHS: i64 = 1_000;
 
 /// `GET /metrics`.
 pub async fn serve(
     axum::extract::State(state): axum::extract::State<crate::api::Shared>,
 ) -> Result<axum::response::Response, crate::api::ApiError> {
     use axum::response::IntoResponse;
-    // The latest result of each path, found from the archive's indexed
-    // columns (no document parsed), then the documents of those alone.
     let (latest, forwarding, states, notices) = crate::api::with_store(&state, move |s| {
-        let rows = s.latest_per_path(&sonde_archive::ResultFilter::default(), SCAN)?;
-        let mut latest = Vec::new();
-        for row in rows.iter().take(MAX_PATHS) {
-            if let Some(r) = row.id.parse().ok().map(|id| s.get_result(id)).transpose()? {
-                latest.extend(r);
-            }
-        }
         Ok((
-            latest,
+            s.path_latest(MAX_PATHS)?,
             s.forward_status()?,
             s.alert_states()?,
             s.alert_notice_counts()?,
         ))
     })
     .await?;
-    // Newest first, as the rows came: one gauge set per label set.
     let mut text = page(
-        &latest_per_path(&latest),
+        &latest,
         &state.live.rtt,
         &state.counters.now(),
         &forwarding,
@@ -528,8 +483,8 @@ pub async fn serve(
         .into_response())
 }
 
-/// The metrics page of `latest` (one result per path).
-pub fn render(latest: &[&TestResult]) -> String {
+/// The metrics page of `latest` (one row per path).
+pub fn render(latest: &[PathLatest]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -542,9 +497,9 @@ pub fn render(latest: &[&TestResult]) -> String {
             "# TYPE {0} gauge\n# UNIT {0} {1}\n# HELP {0} {2}",
             g.name, g.unit, g.help
         );
-        for r in latest {
-            if let Some(v) = (g.value)(r).filter(|v| v.is_finite()) {
-                let _ = writeln!(out, "{}{{{}}} {v}", g.name, label_text(&labels(r)));
+        for p in latest {
+            if let Some(v) = (g.value)(p).filter(|v| v.is_finite()) {
+                let _ = writeln!(out, "{}{{{}}} {v}", g.name, label_text(&labels(p)));
             }
         }
     }
@@ -555,7 +510,9 @@ pub fn render(latest: &[&TestResult]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sonde_model::{Figures, HostEnv, PeerKind, TcpSpec, TestEnv, Timestamp};
+    use sonde_model::{
+        Direction, Figures, HostEnv, PeerKind, TcpSpec, TestEnv, TestResult, TestSpec, Timestamp,
+    };
 
     fn tcp(host: &str, bps: u64) -> TestResult {
         let mut r = TestResult::new(
@@ -575,18 +532,21 @@ mod tests {
     }
 
     #[test]
-    fn the_newest_result_of_each_path_is_shown_in_base_units() {
-        let newest_first = [tcp("b", 8_000), tcp("b", 16_000), tcp("c\"d", 800)];
-        let latest = latest_per_path(&newest_first);
-        assert_eq!(latest.len(), 2);
+    fn a_paths_figures_are_shown_in_base_units_with_its_labels_escaped() {
+        let latest = [
+            PathLatest::of(&tcp("b", 8_000)),
+            PathLatest::of(&tcp("c\"d", 800)),
+        ];
         let text = render(&latest);
         assert!(
             text.contains("target=\"b\",direction=\"forward\""),
             "{text}"
         );
         assert!(text.contains("} 1000\n"), "{text}");
-        assert!(!text.contains("} 2000\n"), "{text}");
+        assert!(text.contains("} 100\n"), "{text}");
         assert!(text.contains("target=\"c\\\"d\""), "{text}");
+        // A TCP result has no loss or RTT: those series are left out.
+        assert!(!text.contains("sonde_loss_ratio{"), "{text}");
         assert!(text.ends_with("# EOF\n"));
     }
 }
