@@ -252,9 +252,18 @@ impl Store {
 
     /// Run `id`'s events, oldest first: (time, kind, detail).
     pub fn run_events(&mut self, run_id: &str) -> Result<Vec<(i64, String, String)>, ArchiveError> {
+        self.run_events_upto(run_id, i64::MAX)
+    }
+
+    /// The first `limit` of the run's events, in the order they happened.
+    pub fn run_events_upto(
+        &mut self,
+        run_id: &str,
+        limit: i64,
+    ) -> Result<Vec<(i64, String, String)>, ArchiveError> {
         let rows = self.backend.sql().rows(
-            "SELECT at_ns, kind, detail FROM run_events WHERE run_id = $1 ORDER BY at_ns",
-            &[text(run_id)],
+            "SELECT at_ns, kind, detail FROM run_events WHERE run_id = $1 ORDER BY at_ns LIMIT $2",
+            &[text(run_id), int(limit.max(1))],
         )?;
         Ok(rows
             .iter()

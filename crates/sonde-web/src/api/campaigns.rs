@@ -5,10 +5,12 @@
 //! would. Deleting removes the file: the campaign retires after its run
 //! in progress, and its history stays in the archive.
 
+use super::list::{self, ListQ};
 use super::{bad, not_found, with_store, ApiError, ApiRefusal, Shared};
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::Response;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
@@ -37,19 +39,22 @@ fn campaign_err(e: sonde_campaign::CampaignError) -> sonde_archive::ArchiveError
     }
 }
 
-async fn list(State(state): State<Shared>) -> Result<Json<Vec<CampaignStatus>>, ApiError> {
-    let all = with_store(&state, |s| {
+async fn list(State(state): State<Shared>, q: ListQ) -> Result<Response, ApiError> {
+    let limit = list::limit(q)?;
+    let (all, more) = with_store(&state, move |s| {
         let names: Vec<String> = s.campaigns()?.into_iter().map(|c| c.name).collect();
-        let mut out = Vec::new();
+        // Cut before each status is read: the limit bounds the work too.
+        let (names, more) = list::cut(names, limit);
+        let mut out: Vec<CampaignStatus> = Vec::new();
         for n in names {
             if let Some(st) = campaign_status(s, &n, RECENT).map_err(campaign_err)? {
                 out.push(st);
             }
         }
-        Ok(out)
+        Ok((out, more))
     })
     .await?;
-    Ok(Json(all))
+    Ok(list::answer(all, more))
 }
 
 fn run_line(r: &sonde_archive::RunRow) -> Value {
@@ -98,34 +103,44 @@ async fn one(
         .ok_or_else(|| not_found(format!("no campaign '{name}'")))
 }
 
+/// The campaign's runs, newest first.
 async fn runs(
     State(state): State<Shared>,
     Path(name): Path<String>,
-) -> Result<Json<Vec<Value>>, ApiError> {
+    q: ListQ,
+) -> Result<Response, ApiError> {
+    let limit = list::limit(q)?;
     let n = name.clone();
     let found = with_store(&state, move |s| {
         if !s.campaigns()?.iter().any(|c| c.name == n) {
             return Ok(None);
         }
-        Ok(Some(s.runs(&n, 1000)?.iter().map(run_line).collect()))
+        // One more than asked: whether any were left out.
+        let rows = s.runs(&n, limit as i64 + 1)?;
+        Ok(Some(list::cut(
+            rows.iter().map(run_line).collect::<Vec<_>>(),
+            limit,
+        )))
     })
     .await?;
-    found
-        .map(Json)
-        .ok_or_else(|| not_found(format!("no campaign '{name}'")))
+    let (lines, more) = found.ok_or_else(|| not_found(format!("no campaign '{name}'")))?;
+    Ok(list::answer(lines, more))
 }
 
+/// A run's events, in the order they happened.
 async fn events(
     State(state): State<Shared>,
     Path(id): Path<String>,
-) -> Result<Json<Vec<Value>>, ApiError> {
-    let events = with_store(&state, move |s| s.run_events(&id)).await?;
-    Ok(Json(
-        events
-            .into_iter()
-            .map(|(at_ns, kind, detail)| json!({"at_ns": at_ns, "kind": kind, "detail": detail}))
-            .collect(),
-    ))
+    q: ListQ,
+) -> Result<Response, ApiError> {
+    let limit = list::limit(q)?;
+    let events = with_store(&state, move |s| s.run_events_upto(&id, limit as i64 + 1)).await?;
+    let (events, more) = list::cut(events, limit);
+    let lines: Vec<Value> = events
+        .into_iter()
+        .map(|(at_ns, kind, detail)| json!({"at_ns": at_ns, "kind": kind, "detail": detail}))
+        .collect();
+    Ok(list::answer(lines, more))
 }
 
 /// The plan's TOML text from a body in TOML (`application/toml`, or any

@@ -3,6 +3,7 @@
 //! (listed, read, opened, changed, commented, imported), mail templates,
 //! and a template mailed to an incident's owners through `[smtp]`.
 
+use super::list::{self, ListQ};
 use super::{bad, body, query, ApiError, Shared};
 use crate::auth::Caller;
 use axum::body::Bytes;
@@ -112,10 +113,14 @@ fn incident_id(id: &str) -> Result<i64, ApiError> {
         .ok_or_else(|| bad(format!("incident id '{id}' is not a positive number")))
 }
 
-async fn constituencies(State(state): State<Shared>) -> Result<Json<Vec<Constituency>>, ApiError> {
-    on_store(&state, |s| Ok(s.constituencies()?))
-        .await
-        .map(Json)
+async fn constituencies(
+    State(state): State<Shared>,
+    q: ListQ,
+) -> Result<axum::response::Response, ApiError> {
+    let limit = list::limit(q)?;
+    let all: Vec<Constituency> = on_store(&state, |s| Ok(s.constituencies()?)).await?;
+    let (some, more) = list::cut(all, limit);
+    Ok(list::answer(some, more))
 }
 
 async fn add_constituency(
@@ -419,10 +424,14 @@ async fn comment(
     Ok((StatusCode::CREATED, Json(json!({ "incident": id }))))
 }
 
-async fn templates(State(state): State<Shared>) -> Result<Json<Vec<MailTemplate>>, ApiError> {
-    on_store(&state, |s| Ok(s.mail_templates()?))
-        .await
-        .map(Json)
+async fn templates(
+    State(state): State<Shared>,
+    q: ListQ,
+) -> Result<axum::response::Response, ApiError> {
+    let limit = list::limit(q)?;
+    let all: Vec<MailTemplate> = on_store(&state, |s| Ok(s.mail_templates()?)).await?;
+    let (some, more) = list::cut(all, limit);
+    Ok(list::answer(some, more))
 }
 
 async fn add_template(

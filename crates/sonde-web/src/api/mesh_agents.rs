@@ -2,6 +2,7 @@
 //! (and register again as their heartbeat), take their share of the mesh
 //! plans, and are listed with whether they are still heard.
 
+use super::list::{self, ListQ};
 use super::{body, with_store, ApiError, Shared};
 use crate::auth::Caller;
 use axum::body::Bytes;
@@ -113,8 +114,12 @@ async fn share(
     Ok(Json(ShareReply { agent, shares }))
 }
 
-async fn agents(State(state): State<Shared>) -> Result<Json<Value>, ApiError> {
-    let registry = with_store(&state, |s| s.mesh_agents()).await?;
+async fn agents(
+    State(state): State<Shared>,
+    q: ListQ,
+) -> Result<axum::response::Response, ApiError> {
+    let limit = list::limit(q)?;
+    let (registry, more) = list::cut(with_store(&state, |s| s.mesh_agents()).await?, limit);
     let now = now_ns();
     let listed: Vec<Value> = registry
         .iter()
@@ -128,8 +133,11 @@ async fn agents(State(state): State<Shared>) -> Result<Json<Value>, ApiError> {
             v
         })
         .collect();
-    Ok(Json(json!({
-        "unknown_after_s": state.mesh.unknown_after.as_secs_f64(),
-        "agents": listed,
-    })))
+    Ok(list::answer(
+        json!({
+            "unknown_after_s": state.mesh.unknown_after.as_secs_f64(),
+            "agents": listed,
+        }),
+        more,
+    ))
 }

@@ -9,6 +9,7 @@ mod campaigns;
 mod export;
 mod forwarding;
 mod incidents;
+mod list;
 pub mod mesh_agents;
 mod readings;
 mod redact;

@@ -11,8 +11,9 @@
 //!   figures null where nothing was read. `interval` defaults to `day`,
 //!   `date` to today (UTC).
 //! - `GET /api/v1/readings/probes`: every probe's metrics, with unit and
-//!   first and last reading's time.
+//!   first and last reading's time (at most `limit`, as every list).
 
+use super::list::{self, ListQ};
 use super::{bad, body, not_found, query, with_store, ApiError, Shared};
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
@@ -160,15 +161,19 @@ async fn series(
     })))
 }
 
-async fn probes(State(state): State<Shared>) -> Result<Json<Value>, ApiError> {
-    let all = with_store(&state, |s| s.reading_series()).await?;
-    Ok(Json(json!({
-        "series": all.iter().map(|s| json!({
-            "probe": s.probe,
-            "metric": s.metric,
-            "unit": s.unit,
-            "first": format_time(s.first_ns),
-            "last": format_time(s.last_ns),
-        })).collect::<Vec<_>>(),
-    })))
+async fn probes(State(state): State<Shared>, q: ListQ) -> Result<Response, ApiError> {
+    let limit = list::limit(q)?;
+    let (all, more) = list::cut(with_store(&state, |s| s.reading_series()).await?, limit);
+    Ok(list::answer(
+        json!({
+            "series": all.iter().map(|s| json!({
+                "probe": s.probe,
+                "metric": s.metric,
+                "unit": s.unit,
+                "first": format_time(s.first_ns),
+                "last": format_time(s.last_ns),
+            })).collect::<Vec<_>>(),
+        }),
+        more,
+    ))
 }

@@ -3,6 +3,7 @@
 //! /api/v1/tests/{id}`), the tests running, and their events as they
 //! happen (Server-Sent Events, `GET /api/v1/events`).
 
+use super::list::{self, ListQ};
 use super::{ApiError, ApiRefusal, Shared};
 use crate::auth::Caller;
 use crate::live::{LiveRunner, LiveTest};
@@ -32,11 +33,16 @@ pub fn routes() -> Router<Shared> {
         .route("/api/v1/events", get(events))
 }
 
-async fn live(State(state): State<Shared>, caller: Option<Extension<Caller>>) -> Json<Value> {
-    let running: Vec<LiveTest> = state.live.running();
-    Json(super::redact::shown(
-        &running,
-        super::redact::has_token(caller.as_ref()),
+async fn live(
+    State(state): State<Shared>,
+    caller: Option<Extension<Caller>>,
+    q: ListQ,
+) -> Result<axum::response::Response, ApiError> {
+    let limit = list::limit(q)?;
+    let (running, more) = list::cut::<LiveTest>(state.live.running(), limit);
+    Ok(list::answer(
+        super::redact::shown(&running, super::redact::has_token(caller.as_ref())),
+        more,
     ))
 }
 

@@ -3,6 +3,7 @@
 //! chart model, the day heat map, the mesh grid, and link load beside
 //! RTT. The browser only draws these models (docs/portal.md).
 
+use super::list::{self, ListQ};
 use super::results::{metric, Filter};
 use super::{query, with_store, ApiError, Shared};
 use crate::status::{self, Status};
@@ -371,13 +372,17 @@ async fn mesh(
     })))
 }
 
-async fn interfaces(State(state): State<Shared>) -> Result<Json<serde_json::Value>, ApiError> {
-    let names = with_store(&state, |s| s.interface_names()).await?;
-    let list: Vec<serde_json::Value> = names
+async fn interfaces(
+    State(state): State<Shared>,
+    q: ListQ,
+) -> Result<axum::response::Response, ApiError> {
+    let limit = list::limit(q)?;
+    let (names, more) = list::cut(with_store(&state, |s| s.interface_names()).await?, limit);
+    let named: Vec<serde_json::Value> = names
         .into_iter()
         .map(|n| serde_json::json!({ "name": n }))
         .collect();
-    Ok(Json(serde_json::Value::Array(list)))
+    Ok(list::answer(named, more))
 }
 
 #[derive(Debug, Deserialize)]

@@ -11,6 +11,24 @@ use std::time::Duration;
 
 /// One request; the status and the body.
 pub fn http(port: u16, request: &str) -> (u16, String) {
+    let (status, _, body) = exchange(port, request);
+    (status, body)
+}
+
+/// A GET with a bearer token: the status, the head (status line and
+/// headers, names in lower case as the agent writes them) and the body.
+pub fn get_head(port: u16, path: &str, token: &str) -> (u16, String, String) {
+    exchange(
+        port,
+        &format!(
+            "GET {path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {token}\r\nConnection: \
+             close\r\n\r\n"
+        ),
+    )
+}
+
+/// One request; the status, the head and the body.
+fn exchange(port: u16, request: &str) -> (u16, String, String) {
     let mut s = TcpStream::connect(("::1", port)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
     s.write_all(request.as_bytes()).unwrap();
@@ -30,7 +48,7 @@ pub fn http(port: u16, request: &str) -> (u16, String) {
     } else {
         body.to_string()
     };
-    (status, body)
+    (status, head.to_string(), body)
 }
 
 /// A chunked body (a streamed answer: the export) as its bytes, read by

@@ -10,7 +10,7 @@
 //! under another agent's name.
 
 use crate::common;
-use common::http::{get, get_as, json, parse_metrics, send, wait_for, Agent};
+use common::http::{get, get_as, get_head, json, parse_metrics, send, wait_for, Agent};
 use common::{sonde, ServerProc, TempDir};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -362,6 +362,37 @@ fn a_campaign_flood_stops_at_its_cap() {
         })
         .count();
     assert_eq!(files, 3, "plans written past the cap");
+    // Listed with a limit (as every list route is): cut, and saying so.
+    assert!(
+        wait_for(30, || json(&get(a.port, "/api/v1/campaigns").1)
+            .as_array()
+            .is_some_and(|l| l.len() == 3)),
+        "the three plans never ran"
+    );
+    let (status, head, body) = get_head(a.port, "/api/v1/campaigns?limit=2", TOKEN);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(json(&body).as_array().map(Vec::len), Some(2), "{body}");
+    assert!(head.contains("\r\nx-sonde-truncated: true"), "{head}");
+    let (_, head, body) = get_head(a.port, "/api/v1/campaigns?limit=3", TOKEN);
+    assert_eq!(json(&body).as_array().map(Vec::len), Some(3), "{body}");
+    assert!(!head.contains("x-sonde-truncated"), "{head}");
+    for list in [
+        "/api/v1/campaigns",
+        "/api/v1/campaigns/flood-0/runs",
+        "/api/v1/runs/r/events",
+        "/api/v1/constituencies",
+        "/api/v1/mail-templates",
+        "/api/v1/mesh/agents",
+        "/api/v1/readings/probes",
+        "/api/v1/interfaces",
+        "/api/v1/live",
+    ] {
+        for limit in ["0", "10001", "many"] {
+            let (status, _, body) = get_head(a.port, &format!("{list}?limit={limit}"), TOKEN);
+            assert_eq!(status, 400, "{list}?limit={limit}: {body}");
+            assert!(body.contains("limit"), "{list}: {body}");
+        }
+    }
 }
 
 #[test]
