@@ -12,6 +12,7 @@ mod alert_states;
 mod constituencies;
 mod csv_out;
 mod export_page;
+mod figures;
 mod filter;
 mod incidents;
 mod interfaces;
@@ -183,6 +184,9 @@ impl Store {
         }
         if found < i64::from(schema::PATH_LATEST) {
             self.backfill_path_latest()?;
+        }
+        if found < i64::from(schema::RESULT_FIGURES) {
+            self.backfill_bidir_figures()?;
         }
         Ok(())
     }
@@ -435,6 +439,9 @@ fn put_result_in(
     for chunk in row::interval_rows(r).chunks(row::INTERVALS_PER_INSERT) {
         let params: Vec<Value> = chunk.iter().flatten().cloned().collect();
         tx.execute(&row::interval_insert(chunk.len()), &params)?;
+    }
+    for params in row::figure_rows(r) {
+        tx.execute(row::FIGURE_INSERT, &params)?;
     }
     for (k, v) in &at.labels {
         tx.execute(

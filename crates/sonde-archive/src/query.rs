@@ -67,10 +67,15 @@ pub enum Grouping {
     Label(String),
 }
 
-/// One result's value of a metric, with its group.
+/// One result's value of a metric in one direction, with its group.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MetricPoint {
     pub group: String,
+    /// The result's test kind (`tcp`, `udp`, `ping`, `http`).
+    pub test: String,
+    /// The figure's direction: `forward`, `reverse`, `round_trip` or
+    /// `total`.
+    pub direction: String,
     pub start_ns: i64,
     pub value: f64,
 }
@@ -90,21 +95,24 @@ const DAY_NS: i64 = 24 * HOUR_NS;
 
 impl Store {
     /// The values of `metric` in the results `filter` selects (those that
-    /// measured it), oldest first, each with its group.
+    /// measured it), oldest first, each with its group: one per direction
+    /// a result measured (a bidirectional test gives its forward and its
+    /// reverse value, never their sum; `direction` in `filter` is the
+    /// figure's own, as `figures.rs` reads it).
     pub fn metric_points(
         &mut self,
         filter: &ResultFilter,
         metric: Metric,
         by: &Grouping,
     ) -> Result<Vec<MetricPoint>, ArchiveError> {
-        let (clause, mut params) = filter.clause();
+        let (from, mut params) = crate::figures::figures_from(filter);
         let group = match by {
             Grouping::None => "''".to_string(),
-            Grouping::Test => "test".into(),
-            Grouping::Target => "COALESCE(target, '')".into(),
-            Grouping::Direction => "COALESCE(direction, '')".into(),
-            Grouping::Family => "COALESCE(family, '')".into(),
-            Grouping::Campaign => "COALESCE(campaign, '')".into(),
+            Grouping::Test => "results.test".into(),
+            Grouping::Target => "COALESCE(results.target, '')".into(),
+            Grouping::Direction => "f.direction".into(),
+            Grouping::Family => "COALESCE(results.family, '')".into(),
+            Grouping::Campaign => "COALESCE(results.campaign, '')".into(),
             Grouping::Hour => "''".into(),
             Grouping::Label(key) => {
                 params.push(Value::Text(Some(key.clone())));
@@ -115,10 +123,10 @@ impl Store {
                 )
             }
         };
-        let column = metric.column();
+        let column = format!("f.{}", metric.column());
         let sql = format!(
-            "SELECT {group}, start_ns, {column} FROM results WHERE {clause} AND {column} IS NOT \
-             NULL ORDER BY start_ns, id"
+            "SELECT {group}, results.start_ns, {column}, results.test, f.direction {from} AND \
+             {column} IS NOT NULL ORDER BY results.start_ns, results.id, f.direction"
         );
         let rows = self.backend.sql().rows(&sql, &params)?;
         Ok(rows
@@ -132,6 +140,8 @@ impl Store {
                 };
                 Some(MetricPoint {
                     group,
+                    test: r.get(3)?.text()?.to_string(),
+                    direction: r.get(4)?.text()?.to_string(),
                     start_ns,
                     value,
                 })
@@ -140,18 +150,19 @@ impl Store {
     }
 
     /// The mean of `metric` per hour of day and day, over what `filter`
-    /// selects, computed by the database.
+    /// selects (each direction's figure a value of its own), computed by
+    /// the database.
     pub fn day_heat_map(
         &mut self,
         filter: &ResultFilter,
         metric: Metric,
     ) -> Result<Vec<HeatCell>, ArchiveError> {
-        let (clause, params) = filter.clause();
-        let column = metric.column();
+        let (from, params) = crate::figures::figures_from(filter);
+        let column = format!("f.{}", metric.column());
         let sql = format!(
-            "SELECT start_ns / {DAY_NS} AS day, (start_ns / {HOUR_NS}) % 24 AS hour, \
-             AVG({column}), COUNT({column}) FROM results WHERE {clause} AND {column} IS NOT NULL \
-             GROUP BY day, hour ORDER BY day, hour"
+            "SELECT results.start_ns / {DAY_NS} AS day, (results.start_ns / {HOUR_NS}) % 24 AS \
+             hour, AVG({column}), COUNT({column}) {from} AND {column} IS NOT NULL GROUP BY day, \
+             hour ORDER BY day, hour"
         );
         let rows = self.backend.sql().rows(&sql, &params)?;
         Ok(rows

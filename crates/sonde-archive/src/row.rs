@@ -112,6 +112,30 @@ pub fn interval_insert(rows: usize) -> String {
     )
 }
 
+pub const FIGURE_INSERT: &str = "INSERT INTO result_figures (result_id, direction, \
+    throughput_bps, loss_pct, pdr_pct, jitter_ms, rtt_p50_ms) VALUES ($1, $2, $3, $4, $5, $6, \
+    $7) ON CONFLICT (result_id, direction) DO NOTHING";
+
+/// The `result_figures` rows of `r`, in the column order of
+/// [`FIGURE_INSERT`]: one per direction it measured (never their sum).
+pub fn figure_rows(r: &TestResult) -> Vec<Vec<Value>> {
+    r.summary
+        .by_direction()
+        .into_iter()
+        .map(|(direction, f)| {
+            vec![
+                Value::Text(Some(r.id.to_string())),
+                Value::Text(Some(direction.to_string())),
+                real(f.throughput_bps.map(|v| v as f64)),
+                real(f.loss_pct),
+                real(f.pdr_pct),
+                real(f.jitter_ms),
+                real(f.rtt_ms.as_ref().map(|r| r.p50)),
+            ]
+        })
+        .collect()
+}
+
 pub const LABEL_INSERT: &str = "INSERT INTO result_labels (result_id, key, value) VALUES ($1, \
     $2, $3) ON CONFLICT (result_id, key) DO NOTHING";
 

@@ -344,7 +344,31 @@ CREATE TABLE path_latest (
 );
 CREATE INDEX path_latest_by_start ON path_latest (start_ns);
 "#,
+    // 10: each direction's own figures of a result (a bidirectional test
+    // is two rows, never their sum): what stats, charts and heat maps
+    // read. A result of one direction is copied from its columns here;
+    // the store fills the bidirectional ones from their documents.
+    r#"
+CREATE TABLE result_figures (
+    result_id TEXT NOT NULL REFERENCES results (id),
+    direction TEXT NOT NULL,
+    throughput_bps DOUBLE PRECISION,
+    loss_pct DOUBLE PRECISION,
+    pdr_pct DOUBLE PRECISION,
+    jitter_ms DOUBLE PRECISION,
+    rtt_p50_ms DOUBLE PRECISION,
+    PRIMARY KEY (result_id, direction)
+);
+INSERT INTO result_figures (result_id, direction, throughput_bps, loss_pct, pdr_pct, jitter_ms,
+    rtt_p50_ms)
+SELECT id, COALESCE(direction, 'round_trip'), throughput_bps, loss_pct, pdr_pct, jitter_ms,
+    rtt_p50_ms FROM results WHERE direction IS NULL OR direction <> 'bidir';
+"#,
 ];
+
+/// The migration that made `result_figures`, whose bidirectional rows
+/// the store then fills from the results' documents.
+pub const RESULT_FIGURES: u32 = 10;
 
 /// The migration that made `path_latest`, which the store then fills from
 /// the results kept before it.

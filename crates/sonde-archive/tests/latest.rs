@@ -160,11 +160,13 @@ fn an_archive_from_before_path_latest_is_filled_from_its_results() {
         s.put_result(&old, &Placement::default()).unwrap();
         s.put_result(&new, &Placement::default()).unwrap();
         drop(s);
-        // The archive as schema 8 left it: no table, results kept.
+        // The archive as schema 8 left it: no table, results kept (and
+        // none of the tables of the migrations after it).
         raw(
             location,
             &format!(
-                "DROP TABLE path_latest; DELETE FROM sonde_schema WHERE version >= {};",
+                "DROP TABLE path_latest; DROP TABLE result_figures; DELETE FROM sonde_schema \
+                 WHERE version >= {};",
                 sonde_archive::schema::PATH_LATEST
             ),
         );

@@ -212,6 +212,29 @@ impl Summary {
         })
     }
 
+    /// Each direction's own figures, named as the archive and the reports
+    /// name them: `forward` and `reverse` (each that ran: both for a
+    /// bidirectional test), or else `round_trip` (a ping, HTTP), or else
+    /// `total`. Never a sum of two directions: a bidirectional test is
+    /// two rows in every table and two series in every chart.
+    pub fn by_direction(&self) -> Vec<(&'static str, &Figures)> {
+        let mut out = Vec::new();
+        if let Some(f) = &self.forward {
+            out.push(("forward", f));
+        }
+        if let Some(r) = &self.reverse {
+            out.push(("reverse", r));
+        }
+        if out.is_empty() {
+            if let Some(rt) = &self.round_trip {
+                out.push(("round_trip", rt));
+            } else if let Some(t) = &self.total {
+                out.push(("total", t));
+            }
+        }
+        out
+    }
+
     /// The headline figures: the total, or the one direction that ran, or
     /// the round trips.
     pub fn headline(&self) -> Option<&Figures> {
@@ -302,5 +325,47 @@ impl TestResult {
             server_output: None,
             http: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fig(bps: u64) -> Figures {
+        Figures {
+            throughput_bps: Some(bps),
+            ..Figures::default()
+        }
+    }
+
+    #[test]
+    fn a_bidirectional_test_is_two_rows_and_never_their_sum() {
+        let s = Summary {
+            forward: Some(fig(10_000_000)),
+            reverse: Some(fig(5_000_000)),
+            total: Some(fig(15_000_000)),
+            ..Summary::default()
+        };
+        let rows: Vec<(&str, Option<u64>)> = s
+            .by_direction()
+            .into_iter()
+            .map(|(d, f)| (d, f.throughput_bps))
+            .collect();
+        assert_eq!(
+            rows,
+            [("forward", Some(10_000_000)), ("reverse", Some(5_000_000))]
+        );
+        let ping = Summary {
+            round_trip: Some(fig(0)),
+            ..Summary::default()
+        };
+        assert_eq!(ping.by_direction()[0].0, "round_trip");
+        let only_total = Summary {
+            total: Some(fig(1)),
+            ..Summary::default()
+        };
+        assert_eq!(only_total.by_direction()[0].0, "total");
+        assert!(Summary::default().by_direction().is_empty());
     }
 }

@@ -54,23 +54,35 @@ pub use udp_text::udp_summary;
 
 use sonde_model::{TestKind, TestResult};
 
-/// A result's overall figures in a few words (`8.10 Mbit/s, loss 0.000 %,
-/// rtt p50 94.169 ms`): a line of a listing or of a campaign's progress.
+/// A result's figures in a few words (`8.10 Mbit/s, loss 0.000 %, rtt
+/// p50 94.169 ms`): a line of a listing or of a campaign's progress. A
+/// bidirectional test's directions each on their own (`forward 10.00
+/// Mbit/s; reverse 5.00 Mbit/s`), never added up.
 pub fn brief(r: &TestResult) -> String {
-    let Some(h) = r.summary.overall() else {
-        return String::new();
-    };
-    let mut figures = Vec::new();
-    if let Some(t) = h.throughput_bps {
-        figures.push(format!("{:.2} Mbit/s", t as f64 / 1e6));
-    }
-    if let Some(l) = h.loss_pct {
-        figures.push(format!("loss {l:.3} %"));
-    }
-    if let Some(rtt) = &h.rtt_ms {
-        figures.push(format!("rtt p50 {:.3} ms", rtt.p50));
-    }
-    figures.join(", ")
+    let directions = r.summary.by_direction();
+    let named = directions.len() > 1;
+    directions
+        .into_iter()
+        .map(|(d, h)| {
+            let mut figures = Vec::new();
+            if let Some(t) = h.throughput_bps {
+                figures.push(format!("{:.2} Mbit/s", t as f64 / 1e6));
+            }
+            if let Some(l) = h.loss_pct {
+                figures.push(format!("loss {l:.3} %"));
+            }
+            if let Some(rtt) = &h.rtt_ms {
+                figures.push(format!("rtt p50 {:.3} ms", rtt.p50));
+            }
+            let figures = figures.join(", ");
+            if named {
+                format!("{d} {figures}")
+            } else {
+                figures
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// The closing summary of any test, by its kind.

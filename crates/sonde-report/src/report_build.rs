@@ -12,11 +12,68 @@ use sonde_model::{Figures, MethodResult, MethodSpec, TestResult};
 use std::collections::BTreeMap;
 use std::time::UNIX_EPOCH;
 
-/// Results that belong together (a campaign's step; a test's direction).
+/// Results that belong together (a campaign's step; a test's direction),
+/// and the direction of their figures it shows.
 #[derive(Debug, Clone)]
 pub struct Group {
     pub name: String,
     pub results: Vec<TestResult>,
+    /// `forward`, `reverse`…: the figures of this direction; `None`: each
+    /// result's only one.
+    pub direction: Option<&'static str>,
+}
+
+impl Group {
+    /// The group `name` of `results`, or one per direction (`name ·
+    /// forward`, `name · reverse`) when they measured more than one: a
+    /// bidirectional test's directions are never added up or pooled.
+    pub fn per_direction(name: &str, results: Vec<TestResult>) -> Vec<Group> {
+        let mut directions: Vec<&'static str> = Vec::new();
+        for r in &results {
+            for (d, _) in r.summary.by_direction() {
+                if !directions.contains(&d) {
+                    directions.push(d);
+                }
+            }
+        }
+        if directions.len() < 2 {
+            return vec![Group {
+                name: name.to_string(),
+                results,
+                direction: None,
+            }];
+        }
+        directions.sort_by_key(|d| {
+            ["forward", "reverse", "round_trip", "total"]
+                .iter()
+                .position(|x| x == d)
+        });
+        directions
+            .into_iter()
+            .map(|d| Group {
+                name: format!("{name} · {d}"),
+                results: results
+                    .iter()
+                    .filter(|r| r.summary.by_direction().iter().any(|(x, _)| *x == d))
+                    .cloned()
+                    .collect(),
+                direction: Some(d),
+            })
+            .collect()
+    }
+
+    /// `r`'s figures as this group shows them.
+    fn figures<'a>(&self, r: &'a TestResult) -> Option<&'a Figures> {
+        let mut all = r.summary.by_direction().into_iter();
+        match self.direction {
+            Some(d) => all.find(|(x, _)| *x == d).map(|(_, f)| f),
+            None => {
+                let first = all.next()?;
+                // Two directions in a group of none: not a figure.
+                all.next().is_none().then_some(first.1)
+            }
+        }
+    }
 }
 
 /// Seconds since the epoch of a result's start.
@@ -93,7 +150,7 @@ pub fn means_table(groups: &[Group]) -> Table {
                 let v: Vec<f64> = g
                     .results
                     .iter()
-                    .filter_map(|r| r.summary.overall().as_ref().and_then(get))
+                    .filter_map(|r| g.figures(r).and_then(get))
                     .collect();
                 match mean_sd(&v) {
                     Some((m, sd)) => {
@@ -151,7 +208,7 @@ fn over_time(groups: &[Group], t0: f64) -> Vec<Figure> {
             .results
             .iter()
             .filter_map(|r| {
-                let v = r.summary.overall().as_ref().and_then(d.value)?;
+                let v = g.figures(r).and_then(d.value)?;
                 Some(((secs(r) - t0) / 3600.0, v))
             })
             .collect();
@@ -189,7 +246,7 @@ fn heat_map(g: &Group) -> Option<Figure> {
     let d = drawn(first);
     let mut cells: BTreeMap<(i64, i64), Vec<f64>> = BTreeMap::new();
     for r in &g.results {
-        let Some(v) = r.summary.overall().as_ref().and_then(d.value) else {
+        let Some(v) = g.figures(r).and_then(d.value) else {
             continue;
         };
         let s = secs(r) as i64;
@@ -251,7 +308,7 @@ fn smoke(g: &Group, t0: f64) -> Option<Figure> {
                 .iter()
                 .filter_map(|i| i.round_trip.as_ref()?.rtt_ms.as_ref().map(|x| x.p50))
                 .collect();
-            let loss = r.summary.overall().and_then(|f| f.loss_pct).unwrap_or(0.0);
+            let loss = g.figures(r).and_then(|f| f.loss_pct).unwrap_or(0.0);
             SmokePoint::of((secs(r) - t0) / 3600.0, &rtts, loss)
         })
         .collect();

@@ -118,12 +118,55 @@ const METRICS: [MetricDef; 5] = [
     },
 ];
 
+/// The `test` results of `rs` with their figures of `direction`.
+fn of<'a>(rs: &'a [TestResult], test: &str, direction: &str) -> Vec<(&'a TestResult, Figures)> {
+    rs.iter()
+        .filter(|r| r.spec.kind().name() == test)
+        .filter_map(|r| {
+            let (_, f) = r
+                .summary
+                .by_direction()
+                .into_iter()
+                .find(|(d, _)| *d == direction)?;
+            Some((r, f.clone()))
+        })
+        .collect()
+}
+
+/// The directions a row is made of, in the order rows are listed.
+const DIRECTIONS: [&str; 4] = ["forward", "reverse", "round_trip", "total"];
+
+/// Which of A's directions of `test` is compared with which of B's: each
+/// with itself where both have it (a bidirectional test's forward with
+/// the other's forward); a selection of one direction with another of
+/// one direction whatever they are (A to B against B to A).
+fn paired(a: &[TestResult], b: &[TestResult], test: &str) -> Vec<(&'static str, &'static str)> {
+    let has = |rs: &[TestResult]| -> Vec<&'static str> {
+        DIRECTIONS
+            .into_iter()
+            .filter(|d| !of(rs, test, d).is_empty())
+            .collect()
+    };
+    let (da, db) = (has(a), has(b));
+    match (da.as_slice(), db.as_slice()) {
+        ([x], [y]) => vec![(*x, *y)],
+        _ => da
+            .into_iter()
+            .filter(|d| db.contains(d))
+            .map(|d| (d, d))
+            .collect(),
+    }
+}
+
 /// One row of the comparison.
 #[derive(Debug, serde::Serialize)]
 pub struct Row {
     /// The selection compared with A (B, C, …).
     pub against: String,
     pub test: String,
+    /// The figures' direction: `forward` and `reverse` (a bidirectional
+    /// test gives a row each, never their sum), or `round_trip`.
+    pub direction: String,
     pub metric: String,
     pub unit: String,
     #[serde(flatten)]
@@ -143,21 +186,23 @@ pub fn rows(
     stack: Option<&Stack>,
 ) -> Vec<Row> {
     let mut out = Vec::new();
-    for test in ["tcp", "udp", "ping"] {
-        let of = |rs: &[TestResult]| -> Vec<TestResult> {
-            rs.iter()
-                .filter(|r| r.spec.kind().name() == test)
-                .cloned()
-                .collect()
+    for (test, (da, db)) in ["tcp", "udp", "ping", "http"]
+        .into_iter()
+        .flat_map(|t| paired(a, b, t).into_iter().map(move |p| (t, p)))
+    {
+        let direction = if da == db {
+            da.to_string()
+        } else {
+            format!("{da} / {db}")
         };
-        let (ra, rb) = (of(a), of(b));
+        let (ra, rb) = (of(a, test, da), of(b, test, db));
         for m in &METRICS {
             if !metrics.is_empty() && !metrics.iter().any(|x| x == m.name) {
                 continue;
             }
-            let values = |rs: &[TestResult]| -> Vec<f64> {
+            let values = |rs: &[(&TestResult, Figures)]| -> Vec<f64> {
                 rs.iter()
-                    .filter_map(|r| r.summary.overall().as_ref().and_then(m.value))
+                    .filter_map(|(_, f)| (m.value)(f))
                     .map(|v| v * m.scale)
                     .collect()
             };
@@ -168,8 +213,8 @@ pub fn rows(
             let corrected: Option<Vec<f64>> = match stack {
                 Some(stack) if m.name == "throughput" => Some(
                     rb.iter()
-                        .filter_map(|r| {
-                            let v = r.summary.overall().as_ref().and_then(m.value)?;
+                        .filter_map(|(r, f)| {
+                            let v = (m.value)(f)?;
                             let payload = payload_per_packet(r)?;
                             Some(v * m.scale * correction_factor(stack, payload))
                         })
@@ -183,6 +228,7 @@ pub fn rows(
             out.push(Row {
                 against: name.into(),
                 test: test.into(),
+                direction: direction.clone(),
                 metric: m.name.into(),
                 unit: m.unit.into(),
                 corrected_ratio: corrected_b
@@ -201,6 +247,7 @@ pub fn table(a: &str, b: &[String], rows: &[Row], stack: Option<&str>) -> Table 
     let mut columns = vec![
         Column::new("B", ""),
         Column::new("test", ""),
+        Column::new("direction", ""),
         Column::new("metric", ""),
         Column::new("n A", ""),
         Column::new("mean A", ""),
@@ -222,6 +269,7 @@ pub fn table(a: &str, b: &[String], rows: &[Row], stack: Option<&str>) -> Table 
             let mut row = vec![
                 Cell::text(&r.against),
                 Cell::text(&r.test),
+                Cell::text(&r.direction),
                 Cell::text(format!("{} ({})", r.metric, r.unit)),
                 Cell::num(c.a.n as f64, 0),
                 Cell::num(c.a.mean, 3),

@@ -130,7 +130,7 @@ pub fn make_report(a: &ReportArgs) -> Result<Report, Failure> {
     }
     let groups: Vec<Group> = groups
         .into_iter()
-        .map(|(name, results)| Group { name, results })
+        .flat_map(|(name, results)| Group::per_direction(&name, results))
         .collect();
     let provenance = Provenance {
         sonde_version: sonde_model::SONDE_VERSION.into(),

@@ -9,7 +9,7 @@ use anyhow::anyhow;
 use clap::Args;
 use serde::Serialize;
 use sonde_archive::{Grouping, Metric, Store};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 
 #[derive(Debug, Args)]
@@ -54,13 +54,14 @@ fn grouping(s: &str) -> Result<Grouping, String> {
     })
 }
 
-/// One group's statistics, in the metric's base unit.
+/// One group's statistics, in the metric's base unit. The standard
+/// deviation of a single value is undefined: `null`, printed `-`.
 #[derive(Debug, Serialize)]
 pub struct GroupStats {
     pub group: String,
     pub n: u32,
     pub mean: f64,
-    pub stddev: f64,
+    pub stddev: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ci95: Option<f64>,
     pub min: f64,
@@ -80,7 +81,7 @@ pub fn group_stats(group: &str, values: &[f64]) -> Option<GroupStats> {
         group: group.to_string(),
         n: s.n,
         mean: s.mean,
-        stddev: s.stddev,
+        stddev: (s.n > 1).then_some(s.stddev),
         ci95: s.ci95,
         min: s.min,
         p5: p(5.0),
@@ -88,6 +89,37 @@ pub fn group_stats(group: &str, values: &[f64]) -> Option<GroupStats> {
         p95: p(95.0),
         max: s.max,
     })
+}
+
+/// The values of each group, a group that holds more than one test kind
+/// or direction split into one per kind and direction (`10 · udp
+/// forward`): a mean never pools TCP with UDP, or one direction with the
+/// other.
+fn unpooled(points: Vec<sonde_archive::MetricPoint>) -> BTreeMap<String, Vec<f64>> {
+    let mut kinds: BTreeMap<&str, (BTreeSet<&str>, BTreeSet<&str>)> = BTreeMap::new();
+    for p in &points {
+        let (tests, directions) = kinds.entry(&p.group).or_default();
+        tests.insert(&p.test);
+        directions.insert(&p.direction);
+    }
+    let mut groups: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for p in &points {
+        let (tests, directions) = &kinds[p.group.as_str()];
+        let mut parts: Vec<&str> = Vec::new();
+        if tests.len() > 1 {
+            parts.push(&p.test);
+        }
+        if directions.len() > 1 {
+            parts.push(&p.direction);
+        }
+        let name = match (p.group.is_empty(), parts.is_empty()) {
+            (_, true) => p.group.clone(),
+            (true, false) => parts.join(" "),
+            (false, false) => format!("{} · {}", p.group, parts.join(" ")),
+        };
+        groups.entry(name).or_default().push(p.value);
+    }
+    groups
 }
 
 /// How a value prints: throughput in Mbit/s, the rest as kept.
@@ -103,10 +135,7 @@ pub fn stats(store: &mut Store, a: &StatsArgs) -> Result<(), Failure> {
     let points = store
         .metric_points(&a.filter.filter(i64::MAX), a.metric, &a.by)
         .map_err(|e| Failure::Run(anyhow!(e)))?;
-    let mut groups: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    for p in points {
-        groups.entry(p.group).or_default().push(p.value);
-    }
+    let groups = unpooled(points);
     let all: Vec<GroupStats> = groups
         .iter()
         .filter_map(|(g, v)| group_stats(g, v))
@@ -129,7 +158,12 @@ pub fn stats(store: &mut Store, a: &StatsArgs) -> Result<(), Failure> {
         return Ok(());
     }
     let (k, unit) = shown(a.metric);
-    let width = all.iter().map(|g| g.group.len()).max().unwrap_or(0).max(5);
+    let width = all
+        .iter()
+        .map(|g| g.group.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(5);
     writeln!(
         out,
         "{:<width$} {:>5} {:>10} {:>9} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10}   ({unit})",
@@ -137,9 +171,12 @@ pub fn stats(store: &mut Store, a: &StatsArgs) -> Result<(), Failure> {
     )?;
     for g in &all {
         let ci = g.ci95.map_or("-".to_string(), |c| format!("{:.3}", c * k));
+        let sd = g
+            .stddev
+            .map_or("-".to_string(), |s| format!("{:.3}", s * k));
         writeln!(
             out,
-            "{:<width$} {:>5} {:>10.3} {:>9.3} {:>9} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>10.3}",
+            "{:<width$} {:>5} {:>10.3} {:>9} {:>9} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>10.3}",
             if g.group.is_empty() {
                 "(all)"
             } else {
@@ -147,7 +184,7 @@ pub fn stats(store: &mut Store, a: &StatsArgs) -> Result<(), Failure> {
             },
             g.n,
             g.mean * k,
-            g.stddev * k,
+            sd,
             ci,
             g.min * k,
             g.p5 * k,
@@ -168,12 +205,50 @@ mod tests {
         let g = group_stats("x", &[7.0, 8.0, 9.0, 8.0]).unwrap();
         assert_eq!(g.n, 4);
         assert!((g.mean - 8.0).abs() < 1e-12);
-        assert!((g.stddev - (2.0f64 / 3.0).sqrt()).abs() < 1e-12);
+        assert!((g.stddev.unwrap() - (2.0f64 / 3.0).sqrt()).abs() < 1e-12);
+        assert_eq!(group_stats("x", &[7.0]).unwrap().stddev, None, "n = 1");
         assert_eq!((g.min, g.p50, g.max), (7.0, 8.0, 9.0));
         assert!(group_stats("x", &[]).is_none());
         assert!(matches!(grouping("label:path"), Ok(Grouping::Label(k)) if k == "path"));
         assert!(grouping("label:").is_err());
         assert_eq!(metric("pdr").unwrap(), Metric::PdrPct);
         assert!(metric("speed").unwrap_err().contains("throughput, loss"));
+    }
+
+    fn point(group: &str, test: &str, direction: &str, value: f64) -> sonde_archive::MetricPoint {
+        sonde_archive::MetricPoint {
+            group: group.into(),
+            test: test.into(),
+            direction: direction.into(),
+            start_ns: 0,
+            value,
+        }
+    }
+
+    #[test]
+    fn a_group_never_pools_test_kinds_or_directions() {
+        let groups = unpooled(vec![
+            point("10", "udp", "forward", 10.0),
+            point("10", "udp", "reverse", 5.0),
+            point("10", "tcp", "forward", 8.0),
+            point("11", "tcp", "forward", 7.0),
+            point("", "udp", "forward", 1.0),
+            point("", "udp", "reverse", 2.0),
+        ]);
+        let names: Vec<(&str, &[f64])> = groups
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_slice()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("10 · tcp forward", &[8.0][..]),
+                ("10 · udp forward", &[10.0][..]),
+                ("10 · udp reverse", &[5.0][..]),
+                ("11", &[7.0][..]),
+                ("forward", &[1.0][..]),
+                ("reverse", &[2.0][..]),
+            ]
+        );
     }
 }

@@ -172,10 +172,9 @@ fn chart_filter(f: &Filter) -> Result<ResultFilter, ApiError> {
 }
 
 fn name_of_direction(d: &str) -> String {
-    if d.is_empty() {
-        "round trip".into()
-    } else {
-        d.into()
+    match d {
+        "" | "round_trip" => "round trip".into(),
+        d => d.into(),
     }
 }
 

@@ -15,6 +15,7 @@ mod cli_json_failure;
 mod cli_output;
 mod client_flags;
 mod completions;
+mod directions_cli;
 mod fixtures;
 mod help_snapshots;
 mod json_schema;

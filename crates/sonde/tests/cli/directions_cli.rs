@@ -1,0 +1,163 @@
+//! A bidirectional test is two figures, never their sum: in `results
+//! stats`, `compare`, `report` and a listing. Known truth: two steps of
+//! three bidirectional TCP tests each, X at 10, 11 and 12 Mbit/s forward
+//! and half of it reverse, Y at twice X.
+
+use crate::common;
+use common::{sonde, stderr};
+use serde_json::Value;
+use sonde_archive::{Placement, Store};
+use sonde_model::{
+    Direction, Figures, HostEnv, PeerKind, Summary, TcpSpec, TestEnv, TestResult, TestSpec,
+    Timestamp,
+};
+use std::time::{Duration, UNIX_EPOCH};
+
+fn fig(d: Direction, bps: u64) -> Figures {
+    Figures {
+        direction: Some(d),
+        throughput_bps: Some(bps),
+        ..Figures::default()
+    }
+}
+
+/// A bidirectional TCP test, `forward` Mbit/s one way and half of it the
+/// other, with TCP's total (their sum) as sonde keeps it.
+fn bidir(i: u64, forward_mbps: u64) -> TestResult {
+    let spec = TestSpec::Tcp(TcpSpec {
+        host: "b.example".into(),
+        direction: Direction::Bidir,
+        ..TcpSpec::default()
+    });
+    let at = UNIX_EPOCH + Duration::from_secs(1_795_478_400 + i * 600);
+    let env = TestEnv::between(HostEnv::default(), HostEnv::default(), PeerKind::Sonde);
+    let mut r = TestResult::new(spec, env, Timestamp(at));
+    let (f, b) = (forward_mbps * 1_000_000, forward_mbps * 500_000);
+    r.summary = Summary {
+        forward: Some(fig(Direction::Forward, f)),
+        reverse: Some(fig(Direction::Reverse, b)),
+        total: Some(fig(Direction::Bidir, f + b)),
+        ..Summary::default()
+    };
+    r
+}
+
+fn step(name: &str) -> Placement {
+    Placement {
+        campaign: Some("both".into()),
+        labels: [("step".to_string(), name.to_string())].into(),
+        ..Placement::default()
+    }
+}
+
+fn archive(dir: &common::TempDir) -> String {
+    let db = dir.join("both.db");
+    let mut store = Store::open(db.to_str().unwrap()).unwrap();
+    let mut batch = Vec::new();
+    for (i, mbps) in [10, 11, 12].into_iter().enumerate() {
+        batch.push((bidir(i as u64, mbps), step("X")));
+        batch.push((bidir(10 + i as u64, 2 * mbps), step("Y")));
+    }
+    store.put_results(&batch).unwrap();
+    format!("--archive={}", db.display())
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = sonde().args(args).output().unwrap();
+    assert!(out.status.success(), "sonde {args:?}: {}", stderr(&out));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn close(v: &Value, want: f64) -> bool {
+    v.as_f64()
+        .is_some_and(|x| (x - want).abs() < 1e-9 * want.abs().max(1.0))
+}
+
+#[test]
+fn each_direction_is_its_own_row_everywhere() {
+    let dir = common::TempDir::new("directions");
+    let archive = archive(&dir);
+
+    // Stats by step: each step split into its directions, n = 3 each.
+    let stats: Value = serde_json::from_str(&ok(&[
+        "results",
+        &archive,
+        "stats",
+        "--by",
+        "label:step",
+        "-J",
+    ]))
+    .unwrap();
+    let groups: Vec<(String, u64, f64)> = stats["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["group"].as_str().unwrap().to_string(),
+                g["n"].as_u64().unwrap(),
+                g["mean"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        groups,
+        [
+            ("X · forward".to_string(), 3, 11e6),
+            ("X · reverse".to_string(), 3, 5.5e6),
+            ("Y · forward".to_string(), 3, 22e6),
+            ("Y · reverse".to_string(), 3, 11e6),
+        ]
+    );
+
+    // Compare: a row per direction, each Y twice X; no row of 16.5.
+    let cmp: Value = serde_json::from_str(&ok(&[
+        "compare", &archive, "step=X", "step=Y", "--format", "json",
+    ]))
+    .unwrap();
+    let rows: Vec<&Value> = cmp["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["metric"] == "throughput")
+        .collect();
+    assert_eq!(rows.len(), 2, "{cmp}");
+    for (r, direction, mean_a) in [(rows[0], "forward", 11.0), (rows[1], "reverse", 5.5)] {
+        assert_eq!(r["direction"], direction, "{r}");
+        assert!(close(&r["a"]["mean"], mean_a), "{r}");
+        assert!(close(&r["ratio"], 2.0), "{r}");
+    }
+
+    // The report's means table: a row per step and direction.
+    let report: Value = serde_json::from_str(&ok(&[
+        "report",
+        &archive,
+        "--by",
+        "label:step",
+        "--format",
+        "json",
+    ]))
+    .unwrap();
+    let table = report["tables"][0]["rows"].as_array().unwrap();
+    let mean_of = |group: &str| -> f64 {
+        let row = table
+            .iter()
+            .find(|r| r[0] == group)
+            .unwrap_or_else(|| panic!("no row {group}: {table:?}"));
+        row[3]["value"].as_f64().unwrap()
+    };
+    assert!((mean_of("X · forward") - 11.0).abs() < 1e-9);
+    assert!((mean_of("X · reverse") - 5.5).abs() < 1e-9);
+    assert!(
+        !report.to_string().contains("16.5"),
+        "a sum of directions in the report"
+    );
+
+    // A listing names each direction.
+    let list = ok(&["results", &archive, "list", "--campaign", "both"]);
+    assert!(
+        list.contains("forward 10.00 Mbit/s; reverse 5.00 Mbit/s"),
+        "{list}"
+    );
+    assert!(!list.contains("15.00 Mbit/s"), "{list}");
+}
