@@ -2,7 +2,7 @@
 //! (`run`), read one without running it (`check`), and show what the
 //! archive knows of every campaign (`status`). See docs/campaigns.md.
 
-use crate::archive_args::{resolve, ArchiveArgs};
+use crate::archive_args::ArchiveArgs;
 use crate::cli::Failure;
 use crate::output::interrupt_flag;
 use anyhow::anyhow;
@@ -301,7 +301,7 @@ fn check(p: PlanArgs) -> Result<(), Failure> {
 
 fn run_plan(p: PlanArgs) -> Result<(), Failure> {
     let (plan, text, me) = plan_of(&p)?;
-    let location = resolve(p.archive.archive.as_deref().unwrap_or(""));
+    let location = p.archive.location();
     let store = Store::open(&location).map_err(|e| Failure::Run(anyhow!(e)))?;
     let control = Control::with_stop(interrupt_flag());
     let steps = plan.steps.len();
@@ -368,7 +368,8 @@ fn run_plan(p: PlanArgs) -> Result<(), Failure> {
         .run(&mut show)
         .map_err(|e| Failure::Run(anyhow!(e)))?;
     println!(
-        "list the results with `sonde results list --campaign {}`",
+        "list the results with `sonde results{} list --campaign {}`",
+        p.archive.flag(),
         scheduler.plan().name
     );
     if interrupted || control.stop.is_stopped() {

@@ -129,6 +129,11 @@ impl<E: Into<anyhow::Error>> From<E> for Failure {
 /// is wrong, the usage line, where to find help) and returns code 2
 /// (help and version print in full and return 0).
 pub fn parse() -> Result<Cli, ExitCode> {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(what) = crate::archive_args::misspelt(&args) {
+        eprintln!("error: {what}\n\nFor more information, try '--help'.");
+        return Err(ExitCode::from(2));
+    }
     Cli::try_parse().map_err(|e| {
         use clap::error::ErrorKind;
         match e.kind() {

@@ -81,7 +81,7 @@ pub struct HttpArgs {
     #[arg(short = 'J', long)]
     pub json: bool,
     #[command(flatten)]
-    pub archive: crate::archive_args::ArchiveArgs,
+    pub archive: crate::archive_args::KeepArgs,
 }
 
 /// `c:1,2,4` or `rate:500,1000`.
@@ -154,7 +154,7 @@ pub fn run(args: HttpArgs) -> Result<(), Failure> {
         json: args.json.then_some(JsonFormat::Sonde),
         live: !args.json,
         flags: true,
-        archive: args.archive.location(),
+        archive: args.archive.kept(),
         chart: args.chart.clone(),
         ..Output::default()
     };

@@ -3,8 +3,6 @@
 //! document (`-J`), and a failure gets its exit code.
 
 use crate::cli::Failure;
-use anyhow::anyhow;
-use sonde_archive::{Placement, Store};
 use sonde_model::{Event, MethodResult};
 use sonde_run::Events;
 
@@ -13,24 +11,16 @@ use sonde_run::Events;
 #[derive(Debug, Clone, Default)]
 pub struct MethodOut {
     pub json: bool,
-    pub archive: Option<String>,
+    pub archive: Option<crate::archive_args::Kept>,
 }
 
 impl MethodOut {
-    pub fn new(json: bool, archive: &crate::archive_args::ArchiveArgs) -> Self {
+    pub fn new(json: bool, archive: &crate::archive_args::KeepArgs) -> Self {
         Self {
             json,
-            archive: archive.location(),
+            archive: archive.kept(),
         }
     }
-}
-
-/// Keeps `result` (with its trials) in the archive at `location`.
-pub fn keep_method(location: &str, result: &MethodResult) -> Result<(), Failure> {
-    Store::open(location)
-        .and_then(|mut s| s.put_method(result, &Placement::default()))
-        .map(drop)
-        .map_err(|e| Failure::Run(anyhow!("method result {} not kept: {e}", result.id)))
 }
 
 /// Keeps `result` if asked (before printing, so that what was printed is
@@ -42,8 +32,8 @@ pub fn print_method(
     text: impl FnOnce(&MethodResult) -> String,
 ) -> Result<(), Failure> {
     use std::io::Write;
-    if let Some(location) = &out.archive {
-        keep_method(location, result)?;
+    if let Some(kept) = &out.archive {
+        kept.method(result)?;
     }
     let json = out.json;
     let out = if json {

@@ -98,7 +98,7 @@ pub struct NdrArgs {
     #[arg(short = 'J', long)]
     pub json: bool,
     #[command(flatten)]
-    pub archive: crate::archive_args::ArchiveArgs,
+    pub archive: crate::archive_args::KeepArgs,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -173,7 +173,7 @@ impl NdrArgs {
 pub fn run(args: NdrArgs) -> Result<(), Failure> {
     let output = Output {
         json: args.json.then_some(crate::run_args::JsonFormat::Sonde),
-        archive: args.archive.location(),
+        archive: args.archive.kept(),
         flags: true,
         sink: Sink::Terminal,
         ..Output::default()

@@ -30,8 +30,9 @@ pub struct Output {
     pub sink: Sink,
     /// `--correct-for`: the stack the summary's goodput is corrected for.
     pub correct_for: Option<sonde_methods::overhead::Stack>,
-    /// `--archive`: where the result is kept (resolved).
-    pub archive: Option<String>,
+    /// `--archive`, `--archive-to`, `--label`: where the result is kept,
+    /// and with what labels.
+    pub archive: Option<crate::archive_args::Kept>,
     /// `--chart FILE.svg`: the result's chart (an HTTP ramp's), drawn
     /// after it is printed.
     pub chart: Option<std::path::PathBuf>,
@@ -60,7 +61,7 @@ impl Output {
             rates: args.format.unwrap_or_default(),
             sink: Sink::Terminal,
             correct_for: None,
-            archive: args.archive.location(),
+            archive: args.archive.kept(),
             chart: None,
         };
         let output = match args.correct_for.as_deref().map(str::parse) {
@@ -113,10 +114,7 @@ impl Output {
         };
         // Kept before it is printed: a result finished is never lost to a
         // broken pipe or a kill while printing.
-        let kept = self
-            .archive
-            .as_deref()
-            .map(|a| crate::archive_args::keep(a, &result));
+        let kept = self.archive.as_ref().map(|k| k.result(&result));
         self.print(&result)?;
         if let Some(chart) = chart {
             match sonde_report::http_ramp_chart(&result) {

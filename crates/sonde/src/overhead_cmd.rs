@@ -72,7 +72,7 @@ pub struct OverheadArgs {
     #[arg(short = 'J', long)]
     pub json: bool,
     #[command(flatten)]
-    pub archive: crate::archive_args::ArchiveArgs,
+    pub archive: crate::archive_args::KeepArgs,
 }
 
 fn parse_stack(s: &str) -> Result<Stack, Failure> {

@@ -83,7 +83,7 @@ pub struct PingArgs {
     #[command(flatten)]
     pub step: StepArgs,
     #[command(flatten)]
-    pub archive: crate::archive_args::ArchiveArgs,
+    pub archive: crate::archive_args::KeepArgs,
 }
 
 fn parse_proto(s: &str) -> Result<PingProto, String> {
@@ -131,7 +131,7 @@ pub fn run(args: PingArgs) -> Result<(), Failure> {
         json: args.json.then_some(JsonFormat::Sonde),
         live: !args.json && !args.quiet,
         flags: true,
-        archive: args.archive.location(),
+        archive: args.archive.kept(),
         ..Output::default()
     };
     let spec = TestSpec::Ping(args.to_spec());

@@ -76,8 +76,8 @@ pub fn run_repeat_spec(spec: &RepeatSpec, output: Output) -> Result<(), Failure>
         Ok(result) => result,
         Err(e) => return Err(method_failed(&output, &spec.test, e)),
     };
-    if let Some(location) = &output.archive {
-        crate::method_output::keep_method(location, &result)?;
+    if let Some(kept) = &output.archive {
+        kept.method(&result)?;
     }
     let out = match output.json {
         Some(_) => serde_json::to_string_pretty(&result)? + "\n",

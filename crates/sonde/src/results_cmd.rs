@@ -2,7 +2,7 @@
 //! first), `show ID` (the text a live run printed, or its JSON), `export`
 //! and `import` (results_io.rs), `stats` (results_stats.rs).
 
-use crate::archive_args::{resolve, ArchiveArgs};
+use crate::archive_args::ArchiveArgs;
 use crate::cli::Failure;
 use crate::run_args::duration;
 use anyhow::anyhow;
@@ -114,8 +114,7 @@ fn ago_ns(d: Duration) -> i64 {
 }
 
 pub fn open(args: &ArchiveArgs) -> Result<Store, Failure> {
-    let location = resolve(args.archive.as_deref().unwrap_or(""));
-    Store::open(&location).map_err(|e| Failure::Run(anyhow!(e)))
+    args.open()
 }
 
 /// One line of `list`.

@@ -44,6 +44,11 @@ pub struct ImportArgs {
     /// or iperf3 -J output.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
+    /// A label to keep every imported result with, KEY=VALUE
+    /// (repeatable), as tests take it: "open" and "ipsec 3des" runs told
+    /// apart once imported.
+    #[arg(long = "label", value_name = "KEY=VALUE", value_parser = crate::archive_args::label)]
+    pub labels: Vec<(String, String)>,
 }
 
 fn run_err(e: impl std::fmt::Display) -> Failure {
@@ -110,22 +115,26 @@ fn documents(text: &str) -> Result<Vec<serde_json::Value>, String> {
 }
 
 /// Keeps one document; whether it was new.
-fn import_one(store: &mut Store, doc: serde_json::Value) -> Result<bool, String> {
+fn import_one(store: &mut Store, doc: serde_json::Value, at: &Placement) -> Result<bool, String> {
     let kept = |e: sonde_archive::ArchiveError| e.to_string();
     if sonde_model::is_iperf3(&doc) {
         let r = sonde_model::from_iperf3(&doc).map_err(|e| e.to_string())?;
-        return store.put_result(&r, &Placement::default()).map_err(kept);
+        return store.put_result(&r, at).map_err(kept);
     }
     if doc.get("method").is_some() && doc.get("trials").is_some() {
         let m: MethodResult =
             serde_json::from_value(doc).map_err(|e| format!("a method result: {e}"))?;
-        return store.put_method(&m, &Placement::default()).map_err(kept);
+        return store.put_method(&m, at).map_err(kept);
     }
     let r = sonde_model::load_value(doc).map_err(|e| e.to_string())?;
-    store.put_result(&r, &Placement::default()).map_err(kept)
+    store.put_result(&r, at).map_err(kept)
 }
 
 pub fn import(store: &mut Store, a: &ImportArgs) -> Result<(), Failure> {
+    let at = Placement {
+        labels: a.labels.iter().cloned().collect(),
+        ..Placement::default()
+    };
     let mut failed = 0;
     for path in &a.files {
         let name = path.display();
@@ -142,7 +151,7 @@ pub fn import(store: &mut Store, a: &ImportArgs) -> Result<(), Failure> {
         };
         let (mut new, mut old) = (0, 0);
         for (i, doc) in docs.into_iter().enumerate() {
-            match import_one(store, doc) {
+            match import_one(store, doc, &at) {
                 Ok(true) => new += 1,
                 Ok(false) => old += 1,
                 Err(e) => {

@@ -135,7 +135,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "STACK")]
     pub correct_for: Option<String>,
     #[command(flatten)]
-    pub archive: crate::archive_args::ArchiveArgs,
+    pub archive: crate::archive_args::KeepArgs,
 }
 
 /// `--peer`: the spellings of [`PeerKind`].

@@ -23,7 +23,7 @@ pub struct RunSpecArgs {
     #[arg(short = 'J', long, num_args = 0..=1, require_equals = true, default_missing_value = "sonde", value_name = "FORMAT")]
     pub json: Option<JsonFormat>,
     #[command(flatten)]
-    pub archive: crate::archive_args::ArchiveArgs,
+    pub archive: crate::archive_args::KeepArgs,
 }
 
 fn read(path: &Path) -> std::io::Result<String> {
@@ -39,7 +39,7 @@ fn read(path: &Path) -> std::io::Result<String> {
 pub fn run(args: RunSpecArgs) -> Result<(), Failure> {
     let output = Output {
         json: args.json,
-        archive: args.archive.location(),
+        archive: args.archive.kept(),
         live: args.json.is_none(),
         flags: false,
         ..Output::default()

@@ -87,8 +87,10 @@ pub struct ServeArgs {
     /// Run every campaign plan (*.toml) in DIR, reloading on change.
     #[arg(long, value_name = "DIR")]
     pub campaigns: Option<PathBuf>,
-    /// The archive campaigns keep their results and state in (default:
-    /// /var/lib/sonde/sonde.db as root, else $XDG_DATA_HOME/sonde/sonde.db).
+    /// The archive campaigns keep their results and state in (default: the
+    /// one every sonde command of this user reads: $SONDE_ARCHIVE, else
+    /// $XDG_DATA_HOME/sonde/sonde.db, else /var/lib/sonde/sonde.db as root,
+    /// else ~/.local/share/sonde/sonde.db).
     #[arg(long, value_name = "PATH|URL")]
     pub archive: Option<String>,
 }
@@ -214,7 +216,7 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
     let archive = args
         .archive
         .clone()
-        .unwrap_or_else(|| sonde_archive::default_path(is_root()).display().to_string());
+        .unwrap_or_else(crate::archive_args::default_location);
     let mut threads = Vec::new();
     // What MQTT readings come in, for /metrics (the ingest starts below).
     let readings_stats = sonde_web::readings_ingest::IngestStats::for_config(&readings);
@@ -302,19 +304,6 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
         let _ = h.join();
     }
     Ok(())
-}
-
-/// Whether this process runs as root (the daemon's archive then goes to
-/// /var/lib/sonde).
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("Uid:"))
-                .and_then(|l| l.split_whitespace().nth(2).map(|u| u == "0"))
-        })
-        .unwrap_or(false)
 }
 
 /// Logs the reflector's counters once a second while they change, and

@@ -93,7 +93,7 @@ pub struct SweepArgs {
     #[arg(short = 'J', long)]
     pub json: bool,
     #[command(flatten)]
-    pub archive: crate::archive_args::ArchiveArgs,
+    pub archive: crate::archive_args::KeepArgs,
     #[command(flatten)]
     pub step: StepArgs,
 }

@@ -82,7 +82,7 @@ pub struct TuneArgs {
     #[arg(short = 'J', long)]
     pub json: bool,
     #[command(flatten)]
-    pub archive: crate::archive_args::ArchiveArgs,
+    pub archive: crate::archive_args::KeepArgs,
 }
 
 impl TuneArgs {

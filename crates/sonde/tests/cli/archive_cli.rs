@@ -128,3 +128,102 @@ fn the_quick_start_keeps_every_result_and_says_where() {
     assert_eq!(listed.len(), kept);
     let _ = std::fs::remove_dir_all(&xdg);
 }
+
+/// `sonde ARGS` with `$SONDE_ARCHIVE` set to `archive` (and the default
+/// data directory elsewhere).
+fn with_env(args: &[&str], xdg: &Path, archive: &Path) -> std::process::Output {
+    sonde()
+        .args(args)
+        .env("XDG_DATA_HOME", xdg)
+        .env("SONDE_ARCHIVE", archive)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_archive_is_named_as_a_user_types_it() {
+    let d = dir("named");
+    let xdg = d.join("xdg");
+    let file = d.join("my archive.db");
+    let f = file.to_str().unwrap();
+    // A path after a space where '=' belongs: a usage error that says
+    // what was meant, before the path is taken for a host or a name.
+    for args in [
+        vec!["udp", "::1", "--archive", f],
+        vec!["campaign", "status", "--archive", f],
+        vec!["status", "--archive", f],
+    ] {
+        let out = run(&args, &xdg);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let e = stderr(&out);
+        assert!(
+            e.contains(&format!("--archive={f}")) && e.contains(&format!("--archive-to {f}")),
+            "{args:?}: {e}"
+        );
+    }
+    assert!(!file.exists(), "nothing was written");
+    // --archive-to takes it after a space, with a label kept beside it.
+    let ping = run(
+        &[
+            "ping",
+            "::1",
+            "-c",
+            "2",
+            "-i",
+            "0.2",
+            "--archive-to",
+            f,
+            "--label",
+            "path=open",
+        ],
+        &xdg,
+    );
+    assert!(ping.status.success(), "{}", stderr(&ping));
+    // Read commands take it after the subcommand as well as before.
+    let listed = ids(&run(&["results", "list", "--archive-to", f, "-J"], &xdg));
+    assert_eq!(listed.len(), 1);
+    let labelled = ids(&run(
+        &[
+            "results",
+            "list",
+            "--label",
+            "path=open",
+            "--archive-to",
+            f,
+            "-J",
+        ],
+        &xdg,
+    ));
+    assert_eq!(labelled, listed);
+    let other = ids(&run(
+        &[
+            "results",
+            &format!("--archive={f}"),
+            "list",
+            "--label",
+            "path=ipsec",
+            "-J",
+        ],
+        &xdg,
+    ));
+    assert!(other.is_empty());
+    // A label with nowhere to keep it is a usage error naming both.
+    let out = run(&["ping", "::1", "-c", "1", "--label", "path=open"], &xdg);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--archive"), "{}", stderr(&out));
+    // $SONDE_ARCHIVE is the default archive of every command: a test kept
+    // with --archive alone goes there, and `results` and `status` read it.
+    let env_db = d.join("env.db");
+    let ping = with_env(&["ping", "::1", "-c", "1", "--archive"], &xdg, &env_db);
+    assert!(ping.status.success(), "{}", stderr(&ping));
+    assert!(env_db.exists() && !xdg.join("sonde/sonde.db").exists());
+    let listed = with_env(&["results", "list", "-J"], &xdg, &env_db);
+    assert_eq!(ids(&listed).len(), 1);
+    let status = with_env(&["status"], &xdg, &env_db);
+    assert!(status.status.success(), "{}", stderr(&status));
+    assert!(
+        String::from_utf8_lossy(&status.stdout).contains("env.db"),
+        "{}",
+        String::from_utf8_lossy(&status.stdout)
+    );
+}
