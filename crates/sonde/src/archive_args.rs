@@ -190,8 +190,15 @@ fn shell_word(s: &str) -> String {
 /// user meant, said as a usage error. Without this, clap takes PATH for
 /// the command's host or campaign name, or says only that it did not
 /// expect it.
+/// `sonde serve --archive PATH` takes its value either way (it always
+/// names one), and what follows `--` is another command's.
 pub fn misspelt(args: &[String]) -> Option<String> {
-    args.windows(2).find_map(|w| {
+    let command = args.iter().skip(1).find(|a| !a.starts_with('-'));
+    if command.is_some_and(|c| c == "serve") {
+        return None;
+    }
+    let end = args.iter().position(|a| a == "--").unwrap_or(args.len());
+    args[..end].windows(2).find_map(|w| {
         let v = &w[1];
         let like_archive = v.starts_with('/')
             || v.starts_with("./")
@@ -228,6 +235,10 @@ mod tests {
         );
         assert!(misspelt(&args("sonde http --archive https://a.example/")).is_none());
         assert!(misspelt(&args("sonde tcp ::1 --archive=/tmp/a.db")).is_none());
+        assert!(misspelt(&args("sonde serve --archive /var/lib/a.db")).is_none());
+        assert!(misspelt(&args("sonde -v serve --archive /var/lib/a.db")).is_none());
+        let inner = "sonde lab exec --lab l a -- sonde status --archive /x.db";
+        assert!(misspelt(&args(inner)).is_none(), "another command's");
     }
 
     #[test]
