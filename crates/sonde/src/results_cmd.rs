@@ -29,6 +29,11 @@ pub enum ResultsCommand {
         id: String,
         #[arg(short = 'J', long)]
         json: bool,
+        /// Also draw it over time, second by second (a panel per figure,
+        /// a line per direction and stream), to FILE: SVG, or PNG when
+        /// FILE ends in .png.
+        #[arg(long, value_name = "FILE")]
+        chart: Option<std::path::PathBuf>,
     },
     /// Results as CSV (one row per result or per interval, columns named
     /// with their units), a JSON array or NDJSON.
@@ -117,6 +122,27 @@ pub fn open(args: &ArchiveArgs) -> Result<Store, Failure> {
     args.open()
 }
 
+/// `r` over time into `path` (SVG, or PNG by its extension).
+fn draw_over_time(r: &TestResult, path: &std::path::Path) -> Result<(), Failure> {
+    let failed = |e: String| Failure::Run(anyhow!("--chart {}: {e}", path.display()));
+    let chart = sonde_report::result_chart::result_chart(r).ok_or_else(|| {
+        failed(format!(
+            "result {} kept no intervals to draw over time",
+            r.id
+        ))
+    })?;
+    let svg = sonde_report::chart::render_svg(&chart).map_err(|e| failed(e.to_string()))?;
+    let png = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("png"));
+    let bytes = if png {
+        sonde_report::png::svg_to_png(&svg).map_err(|e| failed(e.to_string()))?
+    } else {
+        svg.into_bytes()
+    };
+    std::fs::write(path, bytes).map_err(|e| failed(e.to_string()))
+}
+
 /// One line of `list`.
 fn line(r: &TestResult) -> String {
     let start = serde_json::to_value(r.start)
@@ -154,7 +180,7 @@ pub fn run(args: ResultsArgs) -> Result<(), Failure> {
                 }
             }
         }
-        ResultsCommand::Show { id, json } => {
+        ResultsCommand::Show { id, json, chart } => {
             let rid: ResultId = id
                 .parse()
                 .map_err(|_| Failure::Usage(anyhow!("'{id}' is not a result id (a UUID)")))?;
@@ -170,6 +196,9 @@ pub fn run(args: ResultsArgs) -> Result<(), Failure> {
                 )?;
             } else {
                 write!(out, "{}", sonde_report::summary(&r))?;
+            }
+            if let Some(path) = chart {
+                draw_over_time(&r, &path)?;
             }
         }
         ResultsCommand::Export(a) => crate::results_io::export(&mut store, &a)?,

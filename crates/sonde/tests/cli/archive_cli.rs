@@ -227,3 +227,82 @@ fn the_archive_is_named_as_a_user_types_it() {
         String::from_utf8_lossy(&status.stdout)
     );
 }
+
+/// The `points` attribute of each polyline of `svg`, as its point count.
+fn polylines(svg: &str) -> Vec<usize> {
+    let doc = roxmltree::Document::parse(svg).expect("well-formed SVG");
+    doc.descendants()
+        .filter(|n| n.has_tag_name("polyline"))
+        .filter_map(|n| n.attribute("points"))
+        .map(|p| p.split_whitespace().count())
+        .collect()
+}
+
+#[test]
+fn a_kept_bidirectional_test_is_drawn_over_time_a_line_each_way() {
+    let d = dir("overtime");
+    let xdg = d.join("xdg");
+    let db = d.join("a.db");
+    let server = ServerProc::start(&["--no-reflector"]);
+    let port = server.port.to_string();
+    let tcp = run(
+        &[
+            "tcp",
+            "::1",
+            "-p",
+            &port,
+            "-t",
+            "3s",
+            "--bidir",
+            "--archive-to",
+            db.to_str().unwrap(),
+            "-J",
+        ],
+        &xdg,
+    );
+    assert!(tcp.status.success(), "{}", stderr(&tcp));
+    let doc: serde_json::Value = serde_json::from_slice(&tcp.stdout).unwrap();
+    let id = doc["id"].as_str().unwrap();
+    let intervals = doc["intervals"].as_array().unwrap().len();
+    assert!(intervals >= 3, "{intervals} intervals");
+    let svg_path = d.join("t.svg");
+    let shown = run(
+        &[
+            "results",
+            "show",
+            id,
+            "--archive-to",
+            db.to_str().unwrap(),
+            "--chart",
+            svg_path.to_str().unwrap(),
+        ],
+        &xdg,
+    );
+    assert!(shown.status.success(), "{}", stderr(&shown));
+    let svg = std::fs::read_to_string(&svg_path).unwrap();
+    // Each panel (throughput, and what else TCP measured) a line forward
+    // and a line reverse, a point per interval kept: at least two panels
+    // of two such lines (the axes' and grid's lines have two points).
+    assert!(svg.contains("forward") && svg.contains("reverse"), "{svg}");
+    assert!(svg.contains("throughput (Mbit/s)"));
+    let lines = polylines(&svg);
+    let data = lines.iter().filter(|n| **n == intervals).count();
+    assert!(data >= 4 && data % 2 == 0, "{lines:?} vs {intervals}");
+    // As PNG by the file's name.
+    let png_path = d.join("t.png");
+    let shown = run(
+        &[
+            "results",
+            "show",
+            id,
+            "--archive-to",
+            db.to_str().unwrap(),
+            "--chart",
+            png_path.to_str().unwrap(),
+        ],
+        &xdg,
+    );
+    assert!(shown.status.success(), "{}", stderr(&shown));
+    let png = resvg::tiny_skia::Pixmap::decode_png(&std::fs::read(&png_path).unwrap());
+    assert!(png.is_ok_and(|p| p.width() > 500), "a PNG");
+}
