@@ -255,3 +255,87 @@ fn the_archives_password_and_files_stay_on_the_agent() {
     }
     assert!(db.exists());
 }
+
+/// A bidirectional TCP result of 10 Mbit/s forward and 5 reverse (and
+/// TCP's total of 15), started now.
+fn bidir_10_and_5() -> sonde_model::TestResult {
+    use sonde_model::{Direction, Figures, Summary, TcpSpec, TestResult, TestSpec};
+    let fig = |d, mbps: u64| Figures {
+        direction: Some(d),
+        throughput_bps: Some(mbps * 1_000_000),
+        ..Figures::default()
+    };
+    let mut r = TestResult::new(
+        TestSpec::Tcp(TcpSpec {
+            host: "b.example".into(),
+            direction: Direction::Bidir,
+            ..TcpSpec::default()
+        }),
+        sonde_model::TestEnv::between(
+            sonde_model::HostEnv::default(),
+            sonde_model::HostEnv::default(),
+            sonde_model::PeerKind::Sonde,
+        ),
+        sonde_model::Timestamp::now(),
+    );
+    r.summary = Summary {
+        forward: Some(fig(Direction::Forward, 10)),
+        reverse: Some(fig(Direction::Reverse, 5)),
+        total: Some(fig(Direction::Bidir, 15)),
+        ..Summary::default()
+    };
+    r
+}
+
+#[test]
+fn a_bidirectional_result_is_a_series_and_a_heat_map_each_way() {
+    let dir = common::TempDir::new("http-bidir");
+    let db = dir.join("a.db").display().to_string();
+    sonde_archive::Store::open(&db)
+        .unwrap()
+        .put_result(&bidir_10_and_5(), &sonde_archive::Placement::default())
+        .unwrap();
+    let server = ServerProc::start(&["--no-reflector", "--http", "[::1]:0", "--archive", &db]);
+    let port = http_port(&server);
+    // The chart: a series each way, 10 and 5 Mbit/s; never 15.
+    let (status, body) = get(port, "/api/v1/chart?metric=throughput");
+    assert_eq!(status, 200, "{body}");
+    let chart = json(&body);
+    let series: Vec<(String, Vec<f64>)> = chart["panels"][0]["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let values = s["points"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p[1].as_f64().unwrap())
+                .collect();
+            (s["name"].as_str().unwrap().to_string(), values)
+        })
+        .collect();
+    assert_eq!(
+        series,
+        [
+            ("forward".to_string(), vec![10.0]),
+            ("reverse".to_string(), vec![5.0])
+        ]
+    );
+    // The heat map of each direction holds that direction's figure.
+    for (direction, want) in [("forward", 10.0), ("reverse", 5.0)] {
+        let (status, body) = get(
+            port,
+            &format!("/api/v1/heatmap?metric=throughput&direction={direction}"),
+        );
+        assert_eq!(status, 200, "{body}");
+        let cells: Vec<f64> = json(&body)["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|row| row.as_array().unwrap().clone())
+            .filter_map(|c| c.as_f64())
+            .collect();
+        assert_eq!(cells, [want], "{direction}");
+    }
+}
