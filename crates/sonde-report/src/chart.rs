@@ -22,6 +22,9 @@ pub struct Panel {
     pub y_label: String,
     /// The y range; `None`: from 0 to the highest point (plus 5 %).
     pub y_range: Option<(f64, f64)>,
+    /// x is a time, Unix seconds: its ticks are written as UTC times of
+    /// day, with the date when the panel spans more than a day.
+    pub x_time: bool,
     pub series: Vec<Series>,
 }
 
@@ -89,12 +92,13 @@ const COLOURS: [RGBColor; 6] = [
 fn draw_panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     panel: &Panel,
+    shared_x: Option<(f64, f64)>,
 ) -> Result<(), ChartError>
 where
     DB::ErrorType: 'static,
 {
     let all = || panel.series.iter().flat_map(|s| s.points.iter());
-    let (x0, x1) = span(all().map(|p| p.0));
+    let (x0, x1) = shared_x.unwrap_or_else(|| span(all().map(|p| p.0)));
     let (y0, y1) = panel.y_range.unwrap_or_else(|| {
         let (_, hi) = span(all().map(|p| p.1));
         (0.0, hi.max(1e-9) * 1.05)
@@ -106,12 +110,15 @@ where
         .y_label_area_size(56)
         .build_cartesian_2d(x0..x1, y0..y1)
         .map_err(draw_err)?;
-    chart
-        .configure_mesh()
-        .x_desc(panel.x_label.as_str())
-        .y_desc(panel.y_label.as_str())
-        .draw()
-        .map_err(draw_err)?;
+    let days = x1 - x0 > 86_400.0;
+    let time_tick = move |x: &f64| utc_tick(*x, days);
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc(panel.x_label.as_str())
+        .y_desc(panel.y_label.as_str());
+    if panel.x_time {
+        mesh.x_label_formatter(&time_tick);
+    }
+    mesh.draw().map_err(draw_err)?;
     for (i, s) in panel.series.iter().enumerate() {
         let colour = COLOURS[i % COLOURS.len()];
         // A line needs two points; one is drawn as a dot.
@@ -144,6 +151,16 @@ where
     Ok(())
 }
 
+/// `secs` (Unix seconds) as a tick of a time axis: `HH:MM` (UTC), or
+/// `MM-DD HH:MM` when the axis spans more than a day.
+pub fn utc_tick(secs: f64, with_date: bool) -> String {
+    let Ok(t) = jiff::Timestamp::from_second(secs.round() as i64) else {
+        return String::new();
+    };
+    let format = if with_date { "%m-%d %H:%M" } else { "%H:%M" };
+    t.strftime(format).to_string()
+}
+
 /// The chart as an SVG document.
 pub fn render_svg(chart: &Chart) -> Result<String, ChartError> {
     if chart.panels.is_empty() {
@@ -159,9 +176,20 @@ pub fn render_svg(chart: &Chart) -> Result<String, ChartError> {
     {
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         root.fill(&WHITE).map_err(draw_err)?;
+        // The time panels of a chart share one time axis: one origin, so
+        // that a glance across them compares the same moments.
+        let shared_x = chart.panels.iter().any(|p| p.x_time).then(|| {
+            span(
+                chart
+                    .panels
+                    .iter()
+                    .filter(|p| p.x_time)
+                    .flat_map(|p| p.series.iter().flat_map(|s| s.points.iter().map(|q| q.0))),
+            )
+        });
         let areas = root.split_evenly((rows, columns));
         for (area, panel) in areas.iter().zip(&chart.panels) {
-            draw_panel(area, panel)?;
+            draw_panel(area, panel, shared_x.filter(|_| panel.x_time))?;
         }
         root.present().map_err(draw_err)?;
     }
@@ -184,6 +212,7 @@ mod tests {
                     x_label: "offered (Mbit/s)".into(),
                     y_label: "goodput (Mbit/s)".into(),
                     y_range: None,
+                    x_time: false,
                     series: vec![line("goodput", 1.0), line("offered", 1.1)],
                 },
                 Panel {
@@ -191,6 +220,7 @@ mod tests {
                     x_label: "offered (Mbit/s)".into(),
                     y_label: "PDR (%)".into(),
                     y_range: Some((0.0, 105.0)),
+                    x_time: false,
                     series: vec![line("PDR", 20.0)],
                 },
             ],
@@ -246,5 +276,40 @@ mod tests {
         c.panels[0].series[0].points.truncate(1);
         c.panels[0].series[1].points.truncate(1);
         assert!(render_svg(&c).is_ok());
+    }
+
+    #[test]
+    fn a_time_axis_is_written_in_utc_with_dates_past_a_day() {
+        // 2026-11-24T05:01:00Z.
+        let t = 1_795_478_400.0 + 5.0 * 3600.0 + 60.0;
+        assert_eq!(utc_tick(t, false), "05:01");
+        assert_eq!(utc_tick(t, true), "11-24 05:01");
+        // Two time panels of one chart share the axis: the one whose
+        // points end early still spans to the other's last.
+        let panel = |from: f64, to: f64| Panel {
+            title: "p".into(),
+            x_label: "time (UTC)".into(),
+            y_label: "goodput (Mbit/s)".into(),
+            y_range: None,
+            x_time: true,
+            series: vec![Series {
+                name: "goodput".into(),
+                points: vec![(from, 1.0), (to, 2.0)],
+            }],
+        };
+        let svg = render_svg(&Chart::grid(vec![
+            panel(t, t + 3600.0),
+            panel(t, t + 7200.0),
+        ]))
+        .unwrap();
+        // Tick labels are text lines of their own, `HH:MM`.
+        let ticks: Vec<&str> = svg
+            .lines()
+            .filter(|l| l.len() == 5 && l.as_bytes()[2] == b':')
+            .collect();
+        let (left, right) = ticks.split_at(ticks.len() / 2);
+        assert_eq!(left, right, "one time axis for both panels");
+        assert!(left.iter().any(|t| *t > "06:30"), "{ticks:?}");
+        assert!(!svg.contains("0.002"), "no fractional hours");
     }
 }

@@ -73,6 +73,7 @@ pub fn http_ramp_chart(r: &TestResult) -> Option<Chart> {
             x_label: x_label.into(),
             y_label: "requests/s".into(),
             y_range: None,
+            x_time: false,
             series: throughput,
         },
         Panel {
@@ -84,6 +85,7 @@ pub fn http_ramp_chart(r: &TestResult) -> Option<Chart> {
             x_label: x_label.into(),
             y_label: "ms".into(),
             y_range: None,
+            x_time: false,
             series: latency,
         },
     ];
@@ -93,6 +95,7 @@ pub fn http_ramp_chart(r: &TestResult) -> Option<Chart> {
             x_label: x_label.into(),
             y_label: "errors".into(),
             y_range: None,
+            x_time: false,
             series: vec![line("errors", &|s| Some(s.errors as f64))],
         });
     }

@@ -150,6 +150,7 @@ pub fn qos_chart(r: &MethodResult) -> Chart {
             x_label: "streams".into(),
             y_label: "Mbit/s".into(),
             y_range: None,
+            x_time: false,
             series: vec![series("foreground goodput", &|s| {
                 Some((f64::from(s.fg_streams), rate(s)?))
             })],
@@ -161,6 +162,7 @@ pub fn qos_chart(r: &MethodResult) -> Chart {
                 x_label: "foreground offered (Mbit/s)".into(),
                 y_label: "loss (%)".into(),
                 y_range: None,
+                x_time: false,
                 series: vec![
                     series("foreground", &|s| Some((offered(s)?, s.fg_loss_pct?))),
                     series("background", &|s| Some((offered(s)?, s.bg_loss_pct?))),
@@ -171,6 +173,7 @@ pub fn qos_chart(r: &MethodResult) -> Chart {
                 x_label: "foreground offered (Mbit/s)".into(),
                 y_label: "jitter (ms)".into(),
                 y_range: None,
+                x_time: false,
                 series: vec![
                     series("foreground", &|s| Some((offered(s)?, s.fg_jitter_ms?))),
                     series("background", &|s| Some((offered(s)?, s.bg_jitter_ms?))),

@@ -153,6 +153,11 @@ pub fn means_table(groups: &[Group]) -> Table {
                     .filter_map(|r| g.figures(r).and_then(get))
                     .collect();
                 match mean_sd(&v) {
+                    // The sd of one value is undefined: an empty cell.
+                    Some((m, _)) if v.len() < 2 => {
+                        row.push(Cell::num(m, 3));
+                        row.push(Cell::Empty);
+                    }
                     Some((m, sd)) => {
                         row.push(Cell::num(m, 3));
                         row.push(Cell::num(sd, 3));
@@ -196,8 +201,9 @@ fn slug(s: &str) -> String {
     out.trim_matches('-').to_string()
 }
 
-/// Each group over time: one panel per group, hours since `t0`.
-fn over_time(groups: &[Group], t0: f64) -> Vec<Figure> {
+/// Each group over time: one panel per group, every panel on one time
+/// axis (UTC), from the first result of any group to the last.
+fn over_time(groups: &[Group]) -> Vec<Figure> {
     let mut by_test: BTreeMap<&str, Vec<Panel>> = BTreeMap::new();
     for g in groups {
         let Some(first) = g.results.first() else {
@@ -209,7 +215,7 @@ fn over_time(groups: &[Group], t0: f64) -> Vec<Figure> {
             .iter()
             .filter_map(|r| {
                 let v = g.figures(r).and_then(d.value)?;
-                Some(((secs(r) - t0) / 3600.0, v))
+                Some((secs(r), v))
             })
             .collect();
         points.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -221,9 +227,10 @@ fn over_time(groups: &[Group], t0: f64) -> Vec<Figure> {
             .or_default()
             .push(Panel {
                 title: g.name.clone(),
-                x_label: "hours from the first result".into(),
+                x_label: "time (UTC)".into(),
                 y_label: format!("{} ({})", d.label, d.unit),
                 y_range: (d.unit == "%").then_some((0.0, 105.0)),
+                x_time: true,
                 series: vec![Series {
                     name: d.label.into(),
                     points,
@@ -297,7 +304,7 @@ fn heat_map(g: &Group) -> Option<Figure> {
 
 /// A ping group's smoke: one point per result, its spread from its
 /// intervals' round trips.
-fn smoke(g: &Group, t0: f64) -> Option<Figure> {
+fn smoke(g: &Group) -> Option<Figure> {
     let points: Vec<SmokePoint> = g
         .results
         .iter()
@@ -309,7 +316,7 @@ fn smoke(g: &Group, t0: f64) -> Option<Figure> {
                 .filter_map(|i| i.round_trip.as_ref()?.rtt_ms.as_ref().map(|x| x.p50))
                 .collect();
             let loss = g.figures(r).and_then(|f| f.loss_pct).unwrap_or(0.0);
-            SmokePoint::of((secs(r) - t0) / 3600.0, &rtts, loss)
+            SmokePoint::of(secs(r), &rtts, loss)
         })
         .collect();
     if points.is_empty() {
@@ -324,7 +331,8 @@ fn smoke(g: &Group, t0: f64) -> Option<Figure> {
         ),
         body: FigureBody::Smoke(Smoke {
             title: g.name.clone(),
-            x_label: "hours from the first result".into(),
+            x_label: "time (UTC)".into(),
+            x_time: true,
             points,
         }),
     })
@@ -361,6 +369,7 @@ fn rtt_by_size(g: &Group) -> Option<Figure> {
             x_label: "packet size (bytes)".into(),
             y_label: "RTT (ms)".into(),
             y_range: Some(((lo - pad).max(0.0), hi + pad)),
+            x_time: false,
             series: vec![Series {
                 name: "median RTT".into(),
                 points,
@@ -425,6 +434,7 @@ fn ndr_parts(m: &MethodResult) -> (Table, Figure) {
             x_label: "frame size (bytes)".into(),
             y_label: "no-drop payload rate (Mbit/s)".into(),
             y_range: None,
+            x_time: false,
             series: per_family
                 .into_iter()
                 .map(|(name, points)| Series { name, points })
@@ -500,14 +510,9 @@ pub fn build_report(
     methods: &[MethodResult],
     provenance: Provenance,
 ) -> Report {
-    let t0 = groups
-        .iter()
-        .flat_map(|g| g.results.iter().map(secs))
-        .fold(f64::INFINITY, f64::min);
-    let t0 = if t0.is_finite() { t0 } else { 0.0 };
-    let mut figures = over_time(groups, t0);
+    let mut figures = over_time(groups);
     figures.extend(groups.iter().filter_map(heat_map));
-    figures.extend(groups.iter().filter_map(|g| smoke(g, t0)));
+    figures.extend(groups.iter().filter_map(smoke));
     figures.extend(groups.iter().filter_map(rtt_by_size));
     let mut tables = Vec::new();
     if !groups.is_empty() {

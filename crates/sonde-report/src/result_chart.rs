@@ -119,6 +119,7 @@ pub fn result_chart(r: &TestResult) -> Option<Chart> {
                 x_label: "seconds from the start".into(),
                 y_label: format!("{} ({})", d.label, d.unit),
                 y_range: (d.unit == "%").then_some((0.0, 100.0)),
+                x_time: false,
                 series,
             })
         })

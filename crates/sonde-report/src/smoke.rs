@@ -8,8 +8,8 @@ use plotters::prelude::*;
 /// One ping series at one time.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SmokePoint {
-    /// Hours since the chart's start (the x axis).
-    pub at_h: f64,
+    /// Its place on the x axis: Unix seconds in a report.
+    pub at: f64,
     pub p10: f64,
     pub p25: f64,
     pub median: f64,
@@ -21,7 +21,7 @@ pub struct SmokePoint {
 impl SmokePoint {
     /// The point of `rtts_ms` (the series' round trips), which lost
     /// `loss_pct` of its probes.
-    pub fn of(at_h: f64, rtts_ms: &[f64], loss_pct: f64) -> Option<SmokePoint> {
+    pub fn of(at: f64, rtts_ms: &[f64], loss_pct: f64) -> Option<SmokePoint> {
         let mut v: Vec<f64> = rtts_ms.iter().copied().filter(|x| x.is_finite()).collect();
         if v.is_empty() {
             return None;
@@ -29,7 +29,7 @@ impl SmokePoint {
         v.sort_by(f64::total_cmp);
         let p = |q| sonde_model::nearest_rank(&v, q);
         Some(SmokePoint {
-            at_h,
+            at,
             p10: p(10.0),
             p25: p(25.0),
             median: p(50.0),
@@ -45,6 +45,8 @@ impl SmokePoint {
 pub struct Smoke {
     pub title: String,
     pub x_label: String,
+    /// x is a time, Unix seconds, written as UTC times on the axis.
+    pub x_time: bool,
     pub points: Vec<SmokePoint>,
 }
 
@@ -66,7 +68,7 @@ pub fn render_smoke_svg(smoke: &Smoke, width: u32, height: u32) -> Result<String
     if smoke.points.is_empty() {
         return Err(ChartError::Empty);
     }
-    let xs = smoke.points.iter().map(|p| p.at_h);
+    let xs = smoke.points.iter().map(|p| p.at);
     let (x0, x1) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
         (a.min(x), b.max(x))
     });
@@ -74,7 +76,7 @@ pub fn render_smoke_svg(smoke: &Smoke, width: u32, height: u32) -> Result<String
     let gaps: Vec<f64> = smoke
         .points
         .windows(2)
-        .map(|w| (w[1].at_h - w[0].at_h).abs())
+        .map(|w| (w[1].at - w[0].at).abs())
         .filter(|g| *g > 0.0)
         .collect();
     let half = gaps.iter().copied().fold(f64::INFINITY, f64::min);
@@ -103,12 +105,14 @@ pub fn render_smoke_svg(smoke: &Smoke, width: u32, height: u32) -> Result<String
             .y_label_area_size(56)
             .build_cartesian_2d(x0 - half..x1 + half, y0..y1)
             .map_err(draw_err)?;
-        chart
-            .configure_mesh()
-            .x_desc(smoke.x_label.as_str())
-            .y_desc("RTT (ms)")
-            .draw()
-            .map_err(draw_err)?;
+        let days = x1 - x0 > 86_400.0;
+        let time_tick = move |x: &f64| crate::chart::utc_tick(*x, days);
+        let mut mesh = chart.configure_mesh();
+        mesh.x_desc(smoke.x_label.as_str()).y_desc("RTT (ms)");
+        if smoke.x_time {
+            mesh.x_label_formatter(&time_tick);
+        }
+        mesh.draw().map_err(draw_err)?;
         let band = |lo: fn(&SmokePoint) -> f64, hi: fn(&SmokePoint) -> f64, shade: RGBColor| {
             // A band of no height is not drawn (resvg rejects it).
             smoke
@@ -116,10 +120,7 @@ pub fn render_smoke_svg(smoke: &Smoke, width: u32, height: u32) -> Result<String
                 .iter()
                 .filter(move |p| hi(p) > lo(p))
                 .map(move |p| {
-                    Rectangle::new(
-                        [(p.at_h - half, lo(p)), (p.at_h + half, hi(p))],
-                        shade.filled(),
-                    )
+                    Rectangle::new([(p.at - half, lo(p)), (p.at + half, hi(p))], shade.filled())
                 })
         };
         chart
@@ -131,7 +132,7 @@ pub fn render_smoke_svg(smoke: &Smoke, width: u32, height: u32) -> Result<String
         chart
             .draw_series(smoke.points.iter().map(|p| {
                 PathElement::new(
-                    vec![(p.at_h - half, p.median), (p.at_h + half, p.median)],
+                    vec![(p.at - half, p.median), (p.at + half, p.median)],
                     loss_colour(p.loss_pct).stroke_width(3),
                 )
             }))
@@ -191,6 +192,7 @@ mod tests {
         let smoke = Smoke {
             title: "ping A to B".into(),
             x_label: "hours".into(),
+            x_time: false,
             points,
         };
         let svg = render_smoke_svg(&smoke, 640, 360).unwrap();

@@ -233,6 +233,7 @@ pub fn sweep_chart(r: &MethodResult) -> Chart {
             x_label: x_label.clone(),
             y_label: "Mbit/s".into(),
             y_range: None,
+            x_time: false,
             series: vec![
                 line("goodput", &|s| s.goodput_bps.map(|v| v / 1e6)),
                 line("offered", &|s| s.offered_bps.map(|v| v / 1e6)),
@@ -243,6 +244,7 @@ pub fn sweep_chart(r: &MethodResult) -> Chart {
             x_label,
             y_label: "PDR (%)".into(),
             y_range: Some((0.0, 105.0)),
+            x_time: false,
             series: vec![line("PDR", &|s| s.pdr_pct)],
         });
     }

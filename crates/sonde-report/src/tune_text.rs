@@ -110,6 +110,7 @@ pub fn tune_chart(r: &MethodResult) -> Chart {
             x_label: "RTT (ms)".into(),
             y_label: "Mbit/s".into(),
             y_range: None,
+            x_time: false,
             series: windows
                 .iter()
                 .map(|&w| Series {

@@ -27,9 +27,10 @@ pub struct ReportArgs {
     pub archive: ArchiveArgs,
     #[command(flatten)]
     pub filter: FilterArgs,
-    /// The report's title.
-    #[arg(long, default_value = "sonde report")]
-    pub title: String,
+    /// The report's title (default: what it selected, as
+    /// "campaign=geant-stesta, since 1d ago: results by label:step").
+    #[arg(long)]
+    pub title: Option<String>,
     /// Group results by a label (label:KEY; campaigns label each result
     /// with its step: label:step, the default when there are such
     /// labels), or by test, direction and target (test).
@@ -144,7 +145,11 @@ pub fn make_report(a: &ReportArgs) -> Result<Report, Failure> {
             .map(|id| id.to_string())
             .collect(),
     };
-    Ok(build_report(&a.title, &groups, &methods, provenance))
+    let title = a
+        .title
+        .clone()
+        .unwrap_or_else(|| format!("{}: results by {}", described(&a.filter), a.by));
+    Ok(build_report(&title, &groups, &methods, provenance))
 }
 
 /// The Chromium to print with: $SONDE_CHROMIUM, else the first on PATH.

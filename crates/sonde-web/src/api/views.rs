@@ -214,6 +214,7 @@ async fn chart(
             x_label: "time (UTC)".into(),
             y_label: format!("{label} ({unit})"),
             y_range: (unit == "%").then_some((0.0, 100.0)),
+            x_time: true,
             series: by_direction
                 .into_iter()
                 .map(|(name, points)| Series { name, points })
@@ -429,6 +430,7 @@ async fn load(
                 x_label: "time (UTC)".into(),
                 y_label: "rate (Mbit/s)".into(),
                 y_range: None,
+                x_time: true,
                 series: vec![
                     Series {
                         name: "rx".into(),
@@ -445,6 +447,7 @@ async fn load(
                 x_label: "time (UTC)".into(),
                 y_label: "RTT (ms)".into(),
                 y_range: None,
+                x_time: true,
                 series: vec![Series {
                     name: "RTT".into(),
                     points: rtt,

@@ -138,6 +138,8 @@ fn each_direction_is_its_own_row_everywhere() {
         "json",
     ]))
     .unwrap();
+    // Titled by what it selected.
+    assert_eq!(report["title"], "every result: results by label:step");
     let table = report["tables"][0]["rows"].as_array().unwrap();
     let mean_of = |group: &str| -> f64 {
         let row = table
