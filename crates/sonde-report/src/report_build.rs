@@ -120,14 +120,17 @@ fn mean_sd(v: &[f64]) -> Option<(f64, f64)> {
 /// The means table: one row per group.
 pub fn means_table(groups: &[Group]) -> Table {
     type Get = fn(&Figures) -> Option<f64>;
-    let metrics: [(&str, &str, Get); 5] = [
+    // RTT twice, said which: 000 Table 2 gives each ping's mean, sonde's
+    // overview its median.
+    let metrics: [(&str, &str, Get); 6] = [
         ("goodput", "Mbit/s", |f| {
             f.throughput_bps.map(|v| v as f64 / 1e6)
         }),
         ("loss", "%", |f| f.loss_pct),
         ("PDR", "%", |f| f.pdr_pct),
         ("jitter", "ms", |f| f.jitter_ms),
-        ("RTT", "ms", |f| f.rtt_ms.as_ref().map(|r| r.p50)),
+        ("RTT mean", "ms", |f| f.rtt_ms.as_ref().map(|r| r.avg)),
+        ("RTT median", "ms", |f| f.rtt_ms.as_ref().map(|r| r.p50)),
     ];
     let mut columns = vec![
         Column::new("group", ""),
@@ -449,6 +452,15 @@ fn short(m: &MethodResult) -> String {
     m.id.to_string().chars().take(8).collect()
 }
 
+/// What a chart's x axis is, as its first panel labels it ("offered
+/// (Mbit/s)", "payload (bytes)"), for a caption.
+fn x_axis(chart: &Chart) -> String {
+    chart
+        .panels
+        .first()
+        .map_or_else(|| "its steps".to_string(), |p| p.x_label.clone())
+}
+
 /// The tables and figures of the methods kept: NDR searches, sweeps
 /// (PDR and goodput against offered rate, the limiter named: 000 Figs
 /// 25, 26, 43, 44), QoS scenarios (foreground loss and jitter against
@@ -477,21 +489,34 @@ pub fn method_parts(methods: &[MethodResult]) -> (Vec<Table>, Vec<Figure>) {
                     .iter()
                     .map(|l| format!("{:?}: {:?}", l.direction, l.class).to_lowercase())
                     .collect();
+                let drawn = crate::sweep_chart(m);
+                // The caption names the x axis the sweep varied (offered
+                // rate, payload size, …), as its panels do.
                 let caption = format!(
-                    "goodput and PDR against offered rate; limiter {}",
+                    "goodput and PDR against {}; limiter {}",
+                    x_axis(&drawn),
                     if limiters.is_empty() {
                         "none found".to_string()
                     } else {
                         limiters.join(", ")
                     }
                 );
-                figures.push(chart("sweep", &caption, crate::sweep_chart(m)));
+                figures.push(chart("sweep", &caption, drawn));
             }
-            MethodSpec::QosScenario(_) if !m.qos_steps.is_empty() => figures.push(chart(
-                "qos",
-                "foreground loss and jitter against the background's rate",
-                crate::qos_chart(m),
-            )),
+            MethodSpec::QosScenario(_) if !m.qos_steps.is_empty() => {
+                let drawn = crate::qos_chart(m);
+                let caption = format!(
+                    "foreground and background {} against {}",
+                    drawn
+                        .panels
+                        .iter()
+                        .map(|p| p.y_label.split(" (").next().unwrap_or(""))
+                        .collect::<Vec<_>>()
+                        .join(" and "),
+                    x_axis(&drawn)
+                );
+                figures.push(chart("qos", &caption, drawn));
+            }
             MethodSpec::TuneLab(_) => figures.push(chart(
                 "tune",
                 "bandwidth against RTT per buffer size",

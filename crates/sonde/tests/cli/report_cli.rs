@@ -154,12 +154,18 @@ fn the_tables_carry_the_numbers_worked_out_by_hand() {
     assert!((value(&b[3]) - 4.325).abs() < 1e-9);
     assert!((value(&b[4]) - 0.431_474).abs() < 1e-6);
     // Ping: medians 90.4 + (h mod 4): mean 90.4 + 1.5 = 91.9 ms; the
-    // RTT columns are the last two.
+    // RTT median's columns are the last two, the RTT mean's (each ping's
+    // mean, 90.45 + (h mod 4): 91.95 ms) the two before.
     let p = row(&report, "ping A to B");
     assert!(
         (value(&p[p.len() - 2]) - 91.9).abs() < 1e-9,
         "{}",
         p[p.len() - 2]
+    );
+    assert!(
+        (value(&p[p.len() - 4]) - 91.95).abs() < 1e-9,
+        "{}",
+        p[p.len() - 4]
     );
     // Provenance: every result, the selection, the version.
     let prov = &report["provenance"];
@@ -409,10 +415,15 @@ fn methods_kept_in_the_archive_get_their_tables_and_figures() {
         .iter()
         .find(|f| f["id"].as_str().unwrap().starts_with("sweep-"))
         .expect("the sweep's figure");
-    assert!(sweep["caption"]
-        .as_str()
-        .unwrap()
-        .starts_with("loopback sweep: goodput and PDR"));
+    // A rate sweep: the caption names its x axis as its panels do.
+    assert!(
+        sweep["caption"]
+            .as_str()
+            .unwrap()
+            .starts_with("loopback sweep: goodput and PDR against offered (Mbit/s)"),
+        "{}",
+        sweep["caption"]
+    );
     assert!(figures
         .iter()
         .any(|f| f["id"].as_str().unwrap().starts_with("ndr-")));
