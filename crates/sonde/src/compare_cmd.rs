@@ -37,6 +37,11 @@ pub struct CompareArgs {
     pub correct_for: Option<String>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: TableFormat,
+    /// Also draw every selection on one chart over time (a series each,
+    /// and each direction where there are several; a panel per test and
+    /// metric) to FILE: SVG, or PNG when FILE ends in .png.
+    #[arg(long, value_name = "FILE")]
+    pub chart: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -78,14 +83,14 @@ pub fn selection(s: &str) -> Result<ResultFilter, String> {
 }
 
 /// The metrics compared: name, unit, how it is shown, its value.
-struct MetricDef {
-    name: &'static str,
-    unit: &'static str,
-    scale: f64,
-    value: fn(&Figures) -> Option<f64>,
+pub(crate) struct MetricDef {
+    pub name: &'static str,
+    pub unit: &'static str,
+    pub scale: f64,
+    pub value: fn(&Figures) -> Option<f64>,
 }
 
-const METRICS: [MetricDef; 5] = [
+pub(crate) const METRICS: [MetricDef; 5] = [
     MetricDef {
         name: "throughput",
         unit: "Mbit/s",
@@ -119,7 +124,11 @@ const METRICS: [MetricDef; 5] = [
 ];
 
 /// The `test` results of `rs` with their figures of `direction`.
-fn of<'a>(rs: &'a [TestResult], test: &str, direction: &str) -> Vec<(&'a TestResult, Figures)> {
+pub(crate) fn of<'a>(
+    rs: &'a [TestResult],
+    test: &str,
+    direction: &str,
+) -> Vec<(&'a TestResult, Figures)> {
     rs.iter()
         .filter(|r| r.spec.kind().name() == test)
         .filter_map(|r| {
@@ -134,7 +143,7 @@ fn of<'a>(rs: &'a [TestResult], test: &str, direction: &str) -> Vec<(&'a TestRes
 }
 
 /// The directions a row is made of, in the order rows are listed.
-const DIRECTIONS: [&str; 4] = ["forward", "reverse", "round_trip", "total"];
+pub(crate) const DIRECTIONS: [&str; 4] = ["forward", "reverse", "round_trip", "total"];
 
 /// Which of A's directions of `test` is compared with which of B's: each
 /// with itself where both have it (a bidirectional test's forward with
@@ -343,8 +352,10 @@ pub fn run(args: CompareArgs) -> Result<(), Failure> {
     let mut store = crate::results_cmd::open(&args.archive)?;
     let a = select(&mut store, &args.a)?;
     let mut all = Vec::new();
+    let mut drawn = vec![(args.a.clone(), a.clone())];
     for name in &args.b {
         let b = select(&mut store, name)?;
+        drawn.push((name.clone(), b.clone()));
         let rows = rows(&a, (name, &b), &args.metric, stack.as_ref());
         if rows.is_empty() {
             return Err(Failure::Run(anyhow!(
@@ -368,6 +379,13 @@ pub fn run(args: CompareArgs) -> Result<(), Failure> {
         }
     };
     std::io::stdout().write_all(out.as_bytes())?;
+    if let Some(path) = &args.chart {
+        let chart = crate::compare_chart::overlay(&drawn, &args.metric)
+            .ok_or_else(|| Failure::Run(anyhow!("--chart {}: nothing to draw", path.display())))?;
+        if let Some(file) = crate::method_output::ChartFile::create(Some(path))? {
+            file.write(&chart)?;
+        }
+    }
     Ok(())
 }
 

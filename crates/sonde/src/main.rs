@@ -4,6 +4,7 @@ mod archive_args;
 mod campaign_cmd;
 mod campaign_watch;
 mod cli;
+mod compare_chart;
 mod compare_cmd;
 mod docs_cmd;
 mod http_cmd;

@@ -107,14 +107,24 @@ impl ChartFile {
         .transpose()
     }
 
-    /// Draws `chart` as SVG into the file.
+    /// Draws `chart` into the file: SVG, or PNG when its name ends in
+    /// `.png`.
     pub fn write(mut self, chart: &sonde_report::chart::Chart) -> Result<(), Failure> {
         use std::io::Write;
         let failed =
             |e: String| Failure::Run(anyhow::anyhow!("--chart {}: {e}", self.path.display()));
         let svg = sonde_report::chart::render_svg(chart).map_err(|e| failed(e.to_string()))?;
+        let png = self
+            .path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("png"));
+        let bytes = if png {
+            sonde_report::png::svg_to_png(&svg).map_err(|e| failed(e.to_string()))?
+        } else {
+            svg.into_bytes()
+        };
         self.file
-            .write_all(svg.as_bytes())
+            .write_all(&bytes)
             .map_err(|e| failed(e.to_string()))
     }
 }

@@ -124,23 +124,17 @@ pub fn open(args: &ArchiveArgs) -> Result<Store, Failure> {
 
 /// `r` over time into `path` (SVG, or PNG by its extension).
 fn draw_over_time(r: &TestResult, path: &std::path::Path) -> Result<(), Failure> {
-    let failed = |e: String| Failure::Run(anyhow!("--chart {}: {e}", path.display()));
     let chart = sonde_report::result_chart::result_chart(r).ok_or_else(|| {
-        failed(format!(
-            "result {} kept no intervals to draw over time",
+        Failure::Run(anyhow!(
+            "--chart {}: result {} kept no intervals to draw over time",
+            path.display(),
             r.id
         ))
     })?;
-    let svg = sonde_report::chart::render_svg(&chart).map_err(|e| failed(e.to_string()))?;
-    let png = path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("png"));
-    let bytes = if png {
-        sonde_report::png::svg_to_png(&svg).map_err(|e| failed(e.to_string()))?
-    } else {
-        svg.into_bytes()
-    };
-    std::fs::write(path, bytes).map_err(|e| failed(e.to_string()))
+    match crate::method_output::ChartFile::create(Some(path))? {
+        Some(file) => file.write(&chart),
+        None => Ok(()),
+    }
 }
 
 /// One line of `list`.

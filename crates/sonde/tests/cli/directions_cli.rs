@@ -128,6 +128,42 @@ fn each_direction_is_its_own_row_everywhere() {
         assert!(close(&r["ratio"], 2.0), "{r}");
     }
 
+    // Both selections on one chart: a series per selection and
+    // direction, three points each, in one legend.
+    let svg_path = dir.join("overlay.svg");
+    ok(&[
+        "compare",
+        &archive,
+        "step=X",
+        "step=Y",
+        "--metric",
+        "throughput",
+        "--chart",
+        svg_path.to_str().unwrap(),
+    ]);
+    let svg = std::fs::read_to_string(&svg_path).unwrap();
+    for name in [
+        "step=X forward",
+        "step=X reverse",
+        "step=Y forward",
+        "step=Y reverse",
+    ] {
+        assert!(svg.contains(name), "no series {name}");
+    }
+    let doc = roxmltree::Document::parse(&svg).expect("well-formed SVG");
+    let three = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("polyline"))
+        .filter(|n| {
+            n.attribute("points")
+                .is_some_and(|p| p.split_whitespace().count() == 3)
+        })
+        .count();
+    assert_eq!(
+        three, 4,
+        "a line of three results per selection and direction"
+    );
+
     // The report's means table: a row per step and direction.
     let report: Value = serde_json::from_str(&ok(&[
         "report",
