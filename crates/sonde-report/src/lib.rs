@@ -26,6 +26,7 @@ pub mod rate_format;
 pub mod repeat_text;
 pub mod report;
 pub mod report_build;
+pub mod report_heat;
 pub mod result_chart;
 pub mod smoke;
 pub mod sweep_text;

@@ -4,7 +4,6 @@
 //! and SmokePing's smoke for pings. No I/O: the caller reads the archive.
 
 use crate::chart::{Chart, Panel, Series};
-use crate::heatmap::HeatMap;
 use crate::report::{Figure, FigureBody, Provenance, Report};
 use crate::smoke::{Smoke, SmokePoint};
 use crate::table::{Cell, Column, Table};
@@ -63,7 +62,7 @@ impl Group {
     }
 
     /// `r`'s figures as this group shows them.
-    fn figures<'a>(&self, r: &'a TestResult) -> Option<&'a Figures> {
+    pub(crate) fn figures<'a>(&self, r: &'a TestResult) -> Option<&'a Figures> {
         let mut all = r.summary.by_direction().into_iter();
         match self.direction {
             Some(d) => all.find(|(x, _)| *x == d).map(|(_, f)| f),
@@ -76,8 +75,18 @@ impl Group {
     }
 }
 
+/// A figure's direction as the groups name it.
+pub(crate) fn direction_word(d: Option<sonde_model::Direction>) -> &'static str {
+    match d {
+        Some(sonde_model::Direction::Forward) => "forward",
+        Some(sonde_model::Direction::Reverse) => "reverse",
+        Some(sonde_model::Direction::Bidir) => "total",
+        None => "round_trip",
+    }
+}
+
 /// Seconds since the epoch of a result's start.
-fn secs(r: &TestResult) -> f64 {
+pub(crate) fn secs(r: &TestResult) -> f64 {
     r.start
         .0
         .duration_since(UNIX_EPOCH)
@@ -86,13 +95,13 @@ fn secs(r: &TestResult) -> f64 {
 }
 
 /// The metric a group is drawn by: TCP's goodput, UDP's PDR, ping's RTT.
-struct Drawn {
-    label: &'static str,
-    unit: &'static str,
-    value: fn(&Figures) -> Option<f64>,
+pub(crate) struct Drawn {
+    pub(crate) label: &'static str,
+    pub(crate) unit: &'static str,
+    pub(crate) value: fn(&Figures) -> Option<f64>,
 }
 
-fn drawn(r: &TestResult) -> Drawn {
+pub(crate) fn drawn(r: &TestResult) -> Drawn {
     match r.spec.kind().name() {
         "tcp" => Drawn {
             label: "goodput",
@@ -187,7 +196,7 @@ pub fn means_table(groups: &[Group]) -> Table {
 }
 
 /// A file-safe id from a name.
-fn slug(s: &str) -> String {
+pub(crate) fn slug(s: &str) -> String {
     let mut out: String = s
         .chars()
         .map(|c| {
@@ -248,61 +257,6 @@ fn over_time(groups: &[Group]) -> Vec<Figure> {
             body: FigureBody::Chart(Chart::grid(panels)),
         })
         .collect()
-}
-
-/// A group's day heat map, if its results cover two hours or more.
-fn heat_map(g: &Group) -> Option<Figure> {
-    let first = g.results.first()?;
-    let d = drawn(first);
-    let mut cells: BTreeMap<(i64, i64), Vec<f64>> = BTreeMap::new();
-    for r in &g.results {
-        let Some(v) = g.figures(r).and_then(d.value) else {
-            continue;
-        };
-        let s = secs(r) as i64;
-        cells
-            .entry((s.div_euclid(86_400), s.rem_euclid(86_400) / 3600))
-            .or_default()
-            .push(v);
-    }
-    let hours: std::collections::BTreeSet<i64> = cells.keys().map(|k| k.1).collect();
-    if hours.len() < 2 {
-        return None;
-    }
-    let days: Vec<i64> = cells
-        .keys()
-        .map(|k| k.0)
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    let day_name = |day: i64| {
-        jiff::Timestamp::from_second(day * 86_400)
-            .map(|t| t.strftime("%m-%d").to_string())
-            .unwrap_or_else(|_| day.to_string())
-    };
-    Some(Figure {
-        id: format!("heat-{}", slug(&g.name)),
-        caption: format!("{}: {} by hour of day (UTC) and day", g.name, d.label),
-        body: FigureBody::HeatMap(HeatMap {
-            title: g.name.clone(),
-            x_label: "day".into(),
-            y_label: "hour of day (UTC)".into(),
-            x_names: days.iter().map(|d| day_name(*d)).collect(),
-            y_names: (0..24).map(|h| format!("{h:02}")).collect(),
-            cells: (0..24)
-                .map(|h| {
-                    days.iter()
-                        .map(|day| {
-                            cells
-                                .get(&(*day, h))
-                                .map(|v| v.iter().sum::<f64>() / v.len() as f64)
-                        })
-                        .collect()
-                })
-                .collect(),
-            scale_label: format!("{} ({})", d.label, d.unit),
-        }),
-    })
 }
 
 /// A ping group's smoke: one point per result, its spread from its
@@ -533,10 +487,11 @@ pub fn build_report(
     title: &str,
     groups: &[Group],
     methods: &[MethodResult],
+    heat: crate::report_heat::HeatLayout,
     provenance: Provenance,
 ) -> Report {
     let mut figures = over_time(groups);
-    figures.extend(groups.iter().filter_map(heat_map));
+    figures.extend(crate::report_heat::heat_maps(groups, heat));
     figures.extend(groups.iter().filter_map(smoke));
     figures.extend(groups.iter().filter_map(rtt_by_size));
     let mut tables = Vec::new();

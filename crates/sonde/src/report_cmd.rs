@@ -36,6 +36,12 @@ pub struct ReportArgs {
     /// labels), or by test, direction and target (test).
     #[arg(long, default_value = "label:step")]
     pub by: String,
+    /// The heat maps' layout: hour-day (each group by hour of day and
+    /// day), hour-step (each test's groups side by side by hour: a
+    /// one-day battery), time-run (each group's runs side by side, the
+    /// seconds of the test down).
+    #[arg(long, default_value = "hour-day", value_name = "LAYOUT")]
+    pub heat_map: sonde_report::report_heat::HeatLayout,
     #[arg(long, value_enum, default_value = "html")]
     pub format: ReportFormat,
     /// Write the report to FILE (needed for pdf; default: standard output).
@@ -149,7 +155,9 @@ pub fn make_report(a: &ReportArgs) -> Result<Report, Failure> {
         .title
         .clone()
         .unwrap_or_else(|| format!("{}: results by {}", described(&a.filter), a.by));
-    Ok(build_report(&title, &groups, &methods, provenance))
+    Ok(build_report(
+        &title, &groups, &methods, a.heat_map, provenance,
+    ))
 }
 
 /// The Chromium to print with: $SONDE_CHROMIUM, else the first on PATH.

@@ -469,3 +469,75 @@ fn more_than_two_selections_are_each_compared_with_the_first() {
     assert!((rows[1]["ratio"].as_f64().unwrap() - 1.0).abs() < 1e-12);
     assert!((rows[1]["p"].as_f64().unwrap() - 1.0).abs() < 1e-12);
 }
+
+/// The heat map `id` of the report made with `--heat-map layout`.
+fn heat(archive: &str, layout: &str, id: &str) -> serde_json::Value {
+    let report: serde_json::Value = serde_json::from_slice(&ok(&[
+        "report",
+        archive,
+        "--heat-map",
+        layout,
+        "--format",
+        "json",
+    ]))
+    .unwrap();
+    report["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == id)
+        .unwrap_or_else(|| panic!("no figure {id} in {layout}"))
+        .clone()
+}
+
+#[test]
+fn heat_maps_come_in_the_layouts_the_studies_need() {
+    let (_dir, archive) = golden("heat");
+    // Hour by step: TCP's two steps side by side, each cell the mean over
+    // both days: 05 h A to B is (7.5 + 8.5) / 2 = 8.0; B to A half.
+    let h = heat(&archive, "hour-step", "heat-tcp-by-step");
+    assert_eq!(
+        h["x_names"],
+        serde_json::json!(["TCP A to B", "TCP B to A"])
+    );
+    assert_eq!(h["y_names"].as_array().unwrap().len(), 24);
+    assert!(
+        (h["cells"][5][0].as_f64().unwrap() - 8.0).abs() < 1e-9,
+        "{}",
+        h["cells"][5]
+    );
+    assert!((h["cells"][5][1].as_f64().unwrap() - 4.0).abs() < 1e-9);
+    // Second of the test by run: each ping's 10 intervals down, its 48
+    // runs across; interval i of the ping at hour h is 90 + (h mod 4) +
+    // i/10 ms.
+    let t = heat(&archive, "time-run", "heat-runs-ping-a-to-b");
+    assert_eq!(t["x_names"].as_array().unwrap().len(), 48);
+    assert_eq!(t["x_names"][0], "11-24 00:02");
+    assert_eq!(t["y_names"].as_array().unwrap().len(), 10);
+    let cell = |row: usize, run: usize| t["cells"][row][run].as_f64().unwrap();
+    assert!((cell(0, 0) - 90.0).abs() < 1e-9);
+    assert!((cell(9, 0) - 90.9).abs() < 1e-9);
+    assert!((cell(0, 5) - 91.0).abs() < 1e-9, "hour 5");
+    // TCP kept no intervals here: no such map, rather than an empty one.
+    let report: serde_json::Value = serde_json::from_slice(&ok(&[
+        "report",
+        &archive,
+        "--heat-map",
+        "time-run",
+        "--format",
+        "json",
+    ]))
+    .unwrap();
+    assert!(!report.to_string().contains("heat-runs-tcp"));
+    // A layout that does not exist is a usage error naming the three.
+    let out = sonde()
+        .args(["report", &archive, "--heat-map", "hour-week"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("hour-day, hour-step or time-run"),
+        "{}",
+        stderr(&out)
+    );
+}
