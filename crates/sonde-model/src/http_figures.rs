@@ -71,6 +71,11 @@ pub struct HttpStep {
     pub requests_per_s: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_ms: Option<LatencyPercentiles>,
+    /// Each phase of the step's requests (connect, TLS, waiting,
+    /// transfer…), as the whole test's `phases_ms`: 000 Figs 47–50 draw
+    /// each against load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phases_ms: Option<HttpPhases>,
 }
 
 /// The whole benchmark.

@@ -89,6 +89,33 @@ pub fn http_ramp_chart(r: &TestResult) -> Option<Chart> {
             series: latency,
         },
     ];
+    // Each phase's median against load (000 Figs 47–50): where the time
+    // goes as the load grows, connecting, waiting for the server or
+    // transferring.
+    type PhaseOf = fn(&sonde_model::HttpPhases) -> Option<&sonde_model::PhaseStats>;
+    let phase_lines: [(&str, PhaseOf); 6] = [
+        ("connect", |p| p.connect.as_ref()),
+        ("TLS", |p| p.tls.as_ref()),
+        ("processing", |p| p.processing.as_ref()),
+        ("waiting", |p| p.waiting.as_ref()),
+        ("transfer", |p| p.transfer.as_ref()),
+        ("total", |p| p.total.as_ref()),
+    ];
+    let phases: Vec<Series> = phase_lines
+        .iter()
+        .map(|(name, of)| line(name, &|s| Some(of(s.phases_ms.as_ref()?)?.median)))
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    if !phases.is_empty() {
+        panels.push(Panel {
+            title: "each phase by step (median)".into(),
+            x_label: x_label.into(),
+            y_label: "ms".into(),
+            y_range: None,
+            x_time: false,
+            series: phases,
+        });
+    }
     if h.steps.iter().any(|s| s.errors > 0) {
         panels.push(Panel {
             title: "errors by step".into(),
@@ -116,6 +143,7 @@ mod tests {
             requests: 100,
             errors,
             requests_per_s: rps,
+            phases_ms: None,
             latency_ms: Some(LatencyPercentiles {
                 mean: p50,
                 p50,

@@ -27,6 +27,7 @@ pub mod repeat_text;
 pub mod report;
 pub mod report_build;
 pub mod report_heat;
+pub mod report_http;
 pub mod result_chart;
 pub mod smoke;
 pub mod sweep_text;

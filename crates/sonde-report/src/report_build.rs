@@ -498,6 +498,9 @@ pub fn build_report(
     if !groups.is_empty() {
         tables.push(means_table(groups));
     }
+    let (http_table, http_figures) = crate::report_http::http_parts(groups);
+    tables.extend(http_table);
+    figures.extend(http_figures);
     let (method_tables, method_figures) = method_parts(methods);
     tables.extend(method_tables);
     figures.extend(method_figures);

@@ -265,6 +265,7 @@ fn step_figures(load: Load, step: &StepRun) -> HttpStep {
         errors: step.recorder.error_count(),
         requests_per_s: step.recorder.requests as f64 / secs,
         latency_ms: percentiles(&step.recorder.latency),
+        phases_ms: Some(step.recorder.phases_ms()),
     }
 }
 
@@ -303,6 +304,7 @@ mod tests {
             requests: 100,
             errors,
             requests_per_s: 100.0,
+            phases_ms: None,
             latency_ms: Some(LatencyPercentiles {
                 mean: p50,
                 p50,

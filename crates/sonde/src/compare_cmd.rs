@@ -3,7 +3,7 @@
 //! means, the difference and the ratio, the 95 % confidence interval of
 //! the difference and Welch's t-test; with `--correct-for STACK`, B's
 //! throughput as it would be without that stack's tunnels (seed 000
-//! Table 3's corrected column).
+//! Table 2's corrected column (sTESTA corrected)).
 
 use crate::archive_args::ArchiveArgs;
 use crate::cli::Failure;

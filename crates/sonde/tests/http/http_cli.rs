@@ -219,6 +219,15 @@ fn the_knee_of_eight_workers_is_found() {
     let svg = std::fs::read_to_string(&chart).unwrap();
     assert!(svg.starts_with("<svg"), "{}", &svg[..svg.len().min(200)]);
     assert!(svg.contains("throughput by step") && svg.contains("latency by step"));
+    // Each step keeps every phase (000 Figs 48–50 draw each against
+    // load): the server's 20 ms of work is waiting, never less, at every
+    // step; and the chart draws each phase's median by step.
+    for s in steps {
+        let waiting = num(&s["phases_ms"]["waiting"]["median"]);
+        assert!(waiting >= 20.0, "waiting {waiting} ms: {s}");
+        assert_eq!(s["phases_ms"]["total"]["count"], s["requests"], "{s}");
+    }
+    assert!(svg.contains("each phase by step (median)") && svg.contains("waiting"));
     assert!(
         svg.contains(&format!("knee ({at} connections)")),
         "knee at {at}"
@@ -441,4 +450,67 @@ fn bad_input_is_a_usage_error_naming_it() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
         assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
     }
+}
+
+#[test]
+fn a_kept_ramp_is_in_the_report_with_its_phases_and_knee_chart() {
+    let _t = timing();
+    let server = HttpServer::builder()
+        .workers(8)
+        .work(Duration::from_millis(20))
+        .start();
+    let dir = common::TempDir::new("http-report");
+    let db = dir.join("a.db");
+    let db = db.to_str().unwrap();
+    let url = server.url("/delay?size=10");
+    let doc = http(&[
+        &url,
+        "--ramp",
+        "c:2,4",
+        "--step-time",
+        "1s",
+        "--archive-to",
+        db,
+    ]);
+    let id = doc["id"].as_str().unwrap();
+    let out = sonde()
+        .args([
+            "report",
+            "--archive-to",
+            db,
+            "--by",
+            "test",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let table = report["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["title"] == "HTTP: each phase of the requests (median)")
+        .expect("the phases table");
+    let names: Vec<&str> = table["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    let waiting = names.iter().position(|n| *n == "waiting median").unwrap();
+    let row = &table["rows"][0];
+    assert_eq!(row[1], &id[..8], "{row}");
+    // The server's 20 ms of work is the waiting phase: never less.
+    let w = row[waiting]["value"].as_f64().unwrap();
+    assert!(w >= 20.0, "waiting {w} ms: {row}");
+    // The ramp's knee chart, each phase against load among its panels.
+    let fig = report["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == format!("http-{}", &id[..8]))
+        .expect("the ramp's chart");
+    assert!(fig.to_string().contains("each phase by step (median)"));
 }
