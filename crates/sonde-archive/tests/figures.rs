@@ -4,7 +4,7 @@
 //! the figures' table is filled with them as it is opened.
 
 mod common;
-use common::on_both;
+use common::{on_both, raw};
 use sonde_archive::{Grouping, Metric, Placement, ResultFilter};
 use sonde_model::{
     Direction, Figures, HostEnv, PeerKind, Summary, TestEnv, TestResult, TestSpec, Timestamp,
@@ -127,21 +127,6 @@ fn a_bidirectional_test_is_two_values_and_never_their_sum() {
         assert_eq!(count, 3);
         assert!((mean - 25e6 / 3.0).abs() < 1.0, "{mean}");
     });
-}
-
-/// Runs `sql` on the archive at `location` (a SQLite file, or a schema of
-/// the test PostgreSQL), as an older sonde's archive would be.
-fn raw(location: &str, sql: &str) {
-    if let Some((_, schema)) = location.split_once("schema=") {
-        common::admin()
-            .batch_execute(&format!("SET search_path TO {schema}; {sql}"))
-            .unwrap();
-    } else {
-        rusqlite::Connection::open(location)
-            .unwrap()
-            .execute_batch(sql)
-            .unwrap();
-    }
 }
 
 #[test]

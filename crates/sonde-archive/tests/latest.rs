@@ -4,7 +4,7 @@
 //! machine).
 
 mod common;
-use common::on_both;
+use common::{on_both, raw};
 use sonde_archive::{Counters, InterfaceSample, PathLatest, Placement, ResultFilter};
 use sonde_model::{
     Direction, Dscp, Figures, HostEnv, PeerKind, Summary, TcpSpec, TestEnv, TestResult, TestSpec,
@@ -134,21 +134,6 @@ fn each_paths_latest_figures_are_kept_as_results_are_stored() {
             ("c.example".into(), 0, id(&newer), Some(40.0))
         );
     });
-}
-
-/// Runs `sql` on the archive at `location` (a SQLite file, or a schema of
-/// the test PostgreSQL), as an older sonde's archive would be.
-fn raw(location: &str, sql: &str) {
-    if let Some((_, schema)) = location.split_once("schema=") {
-        common::admin()
-            .batch_execute(&format!("SET search_path TO {schema}; {sql}"))
-            .unwrap();
-    } else {
-        rusqlite::Connection::open(location)
-            .unwrap()
-            .execute_batch(sql)
-            .unwrap();
-    }
 }
 
 #[test]

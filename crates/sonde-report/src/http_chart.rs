@@ -92,16 +92,7 @@ pub fn http_ramp_chart(r: &TestResult) -> Option<Chart> {
     // Each phase's median against load (000 Figs 47–50): where the time
     // goes as the load grows, connecting, waiting for the server or
     // transferring.
-    type PhaseOf = fn(&sonde_model::HttpPhases) -> Option<&sonde_model::PhaseStats>;
-    let phase_lines: [(&str, PhaseOf); 6] = [
-        ("connect", |p| p.connect.as_ref()),
-        ("TLS", |p| p.tls.as_ref()),
-        ("processing", |p| p.processing.as_ref()),
-        ("waiting", |p| p.waiting.as_ref()),
-        ("transfer", |p| p.transfer.as_ref()),
-        ("total", |p| p.total.as_ref()),
-    ];
-    let phases: Vec<Series> = phase_lines
+    let phases: Vec<Series> = crate::report_http::PHASES
         .iter()
         .map(|(name, of)| line(name, &|s| Some(of(s.phases_ms.as_ref()?)?.median)))
         .filter(|s| !s.points.is_empty())

@@ -10,7 +10,8 @@ use sonde_model::{HttpPhases, PhaseStats, TestResult};
 
 type PhaseOf = fn(&HttpPhases) -> Option<&PhaseStats>;
 
-const PHASES: [(&str, PhaseOf); 6] = [
+/// An HTTP result's phases, named as ab names them, in order.
+pub(crate) const PHASES: [(&str, PhaseOf); 6] = [
     ("connect", |p| p.connect.as_ref()),
     ("TLS", |p| p.tls.as_ref()),
     ("processing", |p| p.processing.as_ref()),

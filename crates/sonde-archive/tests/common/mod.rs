@@ -52,3 +52,18 @@ pub fn on_both(test: &str, body: impl Fn(&(dyn Fn() -> Store + Sync), &str)) {
         .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
         .unwrap();
 }
+
+/// Runs `sql` on the archive at `location` (a SQLite file, or a schema of
+/// the test PostgreSQL), as an older sonde's archive would be.
+pub fn raw(location: &str, sql: &str) {
+    if let Some((_, schema)) = location.split_once("schema=") {
+        admin()
+            .batch_execute(&format!("SET search_path TO {schema}; {sql}"))
+            .unwrap();
+    } else {
+        rusqlite::Connection::open(location)
+            .unwrap()
+            .execute_batch(sql)
+            .unwrap();
+    }
+}

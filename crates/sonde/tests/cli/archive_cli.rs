@@ -228,16 +228,6 @@ fn the_archive_is_named_as_a_user_types_it() {
     );
 }
 
-/// The `points` attribute of each polyline of `svg`, as its point count.
-fn polylines(svg: &str) -> Vec<usize> {
-    let doc = roxmltree::Document::parse(svg).expect("well-formed SVG");
-    doc.descendants()
-        .filter(|n| n.has_tag_name("polyline"))
-        .filter_map(|n| n.attribute("points"))
-        .map(|p| p.split_whitespace().count())
-        .collect()
-}
-
 #[test]
 fn a_kept_bidirectional_test_is_drawn_over_time_a_line_each_way() {
     let d = dir("overtime");
@@ -285,7 +275,7 @@ fn a_kept_bidirectional_test_is_drawn_over_time_a_line_each_way() {
     // of two such lines (the axes' and grid's lines have two points).
     assert!(svg.contains("forward") && svg.contains("reverse"), "{svg}");
     assert!(svg.contains("throughput (Mbit/s)"));
-    let lines = polylines(&svg);
+    let lines = common::svg::polyline_points(&svg);
     let data = lines.iter().filter(|n| **n == intervals).count();
     assert!(data >= 4 && data % 2 == 0, "{lines:?} vs {intervals}");
     // As PNG by the file's name.

@@ -150,14 +150,9 @@ fn each_direction_is_its_own_row_everywhere() {
     ] {
         assert!(svg.contains(name), "no series {name}");
     }
-    let doc = roxmltree::Document::parse(&svg).expect("well-formed SVG");
-    let three = doc
-        .descendants()
-        .filter(|n| n.has_tag_name("polyline"))
-        .filter(|n| {
-            n.attribute("points")
-                .is_some_and(|p| p.split_whitespace().count() == 3)
-        })
+    let three = common::svg::polyline_points(&svg)
+        .into_iter()
+        .filter(|n| *n == 3)
         .count();
     assert_eq!(
         three, 4,

@@ -6,6 +6,7 @@
 //! without console errors, and prints to PDF.
 
 use crate::common;
+use common::svg::polyline_points;
 use common::{sonde, stderr};
 use sonde_archive::{Placement, Store};
 use sonde_model::{
@@ -222,15 +223,6 @@ fn compare_gives_the_ratio_and_its_interval() {
         text.contains("0.500") && text.contains("< 0.0001 *"),
         "{text}"
     );
-}
-
-fn polyline_points(svg: &str) -> Vec<usize> {
-    let doc = roxmltree::Document::parse(svg).expect("well-formed SVG");
-    doc.descendants()
-        .filter(|n| n.has_tag_name("polyline"))
-        .filter_map(|n| n.attribute("points"))
-        .map(|p| p.split_whitespace().count())
-        .collect()
 }
 
 #[test]

@@ -12,6 +12,7 @@ pub mod nginx;
 pub mod ready;
 pub mod schema;
 pub mod smtp;
+pub mod svg;
 pub mod webhook;
 
 use std::io::{BufRead, BufReader};
