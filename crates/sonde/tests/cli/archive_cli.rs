@@ -255,21 +255,24 @@ fn a_kept_bidirectional_test_is_drawn_over_time_a_line_each_way() {
     let id = doc["id"].as_str().unwrap();
     let intervals = doc["intervals"].as_array().unwrap().len();
     assert!(intervals >= 3, "{intervals} intervals");
-    let svg_path = d.join("t.svg");
-    let shown = run(
-        &[
+    // `results show ID --chart FILE`, FILE read back.
+    let chart = |name: &str| {
+        let path = d.join(name);
+        let db = db.to_str().unwrap();
+        let args = [
             "results",
             "show",
             id,
             "--archive-to",
-            db.to_str().unwrap(),
+            db,
             "--chart",
-            svg_path.to_str().unwrap(),
-        ],
-        &xdg,
-    );
-    assert!(shown.status.success(), "{}", stderr(&shown));
-    let svg = std::fs::read_to_string(&svg_path).unwrap();
+            path.to_str().unwrap(),
+        ];
+        let shown = run(&args, &xdg);
+        assert!(shown.status.success(), "{}", stderr(&shown));
+        std::fs::read(&path).unwrap()
+    };
+    let svg = String::from_utf8(chart("t.svg")).unwrap();
     // Each panel (throughput, and what else TCP measured) a line forward
     // and a line reverse, a point per interval kept: at least two panels
     // of two such lines (the axes' and grid's lines have two points).
@@ -279,20 +282,6 @@ fn a_kept_bidirectional_test_is_drawn_over_time_a_line_each_way() {
     let data = lines.iter().filter(|n| **n == intervals).count();
     assert!(data >= 4 && data % 2 == 0, "{lines:?} vs {intervals}");
     // As PNG by the file's name.
-    let png_path = d.join("t.png");
-    let shown = run(
-        &[
-            "results",
-            "show",
-            id,
-            "--archive-to",
-            db.to_str().unwrap(),
-            "--chart",
-            png_path.to_str().unwrap(),
-        ],
-        &xdg,
-    );
-    assert!(shown.status.success(), "{}", stderr(&shown));
-    let png = resvg::tiny_skia::Pixmap::decode_png(&std::fs::read(&png_path).unwrap());
+    let png = resvg::tiny_skia::Pixmap::decode_png(&chart("t.png"));
     assert!(png.is_ok_and(|p| p.width() > 500), "a PNG");
 }
