@@ -280,6 +280,41 @@ impl Store {
             .transpose()
     }
 
+    /// Where result `id` was kept: its campaign, run, method and labels.
+    /// `None` when the archive has no such result.
+    pub fn placement_of(&mut self, id: ResultId) -> Result<Option<Placement>, ArchiveError> {
+        let key = Value::Text(Some(id.to_string()));
+        let rows = self.backend.sql().rows(
+            "SELECT campaign, run_id, method_id FROM results WHERE id = $1",
+            std::slice::from_ref(&key),
+        )?;
+        let Some(row) = rows.first() else {
+            return Ok(None);
+        };
+        let col = |i: usize| row.get(i).and_then(Value::text).map(str::to_string);
+        let labels = self
+            .backend
+            .sql()
+            .rows(
+                "SELECT key, value FROM result_labels WHERE result_id = $1 ORDER BY key",
+                std::slice::from_ref(&key),
+            )?
+            .iter()
+            .filter_map(|r| {
+                Some((
+                    r.first()?.text()?.to_string(),
+                    r.get(1)?.text()?.to_string(),
+                ))
+            })
+            .collect();
+        Ok(Some(Placement {
+            campaign: col(0),
+            run_id: col(1),
+            method_id: col(2),
+            labels,
+        }))
+    }
+
     /// The method with `id`, its trials joined back in the order they ran.
     pub fn get_method(&mut self, id: ResultId) -> Result<Option<MethodResult>, ArchiveError> {
         let key = Value::Text(Some(id.to_string()));
@@ -366,6 +401,29 @@ impl Store {
             if let Some(m) = self.get_method(rid)? {
                 out.push(m);
             }
+        }
+        Ok(out)
+    }
+
+    /// The methods whose trials `filter` selects (a label or campaign
+    /// given to a method is kept on each of its trials), oldest first,
+    /// with their trials; at most `limit`.
+    pub fn methods_of(
+        &mut self,
+        filter: &ResultFilter,
+        limit: usize,
+    ) -> Result<Vec<MethodResult>, ArchiveError> {
+        let (clause, mut params) = filter.clause();
+        params.push(Value::Int(Some(i64::try_from(limit).unwrap_or(i64::MAX))));
+        let sql = format!(
+            "SELECT id FROM methods WHERE id IN (SELECT method_id FROM results WHERE {clause}) \
+             ORDER BY start_ns, id LIMIT ${}",
+            params.len()
+        );
+        let ids = self.backend.sql().texts(&sql, &params)?;
+        let mut out = Vec::new();
+        for id in ids.iter().filter_map(|id| id.parse::<ResultId>().ok()) {
+            out.extend(self.get_method(id)?);
         }
         Ok(out)
     }

@@ -5,7 +5,7 @@
 //! transaction that keeps the result, and never by an older one (a
 //! backlog forwarded late).
 
-use crate::row::{direction_of, family_name, ns};
+use crate::row::{family_name, ns};
 use crate::sql::{Sql, Value};
 use crate::{ArchiveError, Store};
 use sonde_model::method::family_used;
@@ -19,7 +19,8 @@ pub struct PathLatest {
     pub source: String,
     /// The host it measured toward, as written.
     pub target: String,
-    /// `forward`, `reverse`, `bidir`, or `round_trip` (a ping, HTTP).
+    /// The figures' direction: `forward` or `reverse` (a bidirectional
+    /// test is both), `round_trip` (a ping, HTTP), or `total`.
     pub direction: String,
     /// `v6`, `v4`, or empty when neither is known.
     pub family: String,
@@ -34,62 +35,69 @@ pub struct PathLatest {
 }
 
 impl PathLatest {
-    /// The path `r` measured, and its figures.
-    pub fn of(r: &TestResult) -> PathLatest {
+    /// The paths `r` measured, a row per direction of its figures (a
+    /// bidirectional test is its forward and its reverse path, never
+    /// their sum), each with its figures.
+    pub fn of(r: &TestResult) -> Vec<PathLatest> {
         let dscp = match &r.spec {
             TestSpec::Tcp(s) => s.dscp,
             TestSpec::Udp(s) => s.dscp,
             TestSpec::Ping(s) => s.dscp,
             TestSpec::Http(_) => None,
         };
-        let h = r.summary.overall().unwrap_or_default();
-        PathLatest {
-            test: r.spec.kind().name().to_string(),
-            source: r.env.client.hostname.clone(),
-            target: r.spec.host().to_string(),
-            direction: direction_of(r).unwrap_or("round_trip").to_string(),
-            family: family_name(family_used(r)).unwrap_or("").to_string(),
-            dscp: dscp.map_or(0, |d| d.value()),
-            result_id: r.id.to_string(),
-            start_ns: ns(&r.start),
-            throughput_bps: h.throughput_bps.map(|v| v as f64),
-            loss_pct: h.loss_pct,
-            jitter_ms: h.jitter_ms,
-            rtt_p50_ms: h.rtt_ms.map(|r| r.p50),
-        }
+        r.summary
+            .by_direction()
+            .into_iter()
+            .map(|(direction, f)| PathLatest {
+                test: r.spec.kind().name().to_string(),
+                source: r.env.client.hostname.clone(),
+                target: r.spec.host().to_string(),
+                direction: direction.to_string(),
+                family: family_name(family_used(r)).unwrap_or("").to_string(),
+                dscp: dscp.map_or(0, |d| d.value()),
+                result_id: r.id.to_string(),
+                start_ns: ns(&r.start),
+                throughput_bps: f.throughput_bps.map(|v| v as f64),
+                loss_pct: f.loss_pct,
+                jitter_ms: f.jitter_ms,
+                rtt_p50_ms: f.rtt_ms.as_ref().map(|r| r.p50),
+            })
+            .collect()
     }
 }
 
 const COLUMNS: &str = "test, source, target, direction, family, dscp, result_id, start_ns, \
     throughput_bps, loss_pct, jitter_ms, rtt_p50_ms";
 
-/// Keeps `r` as its path's latest unless the path has a newer one.
+/// Keeps each direction of `r` as its path's latest unless the path has a
+/// newer one.
 pub(crate) fn upsert(tx: &mut dyn Sql, r: &TestResult) -> Result<(), ArchiveError> {
-    let p = PathLatest::of(r);
-    tx.execute(
-        &format!(
-            "INSERT INTO path_latest ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, \
-             $10, $11, $12) ON CONFLICT (test, source, target, direction, family, dscp) DO \
-             UPDATE SET result_id = excluded.result_id, start_ns = excluded.start_ns, \
-             throughput_bps = excluded.throughput_bps, loss_pct = excluded.loss_pct, \
-             jitter_ms = excluded.jitter_ms, rtt_p50_ms = excluded.rtt_p50_ms \
-             WHERE excluded.start_ns >= path_latest.start_ns"
-        ),
-        &[
-            Value::Text(Some(p.test)),
-            Value::Text(Some(p.source)),
-            Value::Text(Some(p.target)),
-            Value::Text(Some(p.direction)),
-            Value::Text(Some(p.family)),
-            Value::Int(Some(i64::from(p.dscp))),
-            Value::Text(Some(p.result_id)),
-            Value::Int(Some(p.start_ns)),
-            Value::Real(p.throughput_bps),
-            Value::Real(p.loss_pct),
-            Value::Real(p.jitter_ms),
-            Value::Real(p.rtt_p50_ms),
-        ],
-    )?;
+    for p in PathLatest::of(r) {
+        tx.execute(
+            &format!(
+                "INSERT INTO path_latest ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, \
+                 $9, $10, $11, $12) ON CONFLICT (test, source, target, direction, family, dscp) \
+                 DO UPDATE SET result_id = excluded.result_id, start_ns = excluded.start_ns, \
+                 throughput_bps = excluded.throughput_bps, loss_pct = excluded.loss_pct, \
+                 jitter_ms = excluded.jitter_ms, rtt_p50_ms = excluded.rtt_p50_ms \
+                 WHERE excluded.start_ns >= path_latest.start_ns"
+            ),
+            &[
+                Value::Text(Some(p.test)),
+                Value::Text(Some(p.source)),
+                Value::Text(Some(p.target)),
+                Value::Text(Some(p.direction)),
+                Value::Text(Some(p.family)),
+                Value::Int(Some(i64::from(p.dscp))),
+                Value::Text(Some(p.result_id)),
+                Value::Int(Some(p.start_ns)),
+                Value::Real(p.throughput_bps),
+                Value::Real(p.loss_pct),
+                Value::Real(p.jitter_ms),
+                Value::Real(p.rtt_p50_ms),
+            ],
+        )?;
+    }
     Ok(())
 }
 

@@ -364,15 +364,21 @@ INSERT INTO result_figures (result_id, direction, throughput_bps, loss_pct, pdr_
 SELECT id, COALESCE(direction, 'round_trip'), throughput_bps, loss_pct, pdr_pct, jitter_ms,
     rtt_p50_ms FROM results WHERE direction IS NULL OR direction <> 'bidir';
 "#,
+    // 11: `path_latest` per direction: a bidirectional test's row (the
+    // sum of its directions) goes; the store fills its forward and
+    // reverse rows from the newest results again.
+    r#"
+DELETE FROM path_latest WHERE direction = 'bidir';
+"#,
 ];
 
 /// The migration that made `result_figures`, whose bidirectional rows
 /// the store then fills from the results' documents.
 pub const RESULT_FIGURES: u32 = 10;
 
-/// The migration that made `path_latest`, which the store then fills from
-/// the results kept before it.
-pub const PATH_LATEST: u32 = 9;
+/// The last migration to change `path_latest` (made in 9, per direction
+/// in 11), which the store then fills from the results kept before it.
+pub const PATH_LATEST: u32 = 11;
 
 /// The schema version this build writes and reads.
 pub fn current() -> u32 {

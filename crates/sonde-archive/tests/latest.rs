@@ -123,7 +123,7 @@ fn each_paths_latest_figures_are_kept_as_results_are_stored() {
         );
         // The row is the one the result's own labels make.
         let all = s.path_latest(100).unwrap();
-        assert_eq!(all[0], PathLatest::of(&new));
+        assert_eq!(all[0], PathLatest::of(&new)[0]);
         assert_eq!(all[0].direction, "forward");
         assert_eq!(s.path_latest(1).unwrap().len(), 1, "the limit holds");
         // A newer result replaces its path's row, in another process too.
@@ -149,11 +149,8 @@ fn an_archive_from_before_path_latest_is_filled_from_its_results() {
         // none of the tables of the migrations after it).
         raw(
             location,
-            &format!(
-                "DROP TABLE path_latest; DROP TABLE result_figures; DELETE FROM sonde_schema \
-                 WHERE version >= {};",
-                sonde_archive::schema::PATH_LATEST
-            ),
+            "DROP TABLE path_latest; DROP TABLE result_figures; DELETE FROM sonde_schema WHERE \
+             version >= 9;",
         );
         let mut s = open();
         assert_eq!(
@@ -163,6 +160,75 @@ fn an_archive_from_before_path_latest_is_filled_from_its_results() {
         assert_eq!(
             kept(&mut s),
             [("b.example".to_string(), 0, new.id.to_string(), Some(16.0))]
+        );
+    });
+}
+
+/// A bidirectional TCP test: `forward` bit/s one way, `reverse` the
+/// other, and TCP's total (their sum) as sonde keeps it.
+fn bidir(host: &str, at_s: u64, forward: u64, reverse: u64) -> TestResult {
+    let mut r = tcp(host, at_s, forward);
+    if let TestSpec::Tcp(s) = &mut r.spec {
+        s.direction = Direction::Bidir;
+    }
+    let fig = |d, bps| Figures {
+        direction: Some(d),
+        throughput_bps: Some(bps),
+        ..Figures::default()
+    };
+    r.summary.reverse = Some(fig(Direction::Reverse, reverse));
+    r.summary.total = Some(fig(Direction::Bidir, forward + reverse));
+    r
+}
+
+#[test]
+fn a_bidirectional_result_is_a_path_per_direction_never_their_sum() {
+    on_both("pathbidir", |open, location| {
+        let mut s = open();
+        s.put_result(&bidir("b.example", 1_000, 10, 5), &Placement::default())
+            .unwrap();
+        let dirs = |s: &mut sonde_archive::Store| -> Vec<(String, Option<f64>)> {
+            let mut v: Vec<_> = s
+                .path_latest(100)
+                .unwrap()
+                .into_iter()
+                .map(|p| (p.direction, p.throughput_bps))
+                .collect();
+            v.sort_by(|a, b| a.0.cmp(&b.0));
+            v
+        };
+        let want = [
+            ("forward".to_string(), Some(10.0)),
+            ("reverse".to_string(), Some(5.0)),
+        ];
+        assert_eq!(dirs(&mut s), want);
+        // A later one-way test of the path replaces its forward figure only.
+        s.put_result(&tcp("b.example", 2_000, 12), &Placement::default())
+            .unwrap();
+        assert_eq!(
+            dirs(&mut s),
+            [
+                ("forward".to_string(), Some(12.0)),
+                ("reverse".to_string(), Some(5.0)),
+            ]
+        );
+        drop(s);
+        // An archive of schema 10 kept the sum under `bidir`: reopened,
+        // the row is gone and the directions are filled from the results.
+        raw(
+            location,
+            "DELETE FROM path_latest; INSERT INTO path_latest (test, source, target, direction, \
+             family, dscp, result_id, start_ns, throughput_bps) VALUES ('tcp', '', \
+             'b.example', 'bidir', '', 0, 'x', 1000000000000, 15); DELETE FROM sonde_schema \
+             WHERE version >= 11;",
+        );
+        let mut s = open();
+        assert_eq!(
+            dirs(&mut s),
+            [
+                ("forward".to_string(), Some(12.0)),
+                ("reverse".to_string(), Some(5.0)),
+            ]
         );
     });
 }

@@ -67,9 +67,8 @@ fn mean_of(runs: &FamilyRuns, d: Direction, f: impl Fn(&Figures) -> Option<f64>)
 
 fn payload_of(spec: &TestSpec) -> u32 {
     match spec {
-        TestSpec::Udp(s) => s.payload_len(),
-        TestSpec::Tcp(s) => u32::try_from(s.length.bytes()).unwrap_or(u32::MAX),
-        TestSpec::Ping(_) | TestSpec::Http(_) => 0,
+        TestSpec::Ping(_) => 0,
+        _ => spec.length().unwrap_or(0),
     }
 }
 

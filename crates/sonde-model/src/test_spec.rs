@@ -110,6 +110,30 @@ impl TestSpec {
         spec
     }
 
+    /// Bytes per UDP payload or TCP write; a ping's payload when it sends
+    /// one size. What a sweep over sizes varies, and what `compare --by
+    /// payload` groups by.
+    pub fn length(&self) -> Option<u32> {
+        match self {
+            TestSpec::Tcp(s) => u32::try_from(s.length.bytes()).ok(),
+            TestSpec::Udp(s) => Some(s.payload_len()),
+            TestSpec::Ping(s) => match s.sizes.as_slice() {
+                [one] => Some(*one),
+                _ => None,
+            },
+            TestSpec::Http(_) => None,
+        }
+    }
+
+    /// The rate offered per stream: UDP's `-b`, a paced TCP test's.
+    pub fn offered_rate(&self) -> Option<crate::Rate> {
+        match self {
+            TestSpec::Tcp(s) => s.bitrate,
+            TestSpec::Udp(s) => Some(s.stream_rate()),
+            TestSpec::Ping(_) | TestSpec::Http(_) => None,
+        }
+    }
+
     /// Whether RTT is measured under the test's load (`--latency`).
     pub fn latency(&self) -> bool {
         match self {

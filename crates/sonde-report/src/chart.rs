@@ -103,15 +103,19 @@ where
         let (_, hi) = span(all().map(|p| p.1));
         (0.0, hi.max(1e-9) * 1.05)
     });
+    // Room above the data for the legend: a line per series, so that it
+    // never covers a point.
+    let (y0, y1) = legend_room((y0, y1), panel.series.len());
+    let axis = TimeAxis::new(x0, x1);
+    let x_axis = axis.x_axis(panel.x_time);
     let mut chart = ChartBuilder::on(area)
         .caption(&panel.title, ("sans-serif", 16))
         .margin(8)
         .x_label_area_size(36)
         .y_label_area_size(56)
-        .build_cartesian_2d(x0..x1, y0..y1)
+        .build_cartesian_2d(x_axis, y0..y1)
         .map_err(draw_err)?;
-    let days = x1 - x0 > 86_400.0;
-    let time_tick = move |x: &f64| utc_tick(*x, days);
+    let time_tick = move |x: &f64| axis.label(*x);
     let mut mesh = chart.configure_mesh();
     mesh.x_desc(panel.x_label.as_str())
         .y_desc(panel.y_label.as_str());
@@ -143,6 +147,7 @@ where
     if !panel.series.is_empty() {
         chart
             .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
             .background_style(WHITE.mix(0.8))
             .border_style(BLACK)
             .draw()
@@ -151,13 +156,113 @@ where
     Ok(())
 }
 
+/// `(lo, hi)` raised at the top so that `lines` legend lines (about 7 %
+/// of a panel's plot height each, with its border) sit above the data.
+pub(crate) fn legend_room((lo, hi): (f64, f64), lines: usize) -> (f64, f64) {
+    if lines == 0 {
+        return (lo, hi);
+    }
+    // The data keeps the lower share of the height: 1 − 0.07 per line.
+    let share = (1.0 - 0.07 * lines as f64 - 0.04).max(0.4);
+    (lo, lo + (hi - lo) / share)
+}
+
+/// A time axis from `x0` to `x1` (Unix seconds): ticks at round times of
+/// day (every 1, 2, 5, 10, 15 or 30 s or min, 1, 2, 3, 6 or 12 h, or days),
+/// at most eight, written in UTC as `HH:MM`, with seconds when the step is
+/// under a minute and with the date when the axis spans more than a day.
+#[derive(Debug, Clone, Copy)]
+pub struct TimeAxis {
+    x0: f64,
+    x1: f64,
+    step: f64,
+}
+
+impl TimeAxis {
+    const STEPS: [f64; 19] = [
+        1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 900.0, 1800.0, 3600.0, 7200.0,
+        10800.0, 21600.0, 43200.0, 86400.0, 172800.0,
+    ];
+
+    pub fn new(x0: f64, x1: f64) -> Self {
+        let span = (x1 - x0).max(0.0);
+        let step = Self::STEPS
+            .into_iter()
+            .find(|s| span / s <= 8.0)
+            .unwrap_or_else(|| (span / 8.0 / 86400.0).ceil() * 86400.0);
+        Self { x0, x1, step }
+    }
+
+    /// The round times within the axis.
+    pub fn ticks(&self) -> Vec<f64> {
+        let first = (self.x0 / self.step).ceil() * self.step;
+        (0..)
+            .map(|i| first + f64::from(i) * self.step)
+            .take_while(|t| *t <= self.x1 + 1e-6)
+            .take(64)
+            .collect()
+    }
+
+    /// The x axis over the same range: ticked at these round times for a
+    /// time axis, where plotters puts them for any other.
+    pub(crate) fn x_axis(&self, time: bool) -> Ticked {
+        Ticked {
+            range: (self.x0..self.x1).into(),
+            ticks: if time { self.ticks() } else { Vec::new() },
+        }
+    }
+
+    /// `secs` as a tick label.
+    pub fn label(&self, secs: f64) -> String {
+        utc_tick_as(secs, self.x1 - self.x0 > 86_400.0, self.step < 60.0)
+    }
+}
+
+/// An x axis of numbers with its ticks where they are given (a time
+/// axis's round times), else where plotters puts them. Written here
+/// because plotters' own `WithKeyPoints` cannot take a label formatter.
+pub(crate) struct Ticked {
+    range: plotters::coord::types::RangedCoordf64,
+    ticks: Vec<f64>,
+}
+
+impl plotters::coord::ranged1d::Ranged for Ticked {
+    type FormatOption = plotters::coord::ranged1d::DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        self.range.map(value, limit)
+    }
+
+    fn key_points<H: plotters::coord::ranged1d::KeyPointHint>(&self, hint: H) -> Vec<f64> {
+        if self.ticks.is_empty() {
+            self.range.key_points(hint)
+        } else {
+            self.ticks.clone()
+        }
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.range.range()
+    }
+}
+
 /// `secs` (Unix seconds) as a tick of a time axis: `HH:MM` (UTC), or
 /// `MM-DD HH:MM` when the axis spans more than a day.
 pub fn utc_tick(secs: f64, with_date: bool) -> String {
+    utc_tick_as(secs, with_date, false)
+}
+
+fn utc_tick_as(secs: f64, with_date: bool, with_seconds: bool) -> String {
     let Ok(t) = jiff::Timestamp::from_second(secs.round() as i64) else {
         return String::new();
     };
-    let format = if with_date { "%m-%d %H:%M" } else { "%H:%M" };
+    let format = match (with_date, with_seconds) {
+        (true, true) => "%m-%d %H:%M:%S",
+        (true, false) => "%m-%d %H:%M",
+        (false, true) => "%H:%M:%S",
+        (false, false) => "%H:%M",
+    };
     t.strftime(format).to_string()
 }
 
@@ -311,5 +416,49 @@ mod tests {
         assert_eq!(left, right, "one time axis for both panels");
         assert!(left.iter().any(|t| *t > "06:30"), "{ticks:?}");
         assert!(!svg.contains("0.002"), "no fractional hours");
+        // Round times only: every tick on a whole quarter hour here.
+        for tick in left {
+            assert!(["00", "15", "30", "45"].contains(&&tick[3..]), "{ticks:?}");
+        }
+    }
+
+    #[test]
+    fn time_ticks_fall_on_round_times() {
+        // 06:16:07 to 06:31:07: every 2 min (at most eight), from 06:18.
+        let t0 = 1_795_478_400.0 + 6.0 * 3600.0 + 16.0 * 60.0 + 7.0;
+        let axis = TimeAxis::new(t0, t0 + 900.0);
+        let labels: Vec<String> = axis.ticks().iter().map(|t| axis.label(*t)).collect();
+        assert_eq!(
+            labels.first().map(String::as_str),
+            Some("06:18"),
+            "{labels:?}"
+        );
+        assert_eq!(
+            labels.last().map(String::as_str),
+            Some("06:30"),
+            "{labels:?}"
+        );
+        assert_eq!(labels.len(), 7);
+        // Under a minute apart: seconds shown.
+        let axis = TimeAxis::new(t0, t0 + 40.0);
+        assert_eq!(axis.label(axis.ticks()[0]), "06:16:10");
+        // Three days: whole days at 00:00 with their dates.
+        let axis = TimeAxis::new(t0, t0 + 3.0 * 86400.0);
+        let labels: Vec<String> = axis.ticks().iter().map(|t| axis.label(*t)).collect();
+        assert!(
+            labels
+                .iter()
+                .all(|l| l.ends_with(" 00:00") || l.ends_with(":00")),
+            "{labels:?}"
+        );
+        assert!(labels.len() <= 8, "{labels:?}");
+    }
+
+    #[test]
+    fn the_legend_has_room_above_the_data() {
+        assert_eq!(legend_room((0.0, 10.0), 0), (0.0, 10.0));
+        let (_, top) = legend_room((0.0, 10.0), 3);
+        // Three lines: the data keeps 1 − 0.25 of the height.
+        assert!((top - 10.0 / 0.75).abs() < 1e-9, "{top}");
     }
 }

@@ -93,7 +93,10 @@ pub fn render_smoke_svg(smoke: &Smoke, width: u32, height: u32) -> Result<String
         .map(|p| p.p10)
         .fold(f64::INFINITY, f64::min);
     let pad = ((top - bottom) * 0.2).max(0.5);
-    let (y0, y1) = ((bottom - pad).max(0.0), top + pad);
+    // With room above for the legend's four lines.
+    let (y0, y1) = crate::chart::legend_room(((bottom - pad).max(0.0), top + pad), 4);
+    let axis = crate::chart::TimeAxis::new(x0 - half, x1 + half);
+    let x_axis = axis.x_axis(smoke.x_time);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
@@ -103,10 +106,9 @@ pub fn render_smoke_svg(smoke: &Smoke, width: u32, height: u32) -> Result<String
             .margin(8)
             .x_label_area_size(36)
             .y_label_area_size(56)
-            .build_cartesian_2d(x0 - half..x1 + half, y0..y1)
+            .build_cartesian_2d(x_axis, y0..y1)
             .map_err(draw_err)?;
-        let days = x1 - x0 > 86_400.0;
-        let time_tick = move |x: &f64| crate::chart::utc_tick(*x, days);
+        let time_tick = move |x: &f64| axis.label(*x);
         let mut mesh = chart.configure_mesh();
         mesh.x_desc(smoke.x_label.as_str()).y_desc("RTT (ms)");
         if smoke.x_time {

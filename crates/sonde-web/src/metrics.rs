@@ -536,7 +536,8 @@ mod tests {
         let latest = [
             PathLatest::of(&tcp("b", 8_000)),
             PathLatest::of(&tcp("c\"d", 800)),
-        ];
+        ]
+        .concat();
         let text = render(&latest);
         assert!(
             text.contains("target=\"b\",direction=\"forward\""),

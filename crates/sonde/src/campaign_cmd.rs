@@ -69,6 +69,11 @@ pub struct PlanArgs {
     /// Give endpoint NAME this address instead of the plan's.
     #[arg(long = "endpoint", value_name = "NAME=ADDR", value_parser = endpoint)]
     pub endpoints: Vec<(String, String)>,
+    /// A label to keep every result of these runs with, KEY=VALUE
+    /// (repeatable), beside the plan's and each step's own (a step's label
+    /// of the same key wins). `step`, `from` and `to` are the campaign's.
+    #[arg(long = "label", value_name = "KEY=VALUE", value_parser = crate::archive_args::label)]
+    pub labels: Vec<(String, String)>,
 }
 
 fn scale(s: &str) -> Result<f64, String> {
@@ -300,7 +305,16 @@ fn check(p: PlanArgs) -> Result<(), Failure> {
 }
 
 fn run_plan(p: PlanArgs) -> Result<(), Failure> {
-    let (plan, text, me) = plan_of(&p)?;
+    let (mut plan, text, me) = plan_of(&p)?;
+    for (k, v) in &p.labels {
+        if ["step", "from", "to"].contains(&k.as_str()) {
+            return Err(Failure::Usage(anyhow!(
+                "--label {k}={v}: '{k}' is the label the campaign gives each result; use \
+                 another key"
+            )));
+        }
+        plan.labels.insert(k.clone(), v.clone());
+    }
     let location = p.archive.location();
     let store = Store::open(&location).map_err(|e| Failure::Run(anyhow!(e)))?;
     let control = Control::with_stop(interrupt_flag());

@@ -1,18 +1,21 @@
 //! `sonde compare A B`: two selections of the archive (campaigns, paths,
-//! labels such as `ipsec` and `open`) compared metric by metric: both
-//! means, the difference and the ratio, the 95 % confidence interval of
-//! the difference and Welch's t-test; with `--correct-for STACK`, B's
-//! throughput as it would be without that stack's tunnels (seed 000
-//! Table 2's corrected column (sTESTA corrected)).
+//! labels such as `ipsec` and `open`) compared metric by metric, per test
+//! and direction and, with `--by`, per step, payload size, offered rate or
+//! family (NDR rates per frame size included): both means, the difference
+//! and the ratio, the 95 % confidence interval of the difference and
+//! Welch's t-test; with `--correct-for STACK`, B's throughput as it would
+//! be without that stack's tunnels (seed 000 Table 2's corrected column
+//! (sTESTA corrected)).
 
 use crate::archive_args::ArchiveArgs;
 use crate::cli::Failure;
+use crate::compare_groups::{observations, By, Group, Obs};
 use anyhow::anyhow;
 use clap::{Args, ValueEnum};
 use sonde_archive::{ResultFilter, Store};
 use sonde_methods::compare::{compare, Comparison};
-use sonde_methods::overhead::{correction_factor, payload_per_packet, Stack};
-use sonde_model::{Figures, TestResult};
+use sonde_methods::overhead::{correction_factor, Stack};
+use sonde_model::Figures;
 use sonde_report::table::{Cell, Column, Table};
 use std::io::Write;
 
@@ -28,6 +31,12 @@ pub struct CompareArgs {
     /// with A, a row per selection.
     #[arg(required = true, value_name = "B")]
     pub b: Vec<String>,
+    /// Split the rows (and the chart) by these too, beside test and
+    /// direction: step (a campaign's), payload, frame (NDR), rate
+    /// (offered), family.
+    /// Groups are paired by value: A's 1400-byte results with B's.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub by: Vec<By>,
     /// Only these metrics (throughput, loss, pdr, jitter, rtt; default all).
     #[arg(long, value_delimiter = ',')]
     pub metric: Vec<String>,
@@ -123,37 +132,40 @@ pub(crate) const METRICS: [MetricDef; 5] = [
     },
 ];
 
-/// The `test` results of `rs` with their figures of `direction`.
-pub(crate) fn of<'a>(
-    rs: &'a [TestResult],
-    test: &str,
-    direction: &str,
-) -> Vec<(&'a TestResult, Figures)> {
-    rs.iter()
-        .filter(|r| r.spec.kind().name() == test)
-        .filter_map(|r| {
-            let (_, f) = r
-                .summary
-                .by_direction()
-                .into_iter()
-                .find(|(d, _)| *d == direction)?;
-            Some((r, f.clone()))
-        })
-        .collect()
-}
-
 /// The directions a row is made of, in the order rows are listed.
 pub(crate) const DIRECTIONS: [&str; 4] = ["forward", "reverse", "round_trip", "total"];
 
-/// Which of A's directions of `test` is compared with which of B's: each
-/// with itself where both have it (a bidirectional test's forward with
-/// the other's forward); a selection of one direction with another of
-/// one direction whatever they are (A to B against B to A).
-fn paired(a: &[TestResult], b: &[TestResult], test: &str) -> Vec<(&'static str, &'static str)> {
-    let has = |rs: &[TestResult]| -> Vec<&'static str> {
+/// The tests rows are made of, in the order rows are listed.
+pub(crate) const TESTS: [&str; 5] = ["tcp", "udp", "ping", "http", "ndr"];
+
+/// The observations of `test` in `group` with figures of `direction`.
+pub(crate) fn of<'a>(obs: &'a [Obs], test: &str, group: &Group, direction: &str) -> Vec<&'a Obs> {
+    obs.iter()
+        .filter(|o| o.test == test && o.direction == direction && &o.group == group)
+        .collect()
+}
+
+/// The groups of `test` in `obs`, in order (payloads and rates by size).
+pub(crate) fn groups(obs: &[Obs], test: &str) -> Vec<Group> {
+    let mut out: Vec<Group> = Vec::new();
+    for o in obs.iter().filter(|o| o.test == test) {
+        if !out.contains(&o.group) {
+            out.push(o.group.clone());
+        }
+    }
+    out.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    out
+}
+
+/// Which of A's directions of `test` in `group` is compared with which of
+/// B's: each with itself where both have it (a bidirectional test's
+/// forward with the other's forward); a selection of one direction with
+/// another of one direction whatever they are (A to B against B to A).
+fn paired(a: &[Obs], b: &[Obs], test: &str, group: &Group) -> Vec<(&'static str, &'static str)> {
+    let has = |obs: &[Obs]| -> Vec<&'static str> {
         DIRECTIONS
             .into_iter()
-            .filter(|d| !of(rs, test, d).is_empty())
+            .filter(|d| !of(obs, test, group, d).is_empty())
             .collect()
     };
     let (da, db) = (has(a), has(b));
@@ -173,6 +185,9 @@ pub struct Row {
     /// The selection compared with A (B, C, …).
     pub against: String,
     pub test: String,
+    /// The values of the `--by` keys the row is of ("1400 B · IPv6").
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub group: String,
     /// The figures' direction: `forward` and `reverse` (a bidirectional
     /// test gives a row each, never their sum), or `round_trip`.
     pub direction: String,
@@ -187,75 +202,81 @@ pub struct Row {
     pub corrected_ratio: Option<f64>,
 }
 
-/// The rows comparing `a` and `b` (results), in the metrics' units.
+/// The rows comparing `a` and `b` (observations), in the metrics' units:
+/// one per test, group, direction and metric that both measured.
 pub fn rows(
-    a: &[TestResult],
-    (name, b): (&str, &[TestResult]),
+    a: &[Obs],
+    (name, b): (&str, &[Obs]),
     metrics: &[String],
     stack: Option<&Stack>,
 ) -> Vec<Row> {
     let mut out = Vec::new();
-    for (test, (da, db)) in ["tcp", "udp", "ping", "http"]
-        .into_iter()
-        .flat_map(|t| paired(a, b, t).into_iter().map(move |p| (t, p)))
-    {
-        let direction = if da == db {
-            da.to_string()
-        } else {
-            format!("{da} / {db}")
-        };
-        let (ra, rb) = (of(a, test, da), of(b, test, db));
-        for m in &METRICS {
-            if !metrics.is_empty() && !metrics.iter().any(|x| x == m.name) {
-                continue;
+    for test in TESTS {
+        let gb = groups(b, test);
+        for group in groups(a, test).into_iter().filter(|g| gb.contains(g)) {
+            for (da, db) in paired(a, b, test, &group) {
+                let direction = if da == db {
+                    da.to_string()
+                } else {
+                    format!("{da} / {db}")
+                };
+                let (ra, rb) = (of(a, test, &group, da), of(b, test, &group, db));
+                for m in METRICS.iter().filter(|m| wanted(m, metrics)) {
+                    let values = |obs: &[&Obs]| -> Vec<f64> {
+                        obs.iter()
+                            .filter_map(|o| (m.value)(&o.figures))
+                            .map(|v| v * m.scale)
+                            .collect()
+                    };
+                    let Some(c) = compare(&values(&ra), &values(&rb)) else {
+                        continue;
+                    };
+                    let corrected: Option<Vec<f64>> = match stack {
+                        Some(stack) if m.name == "throughput" => Some(
+                            rb.iter()
+                                .filter_map(|o| {
+                                    let v = (m.value)(&o.figures)?;
+                                    Some(v * m.scale * correction_factor(stack, o.payload?))
+                                })
+                                .collect(),
+                        ),
+                        _ => None,
+                    };
+                    let corrected_b = corrected
+                        .filter(|v| !v.is_empty())
+                        .map(|v| v.iter().sum::<f64>() / v.len() as f64);
+                    out.push(Row {
+                        against: name.into(),
+                        test: test.into(),
+                        group: group.name(),
+                        direction: direction.clone(),
+                        metric: m.name.into(),
+                        unit: m.unit.into(),
+                        corrected_ratio: corrected_b
+                            .filter(|_| c.a.mean != 0.0)
+                            .map(|cb| cb / c.a.mean),
+                        corrected_b,
+                        comparison: c,
+                    });
+                }
             }
-            let values = |rs: &[(&TestResult, Figures)]| -> Vec<f64> {
-                rs.iter()
-                    .filter_map(|(_, f)| (m.value)(f))
-                    .map(|v| v * m.scale)
-                    .collect()
-            };
-            let (va, vb) = (values(&ra), values(&rb));
-            let Some(c) = compare(&va, &vb) else {
-                continue;
-            };
-            let corrected: Option<Vec<f64>> = match stack {
-                Some(stack) if m.name == "throughput" => Some(
-                    rb.iter()
-                        .filter_map(|(r, f)| {
-                            let v = (m.value)(f)?;
-                            let payload = payload_per_packet(r)?;
-                            Some(v * m.scale * correction_factor(stack, payload))
-                        })
-                        .collect(),
-                ),
-                _ => None,
-            };
-            let corrected_b = corrected
-                .filter(|v| !v.is_empty())
-                .map(|v| v.iter().sum::<f64>() / v.len() as f64);
-            out.push(Row {
-                against: name.into(),
-                test: test.into(),
-                direction: direction.clone(),
-                metric: m.name.into(),
-                unit: m.unit.into(),
-                corrected_ratio: corrected_b
-                    .filter(|_| c.a.mean != 0.0)
-                    .map(|cb| cb / c.a.mean),
-                corrected_b,
-                comparison: c,
-            });
         }
     }
     out
 }
 
+/// Whether metric `m` is one of those asked (all when none are).
+pub(crate) fn wanted(m: &MetricDef, metrics: &[String]) -> bool {
+    metrics.is_empty() || metrics.iter().any(|x| x == m.name)
+}
+
 /// The comparison as a table.
 pub fn table(a: &str, b: &[String], rows: &[Row], stack: Option<&str>) -> Table {
+    let grouped = rows.iter().any(|r| !r.group.is_empty());
     let mut columns = vec![
         Column::new("B", ""),
         Column::new("test", ""),
+        Column::new("group", ""),
         Column::new("direction", ""),
         Column::new("metric", ""),
         Column::new("n A", ""),
@@ -267,6 +288,9 @@ pub fn table(a: &str, b: &[String], rows: &[Row], stack: Option<&str>) -> Table 
         Column::new("95 % CI of B − A", ""),
         Column::new("p (Welch)", ""),
     ];
+    if !grouped {
+        columns.remove(2);
+    }
     if stack.is_some() {
         columns.push(Column::new("B corrected", ""));
         columns.push(Column::new("corrected B / A", ""));
@@ -278,6 +302,7 @@ pub fn table(a: &str, b: &[String], rows: &[Row], stack: Option<&str>) -> Table 
             let mut row = vec![
                 Cell::text(&r.against),
                 Cell::text(&r.test),
+                Cell::text(&r.group),
                 Cell::text(&r.direction),
                 Cell::text(format!("{} ({})", r.metric, r.unit)),
                 Cell::num(c.a.n as f64, 0),
@@ -301,6 +326,9 @@ pub fn table(a: &str, b: &[String], rows: &[Row], stack: Option<&str>) -> Table 
                     ))
                 }),
             ];
+            if !grouped {
+                row.remove(2);
+            }
             if stack.is_some() {
                 row.push(r.corrected_b.map_or(Cell::Empty, |v| Cell::num(v, 3)));
                 row.push(r.corrected_ratio.map_or(Cell::Empty, |v| Cell::num(v, 3)));
@@ -321,18 +349,16 @@ pub fn table(a: &str, b: &[String], rows: &[Row], stack: Option<&str>) -> Table 
     }
 }
 
-fn select(store: &mut Store, s: &str) -> Result<Vec<TestResult>, Failure> {
+fn select(store: &mut Store, s: &str, by: &[By]) -> Result<Vec<Obs>, Failure> {
     let filter = selection(s).map_err(|e| Failure::Usage(anyhow!(e)))?;
-    let results = store
-        .list_results(&filter)
-        .map_err(|e| Failure::Run(anyhow!(e)))?;
-    if results.is_empty() {
+    let obs = observations(store, &filter, by).map_err(|e| Failure::Run(anyhow!(e)))?;
+    if obs.is_empty() {
         return Err(Failure::Run(anyhow!(
             "no results in {} match '{s}'",
             store.location()
         )));
     }
-    Ok(results)
+    Ok(obs)
 }
 
 pub fn run(args: CompareArgs) -> Result<(), Failure> {
@@ -350,16 +376,16 @@ pub fn run(args: CompareArgs) -> Result<(), Failure> {
         .transpose()
         .map_err(|e| Failure::Usage(anyhow!("--correct-for: {e}")))?;
     let mut store = crate::results_cmd::open(&args.archive)?;
-    let a = select(&mut store, &args.a)?;
+    let a = select(&mut store, &args.a, &args.by)?;
     let mut all = Vec::new();
     let mut drawn = vec![(args.a.clone(), a.clone())];
     for name in &args.b {
-        let b = select(&mut store, name)?;
+        let b = select(&mut store, name, &args.by)?;
         drawn.push((name.clone(), b.clone()));
         let rows = rows(&a, (name, &b), &args.metric, stack.as_ref());
         if rows.is_empty() {
             return Err(Failure::Run(anyhow!(
-                "'{}' and '{name}' have no metric measured by the same test",
+                "'{}' and '{name}' have no metric measured by the same test (in the same group of --by)",
                 args.a
             )));
         }
@@ -380,7 +406,7 @@ pub fn run(args: CompareArgs) -> Result<(), Failure> {
     };
     std::io::stdout().write_all(out.as_bytes())?;
     if let Some(path) = &args.chart {
-        let chart = crate::compare_chart::overlay(&drawn, &args.metric)
+        let chart = crate::compare_chart::overlay(&drawn, &args.metric, &args.by)
             .ok_or_else(|| Failure::Run(anyhow!("--chart {}: nothing to draw", path.display())))?;
         if let Some(file) = crate::method_output::ChartFile::create(Some(path))? {
             file.write(&chart)?;

@@ -6,6 +6,7 @@ mod campaign_watch;
 mod cli;
 mod compare_chart;
 mod compare_cmd;
+mod compare_groups;
 mod docs_cmd;
 mod http_cmd;
 mod incident_cmd;

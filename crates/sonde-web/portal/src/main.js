@@ -18,11 +18,13 @@ import * as campaign from './pages/campaign.js';
 import * as incidents from './pages/incidents.js';
 import * as incident from './pages/incident.js';
 import * as readings from './pages/readings.js';
+import * as results from './pages/results.js';
+import * as result from './pages/result.js';
 
-const PAGES = { '': overview, path, live, heatmap, mesh, load, campaigns, campaign, incidents, incident, readings };
+const PAGES = { '': overview, path, results, result, live, heatmap, mesh, load, campaigns, campaign, incidents, incident, readings };
 
 /** The nav entry a detail page belongs to. */
-const NAV_OF = { campaign: 'campaigns', incident: 'incidents' };
+const NAV_OF = { campaign: 'campaigns', incident: 'incidents', result: 'results' };
 
 const app = document.getElementById('app');
 const notice = document.getElementById('notice');

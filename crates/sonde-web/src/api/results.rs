@@ -18,6 +18,7 @@ pub fn routes() -> Router<Shared> {
         .route("/api/v1/results", get(list))
         .route("/api/v1/results/{id}", get(one))
         .route("/api/v1/results/{id}/intervals", get(intervals))
+        .route("/api/v1/results/{id}/view", get(view))
         .route("/api/v1/export", get(super::export::export))
         .route("/api/v1/methods", get(methods))
         .route("/api/v1/methods/{id}", get(method))
@@ -125,6 +126,33 @@ async fn one(
         .await?
         .map(|r| Json(shown(&r, has_token(caller.as_ref()))))
         .ok_or_else(|| not_found(format!("no result {id}")))
+}
+
+/// What the portal's page of one result draws beside the document:
+/// where it was kept (campaign, run, method, labels) and its figures per
+/// interval as the report crate's chart model (`sonde results show
+/// --chart` draws the same), `null` when it has no intervals.
+async fn view(
+    State(state): State<Shared>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let rid = result_id(&id)?;
+    let found = with_store(&state, move |s| {
+        let Some(r) = s.get_result(rid)? else {
+            return Ok(None);
+        };
+        Ok(s.placement_of(rid)?.map(|p| (r, p)))
+    })
+    .await?;
+    let (r, placement) = found.ok_or_else(|| not_found(format!("no result {id}")))?;
+    Ok(Json(serde_json::json!({
+        "id": id,
+        "campaign": placement.campaign,
+        "run_id": placement.run_id,
+        "method_id": placement.method_id,
+        "labels": placement.labels,
+        "chart": sonde_report::result_chart::result_chart(&r),
+    })))
 }
 
 #[derive(Debug, Deserialize)]

@@ -44,7 +44,14 @@ fn a_plan_runs_on_its_schedule_and_every_result_is_kept_exported_and_counted() {
     )
     .unwrap();
     let archive = format!("--archive={}", d.join("a.db").display());
-    let out = ok(&["campaign", "run", path.to_str().unwrap(), &archive]);
+    let out = ok(&[
+        "campaign",
+        "run",
+        path.to_str().unwrap(),
+        &archive,
+        "--label",
+        "night=1",
+    ]);
     assert!(out.contains("[1/3] tcp A to B"), "{out}");
     assert!(out.contains("run done: 3 results kept (6 so far)"), "{out}");
     assert!(out.contains("the schedule has ended"), "{out}");
@@ -70,6 +77,12 @@ fn a_plan_runs_on_its_schedule_and_every_result_is_kept_exported_and_counted() {
     assert!((90.0..=100.0).contains(&pdr), "{udp}");
     let by_step = ok(&["results", &archive, "stats", "--by", "label:step"]);
     assert!(by_step.contains("tcp A to B"), "{by_step}");
+    // The run's own label, on every result beside the plan's.
+    for label in ["night=1", "path=loopback"] {
+        let listed = ok(&["results", &archive, "list", "--label", label, "-J"]);
+        let docs: serde_json::Value = serde_json::from_str(&listed).unwrap();
+        assert_eq!(docs.as_array().unwrap().len(), 6, "{label}");
+    }
 
     // CSV: one row per result, and per interval, with units in the names.
     let csv = ok(&["results", &archive, "export", "--campaign", "loop"]);
@@ -129,6 +142,21 @@ fn a_bad_plan_is_a_usage_error_that_names_the_step() {
     assert_eq!(out.status.code(), Some(2));
     let e = stderr(&out);
     assert!(e.contains("step 1") && e.contains("soon"), "{e}");
+    // The campaign's own label keys are refused as --label.
+    let fine = d.join("fine.toml");
+    std::fs::write(&fine, plan("fine", 5201, "repeat = \"PT1H\"", 1)).unwrap();
+    let out = sonde()
+        .args([
+            "campaign",
+            "run",
+            fine.to_str().unwrap(),
+            "--label",
+            "step=x",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--label step=x"), "{}", stderr(&out));
     let out = sonde()
         .args(["campaign", "run", path.to_str().unwrap(), "--as", "C"])
         .output()

@@ -14,6 +14,7 @@ mod campaign_cli;
 mod cli_json_failure;
 mod cli_output;
 mod client_flags;
+mod compare_groups_cli;
 mod completions;
 mod directions_cli;
 mod fixtures;

@@ -48,7 +48,8 @@ try {
   out.heatmap = await visit(page, base, '#/heatmap?test=tcp&metric=throughput_bps&range=30d');
   out.heatmap.figures = await page.$$eval('figure.heatmap', (fs) => fs.map((f) => ({ cells: Number(f.dataset.cells), days: Number(f.dataset.days) })));
   await shot('heatmap');
-  // A measured cell opens its day on the path page.
+  // A measured cell opens the results of its hour; a result opens its
+  // own page.
   const cell = await page.$eval('figure.heatmap', (f) => {
     const g = JSON.parse(f.dataset.geometry);
     const [x, y] = JSON.parse(f.dataset.first);
@@ -56,8 +57,17 @@ try {
     return { x: r.left + g.left + (x + 0.5) * g.cw, y: r.top + (y + 0.5) * g.ch };
   });
   await page.mouse.click(cell.x, cell.y);
-  await page.waitForFunction(() => document.body.dataset.page === 'path');
-  out.heatmap.click = { ...(await settled(page)), hash: await page.evaluate(() => location.hash), panels: await panels(page) };
+  await page.waitForFunction(() => document.body.dataset.page === 'results');
+  out.heatmap.click = { ...(await settled(page)), hash: await page.evaluate(() => location.hash) };
+  out.heatmap.click.rows = await page.$$eval('tr.result', (rs) => rs.map((r) => r.dataset.id));
+  await shot('results');
+  await page.click('tr.result a');
+  await page.waitForFunction(() => document.body.dataset.page === 'result');
+  out.result = { ...(await settled(page)), hash: await page.evaluate(() => location.hash), panels: await panels(page) };
+  out.result.labels = await page.$$eval('li.label', (ls) => ls.map((l) => l.textContent.trim()));
+  out.result.directions = await page.$$eval('tr.figures', (rs) => rs.map((r) => r.dataset.direction));
+  out.result.kept = await page.$eval('p.kept', (p) => p.textContent);
+  await shot('result');
 
   out.mesh = await visit(page, base, '#/mesh?metric=rtt_ms');
   out.mesh.halves = await page.$$eval('.half', (hs) => hs.map((h) => ({

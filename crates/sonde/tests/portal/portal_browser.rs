@@ -357,23 +357,70 @@ fn every_page_shows_the_archive_and_the_live_page_follows_a_running_test() {
     let map = &pages["heatmap"];
     assert_eq!(map["state"], "ready", "{map}");
     assert_eq!(map["figures"][0]["cells"], hours.len() as u64, "{map}");
-    // Its first cell opens that day's TCP throughput: the runs of that
-    // day (all of them, unless the test ran over midnight UTC).
-    let day = &map["click"];
-    assert_eq!(day["state"], "ready", "{day}");
-    let day_name = hours.iter().next().unwrap()[..10].to_string();
-    let that_day = tcp
+    // Its first cell opens the TCP results of that hour, each row a
+    // result of that hour as the API lists them.
+    let click = &map["click"];
+    assert_eq!(click["state"], "ready", "{click}");
+    let hour = hours.iter().next().unwrap();
+    let that_hour: BTreeSet<&str> = tcp
         .as_array()
         .unwrap()
         .iter()
-        .filter(|r| r["start"].as_str().unwrap().starts_with(&day_name))
-        .count() as u64;
-    let drawn: u64 = drawn_counts(&day["panels"])
+        .filter(|r| r["start"].as_str().unwrap().starts_with(hour.as_str()))
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    let rows: BTreeSet<&str> = click["rows"]
+        .as_array()
+        .unwrap()
         .iter()
-        .flatten()
-        .map(|s| s.1)
-        .sum();
-    assert_eq!(drawn, that_day, "{day}");
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(rows, that_hour, "{click}");
+
+    // The first of them opens its own page: its campaign and labels, a
+    // row per direction of its summary, and a chart of its intervals (a
+    // point per interval in each of its panels).
+    let page = &pages["result"];
+    assert_eq!(page["state"], "ready", "{page}");
+    let id = page["hash"]
+        .as_str()
+        .unwrap()
+        .trim_start_matches("#/result/");
+    assert!(rows.contains(id), "{page}");
+    let doc = api(port, &format!("/api/v1/results/{id}"));
+    let view = api(port, &format!("/api/v1/results/{id}/view"));
+    let labels: BTreeSet<String> = view["labels"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap()))
+        .collect();
+    assert!(labels.iter().any(|l| l.starts_with("step=")), "{view}");
+    let shown: BTreeSet<String> = page["labels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(shown, labels, "{page}");
+    assert!(
+        page["kept"]
+            .as_str()
+            .unwrap()
+            .contains(view["campaign"].as_str().unwrap()),
+        "{page}"
+    );
+    let directions: Vec<&str> = ["forward", "reverse", "round_trip"]
+        .into_iter()
+        .filter(|d| doc["summary"][d].is_object())
+        .collect();
+    assert_eq!(page["directions"], serde_json::json!(directions), "{page}");
+    // Its first panel is throughput: a point per interval and direction
+    // (warm-up intervals a series of their own).
+    let intervals = doc["intervals"].as_array().unwrap().len() as u64;
+    let counts = drawn_counts(&page["panels"]);
+    let first: u64 = counts.first().expect("a panel").iter().map(|s| s.1).sum();
+    assert_eq!(first, intervals * directions.len() as u64, "{page}");
 
     // Mesh: A → B, each half in its status' colour, as the API says; a
     // click opens the pair's history.

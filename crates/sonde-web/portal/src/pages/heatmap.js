@@ -1,11 +1,12 @@
 // Day heat maps: a metric by hour of day (rows, UTC) and day (columns),
 // for a test toward a target, over a week, 30 days, a year or a chosen
-// range. A cell opens its day on the path page.
+// range. A cell opens the results of its hour.
 
 import { get } from '../api.js';
 import { drawHeatMap } from '../heatmap.js';
 import { esc, mainMetric, METRICS, unitOf } from '../format.js';
 import { DAYS, rangeControls, rangeOf } from './range.js';
+import { resultsHref } from './results.js';
 
 const FILTERS = ['test', 'target', 'direction'];
 
@@ -44,15 +45,15 @@ export async function render(app, params, ctx) {
     });
   }
   const unit = unitOf(map.scale_label);
-  // A cell opens that day on the path page.
-  const openDay = (day) => {
-    const since = Date.parse(`${day}T00:00:00Z`) / 1000;
+  // A cell opens the results of its hour (each opens its own page).
+  const openHour = (day, hour) => {
+    const since = Date.parse(`${day}T${hour}:00:00Z`) / 1000;
     if (!Number.isFinite(since)) return;
-    const q = new URLSearchParams({ metric, range: 'custom', since: String(since), until: String(since + 86400) });
-    for (const k of FILTERS) if (params.get(k)) q.set(k, params.get(k));
-    location.hash = `#/path?${q}`;
+    const q = { since: String(since), until: String(since + 3600) };
+    for (const k of FILTERS) if (params.get(k)) q[k] = params.get(k);
+    location.hash = resultsHref(q);
   };
-  drawHeatMap(app, map, (v) => `${Number(v.toPrecision(4))}${unit === '%' ? ' %' : ` ${unit}`}`, params.get('target') || params.get('test') ? openDay : null);
+  drawHeatMap(app, map, (v) => `${Number(v.toPrecision(4))}${unit === '%' ? ' %' : ` ${unit}`}`, openHour);
   overview.then((o) => {
     if (ctx.signal.aborted) return;
     for (const [name, key] of [['test', 'test'], ['target', 'target']]) {

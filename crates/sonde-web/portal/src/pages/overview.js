@@ -61,7 +61,7 @@ export async function render(app, params, ctx) {
       <td class="num">${metricValue('loss_pct', l.loss_pct)}</td>
       <td class="num">${metricValue('jitter_ms', l.jitter_ms)}</td>
       <td class="num">${metricValue('rtt_ms', l.rtt_ms)}</td>
-      <td title="${esc(utc(l.start_ns))}">${esc(ago(l.start_ns))}</td>
+      <td title="${esc(utc(l.start_ns))}">${l.id ? `<a class="latest" href="#/result/${encodeURIComponent(l.id)}">${esc(ago(l.start_ns))}</a>` : esc(ago(l.start_ns))}</td>
       <td class="why">${esc(p.why || '')}</td>
     </tr>`;
   });

@@ -1,0 +1,268 @@
+//! `sonde compare --by`: rows per payload size, frame size, step or
+//! family, each pairing A's group with B's, and `--chart` drawing the
+//! selections against the size. Known truths written into an archive:
+//! - UDP goodput of an "open" path and a "3des" path at three payload
+//!   sizes, three results each: open 40–42, 60–62 and 90–92 Mbit/s, 3des
+//!   20–22, 30–32 and 60–62 (001's drop per packet size);
+//! - one NDR search over IPv4 and IPv6 at 128 and 1518-byte frames: IPv4 700 and
+//!   950 Mbit/s, IPv6 600 and 940 (002's IPv6 against IPv4), its probes
+//!   at 999 Mbit/s kept as trials;
+//! - TCP in two campaigns' steps "A to B" and "B to A" (000 Table 2/3 per
+//!   step): geant 10 and 20 Mbit/s, stesta 5 and 8.
+
+use crate::common;
+use common::{sonde, stderr};
+use serde_json::Value;
+use sonde_archive::{Placement, Store};
+use sonde_model::method::{NdrSize, NdrSpec};
+use sonde_model::{
+    Direction, Figures, HostEnv, IpFamily, MethodResult, MethodSpec, PeerKind, Rate, Summary,
+    TcpSpec, TestEnv, TestResult, TestSpec, Timestamp, UdpSpec,
+};
+use std::time::{Duration, UNIX_EPOCH};
+
+fn at(i: u64) -> Timestamp {
+    Timestamp(UNIX_EPOCH + Duration::from_secs(1_795_478_400 + i * 60))
+}
+
+fn with_goodput(spec: TestSpec, i: u64, bps: u64) -> TestResult {
+    let env = TestEnv::between(HostEnv::default(), HostEnv::default(), PeerKind::Sonde);
+    let mut r = TestResult::new(spec, env, at(i));
+    r.summary = Summary {
+        forward: Some(Figures {
+            direction: Some(Direction::Forward),
+            throughput_bps: Some(bps),
+            ..Figures::default()
+        }),
+        ..Summary::default()
+    };
+    r
+}
+
+fn udp(payload: u32, family: IpFamily) -> TestSpec {
+    TestSpec::Udp(UdpSpec {
+        host: "b.example".into(),
+        length: payload,
+        bitrate: Rate::from_bps(150_000_000),
+        family,
+        ..UdpSpec::default()
+    })
+}
+
+fn labelled(key: &str, value: &str) -> Placement {
+    Placement {
+        labels: [(key.to_string(), value.to_string())].into(),
+        ..Placement::default()
+    }
+}
+
+fn ndr_size(family: IpFamily, frame: u32, mbps: u64) -> NdrSize {
+    let headers = if family == IpFamily::V6 { 66 } else { 46 };
+    NdrSize {
+        family,
+        payload_bytes: frame - headers,
+        frame_bytes: frame,
+        rate_bps: mbps * 1_000_000,
+        rate_pps: (mbps * 1_000_000) as f64 / f64::from(frame * 8),
+        payload_rate_bps: mbps * 900_000,
+        loss_pct: 0.0,
+        trials: 2,
+        confirmed: true,
+        efficiency_pct: 98.0,
+        max_pps: None,
+        max_frame_bps: None,
+        delay: None,
+        rtt_p50_ms: None,
+        trial_ids: Vec::new(),
+        notes: Vec::new(),
+    }
+}
+
+fn archive(dir: &common::TempDir) -> String {
+    let db = dir.join("groups.db");
+    let mut store = Store::open(db.to_str().unwrap()).unwrap();
+    let mut batch = Vec::new();
+    let mut i = 0;
+    for (payload, open, des) in [(128, 40, 20), (768, 60, 30), (1408, 90, 60)] {
+        for k in 0..3 {
+            i += 1;
+            let spec = udp(payload, IpFamily::V6);
+            batch.push((
+                with_goodput(spec.clone(), i, (open + k) * 1_000_000),
+                labelled("suite", "open"),
+            ));
+            batch.push((
+                with_goodput(spec, i, (des + k) * 1_000_000),
+                labelled("suite", "3des"),
+            ));
+        }
+    }
+    for (campaign, ab, ba) in [("geant", 10, 20), ("stesta", 5, 8)] {
+        for (step, mbps) in [("A to B", ab), ("B to A", ba)] {
+            i += 1;
+            let spec = TestSpec::Tcp(TcpSpec {
+                host: "b.example".into(),
+                ..TcpSpec::default()
+            });
+            let mut at = labelled("step", step);
+            at.campaign = Some(campaign.into());
+            batch.push((with_goodput(spec, i, mbps * 1_000_000), at));
+        }
+    }
+    store.put_results(&batch).unwrap();
+
+    let spec = NdrSpec {
+        trial: UdpSpec {
+            host: "b.example".into(),
+            ..UdpSpec::default()
+        },
+        ..NdrSpec::default()
+    };
+    let mut m = MethodResult::new(MethodSpec::Ndr(spec), at(100));
+    for (family, small, large) in [(IpFamily::V4, 700, 950), (IpFamily::V6, 600, 940)] {
+        m.results.push(ndr_size(family, 128, small));
+        m.results.push(ndr_size(family, 1518, large));
+        for frame in [128, 1518] {
+            let headers = if family == IpFamily::V6 { 66 } else { 46 };
+            m.trials
+                .push(with_goodput(udp(frame - headers, family), 101, 999_000_000));
+        }
+    }
+    store.put_method(&m, &labelled("net", "twaren")).unwrap();
+    format!("--archive={}", db.display())
+}
+
+fn compare(archive: &str, args: &[&str]) -> Vec<Value> {
+    let out = sonde()
+        .args(["compare", archive])
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "sonde compare {args:?}: {}",
+        stderr(&out)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["rows"].as_array().unwrap().clone()
+}
+
+/// The (group, mean A, mean B, ratio) of each throughput row.
+fn means(rows: &[Value]) -> Vec<(String, f64, f64, f64)> {
+    rows.iter()
+        .filter(|r| r["metric"] == "throughput")
+        .map(|r| {
+            (
+                r["group"].as_str().unwrap_or("").to_string(),
+                r["a"]["mean"].as_f64().unwrap(),
+                r["b"]["mean"].as_f64().unwrap(),
+                r["ratio"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn near(got: f64, want: f64) -> bool {
+    (got - want).abs() < 1e-9 * want.abs().max(1.0)
+}
+
+#[test]
+fn rows_pair_each_payload_frame_and_step_with_its_own() {
+    let dir = common::TempDir::new("compare-groups");
+    let archive = archive(&dir);
+
+    let rows = compare(&archive, &["suite=open", "suite=3des", "--by", "payload"]);
+    let got = means(&rows);
+    let want = [
+        ("128 B", 41.0, 21.0),
+        ("768 B", 61.0, 31.0),
+        ("1408 B", 91.0, 61.0),
+    ];
+    assert_eq!(got.len(), want.len(), "{got:?}");
+    for ((g, a, b, ratio), (wg, wa, wb)) in got.iter().zip(want) {
+        assert_eq!(g, wg);
+        assert!(near(*a, wa) && near(*b, wb), "{g}: {a} {b}");
+        assert!(near(*ratio, wb / wa), "{g}: ratio {ratio}");
+    }
+    assert!(rows
+        .iter()
+        .all(|r| r["test"] == "udp" && r["direction"] == "forward"));
+    // Three of each size: the difference has a confidence interval.
+    assert!(rows.iter().all(|r| r["ci95"].is_array()), "{rows:?}");
+
+    // NDR rates per frame size, IPv6 against IPv4: the probes (999
+    // Mbit/s) are no row of their own and in no mean.
+    let rows = compare(
+        &archive,
+        &[
+            "family=v4",
+            "family=v6",
+            "--by",
+            "frame",
+            "--metric",
+            "throughput",
+        ],
+    );
+    let got = means(&rows);
+    assert!(rows.iter().all(|r| r["test"] == "ndr"), "{rows:?}");
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert_eq!(got[0].0, "128 B frame");
+    assert!(near(got[0].1, 700.0) && near(got[0].2, 600.0), "{got:?}");
+    assert!(near(got[0].3, 600.0 / 700.0), "{got:?}");
+    assert_eq!(got[1].0, "1518 B frame");
+    assert!(near(got[1].3, 940.0 / 950.0), "{got:?}");
+    // Only the NDR rates, as `test=ndr` asks.
+    let rows = compare(
+        &archive,
+        &["test=ndr,family=v4", "test=ndr,family=v6", "--by", "frame"],
+    );
+    assert_eq!(means(&rows).len(), 2, "{rows:?}");
+
+    // Per campaign step, each step with its own.
+    let rows = compare(
+        &archive,
+        &["campaign=geant", "campaign=stesta", "--by", "step"],
+    );
+    let got = means(&rows);
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert_eq!(got[0].0, "A to B");
+    assert!(near(got[0].1, 10.0) && near(got[0].2, 5.0), "{got:?}");
+    assert_eq!(got[1].0, "B to A");
+    assert!(near(got[1].1, 20.0) && near(got[1].2, 8.0), "{got:?}");
+
+    // Without --by the sizes are pooled into one row: 193/3 and 113/3
+    // Mbit/s.
+    let rows = compare(&archive, &["suite=open", "suite=3des"]);
+    let got = means(&rows);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(
+        near(got[0].1, 193.0 / 3.0) && near(got[0].2, 113.0 / 3.0),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn the_chart_draws_each_selection_against_the_payload() {
+    let dir = common::TempDir::new("compare-groups-chart");
+    let archive = archive(&dir);
+    let svg = dir.join("sizes.svg");
+    let out = sonde()
+        .args(["compare", &archive, "suite=open", "suite=3des"])
+        .args(["--by", "payload", "--metric", "throughput", "--chart"])
+        .arg(&svg)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    // A series per selection, a point per size (the grid's and axes'
+    // lines have two).
+    let lines: Vec<usize> = common::svg::polyline_points(&text)
+        .into_iter()
+        .filter(|&n| n > 2)
+        .collect();
+    assert_eq!(lines, [3, 3], "{text}");
+    assert!(text.contains("suite=open") && text.contains("suite=3des"));
+    assert!(text.contains("payload (bytes)"), "{text}");
+    assert!(!text.contains("time (UTC)"), "{text}");
+}
