@@ -47,11 +47,22 @@ impl AlertMetric {
         }
     }
 
-    /// Which way it is bad.
-    pub fn worse(self) -> Worse {
+    /// Its entry in the metric registry.
+    pub fn registry(self) -> sonde_model::Metric {
         match self {
-            AlertMetric::ThroughputBps | AlertMetric::PdrPct => Worse::Below,
-            _ => Worse::Above,
+            AlertMetric::LossPct => sonde_model::Metric::LossPct,
+            AlertMetric::RttMs => sonde_model::Metric::RttP50Ms,
+            AlertMetric::JitterMs => sonde_model::Metric::JitterMs,
+            AlertMetric::ThroughputBps => sonde_model::Metric::ThroughputBps,
+            AlertMetric::PdrPct => sonde_model::Metric::PdrPct,
+        }
+    }
+
+    /// Which way it is bad, as the metric registry says.
+    pub fn worse(self) -> Worse {
+        match self.registry().info().worse {
+            sonde_model::Worse::Higher => Worse::Above,
+            sonde_model::Worse::Lower | sonde_model::Worse::Neither => Worse::Below,
         }
     }
 

@@ -7,7 +7,9 @@ use crate::filter::ResultFilter;
 use crate::sql::Value;
 use crate::{ArchiveError, Store};
 
-/// A headline figure kept as a column of `results`.
+/// A headline figure kept as a column of `results` (and of
+/// `result_figures`, per direction): the registry's headline five, named
+/// as the API and `results stats` name them (`rtt_ms` is the median).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Metric {
     ThroughputBps,
@@ -41,6 +43,18 @@ impl Metric {
         match self {
             Metric::RttMs => "rtt_p50_ms",
             m => m.name(),
+        }
+    }
+
+    /// Its entry in the metric registry (label, unit, scale, which way
+    /// is worse).
+    pub fn registry(self) -> sonde_model::Metric {
+        match self {
+            Metric::ThroughputBps => sonde_model::Metric::ThroughputBps,
+            Metric::LossPct => sonde_model::Metric::LossPct,
+            Metric::PdrPct => sonde_model::Metric::PdrPct,
+            Metric::JitterMs => sonde_model::Metric::JitterMs,
+            Metric::RttMs => sonde_model::Metric::RttP50Ms,
         }
     }
 

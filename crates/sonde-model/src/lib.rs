@@ -20,6 +20,7 @@ pub mod http_spec;
 pub mod iperf3_import;
 pub mod load;
 pub mod method;
+pub mod metric;
 pub mod ping;
 pub mod profile;
 pub mod report;
@@ -49,6 +50,7 @@ pub use http_spec::{HttpRamp, HttpSpec, HttpVersion, RampSteps, MAX_HTTP_THREADS
 pub use iperf3_import::{from_iperf3, is_iperf3, Iperf3ImportError};
 pub use load::{load_result, load_value, LoadError};
 pub use method::{MethodKind, MethodResult, MethodSpec, METHOD_FORMAT_VERSION};
+pub use metric::{Metric, MetricInfo, Worse};
 pub use ping::{OneWayDelays, PingProto, PingReply, PingSource, PingSpec};
 pub use profile::Profile;
 pub use report::{

@@ -7,7 +7,7 @@ use crate::chart::{Chart, Panel, Series};
 use crate::report::{Figure, FigureBody, Provenance, Report};
 use crate::smoke::{Smoke, SmokePoint};
 use crate::table::{Cell, Column, Table};
-use sonde_model::{Figures, MethodResult, MethodSpec, TestResult};
+use sonde_model::{Figures, MethodResult, MethodSpec, Metric, TestResult};
 use std::collections::BTreeMap;
 use std::time::UNIX_EPOCH;
 
@@ -94,30 +94,32 @@ pub(crate) fn secs(r: &TestResult) -> f64 {
         .unwrap_or(0.0)
 }
 
-/// The metric a group is drawn by: TCP's goodput, UDP's PDR, ping's RTT.
+/// The metric a group is drawn by: TCP's goodput, UDP's PDR, ping's RTT
+/// (its unit, scale and value from the metric registry), and what the
+/// report calls it.
 pub(crate) struct Drawn {
     pub(crate) label: &'static str,
     pub(crate) unit: &'static str,
-    pub(crate) value: fn(&Figures) -> Option<f64>,
+    pub(crate) metric: Metric,
+}
+
+impl Drawn {
+    /// Its value in `f`, in its unit.
+    pub(crate) fn value(&self, f: &Figures) -> Option<f64> {
+        self.metric.shown(f)
+    }
 }
 
 pub(crate) fn drawn(r: &TestResult) -> Drawn {
-    match r.spec.kind().name() {
-        "tcp" => Drawn {
-            label: "goodput",
-            unit: "Mbit/s",
-            value: |f| f.throughput_bps.map(|v| v as f64 / 1e6),
-        },
-        "udp" => Drawn {
-            label: "PDR",
-            unit: "%",
-            value: |f| f.pdr_pct,
-        },
-        _ => Drawn {
-            label: "RTT",
-            unit: "ms",
-            value: |f| f.rtt_ms.as_ref().map(|r| r.p50),
-        },
+    let (label, metric) = match r.spec.kind().name() {
+        "tcp" => ("goodput", Metric::ThroughputBps),
+        "udp" => ("PDR", Metric::PdrPct),
+        _ => ("RTT", Metric::RttP50Ms),
+    };
+    Drawn {
+        label,
+        unit: metric.unit(),
+        metric,
     }
 }
 
@@ -128,27 +130,24 @@ fn mean_sd(v: &[f64]) -> Option<(f64, f64)> {
 
 /// The means table: one row per group.
 pub fn means_table(groups: &[Group]) -> Table {
-    type Get = fn(&Figures) -> Option<f64>;
     // RTT twice, said which: 000 Table 2 gives each ping's mean, sonde's
-    // overview its median.
-    let metrics: [(&str, &str, Get); 6] = [
-        ("goodput", "Mbit/s", |f| {
-            f.throughput_bps.map(|v| v as f64 / 1e6)
-        }),
-        ("loss", "%", |f| f.loss_pct),
-        ("PDR", "%", |f| f.pdr_pct),
-        ("jitter", "ms", |f| f.jitter_ms),
-        ("RTT mean", "ms", |f| f.rtt_ms.as_ref().map(|r| r.avg)),
-        ("RTT median", "ms", |f| f.rtt_ms.as_ref().map(|r| r.p50)),
+    // overview its median. Units and values from the metric registry.
+    let metrics: [(&str, Metric); 6] = [
+        ("goodput", Metric::ThroughputBps),
+        ("loss", Metric::LossPct),
+        ("PDR", Metric::PdrPct),
+        ("jitter", Metric::JitterMs),
+        ("RTT mean", Metric::RttAvgMs),
+        ("RTT median", Metric::RttP50Ms),
     ];
     let mut columns = vec![
         Column::new("group", ""),
         Column::new("test", ""),
         Column::new("n", ""),
     ];
-    for (name, unit, _) in &metrics {
-        columns.push(Column::new(&format!("{name} mean"), unit));
-        columns.push(Column::new(&format!("{name} sd"), unit));
+    for (name, metric) in &metrics {
+        columns.push(Column::new(&format!("{name} mean"), metric.unit()));
+        columns.push(Column::new(&format!("{name} sd"), metric.unit()));
     }
     let rows = groups
         .iter()
@@ -158,11 +157,11 @@ pub fn means_table(groups: &[Group]) -> Table {
                 Cell::text(g.results.first().map_or("", |r| r.spec.kind().name())),
                 Cell::num(g.results.len() as f64, 0),
             ];
-            for (_, _, get) in &metrics {
+            for (_, metric) in &metrics {
                 let v: Vec<f64> = g
                     .results
                     .iter()
-                    .filter_map(|r| g.figures(r).and_then(get))
+                    .filter_map(|r| g.figures(r).and_then(|f| metric.shown(f)))
                     .collect();
                 match mean_sd(&v) {
                     // The sd of one value is undefined: an empty cell.
@@ -226,7 +225,7 @@ fn over_time(groups: &[Group]) -> Vec<Figure> {
             .results
             .iter()
             .filter_map(|r| {
-                let v = g.figures(r).and_then(d.value)?;
+                let v = g.figures(r).and_then(|f| d.value(f))?;
                 Some((secs(r), v))
             })
             .collect();

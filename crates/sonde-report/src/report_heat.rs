@@ -81,7 +81,7 @@ fn hour_day(g: &Group) -> Option<Figure> {
     let d = drawn(g.results.first()?);
     let mut cells: BTreeMap<(i64, i64), Vec<f64>> = BTreeMap::new();
     for r in &g.results {
-        let Some(v) = g.figures(r).and_then(d.value) else {
+        let Some(v) = g.figures(r).and_then(|f| d.value(f)) else {
             continue;
         };
         let day = (secs(r) as i64).div_euclid(86_400);
@@ -133,7 +133,7 @@ fn hour_step(groups: &[Group]) -> Vec<Figure> {
             let mut cells: BTreeMap<(i64, usize), Vec<f64>> = BTreeMap::new();
             for (k, g) in gs.iter().enumerate() {
                 for r in &g.results {
-                    if let Some(v) = g.figures(r).and_then(d.value) {
+                    if let Some(v) = g.figures(r).and_then(|f| d.value(f)) {
                         cells.entry((hour(r), k)).or_default().push(v);
                     }
                 }
@@ -185,7 +185,7 @@ fn time_run(g: &Group) -> Option<Figure> {
                     None => i.sums.len() == 1,
                 })
                 .or(i.round_trip.as_ref());
-            if let Some(v) = f.and_then(d.value) {
+            if let Some(v) = f.and_then(|f| d.value(f)) {
                 cells
                     .entry((i.end_s.round() as i64, k))
                     .or_default()

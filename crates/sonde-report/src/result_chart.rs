@@ -5,7 +5,7 @@
 //! where there are several), x in seconds from the test's start.
 
 use crate::chart::{Chart, Panel, Series};
-use sonde_model::{Direction, Figures, Interval, TestResult};
+use sonde_model::{Direction, Figures, Interval, Metric, TestResult};
 
 /// One figure drawn over time: its panel's label and unit, and its value
 /// in that unit.
@@ -15,31 +15,33 @@ struct Drawn {
     value: fn(&Figures) -> Option<f64>,
 }
 
+/// The figures drawn, in order: the registry's (label, unit and value as
+/// it shows them), and TCP's congestion window, which it does not list.
 const DRAWN: [Drawn; 6] = [
     Drawn {
         label: "throughput",
-        unit: "Mbit/s",
-        value: |f| f.throughput_bps.map(|v| v as f64 / 1e6),
+        unit: Metric::ThroughputBps.unit(),
+        value: |f| Metric::ThroughputBps.shown(f),
     },
     Drawn {
         label: "loss",
-        unit: "%",
-        value: |f| f.loss_pct,
+        unit: Metric::LossPct.unit(),
+        value: |f| Metric::LossPct.shown(f),
     },
     Drawn {
         label: "jitter",
-        unit: "ms",
-        value: |f| f.jitter_ms,
+        unit: Metric::JitterMs.unit(),
+        value: |f| Metric::JitterMs.shown(f),
     },
     Drawn {
         label: "RTT (median)",
-        unit: "ms",
-        value: |f| f.rtt_ms.as_ref().map(|r| r.p50),
+        unit: Metric::RttP50Ms.unit(),
+        value: |f| Metric::RttP50Ms.shown(f),
     },
     Drawn {
         label: "retransmits",
-        unit: "segments",
-        value: |f| f.retransmits.map(|v| v as f64),
+        unit: Metric::Retransmits.unit(),
+        value: |f| Metric::Retransmits.shown(f),
     },
     Drawn {
         label: "congestion window",

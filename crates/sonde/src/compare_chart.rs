@@ -35,14 +35,13 @@ pub fn overlay(selections: &[(String, Vec<Obs>)], metrics: &[String], by: &[By])
                 }
             }
         }
-        for m in METRICS.iter().filter(|m| wanted(m, metrics)) {
+        for m in METRICS.into_iter().filter(|m| wanted(*m, metrics)) {
+            let info = m.info();
             let mut series = Vec::new();
             for (name, obs) in selections {
                 for d in &directions {
                     for line in &lines {
-                        let points = points(obs, test, d, line, against, |o| {
-                            (m.value)(&o.figures).map(|v| v * m.scale)
-                        });
+                        let points = points(obs, test, d, line, against, |o| m.shown(&o.figures));
                         if points.is_empty() {
                             continue;
                         }
@@ -62,10 +61,10 @@ pub fn overlay(selections: &[(String, Vec<Obs>)], metrics: &[String], by: &[By])
             }
             if !series.is_empty() {
                 panels.push(Panel {
-                    title: format!("{test}: {}", m.name),
+                    title: format!("{test}: {}", info.short),
                     x_label: against.map_or("time (UTC)", By::axis).into(),
-                    y_label: format!("{} ({})", m.name, m.unit),
-                    y_range: (m.unit == "%").then_some((0.0, 100.0)),
+                    y_label: format!("{} ({})", info.label, info.unit),
+                    y_range: (info.unit == "%").then_some((0.0, 100.0)),
                     x_time: against.is_none(),
                     series,
                 });

@@ -15,7 +15,7 @@ use clap::{Args, ValueEnum};
 use sonde_archive::{ResultFilter, Store};
 use sonde_methods::compare::{compare, Comparison};
 use sonde_methods::overhead::{correction_factor, Stack};
-use sonde_model::Figures;
+use sonde_model::Metric;
 use sonde_report::table::{Cell, Column, Table};
 use std::io::Write;
 
@@ -91,46 +91,9 @@ pub fn selection(s: &str) -> Result<ResultFilter, String> {
     Ok(f)
 }
 
-/// The metrics compared: name, unit, how it is shown, its value.
-pub(crate) struct MetricDef {
-    pub name: &'static str,
-    pub unit: &'static str,
-    pub scale: f64,
-    pub value: fn(&Figures) -> Option<f64>,
-}
-
-pub(crate) const METRICS: [MetricDef; 5] = [
-    MetricDef {
-        name: "throughput",
-        unit: "Mbit/s",
-        scale: 1e-6,
-        value: |f| f.throughput_bps.map(|v| v as f64),
-    },
-    MetricDef {
-        name: "loss",
-        unit: "%",
-        scale: 1.0,
-        value: |f| f.loss_pct,
-    },
-    MetricDef {
-        name: "pdr",
-        unit: "%",
-        scale: 1.0,
-        value: |f| f.pdr_pct,
-    },
-    MetricDef {
-        name: "jitter",
-        unit: "ms",
-        scale: 1.0,
-        value: |f| f.jitter_ms,
-    },
-    MetricDef {
-        name: "rtt",
-        unit: "ms",
-        scale: 1.0,
-        value: |f| f.rtt_ms.as_ref().map(|r| r.p50),
-    },
-];
+/// The metrics compared (the registry's headline five), by their short
+/// names: throughput, loss, pdr, jitter, rtt.
+pub(crate) const METRICS: [Metric; 5] = Metric::HEADLINE;
 
 /// The directions a row is made of, in the order rows are listed.
 pub(crate) const DIRECTIONS: [&str; 4] = ["forward", "reverse", "round_trip", "total"];
@@ -221,22 +184,20 @@ pub fn rows(
                     format!("{da} / {db}")
                 };
                 let (ra, rb) = (of(a, test, &group, da), of(b, test, &group, db));
-                for m in METRICS.iter().filter(|m| wanted(m, metrics)) {
+                for m in METRICS.into_iter().filter(|m| wanted(*m, metrics)) {
+                    let info = m.info();
                     let values = |obs: &[&Obs]| -> Vec<f64> {
-                        obs.iter()
-                            .filter_map(|o| (m.value)(&o.figures))
-                            .map(|v| v * m.scale)
-                            .collect()
+                        obs.iter().filter_map(|o| m.shown(&o.figures)).collect()
                     };
                     let Some(c) = compare(&values(&ra), &values(&rb)) else {
                         continue;
                     };
                     let corrected: Option<Vec<f64>> = match stack {
-                        Some(stack) if m.name == "throughput" => Some(
+                        Some(stack) if m == Metric::ThroughputBps => Some(
                             rb.iter()
                                 .filter_map(|o| {
-                                    let v = (m.value)(&o.figures)?;
-                                    Some(v * m.scale * correction_factor(stack, o.payload?))
+                                    let v = m.shown(&o.figures)?;
+                                    Some(v * correction_factor(stack, o.payload?))
                                 })
                                 .collect(),
                         ),
@@ -250,8 +211,8 @@ pub fn rows(
                         test: test.into(),
                         group: group.name(),
                         direction: direction.clone(),
-                        metric: m.name.into(),
-                        unit: m.unit.into(),
+                        metric: info.short.into(),
+                        unit: info.unit.into(),
                         corrected_ratio: corrected_b
                             .filter(|_| c.a.mean != 0.0)
                             .map(|cb| cb / c.a.mean),
@@ -266,8 +227,8 @@ pub fn rows(
 }
 
 /// Whether metric `m` is one of those asked (all when none are).
-pub(crate) fn wanted(m: &MetricDef, metrics: &[String]) -> bool {
-    metrics.is_empty() || metrics.iter().any(|x| x == m.name)
+pub(crate) fn wanted(m: Metric, metrics: &[String]) -> bool {
+    metrics.is_empty() || metrics.iter().any(|x| x == m.info().short)
 }
 
 /// The comparison as a table.
@@ -363,7 +324,7 @@ fn select(store: &mut Store, s: &str, by: &[By]) -> Result<Vec<Obs>, Failure> {
 
 pub fn run(args: CompareArgs) -> Result<(), Failure> {
     for m in &args.metric {
-        if !METRICS.iter().any(|d| d.name == m) {
+        if !METRICS.iter().any(|d| d.info().short == m) {
             return Err(Failure::Usage(anyhow!(
                 "--metric {m}: use throughput, loss, pdr, jitter or rtt"
             )));

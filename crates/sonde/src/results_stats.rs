@@ -122,13 +122,11 @@ fn unpooled(points: Vec<sonde_archive::MetricPoint>) -> BTreeMap<String, Vec<f64
     groups
 }
 
-/// How a value prints: throughput in Mbit/s, the rest as kept.
+/// How a value prints: as the metric registry shows it (throughput in
+/// Mbit/s, the rest as kept).
 fn shown(metric: Metric) -> (f64, &'static str) {
-    match metric {
-        Metric::ThroughputBps => (1e-6, "Mbit/s"),
-        Metric::LossPct | Metric::PdrPct => (1.0, "%"),
-        Metric::JitterMs | Metric::RttMs => (1.0, "ms"),
-    }
+    let info = metric.registry().info();
+    (info.scale, info.unit)
 }
 
 pub fn stats(store: &mut Store, a: &StatsArgs) -> Result<(), Failure> {

@@ -1,8 +1,9 @@
 //! How each step of a method (or a single test) is run: how often, over
 //! which address families, and the statistics of its repeated runs.
 
+pub use crate::metric::Metric;
 use crate::spec::{bad, SpecError};
-use crate::{Figures, IpFamily, ResultId};
+use crate::{IpFamily, ResultId};
 use serde::{Deserialize, Serialize};
 
 /// How many times a step runs.
@@ -23,83 +24,6 @@ pub enum RepeatRule {
         min_runs: u32,
         max_runs: u32,
     },
-}
-
-/// A figure a step is judged and summarised by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Metric {
-    /// Receiver goodput (tcp, udp).
-    ThroughputBps,
-    /// Offered load (the sender's rate).
-    SenderThroughputBps,
-    LossPct,
-    PdrPct,
-    JitterMs,
-    /// One-way delay, mean.
-    DelayMs,
-    /// RTT median (ping, or tcp/udp with latency probes).
-    RttP50Ms,
-    /// RTT mean.
-    RttAvgMs,
-    Retransmits,
-}
-
-impl Metric {
-    pub const ALL: [Metric; 9] = [
-        Metric::ThroughputBps,
-        Metric::SenderThroughputBps,
-        Metric::LossPct,
-        Metric::PdrPct,
-        Metric::JitterMs,
-        Metric::DelayMs,
-        Metric::RttP50Ms,
-        Metric::RttAvgMs,
-        Metric::Retransmits,
-    ];
-
-    /// The name as written in JSON and on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Metric::ThroughputBps => "throughput_bps",
-            Metric::SenderThroughputBps => "sender_throughput_bps",
-            Metric::LossPct => "loss_pct",
-            Metric::PdrPct => "pdr_pct",
-            Metric::JitterMs => "jitter_ms",
-            Metric::DelayMs => "delay_ms",
-            Metric::RttP50Ms => "rtt_p50_ms",
-            Metric::RttAvgMs => "rtt_avg_ms",
-            Metric::Retransmits => "retransmits",
-        }
-    }
-
-    /// This figure in `f`, if measured.
-    pub fn of(self, f: &Figures) -> Option<f64> {
-        match self {
-            Metric::ThroughputBps => f.throughput_bps.map(|v| v as f64),
-            Metric::SenderThroughputBps => f.sender_throughput_bps.map(|v| v as f64),
-            Metric::LossPct => f.loss_pct,
-            Metric::PdrPct => f.pdr_pct,
-            Metric::JitterMs => f.jitter_ms,
-            Metric::DelayMs => f.delay.map(|d| d.avg_ms),
-            Metric::RttP50Ms => f.rtt_ms.as_ref().map(|r| r.p50),
-            Metric::RttAvgMs => f.rtt_ms.as_ref().map(|r| r.avg),
-            Metric::Retransmits => f.retransmits.map(|v| v as f64),
-        }
-    }
-}
-
-impl std::str::FromStr for Metric {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Metric::ALL
-            .into_iter()
-            .find(|m| m.name() == s)
-            .ok_or_else(|| {
-                let names: Vec<&str> = Metric::ALL.iter().map(|m| m.name()).collect();
-                format!("'{s}' is not a metric: use one of {}", names.join(", "))
-            })
-    }
 }
 
 /// How every step of a method is run.

@@ -150,16 +150,11 @@ struct ChartQuery {
     filter: Filter,
 }
 
-/// How a metric is drawn: its label, unit, and scale from its archived
-/// unit (throughput in Mbit/s).
+/// How a metric is drawn, from the metric registry: its label, unit, and
+/// scale from its archived unit (throughput in Mbit/s).
 fn drawn(m: Metric) -> (&'static str, &'static str, f64) {
-    match m {
-        Metric::ThroughputBps => ("throughput", "Mbit/s", 1e-6),
-        Metric::LossPct => ("loss", "%", 1.0),
-        Metric::PdrPct => ("PDR", "%", 1.0),
-        Metric::JitterMs => ("jitter", "ms", 1.0),
-        Metric::RttMs => ("RTT", "ms", 1.0),
-    }
+    let info = m.registry().info();
+    (info.label, info.unit, info.scale)
 }
 
 /// The filter of a chart: the last week unless `since` says.
