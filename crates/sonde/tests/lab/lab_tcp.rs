@@ -1,10 +1,14 @@
-//! Lab test: a link shaped to 20 Mbit/s with TBF must measure as its TCP
-//! goodput (headers take ~4–6 % of the line rate: 1448 of 1514 bytes per
-//! frame over IPv4, 1428 over IPv6, so 19.13 and 18.86 Mbit/s), over both
+//! Lab test: a link shaped with TBF to 20 Mbit/s from a to b and to
+//! 8 Mbit/s from b to a must measure as its TCP goodput (headers take
+//! ~4–6 % of the line rate: 1448 of 1514 bytes per frame over IPv4, 1428
+//! over IPv6, so 19.13 and 18.86 Mbit/s a to b, 7.55 b to a), over both
 //! address families and both directions: never more (the shaper's
 //! invariant), and no more than 7 % less (a loaded machine's slow
-//! recovery after a loss). Needs root; set `SONDE_LAB=skip` to skip on a
-//! machine without it.
+//! recovery after a loss). Then a bidirectional UDP test over it, kept
+//! in an archive: `results stats --by direction` gives each direction's
+//! own goodput, 20 and 8 Mbit/s of frames (1400 of 1462 bytes payload),
+//! within 5 %, never their sum. Needs root; set `SONDE_LAB=skip` to skip
+//! on a machine without it.
 
 use crate::common;
 use common::{lab_allowed, u, ServerProc};
@@ -21,10 +25,10 @@ fn tbf_shaped_link_measures_its_rate() {
         return;
     }
     let _one = common::lab_cli::serial();
-    let shaped = Link {
-        rate: Some(Rate::from_bps(20_000_000)),
+    let shaped = |mbps: u64| Link {
+        rate: Some(Rate::from_bps(mbps * 1_000_000)),
     };
-    let pair = Pair::new(20, shaped, shaped).expect("build the lab pair");
+    let pair = Pair::new(20, shaped(20), shaped(8)).expect("build the lab pair");
     let mut server_cmd = pair.b.command(env!("CARGO_BIN_EXE_sonde"));
     server_cmd.env_remove("SONDE_LOG");
     let server = ServerProc::start_with(server_cmd, &["--bind", &pair.b6, "--bind", &pair.b4], &[]);
@@ -34,7 +38,7 @@ fn tbf_shaped_link_measures_its_rate() {
     for (host, extra, truth) in [
         (&pair.b6, None, v6),
         (&pair.b4, None, v4),
-        (&pair.b6, Some("-R"), v6),
+        (&pair.b6, Some("-R"), 8.0 * 1428.0 / 1514.0),
     ] {
         let mut cmd = pair.a.command(env!("CARGO_BIN_EXE_sonde"));
         cmd.args(["tcp", host, "-p", &port, "-t", "6s", "-O", "2s", "-J"]);
@@ -55,11 +59,49 @@ fn tbf_shaped_link_measures_its_rate() {
             ));
         }
     }
-    drop(server);
     assert!(
         failures.is_empty(),
         "outside 93–102 % of the link's TCP goodput: {failures:?}"
     );
+
+    // Both ways at once, 25 Mbit/s offered each way: each direction gets
+    // what its shaper passes, and the archive keeps each on its own.
+    let dir = common::TempDir::new("lab-bidir");
+    let db = dir.join("bidir.db");
+    let db = db.to_str().unwrap();
+    let mut cmd = pair.a.command(env!("CARGO_BIN_EXE_sonde"));
+    cmd.args(["udp", &pair.b6, "-p", &port, "--bidir", "-b", "25M", "-l", "1400"]);
+    cmd.args(["-t", "5s", "-O", "1s", "--archive-to", db]);
+    let out = cmd.output().expect("run sonde udp --bidir in the lab");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    drop(server);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sonde"))
+        .args(["results", "--archive-to", db, "stats", "--metric", "throughput"])
+        .args(["--by", "direction", "-J"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mean = |d: &str| {
+        v["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["group"] == d)
+            .and_then(|g| g["mean"].as_f64())
+            .unwrap_or_else(|| panic!("no {d} group: {v}"))
+            / 1e6
+    };
+    let payload = 1400.0 / 1462.0;
+    for (d, truth) in [("forward", 20.0 * payload), ("reverse", 8.0 * payload)] {
+        let got = mean(d);
+        eprintln!("bidir UDP {d}: {got:.2} Mbit/s (the shaper's {truth:.2})");
+        assert!(
+            (truth * 0.95..=truth * 1.05).contains(&got),
+            "{d}: {got:.2} Mbit/s, the shaper passes {truth:.2}: {v}"
+        );
+    }
+    assert_eq!(v["groups"].as_array().unwrap().len(), 2, "{v}");
 }
 
 #[test]
