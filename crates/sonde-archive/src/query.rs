@@ -92,6 +92,11 @@ pub struct MetricPoint {
     pub direction: String,
     pub start_ns: i64,
     pub value: f64,
+    /// The campaign endpoints the result ran between (its `from` and `to`
+    /// labels), which name its directions.
+    pub ends: Option<(String, String)>,
+    /// Whether both directions ran at once (a bidirectional test).
+    pub both: bool,
 }
 
 /// One cell of a day heat map: the mean of a metric over the results that
@@ -138,9 +143,18 @@ impl Store {
             }
         };
         let column = format!("f.{}", metric.column());
+        let label = |key: &str| {
+            format!(
+                "(SELECT value FROM result_labels l WHERE l.result_id = results.id AND l.key = \
+                 '{key}')"
+            )
+        };
         let sql = format!(
-            "SELECT {group}, results.start_ns, {column}, results.test, f.direction {from} AND \
-             {column} IS NOT NULL ORDER BY results.start_ns, results.id, f.direction"
+            "SELECT {group}, results.start_ns, {column}, results.test, f.direction, {}, {}, \
+             results.direction {from} AND {column} IS NOT NULL ORDER BY results.start_ns, \
+             results.id, f.direction",
+            label("from"),
+            label("to")
         );
         let rows = self.backend.sql().rows(&sql, &params)?;
         Ok(rows
@@ -152,12 +166,15 @@ impl Store {
                     Grouping::Hour => format!("{:02}h", start_ns.rem_euclid(DAY_NS) / HOUR_NS),
                     _ => r.first()?.text().unwrap_or("").to_string(),
                 };
+                let text = |i: usize| r.get(i).and_then(Value::text).map(str::to_string);
                 Some(MetricPoint {
                     group,
                     test: r.get(3)?.text()?.to_string(),
                     direction: r.get(4)?.text()?.to_string(),
                     start_ns,
                     value,
+                    ends: text(5).zip(text(6)),
+                    both: text(7).as_deref() == Some("bidir"),
                 })
             })
             .collect())

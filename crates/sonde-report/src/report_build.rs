@@ -24,9 +24,16 @@ pub struct Group {
 
 impl Group {
     /// The group `name` of `results`, or one per direction (`name ·
-    /// forward`, `name · reverse`) when they measured more than one: a
+    /// forward`, `name · reverse`, or with the endpoints' names `name · A
+    /// to B (with B to A)`) when they measured more than one: a
     /// bidirectional test's directions are never added up or pooled.
-    pub fn per_direction(name: &str, results: Vec<TestResult>) -> Vec<Group> {
+    /// `ends`: the campaign endpoints the group's results ran between
+    /// (their `from` and `to` labels), which name the directions.
+    pub fn per_direction(
+        name: &str,
+        results: Vec<TestResult>,
+        ends: Option<(&str, &str)>,
+    ) -> Vec<Group> {
         let mut directions: Vec<&'static str> = Vec::new();
         for r in &results {
             for (d, _) in r.summary.by_direction() {
@@ -47,10 +54,13 @@ impl Group {
                 .iter()
                 .position(|x| x == d)
         });
+        let both = results
+            .iter()
+            .any(|r| r.summary.forward.is_some() && r.summary.reverse.is_some());
         directions
             .into_iter()
             .map(|d| Group {
-                name: format!("{name} · {d}"),
+                name: format!("{name} · {}", direction_label(d, ends, both)),
                 results: results
                     .iter()
                     .filter(|r| r.summary.by_direction().iter().any(|(x, _)| *x == d))
@@ -72,6 +82,25 @@ impl Group {
                 all.next().is_none().then_some(first.1)
             }
         }
+    }
+}
+
+/// A figure's direction as tables and legends name it: `forward` and
+/// `reverse`, or, where the result ran between a campaign's endpoints
+/// (`ends`: its `from` and `to` labels), `A to B` and `B to A`, with `(with
+/// B to A)` when both ran at once (`both`: a bidirectional test; 000 Table
+/// 2's "A to B (and B to A)"). Other directions are named as they are.
+pub fn direction_label(direction: &str, ends: Option<(&str, &str)>, both: bool) -> String {
+    let Some((from, to)) = ends else {
+        return direction.to_string();
+    };
+    let (there, back) = (format!("{from} to {to}"), format!("{to} to {from}"));
+    match (direction, both) {
+        ("forward", false) => there,
+        ("reverse", false) => back,
+        ("forward", true) => format!("{there} (with {back})"),
+        ("reverse", true) => format!("{back} (with {there})"),
+        (d, _) => d.to_string(),
     }
 }
 

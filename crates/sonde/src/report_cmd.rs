@@ -135,9 +135,37 @@ pub fn make_report(a: &ReportArgs) -> Result<Report, Failure> {
         });
         groups.entry(name).or_default().push(r.clone());
     }
+    // The campaign endpoints each result ran between, which name its
+    // directions ("A to B (with B to A)").
+    let mut ends: HashMap<String, (String, String)> = HashMap::new();
+    {
+        let from: HashMap<String, String> = store
+            .label_values(&filter, "from")
+            .map_err(run_err)?
+            .into_iter()
+            .collect();
+        for (id, to) in store.label_values(&filter, "to").map_err(run_err)? {
+            if let Some(f) = from.get(&id) {
+                ends.insert(id, (f.clone(), to));
+            }
+        }
+    }
     let groups: Vec<Group> = groups
         .into_iter()
-        .flat_map(|(name, results)| Group::per_direction(&name, results))
+        .flat_map(|(name, results)| {
+            let first = results.first().and_then(|r| ends.get(&r.id.to_string()));
+            // One pair of endpoints for the whole group, or none.
+            let same = first.filter(|e| {
+                results
+                    .iter()
+                    .all(|r| ends.get(&r.id.to_string()) == Some(*e))
+            });
+            Group::per_direction(
+                &name,
+                results.clone(),
+                same.map(|(a, b)| (a.as_str(), b.as_str())),
+            )
+        })
         .collect();
     let provenance = Provenance {
         sonde_version: sonde_model::SONDE_VERSION.into(),

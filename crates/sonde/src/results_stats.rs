@@ -105,12 +105,17 @@ fn unpooled(points: Vec<sonde_archive::MetricPoint>) -> BTreeMap<String, Vec<f64
     let mut groups: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for p in &points {
         let (tests, directions) = &kinds[p.group.as_str()];
-        let mut parts: Vec<&str> = Vec::new();
+        let mut parts: Vec<String> = Vec::new();
         if tests.len() > 1 {
-            parts.push(&p.test);
+            parts.push(p.test.clone());
         }
         if directions.len() > 1 {
-            parts.push(&p.direction);
+            let ends = p.ends.as_ref().map(|(a, b)| (a.as_str(), b.as_str()));
+            parts.push(sonde_report::report_build::direction_label(
+                &p.direction,
+                ends,
+                p.both,
+            ));
         }
         let name = match (p.group.is_empty(), parts.is_empty()) {
             (_, true) => p.group.clone(),
@@ -220,6 +225,8 @@ mod tests {
             direction: direction.into(),
             start_ns: 0,
             value,
+            ends: None,
+            both: false,
         }
     }
 
@@ -246,6 +253,31 @@ mod tests {
                 ("11", &[7.0][..]),
                 ("forward", &[1.0][..]),
                 ("reverse", &[2.0][..]),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_campaigns_directions_are_named_by_its_endpoints() {
+        let ends = |p: sonde_archive::MetricPoint, both: bool| sonde_archive::MetricPoint {
+            ends: Some(("A".into(), "B".into())),
+            both,
+            ..p
+        };
+        let groups = unpooled(vec![
+            ends(point("both", "tcp", "forward", 8.0), true),
+            ends(point("both", "tcp", "reverse", 7.0), true),
+            ends(point("one", "udp", "forward", 1.0), false),
+            ends(point("one", "udp", "reverse", 2.0), false),
+        ]);
+        let names: Vec<&str> = groups.keys().map(String::as_str).collect();
+        assert_eq!(
+            names,
+            [
+                "both · A to B (with B to A)",
+                "both · B to A (with A to B)",
+                "one · A to B",
+                "one · B to A",
             ]
         );
     }

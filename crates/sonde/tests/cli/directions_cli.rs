@@ -194,3 +194,65 @@ fn each_direction_is_its_own_row_everywhere() {
     );
     assert!(!list.contains("15.00 Mbit/s"), "{list}");
 }
+
+/// A campaign's bidirectional step from endpoint A to B: its directions
+/// are named by the endpoints in stats and in the report, as 000 Table 2
+/// names them ("A to B (and B to A)").
+#[test]
+fn a_campaigns_directions_are_named_by_its_endpoints() {
+    let dir = common::TempDir::new("directions-ends");
+    let db = dir.join("ends.db");
+    let mut store = Store::open(db.to_str().unwrap()).unwrap();
+    let mut at = step("Z");
+    at.labels.insert("from".into(), "A".into());
+    at.labels.insert("to".into(), "B".into());
+    let batch: Vec<_> = [10, 12]
+        .into_iter()
+        .enumerate()
+        .map(|(i, mbps)| (bidir(i as u64, mbps), at.clone()))
+        .collect();
+    store.put_results(&batch).unwrap();
+    let archive = format!("--archive={}", db.display());
+    let stats: Value = serde_json::from_str(&ok(&[
+        "results",
+        &archive,
+        "stats",
+        "--by",
+        "label:step",
+        "-J",
+    ]))
+    .unwrap();
+    let groups: Vec<(&str, f64)> = stats["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| (g["group"].as_str().unwrap(), g["mean"].as_f64().unwrap()))
+        .collect();
+    assert_eq!(
+        groups,
+        [
+            ("Z · A to B (with B to A)", 11e6),
+            ("Z · B to A (with A to B)", 5.5e6),
+        ]
+    );
+    let report: Value = serde_json::from_str(&ok(&[
+        "report",
+        &archive,
+        "--by",
+        "label:step",
+        "--format",
+        "json",
+    ]))
+    .unwrap();
+    let names: Vec<&str> = report["tables"][0]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r[0].as_str())
+        .collect();
+    assert_eq!(
+        names,
+        ["Z · A to B (with B to A)", "Z · B to A (with A to B)"],
+        "{report}"
+    );
+}

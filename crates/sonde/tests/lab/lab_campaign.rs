@@ -102,12 +102,13 @@ fn the_studys_battery_on_the_stesta_lab_gives_the_studys_means() {
         assert!((7.0e6..=8.7e6).contains(&mean), "{step}: {mean} bit/s");
     }
     let pdr = means(&archive, "pdr");
-    // The bidirectional step is a figure per direction, never pooled.
+    // The bidirectional step is a figure per direction, never pooled,
+    // each named by the campaign's endpoints.
     for step in [
         "UDP 1M A to B",
         "UDP 1M B to A",
-        "UDP 1M both ways · forward",
-        "UDP 1M both ways · reverse",
+        "UDP 1M both ways · A to B (with B to A)",
+        "UDP 1M both ways · B to A (with A to B)",
     ] {
         let (mean, n) = pdr[step];
         assert_eq!(n, 1, "{step}");

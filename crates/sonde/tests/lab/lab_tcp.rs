@@ -70,17 +70,34 @@ fn tbf_shaped_link_measures_its_rate() {
     let db = dir.join("bidir.db");
     let db = db.to_str().unwrap();
     let mut cmd = pair.a.command(env!("CARGO_BIN_EXE_sonde"));
-    cmd.args(["udp", &pair.b6, "-p", &port, "--bidir", "-b", "25M", "-l", "1400"]);
+    cmd.args([
+        "udp", &pair.b6, "-p", &port, "--bidir", "-b", "25M", "-l", "1400",
+    ]);
     cmd.args(["-t", "5s", "-O", "1s", "--archive-to", db]);
     let out = cmd.output().expect("run sonde udp --bidir in the lab");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     drop(server);
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_sonde"))
-        .args(["results", "--archive-to", db, "stats", "--metric", "throughput"])
+        .args([
+            "results",
+            "--archive-to",
+            db,
+            "stats",
+            "--metric",
+            "throughput",
+        ])
         .args(["--by", "direction", "-J"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let mean = |d: &str| {
         v["groups"]
