@@ -196,56 +196,81 @@ pub fn sweep_summary(r: &MethodResult) -> String {
     out
 }
 
-/// The curve of a sweep: per series, goodput (and offered) and PDR
-/// against offered load (a rate sweep) or the variable.
+/// The curve of a sweep: per series (direction), goodput (and offered)
+/// and PDR against offered load (a rate sweep) or the variable, each
+/// family a line of the same panel (001's and 002's IPv4 against IPv6 on
+/// one axis).
 pub fn sweep_chart(r: &MethodResult) -> Chart {
     let kind = kind_of(r);
     let (name, unit) = value_head(kind);
+    let x = |s: &SweepStep| match kind {
+        SweepVariableKind::Rates => s.offered_bps.map(|v| v / 1e6),
+        SweepVariableKind::Windows => Some(s.value / 1024.0),
+        _ => Some(s.value),
+    };
+    let x_label = match kind {
+        SweepVariableKind::Rates => "offered (Mbit/s)".to_string(),
+        _ if unit.is_empty() => name.to_string(),
+        _ => format!("{name} ({unit})"),
+    };
+    let mut flows: Vec<(Direction, Direction)> = Vec::new();
+    for (series, d, _) in keys(&r.steps) {
+        if !flows.contains(&(series, d)) {
+            flows.push((series, d));
+        }
+    }
     let mut panels = Vec::new();
-    for key in keys(&r.steps) {
-        let steps = series_steps(&r.steps, key);
-        let x = |s: &SweepStep| match kind {
-            SweepVariableKind::Rates => s.offered_bps.map(|v| v / 1e6),
-            _ => Some(
-                s.value
-                    / if kind == SweepVariableKind::Windows {
-                        1024.0
-                    } else {
-                        1.0
-                    },
-            ),
-        };
-        let mut rows: Vec<(f64, &SweepStep)> =
-            steps.iter().filter_map(|s| Some((x(s)?, *s))).collect();
-        rows.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let line = |label: &str, f: &dyn Fn(&SweepStep) -> Option<f64>| Series {
-            name: label.into(),
-            points: rows.iter().filter_map(|(x, s)| Some((*x, f(s)?))).collect(),
-        };
-        let x_label = match kind {
-            SweepVariableKind::Rates => "offered (Mbit/s)".to_string(),
-            _ if unit.is_empty() => name.to_string(),
-            _ => format!("{name} ({unit})"),
-        };
-        let title = series_name(key.0, key.1, key.2);
+    for (series, d) in flows {
+        let families: Vec<IpFamily> = keys(&r.steps)
+            .into_iter()
+            .filter(|k| (k.0, k.1) == (series, d))
+            .map(|k| k.2)
+            .collect();
+        let several = families.len() > 1;
+        let mut goodput = Vec::new();
+        let mut pdr = Vec::new();
+        for (i, &f) in families.iter().enumerate() {
+            let mut rows: Vec<(f64, &SweepStep)> = series_steps(&r.steps, (series, d, f))
+                .into_iter()
+                .filter_map(|s| Some((x(s)?, s)))
+                .collect();
+            rows.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let line = |label: &str, get: &dyn Fn(&SweepStep) -> Option<f64>| Series {
+                name: if several {
+                    format!("{label}{}", family_name(f))
+                } else {
+                    label.to_string()
+                },
+                points: rows
+                    .iter()
+                    .filter_map(|(x, s)| Some((*x, get(s)?)))
+                    .collect(),
+            };
+            goodput.push(line("goodput", &|s| s.goodput_bps.map(|v| v / 1e6)));
+            // What was offered is the same ask for every family: drawn once.
+            if i == 0 {
+                let mut offered = line("offered", &|s| s.offered_bps.map(|v| v / 1e6));
+                offered.name = "offered".into();
+                goodput.push(offered);
+            }
+            pdr.push(line("PDR", &|s| s.pdr_pct));
+        }
+        let title = series_name(series, d, if several { IpFamily::Any } else { families[0] });
         panels.push(Panel {
             title: format!("{title}: goodput"),
             x_label: x_label.clone(),
             y_label: "Mbit/s".into(),
             y_range: None,
             x_time: false,
-            series: vec![
-                line("goodput", &|s| s.goodput_bps.map(|v| v / 1e6)),
-                line("offered", &|s| s.offered_bps.map(|v| v / 1e6)),
-            ],
+            series: goodput,
         });
         panels.push(Panel {
             title: format!("{title}: PDR"),
-            x_label,
+            x_label: x_label.clone(),
             y_label: "PDR (%)".into(),
             y_range: Some((0.0, 105.0)),
             x_time: false,
-            series: vec![line("PDR", &|s| s.pdr_pct)],
+            series: pdr,
         });
     }
     Chart::grid(panels)
@@ -340,5 +365,29 @@ mod tests {
         let goodput = &c.panels[0].series[0];
         assert_eq!(goodput.points, [(80.0, 80.0), (90.0, 4.5)]);
         assert_eq!(c.panels[3].series[0].points[1], (90.0, 100.0 * 85.0 / 90.0));
+    }
+
+    #[test]
+    fn both_families_are_lines_of_one_panel() {
+        let mut r = result();
+        let v4: Vec<SweepStep> = r
+            .steps
+            .iter()
+            .map(|s| SweepStep {
+                family: IpFamily::V4,
+                goodput_bps: s.goodput_bps.map(|g| g / 2.0),
+                ..s.clone()
+            })
+            .collect();
+        r.steps.extend(v4);
+        let c = sweep_chart(&r);
+        // Still two panels per flow: the families are lines, not panels.
+        assert_eq!(c.panels.len(), 4);
+        assert_eq!(c.panels[0].title, "bidir forward: goodput");
+        let names: Vec<&str> = c.panels[0].series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["goodput IPv6", "offered", "goodput IPv4"]);
+        assert_eq!(c.panels[0].series[2].points, [(80.0, 40.0), (90.0, 2.25)]);
+        let pdr: Vec<&str> = c.panels[1].series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(pdr, ["PDR IPv6", "PDR IPv4"]);
     }
 }
