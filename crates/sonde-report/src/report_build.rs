@@ -242,9 +242,12 @@ pub(crate) fn slug(s: &str) -> String {
 }
 
 /// Each group over time: one panel per group, every panel on one time
-/// axis (UTC), from the first result of any group to the last.
+/// axis (UTC), from the first result of any group to the last; and where
+/// a test has several groups, all of them on one chart, a line each with
+/// a legend (001's suites, 004's background loads: an overlay).
 fn over_time(groups: &[Group]) -> Vec<Figure> {
     let mut by_test: BTreeMap<&str, Vec<Panel>> = BTreeMap::new();
+    let mut overlays: BTreeMap<&str, Panel> = BTreeMap::new();
     for g in groups {
         let Some(first) = g.results.first() else {
             continue;
@@ -262,29 +265,53 @@ fn over_time(groups: &[Group]) -> Vec<Figure> {
         if points.is_empty() {
             continue;
         }
+        let test = first.spec.kind().name();
+        let panel = |title: String, name: &str, points: Vec<(f64, f64)>| Panel {
+            title,
+            x_label: "time (UTC)".into(),
+            y_label: format!("{} ({})", d.label, d.unit),
+            y_range: (d.unit == "%").then_some((0.0, 105.0)),
+            x_time: true,
+            series: vec![Series {
+                name: name.into(),
+                points,
+            }],
+        };
+        overlays
+            .entry(test)
+            .and_modify(|o| {
+                o.series.push(Series {
+                    name: g.name.clone(),
+                    points: points.clone(),
+                })
+            })
+            .or_insert_with(|| panel(format!("{test}: every group"), &g.name, points.clone()));
         by_test
-            .entry(first.spec.kind().name())
+            .entry(test)
             .or_default()
-            .push(Panel {
-                title: g.name.clone(),
-                x_label: "time (UTC)".into(),
-                y_label: format!("{} ({})", d.label, d.unit),
-                y_range: (d.unit == "%").then_some((0.0, 105.0)),
-                x_time: true,
-                series: vec![Series {
-                    name: d.label.into(),
-                    points,
-                }],
-            });
+            .push(panel(g.name.clone(), d.label, points));
     }
-    by_test
-        .into_iter()
-        .map(|(test, panels)| Figure {
+    let mut out = Vec::new();
+    for (test, panels) in by_test {
+        out.push(Figure {
             id: format!("{test}-over-time"),
             caption: format!("{test}: each group over time"),
             body: FigureBody::Chart(Chart::grid(panels)),
-        })
-        .collect()
+        });
+        if let Some(o) = overlays.remove(test).filter(|o| o.series.len() > 1) {
+            out.push(Figure {
+                id: format!("{test}-groups-together"),
+                caption: format!("{test}: every group on one chart over time, a line each"),
+                body: FigureBody::Chart(Chart {
+                    panels: vec![o],
+                    columns: 1,
+                    panel_width: 900,
+                    panel_height: 380,
+                }),
+            });
+        }
+    }
+    out
 }
 
 /// A ping group's smoke: one point per result, its spread from its

@@ -36,6 +36,13 @@ pub struct ReportArgs {
     /// labels), or by test, direction and target (test).
     #[arg(long, default_value = "label:step")]
     pub by: String,
+    /// Report on this selection (repeatable): KEY=VALUE[,KEY=VALUE…] as
+    /// `sonde compare` writes them (campaign, test, target, family,
+    /// direction, or a label such as suite=open). Each selection is a
+    /// group of its own, in the order given, and the groups of a test are
+    /// drawn together on one chart; --since and --until apply to each.
+    #[arg(long = "select", value_name = "SELECTION")]
+    pub selections: Vec<String>,
     /// The heat maps' layout: hour-day (each group by hour of day and
     /// day), hour-step (each test's groups side by side by hour: a
     /// one-day battery), time-run (each group's runs side by side, the
@@ -108,6 +115,33 @@ pub fn make_report(a: &ReportArgs) -> Result<Report, Failure> {
         )));
     }
     results.reverse();
+    let mut groups: Vec<(String, Vec<sonde_model::TestResult>)> = Vec::new();
+    if !a.selections.is_empty() {
+        results.clear();
+        for sel in &a.selections {
+            let mut f = crate::compare_cmd::selection(sel)
+                .map_err(|e| Failure::Usage(anyhow!("--select {e}")))?;
+            f.since_ns = filter.since_ns;
+            f.until_ns = filter.until_ns;
+            f.trials = false;
+            let mut found = store.list_results(&f).map_err(run_err)?;
+            if found.is_empty() {
+                return Err(Failure::Run(anyhow!(
+                    "--select {sel}: no results in {} match",
+                    store.location()
+                )));
+            }
+            found.reverse();
+            results.extend(found.iter().cloned());
+            groups.push((sel.clone(), found));
+        }
+    }
+    // Selections draw their own results only, no method of the archive.
+    let methods = if a.selections.is_empty() {
+        methods
+    } else {
+        Vec::new()
+    };
     let labels: HashMap<String, String> = match a.by.strip_prefix("label:") {
         Some(key) if !key.is_empty() => store
             .label_values(&filter, key)
@@ -123,8 +157,8 @@ pub fn make_report(a: &ReportArgs) -> Result<Report, Failure> {
             )))
         }
     };
-    let mut groups: BTreeMap<String, Vec<sonde_model::TestResult>> = BTreeMap::new();
-    for r in &results {
+    let mut by_name: BTreeMap<String, Vec<sonde_model::TestResult>> = BTreeMap::new();
+    for r in results.iter().filter(|_| a.selections.is_empty()) {
         let name = labels.get(&r.id.to_string()).cloned().unwrap_or_else(|| {
             let dir = match &r.spec {
                 sonde_model::TestSpec::Tcp(s) => format!(" {:?}", s.direction).to_lowercase(),
@@ -133,8 +167,9 @@ pub fn make_report(a: &ReportArgs) -> Result<Report, Failure> {
             };
             format!("{}{dir} to {}", r.spec.kind().name(), r.spec.host())
         });
-        groups.entry(name).or_default().push(r.clone());
+        by_name.entry(name).or_default().push(r.clone());
     }
+    groups.extend(by_name);
     // The campaign endpoints each result ran between, which name its
     // directions ("A to B (with B to A)").
     let mut ends: HashMap<String, (String, String)> = HashMap::new();
@@ -171,7 +206,14 @@ pub fn make_report(a: &ReportArgs) -> Result<Report, Failure> {
         sonde_version: sonde_model::SONDE_VERSION.into(),
         made: sonde_campaign::rfc3339(sonde_campaign::now_ns()),
         archive: store.location().to_string(),
-        queries: vec![described(&a.filter), format!("grouped by {}", a.by)],
+        queries: if a.selections.is_empty() {
+            vec![described(&a.filter), format!("grouped by {}", a.by)]
+        } else {
+            a.selections
+                .iter()
+                .map(|s| format!("selection {s}"))
+                .collect()
+        },
         result_ids: results
             .iter()
             .map(|r| r.id)
@@ -179,10 +221,13 @@ pub fn make_report(a: &ReportArgs) -> Result<Report, Failure> {
             .map(|id| id.to_string())
             .collect(),
     };
-    let title = a
-        .title
-        .clone()
-        .unwrap_or_else(|| format!("{}: results by {}", described(&a.filter), a.by));
+    let title = a.title.clone().unwrap_or_else(|| {
+        if a.selections.is_empty() {
+            format!("{}: results by {}", described(&a.filter), a.by)
+        } else {
+            a.selections.join(" against ")
+        }
+    });
     Ok(build_report(
         &title, &groups, &methods, a.heat_map, provenance,
     ))

@@ -87,12 +87,19 @@ fn archive(dir: &common::TempDir) -> String {
         for k in 0..3 {
             i += 1;
             let spec = udp(payload, IpFamily::V6);
+            // PDR 98, 99 and 100 %: what the report draws UDP by.
+            let with_pdr = |mut r: TestResult| {
+                if let Some(f) = r.summary.forward.as_mut() {
+                    f.pdr_pct = Some(98.0 + k as f64);
+                }
+                r
+            };
             batch.push((
-                with_goodput(spec.clone(), i, (open + k) * 1_000_000),
+                with_pdr(with_goodput(spec.clone(), i, (open + k) * 1_000_000)),
                 labelled("suite", "open"),
             ));
             batch.push((
-                with_goodput(spec, i, (des + k) * 1_000_000),
+                with_pdr(with_goodput(spec, i, (des + k) * 1_000_000)),
                 labelled("suite", "3des"),
             ));
         }
@@ -265,4 +272,65 @@ fn the_chart_draws_each_selection_against_the_payload() {
     assert!(text.contains("suite=open") && text.contains("suite=3des"));
     assert!(text.contains("payload (bytes)"), "{text}");
     assert!(!text.contains("time (UTC)"), "{text}");
+}
+
+#[test]
+fn a_report_of_several_selections_draws_them_together() {
+    let dir = common::TempDir::new("compare-groups-report");
+    let archive = archive(&dir);
+    let out = sonde()
+        .args(["report", &archive, "--select", "suite=open", "--select"])
+        .args(["suite=3des", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["title"], "suite=open against suite=3des");
+    // A row per selection, in the order given, with its goodput mean.
+    let rows = report["tables"][0]["rows"].as_array().unwrap();
+    let means: Vec<(&str, f64)> = rows
+        .iter()
+        .map(|r| (r[0].as_str().unwrap(), r[3]["value"].as_f64().unwrap()))
+        .collect();
+    assert_eq!(means.len(), 2, "{rows:?}");
+    assert_eq!(means[0].0, "suite=open");
+    assert!(near(means[0].1, 193.0 / 3.0), "{means:?}");
+    assert_eq!(means[1].0, "suite=3des");
+    assert!(near(means[1].1, 113.0 / 3.0), "{means:?}");
+    // Both on one chart: a line per selection, a point per result.
+    let together = report["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "udp-groups-together")
+        .unwrap_or_else(|| panic!("no overlay: {report}"));
+    let series = together["panels"][0]["series"].as_array().unwrap();
+    let lines: Vec<(&str, usize)> = series
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap(),
+                s["points"].as_array().unwrap().len(),
+            )
+        })
+        .collect();
+    assert_eq!(lines, [("suite=open", 9), ("suite=3des", 9)]);
+    // A selection that matches nothing is named.
+    let out = sonde()
+        .args([
+            "report",
+            &archive,
+            "--select",
+            "suite=none",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("--select suite=none"),
+        "{}",
+        stderr(&out)
+    );
 }

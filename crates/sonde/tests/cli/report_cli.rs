@@ -324,8 +324,8 @@ fn the_html_opens_in_chromium_without_errors_and_prints_to_pdf() {
     let page = std::fs::read_to_string(&html).unwrap();
     assert_eq!(
         page.matches("<svg").count(),
-        2 + 3 + 1,
-        "2 over-time, 3 heat maps, 1 smoke"
+        2 + 1 + 3 + 1,
+        "2 over-time, 1 of the groups together, 3 heat maps, 1 smoke"
     );
     assert!(!page.contains("src=\"http") && !page.contains("<script"));
     // The PDF, printed by Chromium.
