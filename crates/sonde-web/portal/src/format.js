@@ -1,15 +1,24 @@
 // Numbers and times as the user reads them: SI prefixes for rates,
 // units from the metric's name, UTC times.
 
-/** The metrics the chart API knows, with their label and unit. Loss,
- * jitter and RTT are worse higher; throughput and PDR worse lower. */
+/** The metrics the chart API knows, with their label, unit and which
+ * way is worse: the agent's metric registry (`/api/v1/info`, read by
+ * `useRegistry` as the portal starts), these until it has answered (or
+ * when reading it needs a token not given yet). */
 export const METRICS = {
-  throughput_bps: { label: 'throughput', unit: 'bit/s' },
-  loss_pct: { label: 'loss', unit: '%' },
-  pdr_pct: { label: 'PDR', unit: '%' },
-  jitter_ms: { label: 'jitter', unit: 'ms' },
-  rtt_ms: { label: 'RTT', unit: 'ms' },
+  throughput_bps: { label: 'throughput', unit: 'Mbit/s', worse: 'lower' },
+  loss_pct: { label: 'loss', unit: '%', worse: 'higher' },
+  pdr_pct: { label: 'PDR', unit: '%', worse: 'lower' },
+  jitter_ms: { label: 'jitter', unit: 'ms', worse: 'higher' },
+  rtt_ms: { label: 'RTT', unit: 'ms', worse: 'higher' },
 };
+
+/** Takes the agent's registry (`info.metrics`) as the metrics known. */
+export function useRegistry(list) {
+  if (!Array.isArray(list) || list.length === 0) return;
+  for (const k of Object.keys(METRICS)) delete METRICS[k];
+  for (const m of list) METRICS[m.name] = { label: m.label, unit: m.unit, worse: m.worse };
+}
 
 /** The metric a test is mostly read by. */
 export function mainMetric(test) {

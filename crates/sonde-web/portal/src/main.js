@@ -6,7 +6,7 @@
 
 import './style.css';
 import { get, setToken, token, ApiError } from './api.js';
-import { esc } from './format.js';
+import { esc, useRegistry } from './format.js';
 import * as overview from './pages/overview.js';
 import * as path from './pages/path.js';
 import * as live from './pages/live.js';
@@ -122,6 +122,7 @@ function tokenForm() {
 async function agent() {
   try {
     const info = await get('info');
+    useRegistry(info.metrics);
     document.getElementById('agent').textContent = [info.hostname, `sonde ${info.sonde_version}`].filter(Boolean).join(' · ');
     if (info.hostname) document.title = `sonde · ${info.hostname}`;
   } catch {
@@ -130,6 +131,7 @@ async function agent() {
 }
 
 tokenForm();
-agent();
 window.addEventListener('hashchange', route);
-route();
+// The first page is drawn once the agent has said what it is and which
+// metrics it knows (or could not say).
+agent().then(route);

@@ -190,7 +190,26 @@ async fn info(AxState(state): AxState<Shared>) -> Json<serde_json::Value> {
         "archive": sonde_archive::redacted(&state.archive),
         "read_public": state.http.read_public,
         "campaigns": state.campaigns_dir.is_some(),
+        "metrics": registry(),
     }))
+}
+
+/// The metrics the API's `metric` parameters take, as the metric
+/// registry describes them (what the portal labels its choices with).
+fn registry() -> Vec<serde_json::Value> {
+    sonde_archive::Metric::ALL
+        .into_iter()
+        .map(|m| {
+            let info = m.registry().info();
+            serde_json::json!({
+                "name": m.name(),
+                "label": info.label,
+                "unit": info.unit,
+                "scale": info.scale,
+                "worse": info.worse,
+            })
+        })
+        .collect()
 }
 
 /// The OpenAPI document of this API, written by hand

@@ -28,7 +28,11 @@ try {
   for (const [i, href] of links.entries()) {
     const state = await visit(page, base, `${href}&range=1d`);
     out.paths.push({ href, ...state, panels: await panels(page) });
-    if (i === 0) await shot('path');
+    if (i === 0) {
+      await shot('path');
+      // The metric choices, as the agent's registry names them.
+      out.metricOptions = await page.$$eval('select[name=metric] option', (os) => os.map((o) => o.textContent));
+    }
   }
   // Zoom: a drag across the last path's chart narrows its x range.
   if (await page.$('figure.panel .u-over')) {

@@ -345,6 +345,30 @@ fn every_page_shows_the_archive_and_the_live_page_follows_a_running_test() {
         pages["hover"]
     );
 
+    // The metric choices are the agent's registry: label (unit), each.
+    let info = api(port, "/api/v1/info");
+    let registry: Vec<String> = info["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            format!(
+                "{} ({})",
+                m["label"].as_str().unwrap(),
+                m["unit"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert!(
+        registry.contains(&"throughput (Mbit/s)".to_string()),
+        "{info}"
+    );
+    assert_eq!(
+        pages["metricOptions"],
+        serde_json::json!(registry),
+        "{info}"
+    );
+
     // Heat map: a cell per hour of a day that had TCP results.
     let tcp = api(port, "/api/v1/results?test=tcp");
     // "2026-11-25T19:39:32.17Z" → "2026-11-25T19": its day and hour (UTC).
