@@ -98,8 +98,17 @@ pub(crate) const METRICS: [Metric; 5] = Metric::HEADLINE;
 /// The directions a row is made of, in the order rows are listed.
 pub(crate) const DIRECTIONS: [&str; 4] = ["forward", "reverse", "round_trip", "total"];
 
-/// The tests rows are made of, in the order rows are listed.
-pub(crate) const TESTS: [&str; 5] = ["tcp", "udp", "ping", "http", "ndr"];
+/// The tests rows are made of, in the order rows are listed: a QoS
+/// scenario's background load is a test of its own beside its foreground.
+pub(crate) const TESTS: [&str; 7] = [
+    "tcp",
+    "udp",
+    "ping",
+    "http",
+    "ndr",
+    "tcp background",
+    "udp background",
+];
 
 /// The observations of `test` in `group` with figures of `direction`.
 pub(crate) fn of<'a>(obs: &'a [Obs], test: &str, group: &Group, direction: &str) -> Vec<&'a Obs> {

@@ -109,7 +109,8 @@ impl Group {
 /// One set of figures of a selection.
 #[derive(Debug, Clone)]
 pub struct Obs {
-    /// `tcp`, `udp`, `ping`, `http`, or `ndr` (an RFC 2544 rate found).
+    /// `tcp`, `udp`, `ping`, `http`, `ndr` (an RFC 2544 rate found), or
+    /// `tcp background` and `udp background` (a QoS scenario's load).
     pub test: &'static str,
     /// `forward`, `reverse`, `round_trip` or `total`.
     pub direction: &'static str,
@@ -231,7 +232,7 @@ pub fn observations(
                 continue;
             }
             out.push(Obs {
-                test: r.spec.kind().name(),
+                test: test_of(&r),
                 direction: d,
                 group: group.clone(),
                 at: secs(&r.start),
@@ -241,6 +242,17 @@ pub fn observations(
         }
     }
     Ok(out)
+}
+
+/// The test an observation is of: its kind, or a QoS scenario's
+/// background load (a trial titled `background`) apart from the
+/// foreground it loads.
+fn test_of(r: &TestResult) -> &'static str {
+    match (r.spec.kind().name(), r.spec.title()) {
+        ("tcp", Some("background")) => "tcp background",
+        ("udp", Some("background")) => "udp background",
+        (kind, _) => kind,
+    }
 }
 
 fn part_of(r: &TestResult, by: By, step: &Part) -> Part {

@@ -8,7 +8,9 @@
 //!   950 Mbit/s, IPv6 600 and 940 (002's IPv6 against IPv4), its probes
 //!   at 999 Mbit/s kept as trials;
 //! - TCP in two campaigns' steps "A to B" and "B to A" (000 Table 2/3 per
-//!   step): geant 10 and 20 Mbit/s, stesta 5 and 8.
+//!   step): geant 10 and 20 Mbit/s, stesta 5 and 8;
+//! - a UDP foreground at 1.5, 2 and 2.5 Mbit/s under a background of 80
+//!   or 120 Mbit/s (004's loads): its jitter 1, 2 and 4 ms, or 3, 5 and 9.
 
 use crate::common;
 use common::{sonde, stderr};
@@ -115,6 +117,36 @@ fn archive(dir: &common::TempDir) -> String {
             at.campaign = Some(campaign.into());
             batch.push((with_goodput(spec, i, mbps * 1_000_000), at));
         }
+    }
+    // 004's scenarios: a UDP foreground at 1.5, 2 and 2.5 Mbit/s against a
+    // background of 80 or 120 Mbit/s (a trial titled "background"); the
+    // foreground's jitter 1, 2 and 4 ms under 80, 3, 5 and 9 under 120.
+    for (bg, rate, jitters) in [("80M", 80, [1.0, 2.0, 4.0]), ("120M", 120, [3.0, 5.0, 9.0])] {
+        for (fg, jitter) in [1_500_000, 2_000_000, 2_500_000].into_iter().zip(jitters) {
+            i += 1;
+            let spec = TestSpec::Udp(UdpSpec {
+                host: "b.example".into(),
+                bitrate: Rate::from_bps(fg),
+                ..UdpSpec::default()
+            });
+            let mut r = with_goodput(spec, i, fg);
+            if let Some(f) = r.summary.forward.as_mut() {
+                f.jitter_ms = Some(jitter);
+            }
+            batch.push((r, labelled("bg", bg)));
+        }
+        i += 1;
+        let spec = TestSpec::Udp(UdpSpec {
+            host: "b.example".into(),
+            bitrate: Rate::from_bps(rate * 1_000_000),
+            title: Some("background".into()),
+            ..UdpSpec::default()
+        });
+        let mut r = with_goodput(spec, i, rate * 1_000_000);
+        if let Some(f) = r.summary.forward.as_mut() {
+            f.jitter_ms = Some(0.5);
+        }
+        batch.push((r, labelled("bg", bg)));
     }
     store.put_results(&batch).unwrap();
 
@@ -333,4 +365,61 @@ fn a_report_of_several_selections_draws_them_together() {
         "{}",
         stderr(&out)
     );
+}
+
+#[test]
+fn background_loads_are_overlaid_against_the_foreground_rate() {
+    let dir = common::TempDir::new("compare-groups-qos");
+    let archive = archive(&dir);
+    // Rows: the foreground per offered rate, the background apart (its
+    // two loads are different rates: no pair).
+    let rows = compare(
+        &archive,
+        &["bg=80M", "bg=120M", "--by", "rate", "--metric", "jitter"],
+    );
+    let got: Vec<(&str, &str, f64, f64)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["test"].as_str().unwrap(),
+                r["group"].as_str().unwrap(),
+                r["a"]["mean"].as_f64().unwrap(),
+                r["b"]["mean"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("udp", "1.5 Mbit/s", 1.0, 3.0),
+            ("udp", "2 Mbit/s", 2.0, 5.0),
+            ("udp", "2.5 Mbit/s", 4.0, 9.0)
+        ],
+        "{rows:?}"
+    );
+    let svg = dir.join("loads.svg");
+    let out = sonde()
+        .args(["compare", &archive, "bg=80M", "bg=120M", "--by", "rate"])
+        .args(["--metric", "jitter", "--chart"])
+        .arg(&svg)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    // The foreground's panel: a line of three rates per load (the
+    // background's panel: a point per load).
+    let lines: Vec<usize> = common::svg::polyline_points(&text)
+        .into_iter()
+        .filter(|&n| n > 2)
+        .collect();
+    assert_eq!(lines, [3, 3], "{text}");
+    assert!(
+        text.contains("bg=80M") && text.contains("bg=120M"),
+        "{text}"
+    );
+    assert!(
+        text.contains("udp: jitter") && text.contains("udp background: jitter"),
+        "{text}"
+    );
+    assert!(text.contains("offered rate (Mbit/s)"), "{text}");
 }
