@@ -202,6 +202,27 @@ fn means(rows: &[Value]) -> Vec<(String, f64, f64, f64)> {
         .collect()
 }
 
+/// `sonde compare ARGS --chart FILE`: the SVG drawn, and the number of
+/// points of each of its data lines (the grid's and axes' lines, of two,
+/// left out).
+fn chart(archive: &str, dir: &common::TempDir, args: &[&str]) -> (String, Vec<usize>) {
+    let svg = dir.join("chart.svg");
+    let out = sonde()
+        .args(["compare", archive])
+        .args(args)
+        .arg("--chart")
+        .arg(&svg)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let lines = common::svg::polyline_points(&text)
+        .into_iter()
+        .filter(|&n| n > 2)
+        .collect();
+    (text, lines)
+}
+
 fn near(got: f64, want: f64) -> bool {
     (got - want).abs() < 1e-9 * want.abs().max(1.0)
 }
@@ -285,21 +306,19 @@ fn rows_pair_each_payload_frame_and_step_with_its_own() {
 fn the_chart_draws_each_selection_against_the_payload() {
     let dir = common::TempDir::new("compare-groups-chart");
     let archive = archive(&dir);
-    let svg = dir.join("sizes.svg");
-    let out = sonde()
-        .args(["compare", &archive, "suite=open", "suite=3des"])
-        .args(["--by", "payload", "--metric", "throughput", "--chart"])
-        .arg(&svg)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let text = std::fs::read_to_string(&svg).unwrap();
-    // A series per selection, a point per size (the grid's and axes'
-    // lines have two).
-    let lines: Vec<usize> = common::svg::polyline_points(&text)
-        .into_iter()
-        .filter(|&n| n > 2)
-        .collect();
+    let (text, lines) = chart(
+        &archive,
+        &dir,
+        &[
+            "suite=open",
+            "suite=3des",
+            "--by",
+            "payload",
+            "--metric",
+            "throughput",
+        ],
+    );
+    // A series per selection, a point per size.
     assert_eq!(lines, [3, 3], "{text}");
     assert!(text.contains("suite=open") && text.contains("suite=3des"));
     assert!(text.contains("payload (bytes)"), "{text}");
@@ -397,21 +416,13 @@ fn background_loads_are_overlaid_against_the_foreground_rate() {
         ],
         "{rows:?}"
     );
-    let svg = dir.join("loads.svg");
-    let out = sonde()
-        .args(["compare", &archive, "bg=80M", "bg=120M", "--by", "rate"])
-        .args(["--metric", "jitter", "--chart"])
-        .arg(&svg)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let text = std::fs::read_to_string(&svg).unwrap();
+    let (text, lines) = chart(
+        &archive,
+        &dir,
+        &["bg=80M", "bg=120M", "--by", "rate", "--metric", "jitter"],
+    );
     // The foreground's panel: a line of three rates per load (the
     // background's panel: a point per load).
-    let lines: Vec<usize> = common::svg::polyline_points(&text)
-        .into_iter()
-        .filter(|&n| n > 2)
-        .collect();
     assert_eq!(lines, [3, 3], "{text}");
     assert!(
         text.contains("bg=80M") && text.contains("bg=120M"),

@@ -68,6 +68,31 @@ fn ok(args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// `results stats --by label:step -J`: each group's name, n and mean.
+fn stats_by_step(archive: &str) -> Vec<(String, u64, f64)> {
+    let stats: Value = serde_json::from_str(&ok(&[
+        "results",
+        archive,
+        "stats",
+        "--by",
+        "label:step",
+        "-J",
+    ]))
+    .unwrap();
+    stats["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["group"].as_str().unwrap().to_string(),
+                g["n"].as_u64().unwrap(),
+                g["mean"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
 fn close(v: &Value, want: f64) -> bool {
     v.as_f64()
         .is_some_and(|x| (x - want).abs() < 1e-9 * want.abs().max(1.0))
@@ -79,27 +104,7 @@ fn each_direction_is_its_own_row_everywhere() {
     let archive = archive(&dir);
 
     // Stats by step: each step split into its directions, n = 3 each.
-    let stats: Value = serde_json::from_str(&ok(&[
-        "results",
-        &archive,
-        "stats",
-        "--by",
-        "label:step",
-        "-J",
-    ]))
-    .unwrap();
-    let groups: Vec<(String, u64, f64)> = stats["groups"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|g| {
-            (
-                g["group"].as_str().unwrap().to_string(),
-                g["n"].as_u64().unwrap(),
-                g["mean"].as_f64().unwrap(),
-            )
-        })
-        .collect();
+    let groups = stats_by_step(&archive);
     assert_eq!(
         groups,
         [
@@ -213,26 +218,11 @@ fn a_campaigns_directions_are_named_by_its_endpoints() {
         .collect();
     store.put_results(&batch).unwrap();
     let archive = format!("--archive={}", db.display());
-    let stats: Value = serde_json::from_str(&ok(&[
-        "results",
-        &archive,
-        "stats",
-        "--by",
-        "label:step",
-        "-J",
-    ]))
-    .unwrap();
-    let groups: Vec<(&str, f64)> = stats["groups"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|g| (g["group"].as_str().unwrap(), g["mean"].as_f64().unwrap()))
-        .collect();
     assert_eq!(
-        groups,
+        stats_by_step(&archive),
         [
-            ("Z · A to B (with B to A)", 11e6),
-            ("Z · B to A (with A to B)", 5.5e6),
+            ("Z · A to B (with B to A)".to_string(), 2, 11e6),
+            ("Z · B to A (with A to B)".to_string(), 2, 5.5e6),
         ]
     );
     let report: Value = serde_json::from_str(&ok(&[
