@@ -193,14 +193,20 @@ impl TimeAxis {
         Self { x0, x1, step }
     }
 
-    /// The round times within the axis.
+    /// The round times within the axis; one at its very right edge is
+    /// left out when there are others (its label would be cut in half).
     pub fn ticks(&self) -> Vec<f64> {
         let first = (self.x0 / self.step).ceil() * self.step;
-        (0..)
+        let mut ticks: Vec<f64> = (0..)
             .map(|i| first + f64::from(i) * self.step)
             .take_while(|t| *t <= self.x1 + 1e-6)
             .take(64)
-            .collect()
+            .collect();
+        let edge = self.x1 - 0.04 * (self.x1 - self.x0);
+        if ticks.len() > 2 && ticks.last().is_some_and(|t| *t > edge) {
+            ticks.pop();
+        }
+        ticks
     }
 
     /// The x axis over the same range: ticked at these round times for a
