@@ -212,10 +212,10 @@ impl TimeAxis {
     /// The x axis over the same range: ticked at these round times for a
     /// time axis, where plotters puts them for any other.
     pub(crate) fn x_axis(&self, time: bool) -> Ticked {
-        Ticked {
-            range: (self.x0..self.x1).into(),
-            ticks: if time { self.ticks() } else { Vec::new() },
-        }
+        Ticked::new(
+            self.x0..self.x1,
+            if time { self.ticks() } else { Vec::new() },
+        )
     }
 
     /// `secs` as a tick label.
@@ -230,6 +230,16 @@ impl TimeAxis {
 pub(crate) struct Ticked {
     range: plotters::coord::types::RangedCoordf64,
     ticks: Vec<f64>,
+}
+
+impl Ticked {
+    /// `range`, ticked at `ticks` (where plotters puts them if none).
+    pub(crate) fn new(range: std::ops::Range<f64>, ticks: Vec<f64>) -> Self {
+        Self {
+            range: range.into(),
+            ticks,
+        }
+    }
 }
 
 impl plotters::coord::ranged1d::Ranged for Ticked {

@@ -2,7 +2,7 @@
 //! each cell coloured by a metric, with a labelled colour scale. One
 //! model, rendered to SVG by plotters.
 
-use crate::chart::{draw_err, ChartError};
+use crate::chart::{draw_err, ChartError, Ticked};
 use plotters::prelude::*;
 
 /// A heat map: `cells[y][x]`, `None` where nothing was measured.
@@ -74,45 +74,46 @@ pub fn render_heatmap_svg(map: &HeatMap, width: u32, height: u32) -> Result<Stri
         let (main, bar) = root.split_horizontally(width.saturating_sub(110));
         let x_step = thin(nx, 12);
         let y_step = thin(ny, 12);
+        // Cell i spans [i, i + 1]; its name is ticked at its centre. (A
+        // segmented axis of one segment has no width: a map of one row
+        // or column drew nothing.)
+        let centres = |n: usize, step: usize| -> Vec<f64> {
+            (0..n)
+                .filter(|i| i.is_multiple_of(step))
+                .map(|i| i as f64 + 0.5)
+                .collect()
+        };
         let mut chart = ChartBuilder::on(&main)
             .caption(&map.title, ("sans-serif", 16))
             .margin(8)
             .x_label_area_size(40)
             .y_label_area_size(56)
             .build_cartesian_2d(
-                (0..nx as u32 - 1).into_segmented(),
-                (0..ny as u32 - 1).into_segmented(),
+                Ticked::new(0.0..nx as f64, centres(nx, x_step)),
+                Ticked::new(0.0..ny as f64, centres(ny, y_step)),
             )
             .map_err(draw_err)?;
-        let name = |names: &[String], step: usize, v: &SegmentValue<u32>| match v {
-            SegmentValue::CenterOf(i) if (*i as usize).is_multiple_of(step) => {
-                names.get(*i as usize).cloned().unwrap_or_default()
-            }
-            _ => String::new(),
+        let name = |names: &[String], v: &f64| {
+            names
+                .get(v.floor().max(0.0) as usize)
+                .cloned()
+                .unwrap_or_default()
         };
         chart
             .configure_mesh()
             .disable_mesh()
             .x_desc(map.x_label.as_str())
             .y_desc(map.y_label.as_str())
-            .x_labels(nx)
-            .y_labels(ny)
-            .x_label_formatter(&|v| name(&map.x_names, x_step, v))
-            .y_label_formatter(&|v| name(&map.y_names, y_step, v))
+            .x_label_formatter(&|v| name(&map.x_names, v))
+            .y_label_formatter(&|v| name(&map.y_names, v))
             .draw()
             .map_err(draw_err)?;
         let cells = map.cells.iter().enumerate().flat_map(|(y, row)| {
             row.iter().enumerate().filter_map(move |(x, v)| {
                 let v = (*v)?;
                 let c = ramp((v - lo) / spread);
-                let (x, y) = (x as u32, y as u32);
-                Some(Rectangle::new(
-                    [
-                        (SegmentValue::Exact(x), SegmentValue::Exact(y)),
-                        (SegmentValue::Exact(x + 1), SegmentValue::Exact(y + 1)),
-                    ],
-                    c.filled(),
-                ))
+                let (x, y) = (x as f64, y as f64);
+                Some(Rectangle::new([(x, y), (x + 1.0, y + 1.0)], c.filled()))
             })
         });
         chart.draw_series(cells).map_err(draw_err)?;
@@ -211,5 +212,38 @@ mod tests {
         let png = crate::png::svg_to_png(&svg).unwrap();
         let back = resvg::tiny_skia::Pixmap::decode_png(&png).expect("a PNG");
         assert_eq!((back.width(), back.height()), (800, 500));
+    }
+
+    #[test]
+    fn a_map_of_one_row_draws_its_cells_with_their_names() {
+        // A one-hour battery by group: one row, two columns.
+        let map = HeatMap {
+            title: "tcp by hour and group".into(),
+            x_label: "group".into(),
+            y_label: "hour of day (UTC)".into(),
+            x_names: vec!["geant".into(), "stesta".into()],
+            y_names: vec!["22".into()],
+            cells: vec![vec![Some(92.0), Some(8.0)]],
+            scale_label: "goodput (Mbit/s)".into(),
+        };
+        let svg = render_heatmap_svg(&map, 800, 500).unwrap();
+        let doc = roxmltree::Document::parse(&svg).unwrap();
+        let cells: Vec<f64> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("rect"))
+            .filter_map(|n| n.attribute("height")?.parse().ok())
+            .collect();
+        // 2 cells, 50 scale steps, the background: each of some height.
+        assert_eq!(cells.len(), 2 + 50 + 1, "{svg}");
+        assert!(cells.iter().all(|h| *h > 0.0), "{cells:?}");
+        let texts: Vec<&str> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("text"))
+            .filter_map(|n| n.text())
+            .map(str::trim)
+            .collect();
+        for name in ["geant", "stesta", "22"] {
+            assert!(texts.contains(&name), "no {name} in {texts:?}");
+        }
     }
 }
