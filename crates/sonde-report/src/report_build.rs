@@ -224,7 +224,7 @@ pub fn means_table(groups: &[Group]) -> Table {
 }
 
 /// A file-safe id from a name.
-pub(crate) fn slug(s: &str) -> String {
+pub fn slug(s: &str) -> String {
     let mut out: String = s
         .chars()
         .map(|c| {

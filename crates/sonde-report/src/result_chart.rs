@@ -129,6 +129,47 @@ pub fn result_chart(r: &TestResult) -> Option<Chart> {
     (!panels.is_empty()).then(|| Chart::grid(panels))
 }
 
+/// A report of single results (`sonde report --result ID`): the means
+/// table with a row per result and direction (each result its own group,
+/// its directions never added up), and each result over its seconds.
+pub fn results_report(
+    title: &str,
+    results: &[TestResult],
+    provenance: crate::report::Provenance,
+) -> crate::report::Report {
+    use crate::report::{Figure, FigureBody};
+    use crate::report_build::Group;
+    let name = |r: &TestResult| {
+        let id = r.id.to_string();
+        format!(
+            "{} {} to {}",
+            r.spec.kind().name(),
+            &id[..id.len().min(8)],
+            r.spec.host()
+        )
+    };
+    let groups: Vec<Group> = results
+        .iter()
+        .flat_map(|r| Group::per_direction(&name(r), vec![r.clone()], None))
+        .collect();
+    let figures = results
+        .iter()
+        .filter_map(|r| {
+            Some(Figure {
+                id: crate::report_build::slug(&format!("result {}", r.id)),
+                caption: format!("{}: each interval of the test", name(r)),
+                body: FigureBody::Chart(result_chart(r)?),
+            })
+        })
+        .collect();
+    crate::report::Report {
+        title: title.into(),
+        provenance,
+        tables: vec![crate::report_build::means_table(&groups)],
+        figures,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -43,6 +43,12 @@ pub struct ReportArgs {
     /// drawn together on one chart; --since and --until apply to each.
     #[arg(long = "select", value_name = "SELECTION")]
     pub selections: Vec<String>,
+    /// Report on this result only (repeatable): its figures per direction
+    /// and each of its intervals drawn over the seconds of the test (every
+    /// stream or direction; throughput, loss, jitter, RTT, TCP's
+    /// retransmits and congestion window).
+    #[arg(long = "result", value_name = "ID", conflicts_with = "selections")]
+    pub results: Vec<String>,
     /// The heat maps' layout: hour-day (each group by hour of day and
     /// day), hour-step (each test's groups side by side by hour: a
     /// one-day battery), time-run (each group's runs side by side, the
@@ -92,9 +98,43 @@ fn described(f: &FilterArgs) -> String {
     }
 }
 
+/// The report of `--result` IDs.
+fn results_report(a: &ReportArgs, store: &mut sonde_archive::Store) -> Result<Report, Failure> {
+    let mut results = Vec::new();
+    for id in &a.results {
+        let rid: sonde_model::ResultId = id
+            .parse()
+            .map_err(|_| Failure::Usage(anyhow!("--result {id}: not a result id (a UUID)")))?;
+        let r = store.get_result(rid).map_err(run_err)?.ok_or_else(|| {
+            Failure::Run(anyhow!(
+                "--result {id}: no such result in {}",
+                store.location()
+            ))
+        })?;
+        results.push(r);
+    }
+    let provenance = Provenance {
+        sonde_version: sonde_model::SONDE_VERSION.into(),
+        made: sonde_campaign::rfc3339(sonde_campaign::now_ns()),
+        archive: store.location().to_string(),
+        queries: a.results.iter().map(|id| format!("result {id}")).collect(),
+        result_ids: a.results.clone(),
+    };
+    let title = a
+        .title
+        .clone()
+        .unwrap_or_else(|| format!("result {}", a.results.join(", ")));
+    Ok(sonde_report::result_chart::results_report(
+        &title, &results, provenance,
+    ))
+}
+
 /// The report the arguments ask for.
 pub fn make_report(a: &ReportArgs) -> Result<Report, Failure> {
     let mut store = crate::results_cmd::open(&a.archive)?;
+    if !a.results.is_empty() {
+        return results_report(a, &mut store);
+    }
     let mut filter = a.filter.filter(i64::MAX);
     // Methods' trials are drawn by their methods, not as groups.
     filter.trials = false;

@@ -284,4 +284,54 @@ fn a_kept_bidirectional_test_is_drawn_over_time_a_line_each_way() {
     // As PNG by the file's name.
     let png = resvg::tiny_skia::Pixmap::decode_png(&chart("t.png"));
     assert!(png.is_ok_and(|p| p.width() > 500), "a PNG");
+
+    // `report --result ID`: a row per direction, never their sum, and the
+    // same chart: its throughput panel a line each way, a point per
+    // interval.
+    let args = [
+        "report",
+        "--result",
+        id,
+        "--archive-to",
+        db.to_str().unwrap(),
+        "--format",
+        "json",
+    ];
+    let out = run(&args, &xdg);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["title"], format!("result {id}"));
+    let rows: Vec<&str> = report["tables"][0]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r[0].as_str())
+        .collect();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert!(
+        rows[0].ends_with("· forward") && rows[1].ends_with("· reverse"),
+        "{rows:?}"
+    );
+    let panel = &report["figures"][0]["panels"][0];
+    let points: Vec<usize> = panel["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["points"].as_array().unwrap().len())
+        .collect();
+    assert_eq!(points, [intervals, intervals], "{panel}");
+    // A result that is not there is named.
+    let missing = "00000000-0000-4000-8000-000000000000";
+    let out = run(
+        &[
+            "report",
+            "--result",
+            missing,
+            "--archive-to",
+            db.to_str().unwrap(),
+        ],
+        &xdg,
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains(missing), "{}", stderr(&out));
 }
