@@ -72,6 +72,10 @@ try {
   out.result.directions = await page.$$eval('tr.figures', (rs) => rs.map((r) => r.dataset.direction));
   out.result.kept = await page.$eval('p.kept', (p) => p.textContent);
   await shot('result');
+  // A label selects a path's history too.
+  const step = out.result.labels.find((l) => l.startsWith('step='));
+  out.labelled = { label: step, ...(await visit(page, base, `#/path?label=${encodeURIComponent(step)}&metric=throughput_bps&range=1d`)) };
+  out.labelled.panels = await panels(page);
 
   out.mesh = await visit(page, base, '#/mesh?metric=rtt_ms');
   out.mesh.halves = await page.$$eval('.half', (hs) => hs.map((h) => ({

@@ -345,6 +345,31 @@ fn every_page_shows_the_archive_and_the_live_page_follows_a_running_test() {
         pages["hover"]
     );
 
+    // A label's history: the points the chart API gives for that label.
+    let labelled = &pages["labelled"];
+    assert_eq!(labelled["state"], "ready", "{labelled}");
+    let label = labelled["label"].as_str().unwrap();
+    let chart = api(
+        port,
+        &format!(
+            "/api/v1/chart?metric=throughput_bps&label={}",
+            label.replace(' ', "%20").replace('=', "%3D")
+        ),
+    );
+    let want: u64 = chart["panels"][0]["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["points"].as_array().unwrap().len() as u64)
+        .sum();
+    let drawn: u64 = drawn_counts(&labelled["panels"])
+        .iter()
+        .flatten()
+        .map(|s| s.1)
+        .sum();
+    assert!(want > 0, "{chart}");
+    assert_eq!(drawn, want, "{labelled}");
+
     // The metric choices are the agent's registry: label (unit), each.
     let info = api(port, "/api/v1/info");
     let registry: Vec<String> = info["metrics"]

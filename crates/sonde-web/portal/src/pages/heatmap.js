@@ -8,7 +8,7 @@ import { esc, mainMetric, METRICS, unitOf } from '../format.js';
 import { DAYS, rangeControls, rangeOf } from './range.js';
 import { resultsHref } from './results.js';
 
-const FILTERS = ['test', 'target', 'direction'];
+const FILTERS = ['test', 'target', 'direction', 'label'];
 
 export async function render(app, params, ctx) {
   const metric = METRICS[params.get('metric')] ? params.get('metric') : mainMetric(params.get('test'));

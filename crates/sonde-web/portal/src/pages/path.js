@@ -9,7 +9,7 @@ import { badge } from '../status.js';
 import { pathHref } from './links.js';
 import { rangeControls, rangeOf } from './range.js';
 
-const FILTERS = ['test', 'target', 'direction', 'family', 'campaign'];
+const FILTERS = ['test', 'target', 'direction', 'family', 'campaign', 'label'];
 
 async function choose(app, ctx) {
   const data = await get('overview', {}, ctx.signal);
@@ -19,7 +19,7 @@ async function choose(app, ctx) {
 }
 
 export async function render(app, params, ctx) {
-  if (!params.get('target') && !params.get('test')) return choose(app, ctx);
+  if (!params.get('target') && !params.get('test') && !params.get('label')) return choose(app, ctx);
   const metric = METRICS[params.get('metric')] ? params.get('metric') : mainMetric(params.get('test'));
   const range = rangeOf(params);
   const go = (next) => {
@@ -29,7 +29,7 @@ export async function render(app, params, ctx) {
   for (const k of FILTERS) query[k] = params.get(k);
   const chart = await get('chart', query, ctx.signal);
 
-  const who = [params.get('test'), params.get('source') && `${params.get('source')} →`, params.get('target'), params.get('direction'), params.get('family'), params.get('campaign') && `campaign ${params.get('campaign')}`]
+  const who = [params.get('test'), params.get('source') && `${params.get('source')} →`, params.get('target'), params.get('direction'), params.get('family'), params.get('campaign') && `campaign ${params.get('campaign')}`, params.get('label') && `label ${params.get('label')}`]
     .filter(Boolean)
     .join(' ');
   app.innerHTML = `<h1>${esc(who)}</h1>
