@@ -153,7 +153,7 @@ impl Selector {
 }
 
 /// Where a notice goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum NotifyKind {
     Log,
@@ -314,6 +314,31 @@ impl RuleConfig {
             }
         };
         let kinds = self.notify.clone().unwrap_or_else(|| vec![NotifyKind::Log]);
+        // A delivery's keys without the delivery in `notify` would be
+        // ignored without a word (the default is the log alone).
+        let given: [(&'static str, bool, NotifyKind); 5] = [
+            ("webhook", self.webhook.is_some(), NotifyKind::Webhook),
+            (
+                "webhook_token_file",
+                self.webhook_token_file.is_some(),
+                NotifyKind::Webhook,
+            ),
+            ("email", !self.email.is_empty(), NotifyKind::Email),
+            ("incident", self.incident.is_some(), NotifyKind::Incident),
+            ("severity", self.severity.is_some(), NotifyKind::Incident),
+        ];
+        for (key, set, kind) in given {
+            if set && !kinds.contains(&kind) {
+                let name = serde_json::to_value(kind)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default();
+                return Err(fail(
+                    key,
+                    format!("given, but notify does not list {name}: add it to notify, or leave {key} out"),
+                ));
+            }
+        }
         let mut deliveries = Vec::new();
         for kind in kinds {
             deliveries.push(match kind {
@@ -373,17 +398,69 @@ impl RuleConfig {
             mail,
             name: self.name.clone(),
             metric: self.metric,
-            select: Selector {
-                test: self.test.clone(),
-                source: self.source.clone(),
-                target: self.target.clone(),
-                family: self.family.clone(),
-                direction: self.direction.clone(),
-                campaign: self.campaign.clone(),
-                step: self.step.clone(),
-            },
+            select: self.selector().map_err(|(key, why)| fail(key, why))?,
             condition,
             deliveries,
+        })
+    }
+}
+
+/// The family a rule names, as the archive keeps it: `v6` or `v4`, also
+/// written `ipv6`, `IPv6`, `6` (and the same for IPv4).
+fn family_named(f: &str) -> Option<&'static str> {
+    match f.to_ascii_lowercase().as_str() {
+        "v6" | "ipv6" | "6" | "inet6" => Some("v6"),
+        "v4" | "ipv4" | "4" | "inet" => Some("v4"),
+        _ => None,
+    }
+}
+
+impl RuleConfig {
+    /// The paths the rule selects, each key's value checked against what
+    /// a path can hold (a value no path has would select nothing, without
+    /// a word): `(key, what is wrong)` otherwise.
+    fn selector(&self) -> Result<Selector, (&'static str, String)> {
+        let one_of = |key: &'static str, v: &Option<String>, allowed: &[&str]| match v {
+            Some(v) if !allowed.contains(&v.as_str()) => {
+                Err((key, format!("'{v}' is not one of {}", allowed.join(", "))))
+            }
+            _ => Ok(()),
+        };
+        one_of("test", &self.test, &["tcp", "udp", "ping", "http"])?;
+        one_of(
+            "direction",
+            &self.direction,
+            &["forward", "reverse", "bidir"],
+        )?;
+        if let (Some(t @ ("ping" | "http")), Some(_)) = (self.test.as_deref(), &self.direction) {
+            return Err((
+                "direction",
+                format!(
+                    "a {t} has no direction: its results would never match; leave direction out"
+                ),
+            ));
+        }
+        let family = match &self.family {
+            None => None,
+            Some(f) => Some(
+                family_named(f)
+                    .ok_or((
+                        "family",
+                        format!(
+                            "'{f}' is not one of v6, v4 (ipv6, ipv4, 6 and 4 are read as those)"
+                        ),
+                    ))?
+                    .to_string(),
+            ),
+        };
+        Ok(Selector {
+            test: self.test.clone(),
+            source: self.source.clone(),
+            target: self.target.clone(),
+            family,
+            direction: self.direction.clone(),
+            campaign: self.campaign.clone(),
+            step: self.step.clone(),
         })
     }
 }
@@ -514,6 +591,32 @@ mod tests {
                 "metric = \"loss_pct\"\nabove = 1.0\nnotify = [\"incident\"]\nseverity = \"dire\"",
                 "severity: severity: 'dire' is not one of low, medium, high, critical",
             ),
+            // A value no path holds would select nothing, without a word.
+            (
+                "metric = \"loss_pct\"\nabove = 1.0\nfamily = \"ipv7\"",
+                "family: 'ipv7' is not one of v6, v4",
+            ),
+            (
+                "metric = \"loss_pct\"\nabove = 1.0\ntest = \"icmp\"",
+                "test: 'icmp' is not one of tcp, udp, ping, http",
+            ),
+            (
+                "metric = \"loss_pct\"\nabove = 1.0\ndirection = \"up\"",
+                "direction: 'up' is not one of forward, reverse, bidir",
+            ),
+            (
+                "metric = \"loss_pct\"\nabove = 1.0\ntest = \"ping\"\ndirection = \"forward\"",
+                "direction: a ping has no direction",
+            ),
+            // A delivery's keys without the delivery would be ignored.
+            (
+                "metric = \"loss_pct\"\nabove = 1.0\nemail = [\"noc@example.net\"]",
+                "email: given, but notify does not list email",
+            ),
+            (
+                "metric = \"loss_pct\"\nabove = 1.0\nseverity = \"high\"",
+                "severity: given, but notify does not list incident",
+            ),
         ];
         for (body, want) in cases {
             let e = parse(&format!("[[alert]]\nname = \"r\"\n{body}\n")).unwrap_err();
@@ -521,6 +624,28 @@ mod tests {
         }
         let e = parse("[[alert]]\nname = \"r\"\nmetric = \"loss\"\nabove = 1.0\n").unwrap_err();
         assert!(e.contains("loss_pct"), "{e}");
+    }
+
+    #[test]
+    fn a_family_is_read_as_users_write_it() {
+        for (written, kept) in [
+            ("ipv6", "v6"),
+            ("IPv6", "v6"),
+            ("v6", "v6"),
+            ("4", "v4"),
+            ("ipv4", "v4"),
+        ] {
+            let r = parse(&format!(
+                "[[alert]]\nname = \"r\"\nmetric = \"loss_pct\"\nabove = 1.0\nfamily = \"{written}\"\n"
+            ))
+            .unwrap();
+            assert_eq!(r.select.family.as_deref(), Some(kept), "{written}");
+            let path = PathKey {
+                family: kept.into(),
+                ..PathKey::default()
+            };
+            assert!(r.select.selects(&path), "{written}");
+        }
     }
 
     #[test]

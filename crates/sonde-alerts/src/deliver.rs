@@ -42,8 +42,10 @@ impl Notice {
             ("metric", self.metric.name().to_string()),
             (
                 "value",
-                e.value
-                    .map_or_else(|| "unknown".to_string(), |v| format!("{v}")),
+                e.value.map_or_else(
+                    || "unknown".to_string(),
+                    |v| self.metric.registry().rounded(v),
+                ),
             ),
             ("condition", e.detail.clone()),
             ("at", sonde_incidents::template::rfc3339(e.at_ns)),
@@ -209,6 +211,30 @@ fn log(n: &Notice) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_notice_says_its_value_rounded_and_keeps_it_whole_in_json() {
+        let n = Notice {
+            event: AlertEvent {
+                rule: "lossy".into(),
+                path: "p".into(),
+                label: "ping a → b".into(),
+                edge: "raised".into(),
+                at_ns: 0,
+                value: Some(56.52173913043478),
+                result_id: "r".into(),
+                detail: "loss_pct > 1".into(),
+            },
+            edge: Edge::Raised,
+            path: PathKey::default(),
+            metric: AlertMetric::LossPct,
+            source_host: String::new(),
+            target_host: String::new(),
+            incident_id: None,
+        };
+        assert_eq!(n.fields()["value"], "56.522");
+        assert_eq!(n.json()["value"], 56.52173913043478);
+    }
 
     #[test]
     fn urls_split_into_base_and_path() {

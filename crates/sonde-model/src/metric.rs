@@ -173,6 +173,18 @@ impl Metric {
             .find(|m| m.info().name == s || m.info().short == s)
     }
 
+    /// `v` (in the unit it is kept in) as people read it: rounded to the
+    /// figure's precision (bit/s and segments whole, % and ms to three
+    /// decimals), trailing zeros dropped. JSON keeps the full value.
+    pub fn rounded(self, v: f64) -> String {
+        match self {
+            Metric::ThroughputBps | Metric::SenderThroughputBps | Metric::Retransmits => {
+                format!("{v:.0}")
+            }
+            _ => rounded(v),
+        }
+    }
+
     /// Whether `a` is worse than `b` for this metric.
     pub fn is_worse(self, a: f64, b: f64) -> bool {
         match self.info().worse {
@@ -180,6 +192,22 @@ impl Metric {
             Worse::Lower => a < b,
             Worse::Neither => false,
         }
+    }
+}
+
+/// A figure whose metric is not known, as people read it: to three
+/// decimals at most, trailing zeros dropped (`56.52173913` → `56.522`,
+/// `2.5` → `2.5`).
+pub fn rounded(v: f64) -> String {
+    if !v.is_finite() {
+        return v.to_string();
+    }
+    let s = format!("{v:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" {
+        "0".into()
+    } else {
+        s.to_string()
     }
 }
 
@@ -212,6 +240,15 @@ mod tests {
                 .count();
             assert_eq!(same, 1, "{m:?}");
         }
+    }
+
+    #[test]
+    fn values_are_rounded_to_their_figures_precision() {
+        assert_eq!(Metric::LossPct.rounded(56.52173913043478), "56.522");
+        assert_eq!(Metric::LossPct.rounded(2.0), "2");
+        assert_eq!(Metric::ThroughputBps.rounded(9_400_000.4), "9400000");
+        assert_eq!(Metric::RttP50Ms.rounded(94.1804), "94.18");
+        assert_eq!(rounded(-0.0001), "0");
     }
 
     #[test]

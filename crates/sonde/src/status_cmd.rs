@@ -132,7 +132,9 @@ fn alerts_text(
         );
     }
     for e in events.iter().take(5) {
-        let value = e.value.map_or_else(|| "unknown".into(), |v| format!("{v}"));
+        let value = e
+            .value
+            .map_or_else(|| "unknown".into(), sonde_model::metric::rounded);
         out += &format!(
             "  {} {} {} on {} ({value})\n",
             rfc3339(e.at_ns),
