@@ -20,8 +20,14 @@ use std::time::Duration;
 #[serde(deny_unknown_fields)]
 pub struct Endpoint {
     pub name: String,
-    /// Host name or address, as a test's `host`.
+    /// Host name or address, as a test's `host`; `HOST:PORT` or
+    /// `[V6]:PORT` also names the port its `sonde serve` listens on (two
+    /// agents on one host), read into `port`.
     pub address: String,
+    /// The port the endpoint's server listens on, where not 5201: every
+    /// tcp and udp step toward it goes there unless it says its own.
+    #[serde(default)]
+    pub port: Option<u16>,
     /// The agent (`HOST[:PORT]`) that leads this endpoint's steps when
     /// another host runs the plan: its tests go through it as third-party
     /// tests. Without one, only a scheduler running *as* this endpoint
@@ -126,6 +132,25 @@ impl Plan {
             if ends[..i].iter().any(|o| o.name == e.name) {
                 return Err(bad(format!("endpoint {} is named twice", e.name)));
             }
+        }
+        // `HOST:PORT`: the host is the address tests go to, the port
+        // where their server listens.
+        for e in &mut ends {
+            let (host, port) = sonde_model::host_port::split_host_port(&e.address)
+                .map_err(|why| bad(format!("endpoint {}: address {why}", e.name)))?;
+            if let (Some(p), Some(q)) = (port, e.port) {
+                if p != q {
+                    return Err(bad(format!(
+                        "endpoint {}: address '{}' names port {p}, port says {q}",
+                        e.name, e.address
+                    )));
+                }
+            }
+            if e.port == Some(0) {
+                return Err(bad(format!("endpoint {}: port 0: 1-65535", e.name)));
+            }
+            e.address = host;
+            e.port = e.port.or(port);
         }
         if file.steps.is_empty() {
             return Err(bad("no [[step]]: the battery is empty"));
@@ -264,10 +289,9 @@ fn read_step(
     let toml::Value::Table(mut t) = v else {
         unreachable!("a table stays a table")
     };
-    let to_address = ends
-        .iter()
-        .find(|e| e.name == to)
-        .map(|e| e.address.clone());
+    let to_end = ends.iter().find(|e| e.name == to);
+    let to_address = to_end.map(|e| e.address.clone());
+    let to_port = to_end.and_then(|e| e.port);
     let body = if t.contains_key("method") {
         if let Some(defaults) = method_defaults(&t, to_address.as_deref().unwrap_or_default()) {
             t = overlay(defaults, t);
@@ -283,6 +307,13 @@ fn read_step(
                 "host".into(),
                 toml::Value::String(to_address.unwrap_or_default()),
             );
+            // Toward an endpoint on its own port: tcp and udp tests
+            // go there (a step's own `port` wins).
+            let test = t.get("test").and_then(toml::Value::as_str);
+            if let (Some(p), Some("tcp" | "udp")) = (to_port, test) {
+                t.entry("port")
+                    .or_insert(toml::Value::Integer(i64::from(p)));
+            }
         }
         let mut body = read_spec(n, t)?;
         if let StepBody::Test(spec) = &mut body {

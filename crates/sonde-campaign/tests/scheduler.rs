@@ -292,6 +292,43 @@ fn a_plan_names_what_is_wrong() {
 }
 
 #[test]
+fn an_endpoints_port_is_where_its_tcp_and_udp_steps_go() {
+    let text = |address: &str| {
+        format!(
+            "name = \"p\"\n[schedule]\nrepeat = \"PT1H\"\n[[endpoint]]\nname = \"A\"\n\
+             address = \"a.test\"\n[[endpoint]]\nname = \"B\"\naddress = \"{address}\"\n\
+             [[step]]\ntest = \"tcp\"\n[[step]]\ntest = \"udp\"\nport = 7000\n\
+             [[step]]\ntest = \"ping\"\n"
+        )
+    };
+    let port = |plan: &Plan, i: usize| match &plan.steps[i].body {
+        sonde_campaign::StepBody::Test(sonde_model::TestSpec::Tcp(s)) => (s.host.clone(), s.port),
+        sonde_campaign::StepBody::Test(sonde_model::TestSpec::Udp(s)) => (s.host.clone(), s.port),
+        other => panic!("step {i}: {other:?}"),
+    };
+    for address in ["127.0.0.1:25301", "[::1]:25301"] {
+        let plan = Plan::parse(&text(address), None, &BTreeMap::new()).unwrap();
+        let host = address.rsplit_once(':').unwrap().0.trim_matches(['[', ']']);
+        assert_eq!(port(&plan, 0), (host.to_string(), 25301), "{address}");
+        // A step's own port wins.
+        assert_eq!(port(&plan, 1), (host.to_string(), 7000), "{address}");
+        assert_eq!(plan.endpoints[1].address, host);
+    }
+    // Without one, the default.
+    let plan = Plan::parse(&text("b.test"), None, &BTreeMap::new()).unwrap();
+    assert_eq!(port(&plan, 0), ("b.test".to_string(), 5201));
+    // A port that is none is refused when the plan is read (campaign
+    // check), naming the endpoint.
+    let e = Plan::parse(&text("b.test:99999"), None, &BTreeMap::new())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("endpoint B") && e.contains("'99999' is not a port"),
+        "{e}"
+    );
+}
+
+#[test]
 fn the_example_plans_read_and_the_studys_battery_scales_to_the_lab() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/campaigns");
     let mut names = Vec::new();

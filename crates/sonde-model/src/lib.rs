@@ -15,6 +15,7 @@ pub mod duration;
 pub mod env;
 pub mod event;
 pub mod figures;
+pub mod host_port;
 pub mod http_figures;
 pub mod http_spec;
 pub mod iperf3_import;

@@ -69,43 +69,10 @@ impl ThirdPartyRunner {
     }
 }
 
-/// `HOST`, `HOST:PORT`, `[V6]` or `[V6]:PORT`; a bare IPv6 address has
-/// no port.
+/// `HOST`, `HOST:PORT`, `[V6]` or `[V6]:PORT` (a bare IPv6 address has
+/// no port), `default_port` where none is given.
 fn split_host_port(s: &str, default_port: u16) -> Result<(String, u16), String> {
-    let port_of = |p: &str| {
-        p.parse::<u16>()
-            .ok()
-            .filter(|&p| p > 0)
-            .ok_or_else(|| format!("'{s}': '{p}' is not a port (1-65535)"))
-    };
-    if let Some(rest) = s.strip_prefix('[') {
-        let (host, tail) = rest
-            .split_once(']')
-            .ok_or_else(|| format!("'{s}': '[' without ']'"))?;
-        let port = match tail {
-            "" => default_port,
-            t => port_of(
-                t.strip_prefix(':')
-                    .ok_or_else(|| format!("'{s}': expected ':PORT' after ']', found '{t}'"))?,
-            )?,
-        };
-        return Ok((host.to_string(), port));
-    }
-    match s.matches(':').count() {
-        0 => Ok((s.to_string(), default_port)),
-        1 => {
-            let (host, port) = s.split_once(':').unwrap_or((s, ""));
-            Ok((host.to_string(), port_of(port)?))
-        }
-        _ => Ok((s.to_string(), default_port)),
-    }
-    .and_then(|(h, p)| {
-        if h.is_empty() {
-            Err(format!("'{s}': no host"))
-        } else {
-            Ok((h, p))
-        }
-    })
+    sonde_model::host_port::split_host_port(s).map(|(h, p)| (h, p.unwrap_or(default_port)))
 }
 
 /// The server a spec's test goes to, as `HOST:PORT`.
