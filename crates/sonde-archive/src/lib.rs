@@ -163,6 +163,7 @@ impl Store {
         }
         for (i, step) in schema::MIGRATIONS.iter().enumerate().skip(found as usize) {
             let version = i as i64 + 1;
+            let mut applied = false;
             self.backend.transaction(&mut |tx| {
                 // Another process may have migrated meanwhile (it held
                 // the lock until its migration was committed).
@@ -178,9 +179,13 @@ impl Store {
                     "INSERT INTO sonde_schema (version) VALUES ($1)",
                     &[Value::Int(Some(version))],
                 )?;
+                applied = true;
                 Ok(())
             })?;
-            tracing::info!(archive = %self.location(), version, "archive migrated");
+            // Said once, by the process that did it.
+            if applied {
+                tracing::info!(archive = %self.location(), version, "archive migrated");
+            }
         }
         if found < i64::from(schema::PATH_LATEST) {
             self.backfill_path_latest()?;

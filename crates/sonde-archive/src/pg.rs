@@ -54,6 +54,11 @@ impl PgBackend {
         let location = crate::redacted(url);
         let (conn_url, schema) = split_schema(url);
         let mut client = crate::pg_tls::connect(&conn_url, &location)?;
+        // The server's NOTICEs ("schema … already exists, skipping" for
+        // every IF NOT EXISTS) are no news: warnings and errors only.
+        client
+            .batch_execute("SET client_min_messages TO warning")
+            .map_err(err(&location))?;
         if let Some(s) = schema {
             if s.is_empty() || !s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
                 return Err(ArchiveError::Database {

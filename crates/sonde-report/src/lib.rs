@@ -57,8 +57,9 @@ pub use udp_text::udp_summary;
 
 use sonde_model::{TestKind, TestResult};
 
-/// A result's figures in a few words (`8.10 Mbit/s, loss 0.000 %, rtt
-/// p50 94.169 ms`): a line of a listing or of a campaign's progress. A
+/// A result's figures in a few words (`8.10 Mbit/s`, `1.00 Mbit/s, PDR
+/// 100.00 %`, `loss 0.000 %, rtt p50 94.169 ms`): a line of a listing or of
+/// a campaign's progress. A
 /// bidirectional test's directions each on their own (`forward 10.00
 /// Mbit/s; reverse 5.00 Mbit/s`), never added up.
 pub fn brief(r: &TestResult) -> String {
@@ -71,8 +72,12 @@ pub fn brief(r: &TestResult) -> String {
             if let Some(t) = h.throughput_bps {
                 figures.push(format!("{:.2} Mbit/s", t as f64 / 1e6));
             }
-            if let Some(l) = h.loss_pct {
-                figures.push(format!("loss {l:.3} %"));
+            // UDP's figure is the studies' PDR (loss is 100 − PDR); a
+            // ping's its loss.
+            match (h.pdr_pct, h.loss_pct) {
+                (Some(p), _) => figures.push(format!("PDR {p:.2} %")),
+                (None, Some(l)) => figures.push(format!("loss {l:.3} %")),
+                (None, None) => {}
             }
             if let Some(rtt) = &h.rtt_ms {
                 figures.push(format!("rtt p50 {:.3} ms", rtt.p50));

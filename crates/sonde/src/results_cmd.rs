@@ -189,7 +189,24 @@ pub fn run(args: ResultsArgs) -> Result<(), Failure> {
                     sonde_report::result_json(&r, sonde_report::JsonLayout::Sonde)?
                 )?;
             } else {
-                write!(out, "{}", sonde_report::summary(&r))?;
+                // What the result is, then its summary as the test printed
+                // it at its end (a ping's opens with a blank line there).
+                let start = serde_json::to_value(r.start)?;
+                writeln!(
+                    out,
+                    "{} {} to {}, started {}, {:.1} s{}",
+                    r.spec.kind().name(),
+                    r.id,
+                    r.spec.host(),
+                    start.as_str().unwrap_or(""),
+                    r.duration_s,
+                    if r.interrupted { ", interrupted" } else { "" }
+                )?;
+                write!(
+                    out,
+                    "{}",
+                    sonde_report::summary(&r).trim_start_matches('\n')
+                )?;
             }
             if let Some(path) = chart {
                 draw_over_time(&r, &path)?;

@@ -56,6 +56,22 @@ fn each_test_kept_is_listed_and_shown_as_it_was_printed() {
     assert_eq!(back, printed);
     let text = run(&["results", "show", &tcp_only[0]], &xdg);
     assert!(String::from_utf8_lossy(&text.stdout).contains("goodput"));
+    // Each opens with what it is: test, id, host, start; a ping's summary
+    // without the blank line it has when printed after its replies.
+    let ping_only = ids(&run(&["results", "list", "--test", "ping", "-J"], &xdg));
+    let text = run(&["results", "show", &ping_only[0]], &xdg);
+    let text = String::from_utf8_lossy(&text.stdout).to_string();
+    let first = text.lines().next().unwrap_or("");
+    assert!(
+        first.starts_with(&format!("ping {} to ::1, started 20", ping_only[0])),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .nth(1)
+            .is_some_and(|l| l.starts_with("--- ::1 ping statistics")),
+        "{text}"
+    );
     // Bad ids are usage errors; unknown ones failures naming the archive.
     assert_eq!(
         run(&["results", "show", "nope"], &xdg).status.code(),
