@@ -63,6 +63,33 @@ impl ForwardConfig {
         if self.to.is_empty() {
             return Err(("forward.to", format!("{}: is empty", self.name)));
         }
+        // Anything else is taken as a SQLite file: a mistyped scheme or
+        // a bare address would make one and fill it without a word.
+        let lower = self.to.to_ascii_lowercase();
+        if let Some((scheme, _)) = lower.split_once("://") {
+            let known = ["https", "http", "postgres", "postgresql"];
+            if !known.contains(&scheme) || !self.to.starts_with(scheme) {
+                return Err((
+                    "forward.to",
+                    format!(
+                        "{}: '{}': write https://HOST:PORT (a central agent), postgres://… \
+                         (an archive) or a SQLite file's path",
+                        self.name, self.to
+                    ),
+                ));
+            }
+        } else if !self.to.contains('/')
+            && !self.to.ends_with(".db")
+            && sonde_model::host_port::split_host_port(&self.to).is_ok_and(|(_, p)| p.is_some())
+        {
+            return Err((
+                "forward.to",
+                format!(
+                    "{}: '{}' is an address, not a file: write https://{} for a central agent",
+                    self.name, self.to, self.to
+                ),
+            ));
+        }
         if self.batch == 0 || self.batch > 10_000 {
             return Err((
                 "forward.batch",
@@ -82,5 +109,45 @@ impl ForwardConfig {
             ));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn to(to: &str) -> ForwardConfig {
+        ForwardConfig {
+            name: "central".into(),
+            to: to.into(),
+            token_file: Some(PathBuf::from("/etc/sonde/central.token")),
+            ca_file: None,
+            batch: default_batch(),
+            retry_max: default_retry_max(),
+        }
+    }
+
+    #[test]
+    fn a_destination_that_is_no_api_archive_or_file_is_refused() {
+        for ok in [
+            "https://central:8443",
+            "http://[::1]:8080",
+            "postgres://root@127.0.0.1/test",
+            "/var/lib/sonde/copy.db",
+            "copy.db",
+        ] {
+            assert!(to(ok).check().is_ok(), "{ok}");
+        }
+        // Each of these would have become a SQLite file of that name.
+        for (bad, says) in [
+            ("HTTPS://central:8443", "write https://HOST:PORT"),
+            ("htps://central:8443", "write https://HOST:PORT"),
+            ("central:8443", "is an address, not a file"),
+            ("[2001:db8::1]:8443", "is an address, not a file"),
+        ] {
+            let (key, why) = to(bad).check().unwrap_err();
+            assert_eq!(key, "forward.to", "{bad}");
+            assert!(why.contains(says), "{bad}: {why}");
+        }
     }
 }
