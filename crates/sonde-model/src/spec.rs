@@ -49,14 +49,18 @@ pub enum PeerKind {
     Iperf3,
 }
 
-/// Address family to use when the host name has both.
+/// Address family to use when the host name has both. Written `v6` and
+/// `v4`; `ipv6`, `IPv6` and `6` (and the same for IPv4) are read as
+/// those, as alert rules read them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum IpFamily {
     /// IPv6 first, then IPv4.
     #[default]
     Any,
+    #[serde(alias = "ipv4", alias = "IPv4", alias = "4")]
     V4,
+    #[serde(alias = "ipv6", alias = "IPv6", alias = "6")]
     V6,
 }
 

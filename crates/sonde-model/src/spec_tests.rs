@@ -106,3 +106,23 @@ fn client_keys_are_written_only_when_set_and_round_trip() {
     };
     assert_eq!(blocks.byte_budget(), Some(10_000));
 }
+
+#[test]
+fn a_family_is_read_as_users_write_it() {
+    for (written, family) in [
+        ("v6", IpFamily::V6),
+        ("ipv6", IpFamily::V6),
+        ("IPv6", IpFamily::V6),
+        ("6", IpFamily::V6),
+        ("ipv4", IpFamily::V4),
+        ("4", IpFamily::V4),
+        ("any", IpFamily::Any),
+    ] {
+        let read: IpFamily = serde_json::from_value(serde_json::json!(written)).unwrap();
+        assert_eq!(read, family, "{written}");
+    }
+    // Written as ever: v6 and v4.
+    assert_eq!(serde_json::to_value(IpFamily::V6).unwrap(), "v6");
+    let e = serde_json::from_value::<IpFamily>(serde_json::json!("ipv7")).unwrap_err();
+    assert!(e.to_string().contains("ipv7"), "{e}");
+}
