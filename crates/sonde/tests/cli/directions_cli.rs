@@ -68,6 +68,19 @@ fn ok(args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// `report --by label:step --format json`.
+fn report_by_step(archive: &str) -> Value {
+    serde_json::from_str(&ok(&[
+        "report",
+        archive,
+        "--by",
+        "label:step",
+        "--format",
+        "json",
+    ]))
+    .unwrap()
+}
+
 /// `results stats --by label:step -J`: each group's name, n and mean.
 fn stats_by_step(archive: &str) -> Vec<(String, u64, f64)> {
     let stats: Value = serde_json::from_str(&ok(&[
@@ -165,15 +178,7 @@ fn each_direction_is_its_own_row_everywhere() {
     );
 
     // The report's means table: a row per step and direction.
-    let report: Value = serde_json::from_str(&ok(&[
-        "report",
-        &archive,
-        "--by",
-        "label:step",
-        "--format",
-        "json",
-    ]))
-    .unwrap();
+    let report = report_by_step(&archive);
     // Titled by what it selected.
     assert_eq!(report["title"], "every result: results by label:step");
     let table = report["tables"][0]["rows"].as_array().unwrap();
@@ -225,15 +230,7 @@ fn a_campaigns_directions_are_named_by_its_endpoints() {
             ("Z · B to A (with A to B)".to_string(), 2, 5.5e6),
         ]
     );
-    let report: Value = serde_json::from_str(&ok(&[
-        "report",
-        &archive,
-        "--by",
-        "label:step",
-        "--format",
-        "json",
-    ]))
-    .unwrap();
+    let report = report_by_step(&archive);
     let names: Vec<&str> = report["tables"][0]["rows"]
         .as_array()
         .unwrap()

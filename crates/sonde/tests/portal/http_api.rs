@@ -129,6 +129,19 @@ fn results_views_and_metrics_are_served_from_the_archive() {
         assert!(body.contains("is not a result id"), "{body}");
         let (status, _) = get(port, "/api/v1/results/0b6f5a56-0000-4000-8000-000000000000");
         assert_eq!(status, 404);
+        // A result's page view names no file: an id that is a path is
+        // refused before the archive is asked, and nothing of the file
+        // comes back.
+        for hostile in ["..%2F..%2Fetc%2Fpasswd", "%2Fetc%2Fpasswd", "not-an-id"] {
+            let (status, body) = get(port, &format!("/api/v1/results/{hostile}/view"));
+            assert!(status == 400 || status == 404, "{hostile}: {status} {body}");
+            assert!(!body.contains("root:"), "{hostile}: {body}");
+        }
+        let (status, _) = get(
+            port,
+            "/api/v1/results/0b6f5a56-0000-4000-8000-000000000000/view",
+        );
+        assert_eq!(status, 404);
         let (status, body) = get(port, "/api/v1/results?colour=blue");
         assert_eq!(status, 400);
         assert!(body.contains("colour"), "{body}");
