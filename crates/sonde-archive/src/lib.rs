@@ -27,6 +27,7 @@ mod pool;
 mod query;
 mod readings;
 mod row;
+mod run_steps;
 mod runs;
 pub mod schema;
 mod sql;
@@ -47,6 +48,7 @@ pub use pool::StorePool;
 pub use query::{ExportRows, Grouping, HeatCell, Metric, MetricPoint};
 pub use readings::{ReadingSeries, ReadingsQuery, ReadingsWrite};
 pub use row::Placement;
+pub use run_steps::{StepKey, StepRow, StepState};
 pub use runs::{CampaignRow, Lease, RunRow, RunState};
 pub use sql::Value;
 

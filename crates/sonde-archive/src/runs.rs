@@ -12,8 +12,11 @@ use crate::{ArchiveError, Store};
 pub enum RunState {
     /// Started, not yet ended (or its process died: see `owner`).
     Running,
-    /// Every step ran.
+    /// Every step ran and kept its result (complete).
     Done,
+    /// Every step ended, and one or more has no result because nobody
+    /// claimed it in time or its path stayed busy (its step says why).
+    Partial,
     /// It ran, and at least one step failed (the events say which).
     Failed,
     /// Stopped part-way: by a signal, or found unfinished after a crash.
@@ -27,6 +30,7 @@ impl RunState {
         match self {
             RunState::Running => "running",
             RunState::Done => "done",
+            RunState::Partial => "partial",
             RunState::Failed => "failed",
             RunState::Interrupted => "interrupted",
             RunState::Missed => "missed",
@@ -37,6 +41,7 @@ impl RunState {
         [
             RunState::Running,
             RunState::Done,
+            RunState::Partial,
             RunState::Failed,
             RunState::Interrupted,
             RunState::Missed,
@@ -54,6 +59,9 @@ pub struct CampaignRow {
     pub plan: String,
     pub created_ns: i64,
     pub paused: bool,
+    /// The command line's overrides of the plan (`--scale`, `--repeat`,
+    /// …) as JSON, kept beside its text rather than written into it.
+    pub overrides: Option<String>,
 }
 
 /// One run of a campaign.
@@ -107,18 +115,25 @@ fn run_row(r: &[Value]) -> Option<RunRow> {
 }
 
 impl Store {
-    /// Keeps campaign `name` with its plan's text (replacing an older
-    /// text; its runs stay).
+    /// Keeps campaign `name` with its plan's text and the overrides it
+    /// runs with (replacing older ones; its runs stay).
     pub fn put_campaign(
         &mut self,
         name: &str,
         plan: &str,
+        overrides: Option<&str>,
         now_ns: i64,
     ) -> Result<(), ArchiveError> {
         self.backend.sql().execute(
-            "INSERT INTO campaigns (name, plan, created_ns, paused) VALUES ($1, $2, $3, FALSE) \
-             ON CONFLICT (name) DO UPDATE SET plan = excluded.plan",
-            &[text(name), text(plan), int(now_ns)],
+            "INSERT INTO campaigns (name, plan, created_ns, paused, overrides) VALUES ($1, $2, \
+             $3, FALSE, $4) ON CONFLICT (name) DO UPDATE SET plan = excluded.plan, overrides = \
+             excluded.overrides",
+            &[
+                text(name),
+                text(plan),
+                int(now_ns),
+                Value::Text(overrides.map(str::to_string)),
+            ],
         )?;
         Ok(())
     }
@@ -148,7 +163,7 @@ impl Store {
     /// Every campaign, by name.
     pub fn campaigns(&mut self) -> Result<Vec<CampaignRow>, ArchiveError> {
         let rows = self.backend.sql().rows(
-            "SELECT name, plan, created_ns, paused FROM campaigns ORDER BY name",
+            "SELECT name, plan, created_ns, paused, overrides FROM campaigns ORDER BY name",
             &[],
         )?;
         Ok(rows
@@ -159,6 +174,7 @@ impl Store {
                     plan: r.get(1)?.text()?.to_string(),
                     created_ns: r.get(2)?.int()?,
                     paused: r.get(3)?.int()? != 0,
+                    overrides: r.get(4)?.text().map(str::to_string),
                 })
             })
             .collect())
@@ -287,6 +303,20 @@ impl Store {
             &[text(campaign), int(limit.max(1))],
         )?;
         Ok(rows.iter().filter_map(|r| run_row(r)).collect())
+    }
+
+    /// The run of `campaign` scheduled at `scheduled_ns`, if anyone has
+    /// claimed or recorded it.
+    pub fn run_at(
+        &mut self,
+        campaign: &str,
+        scheduled_ns: i64,
+    ) -> Result<Option<RunRow>, ArchiveError> {
+        let rows = self.backend.sql().rows(
+            &format!("SELECT {RUN_COLUMNS} FROM runs WHERE campaign = $1 AND scheduled_ns = $2"),
+            &[text(campaign), int(scheduled_ns)],
+        )?;
+        Ok(rows.first().and_then(|r| run_row(r)))
     }
 
     /// `campaign`'s runs still marked running.

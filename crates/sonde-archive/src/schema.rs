@@ -370,6 +370,25 @@ SELECT id, COALESCE(direction, 'round_trip'), throughput_bps, loss_pct, pdr_pct,
     r#"
 DELETE FROM path_latest WHERE direction = 'bidir';
 "#,
+    // 12: a run's steps, each claimed by the host that runs it (a battery
+    // run from several hosts on one archive: every host joins the run and
+    // claims the steps it leads), ended with its outcome, or missed with
+    // why; and the command line's overrides kept beside the plan's text.
+    r#"
+CREATE TABLE run_steps (
+    run_id TEXT NOT NULL,
+    step BIGINT NOT NULL,
+    name TEXT NOT NULL,
+    endpoint TEXT NOT NULL,
+    holder TEXT,
+    state TEXT NOT NULL,
+    detail TEXT,
+    heartbeat_ns BIGINT,
+    ended_ns BIGINT,
+    PRIMARY KEY (run_id, step)
+);
+ALTER TABLE campaigns ADD COLUMN overrides TEXT;
+"#,
 ];
 
 /// The migration that made `result_figures`, whose bidirectional rows

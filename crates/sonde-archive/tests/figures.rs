@@ -4,7 +4,7 @@
 //! the figures' table is filled with them as it is opened.
 
 mod common;
-use common::{on_both, raw};
+use common::{on_both, raw, UNDO_AFTER_11};
 use sonde_archive::{Grouping, Metric, Placement, ResultFilter};
 use sonde_model::{
     Direction, Figures, HostEnv, PeerKind, Summary, TestEnv, TestResult, TestSpec, Timestamp,
@@ -141,7 +141,8 @@ fn an_archive_from_before_is_given_each_directions_figures() {
         raw(
             location,
             &format!(
-                "DROP TABLE result_figures; DELETE FROM sonde_schema WHERE version >= {};",
+                "{UNDO_AFTER_11} DROP TABLE result_figures; DELETE FROM sonde_schema WHERE \
+                 version >= {};",
                 sonde_archive::schema::RESULT_FIGURES
             ),
         );

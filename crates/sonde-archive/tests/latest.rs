@@ -4,7 +4,7 @@
 //! machine).
 
 mod common;
-use common::{on_both, raw};
+use common::{on_both, raw, UNDO_AFTER_11};
 use sonde_archive::{Counters, InterfaceSample, PathLatest, Placement, ResultFilter};
 use sonde_model::{
     Direction, Dscp, Figures, HostEnv, PeerKind, Summary, TcpSpec, TestEnv, TestResult, TestSpec,
@@ -149,8 +149,10 @@ fn an_archive_from_before_path_latest_is_filled_from_its_results() {
         // none of the tables of the migrations after it).
         raw(
             location,
-            "DROP TABLE path_latest; DROP TABLE result_figures; DELETE FROM sonde_schema WHERE \
-             version >= 9;",
+            &format!(
+                "{UNDO_AFTER_11} DROP TABLE path_latest; DROP TABLE result_figures; DELETE FROM \
+                 sonde_schema WHERE version >= 9;"
+            ),
         );
         let mut s = open();
         assert_eq!(
@@ -217,10 +219,12 @@ fn a_bidirectional_result_is_a_path_per_direction_never_their_sum() {
         // the row is gone and the directions are filled from the results.
         raw(
             location,
-            "DELETE FROM path_latest; INSERT INTO path_latest (test, source, target, direction, \
-             family, dscp, result_id, start_ns, throughput_bps) VALUES ('tcp', '', \
-             'b.example', 'bidir', '', 0, 'x', 1000000000000, 15); DELETE FROM sonde_schema \
-             WHERE version >= 11;",
+            &format!(
+                "{UNDO_AFTER_11} DELETE FROM path_latest; INSERT INTO path_latest (test, source, \
+                 target, direction, family, dscp, result_id, start_ns, throughput_bps) VALUES \
+                 ('tcp', '', 'b.example', 'bidir', '', 0, 'x', 1000000000000, 15); DELETE FROM \
+                 sonde_schema WHERE version >= 11;"
+            ),
         );
         let mut s = open();
         assert_eq!(
@@ -238,12 +242,13 @@ fn a_campaign_is_paused_and_resumed_by_name() {
     on_both("paused", |open, _| {
         let mut s = open();
         assert!(!s.set_paused("nightly", true).unwrap(), "no such campaign");
-        s.put_campaign("nightly", "name = \"nightly\"", 1).unwrap();
+        s.put_campaign("nightly", "name = \"nightly\"", None, 1)
+            .unwrap();
         assert!(!s.is_paused("nightly").unwrap());
         assert!(s.set_paused("nightly", true).unwrap());
         assert!(s.is_paused("nightly").unwrap());
         // A new version of the plan keeps the pause.
-        s.put_campaign("nightly", "name = \"nightly\" # v2", 2)
+        s.put_campaign("nightly", "name = \"nightly\" # v2", None, 2)
             .unwrap();
         assert!(s.is_paused("nightly").unwrap());
         assert!(s.set_paused("nightly", false).unwrap());

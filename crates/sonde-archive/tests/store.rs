@@ -2,7 +2,7 @@
 //! file, and the real PostgreSQL on this machine (127.0.0.1:5433 over TLS, database
 //! `test`), each test in a schema of its own, dropped after.
 
-use sonde_archive::{ArchiveError, Placement, RunState, Store};
+use sonde_archive::{ArchiveError, Placement, RunState, StepKey, StepState, Store};
 use sonde_model::method::{QosCheckKind, QosCheckSpec};
 use sonde_model::{
     Direction, Figures, HostEnv, Interval, MethodResult, MethodSpec, PeerKind, PingSpec, RttStats,
@@ -361,7 +361,8 @@ fn a_ping_of_several_sizes_keeps_a_series_per_size() {
 fn runs_are_claimed_once_and_leases_are_held_by_one() {
     on_both("runs", |open, _| {
         let mut s = open();
-        s.put_campaign("geant", "name = \"geant\"", 5).unwrap();
+        s.put_campaign("geant", "name = \"geant\"", None, 5)
+            .unwrap();
         assert!(s.claim_run("r1", "geant", 100, 110, "h:1").unwrap());
         assert!(!s.claim_run("r2", "geant", 100, 111, "h:2").unwrap());
         assert!(!s.record_missed("r3", "geant", 100, "late").unwrap());
@@ -462,4 +463,76 @@ fn a_new_postgresql_schema_opened_by_many_at_once_opens_for_all() {
             .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
             .unwrap();
     }
+}
+
+/// A run's steps, as two hosts sharing one archive use them: a step is
+/// claimed once, a missed record never takes a claimed step, an ended step
+/// does not change again, and a run is settled once.
+fn key(step: i64, name: &'static str, endpoint: &'static str) -> StepKey<'static> {
+    StepKey {
+        run_id: "r1",
+        step,
+        name,
+        endpoint,
+    }
+}
+
+#[test]
+fn a_step_is_claimed_once_and_a_run_settled_once() {
+    on_both("runsteps", |open, _| {
+        let (mut a, mut b) = (open(), open());
+        assert!(a.claim_run("r1", "both", 1_000, 1_000, "a:1").unwrap());
+        assert!(!b.claim_run("r2", "both", 1_000, 1_001, "b:2").unwrap());
+        assert_eq!(b.run_at("both", 1_000).unwrap().unwrap().id, "r1");
+        let tcp = key(0, "tcp A to B", "A");
+        let ping = key(1, "ping B to A", "B");
+        assert!(a.claim_step(tcp, "a:1", 1_000).unwrap());
+        assert!(!b.claim_step(tcp, "b:2", 1_001).unwrap(), "claimed twice");
+        assert!(
+            !b.miss_step(tcp, "late", 1_002).unwrap(),
+            "a claimed step is not missed"
+        );
+        assert!(b.claim_step(ping, "b:2", 1_001).unwrap());
+        b.set_step("r1", 1, StepState::Running, None, 1_002)
+            .unwrap();
+        b.set_step("r1", 1, StepState::Done, Some("result x"), 1_003)
+            .unwrap();
+        // Ended: a late interruption by a sweep does not undo it.
+        a.set_step("r1", 1, StepState::Interrupted, Some("gone"), 1_004)
+            .unwrap();
+        a.set_step("r1", 0, StepState::Failed, Some("refused"), 1_005)
+            .unwrap();
+        let steps = a.run_steps("r1").unwrap();
+        let seen: Vec<_> = steps
+            .iter()
+            .map(|s| (s.step, s.holder.as_deref(), s.state, s.detail.as_deref()))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (0, Some("a:1"), StepState::Failed, Some("refused")),
+                (1, Some("b:2"), StepState::Done, Some("result x")),
+            ]
+        );
+        assert!(a
+            .settle_run("r1", RunState::Failed, Some("x"), 1_006)
+            .unwrap());
+        assert!(!b.settle_run("r1", RunState::Done, None, 1_007).unwrap());
+        let run = b.run_at("both", 1_000).unwrap().unwrap();
+        assert_eq!(
+            (run.state, run.reason.as_deref()),
+            (RunState::Failed, Some("x"))
+        );
+        // A step nobody claimed is recorded missed, with why, holder-less.
+        let other = StepKey {
+            run_id: "r9",
+            ..key(0, "ping B to A", "B")
+        };
+        assert!(a.miss_step(other, "no scheduler as B", 2_000).unwrap());
+        let missed = &a.run_steps("r9").unwrap()[0];
+        assert_eq!(
+            (missed.state, missed.holder.as_deref()),
+            (StepState::Missed, None)
+        );
+    });
 }

@@ -6,9 +6,12 @@
 //!   slip and spread).
 //! - [`resource`]: resource classes, so throughput tests on one path
 //!   never overlap.
-//! - [`scheduler`]: the loop that claims due runs in the archive (a run is
-//!   never started twice), records missed runs with their reason, runs
-//!   the battery and keeps every result as it finishes.
+//! - [`scheduler`]: the loop that makes or joins due runs in the archive
+//!   (a run is never started twice, a step never run twice, however many
+//!   hosts share the plan), records missed runs with their reason, runs
+//!   the steps this host leads and keeps every result as it finishes.
+//! - [`Overrides`]: what the command line changes of a plan, kept beside
+//!   it.
 //! - [`status`]: what `sonde campaign status` shows.
 //!
 //! The scheduler's state lives in the archive, not in memory: killed and
@@ -16,14 +19,17 @@
 //! goes on from now. This crate opens no socket: tests go through a
 //! [`Runner`](sonde_run::Runner).
 
+mod overrides;
 pub mod plan;
 pub mod resource;
 mod run;
 pub mod run_event;
 pub mod schedule;
 pub mod scheduler;
+mod shared_run;
 pub mod status;
 
+pub use overrides::Overrides;
 pub use plan::{Endpoint, Plan, Step, StepBody};
 pub use resource::ResourceClass;
 pub use run_event::RunEventKind;

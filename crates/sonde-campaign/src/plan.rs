@@ -92,13 +92,11 @@ fn bad(message: impl Into<String>) -> CampaignError {
 }
 
 impl Plan {
-    /// Reads a plan from TOML. `scale` (from the command line) overrides
-    /// the plan's own; `endpoints` overrides addresses (`NAME` → address).
-    pub fn parse(
-        text: &str,
-        scale: Option<f64>,
-        endpoints: &BTreeMap<String, String>,
-    ) -> Result<Plan, CampaignError> {
+    /// Reads a plan from TOML with the command line's overrides (none:
+    /// `&Overrides::default()`): its scale, schedule and endpoints'
+    /// addresses win over the plan's.
+    pub fn parse(text: &str, over: &crate::Overrides) -> Result<Plan, CampaignError> {
+        let (scale, endpoints) = (over.scale, &over.endpoints);
         let file: PlanFile =
             toml::from_str(text).map_err(|e| bad(e.to_string().trim_end().replace('\n', " ")))?;
         if file.name.is_empty()
@@ -161,7 +159,9 @@ impl Plan {
             .enumerate()
             .map(|(i, t)| read_step(i + 1, t, &ends, scale))
             .collect::<Result<Vec<_>, _>>()?;
-        let schedule = file.schedule.read(scale)?;
+        let schedule = file
+            .schedule
+            .read(scale, over.repeat_span()?, over.max_runs)?;
         Ok(Plan {
             name: file.name,
             description: file.description,

@@ -1,13 +1,14 @@
-//! One run of a campaign: its steps in order, each result kept in the
-//! archive as soon as it is finished (so a crash loses only the step that
-//! was running), every step's outcome written as a run event.
+//! This host's part of one run of a campaign: the steps it claimed, in
+//! the plan's order, each result kept in the archive as soon as it is
+//! finished (so a crash loses only the step that was running), every
+//! step's outcome written to its step row and as a run event.
 
 use crate::plan::{step_length, Plan, Step, StepBody};
 use crate::resource::{path_key, ResourceClass};
 use crate::run_event::RunEventKind;
 use crate::scheduler::{Progress, Runners};
 use crate::{now_ns, CampaignError};
-use sonde_archive::{Placement, RunState, Store};
+use sonde_archive::{Placement, RunState, StepState, Store};
 use sonde_run::{Events, Runner, Stop};
 use std::time::Duration;
 
@@ -21,6 +22,10 @@ pub(crate) struct RunCtx<'a> {
     pub run_id: &'a str,
     /// The endpoint this process is.
     pub me: &'a str,
+    /// This process (`host:pid`), as its steps name their holder.
+    pub owner: &'a str,
+    /// The steps it claimed: places in the plan.
+    pub steps: &'a [usize],
     pub runners: &'a dyn Runners,
     pub stop: &'a Stop,
     /// Who holds this run's leases: `host:pid#run`.
@@ -47,19 +52,38 @@ impl RunCtx<'_> {
         }
     }
 
-    /// Runs every step; the run's end state.
+    /// Ends the claimed steps from the `from`-th on as interrupted.
+    fn interrupt_from(&mut self, from: usize, why: &str) -> Result<(), CampaignError> {
+        for &i in &self.steps[from..] {
+            self.store.set_step(
+                self.run_id,
+                i as i64,
+                StepState::Interrupted,
+                Some(why),
+                now_ns(),
+            )?;
+        }
+        self.event(RunEventKind::Interrupted, why);
+        Ok(())
+    }
+
+    /// Runs the claimed steps; how they went, and how many results were
+    /// kept.
     pub fn run(&mut self) -> Result<(RunState, usize), CampaignError> {
         let total = self.plan.steps.len();
         let (mut failed, mut kept) = (0, 0);
-        for (i, step) in self.plan.steps.iter().enumerate() {
+        for (n, &i) in self.steps.iter().enumerate() {
+            let plan = self.plan;
+            let step = &plan.steps[i];
             if self.stop.is_stopped() {
-                self.event(
-                    RunEventKind::Interrupted,
-                    &format!("stopped before step {}", i + 1),
-                );
+                self.interrupt_from(n, &format!("stopped before step {}", i + 1))?;
                 return Ok((RunState::Interrupted, kept));
             }
-            self.store.heartbeat(self.run_id, now_ns())?;
+            let now = now_ns();
+            self.store.heartbeat(self.run_id, now)?;
+            self.store.step_heartbeat(self.run_id, self.owner, now)?;
+            self.store
+                .set_step(self.run_id, i as i64, StepState::Running, None, now)?;
             (self.progress)(Progress::StepStarted {
                 index: i + 1,
                 total,
@@ -67,21 +91,23 @@ impl RunCtx<'_> {
             });
             self.event(RunEventKind::StepStarted, &step.name);
             let outcome = self.step(step)?;
-            let (kind, detail) = match &outcome {
+            let (kind, state, detail) = match &outcome {
                 Outcome::Kept(d) => {
                     kept += 1;
-                    (RunEventKind::StepDone, d.clone())
+                    (RunEventKind::StepDone, StepState::Done, d.clone())
                 }
                 Outcome::Failed(d) => {
                     failed += 1;
-                    (RunEventKind::StepFailed, d.clone())
+                    (RunEventKind::StepFailed, StepState::Failed, d.clone())
                 }
-                Outcome::Skipped(d) => (RunEventKind::StepSkipped, d.clone()),
+                Outcome::Skipped(d) => (RunEventKind::StepSkipped, StepState::Skipped, d.clone()),
                 Outcome::Refused(d) => {
                     failed += 1;
-                    (RunEventKind::StepRefused, d.clone())
+                    (RunEventKind::StepRefused, StepState::Refused, d.clone())
                 }
             };
+            self.store
+                .set_step(self.run_id, i as i64, state, Some(&detail), now_ns())?;
             self.event(kind, &format!("{}: {detail}", step.name));
             (self.progress)(Progress::StepEnded {
                 name: step.name.clone(),
@@ -89,10 +115,7 @@ impl RunCtx<'_> {
                 detail,
             });
             if self.stop.is_stopped() {
-                self.event(
-                    RunEventKind::Interrupted,
-                    &format!("stopped in step {}", i + 1),
-                );
+                self.interrupt_from(n + 1, &format!("stopped in step {}", i + 1))?;
                 return Ok((RunState::Interrupted, kept));
             }
         }
@@ -110,21 +133,19 @@ impl RunCtx<'_> {
             .endpoint(&step.from)
             .expect("steps name known endpoints");
         let to = plan.endpoint(&step.to).expect("steps name known endpoints");
-        let runner: Box<dyn Runner> = if step.from == self.me {
-            self.runners.local()
-        } else {
-            let ping = matches!(step.body, StepBody::Test(sonde_model::TestSpec::Ping(_)));
-            match (&from.agent, ping) {
-                (Some(agent), false) => match self.runners.agent(agent) {
-                    Ok(r) => r,
-                    Err(e) => return Ok(Outcome::Failed(format!("agent {agent}: {e}"))),
-                },
-                _ => {
-                    return Ok(Outcome::Skipped(format!(
-                        "led by {}: it runs this step with its own scheduler",
-                        from.name
-                    )))
-                }
+        // A step of another endpoint is claimed only through its agent
+        // (`shared_run::can_lead`).
+        let runner: Box<dyn Runner> = match (&from.agent, step.from == self.me) {
+            (_, true) => self.runners.local(),
+            (Some(agent), false) => match self.runners.agent(agent) {
+                Ok(r) => r,
+                Err(e) => return Ok(Outcome::Failed(format!("agent {agent}: {e}"))),
+            },
+            (None, false) => {
+                return Ok(Outcome::Failed(format!(
+                    "endpoint {} has no agent to run it through",
+                    from.name
+                )))
             }
         };
         let _admitted = match self.runners.admit(&step.body) {
@@ -137,7 +158,7 @@ impl RunCtx<'_> {
                 Some(p) => Some(p),
                 None => {
                     return Ok(Outcome::Skipped(format!(
-                        "the path {path} stayed busy for longer than the plan's slip"
+                        "the path {path} stayed busy for longer than the run and its slip"
                     )))
                 }
             }
@@ -151,16 +172,13 @@ impl RunCtx<'_> {
         outcome
     }
 
-    /// Takes the lease on `path`, waiting while another holds it, up to
-    /// the schedule's slip; `None` if it never came free.
+    /// Takes the lease on `path`, waiting while another holds it (another
+    /// host's steps of this run, say), up to the run's length and its
+    /// slip; `None` if it never came free.
     fn take_path(&mut self, path: &str, step: &Step) -> Result<Option<String>, CampaignError> {
         let hold = step_length(&step.body) + Duration::from_secs(120);
         let waited_from = now_ns();
-        let limit = self
-            .plan
-            .schedule
-            .slip
-            .max(Duration::from_secs(1))
+        let limit = (self.plan.schedule.slip.max(Duration::from_secs(1)) + self.plan.run_length())
             .as_nanos() as i64;
         let mut said = false;
         loop {

@@ -7,15 +7,19 @@ use std::fmt;
 /// The kind of one run event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RunEventKind {
-    /// The run began (detail: when it was due, as which endpoint).
+    /// A host began or joined the run (detail: when it was due, as which
+    /// endpoint, the steps it leads).
     Started,
     StepStarted,
     /// The step's result was kept.
     StepDone,
     /// The step ran and gave no result.
     StepFailed,
-    /// Another endpoint leads the step, or its path stayed busy.
+    /// Its path stayed busy for longer than the run could wait.
     StepSkipped,
+    /// Nobody claimed the step within the run's slip (detail: who should
+    /// have, and why it did not).
+    StepMissed,
     /// The agent's gate did not admit the step (detail: the rule).
     StepRefused,
     /// The step waits for its path.
@@ -25,12 +29,13 @@ pub enum RunEventKind {
 }
 
 impl RunEventKind {
-    pub const ALL: [RunEventKind; 8] = [
+    pub const ALL: [RunEventKind; 9] = [
         RunEventKind::Started,
         RunEventKind::StepStarted,
         RunEventKind::StepDone,
         RunEventKind::StepFailed,
         RunEventKind::StepSkipped,
+        RunEventKind::StepMissed,
         RunEventKind::StepRefused,
         RunEventKind::Waiting,
         RunEventKind::Interrupted,
@@ -44,6 +49,7 @@ impl RunEventKind {
             RunEventKind::StepDone => "step_done",
             RunEventKind::StepFailed => "step_failed",
             RunEventKind::StepSkipped => "step_skipped",
+            RunEventKind::StepMissed => "step_missed",
             RunEventKind::StepRefused => "step_refused",
             RunEventKind::Waiting => "waiting",
             RunEventKind::Interrupted => "interrupted",

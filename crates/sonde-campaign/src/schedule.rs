@@ -98,8 +98,22 @@ fn scaled(d: Duration, scale: f64) -> Duration {
 }
 
 impl ScheduleFile {
-    pub(crate) fn read(self, scale: f64) -> Result<Schedule, CampaignError> {
+    /// The schedule, scaled; `repeat` (given unscaled) replaces the
+    /// plan's cadence and spread, `max_runs` its count.
+    pub(crate) fn read(
+        mut self,
+        scale: f64,
+        repeat: Option<Duration>,
+        max_runs: Option<u64>,
+    ) -> Result<Schedule, CampaignError> {
+        if max_runs.is_some() {
+            self.max_runs = max_runs;
+        }
         let cadence = match (self.repeat, self.cron) {
+            _ if repeat.is_some() => {
+                self.spread = None;
+                Cadence::Every(repeat.unwrap_or_default())
+            }
             (Some(r), None) => {
                 let every = scaled(parse_span("repeat", &r)?, scale);
                 if every < Duration::from_secs(1) {
@@ -293,7 +307,7 @@ mod tests {
     fn hourly_occurrences_count_from_the_start_and_stop_at_max_runs() {
         let mut f = file(Some("PT1H"), None);
         f.max_runs = Some(24);
-        let s = f.read(1.0).unwrap();
+        let s = f.read(1.0, None, None).unwrap();
         assert_eq!(s.slip, Duration::from_secs(360));
         assert_eq!(s.next_at_or_after(0, START - 5), Some(START));
         assert_eq!(s.next_at_or_after(0, START + 1), Some(START + HOUR));
@@ -308,7 +322,7 @@ mod tests {
     fn a_scale_shrinks_the_period_and_until_ends_it() {
         let mut f = file(Some("PT1H"), None);
         f.until = Some("P1D".into());
-        let s = f.read(1.0 / 30.0).unwrap();
+        let s = f.read(1.0 / 30.0, None, None).unwrap();
         assert_eq!(s.cadence, Cadence::Every(Duration::from_secs(120)));
         // A day scaled by 1/30 is 48 min: 24 runs, 2 min apart.
         let last = START + 23 * 120_000_000_000;
@@ -320,7 +334,7 @@ mod tests {
     fn cron_lines_match_in_utc() {
         let mut f = file(None, Some("15 * * * *"));
         f.max_runs = Some(2);
-        let s = f.read(1.0).unwrap();
+        let s = f.read(1.0, None, None).unwrap();
         let quarter = 15 * 60_000_000_000;
         assert_eq!(s.next_at_or_after(0, START), Some(START + quarter));
         assert_eq!(
@@ -329,7 +343,7 @@ mod tests {
         );
         assert_eq!(s.next_at_or_after(0, START + HOUR + quarter + 1), None);
         let e = file(None, Some("61 * * * *"))
-            .read(1.0)
+            .read(1.0, None, None)
             .unwrap_err()
             .to_string();
         assert!(e.contains("cron '61 * * * *'"), "{e}");
@@ -339,7 +353,7 @@ mod tests {
     fn the_spread_is_the_same_on_every_restart_and_within_bounds() {
         let mut f = file(Some("PT1H"), None);
         f.spread = Some("PT5M".into());
-        let s = f.read(1.0).unwrap();
+        let s = f.read(1.0, None, None).unwrap();
         let a = s.due_ns("geant", START);
         assert_eq!(a, s.due_ns("geant", START));
         assert!((START..START + 300_000_000_000).contains(&a));
@@ -348,12 +362,33 @@ mod tests {
 
     #[test]
     fn bad_schedules_say_what_is_wrong() {
-        let e = file(Some("PT1H"), Some("0 * * * *")).read(1.0).unwrap_err();
+        let e = file(Some("PT1H"), Some("0 * * * *"))
+            .read(1.0, None, None)
+            .unwrap_err();
         assert!(e.to_string().contains("not both"), "{e}");
-        let e = file(None, None).read(1.0).unwrap_err();
+        let e = file(None, None).read(1.0, None, None).unwrap_err();
         assert!(e.to_string().contains("give repeat"), "{e}");
         let mut f = file(Some("PT1H"), None);
         f.spread = Some("PT2H".into());
-        assert!(f.read(1.0).unwrap_err().to_string().contains("spread"));
+        assert!(f
+            .read(1.0, None, None)
+            .unwrap_err()
+            .to_string()
+            .contains("spread"));
+    }
+
+    #[test]
+    fn a_repeat_override_replaces_cron_and_spread_unscaled() {
+        let mut f = file(None, Some("0 * * * *"));
+        f.spread = Some("PT5M".into());
+        f.slip = Some("PT10M".into());
+        let s = f
+            .read(1.0 / 100.0, Some(Duration::from_secs(40)), Some(3))
+            .unwrap();
+        assert_eq!(s.cadence, Cadence::Every(Duration::from_secs(40)));
+        assert_eq!(s.spread, Duration::ZERO);
+        // The plan's slip, scaled like every other time of the plan.
+        assert_eq!(s.slip, Duration::from_secs(6));
+        assert_eq!(s.max_runs, Some(3));
     }
 }

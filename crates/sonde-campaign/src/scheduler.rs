@@ -1,17 +1,21 @@
 //! The scheduler: one loop per campaign, whose every decision is written
 //! to the archive before it acts on it.
 //!
-//! - The next occurrence is the first one after the latest the archive
-//!   has recorded for the campaign (run, missed or interrupted), so a
-//!   restart goes on where the archive says, never from memory.
+//! - It starts at the latest run the archive has for the campaign (that
+//!   run itself while it is still going, so a host that comes late joins
+//!   it), and goes on from there occurrence by occurrence.
+//! - A due run is made once, unique by campaign and nominal time; every
+//!   host running the plan *joins* it and claims the steps it leads
+//!   (`shared_run`), so a battery run from both ends keeps one schedule
+//!   and every run has every step, each run once.
 //! - An occurrence past its slip is recorded `missed` with its reason
 //!   (the previous run was still going; sonde was not running), one row
-//!   each: missed runs are shown, never replayed all at once.
-//! - A due run is *claimed* by inserting it, unique by campaign and
-//!   nominal time: a second process (or a restarted one) that tries the
-//!   same occurrence finds it taken, so no run starts twice.
-//! - At start, runs left `running` by a process that is gone are marked
-//!   `interrupted`, and that process's path leases are dropped.
+//!   each: missed runs are shown, never replayed all at once. When
+//!   another host made the run in time, only this host's steps are
+//!   missed, each with the reason.
+//! - At start and between runs, steps left by a process that is gone are
+//!   marked `interrupted`, steps nobody claimed within the slip `missed`,
+//!   and a run whose steps have all ended is settled.
 
 use crate::plan::Plan;
 use crate::run::RunCtx;
@@ -59,8 +63,12 @@ pub enum Progress {
     RunStarted {
         run_id: String,
         scheduled_ns: i64,
-        /// Runs this scheduler has started, this one included.
+        /// Runs this scheduler has taken part in, this one included.
         number: u64,
+        /// Another host made the run; this one joined it.
+        joined: bool,
+        /// How many of its steps this host claimed.
+        steps: usize,
     },
     StepStarted {
         index: usize,
@@ -81,10 +89,25 @@ pub enum Progress {
         kind: crate::RunEventKind,
         detail: String,
     },
+    /// This host's steps of a run ended.
     RunEnded {
         run_id: String,
-        state: RunState,
+        /// The run's state, if this host settled it (none: another
+        /// host's steps are still going, or another host settled it).
+        state: Option<RunState>,
+        /// How this host's own steps went.
+        mine: RunState,
         kept: usize,
+        /// Steps still going on other hosts.
+        pending: Vec<String>,
+    },
+    /// A run whose last step another host ended, or nobody claimed, was
+    /// settled by this scheduler.
+    Settled {
+        run_id: String,
+        scheduled_ns: i64,
+        state: RunState,
+        reason: Option<String>,
     },
     /// The schedule has no occurrence left.
     Finished,
@@ -127,49 +150,41 @@ impl Control {
     }
 }
 
-/// This process, as runs and leases name their owner: `host:pid`.
-pub fn owner_name() -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .unwrap_or_else(|_| "localhost".into());
-    format!("{host}:{}", std::process::id())
-}
-
-/// Whether the process `owner` names is known to be gone: on this host,
-/// no such pid; elsewhere, no heartbeat for `stale`.
-fn owner_gone(owner: Option<&str>, heartbeat_ns: Option<i64>, stale: Duration) -> bool {
-    let me = owner_name();
-    let (my_host, _) = me.rsplit_once(':').unwrap_or((&me, ""));
-    match owner.and_then(|o| o.rsplit_once(':')) {
-        Some((host, pid)) if host == my_host => {
-            pid != std::process::id().to_string()
-                && !std::path::Path::new(&format!("/proc/{pid}")).exists()
-        }
-        _ => heartbeat_ns.is_none_or(|h| now_ns() - h > stale.as_nanos() as i64),
-    }
-}
+pub use crate::shared_run::owner_name;
 
 pub struct Scheduler<'a> {
     store: Store,
     plan: Plan,
+    overrides: crate::Overrides,
     me: String,
     runners: &'a dyn Runners,
     control: &'a Control,
     owner: String,
     began_ns: i64,
     anchor_ns: i64,
+    /// The first occurrence this scheduler has yet to handle.
+    cursor: i64,
+    /// The last occurrence of the schedule this scheduler handled.
+    last_occ: Option<i64>,
     /// The last run this scheduler ran: (due, ended).
     last_run: Option<(i64, i64)>,
+    /// When it last swept the campaign's open runs.
+    swept_ns: i64,
     started: u64,
 }
 
+/// How often a waiting scheduler sweeps the open runs.
+const SWEEP: Duration = Duration::from_secs(1);
+
 impl<'a> Scheduler<'a> {
-    /// A scheduler for `plan` (whose text is `text`), running as endpoint
-    /// `me`; the plan is kept in the archive.
+    /// A scheduler for `plan` (whose text is `text`, read with
+    /// `overrides`), running as endpoint `me`; the plan and its overrides
+    /// are kept in the archive.
     pub fn new(
         mut store: Store,
         plan: Plan,
         text: &str,
+        overrides: &crate::Overrides,
         me: &str,
         runners: &'a dyn Runners,
         control: &'a Control,
@@ -180,7 +195,7 @@ impl<'a> Scheduler<'a> {
             )));
         }
         let now = now_ns();
-        store.put_campaign(&plan.name, text, now)?;
+        store.put_campaign(&plan.name, text, overrides.to_json().as_deref(), now)?;
         let anchor_ns = store
             .campaigns()?
             .into_iter()
@@ -189,13 +204,17 @@ impl<'a> Scheduler<'a> {
         Ok(Self {
             store,
             plan,
+            overrides: overrides.clone(),
             me: me.to_string(),
             runners,
             control,
             owner: owner_name(),
             began_ns: now,
             anchor_ns,
+            cursor: i64::MIN,
+            last_occ: None,
             last_run: None,
+            swept_ns: 0,
             started: 0,
         })
     }
@@ -204,30 +223,49 @@ impl<'a> Scheduler<'a> {
         &self.plan
     }
 
-    /// Marks runs left running by a process that is gone as interrupted.
-    fn recover(&mut self, progress: &mut dyn FnMut(Progress)) -> Result<(), CampaignError> {
-        let stale = self.plan.run_length() + Duration::from_secs(300);
+    /// Sweeps the campaign's runs still going (`shared_run::sweep`),
+    /// saying which it settled; the number still open.
+    fn sweep(&mut self, progress: &mut dyn FnMut(Progress)) -> Result<usize, CampaignError> {
+        self.swept_ns = now_ns();
+        let stale = crate::shared_run::stale_after(&self.plan);
+        let mut open = 0;
         for run in self.store.running_runs(&self.plan.name)? {
-            if !owner_gone(run.owner.as_deref(), run.heartbeat_ns, stale) {
+            if self.store.run_steps(&run.id)?.is_empty() {
+                // A run from before steps were claimed one by one, or one
+                // whose maker died before claiming: its owner decides.
+                if crate::shared_run::owner_gone(run.owner.as_deref(), run.heartbeat_ns, stale) {
+                    let owner = run.owner.clone().unwrap_or_default();
+                    let reason =
+                        format!("found unfinished: its process ({owner}) ended before it did");
+                    self.store.finish_run(
+                        &run.id,
+                        RunState::Interrupted,
+                        Some(&reason),
+                        now_ns(),
+                    )?;
+                    self.store.drop_leases(&owner)?;
+                    progress(Progress::Recovered {
+                        run_id: run.id,
+                        scheduled_ns: run.scheduled_ns,
+                    });
+                } else {
+                    open += 1;
+                }
                 continue;
             }
-            let owner = run.owner.clone().unwrap_or_default();
-            let reason = format!("found unfinished: its process ({owner}) ended before it did");
-            self.store
-                .finish_run(&run.id, RunState::Interrupted, Some(&reason), now_ns())?;
-            self.store.run_event(
-                &run.id,
-                now_ns(),
-                crate::RunEventKind::Interrupted.name(),
-                &reason,
-            )?;
-            self.store.drop_leases(&owner)?;
-            progress(Progress::Recovered {
-                run_id: run.id,
-                scheduled_ns: run.scheduled_ns,
-            });
+            let swept = crate::shared_run::sweep(&mut self.store, &self.plan, &run)?;
+            match swept.settled {
+                Some((state, reason)) => progress(Progress::Settled {
+                    run_id: run.id,
+                    scheduled_ns: run.scheduled_ns,
+                    state,
+                    reason,
+                }),
+                None if swept.pending.is_empty() => {}
+                None => open += 1,
+            }
         }
-        Ok(())
+        Ok(open)
     }
 
     /// Why occurrence `occ`, due at `due`, is missed.
@@ -246,29 +284,61 @@ impl<'a> Scheduler<'a> {
         }
     }
 
+    /// Waits, when the schedule has ended, for the runs this scheduler
+    /// took part in to be settled by whoever ends their last step.
+    fn finish(&mut self, progress: &mut dyn FnMut(Progress)) -> Result<(), CampaignError> {
+        let mut said = false;
+        loop {
+            let open: Vec<_> = self
+                .store
+                .running_runs(&self.plan.name)?
+                .into_iter()
+                .filter(|r| self.last_occ.is_some_and(|l| r.scheduled_ns <= l))
+                .collect();
+            if open.is_empty() || self.control.ended() {
+                progress(Progress::Finished);
+                return Ok(());
+            }
+            if !said {
+                progress(Progress::Waiting {
+                    detail: format!(
+                        "waiting for other hosts to end their steps of {} run(s)",
+                        open.len()
+                    ),
+                });
+                said = true;
+            }
+            self.sweep(progress)?;
+            std::thread::sleep(TICK);
+        }
+    }
+
     /// Runs the schedule until it ends, or the control stops or retires
     /// it.
     pub fn run(&mut self, progress: &mut dyn FnMut(Progress)) -> Result<(), CampaignError> {
-        self.recover(progress)?;
+        self.sweep(progress)?;
+        // From the archive's latest run: itself while it is still going
+        // (this host joins it), else the one after.
+        self.cursor = match self.store.runs(&self.plan.name, 1)?.first() {
+            Some(r) if r.state == RunState::Running => r.scheduled_ns,
+            Some(r) => r.scheduled_ns.saturating_add(1),
+            None => i64::MIN,
+        };
         let mut announced = None;
         loop {
             if self.control.ended() {
                 return Ok(());
             }
             if let Some((plan, text)) = self.control.take_reload() {
-                self.store.put_campaign(&plan.name, &text, now_ns())?;
+                let over = self.overrides.to_json();
+                self.store
+                    .put_campaign(&plan.name, &text, over.as_deref(), now_ns())?;
                 self.plan = plan;
             }
             let name = self.plan.name.clone();
-            let after = self
-                .store
-                .runs(&name, 1)?
-                .first()
-                .map_or(i64::MIN, |r| r.scheduled_ns.saturating_add(1));
             let schedule = &self.plan.schedule;
-            let Some(occ) = schedule.next_at_or_after(self.anchor_ns, after) else {
-                progress(Progress::Finished);
-                return Ok(());
+            let Some(occ) = schedule.next_at_or_after(self.anchor_ns, self.cursor) else {
+                return self.finish(progress);
             };
             let due = schedule.due_ns(&name, occ);
             let slip = schedule.slip.as_nanos() as i64;
@@ -278,11 +348,16 @@ impl<'a> Scheduler<'a> {
                     progress(Progress::Next { at_ns: due });
                     announced = Some(due);
                 }
+                if now - self.swept_ns > SWEEP.as_nanos() as i64 {
+                    self.sweep(progress)?;
+                }
                 let wait = Duration::from_nanos((due - now) as u64).min(TICK);
                 std::thread::sleep(wait);
                 continue;
             }
-            let id = uuid::Uuid::new_v4().to_string();
+            self.cursor = occ.saturating_add(1);
+            self.last_occ = Some(occ);
+            let existing = self.store.run_at(&name, occ)?;
             let paused = self.store.is_paused(&name)?;
             if paused || now > due.saturating_add(slip) {
                 let reason = if paused {
@@ -290,7 +365,24 @@ impl<'a> Scheduler<'a> {
                 } else {
                     self.missed_reason(due)
                 };
-                if self.store.record_missed(&id, &name, occ, &reason)? {
+                let said = match &existing {
+                    None => {
+                        let id = uuid::Uuid::new_v4().to_string();
+                        self.store.record_missed(&id, &name, occ, &reason)?
+                    }
+                    Some(r) if r.state == RunState::Running => {
+                        let n = crate::shared_run::miss_mine(
+                            &mut self.store,
+                            &self.plan,
+                            &r.id,
+                            &self.me,
+                            &reason,
+                        )?;
+                        n > 0
+                    }
+                    Some(_) => false,
+                };
+                if said {
                     progress(Progress::Missed {
                         scheduled_ns: occ,
                         reason,
@@ -298,48 +390,85 @@ impl<'a> Scheduler<'a> {
                 }
                 continue;
             }
-            if !self.store.claim_run(&id, &name, occ, now, &self.owner)? {
-                // Another scheduler took this occurrence: the next one.
-                continue;
-            }
-            self.started += 1;
-            progress(Progress::RunStarted {
-                run_id: id.clone(),
-                scheduled_ns: occ,
-                number: self.started,
-            });
-            self.store.run_event(
-                &id,
-                now,
-                crate::RunEventKind::Started.name(),
-                &format!("due {}, as endpoint {}", rfc3339(due), self.me),
-            )?;
-            let stop = self.control.stop.clone();
-            let holder = format!("{}#{id}", self.owner);
-            let (state, kept) = RunCtx {
-                store: &mut self.store,
-                plan: &self.plan,
-                run_id: &id,
-                me: &self.me,
-                runners: self.runners,
-                stop: &stop,
-                holder: &holder,
-                progress,
-            }
-            .run()?;
-            let ended = now_ns();
-            let reason = match state {
-                RunState::Failed => Some("a step failed: see its events"),
-                RunState::Interrupted => Some("stopped"),
-                _ => None,
+            let (id, made) = match existing {
+                Some(r) if r.state == RunState::Running => (r.id, false),
+                // Settled already (every step ended): nothing to join.
+                Some(_) => continue,
+                None => {
+                    let id = uuid::Uuid::new_v4().to_string();
+                    if !self.store.claim_run(&id, &name, occ, now, &self.owner)? {
+                        // Another host made it a moment ago: join it.
+                        self.cursor = occ;
+                        continue;
+                    }
+                    (id, true)
+                }
             };
-            self.store.finish_run(&id, state, reason, ended)?;
-            self.last_run = Some((due, ended));
-            progress(Progress::RunEnded {
-                run_id: id,
-                state,
-                kept,
-            });
+            self.run_once(&id, occ, due, made, progress)?;
         }
+    }
+
+    /// Joins run `id` (made by this host if `made`), runs the steps it
+    /// claims, and settles the run if its steps have all ended.
+    fn run_once(
+        &mut self,
+        id: &str,
+        occ: i64,
+        due: i64,
+        made: bool,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<(), CampaignError> {
+        let mine =
+            crate::shared_run::claim_steps(&mut self.store, &self.plan, id, &self.me, &self.owner)?;
+        self.started += 1;
+        progress(Progress::RunStarted {
+            run_id: id.to_string(),
+            scheduled_ns: occ,
+            number: self.started,
+            joined: !made,
+            steps: mine.len(),
+        });
+        let names: Vec<String> = mine
+            .iter()
+            .map(|&i| self.plan.steps[i].name.clone())
+            .collect();
+        self.store.run_event(
+            id,
+            now_ns(),
+            crate::RunEventKind::Started.name(),
+            &crate::shared_run::joined_detail(due, &self.me, made, &names),
+        )?;
+        let stop = self.control.stop.clone();
+        let holder = format!("{}#{id}", self.owner);
+        let (mine_state, kept) = RunCtx {
+            store: &mut self.store,
+            plan: &self.plan,
+            run_id: id,
+            me: &self.me,
+            owner: &self.owner,
+            steps: &mine,
+            runners: self.runners,
+            stop: &stop,
+            holder: &holder,
+            progress,
+        }
+        .run()?;
+        let ended = now_ns();
+        self.last_run = Some((due, ended));
+        let run = self.store.run_at(&self.plan.name, occ)?;
+        let swept = match run {
+            Some(r) if r.state == RunState::Running => {
+                crate::shared_run::sweep(&mut self.store, &self.plan, &r)?
+            }
+            _ => Default::default(),
+        };
+        progress(Progress::RunEnded {
+            run_id: id.to_string(),
+            state: swept.settled.as_ref().map(|(s, _)| *s),
+            mine: mine_state,
+            kept,
+            pending: swept.pending,
+        });
+        Ok(())
     }
 }

@@ -23,7 +23,9 @@ pub struct RunLine {
 pub struct CampaignStatus {
     pub name: String,
     pub paused: bool,
-    /// Runs per state (`done`, `failed`, `interrupted`, `missed`, `running`).
+    /// Runs per state: `done` (complete: every step kept its result),
+    /// `partial` (some steps have none, each saying why), `failed`,
+    /// `interrupted`, `missed`, `running`.
     pub runs: BTreeMap<String, i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last: Option<RunLine>,
@@ -32,8 +34,14 @@ pub struct CampaignStatus {
     pub next_ns: Option<i64>,
     /// The latest missed runs, newest first, with their reasons.
     pub missed: Vec<RunLine>,
+    /// The latest partial runs, newest first, each saying which steps
+    /// have no result and why.
+    pub partial: Vec<RunLine>,
     /// The latest failed steps: (run id, detail).
     pub errors: Vec<(String, String)>,
+    /// The command line's overrides it runs with, as one line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overrides: Option<String>,
     /// Why the plan kept in the archive no longer reads, if it does not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plan_error: Option<String>,
@@ -59,7 +67,8 @@ pub fn campaign_status(
         return Ok(None);
     };
     let runs = store.runs(name, recent)?;
-    let (next_ns, plan_error) = match Plan::parse(&row.plan, None, &BTreeMap::new()) {
+    let over = crate::Overrides::from_json(row.overrides.as_deref())?;
+    let (next_ns, plan_error) = match Plan::parse(&row.plan, &over) {
         Ok(plan) => {
             let after = runs
                 .first()
@@ -92,7 +101,14 @@ pub fn campaign_status(
             .take(10)
             .map(line)
             .collect(),
+        partial: runs
+            .iter()
+            .filter(|r| r.state == RunState::Partial)
+            .take(10)
+            .map(line)
+            .collect(),
         errors,
+        overrides: (!over.is_empty()).then(|| over.describe()),
         plan_error,
     }))
 }

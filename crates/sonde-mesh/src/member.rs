@@ -183,7 +183,7 @@ impl ShareCheck {
     /// outside `mesh.targets` (empty: none is inside), or a step the gate
     /// refuses — its host, its URL, a file it names, its limits.
     pub fn refuses(&self, share: &Share) -> Option<String> {
-        let plan = match sonde_campaign::Plan::parse(&share.text, None, &Default::default()) {
+        let plan = match sonde_campaign::Plan::parse(&share.text, &Default::default()) {
             Ok(p) => p,
             Err(e) => return Some(format!("it does not read: {e}")),
         };

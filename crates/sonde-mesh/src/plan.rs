@@ -15,7 +15,7 @@
 
 use serde::Deserialize;
 use sonde_archive::MeshAgent;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// Why a mesh plan cannot be used.
@@ -160,7 +160,7 @@ impl MeshPlan {
             .collect();
         for me in &named {
             if let Some(share) = plan.share(me, &stand_ins) {
-                sonde_campaign::Plan::parse(&share.text, None, &BTreeMap::new())
+                sonde_campaign::Plan::parse(&share.text, &sonde_campaign::Overrides::default())
                     .map_err(|e| bad(format!("the share of {me}: {e}")))?;
             }
         }
@@ -434,7 +434,9 @@ interval_s = 0.1
         let agents = registry(&["a", "b", "c"]);
         let share = plan.share("a", &agents).unwrap();
         assert_eq!(share.name, "mesh-backbone-a");
-        let campaign = sonde_campaign::Plan::parse(&share.text, None, &BTreeMap::new()).unwrap();
+        let campaign =
+            sonde_campaign::Plan::parse(&share.text, &sonde_campaign::Overrides::default())
+                .unwrap();
         assert_eq!(campaign.endpoints[0].name, "a");
         assert_eq!(campaign.endpoints[0].address, "2001:db8::1");
         assert_eq!(campaign.steps.len(), 2, "a leads a-b and a-c");

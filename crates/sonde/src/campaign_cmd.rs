@@ -10,11 +10,11 @@ use clap::{Args, Subcommand};
 use sonde_archive::{RunState, Store};
 use sonde_campaign::RunEventKind;
 use sonde_campaign::{
-    campaign_status, rfc3339, CampaignStatus, Control, Plan, Progress, Runners, Scheduler,
+    campaign_status, rfc3339, CampaignStatus, Control, Overrides, Plan, Progress, Runners,
+    Scheduler,
 };
 use sonde_model::IpFamily;
 use sonde_run::{LocalRunner, Runner, ThirdPartyRunner};
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -60,7 +60,7 @@ pub struct PlanArgs {
     #[arg(long, value_parser = scale)]
     pub scale: Option<f64>,
     /// Stop after this many runs (the plan's `max_runs` otherwise).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_runs: Option<u64>,
     /// Repeat every DURATION (PT2M, 90s) instead of the plan's schedule
     /// (after --scale).
@@ -121,15 +121,11 @@ impl Runners for CliRunners {
     }
 }
 
-/// Reads the plan at `path` with the command line's overrides.
-pub fn read_plan(
-    path: &Path,
-    scale: Option<f64>,
-    endpoints: &BTreeMap<String, String>,
-) -> Result<(Plan, String), String> {
+/// Reads the plan at `path` with the command line's overrides: the
+/// plan, and its text as written.
+pub fn read_plan(path: &Path, over: &Overrides) -> Result<(Plan, String), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let plan =
-        Plan::parse(&text, scale, endpoints).map_err(|e| format!("{}: {e}", path.display()))?;
+    let plan = Plan::parse(&text, over).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok((plan, text))
 }
 
@@ -170,68 +166,23 @@ pub fn run(args: CampaignArgs) -> Result<(), Failure> {
     }
 }
 
-/// The plan's text with the command line's overrides written into it, so
-/// that the archive keeps the plan that runs (and `status` reads it).
-fn effective_text(text: &str, p: &PlanArgs) -> Result<String, String> {
-    if p.scale.is_none() && p.max_runs.is_none() && p.repeat.is_none() && p.endpoints.is_empty() {
-        return Ok(text.to_string());
+/// What the command line overrides of the plan, kept beside it in the
+/// archive (never written into its text).
+fn overrides(p: &PlanArgs) -> Overrides {
+    Overrides {
+        scale: p.scale,
+        repeat: p.repeat.clone(),
+        max_runs: p.max_runs,
+        endpoints: p.endpoints.iter().cloned().collect(),
     }
-    let name = p.plan.display();
-    let mut t: toml::Table = toml::from_str(text)
-        .map_err(|e| format!("{name}: {}", e.to_string().trim_end().replace('\n', " ")))?;
-    let scale = p
-        .scale
-        .or_else(|| t.get("scale").and_then(toml::Value::as_float))
-        .unwrap_or(1.0);
-    if let Some(s) = p.scale {
-        t.insert("scale".into(), toml::Value::Float(s));
-    }
-    let schedule = t
-        .entry("schedule")
-        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-    if let Some(schedule) = schedule.as_table_mut() {
-        if let Some(n) = p.max_runs {
-            if n == 0 {
-                return Err("--max-runs 0: at least 1".into());
-            }
-            schedule.insert("max_runs".into(), toml::Value::Integer(n as i64));
-        }
-        if let Some(r) = &p.repeat {
-            let every =
-                sonde_campaign::schedule::parse_span("--repeat", r).map_err(|e| e.to_string())?;
-            // --repeat is after --scale: written unscaled.
-            schedule.remove("cron");
-            schedule.remove("spread");
-            schedule.insert(
-                "repeat".into(),
-                toml::Value::String(format!("{:.3}s", every.as_secs_f64() / scale)),
-            );
-        }
-    }
-    if !p.endpoints.is_empty() {
-        let Some(ends) = t.get_mut("endpoint").and_then(toml::Value::as_array_mut) else {
-            return Err(format!("{name}: the plan has no [[endpoint]]"));
-        };
-        for (n, address) in &p.endpoints {
-            let e = ends
-                .iter_mut()
-                .filter_map(toml::Value::as_table_mut)
-                .find(|e| e.get("name").and_then(toml::Value::as_str) == Some(n.as_str()))
-                .ok_or_else(|| format!("--endpoint {n}: the plan has no endpoint {n}"))?;
-            e.insert("address".into(), toml::Value::String(address.clone()));
-        }
-    }
-    toml::to_string(&t).map_err(|e| format!("{name}: {e}"))
 }
 
-fn plan_of(p: &PlanArgs) -> Result<(Plan, String, String), Failure> {
+fn plan_of(p: &PlanArgs) -> Result<(Plan, String, Overrides, String), Failure> {
     let usage = |e: String| Failure::Usage(anyhow!(e));
-    let (_, text) = read_plan(&p.plan, None, &BTreeMap::new()).map_err(usage)?;
-    let text = effective_text(&text, p).map_err(usage)?;
-    let plan = Plan::parse(&text, None, &BTreeMap::new())
-        .map_err(|e| usage(format!("{}: {e}", p.plan.display())))?;
+    let over = overrides(p);
+    let (plan, text) = read_plan(&p.plan, &over).map_err(usage)?;
     let me = which_endpoint(&plan, p.me.as_deref()).map_err(usage)?;
-    Ok((plan, text, me))
+    Ok((plan, text, over, me))
 }
 
 fn cadence(plan: &Plan) -> String {
@@ -257,7 +208,7 @@ fn cadence(plan: &Plan) -> String {
 }
 
 fn check(p: PlanArgs) -> Result<(), Failure> {
-    let (plan, _, me) = plan_of(&p)?;
+    let (plan, _, _, me) = plan_of(&p)?;
     let mut out = std::io::stdout();
     writeln!(out, "campaign {}: {}", plan.name, cadence(&plan))?;
     writeln!(out, "this host is endpoint {me}")?;
@@ -305,7 +256,7 @@ fn check(p: PlanArgs) -> Result<(), Failure> {
 }
 
 fn run_plan(p: PlanArgs) -> Result<(), Failure> {
-    let (mut plan, text, me) = plan_of(&p)?;
+    let (mut plan, text, over, me) = plan_of(&p)?;
     for (k, v) in &p.labels {
         if ["step", "from", "to"].contains(&k.as_str()) {
             return Err(Failure::Usage(anyhow!(
@@ -324,7 +275,7 @@ fn run_plan(p: PlanArgs) -> Result<(), Failure> {
         plan.name,
         cadence(&plan)
     );
-    let mut scheduler = Scheduler::new(store, plan, &text, &me, &CliRunners, &control)
+    let mut scheduler = Scheduler::new(store, plan, &text, &over, &me, &CliRunners, &control)
         .map_err(|e| Failure::Usage(anyhow!(e)))?;
     let mut kept_total = 0usize;
     let mut interrupted = false;
@@ -347,7 +298,15 @@ fn run_plan(p: PlanArgs) -> Result<(), Failure> {
                 run_id,
                 scheduled_ns,
                 number,
-            } => format!("run {number} (due {}, id {run_id})", rfc3339(scheduled_ns)),
+                joined,
+                steps,
+            } => {
+                let how = if joined { "joined" } else { "started" };
+                format!(
+                    "run {number} (due {}, id {run_id}): {how}, {steps} step(s) to run here",
+                    rfc3339(scheduled_ns)
+                )
+            }
             Progress::StepStarted { index, total, name } => {
                 format!("  [{index}/{total}] {name} …")
             }
@@ -361,16 +320,46 @@ fn run_plan(p: PlanArgs) -> Result<(), Failure> {
                 };
                 format!("    {word}: {detail}")
             }
-            Progress::RunEnded { state, kept, .. } => {
+            Progress::RunEnded {
+                state,
+                mine,
+                kept,
+                pending,
+                ..
+            } => {
                 kept_total += kept;
-                if state == RunState::Interrupted {
+                if mine == RunState::Interrupted {
                     interrupted = true;
                 }
-                format!(
-                    "run {}: {kept} results kept ({kept_total} so far)",
-                    state.name()
-                )
+                match state {
+                    Some(state) => format!(
+                        "run {}: {kept} results kept ({kept_total} so far)",
+                        state.name()
+                    ),
+                    None if pending.is_empty() => format!(
+                        "steps here {}: {kept} results kept ({kept_total} so far); another \
+                         host settled the run",
+                        mine.name()
+                    ),
+                    None => format!(
+                        "steps here {}: {kept} results kept ({kept_total} so far); still going \
+                         on other hosts: {}",
+                        mine.name(),
+                        pending.join(", ")
+                    ),
+                }
             }
+            Progress::Settled {
+                scheduled_ns,
+                state,
+                reason,
+                ..
+            } => format!(
+                "run due {}: {}{}",
+                rfc3339(scheduled_ns),
+                state.name(),
+                reason.map(|r| format!(" ({r})")).unwrap_or_default()
+            ),
             Progress::Finished => "the schedule has ended".to_string(),
             // The step's own line says what the method kept.
             Progress::Method { .. } => return,
@@ -462,8 +451,18 @@ pub(crate) fn status_text(s: &CampaignStatus) -> String {
             m.reason.as_deref().unwrap_or("")
         );
     }
+    for p in &s.partial {
+        out += &format!(
+            "  partial: due {}: {}\n",
+            rfc3339(p.scheduled_ns),
+            p.reason.as_deref().unwrap_or("")
+        );
+    }
     for (run, e) in &s.errors {
         out += &format!("  error in run {run}: {e}\n");
+    }
+    if let Some(o) = &s.overrides {
+        out += &format!("  overrides: {o}\n");
     }
     if let Some(e) = &s.plan_error {
         out += &format!("  plan: {e}\n");

@@ -10,7 +10,7 @@ use crate::campaign_cmd::{read_plan, which_endpoint, CliRunners};
 use sonde_agent::{Gate, GatedRunner, Origin};
 use sonde_archive::Store;
 use sonde_campaign::Runners;
-use sonde_campaign::{Control, Progress, Scheduler};
+use sonde_campaign::{Control, Overrides, Progress, Scheduler};
 use sonde_model::Credential;
 use sonde_run::{LocalRunner, Runner, TokenRunner};
 use sonde_web::{LiveBus, LiveRunner};
@@ -176,7 +176,7 @@ fn watch(dir: &Path, archive: &str, runners: &AgentRunners, shutdown: &AtomicBoo
                         refused.insert(path.clone(), text.clone());
                     }
                 },
-                Some(r) => match read_plan(path, None, &BTreeMap::new()) {
+                Some(r) => match read_plan(path, &Overrides::default()) {
                     Ok((plan, text)) => {
                         tracing::info!(plan = %path.display(), "plan changed: taken after the run in progress");
                         r.control.reload(plan, text.clone());
@@ -210,7 +210,7 @@ fn watch(dir: &Path, archive: &str, runners: &AgentRunners, shutdown: &AtomicBoo
 }
 
 fn start(path: &Path, archive: &str, runners: &AgentRunners) -> Result<Running, String> {
-    let (plan, text) = read_plan(path, None, &BTreeMap::new())?;
+    let (plan, text) = read_plan(path, &Overrides::default())?;
     let me = which_endpoint(&plan, None)?;
     let runners = &AgentRunners {
         origin: origin_of(&text),
@@ -225,8 +225,16 @@ fn start(path: &Path, archive: &str, runners: &AgentRunners) -> Result<Running, 
     let thread = std::thread::Builder::new()
         .name(format!("sonde-campaign-{name}"))
         .spawn(move || {
-            let outcome = Scheduler::new(store, plan, &plan_text, &me, &runners, &ctl)
-                .and_then(|mut s| s.run(&mut |p| log(&name, &p)));
+            let outcome = Scheduler::new(
+                store,
+                plan,
+                &plan_text,
+                &Overrides::default(),
+                &me,
+                &runners,
+                &ctl,
+            )
+            .and_then(|mut s| s.run(&mut |p| log(&name, &p)));
             if let Err(e) = outcome {
                 tracing::error!(campaign = %name, "campaign stopped: {e}");
             }
@@ -254,8 +262,14 @@ fn log(campaign: &str, p: &Progress) {
         Progress::Recovered { run_id, .. } => {
             tracing::warn!(campaign, run = %run_id, "unfinished run marked interrupted")
         }
-        Progress::RunStarted { run_id, .. } => {
-            tracing::info!(campaign, run = %run_id, "run started")
+        Progress::RunStarted {
+            run_id,
+            joined,
+            steps,
+            ..
+        } => {
+            let how = if *joined { "run joined" } else { "run started" };
+            tracing::info!(campaign, run = %run_id, steps, "{how}")
         }
         Progress::StepEnded { kind, detail, .. } if kind.is_failure() => {
             tracing::warn!(campaign, kind = %kind, "step failed: {detail}")
@@ -263,9 +277,21 @@ fn log(campaign: &str, p: &Progress) {
         Progress::RunEnded {
             run_id,
             state,
+            mine,
             kept,
+            pending,
         } => {
-            tracing::info!(campaign, run = %run_id, state = state.name(), kept, "run ended")
+            let state = state.map_or("running", |s| s.name());
+            tracing::info!(campaign, run = %run_id, state, here = mine.name(), kept, pending = pending.len(), "steps here ended")
+        }
+        Progress::Settled {
+            run_id,
+            state,
+            reason,
+            ..
+        } => {
+            let reason = reason.as_deref().unwrap_or("");
+            tracing::info!(campaign, run = %run_id, state = state.name(), "run settled {reason}")
         }
         Progress::Finished => tracing::info!(campaign, "schedule ended"),
         _ => tracing::debug!(campaign, "{p:?}"),

@@ -16,7 +16,6 @@ use axum::{Json, Router};
 use serde_json::{json, Value};
 use sonde_agent::Origin;
 use sonde_campaign::{campaign_status, CampaignStatus, Plan};
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 pub fn routes() -> Router<Shared> {
@@ -81,12 +80,16 @@ async fn one(
         let Some(status) = campaign_status(s, &n, RECENT).map_err(campaign_err)? else {
             return Ok(None);
         };
-        let plan = s
+        let (plan, overrides) = s
             .campaigns()?
             .into_iter()
             .find(|c| c.name == n)
-            .map(|c| c.plan)
+            .map(|c| (c.plan, c.overrides))
             .unwrap_or_default();
+        // The command line's overrides, beside the plan as written.
+        let overrides: Value = overrides
+            .and_then(|o| serde_json::from_str(&o).ok())
+            .unwrap_or(Value::Null);
         let plan = if token {
             plan
         } else {
@@ -94,7 +97,7 @@ async fn one(
         };
         let runs: Vec<Value> = s.runs(&n, 50)?.iter().map(run_line).collect();
         Ok(Some(
-            json!({ "status": status, "plan": plan, "runs": runs }),
+            json!({ "status": status, "plan": plan, "overrides": overrides, "runs": runs }),
         ))
     })
     .await?;
@@ -195,8 +198,8 @@ async fn create(
     let body = super::body(body)?;
     let dir = dir(&state)?.to_path_buf();
     let text = plan_text(&headers, &body)?;
-    let plan =
-        Plan::parse(&text, None, &BTreeMap::new()).map_err(|e| bad(format!("the plan: {e}")))?;
+    let plan = Plan::parse(&text, &sonde_campaign::Overrides::default())
+        .map_err(|e| bad(format!("the plan: {e}")))?;
     admit_steps(&state, &plan)?;
     // The mark makes the scheduler run it as the API's, not the operator's.
     let text = format!("{}{}\n{text}", sonde_campaign::API_MARK, plan.name);

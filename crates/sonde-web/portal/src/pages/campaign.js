@@ -21,6 +21,9 @@ export async function render(app, params, ctx, rest) {
   const c = await get(`campaigns/${encodeURIComponent(name)}`, {}, ctx.signal);
   const s = c.status;
   const missed = s.missed || [];
+  const partial = s.partial || [];
+  const over = c.overrides ? Object.entries(c.overrides).map(([k, v]) =>
+    k === 'endpoints' ? Object.entries(v).map(([n, a]) => `endpoint ${n} = ${a}`).join(', ') : `${k} ${v}`).join(', ') : '';
   const errors = s.errors || [];
   const shown = c.runs.slice(0, SHOWN);
   app.innerHTML = `<h1>Campaign ${esc(s.name)}${s.paused ? ' <span class="paused">paused</span>' : ''}</h1>
@@ -33,11 +36,13 @@ export async function render(app, params, ctx, rest) {
     </dl>
     <h2>Missed runs (${missed.length})</h2>
     ${missed.length ? `<table class="runs missed"><thead><tr><th>scheduled</th><th>state</th><th>why</th><th></th></tr></thead><tbody>${missed.map(runRow).join('')}</tbody></table>` : '<p>None.</p>'}
+    ${partial.length ? `<h2>Partial runs (${partial.length})</h2><table class="runs partial"><thead><tr><th>scheduled</th><th>state</th><th>why</th><th></th></tr></thead><tbody>${partial.map(runRow).join('')}</tbody></table>` : ''}
     ${errors.length ? `<h2>Failed steps</h2><ul class="errors">${errors.map(([id, detail]) => `<li><code>${esc(id)}</code> ${esc(detail)}</li>`).join('')}</ul>` : ''}
     <p><a href="#/path?campaign=${encodeURIComponent(s.name)}&test=tcp">its TCP throughput</a> ·
        <a href="#/heatmap?test=tcp">day heat map</a></p>
     </div><div>
     <h2>Plan</h2>
+    ${over ? `<p class="overrides">Run with overrides: <code>${esc(over)}</code> (the plan below is as written)</p>` : ''}
     <pre class="plan">${esc(c.plan)}</pre>
     </div></div>
     <h2>Runs (${c.runs.length}${c.runs.length > shown.length ? `, the newest ${shown.length} shown` : ''})</h2>

@@ -3,12 +3,11 @@
 //! the lab and CLI tests run campaigns over real sockets).
 
 use sonde_archive::{ResultFilter, RunState, Store};
-use sonde_campaign::{Control, Plan, Progress, Runners, Scheduler};
+use sonde_campaign::{Control, Overrides, Plan, Progress, Runners, Scheduler};
 use sonde_model::{
     Direction, Figures, HostEnv, PeerKind, TestEnv, TestResult, TestSpec, Timestamp,
 };
 use sonde_run::{Events, RunError, Runner, Stop};
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -81,9 +80,21 @@ const TCP_AND_PING: &str = "[[step]]\ntest = \"tcp\"\ntime_s = 1\n\
                             [[step]]\ntest = \"ping\"\ncount = 3\n";
 
 fn run_plan(location: &str, text: &str, path: &FakePath, control: &Control) -> Vec<Progress> {
-    let plan = Plan::parse(text, None, &BTreeMap::new()).unwrap();
+    run_as(location, text, "A", path, control)
+}
+
+/// Runs the plan as endpoint `me` until its schedule ends.
+fn run_as(
+    location: &str,
+    text: &str,
+    me: &str,
+    path: &FakePath,
+    control: &Control,
+) -> Vec<Progress> {
+    let plan = Plan::parse(text, &Overrides::default()).unwrap();
     let store = Store::open(location).unwrap();
-    let mut s = Scheduler::new(store, plan, text, "A", path, control).unwrap();
+    let over = Overrides::default();
+    let mut s = Scheduler::new(store, plan, text, &over, me, path, control).unwrap();
     let mut seen = Vec::new();
     s.run(&mut |p| seen.push(p)).unwrap();
     seen
@@ -161,7 +172,7 @@ fn two_schedulers_on_one_archive_never_run_an_occurrence_twice() {
     // The plan must exist before both start, anchored once.
     Store::open(&location)
         .unwrap()
-        .put_campaign("twice", &text, sonde_campaign::now_ns())
+        .put_campaign("twice", &text, None, sonde_campaign::now_ns())
         .unwrap();
     std::thread::scope(|s| {
         for _ in 0..2 {
@@ -221,7 +232,7 @@ fn a_run_left_by_a_dead_process_is_marked_interrupted_and_the_schedule_goes_on()
     let mut store = Store::open(&location).unwrap();
     let now = sonde_campaign::now_ns();
     store
-        .put_campaign("dead", &text, now - 10_000_000_000)
+        .put_campaign("dead", &text, None, now - 10_000_000_000)
         .unwrap();
     // A run claimed by a process that no longer exists (pid 4194304 is
     // above Linux's pid_max), holding a lease.
@@ -259,7 +270,7 @@ fn a_run_left_by_a_dead_process_is_marked_interrupted_and_the_schedule_goes_on()
 #[test]
 fn a_plan_names_what_is_wrong() {
     let bad = |text: &str| {
-        Plan::parse(text, None, &BTreeMap::new())
+        Plan::parse(text, &Overrides::default())
             .unwrap_err()
             .to_string()
     };
@@ -280,8 +291,7 @@ fn a_plan_names_what_is_wrong() {
         &format!(
             "{base}[[step]]\nmethod = \"repeat\"\n[step.test]\ntest = \"tcp\"\nhost = \"@B\"\n"
         ),
-        None,
-        &BTreeMap::new(),
+        &Overrides::default(),
     )
     .unwrap();
     let sonde_campaign::StepBody::Method(sonde_model::MethodSpec::Repeat(r)) = &ok.steps[0].body
@@ -307,7 +317,7 @@ fn an_endpoints_port_is_where_its_tcp_and_udp_steps_go() {
         other => panic!("step {i}: {other:?}"),
     };
     for address in ["127.0.0.1:25301", "[::1]:25301"] {
-        let plan = Plan::parse(&text(address), None, &BTreeMap::new()).unwrap();
+        let plan = Plan::parse(&text(address), &Overrides::default()).unwrap();
         let host = address.rsplit_once(':').unwrap().0.trim_matches(['[', ']']);
         assert_eq!(port(&plan, 0), (host.to_string(), 25301), "{address}");
         // A step's own port wins.
@@ -315,11 +325,11 @@ fn an_endpoints_port_is_where_its_tcp_and_udp_steps_go() {
         assert_eq!(plan.endpoints[1].address, host);
     }
     // Without one, the default.
-    let plan = Plan::parse(&text("b.test"), None, &BTreeMap::new()).unwrap();
+    let plan = Plan::parse(&text("b.test"), &Overrides::default()).unwrap();
     assert_eq!(port(&plan, 0), ("b.test".to_string(), 5201));
     // A port that is none is refused when the plan is read (campaign
     // check), naming the endpoint.
-    let e = Plan::parse(&text("b.test:99999"), None, &BTreeMap::new())
+    let e = Plan::parse(&text("b.test:99999"), &Overrides::default())
         .unwrap_err()
         .to_string();
     assert!(
@@ -335,7 +345,7 @@ fn the_example_plans_read_and_the_studys_battery_scales_to_the_lab() {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         let text = std::fs::read_to_string(&path).unwrap();
-        let plan = Plan::parse(&text, None, &BTreeMap::new())
+        let plan = Plan::parse(&text, &Overrides::default())
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         names.push(plan.name);
     }
@@ -350,13 +360,20 @@ fn the_example_plans_read_and_the_studys_battery_scales_to_the_lab() {
         ]
     );
     let text = std::fs::read_to_string(format!("{dir}/geant-stesta.toml")).unwrap();
-    let full = Plan::parse(&text, None, &BTreeMap::new()).unwrap();
+    let full = Plan::parse(&text, &Overrides::default()).unwrap();
     assert_eq!(full.steps.len(), 8);
     assert_eq!(
         full.run_length(),
         Duration::from_secs(6 * 300) + 2 * Duration::from_secs(302)
     );
-    let lab = Plan::parse(&text, Some(1.0 / 30.0), &BTreeMap::new()).unwrap();
+    let lab = Plan::parse(
+        &text,
+        &Overrides {
+            scale: Some(1.0 / 30.0),
+            ..Overrides::default()
+        },
+    )
+    .unwrap();
     let sonde_campaign::StepBody::Test(TestSpec::Tcp(tcp)) = &lab.steps[0].body else {
         panic!("step 1 is TCP");
     };
@@ -398,7 +415,7 @@ fn a_method_step_streams_the_methods_own_typed_progress() {
             _ => None,
         })
         .collect();
-    let plan = Plan::parse(&text, None, &BTreeMap::new()).unwrap();
+    let plan = Plan::parse(&text, &Overrides::default()).unwrap();
     let Spec::Method(method) = &plan.steps[0].body else {
         panic!("a method step")
     };

@@ -1,0 +1,103 @@
+//! What the command line changes of a plan for one `campaign run`
+//! (`--scale`, `--repeat`, `--max-runs`, `--endpoint`): applied when the
+//! plan is read, and kept in the archive beside the plan's text as JSON,
+//! so that the campaign's page shows the plan as written and the
+//! overrides as overrides.
+
+use crate::CampaignError;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// A plan's overrides; the default changes nothing.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Overrides {
+    /// Multiplies every step's duration and the schedule (the plan's own
+    /// `scale` otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<f64>,
+    /// Runs every this long instead of the plan's schedule, as written
+    /// (`PT40S`): not scaled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<String>,
+    /// Stops after this many runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_runs: Option<u64>,
+    /// Endpoints' addresses by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub endpoints: BTreeMap<String, String>,
+}
+
+impl Overrides {
+    pub fn is_empty(&self) -> bool {
+        *self == Overrides::default()
+    }
+
+    /// The JSON the archive keeps; none when nothing is overridden.
+    pub fn to_json(&self) -> Option<String> {
+        (!self.is_empty()).then(|| serde_json::to_string(self).unwrap_or_default())
+    }
+
+    /// Reads what the archive keeps (none: no overrides).
+    pub fn from_json(json: Option<&str>) -> Result<Overrides, CampaignError> {
+        match json {
+            None => Ok(Overrides::default()),
+            Some(j) => serde_json::from_str(j)
+                .map_err(|e| CampaignError::Plan(format!("overrides kept with the plan: {e}"))),
+        }
+    }
+
+    /// `--repeat` as a span, checked.
+    pub(crate) fn repeat_span(&self) -> Result<Option<Duration>, CampaignError> {
+        let Some(r) = &self.repeat else {
+            return Ok(None);
+        };
+        let every = crate::schedule::parse_span("--repeat", r)?;
+        if every < Duration::from_secs(1) {
+            return Err(CampaignError::Plan(format!("--repeat {r}: at least 1 s")));
+        }
+        Ok(Some(every))
+    }
+
+    /// One line for people: `scale 0.01, repeat PT40S, max_runs 3`.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(s) = self.scale {
+            parts.push(format!("scale {s}"));
+        }
+        if let Some(r) = &self.repeat {
+            parts.push(format!("repeat {r}"));
+        }
+        if let Some(n) = self.max_runs {
+            parts.push(format!("max_runs {n}"));
+        }
+        for (name, address) in &self.endpoints {
+            parts.push(format!("endpoint {name} = {address}"));
+        }
+        parts.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overrides_go_to_json_and_back_and_none_is_no_json() {
+        assert_eq!(Overrides::default().to_json(), None);
+        let o = Overrides {
+            scale: Some(0.01),
+            repeat: Some("PT40S".into()),
+            max_runs: Some(3),
+            endpoints: BTreeMap::from([("B".into(), "10.0.0.2".into())]),
+        };
+        let json = o.to_json().unwrap();
+        assert_eq!(Overrides::from_json(Some(&json)).unwrap(), o);
+        assert_eq!(
+            o.describe(),
+            "scale 0.01, repeat PT40S, max_runs 3, endpoint B = 10.0.0.2"
+        );
+        assert!(Overrides::from_json(Some("{\"speed\": 2}")).is_err());
+    }
+}
