@@ -78,8 +78,8 @@ impl AlertMetric {
 }
 
 /// Which paths a rule watches: every key given must equal the path's
-/// (`source` and `target` are the campaign's endpoint names when the
-/// result has them, else the hosts).
+/// (`source` and `target` match an end's address, or its name: the
+/// campaign's endpoint name when the result has one, else the host).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Selector {
@@ -93,12 +93,18 @@ pub struct Selector {
 }
 
 /// A path's identity, as the archive gives it (the fields a
-/// [`Selector`] looks at).
+/// [`Selector`] looks at). Its ends are identified by their addresses
+/// where the result has them, and labelled by their names.
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct PathKey {
     pub test: String,
+    /// The ends' names: the campaign's endpoint names, else the host
+    /// that ran the test and the host it went to, as written.
     pub source: String,
     pub target: String,
+    /// The ends' addresses (empty where the result does not say).
+    pub source_addr: String,
+    pub target_addr: String,
     pub family: String,
     pub direction: String,
     pub campaign: String,
@@ -106,10 +112,36 @@ pub struct PathKey {
 }
 
 impl PathKey {
-    /// One line naming the path: `ping a → b (ipv6)`, with its
-    /// direction and step when it has them.
+    /// An end as people read it: its name, and its address beside it
+    /// when that says more.
+    fn end(name: &str, addr: &str) -> String {
+        if addr.is_empty() || addr == name {
+            name.to_string()
+        } else if name.is_empty() {
+            addr.to_string()
+        } else {
+            format!("{name} ({addr})")
+        }
+    }
+
+    /// What identifies an end: its address, else its name.
+    fn end_id<'s>(name: &'s str, addr: &'s str) -> &'s str {
+        if addr.is_empty() {
+            name
+        } else {
+            addr
+        }
+    }
+
+    /// One line naming the path: `ping A (2001:db8::1) → B (2001:db8::2)
+    /// (v6)`, with its direction and step when it has them.
     pub fn display(&self) -> String {
-        let mut s = format!("{} {} → {}", self.test, self.source, self.target);
+        let mut s = format!(
+            "{} {} → {}",
+            self.test,
+            Self::end(&self.source, &self.source_addr),
+            Self::end(&self.target, &self.target_addr)
+        );
         if !self.family.is_empty() {
             s.push_str(&format!(" ({})", self.family));
         }
@@ -123,12 +155,13 @@ impl PathKey {
     }
 
     /// The key the archive keeps an alert's state under: every field,
-    /// joined (`|` cannot be in a host name or a test's name).
+    /// each end by its address where known, joined (`|` cannot be in a
+    /// host name, an address or a test's name).
     pub fn key(&self) -> String {
         [
-            &self.test,
-            &self.source,
-            &self.target,
+            self.test.as_str(),
+            Self::end_id(&self.source, &self.source_addr),
+            Self::end_id(&self.target, &self.target_addr),
             &self.family,
             &self.direction,
             &self.campaign,
@@ -139,12 +172,28 @@ impl PathKey {
     }
 }
 
+/// Whether `written` (a rule's address, as users write it) is `addr`:
+/// compared as addresses, so `2001:DB8::1` is `2001:db8::1`.
+fn same_address(written: &str, addr: &str) -> bool {
+    match (
+        written.parse::<std::net::IpAddr>(),
+        addr.parse::<std::net::IpAddr>(),
+    ) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => written == addr,
+    }
+}
+
 impl Selector {
     pub fn selects(&self, path: &PathKey) -> bool {
         let is = |want: &Option<String>, have: &str| want.as_deref().is_none_or(|w| w == have);
+        let end = |want: &Option<String>, name: &str, addr: &str| {
+            want.as_deref()
+                .is_none_or(|w| w == name || (!addr.is_empty() && same_address(w, addr)))
+        };
         is(&self.test, &path.test)
-            && is(&self.source, &path.source)
-            && is(&self.target, &path.target)
+            && end(&self.source, &path.source, &path.source_addr)
+            && end(&self.target, &path.target, &path.target_addr)
             && is(&self.family, &path.family)
             && is(&self.direction, &path.direction)
             && is(&self.campaign, &path.campaign)

@@ -149,3 +149,42 @@ fn a_selector_selects_by_every_key_given() {
     assert!(!s.selects(&path));
     assert_eq!(path.key(), "ping|a|b||||");
 }
+
+#[test]
+fn a_path_is_identified_by_its_addresses_and_labelled_by_its_names() {
+    let path = PathKey {
+        test: "ping".into(),
+        source: "A".into(),
+        target: "B".into(),
+        source_addr: "2001:db8::1".into(),
+        target_addr: "2001:db8::2".into(),
+        family: "v6".into(),
+        ..PathKey::default()
+    };
+    assert_eq!(path.key(), "ping|2001:db8::1|2001:db8::2|v6|||");
+    assert_eq!(
+        path.display(),
+        "ping A (2001:db8::1) → B (2001:db8::2) (v6)"
+    );
+    // A rule names an end by its name or its address, as users write it.
+    for source in ["A", "2001:db8::1", "2001:DB8:0::1"] {
+        let s = Selector {
+            source: Some(source.into()),
+            ..Selector::default()
+        };
+        assert!(s.selects(&path), "{source}");
+    }
+    let s = Selector {
+        source: Some("2001:db8::9".into()),
+        ..Selector::default()
+    };
+    assert!(!s.selects(&path));
+    // Without addresses (a document from before), the names stand in.
+    let old = PathKey {
+        source_addr: String::new(),
+        target_addr: String::new(),
+        ..path
+    };
+    assert_eq!(old.key(), "ping|A|B|v6|||");
+    assert_eq!(old.display(), "ping A → B (v6)");
+}

@@ -19,8 +19,8 @@ pub struct Notice {
     pub edge: Edge,
     pub path: PathKey,
     pub metric: AlertMetric,
-    /// The hosts the result ran between, as written (addresses when the
-    /// test named addresses).
+    /// The ends the result ran between: their addresses where the result
+    /// says, else the hosts as written.
     pub source_host: String,
     pub target_host: String,
     /// The incident the alert opened when it was raised.
@@ -39,6 +39,8 @@ impl Notice {
             ("test", self.path.test.clone()),
             ("source", self.path.source.clone()),
             ("target", self.path.target.clone()),
+            ("source_address", self.path.source_addr.clone()),
+            ("target_address", self.path.target_addr.clone()),
             ("metric", self.metric.name().to_string()),
             (
                 "value",
@@ -67,6 +69,8 @@ impl Notice {
                 "test": self.path.test,
                 "source": self.path.source,
                 "target": self.path.target,
+                "source_address": self.path.source_addr,
+                "target_address": self.path.target_addr,
                 "family": self.path.family,
                 "direction": self.path.direction,
                 "campaign": self.path.campaign,

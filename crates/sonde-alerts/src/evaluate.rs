@@ -42,6 +42,8 @@ pub fn path_of(row: &ResultRow) -> PathKey {
         test: row.test.clone(),
         source: row.from.clone().unwrap_or_else(|| row.source.clone()),
         target: row.to.clone().unwrap_or_else(|| row.target.clone()),
+        source_addr: row.source_addr.clone().unwrap_or_default(),
+        target_addr: row.target_addr.clone().unwrap_or_default(),
         family: row.family.clone(),
         direction: row.direction.clone(),
         campaign: row.campaign.clone().unwrap_or_default(),
@@ -167,8 +169,8 @@ impl Evaluator {
                         edge,
                         path: path.clone(),
                         metric: rule.metric,
-                        source_host: row.source.clone(),
-                        target_host: row.target.clone(),
+                        source_host: row.source_addr.clone().unwrap_or(row.source.clone()),
+                        target_host: row.target_addr.clone().unwrap_or(row.target.clone()),
                         incident_id: st.incident_id,
                     });
                 }

@@ -14,6 +14,8 @@ pub const NAMES: &[&str] = &[
     "test",
     "source",
     "target",
+    "source_address",
+    "target_address",
     "metric",
     "value",
     "condition",

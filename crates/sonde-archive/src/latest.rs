@@ -17,6 +17,11 @@ pub struct ResultRow {
     pub source: String,
     /// The host it measured toward, as written.
     pub target: String,
+    /// The address the test was sent from, and the one it went to, where
+    /// the result says (what identifies the path; the names above label
+    /// it).
+    pub source_addr: Option<String>,
+    pub target_addr: Option<String>,
     pub family: String,
     /// `forward`, `reverse`, `bidir`, or empty for a ping.
     pub direction: String,
@@ -72,7 +77,7 @@ fn select() -> String {
     format!(
         "SELECT id, test, COALESCE(source, ''), COALESCE(target, ''), COALESCE(family, ''), \
          COALESCE(direction, ''), campaign, {}, {}, {}, start_ns, throughput_bps, loss_pct, \
-         pdr_pct, jitter_ms, rtt_p50_ms, {} FROM results",
+         pdr_pct, jitter_ms, rtt_p50_ms, {}, source_addr, target_addr FROM results",
         label("step"),
         label("from"),
         label("to"),
@@ -100,6 +105,8 @@ fn read_row(r: &[Value]) -> Option<ResultRow> {
         jitter_ms: r.get(14)?.real(),
         rtt_ms: r.get(15)?.real(),
         agent: text(16),
+        source_addr: text(17),
+        target_addr: text(18),
     })
 }
 
@@ -161,6 +168,8 @@ mod tests {
             test: "ping".into(),
             source: "h".into(),
             target: "t".into(),
+            source_addr: None,
+            target_addr: None,
             family: "v6".into(),
             direction: String::new(),
             campaign: None,

@@ -83,13 +83,16 @@ pub fn result_row(r: &TestResult, at: &Placement, doc: String) -> Vec<Value> {
         real(h.jitter_ms),
         real(h.rtt_ms.as_ref().map(|r| r.p50)),
         Value::Text(Some(doc)),
+        Value::Text(r.env.source.map(|a| a.to_string())),
+        Value::Text(r.env.target.map(|a| a.to_string())),
     ]
 }
 
 pub const RESULT_INSERT: &str = "INSERT INTO results (id, test, source, target, family, \
     direction, start_ns, duration_s, interrupted, campaign, run_id, method_id, throughput_bps, \
-    loss_pct, pdr_pct, jitter_ms, rtt_p50_ms, doc) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, \
-    $10, $11, $12, $13, $14, $15, $16, $17, $18) ON CONFLICT (id) DO NOTHING";
+    loss_pct, pdr_pct, jitter_ms, rtt_p50_ms, doc, source_addr, target_addr) VALUES ($1, $2, $3, \
+    $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) ON CONFLICT \
+    (id) DO NOTHING";
 
 /// Interval rows written by one statement (11 parameters each: well
 /// under SQLite's and PostgreSQL's limits).

@@ -373,7 +373,8 @@ DELETE FROM path_latest WHERE direction = 'bidir';
     // 12: a run's steps, each claimed by the host that runs it (a battery
     // run from several hosts on one archive: every host joins the run and
     // claims the steps it leads), ended with its outcome, or missed with
-    // why; and the command line's overrides kept beside the plan's text.
+    // why; the command line's overrides kept beside the plan's text; and
+    // each result's two ends by address (what alerts identify a path by).
     r#"
 CREATE TABLE run_steps (
     run_id TEXT NOT NULL,
@@ -388,6 +389,8 @@ CREATE TABLE run_steps (
     PRIMARY KEY (run_id, step)
 );
 ALTER TABLE campaigns ADD COLUMN overrides TEXT;
+ALTER TABLE results ADD COLUMN source_addr TEXT;
+ALTER TABLE results ADD COLUMN target_addr TEXT;
 "#,
 ];
 

@@ -55,6 +55,23 @@ pub fn resolve(host: &str, port: u16, family: IpFamily) -> Result<Vec<SocketAddr
     Ok(addrs)
 }
 
+/// The address this host sends from toward `target`: `bind` when one is
+/// asked for, else the kernel's choice for its route (a UDP socket
+/// connected to it, which sends nothing). `None` when there is no route.
+pub fn source_toward(target: IpAddr, bind: Option<IpAddr>) -> Option<IpAddr> {
+    if let Some(b) = bind.filter(|b| !b.is_unspecified()) {
+        return Some(b);
+    }
+    let any: SocketAddr = match target {
+        IpAddr::V4(_) => (Ipv4Addr::UNSPECIFIED, 0).into(),
+        IpAddr::V6(_) => (Ipv6Addr::UNSPECIFIED, 0).into(),
+    };
+    let probe = std::net::UdpSocket::bind(any).ok()?;
+    // The discard port: connecting a UDP socket only picks its route.
+    probe.connect((target, 9)).ok()?;
+    probe.local_addr().ok().map(|a| a.ip())
+}
+
 /// A TCP connection to `addr` with `opts` set before the handshake, from
 /// the source address and port `opts` ask for, if any.
 pub fn connect(addr: SocketAddr, opts: &StreamOptions) -> Result<TcpStream, EngineError> {

@@ -95,7 +95,12 @@ pub struct TestEnv {
     /// The protocol the server spoke (tcp, udp): `sonde` or `iperf3`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peer: Option<PeerKind>,
-    /// The address probes went to (ping).
+    /// The address this host sent from (the test's socket's own; absent
+    /// where not known, as in documents from before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<IpAddr>,
+    /// The address the test went to (ping's probes, tcp's and udp's
+    /// server, http's peer): what identifies the path with `source`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<IpAddr>,
     /// How probes travelled (ping).
@@ -111,9 +116,17 @@ impl TestEnv {
             client,
             server,
             peer: Some(peer),
+            source: None,
             target: None,
             method: None,
         }
+    }
+
+    /// Records the path's two ends: this host's address and the one the
+    /// test went to.
+    pub fn set_ends(&mut self, source: IpAddr, target: IpAddr) {
+        self.source = Some(source);
+        self.target = Some(target);
     }
 }
 

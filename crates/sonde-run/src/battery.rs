@@ -59,6 +59,7 @@ mod tests {
                 client: HostEnv::default(),
                 server: HostEnv::default(),
                 peer: None,
+                source: None,
                 target: None,
                 method: None,
             };

@@ -118,6 +118,7 @@ pub fn run(spec: &HttpSpec, stop: &Stop, events: &Events) -> Result<TestResult, 
         client: host_env(),
         server: HostEnv::default(),
         peer: None,
+        source: None,
         target: None,
         method: None,
     };

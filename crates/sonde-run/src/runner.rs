@@ -57,6 +57,10 @@ pub fn run(spec: &TestSpec, stop: &Stop, events: &Events) -> Result<TestResult, 
     let outcome = match outcome {
         // A stop during set-up is an interruption, whatever the socket said.
         Err(e) if stop.is_stopped() && !e.is_usage() => Err(RunError::Interrupted),
+        Ok(mut result) => {
+            fill_ends(&mut result, spec);
+            Ok(result)
+        }
         other => other,
     };
     events.emit(match &outcome {
@@ -66,6 +70,28 @@ pub fn run(spec: &TestSpec, stop: &Stop, events: &Events) -> Result<TestResult, 
         },
     });
     outcome
+}
+
+/// Fills the path's two ends where the test did not record them (an
+/// iperf3 peer, http): the first address its host resolves to, the one a
+/// test connects to first, and this host's address toward it.
+fn fill_ends(result: &mut TestResult, spec: &TestSpec) {
+    let env = &mut result.env;
+    if env.target.is_none() {
+        env.target = sonde_engine::connect::resolve(spec.host(), 0, spec.family())
+            .ok()
+            .and_then(|a| a.first().map(|a| a.ip()));
+    }
+    if env.source.is_none() {
+        let bind = match spec {
+            TestSpec::Tcp(s) => s.bind,
+            TestSpec::Udp(s) => s.bind,
+            _ => None,
+        };
+        env.source = env
+            .target
+            .and_then(|t| sonde_engine::connect::source_toward(t, bind));
+    }
 }
 
 #[cfg(test)]

@@ -115,6 +115,8 @@ mod tests {
             test: "udp".into(),
             source: "a".into(),
             target: "b".into(),
+            source_addr: None,
+            target_addr: None,
             family: "v6".into(),
             direction: "forward".into(),
             campaign: None,

@@ -180,6 +180,7 @@ pub fn run_ping(
         // A ping target does not describe itself.
         server: HostEnv::default(),
         peer: None,
+        source: crate::connect::source_toward(target.ip(), None),
         target: Some(target.ip()),
         method: Some(method),
     };

@@ -332,11 +332,9 @@ pub fn run_tcp(
     };
     let mut server_report = theirs;
     server_report.env = server_env;
-    Ok(tcp_result(
-        spec,
-        PeerKind::Sonde,
-        start_ts,
-        &mine,
-        &server_report,
-    )?)
+    let mut result = tcp_result(spec, PeerKind::Sonde, start_ts, &mine, &server_report)?;
+    if let Ok(local) = control.stream().local_addr() {
+        result.env.set_ends(local.ip(), server_addr.ip());
+    }
+    Ok(result)
 }

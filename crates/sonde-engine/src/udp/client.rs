@@ -319,5 +319,10 @@ pub fn run_udp(
         }
     };
     theirs.env = accepted.env;
-    Ok(udp_result(spec, PeerKind::Sonde, start_ts, &mine, &theirs)?)
+    let mut result = udp_result(spec, PeerKind::Sonde, start_ts, &mine, &theirs)?;
+    let stream = control.stream();
+    if let (Ok(local), Ok(peer)) = (stream.local_addr(), stream.peer_addr()) {
+        result.env.set_ends(local.ip(), peer.ip());
+    }
+    Ok(result)
 }

@@ -59,6 +59,7 @@ impl PingResult {
                 },
                 server: HostEnv::default(),
                 peer: None,
+                source: None,
                 target: self.target.parse().ok(),
                 method: method(&self.method),
             },

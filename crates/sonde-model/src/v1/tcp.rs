@@ -209,6 +209,7 @@ impl TcpResult {
                 client: self.env.client,
                 server: self.env.server,
                 peer: Some(peer),
+                source: None,
                 target: None,
                 method: None,
             },

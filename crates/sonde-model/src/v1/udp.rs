@@ -212,6 +212,7 @@ impl UdpResult {
                 client: self.env.client,
                 server: self.env.server,
                 peer: Some(peer),
+                source: None,
                 target: None,
                 method: None,
             },

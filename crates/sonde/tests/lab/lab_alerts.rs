@@ -3,8 +3,10 @@
 //! cleared below 1 % for 2 runs). Midway the link's loss is set to 30 %
 //! each way with `sonde lab set --loss` (about 51 % of round trips lost):
 //! the alert is raised once; the loss set back to 0 clears it once.
-//! `sonde status` on the agent's archive shows both. Needs root;
-//! `SONDE_LAB=skip` skips elsewhere.
+//! `sonde status` on the agent's archive shows both. The raise opens an
+//! incident naming the path's two addresses, each with its owner (node a's
+//! /128 and the lab's /64 as constituencies). Needs root; `SONDE_LAB=skip`
+//! skips elsewhere.
 
 use crate::common;
 use common::cli;
@@ -71,10 +73,23 @@ fn a_loss_change_mid_campaign_raises_one_alert_and_clearing_it_clears_it_once() 
     std::fs::write(
         &config,
         "[[alert]]\nname = \"lossy-link\"\nmetric = \"loss_pct\"\ntest = \"ping\"\n\
-         above = 5.0\nfor = 2\nclear = 1.0\nclear_for = 2\n",
+         above = 5.0\nfor = 2\nclear = 1.0\nclear_for = 2\nnotify = [\"log\", \"incident\"]\n\
+         incident = \"loss-high\"\n",
     )
     .unwrap();
     let db = dir.join("agent.db");
+    let archive = format!("--archive={}", db.display());
+    for (code, network) in [
+        ("node-a", format!("{A}/128")),
+        ("lab", "2001:2::/32".into()),
+    ] {
+        let o = sonde()
+            .args(["incident", "constituency", "add", code, "--name", code])
+            .args(["--network", &network, &archive])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
     let _agent = KillOnDrop(
         sonde()
             .args(["lab", "exec", "--lab", "la1", "a", "--"])
@@ -120,9 +135,37 @@ fn a_loss_change_mid_campaign_raises_one_alert_and_clearing_it_clears_it_once() 
     assert_eq!(raised(&s), 1, "{s}");
     let alert = &s["alerts"]["raised"][0];
     assert_eq!(alert["rule"], "lossy-link");
+    // The path by its addresses, labelled by the campaign's names.
     assert!(
-        alert["label"].as_str().unwrap().contains("ping A → B"),
+        alert["label"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("ping A ({A}) → B ({B})")),
         "{alert}"
+    );
+    // The raise opened an incident with both ends and their owners.
+    let shown = sonde()
+        .args(["incident", "show", "1", "--json", &archive])
+        .output()
+        .unwrap();
+    assert!(shown.status.success(), "{}", stderr(&shown));
+    let incident: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let ends: Vec<(&str, &str, &str)> = incident["addresses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["address"].as_str().unwrap(),
+                a["role"].as_str().unwrap(),
+                a["owner"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ends,
+        [(A, "source", "node-a"), (B, "target", "lab")],
+        "{incident}"
     );
 
     set_loss(0);
