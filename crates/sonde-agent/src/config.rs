@@ -165,6 +165,46 @@ pub enum ConfigError {
     Parse { path: String, message: String },
     #[error("{key}: {reason}")]
     Invalid { key: &'static str, reason: String },
+    /// An `[[alert]]` that cannot work (its name and key in the error).
+    #[error("{0}")]
+    Alert(sonde_alerts::ConfigError),
+    /// One of the above, where it is in the file.
+    #[error("{path}:{line}: {error}")]
+    At {
+        path: String,
+        line: usize,
+        error: Box<ConfigError>,
+    },
+}
+
+impl ConfigError {
+    /// The error with the file and line of the key it names, read from
+    /// the file at `path` (as it is when none can be found).
+    pub fn located(self, path: &Path) -> ConfigError {
+        use sonde_model::toml_where::{line_of, Step};
+        let Ok(text) = std::fs::read_to_string(path) else {
+            return self;
+        };
+        let line = match &self {
+            ConfigError::Invalid { key, .. } => {
+                let steps: Vec<Step<'_>> = key.split('.').map(Step::Key).collect();
+                line_of(&text, &steps)
+            }
+            ConfigError::Alert(e) => line_of(
+                &text,
+                &[Step::Key("alert"), Step::Named(&e.rule), Step::Key(e.key)],
+            ),
+            _ => None,
+        };
+        match line {
+            Some(line) => ConfigError::At {
+                path: path.display().to_string(),
+                line,
+                error: Box::new(self),
+            },
+            None => self,
+        }
+    }
 }
 
 impl ServerConfig {
@@ -270,10 +310,7 @@ impl ServerConfig {
         self.auth
             .check()
             .map_err(|(key, reason)| ConfigError::Invalid { key, reason })?;
-        let rules = sonde_alerts::rules(&self.alert).map_err(|e| ConfigError::Invalid {
-            key: "alert",
-            reason: e.to_string(),
-        })?;
+        let rules = sonde_alerts::rules(&self.alert).map_err(ConfigError::Alert)?;
         let mails = rules.iter().any(|r| {
             r.deliveries
                 .iter()

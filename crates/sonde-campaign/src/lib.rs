@@ -21,6 +21,7 @@
 
 mod overrides;
 pub mod plan;
+mod plan_where;
 pub mod resource;
 mod run;
 pub mod run_event;

@@ -95,7 +95,12 @@ impl Plan {
     /// Reads a plan from TOML with the command line's overrides (none:
     /// `&Overrides::default()`): its scale, schedule and endpoints'
     /// addresses win over the plan's.
+    /// A mistake found after the TOML was read starts with its line.
     pub fn parse(text: &str, over: &crate::Overrides) -> Result<Plan, CampaignError> {
+        Self::read(text, over).map_err(|e| crate::plan_where::located(e, text))
+    }
+
+    fn read(text: &str, over: &crate::Overrides) -> Result<Plan, CampaignError> {
         let (scale, endpoints) = (over.scale, &over.endpoints);
         let file: PlanFile =
             toml::from_str(text).map_err(|e| bad(e.to_string().trim_end().replace('\n', " ")))?;

@@ -30,6 +30,8 @@ pub struct PlanError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Group {
+    /// `all-pairs`; `all_pairs` is read as it too.
+    #[serde(alias = "all_pairs")]
     AllPairs,
     Star,
     Disjoint,
@@ -65,6 +67,13 @@ pub struct MeshSpec {
     pub side_b: Vec<String>,
     #[serde(default)]
     pub lead: Lead,
+}
+
+/// The `[mesh]` table alone, read from the whole text (the rest of the
+/// file is a campaign plan's, read by its own reader).
+#[derive(Deserialize)]
+struct MeshView {
+    mesh: Option<MeshSpec>,
 }
 
 /// A mesh plan as read.
@@ -103,11 +112,13 @@ impl MeshPlan {
                 "name '{name}': use 1 to 64 letters, digits, '-', '_' and '.'"
             )));
         }
-        let mesh: MeshSpec = rest
-            .remove("mesh")
-            .ok_or_else(|| bad("no [mesh] table: who measures whom".into()))?
-            .try_into()
-            .map_err(|e: toml::de::Error| bad(format!("[mesh]: {}", e.message())))?;
+        // Read from the text, so that a mistake in [mesh] has its line.
+        let view: MeshView =
+            toml::from_str(text).map_err(|e| bad(e.to_string().trim_end().replace('\n', " ")))?;
+        let mesh = view
+            .mesh
+            .ok_or_else(|| bad("no [mesh] table: who measures whom".into()))?;
+        rest.remove("mesh");
         if rest.contains_key("endpoint") {
             return Err(bad(
                 "a mesh plan has no [[endpoint]]: the agents are its endpoints".into(),
@@ -137,7 +148,13 @@ impl MeshPlan {
             mesh,
             rest,
         };
-        plan.check_group().map_err(&bad)?;
+        plan.check_group().map_err(|(key, why)| {
+            use sonde_model::toml_where::{line_of, Step};
+            match line_of(text, &[Step::Key("mesh"), Step::Key(key)]) {
+                Some(line) => bad(format!("line {line}: {why}")),
+                None => bad(why),
+            }
+        })?;
         // Every agent the plan names, registered at a documentation
         // address: each share must be a campaign plan that reads.
         let mut named: BTreeSet<String> = plan
@@ -167,34 +184,44 @@ impl MeshPlan {
         Ok(plan)
     }
 
-    fn check_group(&self) -> Result<(), String> {
+    /// Whether the group holds together: the key at fault and why not.
+    fn check_group(&self) -> Result<(), (&'static str, String)> {
         let m = &self.mesh;
-        for n in m
-            .agents
-            .iter()
-            .chain(&m.side_a)
-            .chain(&m.side_b)
-            .chain(&m.hub)
-        {
-            if !sonde_agent::mesh_config::valid_name(n) {
-                return Err(format!("[mesh]: agent name '{n}' is not one"));
+        for (key, names) in [
+            ("agents", &m.agents),
+            ("side_a", &m.side_a),
+            ("side_b", &m.side_b),
+        ] {
+            if let Some(n) = names
+                .iter()
+                .find(|n| !sonde_agent::mesh_config::valid_name(n))
+            {
+                return Err((key, format!("[mesh]: {key}: agent name '{n}' is not one")));
             }
+        }
+        if let Some(h) = m
+            .hub
+            .as_ref()
+            .filter(|h| !sonde_agent::mesh_config::valid_name(h))
+        {
+            return Err(("hub", format!("[mesh]: hub: agent name '{h}' is not one")));
         }
         match m.group {
             Group::AllPairs => Ok(()),
             Group::Star => match &m.hub {
-                None => Err("[mesh]: a star needs its hub".into()),
-                Some(h) if !m.agents.is_empty() && !m.agents.contains(h) => {
-                    Err(format!("[mesh]: the hub {h} is not among the agents"))
-                }
+                None => Err(("group", "[mesh]: a star needs its hub".into())),
+                Some(h) if !m.agents.is_empty() && !m.agents.contains(h) => Err((
+                    "hub",
+                    format!("[mesh]: the hub {h} is not among the agents"),
+                )),
                 Some(_) => Ok(()),
             },
             Group::Disjoint => {
                 if m.side_a.is_empty() || m.side_b.is_empty() {
-                    return Err("[mesh]: disjoint needs side_a and side_b".into());
+                    return Err(("group", "[mesh]: disjoint needs side_a and side_b".into()));
                 }
                 if let Some(both) = m.side_a.iter().find(|a| m.side_b.contains(a)) {
-                    return Err(format!("[mesh]: {both} is on both sides"));
+                    return Err(("side_b", format!("[mesh]: {both} is on both sides")));
                 }
                 Ok(())
             }
@@ -491,5 +518,29 @@ interval_s = 0.1
             };
             assert!(e.contains(expect), "{e} (expected {expect})");
         }
+    }
+
+    #[test]
+    fn a_mesh_mistake_names_its_line_key_and_what_is_accepted() {
+        // The PLAN's [mesh] is on line 6 and its group on line 7.
+        let e = MeshPlan::parse(&with_mesh("group = \"allpairs\""))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("line 7") && e.contains("`all-pairs`, `all_pairs`, `star`, `disjoint`"),
+            "{e}"
+        );
+        assert!(MeshPlan::parse(&with_mesh("group = \"all_pairs\"")).is_ok());
+        let e = MeshPlan::parse(&with_mesh("group = \"star\""))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 7: [mesh]: a star needs its hub"), "{e}");
+        let e = MeshPlan::parse(&with_mesh("group = \"all-pairs\"\nlead = \"second\""))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("line 8") && e.contains("`first` or `both`"),
+            "{e}"
+        );
     }
 }

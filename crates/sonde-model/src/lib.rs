@@ -31,6 +31,7 @@ pub mod rtt;
 pub mod serde_secs;
 pub mod spec;
 pub mod test_spec;
+pub mod toml_where;
 pub mod tos;
 pub mod udp_assemble;
 pub mod udp_report;

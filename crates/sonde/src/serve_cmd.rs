@@ -146,8 +146,13 @@ impl ServeArgs {
         if let Some(f) = &self.reflector_key_file {
             r.key_file = Some(f.clone());
         }
-        c.validate()
-            .map_err(|e| Failure::Usage(anyhow!("invalid configuration: {e}")))?;
+        c.validate().map_err(|e| {
+            let e = match &self.config {
+                Some(path) => e.located(path),
+                None => e,
+            };
+            Failure::Usage(anyhow!("invalid configuration: {e}"))
+        })?;
         Ok(c)
     }
 }

@@ -141,7 +141,11 @@ fn a_bad_plan_is_a_usage_error_that_names_the_step() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let e = stderr(&out);
-    assert!(e.contains("step 1") && e.contains("soon"), "{e}");
+    // The file, the line of the key, the step and the key.
+    assert!(
+        e.contains("bad.toml: plan: line 16: step 1: time_s:") && e.contains("soon"),
+        "{e}"
+    );
     // The campaign's own label keys are refused as --label.
     let fine = d.join("fine.toml");
     std::fs::write(&fine, plan("fine", 5201, "repeat = \"PT1H\"", 1)).unwrap();

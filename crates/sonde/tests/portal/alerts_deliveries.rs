@@ -276,8 +276,34 @@ fn a_rule_that_cannot_work_stops_the_agent_with_its_name_and_key() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
+    // The file and the line of the key, as a parse error gives them.
     assert!(
-        err.contains("alert 'slow'") && err.contains("pattern item 2"),
+        err.contains(&format!("{}:4: alert 'slow'", config.display()))
+            && err.contains("pattern item 2"),
         "{err}"
     );
+    // A value no path holds, on line 5 of the second rule; a metric that
+    // does not exist, read with the line where it is written.
+    for (text, said) in [
+        (
+            "[[alert]]\nname = \"ok\"\nmetric = \"loss_pct\"\nabove = 1.0\n\n\
+             [[alert]]\nname = \"v7\"\nmetric = \"loss_pct\"\nabove = 1.0\nfamily = \"ipv7\"\n",
+            ":10: alert 'v7': family: 'ipv7' is not one of v6, v4",
+        ),
+        (
+            "[[alert]]\nname = \"typo\"\nmetric = \"los_pct\"\nabove = 1.0\n",
+            "line 3, column 10",
+        ),
+    ] {
+        std::fs::write(&config, text).unwrap();
+        let out = sonde()
+            .args(["serve", "--no-reflector", "--bind", "::1", "--port", "0"])
+            .arg("--config")
+            .arg(&config)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(said), "{err}");
+    }
 }
