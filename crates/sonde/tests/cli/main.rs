@@ -17,6 +17,7 @@ mod client_flags;
 mod compare_groups_cli;
 mod completions;
 mod directions_cli;
+mod docs_run;
 mod fixtures;
 mod help_snapshots;
 mod json_schema;
