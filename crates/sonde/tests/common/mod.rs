@@ -4,6 +4,7 @@
 
 pub mod auth;
 pub mod cli;
+pub mod docs;
 pub mod http;
 pub mod http_server;
 pub mod iperf3_client;

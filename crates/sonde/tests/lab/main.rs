@@ -13,6 +13,7 @@ mod lab_alerts;
 mod lab_campaign;
 mod lab_cmd;
 mod lab_compare;
+mod lab_docs;
 mod lab_families;
 mod lab_impair;
 mod lab_iperf3;
