@@ -21,7 +21,8 @@ pub struct MeshConfig {
     /// PEM certificates to trust for the central agent, instead of the system's.
     pub ca_file: Option<PathBuf>,
     /// Where this agent's sonde server answers, best first (the others
-    /// measure toward the first).
+    /// measure toward the first): `HOST`, `HOST:PORT`, `[V6]:PORT` where
+    /// it listens on another port than 5201.
     pub addresses: Vec<String>,
     /// Where the agent is, in words (a site, a city).
     pub location: Option<String>,
@@ -106,6 +107,39 @@ impl MeshConfig {
                 "a member of a mesh needs the address the others measure toward".into(),
             ));
         }
+        for a in &self.addresses {
+            sonde_model::host_port::split_host_port(a).map_err(|why| ("mesh.addresses", why))?;
+        }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn member(address: &str) -> MeshConfig {
+        MeshConfig {
+            name: Some("a".into()),
+            central: Some("https://central.example:8443".into()),
+            token_file: Some("/etc/sonde/mesh.token".into()),
+            addresses: vec![address.into()],
+            ..MeshConfig::default()
+        }
+    }
+
+    #[test]
+    fn a_members_address_may_name_its_port_and_a_port_that_is_none_is_refused() {
+        for ok in [
+            "2001:db8::1",
+            "[2001:db8::1]:25301",
+            "a.example:25301",
+            "192.0.2.1",
+        ] {
+            assert_eq!(member(ok).check(), Ok(()), "{ok}");
+        }
+        let (key, why) = member("[2001:db8::1]:99999").check().unwrap_err();
+        assert_eq!(key, "mesh.addresses");
+        assert!(why.contains("'99999' is not a port"), "{why}");
     }
 }

@@ -188,7 +188,11 @@ impl ShareCheck {
             Err(e) => return Some(format!("it does not read: {e}")),
         };
         for e in &plan.endpoints {
-            if self.own.iter().any(|a| a == &e.address) {
+            // This agent's own end, written with its port or without.
+            let own = self.own.iter().any(|a| {
+                sonde_model::host_port::split_host_port(a).is_ok_and(|(host, _)| host == e.address)
+            });
+            if own {
                 continue;
             }
             if let Some(out) = sonde_agent::gate::consent::outside(&e.address, &self.targets) {
@@ -335,6 +339,24 @@ mod tests {
         assert!(dir.join("own.toml").exists());
         assert!(dir.join("mesh-x-a.toml").exists());
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn an_agent_on_another_port_is_its_own_end_and_its_peer_is_reached_there() {
+        let mut c = check(&["2001:db8:2::/48"]);
+        c.own = vec!["[2001:db8:1::1]:25301".into()];
+        let text = PLAN
+            .replace(
+                "address = \"2001:db8:1::1\"",
+                "address = \"[2001:db8:1::1]:25301\"",
+            )
+            .replace("{peer}", "[2001:db8:2::1]:25302");
+        assert_eq!(c.refuses(&share("mesh-x-a", &text)), None);
+        let plan = sonde_campaign::Plan::parse(&text, &Default::default()).unwrap();
+        assert_eq!(plan.endpoints[1].port, Some(25302));
+        // Without the port in mesh.addresses it is the same end.
+        c.own = vec!["2001:db8:1::1".into()];
+        assert_eq!(c.refuses(&share("mesh-x-a", &text)), None);
     }
 
     #[test]
