@@ -32,6 +32,25 @@ fn one_off_serves_one_test_then_exits() {
 }
 
 #[test]
+fn a_plain_server_keeps_no_archive_and_makes_no_directory_for_one() {
+    // The default archive, where this test can see it (as root it is
+    // /var/lib/sonde/sonde.db): a server with no campaigns, alerts,
+    // forwarding or readings serves a test and leaves it unmade.
+    let dir = common::TempDir::new("plain-serve");
+    let archive = dir.join("var-lib-sonde").join("sonde.db");
+    let mut cmd = sonde();
+    cmd.env("SONDE_ARCHIVE", &archive);
+    let mut server = ServerProc::start_with(cmd, &["--bind", "::1"], &["--no-reflector", "-1"]);
+    json("iperf3", "::1", server.port, &["-t", "1"]);
+    assert!(eventually(|| !server.is_running()), "{}", server.log());
+    assert!(
+        !dir.join("var-lib-sonde").exists(),
+        "a plain `sonde serve` made {}",
+        archive.display()
+    );
+}
+
+#[test]
 fn an_idle_server_exits_after_its_timeout() {
     let mut server = ServerProc::start(&["--no-reflector", "--idle-timeout", "2s"]);
     json("iperf3", "::1", server.port, &["-t", "1"]);
