@@ -12,14 +12,14 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// One test the fake path ran: (host, kind, began, ended).
-type Ran = (String, String, Instant, Instant);
+pub(crate) type Ran = (String, String, Instant, Instant);
 
 /// A path that takes `busy` per test and answers 8 Mbit/s, noting when
 /// each test ran: (host, kind, began, ended).
 #[derive(Clone, Default)]
-struct FakePath {
-    busy: Duration,
-    log: Arc<Mutex<Vec<Ran>>>,
+pub(crate) struct FakePath {
+    pub(crate) busy: Duration,
+    pub(crate) log: Arc<Mutex<Vec<Ran>>>,
 }
 
 impl Runner for FakePath {

@@ -4,39 +4,27 @@
 //! A real SQLite archive; the path behind the `Runner` trait is a fake
 //! (the lab test runs the same from two hosts over real sockets).
 
+use super::scheduler::FakePath;
 use sonde_archive::{RunState, StepState, Store};
-use sonde_campaign::{campaign_status, Control, Overrides, Plan, Progress, Runners, Scheduler};
-use sonde_model::{HostEnv, PeerKind, TestEnv, TestResult, TestSpec, Timestamp};
-use sonde_run::{Events, RunError, Runner, Stop};
-use std::sync::{Arc, Mutex};
+use sonde_campaign::{campaign_status, Control, Overrides, Plan, Progress, Scheduler};
 use std::time::Duration;
 
-/// A path that takes 100 ms per test and notes each test's kind and
-/// host, for the endpoint whose scheduler ran it.
-#[derive(Clone, Default)]
-struct Path {
-    ran: Arc<Mutex<Vec<(String, String)>>>,
-}
+/// The scheduler tests' fake path, 100 ms a test: what each endpoint's
+/// scheduler ran, as (kind, host).
+type Path = FakePath;
 
-impl Runner for Path {
-    fn run(&self, spec: &TestSpec, _: &Stop, _: &Events) -> Result<TestResult, RunError> {
-        std::thread::sleep(Duration::from_millis(100));
-        self.ran
-            .lock()
-            .unwrap()
-            .push((spec.kind().name().to_string(), spec.host().to_string()));
-        let env = TestEnv::between(HostEnv::default(), HostEnv::default(), PeerKind::Sonde);
-        Ok(TestResult::new(spec.clone(), env, Timestamp::now()))
+fn path() -> Path {
+    FakePath {
+        busy: Duration::from_millis(100),
+        ..FakePath::default()
     }
 }
 
-impl Runners for Path {
-    fn local(&self) -> Box<dyn Runner> {
-        Box::new(self.clone())
-    }
-    fn agent(&self, agent: &str) -> Result<Box<dyn Runner>, String> {
-        Err(format!("no agent {agent} in this test"))
-    }
+fn ran(p: &Path) -> Vec<(String, String)> {
+    let log = p.log.lock().unwrap();
+    log.iter()
+        .map(|(host, kind, ..)| (kind.clone(), host.clone()))
+        .collect()
 }
 
 fn archive(test: &str) -> String {
@@ -77,7 +65,7 @@ fn a_plan_run_from_both_ends_has_every_step_in_every_run_each_once() {
         .unwrap()
         .put_campaign("both", &text, None, sonde_campaign::now_ns())
         .unwrap();
-    let (a, b) = (Path::default(), Path::default());
+    let (a, b) = (path(), path());
     std::thread::scope(|s| {
         s.spawn(|| run_as(&location, &text, "A", &a));
         // B comes a little late, within the first run's slip: it joins
@@ -109,11 +97,11 @@ fn a_plan_run_from_both_ends_has_every_step_in_every_run_each_once() {
         );
     }
     // Each endpoint ran its own steps, three times each, and nothing else.
-    let mut on_a = a.ran.lock().unwrap().clone();
+    let mut on_a = ran(&a);
     on_a.sort();
     assert_eq!(on_a.len(), 6, "{on_a:?}");
     assert!(on_a.iter().all(|(_, host)| host == "b.test"), "{on_a:?}");
-    let on_b = b.ran.lock().unwrap().clone();
+    let on_b = ran(&b);
     assert_eq!(on_b, vec![("ping".to_string(), "a.test".to_string()); 3]);
     let status = campaign_status(&mut store, "both", 10).unwrap().unwrap();
     assert_eq!(status.runs.get("done"), Some(&3), "{:?}", status.runs);
@@ -124,7 +112,7 @@ fn a_plan_run_from_both_ends_has_every_step_in_every_run_each_once() {
 fn a_run_whose_other_end_never_comes_is_partial_and_names_the_step_and_why() {
     let location = archive("alone");
     let text = plan("alone").replace("max_runs = 3", "max_runs = 2");
-    let a = Path::default();
+    let a = path();
     let seen = run_as(&location, &text, "A", &a);
     let mut store = Store::open(&location).unwrap();
     let runs = store.runs("alone", 10).unwrap();
@@ -141,7 +129,7 @@ fn a_run_whose_other_end_never_comes_is_partial_and_names_the_step_and_why() {
         assert_eq!(steps[1].state, StepState::Missed);
         assert_eq!(steps[1].holder, None);
     }
-    assert_eq!(a.ran.lock().unwrap().len(), 4);
+    assert_eq!(ran(&a).len(), 4);
     assert!(
         seen.iter().any(|p| matches!(
             p,
@@ -172,8 +160,8 @@ fn overrides_are_kept_beside_the_plan_not_written_into_it() {
     assert_eq!(plan.schedule.max_runs, Some(1));
     let store = Store::open(&location).unwrap();
     let control = Control::default();
-    let path = Path::default();
-    Scheduler::new(store, plan, &text, &over, "A", &path, &control).unwrap();
+    let fake = path();
+    Scheduler::new(store, plan, &text, &over, "A", &fake, &control).unwrap();
     let mut store = Store::open(&location).unwrap();
     let row = store.campaigns().unwrap().remove(0);
     assert_eq!(row.plan, text, "the plan as written");

@@ -263,38 +263,9 @@ fn a_lossy_path_raises_one_alert_and_clears_it_and_each_notice_is_delivered() {
 fn a_rule_that_cannot_work_stops_the_agent_with_its_name_and_key() {
     let d = dir("bad-rule");
     let config = d.join("agent.toml");
-    std::fs::write(
-        &config,
-        "[[alert]]\nname = \"slow\"\nmetric = \"rtt_ms\"\npattern = \">50ms,*x*\"\n",
-    )
-    .unwrap();
-    let out = sonde()
-        .args(["serve", "--no-reflector", "--bind", "::1", "--port", "0"])
-        .arg("--config")
-        .arg(&config)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    // The file and the line of the key, as a parse error gives them.
-    assert!(
-        err.contains(&format!("{}:4: alert 'slow'", config.display()))
-            && err.contains("pattern item 2"),
-        "{err}"
-    );
-    // A value no path holds, on line 5 of the second rule; a metric that
-    // does not exist, read with the line where it is written.
-    for (text, said) in [
-        (
-            "[[alert]]\nname = \"ok\"\nmetric = \"loss_pct\"\nabove = 1.0\n\n\
-             [[alert]]\nname = \"v7\"\nmetric = \"loss_pct\"\nabove = 1.0\nfamily = \"ipv7\"\n",
-            ":10: alert 'v7': family: 'ipv7' is not one of v6, v4",
-        ),
-        (
-            "[[alert]]\nname = \"typo\"\nmetric = \"los_pct\"\nabove = 1.0\n",
-            "line 3, column 10",
-        ),
-    ] {
+    // `sonde serve` with `text` as its configuration: refused, exit 2;
+    // what it said.
+    let refused = |text: &str| {
         std::fs::write(&config, text).unwrap();
         let out = sonde()
             .args(["serve", "--no-reflector", "--bind", "::1", "--port", "0"])
@@ -303,7 +274,25 @@ fn a_rule_that_cannot_work_stops_the_agent_with_its_name_and_key() {
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(2));
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains(said), "{err}");
-    }
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    let err = refused("[[alert]]\nname = \"slow\"\nmetric = \"rtt_ms\"\npattern = \">50ms,*x*\"\n");
+    // The file and the line of the key, as a parse error gives them.
+    assert!(
+        err.contains(&format!("{}:4: alert 'slow'", config.display()))
+            && err.contains("pattern item 2"),
+        "{err}"
+    );
+    // A value no path holds, on line 10 (the second rule's); a metric
+    // that does not exist, read with the line where it is written.
+    let err = refused(
+        "[[alert]]\nname = \"ok\"\nmetric = \"loss_pct\"\nabove = 1.0\n\n\
+         [[alert]]\nname = \"v7\"\nmetric = \"loss_pct\"\nabove = 1.0\nfamily = \"ipv7\"\n",
+    );
+    assert!(
+        err.contains(":10: alert 'v7': family: 'ipv7' is not one of v6, v4"),
+        "{err}"
+    );
+    let err = refused("[[alert]]\nname = \"typo\"\nmetric = \"los_pct\"\nabove = 1.0\n");
+    assert!(err.contains("line 3, column 10"), "{err}");
 }
