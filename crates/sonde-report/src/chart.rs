@@ -269,6 +269,19 @@ pub fn utc_tick(secs: f64, with_date: bool) -> String {
     utc_tick_as(secs, with_date, false)
 }
 
+/// Names for the instants `secs` (Unix seconds), one each, as a time
+/// axis's ticks: `MM-DD HH:MM` (UTC), with the seconds when two would
+/// otherwise read alike (two runs in one minute).
+pub fn utc_names(secs: &[f64]) -> Vec<String> {
+    let names: Vec<String> = secs.iter().map(|&s| utc_tick_as(s, true, false)).collect();
+    let distinct: std::collections::BTreeSet<&String> = names.iter().collect();
+    if distinct.len() == names.len() {
+        names
+    } else {
+        secs.iter().map(|&s| utc_tick_as(s, true, true)).collect()
+    }
+}
+
 fn utc_tick_as(secs: f64, with_date: bool, with_seconds: bool) -> String {
     let Ok(t) = jiff::Timestamp::from_second(secs.round() as i64) else {
         return String::new();
@@ -319,6 +332,20 @@ pub fn render_svg(chart: &Chart) -> Result<String, ChartError> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn runs_in_one_minute_are_named_apart_by_their_seconds() {
+        // 2026-11-27T22:50:10Z and 22:50:40Z, then an hour later.
+        let t = 1_795_819_810.0;
+        assert_eq!(
+            super::utc_names(&[t, t + 3600.0]),
+            ["11-27 22:50", "11-27 23:50"]
+        );
+        assert_eq!(
+            super::utc_names(&[t, t + 30.0]),
+            ["11-27 22:50:10", "11-27 22:50:40"]
+        );
+    }
+
     use super::*;
 
     fn chart() -> Chart {

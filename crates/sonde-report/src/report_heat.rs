@@ -210,10 +210,7 @@ fn time_run(g: &Group) -> Option<Figure> {
             title: g.name.clone(),
             x_label: "run (start, UTC)".into(),
             y_label: "second of the test".into(),
-            x_names: runs
-                .iter()
-                .map(|r| crate::chart::utc_tick(secs(r), true))
-                .collect(),
+            x_names: crate::chart::utc_names(&runs.iter().map(|r| secs(r)).collect::<Vec<_>>()),
             y_names: seconds.iter().map(|s| s.to_string()).collect(),
             cells: grid(&cells, &seconds, &columns),
             scale_label: format!("{} ({})", d.label, d.unit),

@@ -187,12 +187,9 @@ pub fn rows(
         let gb = groups(b, test);
         for group in groups(a, test).into_iter().filter(|g| gb.contains(g)) {
             for (da, db) in paired(a, b, test, &group) {
-                let direction = if da == db {
-                    da.to_string()
-                } else {
-                    format!("{da} / {db}")
-                };
                 let (ra, rb) = (of(a, test, &group, da), of(b, test, &group, db));
+                let (na, nb) = (direction_named(da, &ra), direction_named(db, &rb));
+                let direction = if na == nb { na } else { format!("{na} / {nb}") };
                 for m in METRICS.into_iter().filter(|m| wanted(*m, metrics)) {
                     let info = m.info();
                     let values = |obs: &[&Obs]| -> Vec<f64> {
@@ -233,6 +230,22 @@ pub fn rows(
         }
     }
     out
+}
+
+/// A row's direction as stats and the report name it: by the campaign's
+/// endpoints (`A to B`, `B to A (with A to B)`) when all its observations
+/// ran between the same two, else `forward`, `reverse`, ….
+fn direction_named(direction: &str, obs: &[&Obs]) -> String {
+    let first = obs.first().map(|o| (&o.ends, o.both));
+    let same = obs.iter().all(|o| Some((&o.ends, o.both)) == first);
+    match first {
+        Some((Some((from, to)), both)) if same => sonde_report::report_build::direction_label(
+            direction,
+            Some((from.as_str(), to.as_str())),
+            both,
+        ),
+        _ => direction.to_string(),
+    }
 }
 
 /// Whether metric `m` is one of those asked (all when none are).

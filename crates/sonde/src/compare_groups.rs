@@ -10,7 +10,7 @@ use clap::ValueEnum;
 use sonde_archive::{ArchiveError, ResultFilter, Store};
 use sonde_model::method::family_used;
 use sonde_model::{Direction, Figures, IpFamily, MethodKind, MethodResult, TestResult};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::time::UNIX_EPOCH;
 
 /// What rows are split by, beside the test and the direction.
@@ -114,6 +114,11 @@ pub struct Obs {
     pub test: &'static str,
     /// `forward`, `reverse`, `round_trip` or `total`.
     pub direction: &'static str,
+    /// The campaign's endpoints it ran between (its `from` and `to`
+    /// labels), and whether both directions ran at once: how its
+    /// direction is named (`A to B (with B to A)`).
+    pub ends: Option<(String, String)>,
+    pub both: bool,
     pub group: Group,
     /// Seconds since the epoch the test (or method) started.
     pub at: f64,
@@ -173,6 +178,10 @@ pub fn observations(
         .iter()
         .flat_map(|m| m.trials.iter().map(|t| t.id.to_string()))
         .collect();
+    let label = |key: &str, store: &mut Store| -> Result<HashMap<String, String>, ArchiveError> {
+        Ok(store.label_values(&filter, key)?.into_iter().collect())
+    };
+    let (from, to) = (label("from", store)?, label("to", store)?);
     let mut out = Vec::new();
     for m in &ndrs {
         let method_step = m.trials.first().map(|t| step(&t.id.to_string()));
@@ -202,6 +211,8 @@ pub fn observations(
             out.push(Obs {
                 test: "ndr",
                 direction: "forward",
+                ends: None,
+                both: false,
                 group,
                 at: secs(&m.start),
                 payload: Some(s.payload_bytes),
@@ -227,13 +238,18 @@ pub fn observations(
                 .map(|&b| (b, part_of(&r, b, &step(&id))))
                 .collect(),
         );
-        for (d, f) in r.summary.by_direction() {
+        let ends = from.get(&id).cloned().zip(to.get(&id).cloned());
+        let directions = r.summary.by_direction();
+        let both = directions.len() == 2;
+        for (d, f) in directions {
             if one_way.as_deref().is_some_and(|w| w != d) {
                 continue;
             }
             out.push(Obs {
                 test: test_of(&r),
                 direction: d,
+                ends: ends.clone(),
+                both,
                 group: group.clone(),
                 at: secs(&r.start),
                 payload: sonde_methods::overhead::payload_per_packet(&r),

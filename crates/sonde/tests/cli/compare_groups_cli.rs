@@ -107,7 +107,7 @@ fn archive(dir: &common::TempDir) -> String {
         }
     }
     for (campaign, ab, ba) in [("geant", 10, 20), ("stesta", 5, 8)] {
-        for (step, mbps) in [("A to B", ab), ("B to A", ba)] {
+        for (step, mbps, from, to) in [("A to B", ab, "A", "B"), ("B to A", ba, "B", "A")] {
             i += 1;
             let spec = TestSpec::Tcp(TcpSpec {
                 host: "b.example".into(),
@@ -115,6 +115,9 @@ fn archive(dir: &common::TempDir) -> String {
             });
             let mut at = labelled("step", step);
             at.campaign = Some(campaign.into());
+            // The campaign's endpoints, as a step labels its results.
+            at.labels.insert("from".into(), from.into());
+            at.labels.insert("to".into(), to.into());
             batch.push((with_goodput(spec, i, mbps * 1_000_000), at));
         }
     }
@@ -290,6 +293,12 @@ fn rows_pair_each_payload_frame_and_step_with_its_own() {
     assert!(near(got[0].1, 10.0) && near(got[0].2, 5.0), "{got:?}");
     assert_eq!(got[1].0, "B to A");
     assert!(near(got[1].1, 20.0) && near(got[1].2, 8.0), "{got:?}");
+    // Each row's direction named by the endpoints, as stats names it.
+    let directions: Vec<&str> = rows
+        .iter()
+        .map(|r| r["direction"].as_str().unwrap())
+        .collect();
+    assert_eq!(directions, ["A to B", "B to A"], "{rows:?}");
 
     // Without --by the sizes are pooled into one row: 193/3 and 113/3
     // Mbit/s.
