@@ -21,6 +21,7 @@ pub mod stamp_limit;
 pub mod stamp_reflector;
 mod sys;
 pub mod tcp;
+pub mod trace;
 pub mod udp;
 
 pub use error::EngineError;

@@ -45,6 +45,9 @@ pub enum Command {
     Ping(ping_cmd::PingArgs),
     /// Benchmark a web service: closed or open loop, phases, percentiles, the knee.
     Http(http_cmd::HttpArgs),
+    /// The path hop by hop: each hop's RTT and the DSCP the probe arrived
+    /// with there (where marking changed), over ICMP/ICMPv6 echo.
+    Trace(crate::trace_cmd::TraceArgs),
     /// The no-drop rate per frame size (RFC 2544 §26.1 throughput search).
     Ndr(ndr_cmd::NdrArgs),
     /// Step one variable (rate, payload, streams, window) per direction;
@@ -190,6 +193,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Udp(a) => udp_cmd::run(a),
         Command::Ping(a) => ping_cmd::run(a),
         Command::Http(a) => http_cmd::run(a),
+        Command::Trace(a) => crate::trace_cmd::run(a),
         Command::Run(a) => run_cmd::run(a),
         Command::Ndr(a) => ndr_cmd::run(a),
         Command::Sweep(a) => sweep_cmd::run(a),

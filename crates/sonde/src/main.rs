@@ -36,6 +36,7 @@ mod sweep_cmd;
 mod sweep_values;
 mod tcp_cmd;
 mod token_cmd;
+mod trace_cmd;
 mod tune_cmd;
 mod udp_cmd;
 

@@ -1,7 +1,7 @@
 //! `sonde ping`: ICMP/ICMPv6 echo or STAMP test packets to a reflector,
 //! one series per size, with RTT statistics per series and per interval.
 
-mod echo;
+pub(crate) mod echo;
 pub mod icmp;
 pub mod latency;
 pub mod probe_opts;

@@ -10,9 +10,9 @@ use crate::common;
 use common::{sonde, stderr};
 use std::path::PathBuf;
 
-const COMMANDS: [&str; 16] = [
-    "", "tcp", "udp", "ping", "serve", "run", "lab", "sweep", "ndr", "qos", "overhead", "tune",
-    "results", "campaign", "compare", "report",
+const COMMANDS: [&str; 17] = [
+    "", "tcp", "udp", "ping", "trace", "serve", "run", "lab", "sweep", "ndr", "qos", "overhead",
+    "tune", "results", "campaign", "compare", "report",
 ];
 
 fn snapshot(command: &str) -> PathBuf {

@@ -25,5 +25,6 @@ mod lab_qos;
 mod lab_qos_method;
 mod lab_sweep;
 mod lab_tcp;
+mod lab_trace;
 mod lab_tune;
 mod lab_udp;

@@ -1,0 +1,262 @@
+//! A path trace: ICMP / ICMPv6 echo requests sent with a growing TTL /
+//! hop limit, each hop's answer read with the probe's header as the hop
+//! quoted it (`answer`).
+//!
+//! - Every probe of a trace is the same flow: one echo identifier, and a
+//!   checksum kept the same by two bytes of the payload that make up for
+//!   the sequence number (Paris traceroute's rule for ICMP), so a load
+//!   balancer that hashes the ICMP header sends every probe one way.
+//! - Probes go one at a time: a hop's answers are not lost to the ICMP
+//!   rate limit of a router that several probes reach at once.
+//! - A raw socket is needed (root or CAP_NET_RAW): a datagram ICMP socket
+//!   delivers no errors with their quotations.
+
+pub mod answer;
+
+use crate::ping::echo::checksum;
+use crate::EngineError;
+use answer::{Answer, AnswerKind, Quoted};
+use socket2::{Domain, Protocol, Socket, Type};
+use std::io;
+use std::net::{IpAddr, SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// How a trace runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceOptions {
+    /// The first TTL / hop limit probed.
+    pub first_hop: u8,
+    /// The last.
+    pub max_hops: u8,
+    /// Probes per hop.
+    pub queries: u8,
+    /// How long a probe waits for its answer.
+    pub wait: Duration,
+    /// The TOS / traffic class byte the probes carry (DSCP << 2).
+    pub tos: u8,
+}
+
+impl Default for TraceOptions {
+    fn default() -> Self {
+        Self {
+            first_hop: 1,
+            max_hops: 30,
+            queries: 3,
+            wait: Duration::from_secs(1),
+            tos: 0,
+        }
+    }
+}
+
+/// One probe's outcome.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Probe {
+    /// Who answered, how long it took, what kind of answer.
+    pub from: IpAddr,
+    pub rtt: Duration,
+    pub kind: AnswerKind,
+    /// The probe's header as that hop quoted it (none for an echo reply).
+    pub quoted: Option<Quoted>,
+}
+
+/// One hop: its TTL, and each probe's outcome (`None`: no answer within
+/// the wait).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hop {
+    pub ttl: u8,
+    pub probes: Vec<Option<Probe>>,
+}
+
+impl Hop {
+    /// Whether the target itself answered here.
+    pub fn arrived(&self) -> bool {
+        self.probes
+            .iter()
+            .flatten()
+            .any(|p| p.kind == AnswerKind::EchoReply)
+    }
+
+    /// Whether a hop said the target cannot be reached past it.
+    fn unreachable(&self) -> bool {
+        self.probes
+            .iter()
+            .flatten()
+            .any(|p| matches!(p.kind, AnswerKind::Unreachable(_)))
+    }
+}
+
+fn denied(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EACCES | libc::EPERM))
+}
+
+/// The raw ICMP socket of `target`'s family, as a datagram socket for its
+/// send and receive calls (std's `send_to` and `recv_from` are those of
+/// any datagram socket).
+fn open(target: IpAddr) -> Result<UdpSocket, EngineError> {
+    let (domain, proto) = match target {
+        IpAddr::V6(_) => (Domain::IPV6, Protocol::ICMPV6),
+        IpAddr::V4(_) => (Domain::IPV4, Protocol::ICMPV4),
+    };
+    match Socket::new(domain, Type::RAW, Some(proto)) {
+        Ok(s) => Ok(s.into()),
+        Err(e) if denied(&e) => Err(EngineError::Io {
+            context: "opening a raw ICMP socket (a trace reads the ICMP errors of every \
+                      hop: run it as root or give sonde CAP_NET_RAW)",
+            source: e,
+        }),
+        Err(source) => Err(EngineError::Io {
+            context: "opening a raw ICMP socket",
+            source,
+        }),
+    }
+}
+
+/// The echo request of probe `seq`: its payload's first two bytes make
+/// the checksum the same for every sequence number (the flow stays one).
+fn probe(v6: bool, id: u16, seq: u16) -> Vec<u8> {
+    let mut p = crate::ping::echo::request(v6, id, seq, 16, 0);
+    // Keep the one's complement sum of sequence + filler constant.
+    let filler = 0xffffu16.wrapping_sub(seq);
+    p[8..10].copy_from_slice(&filler.to_be_bytes());
+    if !v6 {
+        p[2..4].copy_from_slice(&[0, 0]);
+        let c = checksum(&p);
+        p[2..4].copy_from_slice(&c.to_be_bytes());
+    }
+    p
+}
+
+fn set_hop_limit(sock: &UdpSocket, v6: bool, ttl: u8) -> io::Result<()> {
+    let s = socket2::SockRef::from(sock);
+    if v6 {
+        s.set_unicast_hops_v6(u32::from(ttl))
+    } else {
+        s.set_ttl_v4(u32::from(ttl))
+    }
+}
+
+/// Traces the path to `target`, giving each hop to `on_hop` as it is
+/// done; ends at the target, at a hop that says it is unreachable, at
+/// `max_hops`, or when `stop` is set.
+pub fn trace(
+    target: IpAddr,
+    opts: &TraceOptions,
+    stop: &AtomicBool,
+    on_hop: &mut dyn FnMut(&Hop),
+) -> Result<Vec<Hop>, EngineError> {
+    let v6 = target.is_ipv6();
+    let sock = open(target)?;
+    let s = socket2::SockRef::from(&sock);
+    let set_tos = if v6 {
+        s.set_tclass_v6(u32::from(opts.tos))
+    } else {
+        s.set_tos_v4(u32::from(opts.tos))
+    };
+    set_tos.map_err(EngineError::io("setting the probes' DSCP"))?;
+    let id = (std::process::id() as u16) ^ 0x7a00;
+    let dest = SocketAddr::new(target, 0);
+    let mut hops = Vec::new();
+    let mut seq: u16 = 0;
+    let mut buf = vec![0u8; 2048];
+    for ttl in opts.first_hop.max(1)..=opts.max_hops {
+        let mut hop = Hop {
+            ttl,
+            probes: Vec::new(),
+        };
+        for _ in 0..opts.queries.max(1) {
+            if stop.load(Ordering::Relaxed) {
+                return Ok(hops);
+            }
+            seq = seq.wrapping_add(1);
+            set_hop_limit(&sock, v6, ttl).map_err(EngineError::io("setting the TTL"))?;
+            let sent = Instant::now();
+            sock.send_to(&probe(v6, id, seq), dest)
+                .map_err(EngineError::io("sending a trace probe"))?;
+            hop.probes
+                .push(wait_for(&sock, &mut buf, id, seq, sent, opts.wait)?);
+        }
+        on_hop(&hop);
+        let done = hop.arrived() || hop.unreachable();
+        hops.push(hop);
+        if done {
+            break;
+        }
+    }
+    Ok(hops)
+}
+
+/// Waits up to `wait` after `sent` for the answer to probe `seq`, passing
+/// over anything else the raw socket sees.
+fn wait_for(
+    sock: &UdpSocket,
+    buf: &mut [u8],
+    id: u16,
+    seq: u16,
+    sent: Instant,
+    wait: Duration,
+) -> Result<Option<Probe>, EngineError> {
+    loop {
+        let left = wait.saturating_sub(sent.elapsed());
+        if left.is_zero() {
+            return Ok(None);
+        }
+        sock.set_read_timeout(Some(left))
+            .map_err(EngineError::io("waiting for an answer"))?;
+        let (n, from) = match sock.recv_from(buf) {
+            Ok(got) => got,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                return Ok(None)
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(source) => {
+                return Err(EngineError::Io {
+                    context: "reading an answer",
+                    source,
+                })
+            }
+        };
+        let rtt = sent.elapsed();
+        let Some(Answer {
+            kind,
+            id: got_id,
+            seq: got_seq,
+            quoted,
+        }) = answer::parse(from.ip(), &buf[..n])
+        else {
+            continue;
+        };
+        if got_id == id && got_seq == seq {
+            return Ok(Some(Probe {
+                from: from.ip(),
+                rtt,
+                kind,
+                quoted,
+            }));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_probe_of_a_trace_has_one_checksum() {
+        // The flow a load balancer hashes (RFC 792's header: type, code,
+        // checksum, identifier) is one for the whole trace.
+        let sums: std::collections::BTreeSet<[u8; 2]> = (1..200u16)
+            .map(|seq| {
+                let p = probe(false, 0x7a01, seq);
+                assert_eq!(checksum(&p), 0, "a valid checksum");
+                [p[2], p[3]]
+            })
+            .collect();
+        assert_eq!(sums.len(), 1, "{sums:?}");
+    }
+}

@@ -1,0 +1,159 @@
+//! `sonde trace` on a lab path of four routers, a → r1 → r2 → r3 → r4 → b,
+//! whose r3 resets every DSCP to CS0 as packets arrive from r2 (ingress
+//! marking `reset`): over IPv6 and IPv4 the hops are exactly the
+//! configured routers in order, then b; with `-S EF` r1 and r2 quote the
+//! probe as EF, r3 and r4 as CS0, and r3 is named as the hop that
+//! changed it; then r2 sends no Time Exceeded, and it is a hop of `*`
+//! the trace goes on past. Light traffic (a few probes): runs beside
+//! the measuring tests, on a lab of its own. Needs root; `SONDE_LAB=skip`
+//! skips elsewhere.
+
+use crate::common;
+use common::lab_cli::{lab_up, Down};
+use common::{lab_allowed, sonde, stderr};
+use serde_json::Value;
+
+const ROUTERS: [&str; 4] = ["r1", "r2", "r3", "r4"];
+
+fn up() -> Down {
+    let mut body = String::from("[[node]]\nname = \"a\"\n");
+    for r in ROUTERS {
+        body += &format!("[[node]]\nname = \"{r}\"\nkind = \"router\"\n");
+    }
+    body += "[[node]]\nname = \"b\"\n";
+    let chain = ["a", "r1", "r2", "r3", "r4", "b"];
+    for (i, pair) in chain.windows(2).enumerate() {
+        body += &format!("[[link]]\na = \"{}\"\nb = \"{}\"\n", pair[0], pair[1]);
+        // Link 3 is r2 → r3: r3 resets what arrives from r2.
+        if i == 2 {
+            body += "[link.a_to_b]\nmarking = \"reset\"\n";
+        }
+    }
+    let down = lab_up("trc", &body);
+    // A router's ICMP errors are rate-limited (a burst, then one a
+    // second); the test's probes come in quick succession.
+    for r in ROUTERS {
+        in_node(
+            r,
+            &[
+                "sysctl",
+                "-qw",
+                "net.ipv4.icmp_ratelimit=0",
+                "net.ipv6.icmp.ratelimit=0",
+            ],
+        );
+    }
+    down
+}
+
+fn in_node(node: &str, cmd: &[&str]) -> std::process::Output {
+    let out = sonde()
+        .args(["lab", "exec", "--lab", "trc", node, "--"])
+        .args(cmd)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{cmd:?}: {}", stderr(&out));
+    out
+}
+
+/// `sonde trace TARGET -J ARGS` from node a.
+fn trace(target: &str, args: &[&str]) -> Value {
+    let mut cmd = vec![env!("CARGO_BIN_EXE_sonde"), "trace", target, "-J"];
+    cmd.extend(args);
+    serde_json::from_slice(&in_node("a", &cmd).stdout).unwrap()
+}
+
+/// Each hop's answering address (`*` for none) and the DSCP it quoted.
+fn hops(t: &Value) -> Vec<(String, Option<u64>)> {
+    t["hops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            let first = h["probes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|p| !p.is_null());
+            match first {
+                Some(p) => (p["from"].as_str().unwrap().to_string(), p["dscp"].as_u64()),
+                None => ("*".into(), None),
+            }
+        })
+        .collect()
+}
+
+/// One lab for the file: the traces first, then r2 made silent.
+#[test]
+fn a_trace_gives_the_routers_in_order_names_the_hop_that_rewrote_ef_and_passes_a_silent_one() {
+    if !lab_allowed() {
+        return;
+    }
+    let _down = up();
+    // Each router answers from its address on link n toward a.
+    let v6 = |n: u8| format!("2001:2:0:{n}::2");
+    let v4 = |n: u8| format!("198.18.{n}.2");
+    for (target, addr) in [
+        ("2001:2:0:5::2", &v6 as &dyn Fn(u8) -> String),
+        ("198.18.5.2", &v4),
+    ] {
+        let t = trace(target, &["-q", "2", "-w", "2s", "-S", "EF"]);
+        let got = hops(&t);
+        let want: Vec<(String, Option<u64>)> = vec![
+            (addr(1), Some(46)),
+            (addr(2), Some(46)),
+            (addr(3), Some(0)),
+            (addr(4), Some(0)),
+            (target.to_string(), None),
+        ];
+        assert_eq!(got, want, "{target}: {t}");
+        assert_eq!(t["arrived"], true, "{t}");
+        assert_eq!(t["dscp_changed_at"], 3, "{t}");
+        // Every probe answered, each hop by one address (one flow).
+        for h in t["hops"].as_array().unwrap() {
+            let probes = h["probes"].as_array().unwrap();
+            assert!(probes.iter().all(|p| !p.is_null()), "{h}");
+            assert!(probes.iter().all(|p| p["from"] == probes[0]["from"]), "{h}");
+        }
+    }
+    // The text names the hop, as the JSON does.
+    let text = in_node(
+        "a",
+        &[
+            env!("CARGO_BIN_EXE_sonde"),
+            "trace",
+            "2001:2:0:5::2",
+            "-q",
+            "1",
+            "-S",
+            "EF",
+        ],
+    );
+    let text = String::from_utf8_lossy(&text.stdout);
+    eprintln!("{text}");
+    assert!(
+        text.lines().any(|l| l.starts_with(" 3 ")
+            && l.contains("2001:2:0:3::2")
+            && l.contains("DSCP changed here (EF to CS0)")),
+        "{text}"
+    );
+
+    // r2 sends no Time Exceeded, in either family.
+    in_node(
+        "r2",
+        &[
+            "nft",
+            "add table inet silent; add chain inet silent out { type filter hook output \
+             priority 0; }; add rule inet silent out icmp type time-exceeded drop; add rule \
+             inet silent out icmpv6 type time-exceeded drop",
+        ],
+    );
+    for target in ["2001:2:0:5::2", "198.18.5.2"] {
+        let t = trace(target, &["-q", "1", "-w", "1s"]);
+        let got: Vec<String> = hops(&t).into_iter().map(|(a, _)| a).collect();
+        assert_eq!(got.len(), 5, "{t}");
+        assert_eq!(got[1], "*", "{t}");
+        assert_eq!(got[4], target, "{t}");
+        assert_eq!(t["arrived"], true);
+    }
+}
