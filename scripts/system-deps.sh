@@ -6,6 +6,8 @@
 #   ethtool    turns offloads off on lab links
 #   nftables   policers, remarking and loss injection (lab)
 #   iputils-ping  the system ping that sonde's RTT is compared with
+#   traceroute, iputils-tracepath  the system's hops and path MTU that
+#              `sonde trace` is compared with (tests/lab/lab_trace.rs)
 #   zsh, fish  check that `sonde completions zsh|fish` parses
 #   groff      checks that `sonde man` pages read without warnings
 #   fonts-dejavu-core  the font report charts are drawn with in PNG (resvg)
@@ -29,6 +31,8 @@ command -v tc >/dev/null 2>&1 || need+=(iproute2)
 command -v ethtool >/dev/null 2>&1 || need+=(ethtool)
 command -v nft >/dev/null 2>&1 || need+=(nftables)
 command -v ping >/dev/null 2>&1 || need+=(iputils-ping)
+command -v traceroute >/dev/null 2>&1 || need+=(traceroute)
+command -v tracepath >/dev/null 2>&1 || need+=(iputils-tracepath)
 command -v zsh >/dev/null 2>&1 || need+=(zsh)
 command -v fish >/dev/null 2>&1 || need+=(fish)
 command -v groff >/dev/null 2>&1 || need+=(groff-base)

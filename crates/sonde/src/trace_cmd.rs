@@ -42,9 +42,27 @@ pub struct TraceArgs {
     /// IPv6 only.
     #[arg(short = '6', long = "ipv6")]
     pub ipv6: bool,
+    /// Also find the path MTU, tracepath's way: whole packets of
+    /// --mtu-start bytes, each hop's Packet Too Big / Fragmentation Needed
+    /// lowering the size, until one arrives.
+    #[arg(long)]
+    pub mtu: bool,
+    /// The first size --mtu tries (bytes of IP packet).
+    #[arg(long, default_value_t = 1500, value_parser = clap::value_parser!(u32).range(68..=65535))]
+    pub mtu_start: u32,
     /// Print one JSON document.
     #[arg(short = 'J', long)]
     pub json: bool,
+}
+
+/// A hop that said the path is smaller past it.
+#[derive(Debug, Serialize)]
+struct MtuOut {
+    from: IpAddr,
+    /// Its TTL in the trace, when it answered there too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hop: Option<u8>,
+    mtu: u32,
 }
 
 /// One probe, as printed and in JSON.
@@ -86,6 +104,12 @@ struct TraceOut {
     /// The first hop whose quotation shows another DSCP than was sent.
     #[serde(skip_serializing_if = "Option::is_none")]
     dscp_changed_at: Option<u8>,
+    /// With --mtu: the path MTU (the largest packet that arrived), and
+    /// the hops that said the path is smaller past them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path_mtu: Option<u32>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    mtu_steps: Vec<MtuOut>,
 }
 
 fn hop_out(h: &Hop) -> HopOut {
@@ -214,6 +238,43 @@ pub fn run(a: TraceArgs) -> Result<(), Failure> {
     let hops = sonde_engine::trace::trace(target, &opts, stop.flag(), &mut show)
         .map_err(|e| Failure::Run(anyhow!(e)))?;
     let arrived = hops.last().is_some_and(Hop::arrived);
+    let (path_mtu, mtu_steps) = if a.mtu && !stop.is_stopped() {
+        let found = sonde_engine::trace::mtu::path_mtu(target, a.mtu_start, a.wait, stop.flag())
+            .map_err(|e| Failure::Run(anyhow!(e)))?;
+        let steps: Vec<MtuOut> = found
+            .steps
+            .iter()
+            .map(|s| MtuOut {
+                from: s.from,
+                hop: hops
+                    .iter()
+                    .find(|h| h.probes.iter().flatten().any(|p| p.from == s.from))
+                    .map(|h| h.ttl),
+                mtu: s.mtu,
+            })
+            .collect();
+        (found.mtu, steps)
+    } else {
+        (None, Vec::new())
+    };
+    if a.mtu && !a.json {
+        for s in &mtu_steps {
+            let hop = s.hop.map(|h| format!(" (hop {h})")).unwrap_or_default();
+            writeln!(
+                out,
+                "{}{hop}: its next link carries {} bytes",
+                s.from, s.mtu
+            )?;
+        }
+        match path_mtu {
+            Some(m) => writeln!(out, "path MTU {m} bytes")?,
+            None => writeln!(
+                out,
+                "path MTU not found: no probe from {} bytes down arrived",
+                a.mtu_start
+            )?,
+        }
+    }
     if a.json {
         let doc = TraceOut {
             host: a.host.clone(),
@@ -222,6 +283,8 @@ pub fn run(a: TraceArgs) -> Result<(), Failure> {
             hops: hops.iter().map(hop_out).collect(),
             arrived,
             dscp_changed_at: changed_at,
+            path_mtu,
+            mtu_steps,
         };
         writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
     } else if !arrived {

@@ -105,6 +105,27 @@ pub fn enable_flow_label(sock: &impl AsRawFd, dst: Ipv6Addr, label: u32) -> io::
     setsockopt_raw(sock, libc::IPPROTO_IPV6, IPV6_FLOWINFO_SEND, &on)
 }
 
+/// Sends this socket's packets whole, with Don't Fragment (IPv4), and
+/// whatever size the route's learned MTU says (PMTUDISC_PROBE): a path
+/// MTU probe must reach the hop whose link is too small, not be cut at
+/// home.
+pub fn probe_path_mtu(sock: &impl AsRawFd, ipv6: bool) -> io::Result<()> {
+    let (level, name, probe) = if ipv6 {
+        (
+            libc::IPPROTO_IPV6,
+            libc::IPV6_MTU_DISCOVER,
+            libc::IPV6_PMTUDISC_PROBE,
+        )
+    } else {
+        (
+            libc::IPPROTO_IP,
+            libc::IP_MTU_DISCOVER,
+            libc::IP_PMTUDISC_PROBE,
+        )
+    };
+    setsockopt_raw(sock, level, name, &probe)
+}
+
 /// Caps the kernel's pacing of this socket (SO_MAX_PACING_RATE, bytes/s).
 pub fn set_max_pacing_rate(sock: &impl AsRawFd, bytes_per_sec: u64) -> io::Result<()> {
     setsockopt_raw(

@@ -12,6 +12,7 @@
 //!   delivers no errors with their quotations.
 
 pub mod answer;
+pub mod mtu;
 
 use crate::ping::echo::checksum;
 use crate::EngineError;
@@ -93,7 +94,7 @@ fn denied(e: &io::Error) -> bool {
 /// The raw ICMP socket of `target`'s family, as a datagram socket for its
 /// send and receive calls (std's `send_to` and `recv_from` are those of
 /// any datagram socket).
-fn open(target: IpAddr) -> Result<UdpSocket, EngineError> {
+pub(super) fn open(target: IpAddr) -> Result<UdpSocket, EngineError> {
     let (domain, proto) = match target {
         IpAddr::V6(_) => (Domain::IPV6, Protocol::ICMPV6),
         IpAddr::V4(_) => (Domain::IPV4, Protocol::ICMPV4),
@@ -188,7 +189,7 @@ pub fn trace(
 
 /// Waits up to `wait` after `sent` for the answer to probe `seq`, passing
 /// over anything else the raw socket sees.
-fn wait_for(
+pub(super) fn wait_for(
     sock: &UdpSocket,
     buf: &mut [u8],
     id: u16,

@@ -3,8 +3,10 @@
 //! marking `reset`): over IPv6 and IPv4 the hops are exactly the
 //! configured routers in order, then b; with `-S EF` r1 and r2 quote the
 //! probe as EF, r3 and r4 as CS0, and r3 is named as the hop that
-//! changed it; then r2 sends no Time Exceeded, and it is a hop of `*`
-//! the trace goes on past. Light traffic (a few probes): runs beside
+//! changed it; r2's next link carries 1400 bytes, and `--mtu` finds
+//! 1400 told by hop 2; then r2 sends no Time Exceeded, and it is a hop
+//! of `*` the trace goes on past. The system's `traceroute -I` gives the
+//! same hops and its `tracepath` the same MTU, told by the same hop. Light traffic (a few probes): runs beside
 //! the measuring tests, on a lab of its own. Needs root; `SONDE_LAB=skip`
 //! skips elsewhere.
 
@@ -24,9 +26,10 @@ fn up() -> Down {
     let chain = ["a", "r1", "r2", "r3", "r4", "b"];
     for (i, pair) in chain.windows(2).enumerate() {
         body += &format!("[[link]]\na = \"{}\"\nb = \"{}\"\n", pair[0], pair[1]);
-        // Link 3 is r2 → r3: r3 resets what arrives from r2.
+        // Link 3 is r2 → r3: it carries 1400-byte packets, and r3 resets
+        // what arrives from r2.
         if i == 2 {
-            body += "[link.a_to_b]\nmarking = \"reset\"\n";
+            body += "mtu = 1400\n[link.a_to_b]\nmarking = \"reset\"\n";
         }
     }
     let down = lab_up("trc", &body);
@@ -137,6 +140,48 @@ fn a_trace_gives_the_routers_in_order_names_the_hop_that_rewrote_ef_and_passes_a
             && l.contains("DSCP changed here (EF to CS0)")),
         "{text}"
     );
+
+    // The system's traceroute (ICMP) gives the same hops, and its
+    // tracepath the same MTU told by the same hop (first: once a probe
+    // was told, the kernel keeps the path's MTU, and tracepath starts
+    // from it).
+    for target in ["2001:2:0:5::2", "198.18.5.2"] {
+        let ours: Vec<String> = hops(&trace(target, &["-q", "1"]))
+            .into_iter()
+            .map(|(a, _)| a)
+            .collect();
+        let out = in_node("a", &["traceroute", "-n", "-I", "-q", "1", target]);
+        let theirs: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.split_whitespace().nth(1).map(str::to_string))
+            .collect();
+        assert_eq!(ours, theirs, "traceroute to {target}");
+        let out = in_node("a", &["tracepath", "-n", target]);
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(text.contains("Resume: pmtu 1400"), "{text}");
+        let told = text
+            .lines()
+            .find(|l| l.contains("pmtu 1400") && !l.contains("LOCALHOST") && !l.contains("Resume"))
+            .and_then(|l| l.split_whitespace().nth(1));
+        let ours = trace(target, &["-q", "1", "--mtu"]);
+        assert_eq!(told, ours["mtu_steps"][0]["from"].as_str(), "{text}");
+    }
+
+    // The path MTU: r2 (hop 2) says its next link carries 1400 bytes,
+    // and a 1400-byte packet arrives.
+    for (target, told_by) in [
+        ("2001:2:0:5::2", "2001:2:0:2::2"),
+        ("198.18.5.2", "198.18.2.2"),
+    ] {
+        let t = trace(target, &["-q", "1", "--mtu"]);
+        assert_eq!(t["path_mtu"], 1400, "{t}");
+        assert_eq!(
+            t["mtu_steps"],
+            serde_json::json!([{"from": told_by, "hop": 2, "mtu": 1400}]),
+            "{t}"
+        );
+    }
 
     // r2 sends no Time Exceeded, in either family.
     in_node(
