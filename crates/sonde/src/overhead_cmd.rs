@@ -46,6 +46,11 @@ pub struct OverheadArgs {
     /// result's own: UDP length, TCP MSS).
     #[arg(long, value_name = "BYTES")]
     pub payload: Option<u32>,
+    /// The path's MTU (bytes of IP packet, as `sonde trace --mtu`
+    /// measures it): each stack's packet above it is named on stderr, and
+    /// marked `exceeds_mtu` in JSON.
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(68..=65535))]
+    pub mtu: Option<u32>,
     /// Result files for --correct-for.
     #[arg(long = "file", value_name = "FILE", num_args = 1..)]
     pub files: Vec<PathBuf>,
@@ -110,6 +115,23 @@ pub fn run(args: OverheadArgs) -> Result<(), Failure> {
         .map(|s| parse_stack(s))
         .collect::<Result<Vec<_>, _>>()?;
     let payloads = &args.payloads.0;
+    let over = |s: &Stack, p: u32| args.mtu.is_some_and(|m| s.packet_bytes(p) > m);
+    if let Some(mtu) = args.mtu {
+        for s in &stacks {
+            let too_big: Vec<String> = payloads
+                .iter()
+                .filter(|&&p| over(s, p))
+                .map(|&p| format!("{p} B ({} B of packet)", s.packet_bytes(p)))
+                .collect();
+            if !too_big.is_empty() {
+                eprintln!(
+                    "sonde: {s}: above the MTU of {mtu} B at payload {}: such packets are \
+                     fragmented or dropped on this path",
+                    too_big.join(", ")
+                );
+            }
+        }
+    }
     let out = if args.json {
         let doc: Vec<serde_json::Value> = stacks
             .iter()
@@ -122,7 +144,9 @@ pub fn run(args: OverheadArgs) -> Result<(), Failure> {
                             "layer": l.layer.to_string(), "bytes": l.bytes
                         })).collect::<Vec<_>>(),
                         "wire_bytes": s.wire_bytes(p),
+                        "packet_bytes": s.packet_bytes(p),
                         "efficiency": s.efficiency(p),
+                        "exceeds_mtu": args.mtu.map(|_| over(s, p)),
                     })).collect::<Vec<_>>(),
                 })
             })

@@ -52,6 +52,20 @@ impl Stack {
         out
     }
 
+    /// The IP packet a link carries for `payload`: the wire bytes without
+    /// the link's own layers (Ethernet, its FCS and preamble, VLAN tags),
+    /// what a link's MTU limits.
+    pub fn packet_bytes(&self, payload: u32) -> u32 {
+        let link = |l: &Layer| {
+            matches!(
+                l,
+                Layer::L1 | Layer::Ethernet | Layer::Fcs | Layer::Mac | Layer::Vlan
+            )
+        };
+        let inner = self.0.iter().position(|l| !link(l)).unwrap_or(self.0.len());
+        Stack(self.0[inner..].to_vec()).wire_bytes(payload)
+    }
+
     /// Payload over wire bytes.
     pub fn efficiency(&self, payload: u32) -> f64 {
         f64::from(payload) / f64::from(self.wire_bytes(payload).max(1))

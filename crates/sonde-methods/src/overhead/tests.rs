@@ -226,3 +226,15 @@ fn run_overhead_measures_each_size_through_the_runner() {
     let e = run_overhead(&path, &one, &Stop::new(), &Events::new()).unwrap_err();
     assert!(e.to_string().contains("payloads"), "{e}");
 }
+
+#[test]
+fn the_packet_a_link_carries_is_the_stack_without_the_links_own_layers() {
+    // 1230 B of TCP payload double-tunnelled (000 §3.3): 1414 B of IP
+    // packet, 1432 B on Ethernet with its header and FCS, 1452 with the
+    // preamble and gap; the link's MTU limits the 1414.
+    let s: Stack = "l1/eth/tunnel:56/tunnel:56/ipv6/tcp-ts".parse().unwrap();
+    assert_eq!(s.wire_bytes(1230), 1452);
+    assert_eq!(s.packet_bytes(1230), 1414);
+    let bare: Stack = "ipv6/udp".parse().unwrap();
+    assert_eq!(bare.packet_bytes(1452), 1500);
+}

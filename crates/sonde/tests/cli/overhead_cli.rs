@@ -134,3 +134,36 @@ fn bad_input_is_a_usage_error_that_names_it() {
         assert!(stderr(&out).contains(needle), "{args:?}: {}", stderr(&out));
     }
 }
+
+#[test]
+fn a_stack_above_the_mtu_it_is_told_is_named() {
+    // 000's double tunnel at 1230 B of payload is a 1414-byte packet: above
+    // a 1400-byte MTU (the lab path `sonde trace --mtu` measures), where
+    // the single tunnel's 1358 fits.
+    let out = overhead(&[
+        "ipv6/tcp-ts",
+        "tunnel:56/ipv6/tcp-ts",
+        "l1/eth/tunnel:56/tunnel:56/ipv6/tcp-ts",
+        "--payloads",
+        "1230",
+        "--mtu",
+        "1400",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("l1/eth/tunnel:56/tunnel:56/ipv6/tcp-ts: above the MTU of 1400 B at payload 1230 B (1414 B of packet)"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let out = overhead(&["ipv6/udp", "--payloads", "1352,1353", "--mtu", "1400", "-J"]);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let over: Vec<bool> = doc[0]["payloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["exceeds_mtu"].as_bool().unwrap())
+        .collect();
+    // 1352 + 48 = 1400 fits; one byte more does not.
+    assert_eq!(over, [false, true]);
+}
