@@ -6,8 +6,10 @@
 //!   checksum kept the same by two bytes of the payload that make up for
 //!   the sequence number (Paris traceroute's rule for ICMP), so a load
 //!   balancer that hashes the ICMP header sends every probe one way.
-//! - Probes go one at a time: a hop's answers are not lost to the ICMP
-//!   rate limit of a router that several probes reach at once.
+//! - Up to 16 probes are in flight at once, as traceroute's default: each
+//!   router gets only its own TTL's probes (a hop's `-q` at once, within
+//!   a router's ICMP burst allowance), and a hop is given as soon as its
+//!   probes are answered or timed out, in order.
 //! - A raw socket is needed (root or CAP_NET_RAW): a datagram ICMP socket
 //!   delivers no errors with their quotations.
 
@@ -77,14 +79,6 @@ impl Hop {
             .flatten()
             .any(|p| p.kind == AnswerKind::EchoReply)
     }
-
-    /// Whether a hop said the target cannot be reached past it.
-    fn unreachable(&self) -> bool {
-        self.probes
-            .iter()
-            .flatten()
-            .any(|p| matches!(p.kind, AnswerKind::Unreachable(_)))
-    }
 }
 
 fn denied(e: &io::Error) -> bool {
@@ -137,9 +131,13 @@ fn set_hop_limit(sock: &UdpSocket, v6: bool, ttl: u8) -> io::Result<()> {
     }
 }
 
-/// Traces the path to `target`, giving each hop to `on_hop` as it is
-/// done; ends at the target, at a hop that says it is unreachable, at
-/// `max_hops`, or when `stop` is set.
+/// Probes in flight at once, as traceroute's default (`-N 16`): each
+/// router still gets only its own TTL's probes.
+const WINDOW: usize = 16;
+
+/// Traces the path to `target`, giving each hop to `on_hop` in order as
+/// soon as its probes are answered or timed out; ends at the target, at a
+/// hop that says it is unreachable, at `max_hops`, or when `stop` is set.
 pub fn trace(
     target: IpAddr,
     opts: &TraceOptions,
@@ -157,34 +155,130 @@ pub fn trace(
     set_tos.map_err(EngineError::io("setting the probes' DSCP"))?;
     let id = (std::process::id() as u16) ^ 0x7a00;
     let dest = SocketAddr::new(target, 0);
+    let first = opts.first_hop.max(1);
+    let queries = usize::from(opts.queries.max(1));
+    let ttls: Vec<u8> = (first..=opts.max_hops).collect();
+    // Probe k (sequence number k + 1) is query k % queries of TTL
+    // ttls[k / queries]; its outcome once known.
+    let total = ttls.len() * queries;
+    let mut outcome: Vec<Option<Option<Probe>>> = vec![None; total];
+    let mut sent_at: Vec<Option<Instant>> = vec![None; total];
+    let mut next = 0;
+    // The index (in `ttls`) of the first hop that ended the path.
+    let mut end: Option<usize> = None;
+    let mut emitted = 0;
     let mut hops = Vec::new();
-    let mut seq: u16 = 0;
     let mut buf = vec![0u8; 2048];
-    for ttl in opts.first_hop.max(1)..=opts.max_hops {
-        let mut hop = Hop {
-            ttl,
-            probes: Vec::new(),
-        };
-        for _ in 0..opts.queries.max(1) {
-            if stop.load(Ordering::Relaxed) {
-                return Ok(hops);
-            }
-            seq = seq.wrapping_add(1);
-            set_hop_limit(&sock, v6, ttl).map_err(EngineError::io("setting the TTL"))?;
-            let sent = Instant::now();
-            sock.send_to(&probe(v6, id, seq), dest)
-                .map_err(EngineError::io("sending a trace probe"))?;
-            hop.probes
-                .push(wait_for(&sock, &mut buf, id, seq, sent, opts.wait)?);
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(hops);
         }
-        on_hop(&hop);
-        let done = hop.arrived() || hop.unreachable();
-        hops.push(hop);
-        if done {
-            break;
+        let limit = end.map_or(total, |e| (e + 1) * queries);
+        let in_flight = (0..next.min(limit))
+            .filter(|&k| outcome[k].is_none())
+            .count();
+        if next < limit && in_flight < WINDOW {
+            let ttl = ttls[next / queries];
+            set_hop_limit(&sock, v6, ttl).map_err(EngineError::io("setting the TTL"))?;
+            sock.send_to(&probe(v6, id, next as u16 + 1), dest)
+                .map_err(EngineError::io("sending a trace probe"))?;
+            sent_at[next] = Some(Instant::now());
+            next += 1;
+            continue;
+        }
+        // Probes past their wait have no answer.
+        let now = Instant::now();
+        for k in 0..next.min(limit) {
+            if outcome[k].is_none() && sent_at[k].is_some_and(|t| now >= t + opts.wait) {
+                outcome[k] = Some(None);
+            }
+        }
+        // Each hop whose probes are all known, in order.
+        while emitted < limit / queries {
+            let probes = &outcome[emitted * queries..(emitted + 1) * queries];
+            if probes.iter().any(Option::is_none) {
+                break;
+            }
+            let hop = Hop {
+                ttl: ttls[emitted],
+                probes: probes.iter().map(|p| p.clone().flatten()).collect(),
+            };
+            on_hop(&hop);
+            hops.push(hop);
+            emitted += 1;
+        }
+        if emitted * queries >= limit {
+            return Ok(hops);
+        }
+        // The earliest deadline of a probe in flight bounds the wait.
+        let until = (0..next.min(limit))
+            .filter(|&k| outcome[k].is_none())
+            .filter_map(|k| sent_at[k].map(|t| t + opts.wait))
+            .min()
+            .unwrap_or(now);
+        let Some((seq, answer, at)) = receive(&sock, &mut buf, id, until)? else {
+            continue;
+        };
+        let k = usize::from(seq).wrapping_sub(1);
+        let (Some(slot), Some(Some(sent))) = (outcome.get(k), sent_at.get(k)) else {
+            continue;
+        };
+        if slot.is_some() {
+            continue;
+        }
+        let ends = matches!(answer.0, AnswerKind::EchoReply | AnswerKind::Unreachable(_));
+        outcome[k] = Some(Some(Probe {
+            from: answer.1,
+            rtt: at.duration_since(*sent),
+            kind: answer.0,
+            quoted: answer.2,
+        }));
+        if ends {
+            let hop = k / queries;
+            end = Some(end.map_or(hop, |e| e.min(hop)));
         }
     }
-    Ok(hops)
+}
+
+/// The next answer to one of this trace's probes (identifier `id`)
+/// before `until`: its sequence number, what it was, and when it came.
+#[allow(clippy::type_complexity)]
+fn receive(
+    sock: &UdpSocket,
+    buf: &mut [u8],
+    id: u16,
+    until: Instant,
+) -> Result<Option<(u16, (AnswerKind, IpAddr, Option<Quoted>), Instant)>, EngineError> {
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Ok(None);
+        }
+        sock.set_read_timeout(Some(left))
+            .map_err(EngineError::io("waiting for an answer"))?;
+        let (n, from) = match sock.recv_from(buf) {
+            Ok(got) => got,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                return Ok(None)
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(source) => {
+                return Err(EngineError::Io {
+                    context: "reading an answer",
+                    source,
+                })
+            }
+        };
+        let at = Instant::now();
+        if let Some(a) = answer::parse(from.ip(), &buf[..n]).filter(|a| a.id == id) {
+            return Ok(Some((a.seq, (a.kind, from.ip(), a.quoted), at)));
+        }
+    }
 }
 
 /// Waits up to `wait` after `sent` for the answer to probe `seq`, passing
