@@ -36,6 +36,10 @@ pub struct TraceArgs {
     /// probe arrived with, and the hop that changed it is named.
     #[arg(short = 'S', long)]
     pub dscp: Option<Dscp>,
+    /// icmp (echo requests) or udp (to port 33434, Paris traceroute's:
+    /// every probe one flow, told apart by its checksum).
+    #[arg(long, default_value = "icmp", value_parser = ["icmp", "udp"])]
+    pub proto: String,
     /// IPv4 only.
     #[arg(short = '4', long = "ipv4", conflicts_with = "ipv6")]
     pub ipv4: bool,
@@ -70,7 +74,8 @@ struct MtuOut {
 struct ProbeOut {
     from: IpAddr,
     rtt_ms: f64,
-    /// `echo_reply`, `time_exceeded`, `unreachable`, `too_big`.
+    /// `echo_reply`, `port_unreachable` (the target, to a UDP probe),
+    /// `time_exceeded`, `unreachable`, `too_big`.
     answer: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     mtu: Option<u32>,
@@ -124,6 +129,7 @@ fn hop_out(h: &Hop) -> HopOut {
                     rtt_ms: p.rtt.as_secs_f64() * 1e3,
                     answer: match p.kind {
                         AnswerKind::EchoReply => "echo_reply",
+                        AnswerKind::PortUnreachable => "port_unreachable",
                         AnswerKind::TimeExceeded => "time_exceeded",
                         AnswerKind::Unreachable(_) => "unreachable",
                         AnswerKind::TooBig(_) => "too_big",
@@ -208,15 +214,20 @@ pub fn run(a: TraceArgs) -> Result<(), Failure> {
         queries: a.queries,
         wait: a.wait,
         tos: sent << 2,
+        udp: a.proto == "udp",
     };
     let stop = crate::output::interrupt_flag();
     let mut out = std::io::stdout();
     if !a.json {
-        let family = if target.is_ipv6() { "ICMPv6" } else { "ICMP" };
+        let family = match (a.proto.as_str(), target.is_ipv6()) {
+            ("udp", _) => "UDP to port 33434,".to_string(),
+            (_, true) => "ICMPv6 echo,".to_string(),
+            (_, false) => "ICMP echo,".to_string(),
+        };
         let probes = if a.queries == 1 { "probe" } else { "probes" };
         writeln!(
             out,
-            "trace to {} ({target}), {} hops max, {} {probes} each, {family} echo, DSCP {}",
+            "trace to {} ({target}), {} hops max, {} {probes} each, {family} DSCP {}",
             a.host,
             a.max_hops,
             a.queries,

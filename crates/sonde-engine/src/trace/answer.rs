@@ -14,8 +14,11 @@ use std::net::IpAddr;
 /// What kind of answer a probe got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AnswerKind {
-    /// The target answered: the trace has arrived.
+    /// The target answered an echo probe: the trace has arrived.
     EchoReply,
+    /// The target said no one listens on a UDP probe's port: the trace
+    /// has arrived.
+    PortUnreachable,
     /// A hop's TTL ran out.
     TimeExceeded,
     /// A hop could not deliver it (ICMP code).
@@ -37,8 +40,9 @@ pub struct Quoted {
     pub flow_label: Option<u32>,
 }
 
-/// One answer, matched to its probe by the echo's identifier and
-/// sequence number.
+/// One answer, matched to its probe: an echo's identifier and sequence
+/// number, or a UDP probe's source port and checksum (which the probe's
+/// payload sets, the flow staying one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Answer {
     pub kind: AnswerKind,
@@ -57,6 +61,7 @@ const V6_TIME_EXCEEDED: u8 = 3;
 const V6_ECHO_REQUEST: u8 = 128;
 const V6_ECHO_REPLY: u8 = 129;
 const V6_NEXT_ICMP: u8 = 58;
+const PROTO_UDP: u8 = 17;
 
 fn be16(b: &[u8], at: usize) -> Option<u16> {
     Some(u16::from_be_bytes([*b.get(at)?, *b.get(at + 1)?]))
@@ -77,20 +82,23 @@ pub fn parse_v4(packet: &[u8]) -> Option<Answer> {
         V4_TIME_EXCEEDED | V4_UNREACHABLE => {
             let inner = icmp.get(8..)?;
             let qihl = usize::from(inner.first()? & 0x0f) * 4;
-            let echo = inner.get(qihl..)?;
-            if *echo.first()? != V4_ECHO_REQUEST {
+            let probe = inner.get(qihl..)?;
+            let udp = *inner.get(9)? == PROTO_UDP;
+            if !udp && *probe.first()? != V4_ECHO_REQUEST {
                 return None;
             }
             let kind = match (kind, code) {
                 (V4_TIME_EXCEEDED, _) => AnswerKind::TimeExceeded,
                 // Fragmentation needed: the next hop's MTU (RFC 1191).
                 (_, 4) => AnswerKind::TooBig(u32::from(be16(icmp, 6)?)),
+                (_, 3) if udp => AnswerKind::PortUnreachable,
                 (_, code) => AnswerKind::Unreachable(code),
             };
+            let (id, seq) = quoted_ids(probe, udp)?;
             Some(Answer {
                 kind,
-                id: be16(echo, 4)?,
-                seq: be16(echo, 6)?,
+                id,
+                seq,
                 quoted: Some(Quoted {
                     tos: *inner.get(1)?,
                     ttl: *inner.get(8)?,
@@ -115,11 +123,12 @@ pub fn parse_v6(message: &[u8]) -> Option<Answer> {
         }),
         V6_TIME_EXCEEDED | V6_UNREACHABLE | V6_TOO_BIG => {
             let inner = message.get(8..)?;
-            if *inner.get(6)? != V6_NEXT_ICMP {
+            let udp = *inner.get(6)? == PROTO_UDP;
+            if !udp && *inner.get(6)? != V6_NEXT_ICMP {
                 return None;
             }
-            let echo = inner.get(40..)?;
-            if *echo.first()? != V6_ECHO_REQUEST {
+            let probe = inner.get(40..)?;
+            if !udp && *probe.first()? != V6_ECHO_REQUEST {
                 return None;
             }
             let (b0, b1, b2, b3) = (inner[0], inner[1], inner[2], inner[3]);
@@ -128,12 +137,14 @@ pub fn parse_v6(message: &[u8]) -> Option<Answer> {
                 V6_TOO_BIG => AnswerKind::TooBig(u32::from_be_bytes([
                     message[4], message[5], message[6], message[7],
                 ])),
+                _ if udp && code == 4 => AnswerKind::PortUnreachable,
                 _ => AnswerKind::Unreachable(code),
             };
+            let (id, seq) = quoted_ids(probe, udp)?;
             Some(Answer {
                 kind,
-                id: be16(echo, 4)?,
-                seq: be16(echo, 6)?,
+                id,
+                seq,
                 quoted: Some(Quoted {
                     tos: ((b0 & 0x0f) << 4) | (b1 >> 4),
                     ttl: *inner.get(7)?,
@@ -144,6 +155,16 @@ pub fn parse_v6(message: &[u8]) -> Option<Answer> {
             })
         }
         _ => None,
+    }
+}
+
+/// What identifies a quoted probe: an echo's identifier and sequence
+/// number, or a UDP probe's source port and checksum.
+fn quoted_ids(probe: &[u8], udp: bool) -> Option<(u16, u16)> {
+    if udp {
+        Some((be16(probe, 0)?, be16(probe, 6)?))
+    } else {
+        Some((be16(probe, 4)?, be16(probe, 6)?))
     }
 }
 

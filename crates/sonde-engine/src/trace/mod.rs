@@ -15,6 +15,7 @@
 
 pub mod answer;
 pub mod mtu;
+pub mod udp_probe;
 
 use crate::ping::echo::checksum;
 use crate::EngineError;
@@ -38,6 +39,8 @@ pub struct TraceOptions {
     pub wait: Duration,
     /// The TOS / traffic class byte the probes carry (DSCP << 2).
     pub tos: u8,
+    /// UDP probes (Paris traceroute's) rather than ICMP echo.
+    pub udp: bool,
 }
 
 impl Default for TraceOptions {
@@ -48,6 +51,7 @@ impl Default for TraceOptions {
             queries: 3,
             wait: Duration::from_secs(1),
             tos: 0,
+            udp: false,
         }
     }
 }
@@ -77,7 +81,7 @@ impl Hop {
         self.probes
             .iter()
             .flatten()
-            .any(|p| p.kind == AnswerKind::EchoReply)
+            .any(|p| matches!(p.kind, AnswerKind::EchoReply | AnswerKind::PortUnreachable))
     }
 }
 
@@ -122,7 +126,7 @@ fn probe(v6: bool, id: u16, seq: u16) -> Vec<u8> {
     p
 }
 
-fn set_hop_limit(sock: &UdpSocket, v6: bool, ttl: u8) -> io::Result<()> {
+pub(super) fn set_hop_limit(sock: &UdpSocket, v6: bool, ttl: u8) -> io::Result<()> {
     let s = socket2::SockRef::from(sock);
     if v6 {
         s.set_unicast_hops_v6(u32::from(ttl))
@@ -153,7 +157,19 @@ pub fn trace(
         s.set_tos_v4(u32::from(opts.tos))
     };
     set_tos.map_err(EngineError::io("setting the probes' DSCP"))?;
-    let id = (std::process::id() as u16) ^ 0x7a00;
+    let udp = if opts.udp {
+        Some(
+            udp_probe::UdpProbes::open(target, opts.tos)
+                .map_err(EngineError::io("opening the UDP probes' socket"))?,
+        )
+    } else {
+        None
+    };
+    // What the answers are matched by: the echo identifier, or the UDP
+    // probes' source port.
+    let id = udp
+        .as_ref()
+        .map_or((std::process::id() as u16) ^ 0x7a00, |u| u.port());
     let dest = SocketAddr::new(target, 0);
     let first = opts.first_hop.max(1);
     let queries = usize::from(opts.queries.max(1));
@@ -179,9 +195,13 @@ pub fn trace(
             .count();
         if next < limit && in_flight < WINDOW {
             let ttl = ttls[next / queries];
-            set_hop_limit(&sock, v6, ttl).map_err(EngineError::io("setting the TTL"))?;
-            sock.send_to(&probe(v6, id, next as u16 + 1), dest)
-                .map_err(EngineError::io("sending a trace probe"))?;
+            let seq = next as u16 + 1;
+            let sent = match &udp {
+                Some(u) => u.send(ttl, seq),
+                None => set_hop_limit(&sock, v6, ttl)
+                    .and_then(|()| sock.send_to(&probe(v6, id, seq), dest).map(drop)),
+            };
+            sent.map_err(EngineError::io("sending a trace probe"))?;
             sent_at[next] = Some(Instant::now());
             next += 1;
             continue;
@@ -226,7 +246,10 @@ pub fn trace(
         if slot.is_some() {
             continue;
         }
-        let ends = matches!(answer.0, AnswerKind::EchoReply | AnswerKind::Unreachable(_));
+        let ends = matches!(
+            answer.0,
+            AnswerKind::EchoReply | AnswerKind::PortUnreachable | AnswerKind::Unreachable(_)
+        );
         outcome[k] = Some(Some(Probe {
             from: answer.1,
             rtt: at.duration_since(*sent),

@@ -1,7 +1,8 @@
 //! `sonde trace` on a lab path of four routers, a → r1 → r2 → r3 → r4 → b,
 //! whose r3 resets every DSCP to CS0 as packets arrive from r2 (ingress
 //! marking `reset`): over IPv6 and IPv4 the hops are exactly the
-//! configured routers in order, then b; with `-S EF` r1 and r2 quote the
+//! configured routers in order, then b, with ICMP echo probes and with
+//! UDP ones; with `-S EF` r1 and r2 quote the
 //! probe as EF, r3 and r4 as CS0, and r3 is named as the hop that
 //! changed it; r2's next link carries 1400 bytes, and `--mtu` finds
 //! 1400 told by hop 2; then r2 sends no Time Exceeded, and it is a hop
@@ -35,7 +36,7 @@ fn up() -> Down {
     let down = lab_up("trc", &body);
     // A router's ICMP errors are rate-limited (a burst, then one a
     // second); the test's probes come in quick succession.
-    for r in ROUTERS {
+    for r in ROUTERS.iter().chain(&["b"]) {
         in_node(
             r,
             &[
@@ -118,6 +119,25 @@ fn a_trace_gives_the_routers_in_order_names_the_hop_that_rewrote_ef_and_passes_a
             assert!(probes.iter().all(|p| !p.is_null()), "{h}");
             assert!(probes.iter().all(|p| p["from"] == probes[0]["from"]), "{h}");
         }
+    }
+    // UDP probes (Paris traceroute's): the same hops, and the target's
+    // Port Unreachable quotes the probe too, as it arrived: CS0.
+    for (target, addr) in [
+        ("2001:2:0:5::2", &v6 as &dyn Fn(u8) -> String),
+        ("198.18.5.2", &v4),
+    ] {
+        let t = trace(target, &["-q", "2", "-S", "EF", "--proto", "udp"]);
+        let want: Vec<(String, Option<u64>)> = vec![
+            (addr(1), Some(46)),
+            (addr(2), Some(46)),
+            (addr(3), Some(0)),
+            (addr(4), Some(0)),
+            (target.to_string(), Some(0)),
+        ];
+        assert_eq!(hops(&t), want, "udp to {target}: {t}");
+        assert_eq!(t["dscp_changed_at"], 3, "{t}");
+        let last = &t["hops"][4]["probes"][0];
+        assert_eq!(last["answer"], "port_unreachable", "{t}");
     }
     // The text names the hop, as the JSON does.
     let text = in_node(
