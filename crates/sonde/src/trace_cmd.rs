@@ -194,12 +194,6 @@ fn hop_line(h: &HopOut, changed: bool, sent: u8) -> String {
 }
 
 pub fn run(a: TraceArgs) -> Result<(), Failure> {
-    let fam = family(a.ipv4, a.ipv6);
-    let target = sonde_engine::connect::resolve(&a.host, 0, fam)
-        .map_err(|e| Failure::Run(anyhow!(e)))?
-        .first()
-        .map(|s| s.ip())
-        .ok_or_else(|| Failure::Run(anyhow!("{}: no address", a.host)))?;
     if a.first_hop > a.max_hops {
         return Err(Failure::Usage(anyhow!(
             "--first-hop {} is beyond --max-hops {}",
@@ -207,6 +201,12 @@ pub fn run(a: TraceArgs) -> Result<(), Failure> {
             a.max_hops
         )));
     }
+    let fam = family(a.ipv4, a.ipv6);
+    let target = sonde_engine::connect::resolve(&a.host, 0, fam)
+        .map_err(|e| Failure::Run(anyhow!(e)))?
+        .first()
+        .map(|s| s.ip())
+        .ok_or_else(|| Failure::Run(anyhow!("{}: no address", a.host)))?;
     let sent = a.dscp.map_or(0, Dscp::value);
     let opts = TraceOptions {
         first_hop: a.first_hop,

@@ -223,3 +223,19 @@ fn bare_seconds_are_a_duration_in_every_flag() {
         "max_duration is 2s on this server (asked: 3s)",
     );
 }
+
+#[test]
+fn a_trace_with_bad_hops_or_no_host_says_so() {
+    let o = sonde()
+        .args(["trace", "::1", "-f", "5", "-m", "3"])
+        .output()
+        .unwrap();
+    one_line_error(&o, 2, "--first-hop 5 is beyond --max-hops 3");
+    let o = sonde().args(["trace", "::1", "-q", "0"]).output().unwrap();
+    clap_error(&o, "--queries");
+    let o = sonde()
+        .args(["trace", "no-such-host.invalid"])
+        .output()
+        .unwrap();
+    one_line_error(&o, 1, "no-such-host.invalid");
+}
