@@ -9,7 +9,7 @@ use anyhow::anyhow;
 use clap::Args;
 use serde::Serialize;
 use sonde_engine::trace::answer::AnswerKind;
-use sonde_engine::trace::{Hop, TraceOptions};
+use sonde_engine::trace::{Hop, ProbeKind, TraceOptions};
 use sonde_model::Dscp;
 use std::io::Write;
 use std::net::IpAddr;
@@ -36,10 +36,14 @@ pub struct TraceArgs {
     /// probe arrived with, and the hop that changed it is named.
     #[arg(short = 'S', long)]
     pub dscp: Option<Dscp>,
-    /// icmp (echo requests) or udp (to port 33434, Paris traceroute's:
-    /// every probe one flow, told apart by its checksum).
-    #[arg(long, default_value = "icmp", value_parser = ["icmp", "udp"])]
+    /// icmp (echo requests), udp (to port 33434, Paris traceroute's:
+    /// every probe one flow, told apart by its checksum) or tcp (SYNs to
+    /// --port, told apart by their sequence numbers).
+    #[arg(long, default_value = "icmp", value_parser = ["icmp", "udp", "tcp"])]
     pub proto: String,
+    /// With --proto tcp: the port the SYNs go to.
+    #[arg(short = 'p', long, default_value_t = 80)]
+    pub port: u16,
     /// IPv4 only.
     #[arg(short = '4', long = "ipv4", conflicts_with = "ipv6")]
     pub ipv4: bool,
@@ -75,7 +79,8 @@ struct ProbeOut {
     from: IpAddr,
     rtt_ms: f64,
     /// `echo_reply`, `port_unreachable` (the target, to a UDP probe),
-    /// `time_exceeded`, `unreachable`, `too_big`.
+    /// `syn_ack` or `rst` (the target, to a TCP probe), `time_exceeded`,
+    /// `unreachable`, `too_big`.
     answer: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     mtu: Option<u32>,
@@ -130,6 +135,8 @@ fn hop_out(h: &Hop) -> HopOut {
                     answer: match p.kind {
                         AnswerKind::EchoReply => "echo_reply",
                         AnswerKind::PortUnreachable => "port_unreachable",
+                        AnswerKind::TcpReply { open: true } => "syn_ack",
+                        AnswerKind::TcpReply { open: false } => "rst",
                         AnswerKind::TimeExceeded => "time_exceeded",
                         AnswerKind::Unreachable(_) => "unreachable",
                         AnswerKind::TooBig(_) => "too_big",
@@ -214,13 +221,18 @@ pub fn run(a: TraceArgs) -> Result<(), Failure> {
         queries: a.queries,
         wait: a.wait,
         tos: sent << 2,
-        udp: a.proto == "udp",
+        probes: match a.proto.as_str() {
+            "udp" => ProbeKind::Udp,
+            "tcp" => ProbeKind::Tcp(a.port),
+            _ => ProbeKind::Icmp,
+        },
     };
     let stop = crate::output::interrupt_flag();
     let mut out = std::io::stdout();
     if !a.json {
         let family = match (a.proto.as_str(), target.is_ipv6()) {
             ("udp", _) => "UDP to port 33434,".to_string(),
+            ("tcp", _) => format!("TCP SYN to port {},", a.port),
             (_, true) => "ICMPv6 echo,".to_string(),
             (_, false) => "ICMP echo,".to_string(),
         };

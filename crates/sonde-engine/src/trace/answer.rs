@@ -19,6 +19,9 @@ pub enum AnswerKind {
     /// The target said no one listens on a UDP probe's port: the trace
     /// has arrived.
     PortUnreachable,
+    /// The target answered a TCP SYN probe (SYN-ACK: the port is open;
+    /// RST: closed): the trace has arrived.
+    TcpReply { open: bool },
     /// A hop's TTL ran out.
     TimeExceeded,
     /// A hop could not deliver it (ICMP code).
@@ -62,6 +65,7 @@ const V6_ECHO_REQUEST: u8 = 128;
 const V6_ECHO_REPLY: u8 = 129;
 const V6_NEXT_ICMP: u8 = 58;
 const PROTO_UDP: u8 = 17;
+const PROTO_TCP: u8 = 6;
 
 fn be16(b: &[u8], at: usize) -> Option<u16> {
     Some(u16::from_be_bytes([*b.get(at)?, *b.get(at + 1)?]))
@@ -83,8 +87,10 @@ pub fn parse_v4(packet: &[u8]) -> Option<Answer> {
             let inner = icmp.get(8..)?;
             let qihl = usize::from(inner.first()? & 0x0f) * 4;
             let probe = inner.get(qihl..)?;
-            let udp = *inner.get(9)? == PROTO_UDP;
-            if !udp && *probe.first()? != V4_ECHO_REQUEST {
+            let proto = *inner.get(9)?;
+            let udp = proto == PROTO_UDP;
+            let ports = udp || proto == PROTO_TCP;
+            if !ports && *probe.first()? != V4_ECHO_REQUEST {
                 return None;
             }
             let kind = match (kind, code) {
@@ -94,7 +100,7 @@ pub fn parse_v4(packet: &[u8]) -> Option<Answer> {
                 (_, 3) if udp => AnswerKind::PortUnreachable,
                 (_, code) => AnswerKind::Unreachable(code),
             };
-            let (id, seq) = quoted_ids(probe, udp)?;
+            let (id, seq) = quoted_ids(probe, ports)?;
             Some(Answer {
                 kind,
                 id,
@@ -123,12 +129,14 @@ pub fn parse_v6(message: &[u8]) -> Option<Answer> {
         }),
         V6_TIME_EXCEEDED | V6_UNREACHABLE | V6_TOO_BIG => {
             let inner = message.get(8..)?;
-            let udp = *inner.get(6)? == PROTO_UDP;
-            if !udp && *inner.get(6)? != V6_NEXT_ICMP {
+            let proto = *inner.get(6)?;
+            let udp = proto == PROTO_UDP;
+            let ports = udp || proto == PROTO_TCP;
+            if !ports && proto != V6_NEXT_ICMP {
                 return None;
             }
             let probe = inner.get(40..)?;
-            if !udp && *probe.first()? != V6_ECHO_REQUEST {
+            if !ports && *probe.first()? != V6_ECHO_REQUEST {
                 return None;
             }
             let (b0, b1, b2, b3) = (inner[0], inner[1], inner[2], inner[3]);
@@ -140,7 +148,7 @@ pub fn parse_v6(message: &[u8]) -> Option<Answer> {
                 _ if udp && code == 4 => AnswerKind::PortUnreachable,
                 _ => AnswerKind::Unreachable(code),
             };
-            let (id, seq) = quoted_ids(probe, udp)?;
+            let (id, seq) = quoted_ids(probe, ports)?;
             Some(Answer {
                 kind,
                 id,
@@ -159,13 +167,37 @@ pub fn parse_v6(message: &[u8]) -> Option<Answer> {
 }
 
 /// What identifies a quoted probe: an echo's identifier and sequence
-/// number, or a UDP probe's source port and checksum.
-fn quoted_ids(probe: &[u8], udp: bool) -> Option<(u16, u16)> {
-    if udp {
+/// number, or a UDP or TCP probe's source port and its checksum (UDP) or
+/// the low half of its sequence number (TCP), both at bytes 6–7.
+fn quoted_ids(probe: &[u8], ports: bool) -> Option<(u16, u16)> {
+    if ports {
         Some((be16(probe, 0)?, be16(probe, 6)?))
     } else {
         Some((be16(probe, 4)?, be16(probe, 6)?))
     }
+}
+
+/// The target's answer to a TCP SYN probe, as a raw TCP socket delivers
+/// it (`with_ip_header` for IPv4): a SYN-ACK or a RST to port `id`,
+/// acknowledging sequence number `seq`.
+pub fn parse_tcp(data: &[u8], with_ip_header: bool) -> Option<Answer> {
+    let tcp = if with_ip_header {
+        data.get(usize::from(data.first()? & 0x0f) * 4..)?
+    } else {
+        data
+    };
+    let flags = *tcp.get(13)?;
+    let (syn, ack, rst) = (flags & 0x02 != 0, flags & 0x10 != 0, flags & 0x04 != 0);
+    if !(ack && (syn || rst)) {
+        return None;
+    }
+    let acked = u32::from_be_bytes([*tcp.get(8)?, tcp[9], tcp[10], tcp[11]]).wrapping_sub(1);
+    Some(Answer {
+        kind: AnswerKind::TcpReply { open: syn },
+        id: be16(tcp, 2)?,
+        seq: acked as u16,
+        quoted: None,
+    })
 }
 
 /// An answer from `from` (for either family).

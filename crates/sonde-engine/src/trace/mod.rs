@@ -15,11 +15,12 @@
 
 pub mod answer;
 pub mod mtu;
+pub mod tcp_probe;
 pub mod udp_probe;
 
 use crate::ping::echo::checksum;
 use crate::EngineError;
-use answer::{Answer, AnswerKind, Quoted};
+use answer::{AnswerKind, Quoted};
 use socket2::{Domain, Protocol, Socket, Type};
 use std::io;
 use std::net::{IpAddr, SocketAddr, UdpSocket};
@@ -39,8 +40,20 @@ pub struct TraceOptions {
     pub wait: Duration,
     /// The TOS / traffic class byte the probes carry (DSCP << 2).
     pub tos: u8,
-    /// UDP probes (Paris traceroute's) rather than ICMP echo.
-    pub udp: bool,
+    /// What the probes are.
+    pub probes: ProbeKind,
+}
+
+/// What a trace sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ProbeKind {
+    /// ICMP / ICMPv6 echo requests.
+    #[default]
+    Icmp,
+    /// UDP to port 33434 (Paris traceroute's).
+    Udp,
+    /// TCP SYNs to this port.
+    Tcp(u16),
 }
 
 impl Default for TraceOptions {
@@ -51,7 +64,7 @@ impl Default for TraceOptions {
             queries: 3,
             wait: Duration::from_secs(1),
             tos: 0,
-            udp: false,
+            probes: ProbeKind::Icmp,
         }
     }
 }
@@ -78,10 +91,12 @@ pub struct Hop {
 impl Hop {
     /// Whether the target itself answered here.
     pub fn arrived(&self) -> bool {
-        self.probes
-            .iter()
-            .flatten()
-            .any(|p| matches!(p.kind, AnswerKind::EchoReply | AnswerKind::PortUnreachable))
+        self.probes.iter().flatten().any(|p| {
+            matches!(
+                p.kind,
+                AnswerKind::EchoReply | AnswerKind::PortUnreachable | AnswerKind::TcpReply { .. }
+            )
+        })
     }
 }
 
@@ -157,19 +172,27 @@ pub fn trace(
         s.set_tos_v4(u32::from(opts.tos))
     };
     set_tos.map_err(EngineError::io("setting the probes' DSCP"))?;
-    let udp = if opts.udp {
-        Some(
+    let udp = match opts.probes {
+        ProbeKind::Udp => Some(
             udp_probe::UdpProbes::open(target, opts.tos)
                 .map_err(EngineError::io("opening the UDP probes' socket"))?,
-        )
-    } else {
-        None
+        ),
+        _ => None,
+    };
+    let tcp = match opts.probes {
+        ProbeKind::Tcp(port) => Some(
+            tcp_probe::TcpProbes::open(target, port, opts.tos)
+                .map_err(EngineError::io("opening the TCP probes' raw sockets"))?,
+        ),
+        _ => None,
     };
     // What the answers are matched by: the echo identifier, or the UDP
-    // probes' source port.
-    let id = udp
-        .as_ref()
-        .map_or((std::process::id() as u16) ^ 0x7a00, |u| u.port());
+    // or TCP probes' source port.
+    let id = match (&udp, &tcp) {
+        (Some(u), _) => u.port(),
+        (_, Some(t)) => t.port(),
+        _ => (std::process::id() as u16) ^ 0x7a00,
+    };
     let dest = SocketAddr::new(target, 0);
     let first = opts.first_hop.max(1);
     let queries = usize::from(opts.queries.max(1));
@@ -185,101 +208,156 @@ pub fn trace(
     let mut emitted = 0;
     let mut hops = Vec::new();
     let mut buf = vec![0u8; 2048];
-    loop {
-        if stop.load(Ordering::Relaxed) {
-            return Ok(hops);
-        }
-        let limit = end.map_or(total, |e| (e + 1) * queries);
-        let in_flight = (0..next.min(limit))
-            .filter(|&k| outcome[k].is_none())
-            .count();
-        if next < limit && in_flight < WINDOW {
-            let ttl = ttls[next / queries];
-            let seq = next as u16 + 1;
-            let sent = match &udp {
-                Some(u) => u.send(ttl, seq),
-                None => set_hop_limit(&sock, v6, ttl)
-                    .and_then(|()| sock.send_to(&probe(v6, id, seq), dest).map(drop)),
-            };
-            sent.map_err(EngineError::io("sending a trace probe"))?;
-            sent_at[next] = Some(Instant::now());
-            next += 1;
-            continue;
-        }
-        // Probes past their wait have no answer.
-        let now = Instant::now();
-        for k in 0..next.min(limit) {
-            if outcome[k].is_none() && sent_at[k].is_some_and(|t| now >= t + opts.wait) {
-                outcome[k] = Some(None);
+    // The target's TCP answers are read on a thread of their own, each
+    // timed as it comes, while this one reads the hops' ICMP errors.
+    let done = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let tcp_rx = tcp.as_ref().map(|t| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let done = &done;
+            scope.spawn(move || tcp_reader(&t.recv, id, done, &tx));
+            rx
+        });
+        let outcome_of = || -> Result<Vec<Hop>, EngineError> {
+            loop {
+                if stop.load(Ordering::Relaxed) {
+                    return Ok(hops);
+                }
+                let limit = end.map_or(total, |e| (e + 1) * queries);
+                let in_flight = (0..next.min(limit))
+                    .filter(|&k| outcome[k].is_none())
+                    .count();
+                if next < limit && in_flight < WINDOW {
+                    let ttl = ttls[next / queries];
+                    let seq = next as u16 + 1;
+                    // Timed from before the send: on a short path the
+                    // answer can come before the call returns.
+                    let t0 = Instant::now();
+                    let sent = match (&udp, &tcp) {
+                        (Some(u), _) => u.send(ttl, seq),
+                        (_, Some(t)) => t.send(ttl, seq),
+                        _ => set_hop_limit(&sock, v6, ttl)
+                            .and_then(|()| sock.send_to(&probe(v6, id, seq), dest).map(drop)),
+                    };
+                    sent.map_err(EngineError::io("sending a trace probe"))?;
+                    sent_at[next] = Some(t0);
+                    next += 1;
+                    continue;
+                }
+                // Probes past their wait have no answer.
+                let now = Instant::now();
+                for k in 0..next.min(limit) {
+                    if outcome[k].is_none() && sent_at[k].is_some_and(|t| now >= t + opts.wait) {
+                        outcome[k] = Some(None);
+                    }
+                }
+                // Each hop whose probes are all known, in order.
+                while emitted < limit / queries {
+                    let probes = &outcome[emitted * queries..(emitted + 1) * queries];
+                    if probes.iter().any(Option::is_none) {
+                        break;
+                    }
+                    let hop = Hop {
+                        ttl: ttls[emitted],
+                        probes: probes.iter().map(|p| p.clone().flatten()).collect(),
+                    };
+                    on_hop(&hop);
+                    hops.push(hop);
+                    emitted += 1;
+                }
+                if emitted * queries >= limit {
+                    return Ok(hops);
+                }
+                // The earliest deadline of a probe in flight bounds the wait.
+                let until = (0..next.min(limit))
+                    .filter(|&k| outcome[k].is_none())
+                    .filter_map(|k| sent_at[k].map(|t| t + opts.wait))
+                    .min()
+                    .unwrap_or(now);
+                let Some((seq, answer, at)) = receive(&sock, tcp_rx.as_ref(), &mut buf, id, until)?
+                else {
+                    continue;
+                };
+                let k = usize::from(seq).wrapping_sub(1);
+                let (Some(slot), Some(Some(sent))) = (outcome.get(k), sent_at.get(k)) else {
+                    continue;
+                };
+                if slot.is_some() {
+                    continue;
+                }
+                let ends = matches!(
+                    answer.0,
+                    AnswerKind::EchoReply
+                        | AnswerKind::PortUnreachable
+                        | AnswerKind::TcpReply { .. }
+                        | AnswerKind::Unreachable(_)
+                );
+                outcome[k] = Some(Some(Probe {
+                    from: answer.1,
+                    rtt: at.duration_since(*sent),
+                    kind: answer.0,
+                    quoted: answer.2,
+                }));
+                if ends {
+                    let hop = k / queries;
+                    end = Some(end.map_or(hop, |e| e.min(hop)));
+                }
             }
-        }
-        // Each hop whose probes are all known, in order.
-        while emitted < limit / queries {
-            let probes = &outcome[emitted * queries..(emitted + 1) * queries];
-            if probes.iter().any(Option::is_none) {
-                break;
-            }
-            let hop = Hop {
-                ttl: ttls[emitted],
-                probes: probes.iter().map(|p| p.clone().flatten()).collect(),
-            };
-            on_hop(&hop);
-            hops.push(hop);
-            emitted += 1;
-        }
-        if emitted * queries >= limit {
-            return Ok(hops);
-        }
-        // The earliest deadline of a probe in flight bounds the wait.
-        let until = (0..next.min(limit))
-            .filter(|&k| outcome[k].is_none())
-            .filter_map(|k| sent_at[k].map(|t| t + opts.wait))
-            .min()
-            .unwrap_or(now);
-        let Some((seq, answer, at)) = receive(&sock, &mut buf, id, until)? else {
+        };
+        let result = outcome_of();
+        done.store(true, Ordering::Relaxed);
+        result
+    })
+}
+
+/// What a reader got: the probe's sequence number, the answer and who
+/// sent it, the quotation, and when it came.
+type Got = (u16, (AnswerKind, IpAddr, Option<Quoted>), Instant);
+
+/// Reads the target's SYN-ACKs and RSTs to port `id` until `done`.
+fn tcp_reader(sock: &UdpSocket, id: u16, done: &AtomicBool, tx: &std::sync::mpsc::Sender<Got>) {
+    let mut buf = vec![0u8; 2048];
+    let _ = sock.set_read_timeout(Some(Duration::from_millis(50)));
+    while !done.load(Ordering::Relaxed) {
+        let Ok((n, from)) = sock.recv_from(&mut buf) else {
             continue;
         };
-        let k = usize::from(seq).wrapping_sub(1);
-        let (Some(slot), Some(Some(sent))) = (outcome.get(k), sent_at.get(k)) else {
-            continue;
-        };
-        if slot.is_some() {
-            continue;
-        }
-        let ends = matches!(
-            answer.0,
-            AnswerKind::EchoReply | AnswerKind::PortUnreachable | AnswerKind::Unreachable(_)
-        );
-        outcome[k] = Some(Some(Probe {
-            from: answer.1,
-            rtt: at.duration_since(*sent),
-            kind: answer.0,
-            quoted: answer.2,
-        }));
-        if ends {
-            let hop = k / queries;
-            end = Some(end.map_or(hop, |e| e.min(hop)));
+        let at = Instant::now();
+        if let Some(a) = answer::parse_tcp(&buf[..n], from.is_ipv4()).filter(|a| a.id == id) {
+            if tx.send((a.seq, (a.kind, from.ip(), None), at)).is_err() {
+                return;
+            }
         }
     }
 }
 
 /// The next answer to one of this trace's probes (identifier `id`)
-/// before `until`: its sequence number, what it was, and when it came.
-#[allow(clippy::type_complexity)]
+/// before `until`: a hop's ICMP error or the target's echo reply from the
+/// ICMP socket, or (TCP probes) the target's answer its reader got.
 fn receive(
-    sock: &UdpSocket,
+    icmp: &UdpSocket,
+    tcp: Option<&std::sync::mpsc::Receiver<Got>>,
     buf: &mut [u8],
     id: u16,
     until: Instant,
-) -> Result<Option<(u16, (AnswerKind, IpAddr, Option<Quoted>), Instant)>, EngineError> {
+) -> Result<Option<Got>, EngineError> {
     loop {
+        if let Some(got) = tcp.and_then(|rx| rx.try_recv().ok()) {
+            return Ok(Some(got));
+        }
         let left = until.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Ok(None);
         }
-        sock.set_read_timeout(Some(left))
+        // With a TCP reader beside, look at its answers every 2 ms.
+        let slice = if tcp.is_some() {
+            left.min(Duration::from_millis(2))
+        } else {
+            left
+        };
+        icmp.set_read_timeout(Some(slice))
             .map_err(EngineError::io("waiting for an answer"))?;
-        let (n, from) = match sock.recv_from(buf) {
+        let (n, from) = match icmp.recv_from(buf) {
             Ok(got) => got,
             Err(e)
                 if matches!(
@@ -287,7 +365,7 @@ fn receive(
                     io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
                 ) =>
             {
-                return Ok(None)
+                continue
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(source) => {
@@ -314,50 +392,17 @@ pub(super) fn wait_for(
     sent: Instant,
     wait: Duration,
 ) -> Result<Option<Probe>, EngineError> {
-    loop {
-        let left = wait.saturating_sub(sent.elapsed());
-        if left.is_zero() {
-            return Ok(None);
-        }
-        sock.set_read_timeout(Some(left))
-            .map_err(EngineError::io("waiting for an answer"))?;
-        let (n, from) = match sock.recv_from(buf) {
-            Ok(got) => got,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                ) =>
-            {
-                return Ok(None)
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(source) => {
-                return Err(EngineError::Io {
-                    context: "reading an answer",
-                    source,
-                })
-            }
-        };
-        let rtt = sent.elapsed();
-        let Some(Answer {
-            kind,
-            id: got_id,
-            seq: got_seq,
-            quoted,
-        }) = answer::parse(from.ip(), &buf[..n])
-        else {
-            continue;
-        };
-        if got_id == id && got_seq == seq {
+    while let Some((got, (kind, from, quoted), at)) = receive(sock, None, buf, id, sent + wait)? {
+        if got == seq {
             return Ok(Some(Probe {
-                from: from.ip(),
-                rtt,
+                from,
+                rtt: at.duration_since(sent),
                 kind,
                 quoted,
             }));
         }
     }
+    Ok(None)
 }
 
 #[cfg(test)]

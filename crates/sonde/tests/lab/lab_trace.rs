@@ -1,8 +1,8 @@
 //! `sonde trace` on a lab path of four routers, a → r1 → r2 → r3 → r4 → b,
 //! whose r3 resets every DSCP to CS0 as packets arrive from r2 (ingress
 //! marking `reset`): over IPv6 and IPv4 the hops are exactly the
-//! configured routers in order, then b, with ICMP echo probes and with
-//! UDP ones; with `-S EF` r1 and r2 quote the
+//! configured routers in order, then b, with ICMP echo, UDP and TCP SYN
+//! probes; with `-S EF` r1 and r2 quote the
 //! probe as EF, r3 and r4 as CS0, and r3 is named as the hop that
 //! changed it; r2's next link carries 1400 bytes, and `--mtu` finds
 //! 1400 told by hop 2; then r2 sends no Time Exceeded, and it is a hop
@@ -138,6 +138,26 @@ fn a_trace_gives_the_routers_in_order_names_the_hop_that_rewrote_ef_and_passes_a
         assert_eq!(t["dscp_changed_at"], 3, "{t}");
         let last = &t["hops"][4]["probes"][0];
         assert_eq!(last["answer"], "port_unreachable", "{t}");
+    }
+    // TCP SYN probes: the same hops; b, where no one listens on port 80,
+    // answers with a RST.
+    for (target, addr) in [
+        ("2001:2:0:5::2", &v6 as &dyn Fn(u8) -> String),
+        ("198.18.5.2", &v4),
+    ] {
+        let t = trace(
+            target,
+            &["-q", "2", "-S", "EF", "--proto", "tcp", "-p", "80"],
+        );
+        let want: Vec<(String, Option<u64>)> = vec![
+            (addr(1), Some(46)),
+            (addr(2), Some(46)),
+            (addr(3), Some(0)),
+            (addr(4), Some(0)),
+            (target.to_string(), None),
+        ];
+        assert_eq!(hops(&t), want, "tcp to {target}: {t}");
+        assert_eq!(t["hops"][4]["probes"][0]["answer"], "rst", "{t}");
     }
     // The text names the hop, as the JSON does.
     let text = in_node(
