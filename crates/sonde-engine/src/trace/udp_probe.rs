@@ -22,12 +22,10 @@ fn add(a: u16, b: u16) -> u16 {
     ((s & 0xffff) + (s >> 16)) as u16
 }
 
-/// The payload that makes the UDP checksum of a probe from `src` (port
-/// `sport`) to `dst` equal `want` (1 to 0xfffe).
-pub fn payload(src: SocketAddr, dst: SocketAddr, want: u16) -> Vec<u8> {
-    let len = (8 + PAYLOAD) as u16;
-    // The pseudo-header (RFC 768, RFC 8200 §8.1), the header with its
-    // checksum 0, and a payload whose first word is 0.
+/// What a UDP checksum covers: the pseudo-header (RFC 768, RFC 8200
+/// §8.1), the header with its checksum 0, and `payload`.
+fn covered(src: SocketAddr, dst: SocketAddr, payload: &[u8]) -> Vec<u8> {
+    let len = (8 + payload.len()) as u16;
     let mut words = Vec::new();
     for ip in [src.ip(), dst.ip()] {
         match ip {
@@ -41,9 +39,15 @@ pub fn payload(src: SocketAddr, dst: SocketAddr, want: u16) -> Vec<u8> {
     words.extend_from_slice(&dst.port().to_be_bytes());
     words.extend_from_slice(&len.to_be_bytes());
     words.extend_from_slice(&[0, 0]);
-    words.extend_from_slice(&[0; PAYLOAD]);
+    words.extend_from_slice(payload);
+    words
+}
+
+/// The payload that makes the UDP checksum of a probe from `src` to
+/// `dst` equal `want` (1 to 0xfffe).
+pub fn payload(src: SocketAddr, dst: SocketAddr, want: u16) -> Vec<u8> {
     // checksum() is the complement of the sum: the sum is its complement.
-    let sum = !checksum(&words);
+    let sum = !checksum(&covered(src, dst, &[0; PAYLOAD]));
     // sum + w must be the complement of the checksum wanted.
     let w = add(!want, !sum);
     let mut p = vec![0u8; PAYLOAD];
@@ -98,8 +102,8 @@ mod tests {
 
     #[test]
     fn the_payload_sets_the_checksum_to_the_probes_number() {
-        // The checksum is computed as the kernel will, over the
-        // pseudo-header, the header and the payload made for it.
+        // The checksum as the kernel computes it, over the pseudo-header,
+        // the header and the payload made for it.
         for (src, dst) in [
             ("[2001:db8::1]:40000", "[2001:db8::9]:33434"),
             ("192.0.2.1:40000", "198.51.100.9:33434"),
@@ -107,22 +111,7 @@ mod tests {
             let (src, dst): (SocketAddr, SocketAddr) = (src.parse().unwrap(), dst.parse().unwrap());
             for want in [1u16, 2, 300, 0xfffe] {
                 let p = payload(src, dst, want);
-                let mut words = Vec::new();
-                for ip in [src.ip(), dst.ip()] {
-                    match ip {
-                        IpAddr::V4(a) => words.extend_from_slice(&a.octets()),
-                        IpAddr::V6(a) => words.extend_from_slice(&a.octets()),
-                    }
-                }
-                let len = (8 + p.len()) as u16;
-                words.extend_from_slice(&[0, 17]);
-                words.extend_from_slice(&len.to_be_bytes());
-                words.extend_from_slice(&src.port().to_be_bytes());
-                words.extend_from_slice(&dst.port().to_be_bytes());
-                words.extend_from_slice(&len.to_be_bytes());
-                words.extend_from_slice(&[0, 0]);
-                words.extend_from_slice(&p);
-                assert_eq!(checksum(&words), want, "{src} {want}");
+                assert_eq!(checksum(&covered(src, dst, &p)), want, "{src} {want}");
             }
         }
     }

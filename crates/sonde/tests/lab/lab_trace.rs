@@ -97,67 +97,40 @@ fn a_trace_gives_the_routers_in_order_names_the_hop_that_rewrote_ef_and_passes_a
     // Each router answers from its address on link n toward a.
     let v6 = |n: u8| format!("2001:2:0:{n}::2");
     let v4 = |n: u8| format!("198.18.{n}.2");
+    // Each kind of probe: its flags, how the target answers, and the
+    // DSCP that answer quotes (an echo reply and a RST quote nothing; a
+    // UDP probe's Port Unreachable quotes it as it arrived, CS0).
+    let kinds: [(&[&str], &str, Option<u64>); 3] = [
+        (&[], "echo_reply", None),
+        (&["--proto", "udp"], "port_unreachable", Some(0)),
+        (&["--proto", "tcp", "-p", "80"], "rst", None),
+    ];
     for (target, addr) in [
         ("2001:2:0:5::2", &v6 as &dyn Fn(u8) -> String),
         ("198.18.5.2", &v4),
     ] {
-        let t = trace(target, &["-q", "2", "-w", "2s", "-S", "EF"]);
-        let got = hops(&t);
-        let want: Vec<(String, Option<u64>)> = vec![
-            (addr(1), Some(46)),
-            (addr(2), Some(46)),
-            (addr(3), Some(0)),
-            (addr(4), Some(0)),
-            (target.to_string(), None),
-        ];
-        assert_eq!(got, want, "{target}: {t}");
-        assert_eq!(t["arrived"], true, "{t}");
-        assert_eq!(t["dscp_changed_at"], 3, "{t}");
-        // Every probe answered, each hop by one address (one flow).
-        for h in t["hops"].as_array().unwrap() {
-            let probes = h["probes"].as_array().unwrap();
-            assert!(probes.iter().all(|p| !p.is_null()), "{h}");
-            assert!(probes.iter().all(|p| p["from"] == probes[0]["from"]), "{h}");
+        for (flags, answer, last_dscp) in kinds {
+            let mut args = vec!["-q", "2", "-w", "2s", "-S", "EF"];
+            args.extend(flags);
+            let t = trace(target, &args);
+            let want: Vec<(String, Option<u64>)> = vec![
+                (addr(1), Some(46)),
+                (addr(2), Some(46)),
+                (addr(3), Some(0)),
+                (addr(4), Some(0)),
+                (target.to_string(), last_dscp),
+            ];
+            assert_eq!(hops(&t), want, "{flags:?} to {target}: {t}");
+            assert_eq!(t["arrived"], true, "{t}");
+            assert_eq!(t["dscp_changed_at"], 3, "{t}");
+            assert_eq!(t["hops"][4]["probes"][0]["answer"], answer, "{t}");
+            // Every probe answered, each hop by one address (one flow).
+            for h in t["hops"].as_array().unwrap() {
+                let probes = h["probes"].as_array().unwrap();
+                assert!(probes.iter().all(|p| !p.is_null()), "{h}");
+                assert!(probes.iter().all(|p| p["from"] == probes[0]["from"]), "{h}");
+            }
         }
-    }
-    // UDP probes (Paris traceroute's): the same hops, and the target's
-    // Port Unreachable quotes the probe too, as it arrived: CS0.
-    for (target, addr) in [
-        ("2001:2:0:5::2", &v6 as &dyn Fn(u8) -> String),
-        ("198.18.5.2", &v4),
-    ] {
-        let t = trace(target, &["-q", "2", "-S", "EF", "--proto", "udp"]);
-        let want: Vec<(String, Option<u64>)> = vec![
-            (addr(1), Some(46)),
-            (addr(2), Some(46)),
-            (addr(3), Some(0)),
-            (addr(4), Some(0)),
-            (target.to_string(), Some(0)),
-        ];
-        assert_eq!(hops(&t), want, "udp to {target}: {t}");
-        assert_eq!(t["dscp_changed_at"], 3, "{t}");
-        let last = &t["hops"][4]["probes"][0];
-        assert_eq!(last["answer"], "port_unreachable", "{t}");
-    }
-    // TCP SYN probes: the same hops; b, where no one listens on port 80,
-    // answers with a RST.
-    for (target, addr) in [
-        ("2001:2:0:5::2", &v6 as &dyn Fn(u8) -> String),
-        ("198.18.5.2", &v4),
-    ] {
-        let t = trace(
-            target,
-            &["-q", "2", "-S", "EF", "--proto", "tcp", "-p", "80"],
-        );
-        let want: Vec<(String, Option<u64>)> = vec![
-            (addr(1), Some(46)),
-            (addr(2), Some(46)),
-            (addr(3), Some(0)),
-            (addr(4), Some(0)),
-            (target.to_string(), None),
-        ];
-        assert_eq!(hops(&t), want, "tcp to {target}: {t}");
-        assert_eq!(t["hops"][4]["probes"][0]["answer"], "rst", "{t}");
     }
     // The text names the hop, as the JSON does.
     let text = in_node(
