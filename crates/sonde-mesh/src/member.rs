@@ -188,9 +188,14 @@ impl ShareCheck {
             Err(e) => return Some(format!("it does not read: {e}")),
         };
         for e in &plan.endpoints {
-            // This agent's own end, written with its port or without.
+            // This agent's own end: its address and its port (5201 where
+            // none is written), both. Another port of its own host is a
+            // peer like any other, checked against mesh.targets: a share
+            // cannot aim this agent at its own other services.
+            let port = |p: Option<u16>| p.unwrap_or(5201);
             let own = self.own.iter().any(|a| {
-                sonde_model::host_port::split_host_port(a).is_ok_and(|(host, _)| host == e.address)
+                sonde_model::host_port::split_host_port(a)
+                    .is_ok_and(|(host, p)| host == e.address && port(p) == port(e.port))
             });
             if own {
                 continue;
@@ -354,9 +359,21 @@ mod tests {
         assert_eq!(c.refuses(&share("mesh-x-a", &text)), None);
         let plan = sonde_campaign::Plan::parse(&text, &Default::default()).unwrap();
         assert_eq!(plan.endpoints[1].port, Some(25302));
-        // Without the port in mesh.addresses it is the same end.
+        // Its own host on another port is not its own end: a hostile
+        // central aiming it at its own ssh is refused, naming the rule.
+        let aimed = text.replace("[2001:db8:2::1]:25302", "[2001:db8:1::1]:22");
+        let why = c.refuses(&share("mesh-x-a", &aimed)).unwrap();
+        assert!(
+            why.contains("endpoint b") && why.contains("consent"),
+            "{why}"
+        );
+        // Nor is its end with the port left out of mesh.addresses (5201).
         c.own = vec!["2001:db8:1::1".into()];
-        assert_eq!(c.refuses(&share("mesh-x-a", &text)), None);
+        let why = c.refuses(&share("mesh-x-a", &text)).unwrap();
+        assert!(
+            why.contains("endpoint a") && why.contains("consent"),
+            "{why}"
+        );
     }
 
     #[test]
