@@ -135,7 +135,7 @@ fn every_command_the_docs_show_reads_and_the_marked_ones_run_as_shown() {
                         wrong.push(format!("{}: {}\n  {}", cmd.at, cmd.text, e.trim()));
                     }
                 }
-                let Some(Mark::Run(code)) = cmd.run else {
+                let Some(Mark::Run(code)) = cmd.run.clone() else {
                     continue;
                 };
                 ran += 1;
@@ -188,7 +188,10 @@ fn the_readers_of_doc_blocks_find_what_is_there() {
         ]
     );
     let run = Some(Mark::Run(0));
-    assert_eq!((cmds[0].run, cmds[1].run, cmds[2].run), (run, run, None));
+    assert_eq!(
+        (&cmds[0].run, &cmds[1].run, &cmds[2].run),
+        (&run, &run, &None)
+    );
     assert_eq!(cmds[2].shown, ["[1] ipv6/udp", ""]);
     assert_eq!(
         simple_commands("sonde lab up p.toml && sonde lab exec a -- sonde udp ::1 > r.json &"),
@@ -220,4 +223,40 @@ fn the_readers_of_doc_blocks_find_what_is_there() {
     assert_eq!(shape("run   1  IPv6  loss 0.000 %"), "run # IPv# loss # %");
     assert!(shows(&["run 2 IPv6".into()], "run 1 IPv6\n").is_ok());
     assert!(shows(&["run 2 IPv6 loss".into()], "run 1 IPv6 rtt\n").is_err());
+}
+
+/// A walkthrough marked `<!-- docs-test: lab NAME -->` is run by the lab
+/// test that checks its measurements: one of tests/lab/ must ask for it by
+/// file and name, and every one asked for must be marked (a renamed mark
+/// or a dropped test would leave a walkthrough unrun).
+#[test]
+fn every_named_lab_walkthrough_has_its_test() {
+    let lab_dir = root().join("crates/sonde/tests/lab");
+    let tests: String = std::fs::read_dir(&lab_dir)
+        .unwrap()
+        .filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
+        .collect();
+    let mut named = Vec::new();
+    for (file, text) in docs() {
+        for cmd in commands(&file, &text) {
+            if let Some(Mark::Lab(Some(name))) = cmd.run {
+                let asked = format!("Walkthrough::named(\"{file}\", \"{name}\")");
+                assert!(
+                    tests.contains(&asked),
+                    "{}: walkthrough `{name}` is run by no lab test (none calls {asked})",
+                    cmd.at
+                );
+                named.push(asked);
+            }
+        }
+    }
+    let asked = tests.matches("Walkthrough::named(").count();
+    for call in tests.split("Walkthrough::named(").skip(1) {
+        let call = format!("Walkthrough::named({}", call.split(')').next().unwrap());
+        assert!(
+            named.iter().any(|n| n.starts_with(&call)),
+            "{call}): no such walkthrough is marked in the docs"
+        );
+    }
+    assert!(asked >= 6, "{asked} lab tests run a walkthrough");
 }

@@ -71,21 +71,25 @@ pub fn docs() -> Vec<(String, String)> {
 }
 
 /// What a marker before a block asks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Mark {
     /// `<!-- docs-test: run -->`: run it on this machine; it must exit
     /// with this code (`<!-- docs-test: run, exits 1 -->` for a block that
     /// shows a failure).
     Run(i32),
-    /// `<!-- docs-test: lab -->`: a lab walkthrough, run by the lab tests.
-    Lab,
+    /// `<!-- docs-test: lab -->`: a lab walkthrough, run by
+    /// tests/lab/lab_docs.rs; `<!-- docs-test: lab NAME -->`: one run by
+    /// the lab test that checks its measurements against the lab's truth
+    /// (`Walkthrough::named(FILE, NAME)`, common/walkthrough.rs).
+    Lab(Option<String>),
 }
 
 fn marker(line: &str) -> Option<Mark> {
     let m = line.trim().strip_prefix("<!-- docs-test: ")?;
     let m = m.strip_suffix("-->")?.trim();
-    if m == "lab" {
-        return Some(Mark::Lab);
+    if let Some(name) = m.strip_prefix("lab") {
+        let name = name.trim();
+        return Some(Mark::Lab((!name.is_empty()).then(|| name.to_string())));
     }
     let m = m.strip_prefix("run")?;
     Some(Mark::Run(match m.strip_prefix(", exits ") {
@@ -170,7 +174,7 @@ pub fn commands(file: &str, text: &str) -> Vec<DocCmd> {
             out.push(DocCmd {
                 at,
                 text,
-                run,
+                run: run.clone(),
                 shown,
             });
         }

@@ -14,6 +14,7 @@ pub mod ready;
 pub mod schema;
 pub mod smtp;
 pub mod svg;
+pub mod walkthrough;
 pub mod webhook;
 
 use std::io::{BufRead, BufReader};

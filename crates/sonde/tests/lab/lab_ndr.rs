@@ -3,18 +3,19 @@
 //! frame as the kernel hands it over: the IP packet and its 14-byte
 //! Ethernet header, no FCS or preamble. So the link carries
 //! 50e6 / (8 × (payload + 8 + 40 + 14)) frames per second of IPv6 UDP
-//! payloads of each size. The no-drop rate found is never above that by
+//! payloads of each size (the frames of docs/methods.md's walkthrough
+//! `ndrl`, 64 (searched at 90), 512 and 1518 bytes, run as written). The
+//! no-drop rate found is never above that by
 //! more than 2 % (a longer trial there would overflow the queue), and is
-//! no more than 2 % below it (10 % at 64 bytes, 49.6 kpps, where the
+//! no more than 2 % below it (10 % at 90 bytes, 72.7 kpps, where the
 //! sender itself is near its limit on a loaded machine), or below what
 //! the sender reached, if that is less. At most 8 trials per size, the
 //! confirmation included (the search brackets a steady rate in 3).
 //! Needs root; `SONDE_LAB=skip` skips elsewhere.
 
 use crate::common;
-use common::{lab_allowed, lab_json, lab_server};
-use sonde_lab::{Chain, Link};
-use sonde_model::Rate;
+use common::lab_allowed;
+use common::walkthrough::Walkthrough;
 
 fn f(v: &serde_json::Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
@@ -26,29 +27,10 @@ fn ndr_finds_what_a_50_megabit_link_carries_at_three_sizes() {
         return;
     }
     let _one = common::lab_cli::serial();
-    let shaped = Link {
-        rate: Some(Rate::from_bps(50_000_000)),
-    };
-    let chain = Chain::new(60, shaped, Link::default()).expect("build the lab chain");
-    let server = lab_server(&chain.b, &[&chain.b6]);
-    let r = lab_json(
-        &chain.a,
-        "ndr",
-        &chain.b6,
-        server.port,
-        &[
-            "--payloads",
-            "64,512,1400",
-            "--max-rate",
-            "100M",
-            "--trial",
-            "2s",
-            "--confirm",
-            "5s",
-            "--gap",
-            "0.5s",
-        ],
-    );
+    let walked = Walkthrough::named("docs/methods.md", "ndrl").run(&["ndr"]);
+    let runs = walked.of("ndr");
+    assert_eq!(runs.len(), 1, "one search");
+    let r = runs[0].json();
     assert_eq!(r["method"], "ndr");
     common::schema::assert_valid(&common::schema::method_v1(), &r);
     let results = r["results"].as_array().expect("results");
@@ -81,8 +63,8 @@ fn ndr_finds_what_a_50_megabit_link_carries_at_three_sizes() {
         assert!(got <= truth * 1.02, "above the shaper: {size}");
         // Below, a loaded machine moves it: the rate is what the link or
         // the sender carries, whichever is less, and a drop on the host
-        // sends the search lower. 2 % at 512 and 1400 bytes (4 to 11 kpps);
-        // 10 % at 64, where the sender is near its limit and the reach of
+        // sends the search lower. 2 % at 512 and 1518 bytes (4 to 12 kpps);
+        // 10 % at 90, where the sender is near its limit and the reach of
         // its first trial may not hold for the confirmation.
         let margin = if payload < 100.0 { 0.10 } else { 0.02 };
         assert!(
@@ -93,7 +75,7 @@ fn ndr_finds_what_a_50_megabit_link_carries_at_three_sizes() {
         // 3 trials bracket a steady rate and 1 confirms it; 8 allows a
         // search trial or a confirmation failed by a drop on the loaded
         // host, and still fails a bisecting search (8 trials and more).
-        // At 64 bytes the sender is near its limit and a loaded host drops
+        // At 90 bytes the sender is near its limit and a loaded host drops
         // now and then, each drop a failed trial that sends the search
         // lower (CI saw 13 with the other tests running beside): there the
         // search must only end, well within its bound.

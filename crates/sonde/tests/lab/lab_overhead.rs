@@ -2,8 +2,9 @@
 //! 20 Mbit/s shaper counts 14 (Ethernet header) + 40 + 8 bytes per IPv6
 //! UDP packet; through a VXLAN tunnel over IPv4 (made here with `ip`) it
 //! also counts 20 + 8 + 8 + 14 of the tunnel. The per-packet bytes found
-//! must be within 2 of each, and the stack named. Needs root;
-//! `SONDE_LAB=skip` skips elsewhere.
+//! must be within 2 of each, and the stack named. The lab and the
+//! measurements are docs/methods.md's walkthrough `ovhm`, run as written.
+//! Needs root; `SONDE_LAB=skip` skips elsewhere.
 //!
 //! The overhead comes from differences of goodput between sizes: h =
 //! p·(C/g − 1), so at p = 200 bytes an error of 1 % in one goodput moves h
@@ -13,62 +14,9 @@
 //! that.
 
 use crate::common;
-use common::lab_cli::{lab_up, method_in, num, KillOnDrop};
-use common::{lab_allowed, sonde, stderr};
-use std::process::{Command, Stdio};
-
-const PATH: &str = r#"
-[[node]]
-name = "a"
-[[node]]
-name = "b"
-[[link]]
-a = "a"
-b = "b"
-rate = "20M"
-"#;
-
-fn ip(ns: &str, args: &str) {
-    let out = Command::new("ip")
-        .args(["-n", ns])
-        .args(args.split_whitespace())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "ip {args}: {}", stderr(&out));
-}
-
-fn serve_on(addr: &str, port: &str) -> KillOnDrop {
-    KillOnDrop(
-        sonde()
-            .args(["lab", "exec", "--lab", "ovhlab", "b", "--"])
-            .arg(env!("CARGO_BIN_EXE_sonde"))
-            .args(["serve", "--bind", addr, "-p", port, "--no-reflector"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    )
-}
-
-fn measure(host: &str, port: &str) -> serde_json::Value {
-    method_in(
-        "ovhlab",
-        "a",
-        &[
-            "overhead",
-            "--measure",
-            host,
-            "-p",
-            port,
-            "--payloads",
-            "200,600,1400",
-            "-t",
-            "5s",
-            "--gap",
-            "0.5s",
-        ],
-    )
-}
+use common::lab_allowed;
+use common::lab_cli::num;
+use common::walkthrough::Walkthrough;
 
 #[test]
 fn measured_overhead_matches_the_known_encapsulation() {
@@ -76,35 +24,22 @@ fn measured_overhead_matches_the_known_encapsulation() {
         return;
     }
     let _one = common::lab_cli::serial();
-    let _lab = lab_up("ovhlab", PATH);
-    let (a, b) = ("sonde-lab-ovhlab-a", "sonde-lab-ovhlab-b");
-    ip(
-        a,
-        "link add vx0 type vxlan id 42 dstport 4789 local 198.18.1.1 remote 198.18.1.2",
-    );
-    ip(
-        b,
-        "link add vx0 type vxlan id 42 dstport 4789 local 198.18.1.2 remote 198.18.1.1",
-    );
-    ip(a, "addr add fd00:99::1/64 dev vx0 nodad");
-    ip(b, "addr add fd00:99::2/64 dev vx0 nodad");
-    ip(a, "link set vx0 up");
-    ip(b, "link set vx0 up");
-    let _plain = serve_on("2001:2:0:1::2", "5201");
-    let _tunnel = serve_on("fd00:99::2", "5202");
-    common::lab_cli::listening_in("ovhlab", "b", 5201);
-    common::lab_cli::listening_in("ovhlab", "b", 5202);
-
-    for (host, port, known, stack) in [
-        ("2001:2:0:1::2", "5201", 14.0 + 40.0 + 8.0, "mac/ipv6/udp"),
+    // docs/methods.md's walkthrough `ovhm`: the lab, the tunnel made with
+    // `ip`, a server on each path, and a measurement toward each.
+    let walked = Walkthrough::named("docs/methods.md", "ovhm").run(&["overhead"]);
+    let runs = walked.of("overhead");
+    assert_eq!(runs.len(), 2, "toward the plain path and the tunnel");
+    for (run, (host, known, stack)) in runs.iter().zip([
+        ("2001:2:0:1::2", 14.0 + 40.0 + 8.0, "mac/ipv6/udp"),
         (
             "fd00:99::2",
-            "5202",
             14.0 + 20.0 + 8.0 + 8.0 + 14.0 + 40.0 + 8.0,
             "mac/ipv4/udp/vxlan/ipv6/udp",
         ),
-    ] {
-        let doc = measure(host, port);
+    ]) {
+        assert!(run.words.iter().any(|w| w == host), "{}", run.at);
+        let doc = run.json();
+        common::schema::assert_method_v1(&doc);
         let f = &doc["overhead"];
         let bytes = num(&f["per_packet_bytes"]);
         eprintln!(

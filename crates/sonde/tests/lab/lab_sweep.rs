@@ -11,26 +11,25 @@
 //! Truths in the sweep's unit (UDP payload bit/s, 1400-byte payloads over
 //! IPv6): a TBF `rate` counts frames without FCS (IP packet + 14 bytes),
 //! 9e6 × 1400 / 1462; the emulator's policer counts IP packets,
-//! 88e6 × 1400 / 1448. Needs root; `SONDE_LAB=skip` skips elsewhere.
+//! 88e6 × 1400 / 1448. The sweeps are docs/methods.md's walkthroughs
+//! `stesta` and `geant`, run as written. Needs root; `SONDE_LAB=skip`
+//! skips elsewhere.
 
 use crate::common;
-use common::lab_cli::{example_up, num, serve_in, KillOnDrop};
-use common::{lab_allowed, sonde, stderr};
+use common::lab_allowed;
+use common::lab_cli::num;
+use common::walkthrough::Walkthrough;
 use serde_json::Value;
 
-const B: &str = "2001:2:0:2::2";
-
-/// `sonde sweep B -J ARGS` run in node a of `labname`.
-fn sweep_in(labname: &str, args: &[&str]) -> Value {
-    let out = sonde()
-        .args(["lab", "exec", "--lab", labname, "a", "--"])
-        .arg(env!("CARGO_BIN_EXE_sonde"))
-        .args(["sweep", B, "-J"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    serde_json::from_slice(&out.stdout).unwrap()
+/// The sweep of a walkthrough, run as written (its sweep line given
+/// `-J`): the method's document.
+fn walked_sweep(walk: Walkthrough) -> (common::walkthrough::Walked, Value) {
+    let walked = walk.run(&["sweep"]);
+    let sweeps = walked.of("sweep");
+    assert_eq!(sweeps.len(), 1, "one sweep in the walkthrough");
+    let doc = sweeps[0].json();
+    common::schema::assert_method_v1(&doc);
+    (walked, doc)
 }
 
 /// The limiter found for `direction`, printed for the record.
@@ -70,25 +69,7 @@ fn a_tbf_shaper_with_a_queue_is_found_at_9_mbit_and_named_shaper_each_way() {
         return;
     }
     let _one = common::lab_cli::serial();
-    let _lab = example_up("stesta-like.toml", "stesta");
-    let _server = KillOnDrop(serve_in("stesta", "b", B));
-    let chart_dir = common::TempDir::new("swp-stesta");
-    let chart = chart_dir.join("swp-stesta.svg");
-    let r = sweep_in(
-        "stesta",
-        &[
-            "--rates",
-            "6M,7M,8M,8.4M,8.8M,9.2M,10M,11M",
-            "-t",
-            "2s",
-            "--gap",
-            "0.5s",
-            "--directions",
-            "forward,reverse",
-            "--chart",
-            chart.to_str().unwrap(),
-        ],
-    );
+    let (walked, r) = walked_sweep(Walkthrough::named("docs/methods.md", "stesta"));
     assert_eq!(r["method"], "sweep");
     assert_eq!(r["steps"].as_array().unwrap().len(), 16);
     assert_eq!(r["trials"].as_array().unwrap().len(), 16);
@@ -99,8 +80,7 @@ fn a_tbf_shaper_with_a_queue_is_found_at_9_mbit_and_named_shaper_each_way() {
         assert_knee(l, truth);
         assert!(num(&l["evidence"]["delay_rise_ms"]) > 2.0, "{l}");
     }
-    let svg = std::fs::read_to_string(&chart).unwrap();
-    let _ = std::fs::remove_file(&chart);
+    let svg = std::fs::read_to_string(walked.dir.join("stesta.svg")).unwrap();
     assert!(
         svg.starts_with("<svg") && svg.contains("forward: PDR") && svg.contains("reverse: goodput")
     );
@@ -112,23 +92,7 @@ fn the_geant_punisher_and_its_plain_policer_are_told_apart_at_88_mbit() {
         return;
     }
     let _one = common::lab_cli::serial();
-    let _lab = example_up("geant-like.toml", "geant");
-    let _server = KillOnDrop(serve_in("geant", "b", B));
-    let r = sweep_in(
-        "geant",
-        &[
-            "--rates",
-            "78M,82M,84M,86M,89M,92M",
-            "-t",
-            "2s",
-            "--gap",
-            "0.5s",
-            "--directions",
-            "forward,reverse",
-            "--refine",
-            "4",
-        ],
-    );
+    let (_walked, r) = walked_sweep(Walkthrough::named("docs/methods.md", "geant"));
     let truth = 88e6 * 1400.0 / 1448.0;
     let fwd = limiter(&r, "forward");
     assert_eq!(fwd["class"], "punisher", "{fwd}");

@@ -2,17 +2,19 @@
 //! whose r3 resets every DSCP to CS0 as packets arrive from r2 (ingress
 //! marking `reset`): over IPv6 and IPv4 the hops are exactly the
 //! configured routers in order, then b, with ICMP echo, UDP and TCP SYN
-//! probes; with `-S EF` r1 and r2 quote the
-//! probe as EF, r3 and r4 as CS0, and r3 is named as the hop that
-//! changed it; r2's next link carries 1400 bytes, and `--mtu` finds
-//! 1400 told by hop 2; then r2 sends no Time Exceeded, and it is a hop
-//! of `*` the trace goes on past. The system's `traceroute -I` gives the
-//! same hops and its `tracepath` the same MTU, told by the same hop. Light traffic (a few probes): runs beside
-//! the measuring tests, on a lab of its own. Needs root; `SONDE_LAB=skip`
-//! skips elsewhere.
+//! probes; with `-S EF` r1 and r2 quote the probe as EF, r3 and r4 as
+//! CS0, and r3 is named as the hop that changed it; r2's next link
+//! carries 1400 bytes, and `--mtu` finds 1400 told by hop 2; then r2
+//! sends no Time Exceeded, and it is a hop of `*` the trace goes on past.
+//! The system's `traceroute -I` gives the same hops and its `tracepath`
+//! the same MTU, told by the same hop. The EF trace and the MTU's, as
+//! text, are docs/trace.md's walkthrough `trc`, run first as written.
+//! Light traffic (a few probes): runs beside the measuring tests, on a
+//! lab of its own. Needs root; `SONDE_LAB=skip` skips elsewhere.
 
 use crate::common;
 use common::lab_cli::{lab_up, Down};
+use common::walkthrough::Walkthrough;
 use common::{lab_allowed, sonde, stderr};
 use serde_json::Value;
 
@@ -93,6 +95,22 @@ fn a_trace_gives_the_routers_in_order_names_the_hop_that_rewrote_ef_and_passes_a
     if !lab_allowed() {
         return;
     }
+    // docs/trace.md's walkthrough, as written: its text names the hop
+    // that rewrote EF, and the path MTU.
+    {
+        let walked = Walkthrough::named("docs/trace.md", "trc").run(&[]);
+        let traces = walked.of("trace");
+        assert_eq!(traces.len(), 2, "the EF trace and the MTU's");
+        let text = &traces[0].stdout;
+        assert!(
+            text.lines().any(|l| l.starts_with(" 3 ")
+                && l.contains("2001:2:0:3::2")
+                && l.contains("DSCP changed here (EF to CS0)")),
+            "{text}"
+        );
+        let text = &traces[1].stdout;
+        assert!(text.contains("path MTU 1400 bytes"), "{text}");
+    }
     let _down = up();
     // Each router answers from its address on link n toward a.
     let v6 = |n: u8| format!("2001:2:0:{n}::2");
@@ -132,28 +150,6 @@ fn a_trace_gives_the_routers_in_order_names_the_hop_that_rewrote_ef_and_passes_a
             }
         }
     }
-    // The text names the hop, as the JSON does.
-    let text = in_node(
-        "a",
-        &[
-            env!("CARGO_BIN_EXE_sonde"),
-            "trace",
-            "2001:2:0:5::2",
-            "-q",
-            "1",
-            "-S",
-            "EF",
-        ],
-    );
-    let text = String::from_utf8_lossy(&text.stdout);
-    eprintln!("{text}");
-    assert!(
-        text.lines().any(|l| l.starts_with(" 3 ")
-            && l.contains("2001:2:0:3::2")
-            && l.contains("DSCP changed here (EF to CS0)")),
-        "{text}"
-    );
-
     // The system's traceroute (ICMP) gives the same hops, and its
     // tracepath the same MTU told by the same hop (first: once a probe
     // was told, the kernel keeps the path's MTU, and tracepath starts
