@@ -9,7 +9,7 @@ use crate::row::{family_name, ns};
 use crate::sql::{Sql, Value};
 use crate::{ArchiveError, Store};
 use sonde_model::method::family_used;
-use sonde_model::{TestResult, TestSpec};
+use sonde_model::TestResult;
 
 /// One path's labels and its latest result's figures.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,12 +39,7 @@ impl PathLatest {
     /// bidirectional test is its forward and its reverse path, never
     /// their sum), each with its figures.
     pub fn of(r: &TestResult) -> Vec<PathLatest> {
-        let dscp = match &r.spec {
-            TestSpec::Tcp(s) => s.dscp,
-            TestSpec::Udp(s) => s.dscp,
-            TestSpec::Ping(s) => s.dscp,
-            TestSpec::Http(_) => None,
-        };
+        let dscp = r.spec.dscp();
         r.summary
             .by_direction()
             .into_iter()

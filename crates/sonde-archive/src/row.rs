@@ -29,7 +29,7 @@ pub(crate) fn direction_of(r: &TestResult) -> Option<&'static str> {
     match &r.spec {
         TestSpec::Tcp(s) => Some(direction_name(s.direction)),
         TestSpec::Udp(s) => Some(direction_name(s.direction)),
-        TestSpec::Ping(_) | TestSpec::Http(_) => None,
+        TestSpec::Ping(_) | TestSpec::Http(_) | TestSpec::Trace(_) => None,
     }
 }
 

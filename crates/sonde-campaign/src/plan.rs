@@ -197,6 +197,7 @@ pub fn step_length(body: &StepBody) -> Duration {
             .deadline
             .unwrap_or(s.interval * u32::try_from(s.count).unwrap_or(u32::MAX) + s.timeout),
         StepBody::Test(TestSpec::Http(s)) => s.send_duration() + s.timeout,
+        StepBody::Test(TestSpec::Trace(s)) => s.work().duration.unwrap_or_default(),
         StepBody::Method(_) => Duration::from_secs(3600),
     }
 }
@@ -392,6 +393,8 @@ fn scale_test(spec: &mut TestSpec, scale: f64) {
         TestSpec::Udp(s) => s.time = scaled(s.time),
         TestSpec::Ping(s) => s.count = ((s.count as f64 * scale).round() as u64).max(1),
         TestSpec::Http(s) => s.time = scaled(s.time),
+        // A trace is as long as its path: nothing to scale.
+        TestSpec::Trace(_) => {}
     }
 }
 
@@ -401,7 +404,7 @@ fn default_name(body: &StepBody, from: &str, to: &str) -> String {
             let dir = match t {
                 TestSpec::Tcp(s) => Some(s.direction),
                 TestSpec::Udp(s) => Some(s.direction),
-                TestSpec::Ping(_) | TestSpec::Http(_) => None,
+                TestSpec::Ping(_) | TestSpec::Http(_) | TestSpec::Trace(_) => None,
             };
             let arrow = match dir {
                 Some(sonde_model::Direction::Reverse) => format!("{to} to {from}"),

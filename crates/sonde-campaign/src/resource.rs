@@ -39,7 +39,7 @@ impl ResourceClass {
     /// The class a step is in unless its plan says otherwise.
     pub fn of(body: &StepBody) -> Self {
         match body {
-            StepBody::Test(TestSpec::Ping(_)) => ResourceClass::Probe,
+            StepBody::Test(TestSpec::Ping(_) | TestSpec::Trace(_)) => ResourceClass::Probe,
             StepBody::Test(TestSpec::Udp(u)) => {
                 let total = u.bitrate.bps().saturating_mul(u64::from(u.parallel));
                 if total > 0 && total <= PROBE_MAX_BPS {

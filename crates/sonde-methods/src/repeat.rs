@@ -55,7 +55,7 @@ fn outcome_of(spec: &RepeatSpec, runs: &StepRuns) -> RepeatOutcome {
     let directions = match &spec.test {
         TestSpec::Tcp(s) => s.direction.flows(),
         TestSpec::Udp(s) => s.direction.flows(),
-        TestSpec::Ping(_) | TestSpec::Http(_) => &[],
+        TestSpec::Ping(_) | TestSpec::Http(_) | TestSpec::Trace(_) => &[],
     };
     let mut stats = Vec::new();
     for fam in &runs.families {

@@ -359,7 +359,7 @@ impl Runner for ScriptedPath {
                     false,
                 )
             }
-            TestSpec::Ping(_) | TestSpec::Http(_) => {
+            TestSpec::Ping(_) | TestSpec::Http(_) | TestSpec::Trace(_) => {
                 return Err(RunError::Unsupported(
                     "the scripted path answers tcp and udp only".into(),
                 ))

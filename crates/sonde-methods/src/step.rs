@@ -49,7 +49,7 @@ impl StepRuns {
 pub fn default_metric(kind: TestKind) -> Metric {
     match kind {
         TestKind::Tcp | TestKind::Udp => Metric::ThroughputBps,
-        TestKind::Ping | TestKind::Http => Metric::RttP50Ms,
+        TestKind::Ping | TestKind::Http | TestKind::Trace => Metric::RttP50Ms,
     }
 }
 

@@ -206,7 +206,7 @@ impl Sweep<'_> {
             let streams = match &self.spec.test {
                 TestSpec::Udp(s) => f64::from(s.parallel.max(1)),
                 TestSpec::Tcp(s) => f64::from(s.parallel.max(1)),
-                TestSpec::Ping(_) | TestSpec::Http(_) => 1.0,
+                TestSpec::Ping(_) | TestSpec::Http(_) | TestSpec::Trace(_) => 1.0,
             };
             let mid = Rate::from_bps(((lo + hi) / 2.0 / streams).round() as u64);
             if !self.step(series, Value::Rate(mid), true)? {

@@ -67,6 +67,12 @@ pub enum Event {
     },
     /// One ping answer.
     Reply(PingReply),
+    /// A trace starts toward `target` (the address its host resolved to).
+    Trace {
+        target: IpAddr,
+    },
+    /// A trace's hop, all its probes answered or timed out.
+    Hop(crate::TraceHop),
     /// Latency under load: the idle RTT, measured before the load.
     LatencyIdle(Figures),
     Warning(Warning),

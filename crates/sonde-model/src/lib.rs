@@ -33,6 +33,7 @@ pub mod spec;
 pub mod test_spec;
 pub mod toml_where;
 pub mod tos;
+pub mod trace;
 pub mod udp_assemble;
 pub mod udp_report;
 pub mod udp_spec;
@@ -67,6 +68,10 @@ pub use rtt::{nearest_rank, LatencyUnderLoad, ProbeMethod, RttStats};
 pub use spec::{Direction, IpFamily, PeerKind, SpecError, StreamLayout, TcpSpec};
 pub use test_spec::{TestKind, TestSpec};
 pub use tos::{DscpFlag, DscpFlagError};
+pub use trace::{
+    route_change, RouteChange, TraceAnswer, TraceFigures, TraceHop, TraceMtuStep, TraceProbe,
+    TraceProto, TraceSpec,
+};
 pub use udp_report::{UdpSideReport, UdpStreamSide, UdpTally};
 pub use udp_spec::UdpSpec;
 pub use units::{ByteSize, Rate, UnitError};

@@ -49,6 +49,14 @@ pub fn load_value(doc: serde_json::Value) -> Result<TestResult, LoadError> {
         .ok_or(LoadError::NoVersion)?;
     match version {
         RESULT_FORMAT_VERSION => TestResult::deserialize(doc).map_err(LoadError::Malformed),
+        // Format 3 added the trace test (`test = "trace"`, its `spec` and
+        // `trace` figures); a format-2 document is a format-3 one without
+        // them, read as it is and stamped with the version it now has.
+        2 => {
+            let mut r = TestResult::deserialize(doc).map_err(LoadError::Malformed)?;
+            r.format_version = RESULT_FORMAT_VERSION;
+            Ok(r)
+        }
         1 => {
             // Format 1 had no id: derive one from the document, so that
             // the same old file always gets the same id.
@@ -84,5 +92,23 @@ mod tests {
             load_result(r#"{"format_version": 2, "test": "tcp"}"#),
             Err(LoadError::Malformed(_))
         ));
+    }
+
+    /// A ping result as the sonde of format 2 wrote it (`sonde ping ::1
+    /// -c 2 -J`, before the trace test came).
+    #[test]
+    fn a_format_2_document_reads_as_format_3() {
+        let text = include_str!("fixtures/ping-format-2.json");
+        let r = load_result(text).unwrap();
+        assert_eq!(r.format_version, RESULT_FORMAT_VERSION);
+        assert_eq!(r.test, crate::TestKind::Ping);
+        assert_eq!(r.series.len(), 1);
+        assert_eq!(r.trace, None);
+        let doc: serde_json::Value = serde_json::from_str(text).unwrap();
+        assert_eq!(r.id.to_string(), doc["id"].as_str().unwrap());
+        // Saved again, it is the same document but for its version.
+        let mut again = serde_json::to_value(&r).unwrap();
+        again["format_version"] = 2.into();
+        assert_eq!(again, doc);
     }
 }

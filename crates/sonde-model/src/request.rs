@@ -87,6 +87,7 @@ fn dispatch(tag: &str, kind: &str, v: serde_json::Value) -> Result<Spec, ParseEr
         ("test", "udp") => Spec::Test(T::Udp(one::<UdpSpec>(v)?)),
         ("test", "ping") => Spec::Test(T::Ping(one::<PingSpec>(v)?)),
         ("test", "http") => Spec::Test(T::Http(one::<HttpSpec>(v)?)),
+        ("test", "trace") => Spec::Test(T::Trace(one::<crate::TraceSpec>(v)?)),
         ("method", "ndr") => Spec::Method(M::Ndr(one::<NdrSpec>(v)?)),
         ("method", "sweep") => Spec::Method(M::Sweep(one::<SweepSpec>(v)?)),
         ("method", "repeat") => Spec::Method(M::Repeat(one::<RepeatSpec>(v)?)),
@@ -98,7 +99,7 @@ fn dispatch(tag: &str, kind: &str, v: serde_json::Value) -> Result<Spec, ParseEr
         ("test", other) => {
             return Err(ParseError::new(
                 "/test",
-                format!("'{other}' is not a test: use tcp, udp, ping or http"),
+                format!("'{other}' is not a test: use tcp, udp, ping, http or trace"),
             ))
         }
         (_, other) => {
@@ -127,11 +128,11 @@ fn tag_of(
         Some(_) => Err(ParseError::new("/method", "must be text")),
         None if obj.contains_key("test") => Err(ParseError::new(
             "/test",
-            "must be text (tcp, udp, ping or http), or give a method",
+            "must be text (tcp, udp, ping, http or trace), or give a method",
         )),
         None => Err(ParseError::new(
             "/",
-            "say what it runs: \"test\": \"tcp\"|\"udp\"|\"ping\"|\"http\", or \"method\": …",
+            "say what it runs: \"test\": \"tcp\"|\"udp\"|\"ping\"|\"http\"|\"trace\", or \"method\": …",
         )),
     }
 }

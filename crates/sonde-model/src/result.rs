@@ -6,7 +6,7 @@
 //! `interrupted`), then `intervals` and `summary`, whose figures are
 //! [`Figures`] with the same names in every test. This is what `-J`
 //! prints and what the archive stores; its JSON Schema is
-//! `docs/schema/result-v2.schema.json` and its changes are listed in
+//! `docs/schema/result-v3.schema.json` and its changes are listed in
 //! docs/result-format.md. A document of an older format is read by
 //! [`crate::load`]. Change a field only with a new
 //! [`RESULT_FORMAT_VERSION`] and a conversion from the old one.
@@ -19,7 +19,7 @@ use std::net::IpAddr;
 use std::time::SystemTime;
 
 /// Version of the result document layout.
-pub const RESULT_FORMAT_VERSION: u32 = 2;
+pub const RESULT_FORMAT_VERSION: u32 = 3;
 
 /// A wall-clock instant written as RFC 3339 (UTC, microseconds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -315,6 +315,9 @@ pub struct TestResult {
     /// An HTTP benchmark's figures (http).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http: Option<crate::HttpFigures>,
+    /// A path trace's hops (trace).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::TraceFigures>,
 }
 
 impl TestResult {
@@ -337,6 +340,7 @@ impl TestResult {
             series: Vec::new(),
             server_output: None,
             http: None,
+            trace: None,
         }
     }
 }

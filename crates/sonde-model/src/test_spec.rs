@@ -7,7 +7,7 @@
 //! unknown field is refused by name. [`TestSpec::validate`] is the one
 //! place the rules live: the runner and the server call it themselves.
 
-use crate::{HttpSpec, PingSpec, SpecError, TcpSpec, UdpSpec};
+use crate::{HttpSpec, PingSpec, SpecError, TcpSpec, TraceSpec, UdpSpec};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -19,6 +19,7 @@ pub enum TestKind {
     Udp,
     Ping,
     Http,
+    Trace,
 }
 
 impl TestKind {
@@ -28,6 +29,7 @@ impl TestKind {
             TestKind::Udp => "udp",
             TestKind::Ping => "ping",
             TestKind::Http => "http",
+            TestKind::Trace => "trace",
         }
     }
 }
@@ -46,6 +48,7 @@ pub enum TestSpec {
     Udp(UdpSpec),
     Ping(PingSpec),
     Http(HttpSpec),
+    Trace(TraceSpec),
 }
 
 impl TestSpec {
@@ -56,6 +59,7 @@ impl TestSpec {
             TestSpec::Udp(s) => s.validate(),
             TestSpec::Ping(s) => s.validate(),
             TestSpec::Http(s) => s.validate(),
+            TestSpec::Trace(s) => s.validate(),
         }
     }
 
@@ -65,6 +69,7 @@ impl TestSpec {
             TestSpec::Udp(_) => TestKind::Udp,
             TestSpec::Ping(_) => TestKind::Ping,
             TestSpec::Http(_) => TestKind::Http,
+            TestSpec::Trace(_) => TestKind::Trace,
         }
     }
 
@@ -75,6 +80,7 @@ impl TestSpec {
             TestSpec::Udp(s) => &s.host,
             TestSpec::Ping(s) => &s.host,
             TestSpec::Http(s) => &s.host,
+            TestSpec::Trace(s) => &s.host,
         }
     }
 
@@ -84,6 +90,7 @@ impl TestSpec {
             TestSpec::Udp(s) => s.title.as_deref(),
             TestSpec::Ping(s) => s.title.as_deref(),
             TestSpec::Http(s) => s.title.as_deref(),
+            TestSpec::Trace(s) => s.title.as_deref(),
         }
     }
 
@@ -94,6 +101,7 @@ impl TestSpec {
             TestSpec::Udp(s) => s.family,
             TestSpec::Ping(s) => s.family,
             TestSpec::Http(s) => s.family,
+            TestSpec::Trace(s) => s.family,
         }
     }
 
@@ -106,6 +114,7 @@ impl TestSpec {
             TestSpec::Udp(s) => s.family = family,
             TestSpec::Ping(s) => s.family = family,
             TestSpec::Http(s) => s.family = family,
+            TestSpec::Trace(s) => s.family = family,
         }
         spec
     }
@@ -121,7 +130,7 @@ impl TestSpec {
                 [one] => Some(*one),
                 _ => None,
             },
-            TestSpec::Http(_) => None,
+            TestSpec::Http(_) | TestSpec::Trace(_) => None,
         }
     }
 
@@ -130,7 +139,18 @@ impl TestSpec {
         match self {
             TestSpec::Tcp(s) => s.bitrate,
             TestSpec::Udp(s) => Some(s.stream_rate()),
-            TestSpec::Ping(_) | TestSpec::Http(_) => None,
+            TestSpec::Ping(_) | TestSpec::Http(_) | TestSpec::Trace(_) => None,
+        }
+    }
+
+    /// The DSCP the test's packets carry, when it asks for one.
+    pub fn dscp(&self) -> Option<crate::Dscp> {
+        match self {
+            TestSpec::Tcp(s) => s.dscp,
+            TestSpec::Udp(s) => s.dscp,
+            TestSpec::Ping(s) => s.dscp,
+            TestSpec::Trace(s) => s.dscp,
+            TestSpec::Http(_) => None,
         }
     }
 
@@ -139,7 +159,7 @@ impl TestSpec {
         match self {
             TestSpec::Tcp(s) => s.latency,
             TestSpec::Udp(s) => s.latency,
-            TestSpec::Ping(_) | TestSpec::Http(_) => false,
+            TestSpec::Ping(_) | TestSpec::Http(_) | TestSpec::Trace(_) => false,
         }
     }
 }
@@ -162,6 +182,12 @@ impl From<HttpSpec> for TestSpec {
     }
 }
 
+impl From<TraceSpec> for TestSpec {
+    fn from(s: TraceSpec) -> Self {
+        TestSpec::Trace(s)
+    }
+}
+
 impl From<PingSpec> for TestSpec {
     fn from(s: PingSpec) -> Self {
         TestSpec::Ping(s)
@@ -178,7 +204,7 @@ impl TestSpec {
         match &mut spec {
             TestSpec::Tcp(s) => s.direction = direction,
             TestSpec::Udp(s) => s.direction = direction,
-            TestSpec::Ping(_) | TestSpec::Http(_) => {}
+            TestSpec::Ping(_) | TestSpec::Http(_) | TestSpec::Trace(_) => {}
         }
         spec
     }
@@ -189,7 +215,7 @@ impl TestSpec {
         match &mut spec {
             TestSpec::Tcp(s) => s.bitrate = Some(rate),
             TestSpec::Udp(s) => s.bitrate = rate,
-            TestSpec::Ping(_) | TestSpec::Http(_) => {}
+            TestSpec::Ping(_) | TestSpec::Http(_) | TestSpec::Trace(_) => {}
         }
         spec
     }
@@ -200,7 +226,7 @@ impl TestSpec {
         match &mut spec {
             TestSpec::Tcp(s) => s.length = crate::ByteSize::from_bytes(u64::from(bytes)),
             TestSpec::Udp(s) => s.length = bytes,
-            TestSpec::Ping(_) | TestSpec::Http(_) => {}
+            TestSpec::Ping(_) | TestSpec::Http(_) | TestSpec::Trace(_) => {}
         }
         spec
     }
@@ -211,7 +237,7 @@ impl TestSpec {
         match &mut spec {
             TestSpec::Tcp(s) => s.parallel = streams,
             TestSpec::Udp(s) => s.parallel = streams,
-            TestSpec::Ping(_) | TestSpec::Http(_) => {}
+            TestSpec::Ping(_) | TestSpec::Http(_) | TestSpec::Trace(_) => {}
         }
         spec
     }
@@ -232,7 +258,7 @@ impl TestSpec {
         match &mut spec {
             TestSpec::Tcp(s) => s.time = time,
             TestSpec::Udp(s) => s.time = time,
-            TestSpec::Ping(_) | TestSpec::Http(_) => {}
+            TestSpec::Ping(_) | TestSpec::Http(_) | TestSpec::Trace(_) => {}
         }
         spec
     }

@@ -137,6 +137,23 @@ impl HttpSpec {
     }
 }
 
+impl crate::TraceSpec {
+    /// Every hop's probes waiting their whole wait (16 are in flight at
+    /// once, so a trace is usually far shorter), and the MTU search's
+    /// sizes each waiting too. A trace's probes are a few small packets:
+    /// no rate.
+    pub fn work(&self) -> Work {
+        let hops = u32::from(self.max_hops - self.first_hop.min(self.max_hops)) + 1;
+        let mtu_sizes = if self.mtu { 16 } else { 0 };
+        Work {
+            duration: Some(self.wait * (hops + mtu_sizes)),
+            trials: 1,
+            streams: 1,
+            rate: None,
+        }
+    }
+}
+
 impl TestSpec {
     /// The bound on this test's work.
     pub fn work(&self) -> Work {
@@ -145,6 +162,7 @@ impl TestSpec {
             TestSpec::Udp(s) => s.work(),
             TestSpec::Ping(s) => s.work(),
             TestSpec::Http(s) => s.work(),
+            TestSpec::Trace(s) => s.work(),
         }
     }
 }

@@ -1,15 +1,15 @@
 //! The archived format-1 documents (crates/sonde-model/tests/fixtures/v1)
 //! are real format 1: each validates against the format-1 schema of its
 //! test (docs/schema/{tcp,udp,ping}-result-v1.schema.json) and not against
-//! the format-2 one; and what the loader makes of each is a valid
-//! format-2 document.
+//! the current (format-3) one; and what the loader makes of each is a valid
+//! format-3 document.
 
 // The schema helpers of sonde's integration tests, shared rather than
 // written twice; this test uses a part of them.
 #[allow(dead_code)]
 #[path = "../../sonde/tests/common/schema.rs"]
 mod schema;
-use schema::{errors, v2, validator};
+use schema::{errors, result_v3, validator};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -49,7 +49,7 @@ fn every_v1_fixture_is_valid_format_1() {
         BTreeSet::from(["ping", "tcp", "udp"]),
         "fixtures of every test"
     );
-    let new = v2();
+    let new = result_v3();
     let mut failures = Vec::new();
     for (name, doc) in &docs {
         assert_eq!(doc["format_version"], 1, "{name}");
@@ -60,22 +60,22 @@ fn every_v1_fixture_is_valid_format_1() {
             failures.push(format!("{name} against the {test} v1 schema: {errs:#?}"));
         }
         if new.is_valid(doc) {
-            failures.push(format!("{name} is valid format 2"));
+            failures.push(format!("{name} is valid format 3"));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 #[test]
-fn every_v1_fixture_loads_into_a_valid_format_2_document() {
-    let new = v2();
+fn every_v1_fixture_loads_into_a_valid_format_3_document() {
+    let new = result_v3();
     let docs = fixtures();
     assert!(!docs.is_empty(), "no format-1 fixtures");
     let mut failures = Vec::new();
     for (name, doc) in docs {
         let loaded = sonde_model::load_value(doc).unwrap_or_else(|e| panic!("{name}: {e}"));
         let written = serde_json::to_value(&loaded).expect("a result serializes");
-        assert_eq!(written["format_version"], 2, "{name}");
+        assert_eq!(written["format_version"], 3, "{name}");
         let errs = errors(&new, &written);
         if !errs.is_empty() {
             failures.push(format!("{name}, upgraded: {errs:#?}"));

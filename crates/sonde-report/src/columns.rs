@@ -112,7 +112,7 @@ pub(crate) fn omit_s(spec: &TestSpec) -> f64 {
     match spec {
         TestSpec::Tcp(s) => s.omit.as_secs_f64(),
         TestSpec::Udp(s) => s.omit.as_secs_f64(),
-        TestSpec::Ping(_) | TestSpec::Http(_) => 0.0,
+        TestSpec::Ping(_) | TestSpec::Http(_) | TestSpec::Trace(_) => 0.0,
     }
 }
 
@@ -121,7 +121,7 @@ pub(crate) fn planned_s(spec: &TestSpec) -> Option<f64> {
     match spec {
         TestSpec::Tcp(s) => Some(s.time.as_secs_f64()),
         TestSpec::Udp(s) => Some(s.time.as_secs_f64()),
-        TestSpec::Ping(_) => None,
+        TestSpec::Ping(_) | TestSpec::Trace(_) => None,
         TestSpec::Http(s) => Some(s.send_duration().as_secs_f64()),
     }
 }

@@ -10,7 +10,7 @@ use sonde_model::{HostEnv, TestResult, TestSpec, RESULT_FORMAT_VERSION, SONDE_VE
 /// The layouts a result can be written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JsonLayout {
-    /// sonde's result document (docs/schema/result-v2.schema.json).
+    /// sonde's result document (docs/schema/result-v3.schema.json).
     Sonde,
     /// iperf3 3.21's `-J` layout; ping, which has none, is written in
     /// sonde's.
@@ -41,7 +41,7 @@ pub struct Failed<'a> {
 /// A failure as one pretty-printed JSON document in `layout`. sonde's:
 /// the result's header (`format_version`, `sonde_version`, `test`,
 /// `title`, `spec` when known) and `error: {kind, message}`
-/// (docs/schema/error-v2.schema.json). iperf3's: what `iperf3 -J` prints
+/// (docs/schema/error-v3.schema.json). iperf3's: what `iperf3 -J` prints
 /// when a test fails — `start` with no connection, empty `intervals` and
 /// `end`, `error` as a string, and `title` when the spec has one.
 pub fn error_json(failed: &Failed<'_>, layout: JsonLayout) -> String {
@@ -178,6 +178,6 @@ mod error_tests {
         assert_eq!(doc["test"], "udp");
         assert_eq!(doc["title"], "t1");
         assert_eq!(doc["spec"]["host"], "::1");
-        assert_eq!(doc["format_version"], 2);
+        assert_eq!(doc["format_version"], RESULT_FORMAT_VERSION);
     }
 }

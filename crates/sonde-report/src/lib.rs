@@ -33,6 +33,7 @@ pub mod smoke;
 pub mod sweep_text;
 pub mod table;
 pub mod tcp_text;
+pub mod trace_text;
 pub mod tune_text;
 pub mod udp_text;
 pub mod verbose_text;
@@ -100,6 +101,7 @@ pub fn summary(r: &TestResult) -> String {
         TestKind::Udp => udp_summary(r),
         TestKind::Ping => ping_summary(r),
         TestKind::Http => http_text::http_summary(r),
+        TestKind::Trace => trace_text::trace_summary(r),
     };
     // An iperf3 server's own output (`--get-server-output`), after the
     // summary as iperf3 prints it.

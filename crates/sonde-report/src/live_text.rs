@@ -81,6 +81,10 @@ pub struct LiveText {
     roles: HashMap<u16, StreamRole>,
     printed_header: bool,
     series: Option<Series>,
+    /// Trace: the spec (its header), and whether a hop showed the DSCP
+    /// changed yet (only the first is named).
+    trace: Option<sonde_model::TraceSpec>,
+    dscp_changed: bool,
 }
 
 impl LiveText {
@@ -103,6 +107,7 @@ impl LiveText {
                 me.clock_synced = p.clock_synced;
                 me.timestamps = p.timestamps;
             }
+            TestSpec::Trace(t) => me.trace = Some(t.clone()),
             TestSpec::Tcp(_) | TestSpec::Http(_) => {}
         }
         me
@@ -121,6 +126,8 @@ impl LiveText {
                 method,
             } => self.series(*size_bytes, *target, *method),
             Event::Reply(r) => self.reply(r),
+            Event::Trace { target } => self.trace_start(*target),
+            Event::Hop(h) => self.hop(h),
             Event::Warning(w) => return warning(w),
             // The remark count shows on the interval line, the sentence
             // in the summary; the idle RTT in the summary's latency lines.
@@ -132,6 +139,24 @@ impl LiveText {
             | Event::Method(_) => String::new(),
         };
         LiveLines::out(stdout)
+    }
+
+    /// A trace's header (with the spec at hand; else the target alone).
+    fn trace_start(&mut self, target: std::net::IpAddr) -> String {
+        let text = match &self.trace {
+            Some(spec) => crate::trace_text::header(spec, target),
+            None => format!("trace to {target}\n"),
+        };
+        self.prefixed(&text)
+    }
+
+    /// A trace's hop; the first whose quotation shows another DSCP than
+    /// was sent is named.
+    fn hop(&mut self, h: &sonde_model::TraceHop) -> String {
+        let sent = self.trace.as_ref().map_or(0, |t| t.dscp_value());
+        let changed = !self.dscp_changed && h.arrived_dscp().is_some_and(|d| d != sent);
+        self.dscp_changed |= changed;
+        self.prefixed(&crate::trace_text::hop_line(h, changed.then_some(sent)))
     }
 
     /// `text` with the title prefix on every line.

@@ -31,7 +31,7 @@ pub fn test_settings(spec: &TestSpec) -> String {
             s.dscp,
             Some(format!("{} ({})", s.stream_rate(), s.profile)),
         ),
-        TestSpec::Ping(_) | TestSpec::Http(_) => return String::new(),
+        TestSpec::Ping(_) | TestSpec::Http(_) | TestSpec::Trace(_) => return String::new(),
     };
     let way = match direction {
         Direction::Forward => "client sends",

@@ -191,7 +191,7 @@ mod tests {
     fn every_kind_is_one_the_error_schema_names() {
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../../docs/schema/error-v2.schema.json"
+            "/../../docs/schema/error-v3.schema.json"
         );
         let schema: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
@@ -229,7 +229,7 @@ mod tests {
             .collect();
         assert_eq!(
             kinds, listed,
-            "RunError::kind and docs/schema/error-v2.schema.json"
+            "RunError::kind and docs/schema/error-v3.schema.json"
         );
     }
 }

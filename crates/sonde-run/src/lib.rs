@@ -23,6 +23,7 @@ mod stop;
 mod tcp;
 mod third_party;
 mod token;
+mod trace;
 mod udp;
 
 pub use battery::run_battery;

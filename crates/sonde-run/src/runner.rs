@@ -1,6 +1,6 @@
 //! [`run`] and the [`Runner`] trait.
 
-use crate::{http, latency, ping, tcp, udp, Events, RunError, Stop};
+use crate::{http, latency, ping, tcp, trace, udp, Events, RunError, Stop};
 use sonde_model::{Event, IpFamily, TestResult, TestSpec};
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -53,6 +53,7 @@ pub fn run(spec: &TestSpec, stop: &Stop, events: &Events) -> Result<TestResult, 
         }),
         TestSpec::Ping(s) => ping::run(s, stop, events),
         TestSpec::Http(s) => http::run(s, stop, events),
+        TestSpec::Trace(s) => trace::run(s, stop, events),
     };
     let outcome = match outcome {
         // A stop during set-up is an interruption, whatever the socket said.

@@ -82,6 +82,7 @@ fn target(spec: &TestSpec) -> String {
         TestSpec::Udp(s) => (s.host.as_str(), s.port),
         TestSpec::Ping(s) => (s.host.as_str(), 0),
         TestSpec::Http(s) => (s.host.as_str(), 0),
+        TestSpec::Trace(s) => (s.host.as_str(), 0),
     };
     if host.contains(':') {
         format!("[{host}]:{port}")
@@ -95,7 +96,7 @@ fn test_time(spec: &TestSpec) -> Duration {
     match spec {
         TestSpec::Tcp(s) => s.send_duration(),
         TestSpec::Udp(s) => s.send_duration(),
-        TestSpec::Ping(_) => Duration::ZERO,
+        TestSpec::Ping(_) | TestSpec::Trace(_) => Duration::ZERO,
         TestSpec::Http(s) => s.send_duration(),
     }
 }

@@ -236,7 +236,7 @@ fn asked_for_server_output(spec: &TestSpec) -> bool {
     match spec {
         TestSpec::Tcp(s) => s.get_server_output,
         TestSpec::Udp(s) => s.get_server_output,
-        TestSpec::Ping(_) | TestSpec::Http(_) => false,
+        TestSpec::Ping(_) | TestSpec::Http(_) | TestSpec::Trace(_) => false,
     }
 }
 
@@ -309,6 +309,11 @@ pub(crate) fn flag_of(field: &str) -> &str {
         "cport" => "--cport",
         "connect_timeout_s" => "--connect-timeout",
         "get_server_output" => "--get-server-output",
+        "first_hop" => "-f/--first-hop",
+        "max_hops" => "-m/--max-hops",
+        "queries" => "-q/--queries",
+        "wait_s" => "-w/--wait",
+        "mtu_start" => "--mtu-start",
         other => other,
     }
 }

@@ -203,7 +203,9 @@ pub fn make_report(a: &ReportArgs) -> Result<Report, Failure> {
             let dir = match &r.spec {
                 sonde_model::TestSpec::Tcp(s) => format!(" {:?}", s.direction).to_lowercase(),
                 sonde_model::TestSpec::Udp(s) => format!(" {:?}", s.direction).to_lowercase(),
-                sonde_model::TestSpec::Ping(_) | sonde_model::TestSpec::Http(_) => String::new(),
+                sonde_model::TestSpec::Ping(_)
+                | sonde_model::TestSpec::Http(_)
+                | sonde_model::TestSpec::Trace(_) => String::new(),
             };
             format!("{}{dir} to {}", r.spec.kind().name(), r.spec.host())
         });

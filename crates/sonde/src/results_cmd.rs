@@ -60,8 +60,8 @@ pub struct ListArgs {
 /// Which results: one set of filters for list, export and stats.
 #[derive(Debug, Clone, Args)]
 pub struct FilterArgs {
-    /// Only this test: tcp, udp or ping.
-    #[arg(long, value_parser = ["tcp", "udp", "ping"])]
+    /// Only this test: tcp, udp, ping, http or trace.
+    #[arg(long, value_parser = ["tcp", "udp", "ping", "http", "trace"])]
     pub test: Option<String>,
     /// Only results toward this host (as the test named it).
     #[arg(long)]
@@ -202,11 +202,13 @@ pub fn run(args: ResultsArgs) -> Result<(), Failure> {
                     r.duration_s,
                     if r.interrupted { ", interrupted" } else { "" }
                 )?;
-                write!(
-                    out,
-                    "{}",
-                    sonde_report::summary(&r).trim_start_matches('\n')
-                )?;
+                // A trace's hops were its live lines: shown again here.
+                let body = if r.trace.is_some() {
+                    sonde_report::trace_text::trace_text(&r)
+                } else {
+                    sonde_report::summary(&r)
+                };
+                write!(out, "{}", body.trim_start_matches('\n'))?;
             }
             if let Some(path) = chart {
                 draw_over_time(&r, &path)?;

@@ -69,7 +69,7 @@ pub struct RunArgs {
     /// A title for the output and the stored result.
     #[arg(short = 'T', long)]
     pub title: Option<String>,
-    /// Print one JSON document: sonde's (docs/schema/result-v2.schema.json),
+    /// Print one JSON document: sonde's (docs/schema/result-v3.schema.json),
     /// or with `--json=iperf3` in iperf3's layout, for scripts written for iperf3.
     #[arg(short = 'J', long, num_args = 0..=1, require_equals = true, default_missing_value = "sonde", value_name = "FORMAT")]
     pub json: Option<JsonFormat>,

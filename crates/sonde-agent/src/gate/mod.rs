@@ -292,10 +292,11 @@ impl Gate {
         match t {
             TestSpec::Tcp(s) => crate::limits::check_demand(l, &s.demand()).map_err(wrap),
             TestSpec::Udp(s) => crate::limits::check_demand(l, &s.demand()).map_err(wrap),
-            TestSpec::Ping(_) | TestSpec::Http(_) => {
+            TestSpec::Ping(_) | TestSpec::Http(_) | TestSpec::Trace(_) => {
                 let w = t.work();
                 let field = match t {
                     TestSpec::Ping(_) => "/count",
+                    TestSpec::Trace(_) => "/max_hops",
                     _ => "/time_s",
                 };
                 let at_end = format!("{at}{field}");
@@ -412,6 +413,10 @@ impl Gate {
             TestSpec::Http(s) => match consent::url_outside(s, &self.targets.http) {
                 None => Ok(()),
                 Some(t) => Err(refuse("HTTP tests", t, "targets.http")),
+            },
+            TestSpec::Trace(s) => match consent::outside(&s.host, &self.targets.trace) {
+                None => Ok(()),
+                Some(t) => Err(refuse("traces", t, "targets.trace")),
             },
         }
     }

@@ -4,6 +4,7 @@ use sonde_model::{HttpSpec, PingSpec, Rate, TcpSpec};
 fn gate(limits: Limits) -> Arc<Gate> {
     let targets = TargetsConfig {
         ping: vec!["2001:db8:1::/48".parse().unwrap()],
+        trace: vec!["2001:db8:2::/48".parse().unwrap()],
         http: vec!["http://[2001:db8:1::80]/ok/".into()],
     };
     Gate::new(limits, targets, vec!["2001:db8:9::/48".parse().unwrap()])
@@ -77,6 +78,37 @@ fn pings_and_http_go_only_where_the_operator_allowed() {
     let sweep = spec(r#"{"method": "repeat", "test": {"test": "http", "url": "http://[::1]/"}}"#);
     let e = g.check(&api(), &sweep).unwrap_err();
     assert_eq!((e.rule().as_str(), e.at()), ("consent", "/test/host"));
+}
+
+#[test]
+fn traces_go_only_where_the_operator_allowed_and_end_in_time() {
+    let g = gate(Limits {
+        max_duration: Duration::from_secs(60),
+        ..Limits::default()
+    });
+    let trace = |host: &str| spec(&format!(r#"{{"test": "trace", "host": "{host}"}}"#));
+    // A trace is not a ping: targets.ping's prefix does not let it out.
+    assert!(g.check(&api(), &trace("2001:db8:2::7")).is_ok());
+    for host in ["2001:db8:1::7", "::1", "169.254.169.254", "fe80::1"] {
+        for origin in [api(), Origin::ApiCampaign] {
+            let e = g.check(&origin, &trace(host)).unwrap_err();
+            assert_eq!(
+                (e.rule().as_str(), e.at()),
+                ("consent", "/host"),
+                "{host}: {e}"
+            );
+            assert!(e.to_string().contains("targets.trace"), "{e}");
+        }
+    }
+    // A trace of 255 hops waiting 10 s a probe: 42 minutes at worst.
+    let long = spec(r#"{"test": "trace", "host": "2001:db8:2::7", "max_hops": 255, "wait_s": 10}"#);
+    let e = g.check(&api(), &long).unwrap_err();
+    assert_eq!(
+        (e.rule().as_str(), e.at()),
+        ("max_duration", "/max_hops"),
+        "{e}"
+    );
+    assert!(g.check(&Origin::CommandLine, &trace("::1")).is_ok());
 }
 
 #[test]

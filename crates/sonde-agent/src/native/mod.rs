@@ -209,6 +209,14 @@ fn run_request(
                     .into(),
             },
         ),
+        TestSpec::Trace(_) => refuse(
+            control,
+            peer,
+            Refusal::Unavailable {
+                what: "traces (a trace needs no sonde server: it is ICMP, UDP or TCP SYN probes)"
+                    .into(),
+            },
+        ),
     }
 }
 

@@ -76,7 +76,7 @@ pub(super) fn run(
             let slot = admit_as(shared, &asker, &s).map(|a| a.slot);
             (TestSpec::Udp(s), slot)
         }
-        TestSpec::Ping(_) | TestSpec::Http(_) => {
+        TestSpec::Ping(_) | TestSpec::Http(_) | TestSpec::Trace(_) => {
             let refusal = Refusal::Unavailable {
                 what:
                     "third-party ping and http tests (a third-party agent runs tcp and udp tests)"
@@ -167,6 +167,7 @@ fn spec_target(spec: &TestSpec) -> String {
         TestSpec::Tcp(s) => format!("{}:{}", s.host, s.port),
         TestSpec::Udp(s) => format!("{}:{}", s.host, s.port),
         TestSpec::Ping(s) => s.host.clone(),
+        TestSpec::Trace(s) => s.host.clone(),
         TestSpec::Http(s) => s.url.clone(),
     }
 }

@@ -16,6 +16,7 @@
 pub mod answer;
 pub mod mtu;
 pub mod tcp_probe;
+pub mod test;
 pub mod udp_probe;
 
 use crate::ping::echo::checksum;

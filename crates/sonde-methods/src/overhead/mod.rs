@@ -20,7 +20,9 @@ pub fn payload_per_packet(r: &sonde_model::TestResult) -> Option<u32> {
     match &r.spec {
         sonde_model::TestSpec::Udp(s) => Some(s.payload_len()),
         sonde_model::TestSpec::Tcp(_) => r.streams.iter().find_map(|s| s.client_socket.mss_bytes),
-        sonde_model::TestSpec::Ping(_) | sonde_model::TestSpec::Http(_) => None,
+        sonde_model::TestSpec::Ping(_)
+        | sonde_model::TestSpec::Http(_)
+        | sonde_model::TestSpec::Trace(_) => None,
     }
 }
 

@@ -109,7 +109,7 @@ pub fn step_of(fg_spec: &TestSpec, fg: &TestResult, bg: &[TestResult]) -> QosSte
     let (offered, streams) = match fg_spec {
         TestSpec::Udp(s) => (Some(s.bitrate.bps()), s.parallel),
         TestSpec::Tcp(s) => (s.bitrate.map(Rate::bps), s.parallel),
-        TestSpec::Ping(_) | TestSpec::Http(_) => (None, 0),
+        TestSpec::Ping(_) | TestSpec::Http(_) | TestSpec::Trace(_) => (None, 0),
     };
     let udp_bg = bg.iter().find(|r| matches!(r.spec, TestSpec::Udp(_)));
     let tcp_bg = bg.iter().find(|r| matches!(r.spec, TestSpec::Tcp(_)));

@@ -84,7 +84,7 @@ impl Runner for Host<'_> {
                 s.bitrate.map_or(f64::INFINITY, |r| r.bps() as f64) * f64::from(s.parallel),
                 s.time.as_secs_f64(),
             ),
-            TestSpec::Ping(_) | TestSpec::Http(_) => {
+            TestSpec::Ping(_) | TestSpec::Http(_) | TestSpec::Trace(_) => {
                 return Err(RunError::Unsupported("udp and tcp".into()))
             }
         };

@@ -131,7 +131,7 @@ impl Runner for Path {
                 };
                 return Ok(r);
             }
-            TestSpec::Udp(_) | TestSpec::Http(_) => self.bottleneck_bps,
+            TestSpec::Udp(_) | TestSpec::Http(_) | TestSpec::Trace(_) => self.bottleneck_bps,
             TestSpec::Tcp(t) => {
                 let w = t
                     .window

@@ -95,6 +95,7 @@ impl PingResult {
                 .collect(),
             server_output: None,
             http: None,
+            trace: None,
         }
     }
 }

@@ -228,6 +228,7 @@ impl TcpResult {
             series: Vec::new(),
             server_output: None,
             http: None,
+            trace: None,
         }
     }
 }

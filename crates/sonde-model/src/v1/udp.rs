@@ -231,6 +231,7 @@ impl UdpResult {
             series: Vec::new(),
             server_output: None,
             http: None,
+            trace: None,
         }
     }
 }

@@ -127,7 +127,7 @@ pub fn to_iperf3(r: &TestResult) -> Option<Value> {
     match r.test {
         TestKind::Tcp => tcp_to_iperf3(r),
         TestKind::Udp => udp_to_iperf3(r),
-        TestKind::Ping | TestKind::Http => None,
+        TestKind::Ping | TestKind::Http | TestKind::Trace => None,
     }
 }
 use std::net::SocketAddr;

@@ -225,7 +225,7 @@ async fn openapi() -> Response {
     let doc = DOC.get_or_init(|| {
         openapi_document(
             include_str!("../../openapi.json"),
-            include_str!("../../../../docs/schema/result-v2.schema.json"),
+            include_str!("../../../../docs/schema/result-v3.schema.json"),
         )
         .to_string()
     });
@@ -286,7 +286,7 @@ mod tests {
     fn the_document_holds_the_result_schema_with_its_references_resolved() {
         let doc = super::openapi_document(
             include_str!("../../openapi.json"),
-            include_str!("../../../../docs/schema/result-v2.schema.json"),
+            include_str!("../../../../docs/schema/result-v3.schema.json"),
         );
         let text = doc.to_string();
         assert!(!text.contains("\"#/$defs/"), "a reference left unresolved");

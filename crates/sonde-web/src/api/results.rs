@@ -196,7 +196,9 @@ async fn intervals(
 /// The direction a result's intervals are kept under first.
 fn default_direction(r: &TestResult) -> String {
     match &r.spec {
-        sonde_model::TestSpec::Ping(_) | sonde_model::TestSpec::Http(_) => "round_trip".into(),
+        sonde_model::TestSpec::Ping(_)
+        | sonde_model::TestSpec::Http(_)
+        | sonde_model::TestSpec::Trace(_) => "round_trip".into(),
         sonde_model::TestSpec::Tcp(s) => direction_name(s.direction).into(),
         sonde_model::TestSpec::Udp(s) => direction_name(s.direction).into(),
     }

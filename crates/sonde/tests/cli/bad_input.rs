@@ -230,7 +230,7 @@ fn a_trace_with_bad_hops_or_no_host_says_so() {
         .args(["trace", "::1", "-f", "5", "-m", "3"])
         .output()
         .unwrap();
-    one_line_error(&o, 2, "--first-hop 5 is beyond --max-hops 3");
+    one_line_error(&o, 2, "-f/--first-hop: 5 is beyond the last hop probed (3)");
     let o = sonde().args(["trace", "::1", "-q", "0"]).output().unwrap();
     clap_error(&o, "--queries");
     let o = sonde()

@@ -16,14 +16,15 @@ fn dir(name: &str) -> common::TempDir {
     d
 }
 
-/// A plan of TCP, slow UDP and ping toward ::1 on `port`.
+/// A plan of TCP, slow UDP, ping and a trace toward ::1 on `port`.
 fn plan(name: &str, port: u16, schedule: &str, tcp_s: u32) -> String {
     format!(
         "name = \"{name}\"\n[labels]\npath = \"loopback\"\n[schedule]\n{schedule}\n\
          [[endpoint]]\nname = \"A\"\naddress = \"::1\"\n[[endpoint]]\nname = \"B\"\naddress = \"::1\"\n\
          [[step]]\nname = \"tcp A to B\"\ntest = \"tcp\"\nport = {port}\ntime_s = {tcp_s}\n\
          [[step]]\ntest = \"udp\"\nport = {port}\ntime_s = 1\nbitrate_bps = \"1M\"\ndirection = \"reverse\"\n\
-         [[step]]\ntest = \"ping\"\ncount = 3\ninterval_s = 0.2\n"
+         [[step]]\ntest = \"ping\"\ncount = 3\ninterval_s = 0.2\n\
+         [[step]]\ntest = \"trace\"\nqueries = 1\n"
     )
 }
 
@@ -52,8 +53,8 @@ fn a_plan_runs_on_its_schedule_and_every_result_is_kept_exported_and_counted() {
         "--label",
         "night=1",
     ]);
-    assert!(out.contains("[1/3] tcp A to B"), "{out}");
-    assert!(out.contains("run done: 3 results kept (6 so far)"), "{out}");
+    assert!(out.contains("[1/4] tcp A to B"), "{out}");
+    assert!(out.contains("run done: 4 results kept (8 so far)"), "{out}");
     assert!(out.contains("the schedule has ended"), "{out}");
 
     let status = ok(&["campaign", "status", &archive]);
@@ -81,7 +82,7 @@ fn a_plan_runs_on_its_schedule_and_every_result_is_kept_exported_and_counted() {
     for label in ["night=1", "path=loopback"] {
         let listed = ok(&["results", &archive, "list", "--label", label, "-J"]);
         let docs: serde_json::Value = serde_json::from_str(&listed).unwrap();
-        assert_eq!(docs.as_array().unwrap().len(), 6, "{label}");
+        assert_eq!(docs.as_array().unwrap().len(), 8, "{label}");
     }
 
     // CSV: one row per result, and per interval, with units in the names.
@@ -90,7 +91,7 @@ fn a_plan_runs_on_its_schedule_and_every_result_is_kept_exported_and_counted() {
     let header = lines.next().unwrap();
     assert!(header.starts_with("id,test,source,target"), "{header}");
     assert!(header.contains("throughput_bps") && header.contains("rtt_p50_ms"));
-    assert_eq!(lines.count(), 6);
+    assert_eq!(lines.count(), 8);
     let per_interval = ok(&[
         "results", &archive, "export", "--per", "interval", "--test", "tcp",
     ]);
@@ -113,12 +114,18 @@ fn a_plan_runs_on_its_schedule_and_every_result_is_kept_exported_and_counted() {
     let pg =
         format!("--archive=postgres://root@127.0.0.1:5432/test?sslmode=disable&schema={schema}");
     let first = ok(&["results", &pg, "import", nd.to_str().unwrap()]);
-    assert!(first.contains("6 imported, 0 already kept"), "{first}");
+    assert!(first.contains("8 imported, 0 already kept"), "{first}");
     let again = ok(&["results", &pg, "import", nd.to_str().unwrap()]);
-    assert!(again.contains("0 imported, 6 already kept"), "{again}");
+    assert!(again.contains("0 imported, 8 already kept"), "{again}");
     let listed = ok(&["results", &pg, "list", "-J"]);
     let docs: serde_json::Value = serde_json::from_str(&listed).unwrap();
-    assert_eq!(docs.as_array().unwrap().len(), 6);
+    assert_eq!(docs.as_array().unwrap().len(), 8);
+    // The trace came through the campaign and PostgreSQL whole.
+    let traces = ok(&["results", &pg, "list", "--test", "trace", "-J"]);
+    let traces: serde_json::Value = serde_json::from_str(&traces).unwrap();
+    assert_eq!(traces.as_array().unwrap().len(), 2);
+    let shown = ok(&["results", &pg, "show", traces[0]["id"].as_str().unwrap()]);
+    assert!(shown.lines().any(|l| l.starts_with(" 1  ::1  ")), "{shown}");
     let mut admin =
         postgres::Client::connect("postgres://root@127.0.0.1:5432/test", postgres::NoTls).unwrap();
     admin
@@ -274,7 +281,8 @@ fn a_daemon_killed_mid_run_loses_nothing_finished_and_runs_nothing_twice() {
     let port = free_port();
     let plans = d.join("plans");
     std::fs::create_dir_all(&plans).unwrap();
-    // Each run: 3 s of TCP, 1 s of UDP, pings; one every 8 s, 3 in all.
+    // Each run: 3 s of TCP, 1 s of UDP, pings, a trace; one every 8 s, 3
+    // in all.
     std::fs::write(
         plans.join("k.toml"),
         plan(
@@ -351,7 +359,7 @@ fn a_daemon_killed_mid_run_loses_nothing_finished_and_runs_nothing_twice() {
     let of_killed = store.list_results(&filter).unwrap().len();
     assert!(of_killed as i64 >= kept_before);
     let done = runs.iter().filter(|r| r.state == RunState::Done).count();
-    assert_eq!(after, kept_before + 3 * done as i64, "{runs:?}");
+    assert_eq!(after, kept_before + 4 * done as i64, "{runs:?}");
     let status = ok(&["campaign", "status", &format!("--archive={archive}")]);
     assert!(status.contains("1 interrupted"), "{status}");
 }

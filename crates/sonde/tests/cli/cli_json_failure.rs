@@ -1,5 +1,5 @@
 //! `-J` when a test gives no result: one JSON document saying why, in
-//! sonde's layout (`error.kind`, `error.message`; error-v2 schema) or
+//! sonde's layout (`error.kind`, `error.message`; error-v3 schema) or
 //! iperf3's (`error` as a string), and a non-zero exit — for a refused
 //! connection, a server's refusal, a usage error found by the spec's
 //! check, a spec file, and Ctrl-C before the test began. Real `sonde
@@ -18,7 +18,7 @@ fn sonde_failure(args: &[&str], code: i32, kind: &str, needle: &str) -> Value {
     let o = run(args);
     assert_eq!(o.status.code(), Some(code), "{args:?}: {}", stderr(&o));
     let doc = json(&o);
-    assert_valid(&validator("error-v2.schema.json"), &doc);
+    assert_valid(&validator("error-v3.schema.json"), &doc);
     assert_eq!(doc["error"]["kind"], kind, "{args:?}: {doc}");
     let message = doc["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains(needle), "{args:?}: {message}");
@@ -137,7 +137,7 @@ fn ctrl_c_before_the_test_began_is_a_json_document() {
             assert_eq!(doc["error"], "interrupted before the test began", "{doc}");
         } else {
             assert_eq!(doc.pointer(kind_at).unwrap(), "interrupted", "{doc}");
-            assert_valid(&validator("error-v2.schema.json"), &doc);
+            assert_valid(&validator("error-v3.schema.json"), &doc);
         }
     }
     // With --logfile the logs go to the file too (-vv: debug).

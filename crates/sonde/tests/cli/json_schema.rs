@@ -1,9 +1,9 @@
 //! Real `sonde tcp -J` output validates against the published schema of
-//! the result document (docs/schema/result-v2.schema.json), and the
+//! the result document (docs/schema/result-v3.schema.json), and the
 //! schema is strict enough to refuse a broken document.
 
 use crate::common;
-use common::schema::{assert_rejects, assert_valid, remove, v2};
+use common::schema::{assert_rejects, assert_valid, remove, result_v3};
 use common::Iperf3Server;
 use common::{tcp_json, u, ServerProc};
 use serde_json::{json, Value};
@@ -14,7 +14,7 @@ fn num(v: &Value) -> f64 {
 
 #[test]
 fn tcp_output_matches_the_schema() {
-    let v = v2();
+    let v = result_v3();
     let server = ServerProc::start(&[]);
 
     let plain = tcp_json("::1", server.port, &["-t", "1s", "--title", "schema check"]);
@@ -36,7 +36,7 @@ fn tcp_output_matches_the_schema() {
     ] {
         assert!(plain.get(key).is_some(), "top-level key {key}");
     }
-    assert_eq!(plain["format_version"], 2);
+    assert_eq!(plain["format_version"], 3);
     assert_eq!(plain["test"], "tcp");
     assert_eq!(plain["spec"]["test"], "tcp");
     assert_eq!(plain["title"], "schema check");
@@ -111,7 +111,7 @@ fn tcp_output_matches_the_schema() {
 /// absent, and the document is still valid.
 #[test]
 fn a_result_with_unknown_figures_matches_the_schema() {
-    let v = v2();
+    let v = result_v3();
     let iperf3 = Iperf3Server::start();
     let fwd = tcp_json("::1", iperf3.port, &["-t", "1s"]);
     assert_valid(&v, &fwd);
@@ -138,7 +138,7 @@ fn a_result_with_unknown_figures_matches_the_schema() {
 
 #[test]
 fn the_schema_rejects_a_broken_document() {
-    let v = v2();
+    let v = result_v3();
     let server = ServerProc::start(&[]);
     let doc = tcp_json("::1", server.port, &["-t", "1s"]);
     assert_valid(&v, &doc);

@@ -32,6 +32,7 @@ mod report_cli;
 mod spec_files;
 mod sweep_cli;
 mod tcp_loopback;
+mod trace_cli;
 mod tune_cli;
 mod udp_json_schema;
 mod udp_loopback;

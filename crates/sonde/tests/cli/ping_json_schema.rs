@@ -1,9 +1,9 @@
 //! Real `sonde ping -J` output, and the latency under load of `sonde tcp`
 //! and `sonde udp --latency`, validate against the published schema of
-//! the result document (docs/schema/result-v2.schema.json).
+//! the result document (docs/schema/result-v3.schema.json).
 
 use crate::common;
-use common::schema::{assert_rejects, assert_valid, remove, v2};
+use common::schema::{assert_rejects, assert_valid, remove, result_v3};
 use common::{sonde, stderr, tcp_json, u, ServerProc};
 use serde_json::{json, Value};
 
@@ -15,7 +15,7 @@ fn ping_json(args: &[&str]) -> Value {
 
 #[test]
 fn ping_output_matches_the_schema() {
-    let v = v2();
+    let v = result_v3();
     let icmp = ping_json(&[
         "::1",
         "-c",
@@ -28,7 +28,7 @@ fn ping_output_matches_the_schema() {
         "10ms",
     ]);
     assert_valid(&v, &icmp);
-    assert_eq!(icmp["format_version"], 2);
+    assert_eq!(icmp["format_version"], 3);
     assert_eq!(icmp["test"], "ping");
     assert_eq!(icmp["spec"]["test"], "ping");
     assert_eq!(icmp["env"]["target"], "::1");
@@ -86,7 +86,7 @@ fn ping_output_matches_the_schema() {
 
 #[test]
 fn the_ping_schema_rejects_a_broken_document() {
-    let v = v2();
+    let v = result_v3();
     let icmp = ping_json(&["::1", "-c", "2", "-i", "5ms"]);
     assert_valid(&v, &icmp);
     assert_rejects(&v, &icmp, "a string RTT", |d| {
@@ -129,7 +129,7 @@ fn the_ping_schema_rejects_a_broken_document() {
 
 #[test]
 fn latency_under_load_is_reported_and_valid() {
-    let v = v2();
+    let v = result_v3();
     let server = ServerProc::start(&[]);
     let tcp = tcp_json("::1", server.port, &["-t", "2s", "--latency"]);
     assert_valid(&v, &tcp);

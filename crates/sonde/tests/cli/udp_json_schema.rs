@@ -1,9 +1,9 @@
 //! Real `sonde udp -J` output validates against the published schema of
-//! the result document (docs/schema/result-v2.schema.json), and the
+//! the result document (docs/schema/result-v3.schema.json), and the
 //! schema is strict enough to refuse a broken document.
 
 use crate::common;
-use common::schema::{assert_rejects, assert_valid, remove, v2};
+use common::schema::{assert_rejects, assert_valid, remove, result_v3};
 use common::Iperf3Server;
 use common::{interrupt_after, sonde, stderr, u, ServerProc};
 use serde_json::{json, Value};
@@ -38,7 +38,7 @@ fn dscp_keys(counts: &Value) -> Vec<&str> {
 
 #[test]
 fn udp_output_matches_the_schema() {
-    let v = v2();
+    let v = result_v3();
     let server = ServerProc::start(&[]);
 
     let plain = udp_json(
@@ -47,7 +47,7 @@ fn udp_output_matches_the_schema() {
         &["-t", "1s", "-b", "2M", "--title", "x"],
     );
     assert_valid(&v, &plain);
-    assert_eq!(plain["format_version"], 2);
+    assert_eq!(plain["format_version"], 3);
     assert_eq!(plain["test"], "udp");
     assert_eq!(plain["spec"]["test"], "udp");
     assert_eq!(plain["title"], "x");
@@ -168,7 +168,7 @@ fn udp_output_matches_the_schema() {
 /// A test stopped with Ctrl-C still writes a valid document, marked.
 #[test]
 fn an_interrupted_udp_result_matches_the_schema() {
-    let v = v2();
+    let v = result_v3();
     let server = ServerProc::start(&[]);
     let child = sonde()
         .args([
@@ -197,7 +197,7 @@ fn an_interrupted_udp_result_matches_the_schema() {
 /// absent (not 0), and the document is still valid.
 #[test]
 fn a_udp_result_with_unknown_figures_matches_the_schema() {
-    let v = v2();
+    let v = result_v3();
     let iperf3 = Iperf3Server::start();
     let doc = udp_json("::1", iperf3.port, &["-t", "1s"]);
     assert_valid(&v, &doc);
@@ -211,7 +211,7 @@ fn a_udp_result_with_unknown_figures_matches_the_schema() {
 
 #[test]
 fn the_udp_schema_rejects_a_broken_document() {
-    let v = v2();
+    let v = result_v3();
     let server = ServerProc::start(&[]);
     let doc = udp_json("::1", server.port, &["-t", "1s", "-b", "2M"]);
     assert_valid(&v, &doc);

@@ -2,8 +2,8 @@
 
 use serde_json::Value;
 
-/// The schema of every result sonde writes now (format 2).
-pub const RESULT_V2: &str = "result-v2.schema.json";
+/// The schema of every result sonde writes now (format 3).
+pub const RESULT_V3: &str = "result-v3.schema.json";
 
 /// The compiled schema `docs/schema/FILE`; `format` keywords (date-time,
 /// ipv4, ipv6) are checked, not only annotated.
@@ -28,7 +28,7 @@ pub fn method_v1() -> jsonschema::Validator {
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
         serde_json::from_str(&text).expect("schema is JSON")
     };
-    let result = read(RESULT_V2);
+    let result = read(RESULT_V3);
     let id = result["$id"]
         .as_str()
         .expect("result schema has an $id")
@@ -48,9 +48,9 @@ pub fn assert_method_v1(doc: &Value) {
     }
 }
 
-/// The compiled format-2 result schema.
-pub fn v2() -> jsonschema::Validator {
-    validator(RESULT_V2)
+/// The compiled format-3 result schema.
+pub fn result_v3() -> jsonschema::Validator {
+    validator(RESULT_V3)
 }
 
 /// Every violation of `doc`, with where it is.

@@ -7,7 +7,7 @@
 use crate::common;
 use common::http_server::HttpServer;
 use common::nginx::Nginx;
-use common::schema::{assert_rejects, assert_valid, remove, v2};
+use common::schema::{assert_rejects, assert_valid, remove, result_v3};
 use common::timing;
 use common::{sonde, stderr};
 use serde_json::Value;
@@ -23,7 +23,7 @@ fn http(args: &[&str]) -> Value {
         stderr(&out)
     );
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_valid(&v2(), &doc);
+    assert_valid(&result_v3(), &doc);
     doc
 }
 
@@ -63,10 +63,10 @@ fn phases_match_the_programmed_delays() {
     assert!(num(&total["min"]) <= 31.5, "total {total} ms");
     assert!(num(&total["median"]) <= 35.0, "total {total} ms");
     // The schema holds an http result to its shape.
-    assert_rejects(&v2(), &doc, "an unknown error kind", |d| {
+    assert_rejects(&result_v3(), &doc, "an unknown error kind", |d| {
         d["http"]["errors_by_kind"]["gremlins"] = 1.into();
     });
-    assert_rejects(&v2(), &doc, "no http figures", |d| {
+    assert_rejects(&result_v3(), &doc, "no http figures", |d| {
         remove(d, "http");
     });
     // One connection, kept alive: one connect for 20 requests.

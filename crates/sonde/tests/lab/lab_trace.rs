@@ -62,11 +62,15 @@ fn in_node(node: &str, cmd: &[&str]) -> std::process::Output {
     out
 }
 
-/// `sonde trace TARGET -J ARGS` from node a.
+/// `sonde trace TARGET -J ARGS` from node a: the result's `trace`
+/// figures (the result checked against its schema first).
 fn trace(target: &str, args: &[&str]) -> Value {
     let mut cmd = vec![env!("CARGO_BIN_EXE_sonde"), "trace", target, "-J"];
     cmd.extend(args);
-    serde_json::from_slice(&in_node("a", &cmd).stdout).unwrap()
+    let doc: Value = serde_json::from_slice(&in_node("a", &cmd).stdout).unwrap();
+    common::schema::assert_valid(&common::schema::result_v3(), &doc);
+    assert_eq!(doc["test"], "trace", "{doc}");
+    doc["trace"].clone()
 }
 
 /// Each hop's answering address (`*` for none) and the DSCP it quoted.

@@ -68,8 +68,8 @@ impl Target {
 }
 
 /// An agent with a token that may start tests and write campaigns,
-/// `[limits]` of 30 s and 16 streams, pings allowed toward ::1 only and
-/// HTTP nowhere.
+/// `[limits]` of 30 s and 16 streams, pings and traces allowed toward ::1
+/// only and HTTP nowhere.
 fn agent(test: &str) -> (Agent, std::path::PathBuf) {
     let b = Agent::builder(&format!("gate-{test}"));
     let campaigns = b.dir().join("campaigns");
@@ -78,7 +78,7 @@ fn agent(test: &str) -> (Agent, std::path::PathBuf) {
         .args(["--campaigns", campaigns.to_str().unwrap()])
         .start(&format!(
             "[limits]\nmax_duration = \"30s\"\nmax_streams = 16\nmax_work = \"60s\"\n\
-             [targets]\nping = [\"::1/128\"]\n\
+             [targets]\nping = [\"::1/128\"]\ntrace = [\"::1/128\"]\n\
              [http]\ninterface_interval = \"0s\"\n\
              tokens = [{{ name = \"ops\", token = \"{TOKEN}\", may = [\"run_now\", \"campaigns\"] }}]\n"
         ));
@@ -236,6 +236,28 @@ fn traffic_goes_only_to_targets_that_agreed() {
         "/step/1/host",
         "169.254.169.254",
     );
+    // A trace reaches every router on its way: targets.trace, not
+    // targets.ping, and a plan's trace step the same.
+    refused(
+        post(
+            a.port,
+            "/api/v1/tests",
+            r#"{"test": "trace", "host": "127.0.0.1", "queries": 1}"#,
+        ),
+        "consent",
+        "/host",
+        "targets.trace",
+    );
+    refused(
+        post(
+            a.port,
+            "/api/v1/campaigns",
+            &plan("test = \"trace\"\nhost = \"169.254.169.254\""),
+        ),
+        "consent",
+        "/step/1/host",
+        "169.254.169.254",
+    );
     assert_eq!(std::fs::read_dir(&campaigns).unwrap().count(), 0);
     assert!(
         target.untouched_after(Duration::from_secs(2)),
@@ -246,6 +268,12 @@ fn traffic_goes_only_to_targets_that_agreed() {
         a.port,
         "/api/v1/tests",
         r#"{"test": "ping", "host": "::1", "count": 2, "interval_s": 0.2}"#,
+    );
+    assert_eq!(status, 202, "{body}");
+    let (status, body) = post(
+        a.port,
+        "/api/v1/tests",
+        r#"{"test": "trace", "host": "::1", "queries": 1}"#,
     );
     assert_eq!(status, 202, "{body}");
     let (status, body) = post(
