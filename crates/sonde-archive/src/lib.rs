@@ -20,6 +20,7 @@ mod latest;
 mod mail_templates;
 mod mesh_agents;
 mod outbox;
+mod path_changes;
 mod path_latest;
 mod pg;
 mod pg_tls;
@@ -43,6 +44,7 @@ pub use latest::ResultRow;
 pub use mail_templates::MailIncidentError;
 pub use mesh_agents::{AgentInfo, MeshAgent};
 pub use outbox::{ForwardStatus, Item, Outbox, LOCAL_PREFIX};
+pub use path_changes::PathChangeRow;
 pub use path_latest::PathLatest;
 pub use pool::StorePool;
 pub use query::{ExportRows, Grouping, HeatCell, Metric, MetricPoint};
@@ -209,6 +211,17 @@ impl Store {
             Ok(())
         })?;
         Ok(new)
+    }
+
+    /// The route changes kept (a trace that differed from the one before
+    /// it on its path), newest first; toward `target` (an address) only
+    /// when given.
+    pub fn path_changes(
+        &mut self,
+        target: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<PathChangeRow>, ArchiveError> {
+        path_changes::list(self.backend.sql(), target, limit)
     }
 
     /// Keeps many results in one transaction (an import, a backlog): all
@@ -518,9 +531,11 @@ fn put_result_in(
             ],
         )?;
     }
-    // A method's trials are not their path's latest (as the overview).
+    // A method's trials are not their path's latest (as the overview),
+    // nor its route's history.
     if at.method_id.is_none() {
         path_latest::upsert(tx, r)?;
+        path_changes::record(tx, r)?;
     }
     outbox::enqueue(tx, &r.id.to_string(), outbox::ItemKind::Result)?;
     Ok(true)

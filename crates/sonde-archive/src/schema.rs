@@ -392,6 +392,21 @@ ALTER TABLE campaigns ADD COLUMN overrides TEXT;
 ALTER TABLE results ADD COLUMN source_addr TEXT;
 ALTER TABLE results ADD COLUMN target_addr TEXT;
 "#,
+    // 13: a path's route changes, each found when a trace is kept that
+    // differs from the one before it on the same path.
+    r#"
+CREATE TABLE path_changes (
+    result_id TEXT PRIMARY KEY REFERENCES results (id),
+    previous_id TEXT NOT NULL,
+    source_addr TEXT,
+    target_addr TEXT NOT NULL,
+    at_ns BIGINT NOT NULL,
+    at_hop BIGINT NOT NULL,
+    route_before TEXT NOT NULL,
+    route_after TEXT NOT NULL
+);
+CREATE INDEX path_changes_by_time ON path_changes (at_ns);
+"#,
 ];
 
 /// The migration that made `result_figures`, whose bidirectional rows

@@ -4,6 +4,8 @@
 //! machine).
 
 mod common;
+#[path = "latest/path_changes.rs"]
+mod path_changes;
 use common::{on_both, raw, UNDO_AFTER_11};
 use sonde_archive::{Counters, InterfaceSample, PathLatest, Placement, ResultFilter};
 use sonde_model::{

@@ -21,6 +21,7 @@ mod qos_cmd;
 mod quickstart;
 mod repeat_cmd;
 mod report_cmd;
+mod results_changes;
 mod results_cmd;
 mod results_io;
 mod results_stats;

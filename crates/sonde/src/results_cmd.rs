@@ -43,6 +43,9 @@ pub enum ResultsCommand {
     Import(crate::results_io::ImportArgs),
     /// Mean, standard deviation and percentiles of a metric, grouped.
     Stats(crate::results_stats::StatsArgs),
+    /// Route changes: traces that took another route than the trace
+    /// before them on their path, newest first.
+    Changes(crate::results_changes::ChangesArgs),
 }
 
 #[derive(Debug, Args)]
@@ -215,6 +218,7 @@ pub fn run(args: ResultsArgs) -> Result<(), Failure> {
             }
         }
         ResultsCommand::Export(a) => crate::results_io::export(&mut store, &a)?,
+        ResultsCommand::Changes(a) => crate::results_changes::run(&mut store, &a)?,
         ResultsCommand::Import(a) => crate::results_io::import(&mut store, &a)?,
         ResultsCommand::Stats(a) => crate::results_stats::stats(&mut store, &a)?,
     }

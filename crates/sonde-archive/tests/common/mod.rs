@@ -56,11 +56,11 @@ pub fn on_both(test: &str, body: impl Fn(&(dyn Fn() -> Store + Sync), &str)) {
 /// Runs `sql` on the archive at `location` (a SQLite file, or a schema of
 /// the test PostgreSQL), as an older sonde's archive would be.
 /// Undoes the migrations after 11 (run steps, campaigns' overrides,
-/// results' addresses), for a test that takes an archive back to an older
-/// schema.
-pub const UNDO_AFTER_11: &str = "DROP TABLE run_steps; ALTER TABLE campaigns DROP COLUMN \
-     overrides; ALTER TABLE results DROP COLUMN source_addr; ALTER TABLE results DROP COLUMN \
-     target_addr;";
+/// results' addresses, path changes), for a test that takes an archive
+/// back to an older schema.
+pub const UNDO_AFTER_11: &str = "DROP TABLE path_changes; DROP TABLE run_steps; ALTER TABLE \
+     campaigns DROP COLUMN overrides; ALTER TABLE results DROP COLUMN source_addr; ALTER TABLE \
+     results DROP COLUMN target_addr;";
 
 pub fn raw(location: &str, sql: &str) {
     if let Some((_, schema)) = location.split_once("schema=") {

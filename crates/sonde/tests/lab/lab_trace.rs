@@ -215,3 +215,86 @@ fn a_trace_gives_the_routers_in_order_names_the_hop_that_rewrote_ef_and_passes_a
         assert_eq!(t["arrived"], true);
     }
 }
+
+/// A diamond, a → r1 → (r2 | r3) → r4 → b: traces kept in an archive,
+/// r1's route to b moved from r2 to r3 between them, and the archive
+/// finds the change at hop 2, once, with both routes; a trace on the same
+/// route again is no change.
+#[test]
+fn a_route_moved_between_two_traces_is_kept_as_a_change_at_its_hop() {
+    if !lab_allowed() {
+        return;
+    }
+    let mut body = String::from("[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n");
+    for r in ["r1", "r2", "r3", "r4"] {
+        body += &format!("[[node]]\nname = \"{r}\"\nkind = \"router\"\n");
+    }
+    for (a, b) in [
+        ("a", "r1"),
+        ("r1", "r2"),
+        ("r1", "r3"),
+        ("r2", "r4"),
+        ("r3", "r4"),
+        ("r4", "b"),
+    ] {
+        body += &format!("[[link]]\na = \"{a}\"\nb = \"{b}\"\n");
+    }
+    let _down = lab_up("trcd", &body);
+    let dir = common::TempDir::new("trcd");
+    let archive = format!("--archive={}", dir.join("a.db").display());
+    let b = "2001:2:0:6::2";
+    let traced = |n: usize| {
+        for _ in 0..n {
+            let out = sonde()
+                .args(["lab", "exec", "--lab", "trcd", "a", "--"])
+                .args([env!("CARGO_BIN_EXE_sonde"), "trace", b, "-q", "1", &archive])
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", stderr(&out));
+        }
+    };
+    traced(2);
+    // r1 now sends b's traffic through r3 (link 3's b end).
+    let out = sonde()
+        .args(["lab", "exec", "--lab", "trcd", "r1", "--"])
+        .args([
+            "ip",
+            "-6",
+            "route",
+            "replace",
+            "2001:2:0:6::/64",
+            "via",
+            "2001:2:0:3::2",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    traced(2);
+    let out = sonde()
+        .args(["results", &archive, "changes", "-J"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let changes: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let changes = changes.as_array().unwrap();
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    let c = &changes[0];
+    assert_eq!(c["at_hop"], 2, "{c}");
+    assert_eq!(c["before"][1], "2001:2:0:2::2", "{c}");
+    assert_eq!(c["after"][1], "2001:2:0:3::2", "{c}");
+    assert_eq!(
+        (&c["target_addr"], &c["before"][3]),
+        (&b.into(), &b.into()),
+        "{c}"
+    );
+    let text = sonde()
+        .args(["results", &archive, "changes", "--target", b])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("the route changed at hop 2"), "{text}");
+    assert!(
+        text.contains("after:  2001:2:0:1::2 2001:2:0:3::2"),
+        "{text}"
+    );
+}
