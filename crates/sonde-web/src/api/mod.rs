@@ -11,6 +11,7 @@ mod forwarding;
 mod incidents;
 mod list;
 pub mod mesh_agents;
+mod path_changes;
 mod readings;
 mod redact;
 mod results;
@@ -172,6 +173,7 @@ pub fn router(state: Shared) -> Router {
         .merge(forwarding::routes(state.http.max_ingest_bytes))
         .merge(mesh_agents::routes())
         .merge(alerts::routes())
+        .merge(path_changes::routes())
         .merge(incidents::routes())
         .merge(readings::routes())
         .fallback(|| async { not_found("no such endpoint (see /api/v1/openapi.json)") })

@@ -352,3 +352,97 @@ fn a_bidirectional_result_is_a_series_and_a_heat_map_each_way() {
         assert_eq!(cells, [want], "{direction}");
     }
 }
+
+/// A trace from 2001:db8:1::1 to 2001:db8:9::9 at `at_s`, one probe a
+/// hop, answered from `route` in turn (the last: the target).
+fn trace_via(at_s: u64, route: &[&str]) -> sonde_model::TestResult {
+    use sonde_model::{TraceAnswer, TraceFigures, TraceHop, TraceProbe, TraceSpec};
+    let target = "2001:db8:9::9";
+    let mut env = sonde_model::TestEnv::between(
+        sonde_model::HostEnv::default(),
+        sonde_model::HostEnv::default(),
+        sonde_model::PeerKind::Sonde,
+    );
+    env.peer = None;
+    env.source = Some("2001:db8:1::1".parse().unwrap());
+    env.target = Some(target.parse().unwrap());
+    let mut r = sonde_model::TestResult::new(
+        sonde_model::TestSpec::Trace(TraceSpec {
+            host: target.into(),
+            ..TraceSpec::default()
+        }),
+        env,
+        sonde_model::Timestamp(std::time::UNIX_EPOCH + std::time::Duration::from_secs(at_s)),
+    );
+    let hops = route
+        .iter()
+        .chain(&[target])
+        .enumerate()
+        .map(|(k, from)| TraceHop {
+            ttl: k as u8 + 1,
+            probes: vec![Some(TraceProbe {
+                from: from.parse().unwrap(),
+                rtt_ms: 1.0,
+                answer: if *from == target {
+                    TraceAnswer::EchoReply
+                } else {
+                    TraceAnswer::TimeExceeded
+                },
+                mtu: None,
+                dscp: None,
+                ecn: None,
+                quoted_ttl: None,
+                flow_label: None,
+            })],
+        })
+        .collect();
+    r.trace = Some(TraceFigures {
+        target: target.parse().unwrap(),
+        dscp_sent: 0,
+        hops,
+        arrived: true,
+        dscp_changed_at: None,
+        path_mtu: None,
+        mtu_steps: Vec::new(),
+    });
+    r
+}
+
+#[test]
+fn route_changes_are_served_newest_first_and_by_target() {
+    let dir = common::TempDir::new("http-pathchg");
+    let db = dir.join("a.db").display().to_string();
+    let mut store = sonde_archive::Store::open(&db).unwrap();
+    for (at, r2) in [
+        (100, "2001:db8:5::2"),
+        (200, "2001:db8:5::2"),
+        (300, "2001:db8:6::2"),
+    ] {
+        store
+            .put_result(
+                &trace_via(at, &["2001:db8:4::1", r2]),
+                &sonde_archive::Placement::default(),
+            )
+            .unwrap();
+    }
+    drop(store);
+    let server = ServerProc::start(&["--no-reflector", "--http", "[::1]:0", "--archive", &db]);
+    let port = http_port(&server);
+    let (status, body) = get(port, "/api/v1/path-changes");
+    assert_eq!(status, 200, "{body}");
+    let changes = json(&body);
+    let changes = changes.as_array().unwrap();
+    assert_eq!(changes.len(), 1, "{body}");
+    assert_eq!(changes[0]["at_hop"], 2, "{body}");
+    assert_eq!(
+        (&changes[0]["before"][1], &changes[0]["after"][1]),
+        (&"2001:db8:5::2".into(), &"2001:db8:6::2".into())
+    );
+    let (status, body) = get(port, "/api/v1/path-changes?target=2001:db8:9::8");
+    assert_eq!((status, json(&body)), (200, serde_json::json!([])));
+    let (status, body) = get(port, "/api/v1/path-changes?target=nowhere");
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("target 'nowhere'"), "{body}");
+    let (status, _) = get(port, "/api/v1/path-changes?limit=0");
+    assert_eq!(status, 400);
+}
