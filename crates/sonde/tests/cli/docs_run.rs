@@ -18,7 +18,7 @@
 //!   JSON document: the same top-level keys).
 
 use crate::common::docs::{
-    commands, docs, inner, is_form_word, mentions, root, simple_commands, Mark,
+    commands, docs, inner, is_form_word, mentions, root, shape, shows, simple_commands, Mark,
 };
 use crate::common::{sonde, TempDir};
 
@@ -58,59 +58,6 @@ fn form_error(words: &[String]) -> Option<String> {
         .filter(|flag| !mentions(&help, flag))
         .collect();
     (!missing.is_empty()).then(|| format!("not in `sonde {path:?} --help`: {missing:?}"))
-}
-
-/// A line with its numbers, ids and spacing made alike.
-fn shape(line: &str) -> String {
-    let mut out = String::new();
-    let mut number = false;
-    for c in line.chars() {
-        if c.is_ascii_digit() || (number && (c == '.' || c.is_ascii_hexdigit())) {
-            if !number {
-                out.push('#');
-            }
-            number = true;
-        } else {
-            number = false;
-            out.push(c);
-        }
-    }
-    out.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// Whether `printed` shows what the doc shows.
-fn shows(shown: &[String], printed: &str) -> Result<(), String> {
-    let shown: Vec<&String> = shown
-        .iter()
-        .filter(|l| !l.trim().is_empty() && !l.contains('…'))
-        .collect();
-    if shown.first().is_some_and(|l| l.starts_with('{')) {
-        let doc: serde_json::Value = serde_json::from_str(
-            &shown
-                .iter()
-                .map(|s| s.as_str())
-                .collect::<Vec<_>>()
-                .join("\n"),
-        )
-        .map_err(|e| format!("the doc's JSON does not read: {e}"))?;
-        let got: serde_json::Value =
-            serde_json::from_str(printed).map_err(|e| format!("not JSON: {e}\n{printed}"))?;
-        for key in doc.as_object().into_iter().flat_map(|o| o.keys()) {
-            if got.get(key).is_none() {
-                return Err(format!("no key {key} in\n{printed}"));
-            }
-        }
-        return Ok(());
-    }
-    let got: Vec<String> = printed.lines().map(shape).collect();
-    for line in shown {
-        if !got.contains(&shape(line)) {
-            return Err(format!(
-                "the doc shows\n  {line}\nwhich it did not print:\n{printed}"
-            ));
-        }
-    }
-    Ok(())
 }
 
 #[test]

@@ -261,3 +261,56 @@ pub fn mentions(help: &str, flag: &str) -> bool {
             .is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
     })
 }
+
+/// A line with its numbers, ids and spacing made alike.
+pub fn shape(line: &str) -> String {
+    let mut out = String::new();
+    let mut number = false;
+    for c in line.chars() {
+        if c.is_ascii_digit() || (number && (c == '.' || c.is_ascii_hexdigit())) {
+            if !number {
+                out.push('#');
+            }
+            number = true;
+        } else {
+            number = false;
+            out.push(c);
+        }
+    }
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Whether `printed` shows what the doc shows.
+pub fn shows(shown: &[String], printed: &str) -> Result<(), String> {
+    let shown: Vec<&String> = shown
+        .iter()
+        .filter(|l| !l.trim().is_empty() && !l.contains('…'))
+        .collect();
+    if shown.first().is_some_and(|l| l.starts_with('{')) {
+        let doc: serde_json::Value = serde_json::from_str(
+            &shown
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
+        )
+        .map_err(|e| format!("the doc's JSON does not read: {e}"))?;
+        let got: serde_json::Value =
+            serde_json::from_str(printed).map_err(|e| format!("not JSON: {e}\n{printed}"))?;
+        for key in doc.as_object().into_iter().flat_map(|o| o.keys()) {
+            if got.get(key).is_none() {
+                return Err(format!("no key {key} in\n{printed}"));
+            }
+        }
+        return Ok(());
+    }
+    let got: Vec<String> = printed.lines().map(shape).collect();
+    for line in shown {
+        if !got.contains(&shape(line)) {
+            return Err(format!(
+                "the doc shows\n  {line}\nwhich it did not print:\n{printed}"
+            ));
+        }
+    }
+    Ok(())
+}

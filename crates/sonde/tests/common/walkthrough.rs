@@ -10,11 +10,15 @@
 //! dropped, and a `sonde serve` so started is waited for until it listens
 //! (on its `-p`, else 5201). Every other line must exit 0. The `sonde` a
 //! line names, in a node too, is the one this build made, as if
-//! installed. A test that reads a measurement asks for `-J` on the lines
-//! of the subcommands it names (`run(&["sweep"])`): the same command, its
-//! result as JSON. Dropped, the walkthrough's labs go down.
+//! installed. What a transcript shows after a line (`$ sonde …`) must be
+//! among what it printed, numbers and ids aside. A test that reads a
+//! measurement asks for `-J` on the lines of the subcommands it names
+//! (`run(&["sweep"])`): the same command, its result as JSON. Dropped,
+//! the walkthrough's labs go down.
 
-use super::docs::{commands, docs, in_background, root, simple_commands, toml_block, DocCmd, Mark};
+use super::docs::{
+    commands, docs, in_background, root, shows, simple_commands, toml_block, DocCmd, Mark,
+};
 use super::lab_cli::{listening_in, KillOnDrop};
 use super::{sonde, stderr, TempDir};
 use serde_json::Value;
@@ -206,6 +210,14 @@ impl Walkthrough {
                     cmd.text,
                     stderr(&out)
                 );
+                // What the doc shows after a line run as written is
+                // what it printed, numbers aside (a line given -J prints
+                // JSON instead: its figures are the test's to check).
+                if !words.last().is_some_and(|w| w == "-J") {
+                    if let Err(e) = shows(&cmd.shown, &stdout) {
+                        panic!("{}: {}\n{e}", cmd.at, cmd.text);
+                    }
+                }
                 walked.ran.push(Ran {
                     at: cmd.at.clone(),
                     words,
