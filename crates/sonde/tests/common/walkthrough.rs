@@ -213,7 +213,7 @@ impl Walkthrough {
                 // What the doc shows after a line run as written is
                 // what it printed, numbers aside (a line given -J prints
                 // JSON instead: its figures are the test's to check).
-                if !words.last().is_some_and(|w| w == "-J") {
+                if words.last().is_none_or(|w| w != "-J") {
                     if let Err(e) = shows(&cmd.shown, &stdout) {
                         panic!("{}: {}\n{e}", cmd.at, cmd.text);
                     }
