@@ -34,6 +34,9 @@ pub enum AlertMetric {
     JitterMs,
     ThroughputBps,
     PdrPct,
+    /// A trace that took another route than the trace before it on its
+    /// path (1; 0 for one on the same route): bad above 0.5.
+    PathChanged,
 }
 
 impl AlertMetric {
@@ -44,25 +47,38 @@ impl AlertMetric {
             AlertMetric::JitterMs => "jitter_ms",
             AlertMetric::ThroughputBps => "throughput_bps",
             AlertMetric::PdrPct => "pdr_pct",
+            AlertMetric::PathChanged => "path_changed",
         }
     }
 
-    /// Its entry in the metric registry.
-    pub fn registry(self) -> sonde_model::Metric {
+    /// Its entry in the metric registry (a route change is an event of a
+    /// path, not a measured figure: none).
+    pub fn registry(self) -> Option<sonde_model::Metric> {
         match self {
-            AlertMetric::LossPct => sonde_model::Metric::LossPct,
-            AlertMetric::RttMs => sonde_model::Metric::RttP50Ms,
-            AlertMetric::JitterMs => sonde_model::Metric::JitterMs,
-            AlertMetric::ThroughputBps => sonde_model::Metric::ThroughputBps,
-            AlertMetric::PdrPct => sonde_model::Metric::PdrPct,
+            AlertMetric::LossPct => Some(sonde_model::Metric::LossPct),
+            AlertMetric::RttMs => Some(sonde_model::Metric::RttP50Ms),
+            AlertMetric::JitterMs => Some(sonde_model::Metric::JitterMs),
+            AlertMetric::ThroughputBps => Some(sonde_model::Metric::ThroughputBps),
+            AlertMetric::PdrPct => Some(sonde_model::Metric::PdrPct),
+            AlertMetric::PathChanged => None,
         }
     }
 
-    /// Which way it is bad, as the metric registry says.
+    /// Which way it is bad, as the metric registry says (a route change:
+    /// above).
     pub fn worse(self) -> Worse {
-        match self.registry().info().worse {
-            sonde_model::Worse::Higher => Worse::Above,
-            sonde_model::Worse::Lower | sonde_model::Worse::Neither => Worse::Below,
+        match self.registry().map(|m| m.info().worse) {
+            Some(sonde_model::Worse::Lower | sonde_model::Worse::Neither) => Worse::Below,
+            Some(sonde_model::Worse::Higher) | None => Worse::Above,
+        }
+    }
+
+    /// A value as a message shows it: rounded to the registry's
+    /// precision; a route change as 1 or 0.
+    pub fn shown(self, v: f64) -> String {
+        match self.registry() {
+            Some(m) => m.rounded(v),
+            None => format!("{v:.0}"),
         }
     }
 
@@ -72,7 +88,7 @@ impl AlertMetric {
         match self {
             AlertMetric::LossPct | AlertMetric::PdrPct => Some(Quantity::LossPct),
             AlertMetric::RttMs | AlertMetric::JitterMs => Some(Quantity::RttMs),
-            AlertMetric::ThroughputBps => None,
+            AlertMetric::ThroughputBps | AlertMetric::PathChanged => None,
         }
     }
 }
@@ -352,6 +368,17 @@ impl RuleConfig {
                 t.check().map_err(|e| fail("clear", e.0))?;
                 Condition::Threshold(t)
             }
+            // A route change needs no level: a trace on another route is 1.
+            (None, None, None) if self.metric == AlertMetric::PathChanged => {
+                let raise_after = self.raise_after.unwrap_or(1);
+                Condition::Threshold(Threshold {
+                    worse: Worse::Above,
+                    raise: 0.5,
+                    raise_after,
+                    clear: 0.5,
+                    clear_after: self.clear_for.unwrap_or(raise_after),
+                })
+            }
             (None, None, None) => {
                 return Err(fail("above", "give above, below or pattern".into()));
             }
@@ -475,7 +502,7 @@ impl RuleConfig {
             }
             _ => Ok(()),
         };
-        one_of("test", &self.test, &["tcp", "udp", "ping", "http"])?;
+        one_of("test", &self.test, &sonde_model::TestKind::NAMES)?;
         one_of(
             "direction",
             &self.direction,

@@ -44,10 +44,8 @@ impl Notice {
             ("metric", self.metric.name().to_string()),
             (
                 "value",
-                e.value.map_or_else(
-                    || "unknown".to_string(),
-                    |v| self.metric.registry().rounded(v),
-                ),
+                e.value
+                    .map_or_else(|| "unknown".to_string(), |v| self.metric.shown(v)),
             ),
             ("condition", e.detail.clone()),
             ("at", sonde_incidents::template::rfc3339(e.at_ns)),

@@ -60,6 +60,7 @@ fn sample(rule: &Rule, row: &ResultRow) -> Option<f64> {
         JitterMs => row.jitter_ms,
         ThroughputBps => row.throughput_bps,
         PdrPct => row.pdr_pct,
+        PathChanged => row.path_changed,
     }
     .filter(|v| v.is_finite())
 }
@@ -280,3 +281,7 @@ pub fn start(
         .map(Some)
         .map_err(|e| AlertsError::Start(format!("cannot start a thread: {e}")))
 }
+
+#[cfg(test)]
+#[path = "evaluate_tests.rs"]
+mod tests;

@@ -39,6 +39,9 @@ pub struct ResultRow {
     /// The agent that sent it to this archive (a central agent's ingest
     /// labels each forwarded result with the token's agent).
     pub agent: Option<String>,
+    /// A trace: 1 when it took another route than the trace before it
+    /// on its path (`path_changes`), else 0; `None` for other tests.
+    pub path_changed: Option<f64>,
 }
 
 impl ResultRow {
@@ -77,7 +80,8 @@ fn select() -> String {
     format!(
         "SELECT id, test, COALESCE(source, ''), COALESCE(target, ''), COALESCE(family, ''), \
          COALESCE(direction, ''), campaign, {}, {}, {}, start_ns, throughput_bps, loss_pct, \
-         pdr_pct, jitter_ms, rtt_p50_ms, {}, source_addr, target_addr FROM results",
+         pdr_pct, jitter_ms, rtt_p50_ms, {}, source_addr, target_addr, CASE WHEN test = 'trace' \
+         THEN (SELECT COUNT(*) FROM path_changes p WHERE p.result_id = results.id) END FROM results",
         label("step"),
         label("from"),
         label("to"),
@@ -107,6 +111,7 @@ fn read_row(r: &[Value]) -> Option<ResultRow> {
         agent: text(16),
         source_addr: text(17),
         target_addr: text(18),
+        path_changed: r.get(19).and_then(Value::int).map(|n| n as f64),
     })
 }
 
@@ -183,6 +188,7 @@ mod tests {
             jitter_ms: None,
             rtt_ms: None,
             agent: agent.map(str::to_string),
+            path_changed: None,
         }
     }
 

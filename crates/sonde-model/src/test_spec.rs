@@ -23,6 +23,9 @@ pub enum TestKind {
 }
 
 impl TestKind {
+    /// Every test's name, as flags, files and filters spell it.
+    pub const NAMES: [&'static str; 5] = ["tcp", "udp", "ping", "http", "trace"];
+
     pub fn name(self) -> &'static str {
         match self {
             TestKind::Tcp => "tcp",

@@ -231,6 +231,43 @@ pub struct TraceFigures {
 }
 
 impl TraceFigures {
+    /// The figures of a trace toward `target` of one probe a hop, each
+    /// answered from `route` in turn (`None`: no answer), the last hop
+    /// the target's echo reply when it is `target`: a trace made from a
+    /// known route (the archive's, the alerts' and the API's tests).
+    pub fn of_route(target: IpAddr, route: &[Option<IpAddr>]) -> Self {
+        let hops: Vec<TraceHop> = route
+            .iter()
+            .zip(1u8..)
+            .map(|(from, ttl)| TraceHop {
+                ttl,
+                probes: vec![from.map(|a| TraceProbe {
+                    from: a,
+                    rtt_ms: f64::from(ttl),
+                    answer: if a == target {
+                        TraceAnswer::EchoReply
+                    } else {
+                        TraceAnswer::TimeExceeded
+                    },
+                    mtu: None,
+                    dscp: None,
+                    ecn: None,
+                    quoted_ttl: None,
+                    flow_label: None,
+                })],
+            })
+            .collect();
+        Self {
+            target,
+            dscp_sent: 0,
+            arrived: hops.last().is_some_and(TraceHop::arrived),
+            hops,
+            dscp_changed_at: None,
+            path_mtu: None,
+            mtu_steps: Vec::new(),
+        }
+    }
+
     /// The route: each hop's address in TTL order, `None` for a hop that
     /// did not answer.
     pub fn route(&self) -> Vec<Option<IpAddr>> {

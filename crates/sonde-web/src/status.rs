@@ -130,6 +130,7 @@ mod tests {
             jitter_ms: None,
             rtt_ms: rtt,
             agent: None,
+            path_changed: None,
         }
     }
 

@@ -64,7 +64,7 @@ pub struct ListArgs {
 #[derive(Debug, Clone, Args)]
 pub struct FilterArgs {
     /// Only this test: tcp, udp, ping, http or trace.
-    #[arg(long, value_parser = ["tcp", "udp", "ping", "http", "trace"])]
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(sonde_model::TestKind::NAMES))]
     pub test: Option<String>,
     /// Only results toward this host (as the test named it).
     #[arg(long)]

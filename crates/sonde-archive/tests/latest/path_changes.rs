@@ -8,8 +8,7 @@
 use crate::common::on_both;
 use sonde_archive::Placement;
 use sonde_model::{
-    HostEnv, TestEnv, TestResult, TestSpec, Timestamp, TraceAnswer, TraceFigures, TraceHop,
-    TraceProbe, TraceProto, TraceSpec,
+    HostEnv, TestEnv, TestResult, TestSpec, Timestamp, TraceFigures, TraceProto, TraceSpec,
 };
 use std::net::IpAddr;
 use std::time::{Duration, UNIX_EPOCH};
@@ -38,37 +37,11 @@ fn trace(at_s: u64, proto: TraceProto, route: &[Option<&str>]) -> TestResult {
         env,
         Timestamp(UNIX_EPOCH + Duration::from_secs(at_s)),
     );
-    let last = route.len();
-    let hops = route
+    let route: Vec<Option<IpAddr>> = route
         .iter()
-        .enumerate()
-        .map(|(k, from)| TraceHop {
-            ttl: u8::try_from(k + 1).unwrap(),
-            probes: vec![from.map(|a| TraceProbe {
-                from: a.parse().unwrap(),
-                rtt_ms: 1.0 + k as f64,
-                answer: if k + 1 == last {
-                    TraceAnswer::EchoReply
-                } else {
-                    TraceAnswer::TimeExceeded
-                },
-                mtu: None,
-                dscp: None,
-                ecn: None,
-                quoted_ttl: None,
-                flow_label: None,
-            })],
-        })
+        .map(|a| a.map(|a| a.parse().unwrap()))
         .collect();
-    r.trace = Some(TraceFigures {
-        target: TARGET.parse().unwrap(),
-        dscp_sent: 0,
-        hops,
-        arrived: true,
-        dscp_changed_at: None,
-        path_mtu: None,
-        mtu_steps: Vec::new(),
-    });
+    r.trace = Some(TraceFigures::of_route(TARGET.parse().unwrap(), &route));
     r
 }
 

@@ -356,7 +356,7 @@ fn a_bidirectional_result_is_a_series_and_a_heat_map_each_way() {
 /// A trace from 2001:db8:1::1 to 2001:db8:9::9 at `at_s`, one probe a
 /// hop, answered from `route` in turn (the last: the target).
 fn trace_via(at_s: u64, route: &[&str]) -> sonde_model::TestResult {
-    use sonde_model::{TraceAnswer, TraceFigures, TraceHop, TraceProbe, TraceSpec};
+    use sonde_model::TraceSpec;
     let target = "2001:db8:9::9";
     let mut env = sonde_model::TestEnv::between(
         sonde_model::HostEnv::default(),
@@ -374,37 +374,15 @@ fn trace_via(at_s: u64, route: &[&str]) -> sonde_model::TestResult {
         env,
         sonde_model::Timestamp(std::time::UNIX_EPOCH + std::time::Duration::from_secs(at_s)),
     );
-    let hops = route
+    let route: Vec<Option<std::net::IpAddr>> = route
         .iter()
         .chain(&[target])
-        .enumerate()
-        .map(|(k, from)| TraceHop {
-            ttl: k as u8 + 1,
-            probes: vec![Some(TraceProbe {
-                from: from.parse().unwrap(),
-                rtt_ms: 1.0,
-                answer: if *from == target {
-                    TraceAnswer::EchoReply
-                } else {
-                    TraceAnswer::TimeExceeded
-                },
-                mtu: None,
-                dscp: None,
-                ecn: None,
-                quoted_ttl: None,
-                flow_label: None,
-            })],
-        })
+        .map(|a| Some(a.parse().unwrap()))
         .collect();
-    r.trace = Some(TraceFigures {
-        target: target.parse().unwrap(),
-        dscp_sent: 0,
-        hops,
-        arrived: true,
-        dscp_changed_at: None,
-        path_mtu: None,
-        mtu_steps: Vec::new(),
-    });
+    r.trace = Some(sonde_model::TraceFigures::of_route(
+        target.parse().unwrap(),
+        &route,
+    ));
     r
 }
 
