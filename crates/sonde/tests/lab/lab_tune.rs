@@ -94,7 +94,7 @@ fn tune_names_the_buffer_and_the_advice_fills_the_path() {
     // The matrix: `tune --lab` moved the link's delay to each RTT.
     let doc = &docs[2];
     let steps = doc["tune_steps"].as_array().unwrap();
-    assert_eq!(steps.len(), 4 * 4 * 2, "4 RTTs, 4 buffers, 2 controls");
+    assert_eq!(steps.len(), 4 * 4, "4 RTTs, 4 buffers");
     let at = |rtt: f64, w: u64| {
         let s = steps
             .iter()
