@@ -89,18 +89,6 @@ pub struct Hop {
     pub probes: Vec<Option<Probe>>,
 }
 
-impl Hop {
-    /// Whether the target itself answered here.
-    pub fn arrived(&self) -> bool {
-        self.probes.iter().flatten().any(|p| {
-            matches!(
-                p.kind,
-                AnswerKind::EchoReply | AnswerKind::PortUnreachable | AnswerKind::TcpReply { .. }
-            )
-        })
-    }
-}
-
 fn denied(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::EACCES | libc::EPERM))
 }
