@@ -25,4 +25,5 @@ pub mod trace;
 pub mod udp;
 
 pub use error::EngineError;
+pub use sys::tight_timer_slack;
 pub use tcp::client::{run_tcp, TestEvent};

@@ -207,6 +207,9 @@ pub fn run(args: LabArgs) -> Result<(), Failure> {
                 serde_json::from_str(text).map_err(|e| Failure::Usage(anyhow!("--{flag}: {e}")))
             };
             let (l2r, r2l) = (parse("l2r", &l2r)?, parse("r2l", &r2l)?);
+            // The emulator's threads inherit it: their timed waits for a
+            // frame's release end within microseconds, not 50.
+            sonde_engine::tight_timer_slack();
             emulator::run(&left, &right, l2r, r2l)
                 .with_context(|| format!("emulating between {left} and {right}"))?;
             Ok(())
