@@ -28,6 +28,7 @@ pub mod report;
 pub mod report_build;
 pub mod report_heat;
 pub mod report_http;
+pub mod report_path;
 pub mod result_chart;
 pub mod smoke;
 pub mod sweep_text;

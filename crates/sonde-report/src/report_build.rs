@@ -556,6 +556,7 @@ pub fn build_report(
     let (http_table, http_figures) = crate::report_http::http_parts(groups);
     tables.extend(http_table);
     figures.extend(http_figures);
+    tables.extend(crate::report_path::path_tables(groups));
     let (method_tables, method_figures) = method_parts(methods);
     tables.extend(method_tables);
     figures.extend(method_figures);

@@ -1,6 +1,7 @@
 //! `sonde trace` as a test like the others, on loopback: its result is a
 //! format-3 document with the hops, kept by `--archive`, listed and shown
-//! again by `sonde results`, and a spec file with `test = "trace"` runs
+//! again by `sonde results` and drawn as a path table by `sonde report`,
+//! and a spec file with `test = "trace"` runs
 //! the same trace (a mistake in it named by its key). The path through
 //! routers is tests/lab/lab_trace.rs's.
 
@@ -81,6 +82,22 @@ fn a_trace_is_a_result_kept_listed_and_shown_again() {
     let again = run(&["results", "show", id, "-J"], &db);
     let again: Value = serde_json::from_slice(&again.stdout).unwrap();
     assert_eq!(again["trace"], doc["trace"]);
+
+    // The report draws it as 004's Table 2: a row per hop, each probe's
+    // round trip in its column, under the group's name.
+    let md = run(&["report", "--format", "md"], &db);
+    assert!(md.status.success(), "{}", stderr(&md));
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert!(
+        md.contains("### trace to ::1: the path to ::1 (::1), traced "),
+        "{md}"
+    );
+    assert!(
+        md.contains("| hop | address | probe 1 (ms) | probe 2 (ms) | DSCP arrived |"),
+        "{md}"
+    );
+    assert!(md.lines().any(|l| l.starts_with("| 1 | ::1 | ")), "{md}");
+    assert!(md.contains("one trace: no route to compare"), "{md}");
 }
 
 #[test]

@@ -297,4 +297,35 @@ fn a_route_moved_between_two_traces_is_kept_as_a_change_at_its_hop() {
         text.contains("after:  2001:2:0:1::2 2001:2:0:3::2"),
         "{text}"
     );
+    // The report's path table (004 Table 2): the latest trace hop by hop,
+    // through r3 now, and where the route changed.
+    let out = sonde()
+        .args(["report", &archive, "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let table = report["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["title"].as_str().unwrap().contains("the path to"))
+        .unwrap_or_else(|| panic!("no path table: {report}"));
+    let addresses: Vec<&str> = table["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r[1].as_str().unwrap())
+        .collect();
+    assert_eq!(addresses.len(), 4, "{table}");
+    assert_eq!(
+        (addresses[0], addresses[1], addresses[3]),
+        ("2001:2:0:1::2", "2001:2:0:3::2", b),
+        "{table}"
+    );
+    let note = table["note"].as_str().unwrap();
+    assert!(
+        note.contains("the latest of 4 traces") && note.contains("the route changed at hop 2 at"),
+        "{note}"
+    );
 }
