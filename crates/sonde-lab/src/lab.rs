@@ -182,6 +182,11 @@ fn build(topo: &Topology, lab: &str, emulator: Option<&Path>) -> Result<(), LabE
             }
         }
     }
+    for n in topo.nodes.iter().filter(|n| n.silent) {
+        if let Some(node) = nodes.get(&n.name) {
+            crate::silent::silence(node)?;
+        }
+    }
     for (name, node) in &nodes {
         if topo.kind_of(name) == NodeKind::Router {
             node.run("sysctl", &["-qw", "net.ipv6.conf.all.forwarding=1"])?;
@@ -423,6 +428,7 @@ mod tests {
         let node = |name: &str| NodeSpec {
             name: name.into(),
             kind: NodeKind::Host,
+            silent: false,
         };
         let link = |b: &str| LinkSpec {
             a: "a".into(),

@@ -17,6 +17,7 @@ mod pair;
 pub mod profile;
 pub mod set;
 mod shaper;
+mod silent;
 mod sys;
 pub mod topology;
 

@@ -41,6 +41,12 @@ pub struct NodeSpec {
     pub name: String,
     #[serde(default)]
     pub kind: NodeKind,
+    /// Sends no ICMP of its own about the path: no Time Exceeded, no
+    /// Destination Unreachable, no echo reply (a router that filters its
+    /// ICMP, as many do: a trace shows it as `*`). Packet Too Big still
+    /// goes out, and so does neighbour discovery.
+    #[serde(default)]
+    pub silent: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -185,6 +185,26 @@ fn keys_that_do_not_go_together_name_the_direction() {
 }
 
 #[test]
+fn a_node_may_be_silent_and_a_wrong_value_is_named_where_it_is() {
+    let t = Topology::from_toml(
+        &LADDER.replace("kind = \"router\"", "kind = \"router\"\n    silent = true"),
+        "t.toml",
+    )
+    .unwrap();
+    let silent: Vec<(&str, bool)> = t
+        .nodes
+        .iter()
+        .map(|n| (n.name.as_str(), n.silent))
+        .collect();
+    assert_eq!(silent, [("a", false), ("r", true), ("b", false)]);
+    let e = bad("[[node]]\nname = \"a\"\nsilent = \"yes\"").to_string();
+    assert!(
+        e.starts_with("t.toml: TOML parse error at line 3, column 10 (`silent = \"yes\"`)"),
+        "{e}"
+    );
+}
+
+#[test]
 fn messages_say_where_and_what() {
     let text = |e: TopologyError| e.to_string();
     assert_eq!(
