@@ -3,7 +3,8 @@
 //! native request is refused with a frame naming the field; malformed
 //! iperf3 parameters get iperf3's error number; a flood from many
 //! source addresses is answered by the STAMP reflector at no more than
-//! its overall cap. After each, the server still runs valid tests.
+//! its overall cap; a trace, ping or HTTP test asked of the control port
+//! is refused and sends nothing. After each, the server still runs valid tests.
 
 use crate::common;
 use common::ServerProc;
@@ -191,6 +192,57 @@ fn each_malformed_native_request_is_refused_by_its_field() {
         "{named} of {} malformed requests refused by name",
         cases.len()
     );
+    // The server serves on.
+    let ok = common::tcp_json("::1", server.port, &["-t", "1"]);
+    assert!(
+        common::u(&ok["summary"]["forward"]["received_bytes"]) > 0,
+        "{ok}"
+    );
+}
+
+/// A hostile client asks the control port for what it does not run:
+/// a trace (UDP probes to port 33434, Paris traceroute's), a ping, an
+/// HTTP benchmark, each aimed at a socket of this test. Each is refused as
+/// unavailable, named, and nothing reaches the sockets: the server sends
+/// no probe, no echo, no request on a client's word.
+#[test]
+fn tests_the_control_port_does_not_run_are_refused_and_send_nothing() {
+    let server = ServerProc::start(&["--no-reflector"]);
+    let probes = UdpSocket::bind("[::1]:33434").expect("port 33434 on ::1 for the trace's probes");
+    probes.set_nonblocking(true).unwrap();
+    let web = std::net::TcpListener::bind("[::1]:0").unwrap();
+    web.set_nonblocking(true).unwrap();
+    let url = format!("http://[::1]:{}/", web.local_addr().unwrap().port());
+    let cases = [
+        (
+            r#"{"test":"trace","host":"::1","proto":"udp","queries":3}"#.to_string(),
+            "traces",
+        ),
+        (r#"{"test":"ping","host":"::1"}"#.to_string(), "ping tests"),
+        (
+            format!(r#"{{"test":"http","url":"{url}","time_s":2}}"#),
+            "http tests",
+        ),
+    ];
+    for (spec, named) in &cases {
+        let mut s = connect(server.port);
+        s.write_all(&Preamble::CURRENT.encode()).unwrap();
+        s.write_all(&frame(&request(spec))).unwrap();
+        match answer(s) {
+            ServerMessage::Refused {
+                refusal: Refusal::Unavailable { what },
+            } => assert!(what.starts_with(named), "{spec}: {what}"),
+            other => panic!("{spec}: not refused as unavailable: {other:?}"),
+        }
+    }
+    // Time for anything started to arrive; then nothing has.
+    std::thread::sleep(Duration::from_secs(1));
+    let mut buf = [0u8; 2048];
+    assert!(
+        probes.recv_from(&mut buf).is_err(),
+        "a trace probe reached port 33434"
+    );
+    assert!(web.accept().is_err(), "an HTTP request reached {url}");
     // The server serves on.
     let ok = common::tcp_json("::1", server.port, &["-t", "1"]);
     assert!(
