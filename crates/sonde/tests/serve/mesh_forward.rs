@@ -1,5 +1,5 @@
-//! Store-and-forward between real agents: an agent runs a campaign and
-//! forwards every result to a central agent's API over TLS (the central
+//! Store-and-forward between real agents: an agent runs a campaign (a
+//! ping and a trace each run) and forwards every result to a central agent's API over TLS (the central
 //! keeping them in the real PostgreSQL) and straight into a second
 //! PostgreSQL archive. The central agent is stopped for a while and
 //! started again; the agent itself is killed and started again. In the
@@ -130,7 +130,8 @@ fn every_result_reaches_both_destinations_once_through_an_outage_and_a_kill() {
         d.join("campaigns/mesh.toml"),
         "name = \"mesh\"\n[schedule]\nrepeat = \"PT1S\"\n\
          [[endpoint]]\nname = \"A\"\naddress = \"::1\"\n[[endpoint]]\nname = \"B\"\naddress = \"::1\"\n\
-         [[step]]\nname = \"ping A to B\"\ntest = \"ping\"\ncount = 2\ninterval_s = 0.05\n",
+         [[step]]\nname = \"ping A to B\"\ntest = \"ping\"\ncount = 2\ninterval_s = 0.05\n\
+         [[step]]\nname = \"path A to B\"\ntest = \"trace\"\nqueries = 1\n",
     )
     .unwrap();
     let db = d.join("agent.db");
@@ -213,6 +214,34 @@ fn every_result_reaches_both_destinations_once_through_an_outage_and_a_kill() {
         .unwrap()
         .get(0);
     assert_eq!(labelled, kept.len() as i64);
+    // The campaign's traces came over too, with their hops: one per run,
+    // loopback's one hop.
+    let traces: Vec<(i64, i64)> = admin
+        .query(
+            &format!(
+                "SELECT (SELECT COUNT(*) FROM {central_schema}.results WHERE test = 'trace'), \
+                        (SELECT COUNT(*) FROM {central_schema}.results WHERE test = 'ping')"
+            ),
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    let (traces, pings) = traces[0];
+    assert!(
+        traces >= 1 && (traces - pings).abs() <= 1,
+        "{traces} traces, {pings} pings"
+    );
+    let doc: String = admin
+        .query_one(
+            &format!("SELECT doc FROM {central_schema}.results WHERE test = 'trace' LIMIT 1"),
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    let doc: serde_json::Value = serde_json::from_str(&doc).unwrap();
+    assert_eq!(doc["trace"]["hops"][0]["probes"][0]["from"], "::1", "{doc}");
     drop(hub);
     for s in [&central_schema, &direct_schema] {
         let _ = admin.batch_execute(&format!("DROP SCHEMA IF EXISTS {s} CASCADE"));
