@@ -15,10 +15,11 @@ use clap::Args;
 use sonde_methods::overhead::{correction_factor, payload_per_packet, Stack};
 use sonde_model::method::OverheadSpec;
 use sonde_model::{
-    Direction, Event, MethodEvent, MethodResult, MethodSpec, Rate, TestResult, UdpSpec,
+    Direction, Event, MethodEvent, MethodResult, MethodSpec, Rate, TestResult, TestSpec, TraceSpec,
+    UdpSpec,
 };
 use sonde_report::StackRow;
-use sonde_run::LocalRunner;
+use sonde_run::{Events, LocalRunner, Stop};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -51,6 +52,10 @@ pub struct OverheadArgs {
     /// marked `exceeds_mtu` in JSON.
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(68..=65535))]
     pub mtu: Option<u32>,
+    /// Measure the path MTU toward HOST first (as `sonde trace HOST
+    /// --mtu -q 1`), then check each stack against it as --mtu does.
+    #[arg(long, value_name = "HOST", conflicts_with_all = ["mtu", "measure", "correct_for"])]
+    pub path_mtu: Option<String>,
     /// Result files for --correct-for.
     #[arg(long = "file", value_name = "FILE", num_args = 1..)]
     pub files: Vec<PathBuf>,
@@ -78,6 +83,35 @@ pub struct OverheadArgs {
     pub json: bool,
     #[command(flatten)]
     pub archive: crate::archive_args::KeepArgs,
+}
+
+/// The path MTU toward `host`, found by a trace that probes for it (one
+/// probe a hop), and said on stderr with the hop that told it.
+fn measured_mtu(host: &str, family: sonde_model::IpFamily) -> Result<u32, Failure> {
+    let spec = TestSpec::Trace(TraceSpec {
+        host: host.to_string(),
+        family,
+        queries: 1,
+        mtu: true,
+        ..TraceSpec::default()
+    });
+    let result = sonde_run::run(&spec, &Stop::new(), &Events::new())
+        .map_err(|e| Failure::Run(anyhow!("--path-mtu {host}: {e}")))?;
+    let t = result.trace.as_ref();
+    let Some(mtu) = t.and_then(|t| t.path_mtu) else {
+        return Err(Failure::Run(anyhow!(
+            "--path-mtu {host}: no path MTU found (no probe of 1500 bytes or less arrived)"
+        )));
+    };
+    let told = t
+        .and_then(|t| t.mtu_steps.last())
+        .map(|s| {
+            let hop = s.hop.map(|h| format!("hop {h}, ")).unwrap_or_default();
+            format!(" (told by {hop}{})", s.from)
+        })
+        .unwrap_or_default();
+    eprintln!("sonde: path MTU toward {host}: {mtu} B{told}");
+    Ok(mtu)
 }
 
 fn parse_stack(s: &str) -> Result<Stack, Failure> {
@@ -115,8 +149,12 @@ pub fn run(args: OverheadArgs) -> Result<(), Failure> {
         .map(|s| parse_stack(s))
         .collect::<Result<Vec<_>, _>>()?;
     let payloads = &args.payloads.0;
-    let over = |s: &Stack, p: u32| args.mtu.is_some_and(|m| s.packet_bytes(p) > m);
-    if let Some(mtu) = args.mtu {
+    let mtu = match &args.path_mtu {
+        Some(host) => Some(measured_mtu(host, family(args.ipv4, args.ipv6))?),
+        None => args.mtu,
+    };
+    let over = |s: &Stack, p: u32| mtu.is_some_and(|m| s.packet_bytes(p) > m);
+    if let Some(mtu) = mtu {
         for s in &stacks {
             let too_big: Vec<String> = payloads
                 .iter()
@@ -146,7 +184,7 @@ pub fn run(args: OverheadArgs) -> Result<(), Failure> {
                         "wire_bytes": s.wire_bytes(p),
                         "packet_bytes": s.packet_bytes(p),
                         "efficiency": s.efficiency(p),
-                        "exceeds_mtu": args.mtu.map(|_| over(s, p)),
+                        "exceeds_mtu": mtu.map(|_| over(s, p)),
                     })).collect::<Vec<_>>(),
                 })
             })

@@ -167,3 +167,24 @@ fn a_stack_above_the_mtu_it_is_told_is_named() {
     // 1352 + 48 = 1400 fits; one byte more does not.
     assert_eq!(over, [false, true]);
 }
+
+#[test]
+fn the_mtu_is_told_or_measured_never_both() {
+    // Told and measured at once: a usage error naming both, before any
+    // probe is sent.
+    let out = overhead(&["ipv6/udp", "--mtu", "1400", "--path-mtu", "::1"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("'--mtu <BYTES>' cannot be used with '--path-mtu <HOST>'"),
+        "{}",
+        stderr(&out)
+    );
+    // A target the trace cannot aim at is its error, under the flag.
+    let out = overhead(&["ipv6/udp", "--path-mtu", "::1", "-4"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("--path-mtu ::1: '::1' has no IPv4 address"),
+        "{}",
+        stderr(&out)
+    );
+}

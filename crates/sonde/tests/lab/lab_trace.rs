@@ -195,6 +195,36 @@ fn a_trace_gives_the_routers_in_order_names_the_hop_that_rewrote_ef_and_passes_a
             "{t}"
         );
     }
+    // `sonde overhead --path-mtu` measures the same 1400 and checks a
+    // stack against it: 1352 bytes of UDP payload make a 1400-byte IPv6
+    // packet, which fits; 1353 do not.
+    let out = in_node(
+        "a",
+        &[
+            env!("CARGO_BIN_EXE_sonde"),
+            "overhead",
+            "ipv6/udp",
+            "--payloads",
+            "1352,1353",
+            "--path-mtu",
+            "2001:2:0:5::2",
+            "-J",
+        ],
+    );
+    let said = stderr(&out);
+    assert!(
+        said.contains("path MTU toward 2001:2:0:5::2: 1400 B (told by hop 2, 2001:2:0:2::2)")
+            && said.contains("above the MTU of 1400 B at payload 1353 B (1401 B of packet)"),
+        "{said}"
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let exceeds: Vec<&Value> = doc[0]["payloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| &p["exceeds_mtu"])
+        .collect();
+    assert_eq!(exceeds, [&Value::from(false), &Value::from(true)], "{doc}");
 
     // r2 sends no Time Exceeded, in either family.
     in_node(
