@@ -2,7 +2,8 @@
 //! real sockets, reading the archive that real tests on loopback were
 //! kept in — a SQLite file, and the PostgreSQL on this machine — with
 //! `/metrics` read by a real OpenMetrics parser (Python's
-//! prometheus_client, installed by scripts/python-deps.sh).
+//! prometheus_client, installed by scripts/python-deps.sh). Route
+//! changes are also read in the portal, in a real Chromium (trace.mjs).
 
 use crate::common;
 use common::http::{get, http, http_port, json, parse_metrics};
@@ -391,16 +392,16 @@ fn route_changes_are_served_newest_first_and_by_target() {
     let dir = common::TempDir::new("http-pathchg");
     let db = dir.join("a.db").display().to_string();
     let mut store = sonde_archive::Store::open(&db).unwrap();
+    let mut ids = Vec::new();
     for (at, r2) in [
         (100, "2001:db8:5::2"),
         (200, "2001:db8:5::2"),
         (300, "2001:db8:6::2"),
     ] {
+        let r = trace_via(at, &["2001:db8:4::1", r2]);
+        ids.push(r.id.to_string());
         store
-            .put_result(
-                &trace_via(at, &["2001:db8:4::1", r2]),
-                &sonde_archive::Placement::default(),
-            )
+            .put_result(&r, &sonde_archive::Placement::default())
             .unwrap();
     }
     drop(store);
@@ -423,4 +424,49 @@ fn route_changes_are_served_newest_first_and_by_target() {
     assert!(body.contains("target 'nowhere'"), "{body}");
     let (status, _) = get(port, "/api/v1/path-changes?limit=0");
     assert_eq!(status, 400);
+
+    // The portal's page of the trace that moved: its hops as the API's
+    // document gives them, and the change toward its target, linked.
+    let base = format!("http://[::1]:{port}");
+    let shots = crate::portal_browser::shots();
+    let page =
+        crate::portal_browser::drive("trace.mjs", &[&base, shots.to_str().unwrap(), &ids[2]]);
+    crate::portal_browser::no_problems(&page);
+    assert_eq!(page["page"]["state"], "ready", "{page}");
+    let hops: Vec<(u64, String)> = page["hops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            (
+                h["ttl"].as_u64().unwrap(),
+                h["cells"][1].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        hops,
+        [
+            (1, "2001:db8:4::1".to_string()),
+            (2, "2001:db8:6::2".to_string()),
+            (3, "2001:db8:9::9".to_string())
+        ],
+        "{page}"
+    );
+    // of_route answers each hop once, its RTT the hop's number in ms.
+    assert_eq!(page["hops"][1]["cells"][2], "2.000", "{page}");
+    let listed = page["changes"].as_array().unwrap();
+    assert_eq!(listed.len(), 1, "{page}");
+    assert_eq!(
+        (&listed[0]["hop"], &listed[0]["result"]),
+        (&2.into(), &ids[2].clone().into()),
+        "{page}"
+    );
+    let text = listed[0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("the route changed at hop 2")
+            && text.contains("before: 2001:db8:4::1 → 2001:db8:5::2 → 2001:db8:9::9")
+            && text.contains("after: 2001:db8:4::1 → 2001:db8:6::2 → 2001:db8:9::9"),
+        "{text}"
+    );
 }

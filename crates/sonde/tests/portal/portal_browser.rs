@@ -36,7 +36,7 @@ fn dir(name: &str) -> common::TempDir {
 }
 
 /// Where screenshots are kept: target/portal-screenshots.
-fn shots() -> PathBuf {
+pub(crate) fn shots() -> PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"));
@@ -46,7 +46,7 @@ fn shots() -> PathBuf {
 }
 
 /// Runs a driver in tests/portal with node; what it printed, as JSON.
-fn drive(script: &str, args: &[&str]) -> Value {
+pub(crate) fn drive(script: &str, args: &[&str]) -> Value {
     let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
         .into_iter()
         .find(|c| Path::new(c).exists())
@@ -81,7 +81,7 @@ fn api(port: u16, path: &str) -> Value {
     json(&body)
 }
 
-fn no_problems(report: &Value) {
+pub(crate) fn no_problems(report: &Value) {
     let problems = report["problems"].as_array().unwrap();
     assert!(problems.is_empty(), "console errors: {problems:#?}");
 }

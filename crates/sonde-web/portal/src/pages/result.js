@@ -3,13 +3,15 @@
 // forward and reverse, never their sum) and its figures per interval
 // drawn over the seconds of the test (the chart `sonde results show
 // --chart` draws). Reached from the overview, the results lists, the
-// heat map's cells and the mesh.
+// heat map's cells and the mesh. A trace shows its hops and the route
+// changes toward its target instead (./trace.js).
 
 import { get } from '../api.js';
 import { drawChart } from '../charts.js';
 import { esc, metricValue } from '../format.js';
 import { pathHref } from './links.js';
 import { resultsHref } from './results.js';
+import { renderTrace } from './trace.js';
 
 const DIRECTIONS = ['forward', 'reverse', 'round_trip', 'total'];
 
@@ -60,12 +62,14 @@ export async function render(app, params, ctx, rest) {
       · <a href="${resultsHref({ test, target: spec.host })}">its results</a></p>
     ${kept.length ? `<p class="kept">${kept.join(' · ')}</p>` : ''}
     <ul class="labels">${labels.map(([k, v]) => `<li class="label" data-key="${esc(k)}"><a href="${resultsHref({ label: `${k}=${v}` })}">${esc(k)}=${esc(v)}</a></li>`).join('')}</ul>
-    <table class="result-figures">
+    ${rows.length ? `<table class="result-figures">
       <thead><tr><th>direction</th><th>throughput</th><th>loss</th><th>PDR</th><th>jitter</th><th>RTT (median)</th><th>retransmits</th></tr></thead>
       <tbody>${rows.map(figuresRow).join('')}</tbody>
-    </table>
+    </table>` : ''}
     <p class="id">result <code>${esc(r.id)}</code></p>`;
-  if (view.chart && view.chart.panels.length) {
+  if (test === 'trace') {
+    await renderTrace(app, r, ctx);
+  } else if (view.chart && view.chart.panels.length) {
     const drawn = drawChart(app, view.chart, { time: false });
     ctx.onCleanup(() => drawn.destroy());
   } else {
