@@ -39,7 +39,7 @@ pub struct PathChangeRow {
 /// Whether two traces probed alike: the same probes to the same port
 /// from the same first hop (their routes are comparable).
 fn alike(a: &TraceSpec, b: &TraceSpec) -> bool {
-    a.proto == b.proto && a.port == b.port && a.first_hop == b.first_hop
+    a.proto == b.proto && a.port == b.port && a.first_hop == b.first_hop && !b.multipath
 }
 
 /// The change `r` (a trace just kept) makes to its path's route, if
@@ -52,7 +52,9 @@ fn change_of(
     else {
         return Ok(None);
     };
-    if r.interrupted {
+    // A multipath trace's hops hold every interface its flows found: it
+    // has no one route to compare (docs/trace.md, "Multipath").
+    if r.interrupted || spec.multipath {
         return Ok(None);
     }
     let source = r.env.source.map(|s| s.to_string()).unwrap_or_default();

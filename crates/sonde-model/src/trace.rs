@@ -57,6 +57,15 @@ pub struct TraceSpec {
     pub mtu: bool,
     /// The first size the MTU search tries, in bytes of IP packet.
     pub mtu_start: u32,
+    /// Enumerate the load-balanced paths (MDA): each hop probed by as many
+    /// flows (UDP source ports) as it takes to find every interface there
+    /// with 95 % confidence, instead of one flow. UDP probes only.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub multipath: bool,
+    /// With `multipath`: the confidence, in per cent, that a hop has no
+    /// interface its flows did not find (default 95).
+    #[serde(rename = "confidence_pct", skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f64>,
     pub title: Option<String>,
 }
 
@@ -74,6 +83,8 @@ impl Default for TraceSpec {
             dscp: None,
             mtu: false,
             mtu_start: 1500,
+            multipath: false,
+            confidence: None,
             title: None,
         }
     }
@@ -114,7 +125,30 @@ impl TraceSpec {
         if !(68..=65535).contains(&self.mtu_start) {
             return Err(bad("mtu_start", "68 to 65535 bytes"));
         }
+        if let Some(c) = self.confidence {
+            if !self.multipath {
+                return Err(bad("confidence_pct", "only with multipath"));
+            }
+            if !(50.0..=99.99).contains(&c) {
+                return Err(bad("confidence_pct", format!("{c}: 50 to 99.99 %")));
+            }
+        }
+        if self.multipath && self.proto != TraceProto::Udp {
+            return Err(bad(
+                "multipath",
+                format!(
+                    "needs proto = \"udp\": the flows are UDP source ports (not {})",
+                    self.proto.name()
+                ),
+            ));
+        }
         Ok(())
+    }
+
+    /// The chance a multipath trace accepts of missing an interface at a
+    /// hop: 1 − the confidence (5 % by default).
+    pub fn miss_chance(&self) -> f64 {
+        1.0 - self.confidence.unwrap_or(95.0) / 100.0
     }
 
     /// The DSCP the probes carry (0 unless asked).
@@ -161,6 +195,10 @@ pub struct TraceProbe {
     pub quoted_ttl: Option<u8>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow_label: Option<u32>,
+    /// The flow that carried it (a multipath trace's: its UDP source
+    /// port); none where every probe is one flow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<u16>,
 }
 
 /// One TTL: a probe per query, `None` for no answer.
@@ -254,6 +292,7 @@ impl TraceFigures {
                     ecn: None,
                     quoted_ttl: None,
                     flow_label: None,
+                    flow: None,
                 })],
             })
             .collect();
@@ -343,6 +382,7 @@ mod tests {
                         ecn: None,
                         quoted_ttl: None,
                         flow_label: None,
+                        flow: None,
                     })
                 })
                 .collect(),
@@ -428,6 +468,29 @@ mod tests {
                     ..ok.clone()
                 },
                 "mtu_start",
+            ),
+            (
+                TraceSpec {
+                    multipath: true,
+                    ..ok.clone()
+                },
+                "multipath: needs proto = \"udp\"",
+            ),
+            (
+                TraceSpec {
+                    confidence: Some(99.0),
+                    ..ok.clone()
+                },
+                "confidence_pct: only with multipath",
+            ),
+            (
+                TraceSpec {
+                    proto: TraceProto::Udp,
+                    multipath: true,
+                    confidence: Some(100.0),
+                    ..ok.clone()
+                },
+                "confidence_pct",
             ),
         ] {
             let e = bad_spec.validate().unwrap_err();

@@ -140,13 +140,15 @@ impl HttpSpec {
 impl crate::TraceSpec {
     /// Every hop's probes waiting their whole wait (16 are in flight at
     /// once, so a trace is usually far shorter), and the MTU search's
-    /// sizes each waiting too. A trace's probes are a few small packets:
-    /// no rate.
+    /// sizes each waiting too. A multipath trace waits once per round of
+    /// a hop, at most 16 rounds (one per interface found, up to 15, and
+    /// the first). A trace's probes are a few small packets: no rate.
     pub fn work(&self) -> Work {
         let hops = u32::from(self.max_hops - self.first_hop.min(self.max_hops)) + 1;
+        let rounds = if self.multipath { 16 } else { 1 };
         let mtu_sizes = if self.mtu { 16 } else { 0 };
         Work {
-            duration: Some(self.wait * (hops + mtu_sizes)),
+            duration: Some(self.wait * (hops * rounds + mtu_sizes)),
             trials: 1,
             streams: 1,
             rate: None,

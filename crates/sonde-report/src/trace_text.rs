@@ -24,19 +24,59 @@ pub fn header(spec: &TraceSpec, target: IpAddr) -> String {
         (TraceProto::Icmp, false) => "ICMP echo".to_string(),
     };
     let each = if spec.queries == 1 { "probe" } else { "probes" };
+    let per_hop = if spec.multipath {
+        format!(
+            "multipath: each hop's interfaces found with {} % confidence (at least {} {each} each)",
+            spec.confidence.unwrap_or(95.0),
+            spec.queries
+        )
+    } else {
+        format!("{} {each} each", spec.queries)
+    };
     format!(
-        "trace to {} ({target}), {} hops max, {} {each} each, {probes}, DSCP {}\n",
+        "trace to {} ({target}), {} hops max, {per_hop}, {probes}, DSCP {}\n",
         spec.host,
         spec.max_hops,
-        spec.queries,
         dscp_name(spec.dscp_value())
     )
 }
 
+/// A multipath hop's probes: each interface once, with how many flows
+/// reached it and their median round trip, the most flows first; then the
+/// flows no one answered.
+fn interfaces(h: &TraceHop) -> String {
+    let mut by: Vec<(IpAddr, Vec<f64>)> = Vec::new();
+    for p in h.probes.iter().flatten() {
+        match by.iter_mut().find(|(a, _)| *a == p.from) {
+            Some((_, rtts)) => rtts.push(p.rtt_ms),
+            None => by.push((p.from, vec![p.rtt_ms])),
+        }
+    }
+    by.sort_by_key(|b| std::cmp::Reverse(b.1.len()));
+    let mut out = String::new();
+    for (a, mut rtts) in by {
+        rtts.sort_by(f64::total_cmp);
+        let n = rtts.len();
+        let each = if n == 1 { "flow" } else { "flows" };
+        let _ = write!(out, "  {a} ({n} {each}, {:.3} ms)", rtts[n / 2]);
+    }
+    let silent = h.probes.iter().filter(|p| p.is_none()).count();
+    if silent > 0 {
+        let _ = write!(out, "  * ({silent} unanswered)");
+    }
+    out
+}
+
 /// A hop's line; `changed_from`: the DSCP sent, when this is the first
-/// hop whose quotation shows another.
+/// hop whose quotation shows another. A multipath trace's hop (its probes
+/// carry their flow) lists each interface once.
 pub fn hop_line(h: &TraceHop, changed_from: Option<u8>) -> String {
     let mut line = format!("{:>2} ", h.ttl);
+    if h.probes.iter().flatten().any(|p| p.flow.is_some()) {
+        line.push(' ');
+        line += interfaces(h).trim_start();
+        return dscp_part(h, changed_from, line);
+    }
     let mut last: Option<IpAddr> = None;
     for p in &h.probes {
         match p {
@@ -53,6 +93,11 @@ pub fn hop_line(h: &TraceHop, changed_from: Option<u8>) -> String {
             }
         }
     }
+    dscp_part(h, changed_from, line)
+}
+
+/// The hop's line ended by the class its probes arrived with.
+fn dscp_part(h: &TraceHop, changed_from: Option<u8>, mut line: String) -> String {
     if let Some(d) = h.arrived_dscp() {
         let _ = write!(line, "  {}", dscp_name(d));
         if let Some(sent) = changed_from {
@@ -93,6 +138,26 @@ pub fn trace_summary(r: &TestResult) -> String {
             ),
         };
     }
+    if spec.multipath {
+        let balanced: Vec<String> = t
+            .hops
+            .iter()
+            .filter_map(|h| {
+                let mut seen: Vec<IpAddr> = h.probes.iter().flatten().map(|p| p.from).collect();
+                seen.sort();
+                seen.dedup();
+                (seen.len() > 1).then(|| format!("hop {} ({} interfaces)", h.ttl, seen.len()))
+            })
+            .collect();
+        let _ = if balanced.is_empty() {
+            writeln!(
+                out,
+                "one path: no hop answered from more than one interface"
+            )
+        } else {
+            writeln!(out, "load-balanced at {}", balanced.join(", "))
+        };
+    }
     if !t.arrived && !r.interrupted {
         let _ = writeln!(
             out,
@@ -115,4 +180,49 @@ pub fn trace_text(r: &TestResult) -> String {
         out += &hop_line(h, changed);
     }
     out + &trace_summary(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sonde_model::{TraceAnswer, TraceProbe};
+
+    fn probe(from: &str, rtt_ms: f64, flow: Option<u16>) -> Option<TraceProbe> {
+        Some(TraceProbe {
+            from: from.parse().unwrap(),
+            rtt_ms,
+            answer: TraceAnswer::TimeExceeded,
+            mtu: None,
+            dscp: Some(46),
+            ecn: None,
+            quoted_ttl: None,
+            flow_label: None,
+            flow,
+        })
+    }
+
+    #[test]
+    fn a_multipath_hop_lists_each_interface_once_with_its_flows() {
+        let h = TraceHop {
+            ttl: 2,
+            probes: vec![
+                probe("2001:db8::3", 0.5, Some(40001)),
+                probe("2001:db8::2", 0.2, Some(40002)),
+                probe("2001:db8::2", 0.4, Some(40003)),
+                None,
+                probe("2001:db8::2", 0.3, Some(40005)),
+            ],
+        };
+        assert_eq!(
+            hop_line(&h, None),
+            " 2  2001:db8::2 (3 flows, 0.300 ms)  2001:db8::3 (1 flow, 0.500 ms)  \
+             * (1 unanswered)  EF\n"
+        );
+        // One flow for the whole trace: each probe in turn, as traceroute.
+        let paris = TraceHop {
+            ttl: 2,
+            probes: vec![probe("2001:db8::2", 0.2, None), None],
+        };
+        assert_eq!(hop_line(&paris, None), " 2  2001:db8::2  0.200 ms *  EF\n");
+    }
 }

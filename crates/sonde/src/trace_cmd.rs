@@ -37,6 +37,21 @@ pub struct TraceArgs {
     /// --port, told apart by their sequence numbers).
     #[arg(long, default_value = "icmp", value_parser = ["icmp", "udp", "tcp"])]
     pub proto: String,
+    /// Enumerate the load-balanced paths (MDA, with --proto udp): each
+    /// hop probed by as many flows (UDP source ports) as it takes to find
+    /// every interface there with 95 % confidence; the hops list every
+    /// interface with the flows that reached it.
+    #[arg(long)]
+    pub multipath: bool,
+    /// With --multipath: the confidence (per cent, 50 to 99.99) that a
+    /// hop has no interface its flows missed.
+    #[arg(
+        long,
+        value_name = "PCT",
+        default_value_t = 95.0,
+        requires = "multipath"
+    )]
+    pub confidence: f64,
     /// With --proto tcp: the port the SYNs go to.
     #[arg(short = 'p', long, default_value_t = 80)]
     pub port: u16,
@@ -83,6 +98,8 @@ impl TraceArgs {
             dscp: self.dscp,
             mtu: self.mtu,
             mtu_start: self.mtu_start,
+            multipath: self.multipath,
+            confidence: (self.multipath && self.confidence != 95.0).then_some(self.confidence),
             title: self.title.clone(),
         }
     }

@@ -14,6 +14,7 @@
 //!   delivers no errors with their quotations.
 
 pub mod answer;
+pub mod mda;
 pub mod mtu;
 pub mod tcp_probe;
 pub mod test;
@@ -79,6 +80,8 @@ pub struct Probe {
     pub kind: AnswerKind,
     /// The probe's header as that hop quoted it (none for an echo reply).
     pub quoted: Option<Quoted>,
+    /// The flow (UDP source port) of a multipath trace's probe.
+    pub flow: Option<u16>,
 }
 
 /// One hop: its TTL, and each probe's outcome (`None`: no answer within
@@ -286,6 +289,7 @@ pub fn trace(
                     rtt: at.duration_since(*sent),
                     kind: answer.0,
                     quoted: answer.2,
+                    flow: None,
                 }));
                 if ends {
                     let hop = k / queries;
@@ -301,7 +305,7 @@ pub fn trace(
 
 /// What a reader got: the probe's sequence number, the answer and who
 /// sent it, the quotation, and when it came.
-type Got = (u16, (AnswerKind, IpAddr, Option<Quoted>), Instant);
+pub(super) type Got = (u16, (AnswerKind, IpAddr, Option<Quoted>), Instant);
 
 /// Reads the target's SYN-ACKs and RSTs to port `id` until `done`.
 fn tcp_reader(sock: &UdpSocket, id: u16, done: &AtomicBool, tx: &std::sync::mpsc::Sender<Got>) {
@@ -330,9 +334,22 @@ fn receive(
     id: u16,
     until: Instant,
 ) -> Result<Option<Got>, EngineError> {
+    Ok(receive_any(icmp, tcp, buf, &|a| a == id, until)?.map(|(_, got)| got))
+}
+
+/// The next answer before `until` to a probe whose identifier (echo
+/// identifier, or UDP / TCP source port) `accept`s, with that identifier.
+pub(super) fn receive_any(
+    icmp: &UdpSocket,
+    tcp: Option<&std::sync::mpsc::Receiver<Got>>,
+    buf: &mut [u8],
+    accept: &dyn Fn(u16) -> bool,
+    until: Instant,
+) -> Result<Option<(u16, Got)>, EngineError> {
     loop {
+        // The TCP reader matched its own port.
         if let Some(got) = tcp.and_then(|rx| rx.try_recv().ok()) {
-            return Ok(Some(got));
+            return Ok(Some((0, got)));
         }
         let left = until.saturating_duration_since(Instant::now());
         if left.is_zero() {
@@ -365,8 +382,8 @@ fn receive(
             }
         };
         let at = Instant::now();
-        if let Some(a) = answer::parse(from.ip(), &buf[..n]).filter(|a| a.id == id) {
-            return Ok(Some((a.seq, (a.kind, from.ip(), a.quoted), at)));
+        if let Some(a) = answer::parse(from.ip(), &buf[..n]).filter(|a| accept(a.id)) {
+            return Ok(Some((a.id, (a.seq, (a.kind, from.ip(), a.quoted), at))));
         }
     }
 }
@@ -388,6 +405,7 @@ pub(super) fn wait_for(
                 rtt: at.duration_since(sent),
                 kind,
                 quoted,
+                flow: None,
             }));
         }
     }

@@ -58,6 +58,7 @@ pub fn model_hop(h: &Hop) -> TraceHop {
                     ecn: p.quoted.map(|q| q.tos & 3),
                     quoted_ttl: p.quoted.map(|q| q.ttl),
                     flow_label: p.quoted.and_then(|q| q.flow_label),
+                    flow: p.flow,
                 })
             })
             .collect(),
@@ -89,10 +90,12 @@ pub fn run_trace(
     let t0 = Instant::now();
     let sent = spec.dscp_value();
     let mut show = |h: &Hop| on_hop(&model_hop(h));
-    let hops: Vec<TraceHop> = super::trace(target, &options(spec), stop, &mut show)?
-        .iter()
-        .map(model_hop)
-        .collect();
+    let found = if spec.multipath {
+        super::mda::multipath(target, &options(spec), spec.miss_chance(), stop, &mut show)?
+    } else {
+        super::trace(target, &options(spec), stop, &mut show)?
+    };
+    let hops: Vec<TraceHop> = found.iter().map(model_hop).collect();
     let arrived = hops.last().is_some_and(TraceHop::arrived);
     let dscp_changed_at = hops
         .iter()

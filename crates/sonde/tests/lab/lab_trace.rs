@@ -251,7 +251,8 @@ fn a_trace_gives_the_routers_in_order_names_the_hop_that_rewrote_ef_and_passes_a
 /// finds the change at hop 2, once, with both routes; a trace on the same
 /// route again is no change, and neither is r4, silent (the lab's
 /// `silent` key), at hop 3 of each. `sonde report` draws the latest
-/// route and names the change.
+/// route and names the change. Then r1 balances over r2 and r3 (ECMP):
+/// a multipath trace finds both at hop 2, and records no change.
 #[test]
 fn a_route_moved_between_two_traces_is_kept_as_a_change_at_its_hop() {
     if !lab_allowed() {
@@ -362,4 +363,131 @@ fn a_route_moved_between_two_traces_is_kept_as_a_change_at_its_hop() {
         note.contains("the latest of 4 traces") && note.contains("the route changed at hop 2 at"),
         "{note}"
     );
+
+    // r1 balances b's traffic over r2 and r3 by flow (ECMP, hashing
+    // addresses and ports), with the routers' ICMP unlimited for the
+    // bursts of flows. A Paris trace is one flow: one of them at hop 2.
+    // The multipath trace finds both there (99.9 %: 11 answers before it
+    // rules out a second interface, a chance of 1 in 1,000 of missing
+    // it), r1 alone at hop 1, r4 silent, and b.
+    let in_diamond = |node: &str, cmd: &[&str]| {
+        let out = sonde()
+            .args(["lab", "exec", "--lab", "trcd", node, "--"])
+            .args(cmd)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{cmd:?}: {}", stderr(&out));
+        out
+    };
+    for r in ["r1", "r2", "r3", "b"] {
+        in_diamond(
+            r,
+            &[
+                "sysctl",
+                "-qw",
+                "net.ipv4.icmp_ratelimit=0",
+                "net.ipv6.icmp.ratelimit=0",
+            ],
+        );
+    }
+    in_diamond(
+        "r1",
+        &[
+            "sysctl",
+            "-qw",
+            "net.ipv6.fib_multipath_hash_policy=1",
+            "net.ipv4.fib_multipath_hash_policy=1",
+        ],
+    );
+    for (family, net, via2, via3, target) in [
+        ("-6", "2001:2:0:6::/64", "2001:2:0:2::2", "2001:2:0:3::2", b),
+        (
+            "-4",
+            "198.18.6.0/24",
+            "198.18.2.2",
+            "198.18.3.2",
+            "198.18.6.2",
+        ),
+    ] {
+        in_diamond(
+            "r1",
+            &[
+                "ip", family, "route", "replace", net, "nexthop", "via", via2, "nexthop", "via",
+                via3,
+            ],
+        );
+        let paris = in_diamond(
+            "a",
+            &[
+                env!("CARGO_BIN_EXE_sonde"),
+                "trace",
+                target,
+                "--proto",
+                "udp",
+                "-w",
+                "0.3s",
+                "-J",
+            ],
+        );
+        let paris: Value = serde_json::from_slice(&paris.stdout).unwrap();
+        let at2: std::collections::BTreeSet<&str> = paris["trace"]["hops"][1]["probes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|p| p["from"].as_str())
+            .collect();
+        assert_eq!(at2.len(), 1, "one flow, one way: {paris}");
+        let mda = in_diamond(
+            "a",
+            &[
+                env!("CARGO_BIN_EXE_sonde"),
+                "trace",
+                target,
+                "--proto",
+                "udp",
+                "--multipath",
+                "--confidence",
+                "99.9",
+                "-w",
+                "0.3s",
+                "-J",
+                &archive,
+            ],
+        );
+        let doc: Value = serde_json::from_slice(&mda.stdout).unwrap();
+        common::schema::assert_valid(&common::schema::result_v3(), &doc);
+        let found: Vec<std::collections::BTreeSet<&str>> = doc["trace"]["hops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| {
+                h["probes"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter_map(|p| p["from"].as_str())
+                    .collect()
+            })
+            .collect();
+        let r1 = if family == "-6" {
+            "2001:2:0:1::2"
+        } else {
+            "198.18.1.2"
+        };
+        let want: Vec<std::collections::BTreeSet<&str>> =
+            vec![[r1].into(), [via2, via3].into(), [].into(), [target].into()];
+        assert_eq!(found, want, "{doc}");
+        // Every probe is its own flow, and hop 2 had 11 answers at least.
+        let hop2 = doc["trace"]["hops"][1]["probes"].as_array().unwrap();
+        let flows: std::collections::BTreeSet<u64> =
+            hop2.iter().filter_map(|p| p["flow"].as_u64()).collect();
+        assert!(flows.len() >= 11 && flows.len() == hop2.len(), "{doc}");
+    }
+    // A multipath trace has no one route: it is kept, and no change.
+    let text = sonde()
+        .args(["results", &archive, "changes", "-J"])
+        .output()
+        .unwrap();
+    let changes: Value = serde_json::from_slice(&text.stdout).unwrap();
+    assert_eq!(changes.as_array().unwrap().len(), 1, "{changes}");
 }
