@@ -53,8 +53,13 @@ fn up() -> Down {
 }
 
 fn in_node(node: &str, cmd: &[&str]) -> std::process::Output {
+    in_lab("trc", node, cmd)
+}
+
+/// `cmd` run in `node` of `lab`, which must succeed.
+fn in_lab(lab: &str, node: &str, cmd: &[&str]) -> std::process::Output {
     let out = sonde()
-        .args(["lab", "exec", "--lab", "trc", node, "--"])
+        .args(["lab", "exec", "--lab", lab, node, "--"])
         .args(cmd)
         .output()
         .unwrap();
@@ -370,15 +375,7 @@ fn a_route_moved_between_two_traces_is_kept_as_a_change_at_its_hop() {
     // The multipath trace finds both there (99.9 %: 11 answers before it
     // rules out a second interface, a chance of 1 in 1,000 of missing
     // it), r1 alone at hop 1, r4 silent, and b.
-    let in_diamond = |node: &str, cmd: &[&str]| {
-        let out = sonde()
-            .args(["lab", "exec", "--lab", "trcd", node, "--"])
-            .args(cmd)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{cmd:?}: {}", stderr(&out));
-        out
-    };
+    let in_diamond = |node: &str, cmd: &[&str]| in_lab("trcd", node, cmd);
     for r in ["r1", "r2", "r3", "b"] {
         in_diamond(
             r,
