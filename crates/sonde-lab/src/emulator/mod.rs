@@ -49,17 +49,26 @@ impl Ord for Held {
 
 type Queue = Arc<(Mutex<BinaryHeap<Reverse<Held>>>, Condvar)>;
 
-/// A frame due within this much is sent now rather than slept for: the
-/// writer never spins. It used to spin the last 300 µs before a release,
-/// which on a link carrying 8 kpps each way (100 Mbit/s of TCP and its
-/// ACKs) kept both writers on a CPU the whole time: 112 % of this
-/// 2-core machine's 200 % went to waiting, taken from the sender and
-/// receiver it emulates a link between (CI lost TCP, NDR and QoS figures
-/// to it). With the thread's timer slack at 1 ns (the process sets it
-/// before the threads start: `sonde lab emulate`), a timed wait ends some
-/// tens of microseconds after its deadline on a virtual machine: 0.1 % of
-/// a 61 ms delay, and no drift, since every release is an absolute time.
+/// A frame due within this much is sent now rather than slept for.
 const EARLY: Duration = Duration::from_micros(20);
+
+/// Sparse traffic (the last frame left this long ago or more: under 500
+/// frames a second, pings and probes) has the last stretch before a
+/// release spun, so that a round trip is not late by the timed waits'
+/// wake-up (some 100 µs each way on a virtual machine: ping's quickest
+/// RTT over a 40 ms path measured 40.30 ms). Dense traffic is released
+/// by timed waits alone: it used to spin 300 µs before every release,
+/// which at 8 kpps each way (100 Mbit/s of TCP and its ACKs) kept both
+/// writers on a CPU all the time, 112 % of this 2-core machine's 200 %,
+/// taken from the hosts the link joins (CI lost TCP, NDR and QoS
+/// figures to it); now 13 %. A late release of dense traffic delays it
+/// by a wake-up, with no drift: each release is an absolute time. The
+/// process sets its timer slack to 1 ns (`sonde lab emulate`), which
+/// its threads inherit.
+const SPARSE: Duration = Duration::from_millis(2);
+
+/// How much of a sparse frame's wait is spun.
+const SPIN: Duration = Duration::from_micros(200);
 
 /// Most frames one direction holds (beyond: dropped, like a full queue).
 const MAX_HELD: usize = 100_000;
@@ -133,21 +142,41 @@ fn reader(rx: PacketSocket, q: Queue, mut dir: Direction, start: Instant) {
 fn writer(tx: PacketSocket, q: Queue) {
     let (lock, cv) = &*q;
     let Ok(mut heap) = lock.lock() else { return };
+    // When the last frame left: what tells sparse traffic from dense.
+    let mut last_sent = Instant::now();
     loop {
-        let due = Instant::now() + EARLY;
+        let now = Instant::now();
+        let due = now + EARLY;
+        let sparse = now.saturating_duration_since(last_sent) >= SPARSE;
         match heap.peek() {
             Some(Reverse(h)) if h.release <= due => {
                 if let Some(Reverse(h)) = heap.pop() {
                     drop(heap);
                     let _ = tx.send(&h.frame);
+                    last_sent = Instant::now();
                     heap = match lock.lock() {
                         Ok(g) => g,
                         Err(_) => return,
                     };
                 }
             }
+            Some(Reverse(h)) if sparse && h.release - now <= SPIN => {
+                let release = h.release;
+                drop(heap);
+                while Instant::now() + EARLY < release {
+                    std::hint::spin_loop();
+                }
+                heap = match lock.lock() {
+                    Ok(g) => g,
+                    Err(_) => return,
+                };
+            }
             Some(Reverse(h)) => {
-                let wait = h.release - due;
+                // Sparse: wake where the spin begins; dense: at the release.
+                let until = if sparse { h.release - SPIN } else { h.release };
+                let wait = until
+                    .saturating_duration_since(due)
+                    .max(Duration::from_micros(1));
                 heap = match cv.wait_timeout(heap, wait) {
                     Ok((g, _)) => g,
                     Err(_) => return,
