@@ -333,6 +333,18 @@ fn limits_bound_the_whole_work_of_every_way_in() {
         "/",
         "max_streams",
     );
+    // A multipath trace counts 16 rounds of flows a hop: the 30 hops
+    // that one flow may probe in 30 s are 480 s here.
+    refused(
+        post(
+            a.port,
+            "/api/v1/tests",
+            r#"{"test": "trace", "host": "::1", "proto": "udp", "multipath": true}"#,
+        ),
+        "max_duration",
+        "/max_hops",
+        "max_duration",
+    );
     // A method: every trial together, against max_work (60 s).
     refused(
         post(
