@@ -17,6 +17,7 @@ use common::lab_cli::{lab_up, Down};
 use common::walkthrough::Walkthrough;
 use common::{lab_allowed, sonde, stderr};
 use serde_json::Value;
+use std::collections::BTreeSet;
 
 const ROUTERS: [&str; 4] = ["r1", "r2", "r3", "r4"];
 
@@ -76,6 +77,16 @@ fn trace(target: &str, args: &[&str]) -> Value {
     common::schema::assert_valid(&common::schema::result_v3(), &doc);
     assert_eq!(doc["test"], "trace", "{doc}");
     doc["trace"].clone()
+}
+
+/// The addresses that answered a hop's probes (of a trace's `-J`).
+fn answering(hop: &Value) -> BTreeSet<&str> {
+    hop["probes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["from"].as_str())
+        .collect()
 }
 
 /// Each hop's answering address (`*` for none) and the DSCP it quoted.
@@ -427,12 +438,7 @@ fn a_route_moved_between_two_traces_is_kept_as_a_change_at_its_hop() {
             ],
         );
         let paris: Value = serde_json::from_slice(&paris.stdout).unwrap();
-        let at2: std::collections::BTreeSet<&str> = paris["trace"]["hops"][1]["probes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|p| p["from"].as_str())
-            .collect();
+        let at2 = answering(&paris["trace"]["hops"][1]);
         assert_eq!(at2.len(), 1, "one flow, one way: {paris}");
         let mda = in_diamond(
             "a",
@@ -453,31 +459,23 @@ fn a_route_moved_between_two_traces_is_kept_as_a_change_at_its_hop() {
         );
         let doc: Value = serde_json::from_slice(&mda.stdout).unwrap();
         common::schema::assert_valid(&common::schema::result_v3(), &doc);
-        let found: Vec<std::collections::BTreeSet<&str>> = doc["trace"]["hops"]
+        let found: Vec<BTreeSet<&str>> = doc["trace"]["hops"]
             .as_array()
             .unwrap()
             .iter()
-            .map(|h| {
-                h["probes"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .filter_map(|p| p["from"].as_str())
-                    .collect()
-            })
+            .map(answering)
             .collect();
         let r1 = if family == "-6" {
             "2001:2:0:1::2"
         } else {
             "198.18.1.2"
         };
-        let want: Vec<std::collections::BTreeSet<&str>> =
+        let want: Vec<BTreeSet<&str>> =
             vec![[r1].into(), [via2, via3].into(), [].into(), [target].into()];
         assert_eq!(found, want, "{doc}");
         // Every probe is its own flow, and hop 2 had 11 answers at least.
         let hop2 = doc["trace"]["hops"][1]["probes"].as_array().unwrap();
-        let flows: std::collections::BTreeSet<u64> =
-            hop2.iter().filter_map(|p| p["flow"].as_u64()).collect();
+        let flows: BTreeSet<u64> = hop2.iter().filter_map(|p| p["flow"].as_u64()).collect();
         assert!(flows.len() >= 11 && flows.len() == hop2.len(), "{doc}");
     }
     // A multipath trace has no one route: it is kept, and no change.
