@@ -65,9 +65,15 @@ pub const SPIN_GAP: Duration = Duration::from_micros(200);
 /// wake-up latency of a busy or virtual machine, at the cost of spinning
 /// this long per packet at low rates (5 % of a core at 100 packets/s).
 pub const SPIN_SLACK: Duration = Duration::from_micros(500);
-/// A sender that fell behind (a busy CPU) still sends every departure
-/// its schedule has before the end, for at most this long after it.
-pub const CATCH_UP: Duration = Duration::from_millis(250);
+/// A paced sender that fell behind (a busy CPU) sends what came due in
+/// the last 5 ms at once and skips the departures older than that,
+/// rather than send its whole backlog in one burst at line rate: a
+/// sender stalled 15 ms at 80 Mbit/s would offer 150 kB at once, past
+/// the 10 ms bucket of a policer at 88 Mbit/s, and measure the policer
+/// punishing a rate it never saw (seed 000's GEANT limiter). 5 ms
+/// covers a time slice of a busy scheduler (4 ms at 250 Hz) without a
+/// skip; what is skipped is counted ([`crate::udp::send`] warns of it).
+pub const MAX_LAG: Duration = Duration::from_millis(5);
 /// Longest single sleep, so a sleeping sender sees its stop flag.
 pub const POLL: Duration = Duration::from_millis(50);
 
@@ -80,8 +86,10 @@ pub enum Step {
     Spin(Duration),
     /// Sleep this long, then ask again.
     Nap(Duration),
-    /// The run is over: the departure falls at or after the end, or the
-    /// sender is past the end by more than its catch-up time.
+    /// It is more than [`MAX_LAG`] late: leave it out, go to the next.
+    Skip,
+    /// The run is over: the departure falls at or after the end (or an
+    /// unpaced sender reached the end).
     Over,
 }
 
@@ -93,7 +101,8 @@ pub struct DepartureClock {
     /// The end, as an offset from `start`.
     end: Duration,
     spin: bool,
-    catch_up: Duration,
+    /// Paced: a departure more than [`MAX_LAG`] late is skipped.
+    paced: bool,
 }
 
 impl DepartureClock {
@@ -104,11 +113,7 @@ impl DepartureClock {
             start,
             end: end.saturating_duration_since(start),
             spin: gap.is_some_and(|g| g >= SPIN_GAP),
-            catch_up: if gap.is_some() {
-                CATCH_UP
-            } else {
-                Duration::ZERO
-            },
+            paced: gap.is_some(),
         }
     }
 
@@ -156,8 +161,11 @@ impl DepartureClock {
 
     /// What to do, at `now` (from the start), about a departure at `at`.
     pub fn step(&self, at: Duration, now: Duration) -> Step {
-        if now >= self.end + self.catch_up || at >= self.end {
+        if at >= self.end || (!self.paced && now >= self.end) {
             return Step::Over;
+        }
+        if self.paced && now > at + MAX_LAG {
+            return Step::Skip;
         }
         let Some(wait) = at.checked_sub(now).filter(|w| !w.is_zero()) else {
             return Step::Send;
@@ -173,7 +181,8 @@ impl DepartureClock {
 
     /// Waits for the departure at `at_ns`: [`Step::Send`] once it is due
     /// (after spinning the last stretch), [`Step::Nap`] after a sleep (the
-    /// caller checks its stop flag and asks again), or [`Step::Over`].
+    /// caller checks its stop flag and asks again), [`Step::Skip`] or
+    /// [`Step::Over`].
     pub fn wait(&self, at_ns: u64) -> Step {
         match self.step(Duration::from_nanos(at_ns), self.start.elapsed()) {
             Step::Spin(at) => {
@@ -244,7 +253,8 @@ mod tests {
         assert_eq!(c.step(10 * MS, Duration::ZERO), Step::Nap(9500 * US));
         assert_eq!(c.step(10 * MS, 9600 * US), Step::Spin(10 * MS));
         assert_eq!(c.step(10 * MS, 10 * MS), Step::Send);
-        assert_eq!(c.step(10 * MS, 30 * MS), Step::Send, "late: send now");
+        assert_eq!(c.step(10 * MS, 14 * MS), Step::Send, "late: send now");
+        assert_eq!(c.step(10 * MS, 30 * MS), Step::Skip, "too late: skip");
         // A long gap sleeps in short naps, to see the stop flag.
         assert_eq!(c.step(900 * MS, Duration::ZERO), Step::Nap(POLL));
     }
@@ -277,13 +287,40 @@ mod tests {
     fn nothing_leaves_at_or_after_the_end() {
         let c = clock(Some(10 * MS), 1000 * MS);
         assert_eq!(c.step(1000 * MS, 995 * MS), Step::Over);
-        // Behind by 0.2 s: what was due before the end still goes.
-        assert_eq!(c.step(990 * MS, 1200 * MS), Step::Send);
+        // Behind by 4 ms: what was due before the end still goes; by
+        // more than 5 ms, it is skipped.
+        assert_eq!(c.step(990 * MS, 994 * MS), Step::Send);
+        assert_eq!(c.step(990 * MS, 1002 * MS), Step::Skip);
         assert!(c.due_now(990_000_000, 1_200_000_000));
         assert!(!c.due_now(1_000_000_000, 1_200_000_000));
         assert!(!c.due_now(20_000_000, 10_000_000), "not due yet");
-        // Past the catch-up time it gives up.
-        assert_eq!(c.step(990 * MS, 1250 * MS), Step::Over);
+        assert_eq!(c.step(1000 * MS, 1250 * MS), Step::Over);
+    }
+
+    #[test]
+    fn a_stalled_sender_skips_what_is_over_5_ms_late_and_never_bursts() {
+        // 1250-byte packets at 10 Mbit/s (1 ms apart), a stall until 20.5
+        // ms: the departures of 0..=15 ms are skipped, those of 16..=20 ms
+        // go at once, then the schedule is kept.
+        let start = Instant::now();
+        let mut schedule = Schedule::new(
+            sonde_model::Profile::Cbr,
+            Rate::from_bps(10_000_000),
+            1250,
+            0,
+        );
+        let c = DepartureClock::new(start, start + 1000 * MS, schedule.next_gap());
+        let now = 20_500 * US;
+        let (mut skipped, mut sent) = (0, 0);
+        loop {
+            let at = schedule.next_departure().at_ns;
+            match c.step(Duration::from_nanos(at), now) {
+                Step::Skip => skipped += 1,
+                Step::Send => sent += 1,
+                _ => break,
+            }
+        }
+        assert_eq!((skipped, sent), (16, 5));
     }
 
     #[test]

@@ -39,8 +39,9 @@ fn now_unix() -> Duration {
 /// Sends `len`-byte datagrams at `rate_bps` (0: as fast as possible)
 /// until `end` or `stop`: on the native sender's CBR [`Schedule`],
 /// waited for by the same [`DepartureClock`], sleeping rather than
-/// spinning (a late sender catches up on what was due before `end`, and
-/// sends nothing due after it).
+/// spinning (a late sender sends what came due in the last
+/// [`crate::pacer::MAX_LAG`] and skips the older departures, and sends
+/// nothing due after `end`).
 pub fn send(
     sock: &UdpSocket,
     len: usize,
@@ -105,6 +106,10 @@ pub fn send_within(
         match clock.wait(next.at_ns) {
             Step::Send => {}
             Step::Over => break,
+            Step::Skip => {
+                next = schedule.next_departure();
+                continue;
+            }
             Step::Nap(_) | Step::Spin(_) => continue,
         }
         if omitted.is_none() && omit_end.is_some_and(|at| Instant::now() >= at) {

@@ -34,6 +34,9 @@ pub struct UdpSendCounters {
     pub measured_dscp: [AtomicU64; 64],
     /// ns from the start to the last packet sent.
     pub last_ns: AtomicU64,
+    /// Departures skipped by a sender more than [`crate::pacer::MAX_LAG`]
+    /// behind its schedule.
+    pub skipped: AtomicU64,
 }
 
 impl Default for UdpSendCounters {
@@ -46,6 +49,7 @@ impl Default for UdpSendCounters {
             dscp: std::array::from_fn(|_| AtomicU64::new(0)),
             measured_dscp: std::array::from_fn(|_| AtomicU64::new(0)),
             last_ns: AtomicU64::new(0),
+            skipped: AtomicU64::new(0),
         }
     }
 }
@@ -175,6 +179,11 @@ pub fn udp_send_loop(
         match clock.wait(next.at_ns) {
             Step::Send => {}
             Step::Over => break,
+            Step::Skip => {
+                counters.skipped.fetch_add(1, Ordering::Relaxed);
+                next = schedule.next_departure();
+                continue;
+            }
             Step::Nap(_) | Step::Spin(_) => continue,
         }
         let now = Instant::now();
@@ -261,6 +270,16 @@ pub fn udp_send_loop(
         }
     }
     send_end_markers(sock, &plan, seq);
+    let skipped = counters.skipped.load(Ordering::Relaxed);
+    if skipped > 0 {
+        tracing::warn!(
+            stream = plan.stream,
+            skipped,
+            "the sender fell over {} ms behind its schedule (a busy CPU): {skipped} departures \
+             were skipped rather than sent in a burst, so it offered less than the rate asked",
+            crate::pacer::MAX_LAG.as_millis()
+        );
+    }
     Ok(())
 }
 
@@ -326,14 +345,15 @@ mod tests {
     use sonde_model::{Profile, Rate};
 
     #[test]
-    fn a_late_sender_sends_nothing_due_after_the_end() {
+    fn a_late_sender_skips_the_stale_and_sends_nothing_due_after_the_end() {
         // One 1000-byte packet a second for 2 s: packets at 0 s and 1 s.
-        // The sender starts 2.05 s late (within its catch-up time), when
-        // the packet of 2 s is also "due": it must not go out.
+        // The sender starts 2.003 s late: the packet of 0 s is over 5 ms
+        // late and skipped, that of 1 s too; the packet of 2 s is "due"
+        // but at the end: it must not go out.
         let rx = UdpSocket::bind("[::1]:0").unwrap();
         let tx = UdpSocket::bind("[::1]:0").unwrap();
         tx.connect(rx.local_addr().unwrap()).unwrap();
-        let start = Instant::now() - Duration::from_millis(2050);
+        let start = Instant::now() - Duration::from_millis(2003);
         let plan = UdpSendPlan {
             stream: 0,
             start,
@@ -354,6 +374,7 @@ mod tests {
             &AtomicBool::new(false),
         )
         .unwrap();
-        assert_eq!(counters.packets.load(Ordering::Relaxed), 2);
+        assert_eq!(counters.packets.load(Ordering::Relaxed), 0);
+        assert_eq!(counters.skipped.load(Ordering::Relaxed), 2);
     }
 }
