@@ -65,15 +65,18 @@ pub const SPIN_GAP: Duration = Duration::from_micros(200);
 /// wake-up latency of a busy or virtual machine, at the cost of spinning
 /// this long per packet at low rates (5 % of a core at 100 packets/s).
 pub const SPIN_SLACK: Duration = Duration::from_micros(500);
-/// A paced sender that fell behind (a busy CPU) sends what came due in
-/// the last 5 ms at once and skips the departures older than that,
-/// rather than send its whole backlog in one burst at line rate: a
-/// sender stalled 15 ms at 80 Mbit/s would offer 150 kB at once, past
-/// the 10 ms bucket of a policer at 88 Mbit/s, and measure the policer
-/// punishing a rate it never saw (seed 000's GEANT limiter). 5 ms
-/// covers a time slice of a busy scheduler (4 ms at 250 Hz) without a
-/// skip; what is skipped is counted ([`crate::udp::send`] warns of it).
+/// A paced sender that fell behind (a busy CPU) sends at once what came
+/// due in the last 5 ms, and lets the rest of its schedule slip: every
+/// later departure leaves that much later, at the rate asked, rather
+/// than the whole backlog in one burst at line rate. A sender stalled
+/// 15 ms at 80 Mbit/s would offer 150 kB at once, past the 10 ms bucket
+/// of a policer at 88 Mbit/s, and measure the policer punishing a rate
+/// it was never offered (seed 000's GEANT limiter). 5 ms covers a time
+/// slice of a busy scheduler (4 ms at 250 Hz) without a slip.
 pub const MAX_LAG: Duration = Duration::from_millis(5);
+/// A sender whose schedule slipped still sends every departure its
+/// schedule has before the end, for at most this long after it.
+pub const CATCH_UP: Duration = Duration::from_millis(250);
 /// Longest single sleep, so a sleeping sender sees its stop flag.
 pub const POLL: Duration = Duration::from_millis(50);
 
@@ -86,10 +89,8 @@ pub enum Step {
     Spin(Duration),
     /// Sleep this long, then ask again.
     Nap(Duration),
-    /// It is more than [`MAX_LAG`] late: leave it out, go to the next.
-    Skip,
-    /// The run is over: the departure falls at or after the end (or an
-    /// unpaced sender reached the end).
+    /// The run is over: the departure falls at or after the end, or the
+    /// sender is past the end by more than its catch-up time.
     Over,
 }
 
@@ -101,8 +102,10 @@ pub struct DepartureClock {
     /// The end, as an offset from `start`.
     end: Duration,
     spin: bool,
-    /// Paced: a departure more than [`MAX_LAG`] late is skipped.
-    paced: bool,
+    catch_up: Duration,
+    /// Paced: how far the schedule slipped (a departure more than
+    /// [`MAX_LAG`] late moves it and every later one).
+    slip: Option<Duration>,
 }
 
 impl DepartureClock {
@@ -113,7 +116,12 @@ impl DepartureClock {
             start,
             end: end.saturating_duration_since(start),
             spin: gap.is_some_and(|g| g >= SPIN_GAP),
-            paced: gap.is_some(),
+            catch_up: if gap.is_some() {
+                CATCH_UP
+            } else {
+                Duration::ZERO
+            },
+            slip: gap.map(|_| Duration::ZERO),
         }
     }
 
@@ -151,22 +159,32 @@ impl DepartureClock {
         u64::try_from(self.end.as_nanos()).unwrap_or(u64::MAX)
     }
 
+    /// How far the schedule slipped behind (zero unpaced).
+    pub fn slip(&self) -> Duration {
+        self.slip.unwrap_or_default()
+    }
+
     /// Whether a departure at `at_ns` may leave now, at `now_ns` (both
-    /// from the start), with the one before it: it is due, and before the
-    /// end. A late wake-up sends what came due while it slept, never what
-    /// falls after the end.
+    /// from the start), with the one before it: it is due (its slipped
+    /// time), and before the end. A late wake-up sends what came due
+    /// while it slept, never what falls after the end.
     pub fn due_now(&self, at_ns: u64, now_ns: u64) -> bool {
-        at_ns <= now_ns && at_ns < self.end_ns()
+        let slip = u64::try_from(self.slip().as_nanos()).unwrap_or(u64::MAX);
+        at_ns.saturating_add(slip) <= now_ns && at_ns < self.end_ns()
     }
 
     /// What to do, at `now` (from the start), about a departure at `at`.
-    pub fn step(&self, at: Duration, now: Duration) -> Step {
-        if at >= self.end || (!self.paced && now >= self.end) {
+    /// One more than [`MAX_LAG`] late slips the schedule to leave now.
+    pub fn step(&mut self, at: Duration, now: Duration) -> Step {
+        if now >= self.end + self.catch_up || at >= self.end {
             return Step::Over;
         }
-        if self.paced && now > at + MAX_LAG {
-            return Step::Skip;
+        if let Some(slip) = &mut self.slip {
+            if now > at + *slip + MAX_LAG {
+                *slip = now - MAX_LAG - at;
+            }
         }
+        let at = at + self.slip();
         let Some(wait) = at.checked_sub(now).filter(|w| !w.is_zero()) else {
             return Step::Send;
         };
@@ -181,9 +199,8 @@ impl DepartureClock {
 
     /// Waits for the departure at `at_ns`: [`Step::Send`] once it is due
     /// (after spinning the last stretch), [`Step::Nap`] after a sleep (the
-    /// caller checks its stop flag and asks again), [`Step::Skip`] or
-    /// [`Step::Over`].
-    pub fn wait(&self, at_ns: u64) -> Step {
+    /// caller checks its stop flag and asks again), or [`Step::Over`].
+    pub fn wait(&mut self, at_ns: u64) -> Step {
         match self.step(Duration::from_nanos(at_ns), self.start.elapsed()) {
             Step::Spin(at) => {
                 let target = self.start + at;
@@ -248,20 +265,20 @@ mod tests {
     #[test]
     fn a_spinning_sender_sleeps_then_spins_the_last_stretch() {
         // 100 packets/s over 1 s: the departure of 10 ms.
-        let c = clock(Some(10 * MS), 1000 * MS);
+        let mut c = clock(Some(10 * MS), 1000 * MS);
         assert_eq!(c.step(10 * MS, 2 * MS), Step::Nap(7500 * US));
         assert_eq!(c.step(10 * MS, Duration::ZERO), Step::Nap(9500 * US));
         assert_eq!(c.step(10 * MS, 9600 * US), Step::Spin(10 * MS));
         assert_eq!(c.step(10 * MS, 10 * MS), Step::Send);
         assert_eq!(c.step(10 * MS, 14 * MS), Step::Send, "late: send now");
-        assert_eq!(c.step(10 * MS, 30 * MS), Step::Skip, "too late: skip");
+        assert_eq!(c.slip(), Duration::ZERO, "within 5 ms: no slip");
         // A long gap sleeps in short naps, to see the stop flag.
         assert_eq!(c.step(900 * MS, Duration::ZERO), Step::Nap(POLL));
     }
 
     #[test]
     fn a_dense_schedule_sleeps_without_spinning() {
-        let c = clock(Some(Duration::from_micros(100)), 1000 * MS);
+        let mut c = clock(Some(Duration::from_micros(100)), 1000 * MS);
         let at = Duration::from_micros(300);
         assert_eq!(c.step(at, Duration::from_micros(100)), Step::Nap(200 * US));
         assert_eq!(c.step(at, at), Step::Send);
@@ -276,7 +293,7 @@ mod tests {
             1250,
             0,
         );
-        let c = DepartureClock::sleeping(&schedule, start, start + 1000 * MS);
+        let mut c = DepartureClock::sleeping(&schedule, start, start + 1000 * MS);
         assert_eq!(c.step(10 * MS, 2 * MS), Step::Nap(8 * MS));
         assert_eq!(c.step(10 * MS, 9600 * US), Step::Nap(400 * US));
         assert_eq!(c.step(10 * MS, 10 * MS), Step::Send);
@@ -285,23 +302,24 @@ mod tests {
 
     #[test]
     fn nothing_leaves_at_or_after_the_end() {
-        let c = clock(Some(10 * MS), 1000 * MS);
+        let mut c = clock(Some(10 * MS), 1000 * MS);
         assert_eq!(c.step(1000 * MS, 995 * MS), Step::Over);
-        // Behind by 4 ms: what was due before the end still goes; by
-        // more than 5 ms, it is skipped.
-        assert_eq!(c.step(990 * MS, 994 * MS), Step::Send);
-        assert_eq!(c.step(990 * MS, 1002 * MS), Step::Skip);
+        // Behind by 0.2 s: what was due before the end still goes.
+        assert_eq!(c.step(990 * MS, 1200 * MS), Step::Send);
         assert!(c.due_now(990_000_000, 1_200_000_000));
         assert!(!c.due_now(1_000_000_000, 1_200_000_000));
         assert!(!c.due_now(20_000_000, 10_000_000), "not due yet");
-        assert_eq!(c.step(1000 * MS, 1250 * MS), Step::Over);
+        // Past the catch-up time it gives up.
+        assert_eq!(c.step(990 * MS, 1250 * MS), Step::Over);
     }
 
     #[test]
-    fn a_stalled_sender_skips_what_is_over_5_ms_late_and_never_bursts() {
+    fn a_stalled_sender_slips_its_schedule_rather_than_burst() {
         // 1250-byte packets at 10 Mbit/s (1 ms apart), a stall until 20.5
-        // ms: the departures of 0..=15 ms are skipped, those of 16..=20 ms
-        // go at once, then the schedule is kept.
+        // ms: the schedule slips 15.5 ms, so at 20.5 ms the departures of
+        // 0 to 5 ms (now due at 15.5 to 20.5) leave at once, 5 ms of
+        // them, and the one of 6 ms waits until 21.5 (it sleeps to 500 µs
+        // before, then spins).
         let start = Instant::now();
         let mut schedule = Schedule::new(
             sonde_model::Profile::Cbr,
@@ -309,23 +327,31 @@ mod tests {
             1250,
             0,
         );
-        let c = DepartureClock::new(start, start + 1000 * MS, schedule.next_gap());
+        let mut c = DepartureClock::new(start, start + 1000 * MS, schedule.next_gap());
         let now = 20_500 * US;
-        let (mut skipped, mut sent) = (0, 0);
-        loop {
+        let mut sent = 0;
+        let step = loop {
             let at = schedule.next_departure().at_ns;
             match c.step(Duration::from_nanos(at), now) {
-                Step::Skip => skipped += 1,
                 Step::Send => sent += 1,
-                _ => break,
+                other => break other,
             }
-        }
-        assert_eq!((skipped, sent), (16, 5));
+        };
+        assert_eq!((sent, step), (6, Step::Nap(500 * US)));
+        assert_eq!(c.slip(), 15_500 * US);
+        assert!(c.due_now(5_000_000, 20_500_000));
+        assert!(!c.due_now(6_000_000, 20_500_000));
+        // Later stalls add to the slip; the end is kept: nothing due
+        // after it leaves, however late.
+        assert_eq!(c.step(100 * MS, 130 * MS), Step::Send);
+        assert_eq!(c.slip(), 25 * MS);
+        assert_eq!(c.step(999 * MS, 1100 * MS), Step::Send);
+        assert_eq!(c.step(1000 * MS, 1100 * MS), Step::Over);
     }
 
     #[test]
     fn an_unpaced_sender_stops_at_the_end_itself() {
-        let c = clock(None, 1000 * MS);
+        let mut c = clock(None, 1000 * MS);
         assert_eq!(c.step(Duration::ZERO, 999 * MS), Step::Send);
         assert_eq!(c.step(Duration::ZERO, 1000 * MS), Step::Over);
     }

@@ -39,9 +39,9 @@ fn now_unix() -> Duration {
 /// Sends `len`-byte datagrams at `rate_bps` (0: as fast as possible)
 /// until `end` or `stop`: on the native sender's CBR [`Schedule`],
 /// waited for by the same [`DepartureClock`], sleeping rather than
-/// spinning (a late sender sends what came due in the last
-/// [`crate::pacer::MAX_LAG`] and skips the older departures, and sends
-/// nothing due after `end`).
+/// spinning (a late sender sends at once what came due in the last
+/// [`crate::pacer::MAX_LAG`] and slips the rest of its schedule, and
+/// sends nothing due after `end`).
 pub fn send(
     sock: &UdpSocket,
     len: usize,
@@ -99,17 +99,13 @@ pub fn send_within(
     let start = Instant::now();
     let size = u32::try_from(buf.len()).unwrap_or(u32::MAX);
     let mut schedule = Schedule::new(Profile::Cbr, Rate::from_bps(rate_bps), size, 0);
-    let clock = DepartureClock::sleeping(&schedule, start, end);
+    let mut clock = DepartureClock::sleeping(&schedule, start, end);
     let mut next = schedule.next_departure();
     let mut t = UdpTally::default();
     while !stop.load(Ordering::Relaxed) {
         match clock.wait(next.at_ns) {
             Step::Send => {}
             Step::Over => break,
-            Step::Skip => {
-                next = schedule.next_departure();
-                continue;
-            }
             Step::Nap(_) | Step::Spin(_) => continue,
         }
         if omitted.is_none() && omit_end.is_some_and(|at| Instant::now() >= at) {

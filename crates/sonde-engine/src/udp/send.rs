@@ -34,9 +34,6 @@ pub struct UdpSendCounters {
     pub measured_dscp: [AtomicU64; 64],
     /// ns from the start to the last packet sent.
     pub last_ns: AtomicU64,
-    /// Departures skipped by a sender more than [`crate::pacer::MAX_LAG`]
-    /// behind its schedule.
-    pub skipped: AtomicU64,
 }
 
 impl Default for UdpSendCounters {
@@ -49,7 +46,6 @@ impl Default for UdpSendCounters {
             dscp: std::array::from_fn(|_| AtomicU64::new(0)),
             measured_dscp: std::array::from_fn(|_| AtomicU64::new(0)),
             last_ns: AtomicU64::new(0),
-            skipped: AtomicU64::new(0),
         }
     }
 }
@@ -164,7 +160,7 @@ pub fn udp_send_loop(
 ) -> io::Result<()> {
     let SendLimits { credits, budget } = limits;
     let mut window = Window::default();
-    let clock = DepartureClock::for_schedule(&schedule, plan.start, plan.send_end);
+    let mut clock = DepartureClock::for_schedule(&schedule, plan.start, plan.send_end);
     let mut next = schedule.next_departure();
     let max_len = 65_535usize;
     let mut batch = Batch {
@@ -179,11 +175,6 @@ pub fn udp_send_loop(
         match clock.wait(next.at_ns) {
             Step::Send => {}
             Step::Over => break,
-            Step::Skip => {
-                counters.skipped.fetch_add(1, Ordering::Relaxed);
-                next = schedule.next_departure();
-                continue;
-            }
             Step::Nap(_) | Step::Spin(_) => continue,
         }
         let now = Instant::now();
@@ -270,14 +261,13 @@ pub fn udp_send_loop(
         }
     }
     send_end_markers(sock, &plan, seq);
-    let skipped = counters.skipped.load(Ordering::Relaxed);
-    if skipped > 0 {
-        tracing::warn!(
+    let slip = clock.slip();
+    if slip > Duration::ZERO {
+        tracing::info!(
             stream = plan.stream,
-            skipped,
-            "the sender fell over {} ms behind its schedule (a busy CPU): {skipped} departures \
-             were skipped rather than sent in a burst, so it offered less than the rate asked",
-            crate::pacer::MAX_LAG.as_millis()
+            "the sender fell behind its schedule (a busy CPU): its packets left up to {:.1} ms \
+             late, at the rate asked, rather than catch up in a burst",
+            slip.as_secs_f64() * 1e3
         );
     }
     Ok(())
@@ -345,25 +335,25 @@ mod tests {
     use sonde_model::{Profile, Rate};
 
     #[test]
-    fn a_late_sender_skips_the_stale_and_sends_nothing_due_after_the_end() {
-        // One 1000-byte packet a second for 2 s: packets at 0 s and 1 s.
-        // The sender starts 2.003 s late: the packet of 0 s is over 5 ms
-        // late and skipped, that of 1 s too; the packet of 2 s is "due"
-        // but at the end: it must not go out.
+    fn a_late_sender_sends_nothing_due_after_the_end() {
+        // One 1000-byte packet every 10 ms for 100 ms: packets at 0 to 90
+        // ms. The sender starts 102 ms late, when the packet of 100 ms is
+        // also "due": it must not go out. The schedule slips 97 ms, and
+        // the ten packets leave 10 ms apart, within the catch-up time.
         let rx = UdpSocket::bind("[::1]:0").unwrap();
         let tx = UdpSocket::bind("[::1]:0").unwrap();
         tx.connect(rx.local_addr().unwrap()).unwrap();
-        let start = Instant::now() - Duration::from_millis(2003);
+        let start = Instant::now() - Duration::from_millis(102);
         let plan = UdpSendPlan {
             stream: 0,
             start,
             start_wall_ns: 0,
             omit: Duration::ZERO,
-            send_end: start + Duration::from_secs(2),
+            send_end: start + Duration::from_millis(100),
             dscp: 0,
             ipv6: true,
         };
-        let schedule = Schedule::new(Profile::Cbr, Rate::from_bps(8_000), 1000, 1);
+        let schedule = Schedule::new(Profile::Cbr, Rate::from_bps(800_000), 1000, 1);
         let counters = UdpSendCounters::default();
         udp_send_loop(
             &tx,
@@ -374,7 +364,6 @@ mod tests {
             &AtomicBool::new(false),
         )
         .unwrap();
-        assert_eq!(counters.packets.load(Ordering::Relaxed), 0);
-        assert_eq!(counters.skipped.load(Ordering::Relaxed), 2);
+        assert_eq!(counters.packets.load(Ordering::Relaxed), 10);
     }
 }

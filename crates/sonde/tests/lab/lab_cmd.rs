@@ -329,8 +329,8 @@ fn one_percent_loss_over_two_hundred_thousand_packets() {
         "configured 1 %: measured {loss:.3} % over {} packets",
         u(&s["sent_packets"])
     );
-    // The sender's schedule is 200,000; a sender stalled more than 5 ms
-    // (a loaded machine) skips what it missed and sends a little less.
+    // The sender's schedule is 200,000; a sender whose schedule slipped
+    // more than its catch-up (a loaded machine) sends a little less.
     let sent = u(&s["sent_packets"]);
     assert!((190_000..=200_000).contains(&sent), "{s}");
     // Binomial: σ = √(0.01 · 0.99 / 190,000) = 0.023 pp; 0.2 pp is 8.8 σ.

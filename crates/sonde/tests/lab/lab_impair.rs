@@ -35,8 +35,8 @@ fn gilbert_elliott_loss_averages_to_its_stationary_rate() {
     let loss = num(&s["loss_pct"]);
     let expected = 100.0 / 26.0;
     eprintln!("Gilbert-Elliott 1 %/25 %: measured {loss:.3} %, expected {expected:.3} %");
-    // The sender's schedule is 200,000; a sender stalled more than 5 ms
-    // (a loaded machine) skips what it missed and sends a little less. Every
+    // The sender's schedule is 200,000; a sender whose schedule slipped
+    // more than its catch-up (a loaded machine) sends a little less. Every
     // packet sent is received or lost.
     let (sent, received, lost) = (
         num(&s["sent_packets"]),
