@@ -69,8 +69,8 @@ pub use spec::{Direction, IpFamily, PeerKind, SpecError, StreamLayout, TcpSpec};
 pub use test_spec::{TestKind, TestSpec};
 pub use tos::{DscpFlag, DscpFlagError};
 pub use trace::{
-    route_change, RouteChange, TraceAnswer, TraceFigures, TraceHop, TraceMtuStep, TraceProbe,
-    TraceProto, TraceSpec,
+    route_change, MplsLabel, RouteChange, TraceAnswer, TraceFigures, TraceHop, TraceMtuStep,
+    TraceProbe, TraceProto, TraceSpec,
 };
 pub use udp_report::{UdpSideReport, UdpStreamSide, UdpTally};
 pub use udp_spec::UdpSpec;

@@ -199,6 +199,20 @@ pub struct TraceProbe {
     /// port); none where every probe is one flow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow: Option<u16>,
+    /// The MPLS label stack the probe carried when its TTL ran out at
+    /// this hop, outermost first, as the hop reported it in an ICMP
+    /// extension (RFC 4884, RFC 4950); empty for a hop that says none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mpls: Vec<MplsLabel>,
+}
+
+/// One MPLS label stack entry of an ICMP extension (RFC 4950 §7): the
+/// label, its traffic class (the former EXP bits) and its TTL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MplsLabel {
+    pub label: u32,
+    pub tc: u8,
+    pub ttl: u8,
 }
 
 /// One TTL: a probe per query, `None` for no answer.
@@ -293,6 +307,7 @@ impl TraceFigures {
                     quoted_ttl: None,
                     flow_label: None,
                     flow: None,
+                    mpls: Vec::new(),
                 })],
             })
             .collect();
@@ -383,6 +398,7 @@ mod tests {
                         quoted_ttl: None,
                         flow_label: None,
                         flow: None,
+                        mpls: Vec::new(),
                     })
                 })
                 .collect(),

@@ -96,8 +96,30 @@ pub fn hop_line(h: &TraceHop, changed_from: Option<u8>) -> String {
     dscp_part(h, changed_from, line)
 }
 
-/// The hop's line ended by the class its probes arrived with.
+/// The MPLS label stacks the hop reported (RFC 4950), each once, as
+/// `[MPLS L=16005 TC=5 TTL=1, L=299776 TC=5 TTL=1]`: outermost first.
+fn mpls_part(h: &TraceHop) -> String {
+    let mut stacks: Vec<&[sonde_model::MplsLabel]> = Vec::new();
+    for p in h.probes.iter().flatten().filter(|p| !p.mpls.is_empty()) {
+        if !stacks.contains(&p.mpls.as_slice()) {
+            stacks.push(&p.mpls);
+        }
+    }
+    let mut out = String::new();
+    for stack in stacks {
+        let entries: Vec<String> = stack
+            .iter()
+            .map(|l| format!("L={} TC={} TTL={}", l.label, l.tc, l.ttl))
+            .collect();
+        let _ = write!(out, "  [MPLS {}]", entries.join(", "));
+    }
+    out
+}
+
+/// The hop's line ended by its MPLS labels, if any, and the class its
+/// probes arrived with.
 fn dscp_part(h: &TraceHop, changed_from: Option<u8>, mut line: String) -> String {
+    line += &mpls_part(h);
     if let Some(d) = h.arrived_dscp() {
         let _ = write!(line, "  {}", dscp_name(d));
         if let Some(sent) = changed_from {
@@ -185,7 +207,7 @@ pub fn trace_text(r: &TestResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sonde_model::{TraceAnswer, TraceProbe};
+    use sonde_model::{MplsLabel, TraceAnswer, TraceProbe};
 
     fn probe(from: &str, rtt_ms: f64, flow: Option<u16>) -> Option<TraceProbe> {
         Some(TraceProbe {
@@ -198,6 +220,7 @@ mod tests {
             quoted_ttl: None,
             flow_label: None,
             flow,
+            mpls: Vec::new(),
         })
     }
 
@@ -224,5 +247,41 @@ mod tests {
             probes: vec![probe("2001:db8::2", 0.2, None), None],
         };
         assert_eq!(hop_line(&paris, None), " 2  2001:db8::2  0.200 ms *  EF\n");
+    }
+
+    #[test]
+    fn a_hop_in_an_mpls_tunnel_shows_its_label_stack_once() {
+        let labelled = |label| {
+            probe("2001:db8::1", 0.1, None).map(|p| TraceProbe {
+                mpls: vec![
+                    MplsLabel {
+                        label,
+                        tc: 5,
+                        ttl: 1,
+                    },
+                    MplsLabel {
+                        label: 299_776,
+                        tc: 5,
+                        ttl: 1,
+                    },
+                ],
+                ..p
+            })
+        };
+        let h = TraceHop {
+            ttl: 1,
+            probes: vec![labelled(16005), labelled(16005), None],
+        };
+        assert_eq!(
+            hop_line(&h, None),
+            " 1  2001:db8::1  0.100 ms  0.100 ms *  \
+             [MPLS L=16005 TC=5 TTL=1, L=299776 TC=5 TTL=1]  EF\n"
+        );
+        // Two stacks (two LSPs under one address): each shown.
+        let two = TraceHop {
+            ttl: 1,
+            probes: vec![labelled(16005), labelled(16006)],
+        };
+        assert_eq!(hop_line(&two, None).matches("[MPLS").count(), 2);
     }
 }

@@ -11,6 +11,7 @@
 pub mod auth;
 pub mod frame;
 pub mod fuzzing;
+pub mod inet;
 pub mod iperf3;
 pub mod malformed;
 pub mod message;

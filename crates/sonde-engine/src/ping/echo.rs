@@ -10,17 +10,7 @@ const ECHO_REPLY_V6: u8 = 129;
 /// Length of the echo header (type, code, checksum, identifier, sequence).
 pub const ECHO_HEADER: usize = 8;
 
-/// The Internet checksum (RFC 1071) of `data`.
-pub fn checksum(data: &[u8]) -> u16 {
-    let mut sum: u32 = data
-        .chunks(2)
-        .map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)])))
-        .sum();
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    !(sum as u16)
-}
+pub use sonde_wire::inet::checksum;
 
 /// An echo request with `payload_len` bytes of data after the header: the
 /// first 8 carry `stamp` (the send time, for whoever looks at the wire),

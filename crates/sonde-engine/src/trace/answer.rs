@@ -6,9 +6,14 @@
 //! reached that hop, its remaining TTL, and (IPv6) its flow label: the
 //! first hop whose quotation shows another DSCP than was sent is the one
 //! that rewrote it (scamper and tracebox read quotations the same way).
+//! A hop inside an MPLS tunnel may add, after the quotation, an ICMP
+//! extension (RFC 4884) with the label stack the probe carried there
+//! (RFC 4950): read into [`Quoted::labels`].
 //!
 //! Pure: bytes in, what they say out; the socket is in `mod.rs`.
 
+use crate::ping::echo::checksum;
+use sonde_model::MplsLabel;
 use std::net::IpAddr;
 
 /// What kind of answer a probe got.
@@ -41,6 +46,90 @@ pub struct Quoted {
     pub ttl: u8,
     /// IPv6's flow label.
     pub flow_label: Option<u32>,
+    /// The MPLS label stack the hop reported in an ICMP extension.
+    pub labels: LabelStack,
+}
+
+/// Most label stack entries kept of one answer (the rest are ignored).
+pub const MAX_LABELS: usize = 4;
+
+/// MPLS label stack entries (RFC 3032: label 20 bits, traffic class 3,
+/// bottom of stack 1, TTL 8), outermost first; inline, so an answer
+/// stays `Copy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LabelStack {
+    entries: [u32; MAX_LABELS],
+    len: u8,
+}
+
+impl LabelStack {
+    /// The entries, as 32-bit words.
+    pub fn entries(&self) -> &[u32] {
+        &self.entries[..usize::from(self.len)]
+    }
+
+    /// The entries as the model keeps them.
+    pub fn labels(&self) -> Vec<MplsLabel> {
+        self.entries()
+            .iter()
+            .map(|&e| MplsLabel {
+                label: e >> 12,
+                tc: ((e >> 9) & 7) as u8,
+                ttl: (e & 0xff) as u8,
+            })
+            .collect()
+    }
+
+    fn push(&mut self, entry: u32) {
+        if let Some(slot) = self.entries.get_mut(usize::from(self.len)) {
+            *slot = entry;
+            self.len += 1;
+        }
+    }
+}
+
+/// Where an RFC 4884 extension structure may start in an ICMP message
+/// whose original-datagram length field says `words` units of `unit`
+/// bytes: right after that datagram, or, where the field is 0 and the
+/// message is longer than 8 + 128 bytes, at 128 (RFC 4884 §5: hops that
+/// predate the length field put it there).
+fn extension_at(message: &[u8], words: u8, unit: usize) -> Option<usize> {
+    match usize::from(words) * unit {
+        0 if message.len() > 8 + 128 => Some(8 + 128),
+        0 => None,
+        n => Some(8 + n),
+    }
+}
+
+/// The MPLS label stack of the extension structure at `at` (RFC 4884
+/// §7: version 2, a checksum over the structure, then objects of length,
+/// class and type; RFC 4950: class 1 type 1 is the incoming stack). A
+/// bad version or checksum, or a malformed object, yields what was read
+/// before it: nothing is trusted past a defect.
+fn labels_at(message: &[u8], at: Option<usize>) -> LabelStack {
+    let mut stack = LabelStack::default();
+    let Some(ext) = at.and_then(|at| message.get(at..)) else {
+        return stack;
+    };
+    if ext.len() < 4 || ext[0] >> 4 != 2 || checksum(ext) != 0 {
+        return stack;
+    }
+    let mut objects = &ext[4..];
+    while let (Some(len), Some(&class), Some(&kind)) =
+        (be16(objects, 0), objects.get(2), objects.get(3))
+    {
+        let len = usize::from(len);
+        let Some(body) = objects.get(4..len).filter(|_| len >= 4) else {
+            break;
+        };
+        if (class, kind) == (1, 1) {
+            for e in body.chunks_exact(4) {
+                stack.push(u32::from_be_bytes([e[0], e[1], e[2], e[3]]));
+            }
+        }
+        objects = &objects[len..];
+    }
+    stack
 }
 
 /// One answer, matched to its probe: an echo's identifier and sequence
@@ -109,6 +198,7 @@ pub fn parse_v4(packet: &[u8]) -> Option<Answer> {
                     tos: *inner.get(1)?,
                     ttl: *inner.get(8)?,
                     flow_label: None,
+                    labels: labels_at(icmp, extension_at(icmp, *icmp.get(5)?, 4)),
                 }),
             })
         }
@@ -159,6 +249,13 @@ pub fn parse_v6(message: &[u8]) -> Option<Answer> {
                     flow_label: Some(
                         (u32::from(b1 & 0x0f) << 16) | (u32::from(b2) << 8) | u32::from(b3),
                     ),
+                    // Packet Too Big has its MTU where the others have
+                    // the length of the quotation: no extension.
+                    labels: if matches!(kind, AnswerKind::TooBig(_)) {
+                        LabelStack::default()
+                    } else {
+                        labels_at(message, extension_at(message, message[4], 8))
+                    },
                 }),
             })
         }
@@ -205,5 +302,162 @@ pub fn parse(from: IpAddr, data: &[u8]) -> Option<Answer> {
     match from {
         IpAddr::V4(_) => parse_v4(data),
         IpAddr::V6(_) => parse_v6(data),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An RFC 4884 extension structure as an LSR sends it (RFC 4950 §7):
+    /// version 2 (0x20 0x00), its checksum 0x36d8, one object of 12
+    /// bytes of class 1 (MPLS label stack) type 1 with two entries:
+    /// label 16005 TC 5 TTL 1 (0x03e85a01), and label 299776, bottom of
+    /// the stack, TTL 1 (0x49300101).
+    const EXTENSION: &str = "200036d8000c010103e85a0149300101";
+
+    fn hex(s: &str) -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    fn two_labels() -> Vec<MplsLabel> {
+        vec![
+            MplsLabel {
+                label: 16005,
+                tc: 5,
+                ttl: 1,
+            },
+            MplsLabel {
+                label: 299_776,
+                tc: 0,
+                ttl: 1,
+            },
+        ]
+    }
+
+    /// A UDP probe (source port 0x1234, checksum 0xabcd) as quoted after
+    /// `ip_header`, padded to 128 bytes as RFC 4884 asks.
+    fn quotation(ip_header: &[u8]) -> Vec<u8> {
+        let mut q = ip_header.to_vec();
+        q.extend([0x12, 0x34, 0x82, 0x9a, 0, 40, 0xab, 0xcd]);
+        q.resize(128, 0);
+        q
+    }
+
+    /// An IPv4 Time Exceeded (IP header first) whose length field says
+    /// `words` 32-bit words, then `tail`.
+    fn v4_time_exceeded(words: u8, tail: &[u8]) -> Vec<u8> {
+        let mut m = vec![
+            0x45, 0, 0, 0, 0, 0, 0, 0, 64, 1, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
+        ];
+        m.extend([V4_TIME_EXCEEDED, 0, 0, 0, 0, words, 0, 0]);
+        m.extend(quotation(&[
+            0x45, 0xb8, 0, 60, 0, 0, 0, 0, 1, PROTO_UDP, 0, 0, 10, 0, 0, 2, 10, 0, 0, 9,
+        ]));
+        m.extend(tail);
+        m
+    }
+
+    /// An ICMPv6 message of `kind` whose bytes 4–7 are `word` (the
+    /// quotation's length in 64-bit words, or an MTU), then `tail`.
+    fn v6_message(kind: u8, word: [u8; 4], tail: &[u8]) -> Vec<u8> {
+        let mut m = vec![kind, 0, 0, 0];
+        m.extend(word);
+        let mut ip = vec![0x6b, 0x80, 0, 0, 0, 8, PROTO_UDP, 1];
+        ip.extend([0x20, 0x01, 0x0d, 0xb8].iter().chain(&[0; 12]));
+        ip.extend([0x20, 0x01, 0x0d, 0xb8].iter().chain(&[0; 11]).chain(&[9]));
+        m.extend(quotation(&ip));
+        m.extend(tail);
+        m
+    }
+
+    #[test]
+    fn an_ipv4_hop_in_a_tunnel_reports_its_label_stack() {
+        let a = parse_v4(&v4_time_exceeded(32, &hex(EXTENSION))).unwrap();
+        assert_eq!(
+            (a.kind, a.id, a.seq),
+            (AnswerKind::TimeExceeded, 0x1234, 0xabcd)
+        );
+        let q = a.quoted.unwrap();
+        assert_eq!((q.tos, q.ttl), (0xb8, 1));
+        assert_eq!(q.labels.labels(), two_labels());
+        // A hop that predates the length field puts the extension at 128.
+        let old = parse_v4(&v4_time_exceeded(0, &hex(EXTENSION))).unwrap();
+        assert_eq!(old.quoted.unwrap().labels.labels(), two_labels());
+        // Without an extension: no labels.
+        let plain = parse_v4(&v4_time_exceeded(0, &[])).unwrap();
+        assert!(plain.quoted.unwrap().labels.entries().is_empty());
+    }
+
+    #[test]
+    fn an_ipv6_hop_in_a_tunnel_reports_its_label_stack_and_too_big_none() {
+        let ext = hex(EXTENSION);
+        let a = parse_v6(&v6_message(V6_TIME_EXCEEDED, [16, 0, 0, 0], &ext)).unwrap();
+        let q = a.quoted.unwrap();
+        assert_eq!((a.id, a.seq, q.tos, q.ttl), (0x1234, 0xabcd, 0xb8, 1));
+        assert_eq!(q.labels.labels(), two_labels());
+        // Packet Too Big's bytes 4-7 are its MTU, never a length.
+        let mtu = 1280u32.to_be_bytes();
+        let big = parse_v6(&v6_message(V6_TOO_BIG, mtu, &ext)).unwrap();
+        assert_eq!(big.kind, AnswerKind::TooBig(1280));
+        assert!(big.quoted.unwrap().labels.entries().is_empty());
+    }
+
+    #[test]
+    fn a_defective_extension_yields_no_labels_and_no_panic() {
+        let good = hex(EXTENSION);
+        let mut bad_sum = good.clone();
+        bad_sum[3] ^= 1;
+        let mut version_1 = good.clone();
+        version_1[0] = 0x10;
+        for tail in [bad_sum, version_1, good[..3].to_vec()] {
+            let a = parse_v4(&v4_time_exceeded(32, &tail)).unwrap();
+            assert!(a.quoted.unwrap().labels.entries().is_empty(), "{tail:02x?}");
+        }
+        // Objects whose length is 0, under 4, or past the end end the
+        // walk; a length field past the message reads nothing.
+        for len in [0u16, 2, 0xffff] {
+            let mut ext = hex(EXTENSION);
+            ext[4..6].copy_from_slice(&len.to_be_bytes());
+            let a = parse_v4(&v4_time_exceeded(32, &ext)).unwrap();
+            assert!(a.quoted.unwrap().labels.entries().is_empty());
+        }
+        assert!(parse_v4(&v4_time_exceeded(255, &good)).is_some());
+        // More than four entries: the first four are kept.
+        let mut long = vec![0x20, 0, 0, 0, 0, 28, 1, 1];
+        for i in 0..6u32 {
+            long.extend(((100 + i) << 12 | 1).to_be_bytes());
+        }
+        let sum = checksum(&long);
+        long[2..4].copy_from_slice(&sum.to_be_bytes());
+        let a = parse_v4(&v4_time_exceeded(32, &long)).unwrap();
+        let labels: Vec<u32> = a
+            .quoted
+            .unwrap()
+            .labels
+            .labels()
+            .iter()
+            .map(|l| l.label)
+            .collect();
+        assert_eq!(labels, [100, 101, 102, 103]);
+    }
+
+    proptest::proptest! {
+        /// Whatever a hop sends, in either family, with or without an
+        /// extension after a well-formed quotation: an answer or none,
+        /// never a panic.
+        #[test]
+        fn any_bytes_parse_without_panic(
+            bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..400),
+            words in proptest::num::u8::ANY,
+        ) {
+            let _ = parse_v4(&bytes);
+            let _ = parse_v6(&bytes);
+            let _ = parse_v4(&v4_time_exceeded(words, &bytes));
+            let _ = parse_v6(&v6_message(V6_TIME_EXCEEDED, [words, 0, 0, 0], &bytes));
+        }
     }
 }

@@ -59,6 +59,7 @@ pub fn model_hop(h: &Hop) -> TraceHop {
                     quoted_ttl: p.quoted.map(|q| q.ttl),
                     flow_label: p.quoted.and_then(|q| q.flow_label),
                     flow: p.flow,
+                    mpls: p.quoted.map(|q| q.labels.labels()).unwrap_or_default(),
                 })
             })
             .collect(),

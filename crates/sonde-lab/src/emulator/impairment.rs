@@ -1,9 +1,11 @@
 //! What one direction of an emulated link does to each frame, in order:
-//! policers, Gilbert-Elliott loss, duplication, then delay with jitter (or,
-//! for a reordered frame, no delay at all).
+//! an MPLS hop (TTL, Time Exceeded), policers, Gilbert-Elliott loss,
+//! duplication, then delay with jitter (or, for a reordered frame, no
+//! delay at all).
 
 use super::frame;
 use super::gilbert::{Gilbert, GilbertState};
+use super::lsr::{Lsr, LsrFate};
 use super::policer::{Bucket, Exceed, Policer, Verdict};
 use super::random::{jitter_ns, JitterDist, Rng};
 use serde::{Deserialize, Serialize};
@@ -29,6 +31,8 @@ pub struct Impairment {
     /// Line rate (0: none): each frame takes its length / rate to cross,
     /// after the frames before it, so RTT grows with packet size.
     pub line_rate_bps: u64,
+    /// An MPLS hop at the start of the direction.
+    pub mpls: Option<Lsr>,
 }
 
 impl std::fmt::Display for Impairment {
@@ -38,6 +42,19 @@ impl std::fmt::Display for Impairment {
         let pct = |p: f64| format!("{} %", p * 100.0);
         let ms = |ns: u64| format!("{} ms", ns as f64 / 1e6);
         let mut parts = Vec::new();
+        if let Some(lsr) = &self.mpls {
+            let labels: Vec<String> = lsr.labels.iter().map(u32::to_string).collect();
+            let from: Vec<String> = lsr.addresses().iter().map(ToString::to_string).collect();
+            parts.push(format!(
+                "MPLS hop, labels {}, answering from {}",
+                labels.join(" "),
+                if from.is_empty() {
+                    "nowhere".to_string()
+                } else {
+                    from.join(" and ")
+                }
+            ));
+        }
         if self.delay_ns > 0 {
             parts.push(format!("delay {}", ms(self.delay_ns)));
         }
@@ -103,6 +120,8 @@ impl std::fmt::Display for Impairment {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fate {
     Dropped,
+    /// Expired at the MPLS hop: [`Direction::answer`] goes back.
+    Answered,
     /// Leaves `delay_ns` after it arrived, `copies` times (1 or 2).
     Forward {
         delay_ns: u64,
@@ -119,6 +138,8 @@ pub struct Direction {
     buckets: Vec<Bucket>,
     /// When the line is free again (ns, the `now_ns` scale).
     line_free_ns: u64,
+    /// The MPLS hop's last answer.
+    answer: Vec<u8>,
 }
 
 impl Direction {
@@ -128,6 +149,7 @@ impl Direction {
             gilbert: imp.gilbert.map(GilbertState::new),
             buckets: imp.policers.iter().copied().map(Bucket::new).collect(),
             line_free_ns: 0,
+            answer: Vec::new(),
             imp,
         }
     }
@@ -135,6 +157,13 @@ impl Direction {
     /// Decides the fate of `frame`, arriving `now_ns` after the start;
     /// a remarking policer rewrites its DSCP in place.
     pub fn process(&mut self, frame: &mut [u8], now_ns: u64) -> Fate {
+        if let Some(lsr) = &self.imp.mpls {
+            match lsr.hop(frame, &mut self.answer) {
+                LsrFate::Forward => {}
+                LsrFate::Answered => return Fate::Answered,
+                LsrFate::Dropped => return Fate::Dropped,
+            }
+        }
         if !self.buckets.is_empty() {
             let (dscp, proto) = (frame::dscp(frame), frame::protocol(frame));
             if let Some(b) = self.buckets.iter_mut().find(|b| b.matches(dscp, proto)) {
@@ -166,6 +195,11 @@ impl Direction {
             delay_ns: serialized + delay_ns,
             copies,
         }
+    }
+
+    /// The frame an [`Fate::Answered`] sends back the way it came.
+    pub fn answer(&self) -> &[u8] {
+        &self.answer
     }
 
     /// Puts `len` bytes on the line at `now_ns`: how long until their

@@ -9,11 +9,13 @@
 mod frame;
 mod gilbert;
 mod impairment;
+mod lsr;
 mod policer;
 mod random;
 
 pub use gilbert::Gilbert;
 pub use impairment::{Direction, Fate, Impairment};
+pub use lsr::Lsr;
 pub use policer::{Exceed, Policer};
 pub use random::{jitter_ns, JitterDist, Rng};
 
@@ -113,8 +115,14 @@ fn reader(rx: PacketSocket, q: Queue, mut dir: Direction, start: Instant) {
         // woke up: hold it from then.
         let now = arrival(stamp);
         let now_ns = now.saturating_duration_since(start).as_nanos() as u64;
-        let Fate::Forward { delay_ns, copies } = dir.process(&mut buf[..n], now_ns) else {
-            continue;
+        let (delay_ns, copies) = match dir.process(&mut buf[..n], now_ns) {
+            Fate::Forward { delay_ns, copies } => (delay_ns, copies),
+            Fate::Dropped => continue,
+            Fate::Answered => {
+                // An MPLS hop's Time Exceeded goes back out at once.
+                let _ = rx.send(dir.answer());
+                continue;
+            }
         };
         let release = now + Duration::from_nanos(delay_ns);
         let (lock, cv) = &*q;

@@ -77,6 +77,18 @@ pub enum ProfileError {
     /// `policer[N].action`.
     #[error("{key} '{value}': use \"drop\" or \"remark:DSCP\" (e.g. remark:CS0)")]
     BadPoliceAction { key: String, value: String },
+    /// `mpls.labels[N]`.
+    #[error("{key}: '{value}' is not an MPLS label (a whole number from 0 to 1048575)")]
+    BadLabel { key: String, value: String },
+    /// `mpls.labels`: none, or more than a trace reads.
+    #[error("{key}: give 1 to 4 labels ({count} given)")]
+    LabelCount { key: String, count: usize },
+    /// `mpls.address[N]`.
+    #[error("{key}: '{value}' is not an IP address")]
+    BadAddress { key: String, value: String },
+    /// `mpls.address`: two of one family.
+    #[error("{key}: one address per family (two IPv{family} addresses given)")]
+    TwoAddressesOfAFamily { key: String, family: u8 },
 
     // ----- keys that are each fine but not together -----
     #[error("delay {} is too long: delay at most 10s", humantime::format_duration(*.delay))]

@@ -13,7 +13,7 @@ mod tests;
 
 pub use error::ProfileError;
 
-use crate::emulator::{Exceed, Gilbert, Impairment, JitterDist, Policer};
+use crate::emulator::{Exceed, Gilbert, Impairment, JitterDist, Lsr, Policer};
 use ipnet::IpNet;
 use read::*;
 use serde::Deserialize;
@@ -47,6 +47,8 @@ pub struct DirectionProfile {
     pub marking: Option<Marking>,
     /// With `marking = "filter"`: the sources whose EF is kept.
     pub ef_from: Option<Vec<IpNet>>,
+    /// An MPLS hop at the start of the direction (sonde's emulator).
+    pub mpls: Option<Lsr>,
 }
 
 /// A probability in [0, 1], written "1%" or 0.01.
@@ -187,6 +189,7 @@ impl DirectionProfile {
             diffserv: opt(t, "", "diffserv", read_diffserv)?,
             marking: opt(t, "", "marking", read_marking)?,
             ef_from: opt(t, "", "ef_from", read_prefixes)?,
+            mpls: opt(t, "", "mpls", read_mpls)?,
         })
     }
 
@@ -209,6 +212,7 @@ impl DirectionProfile {
             diffserv: o.diffserv.or(b.diffserv),
             marking: o.marking.or(b.marking),
             ef_from: o.ef_from.or(b.ef_from),
+            mpls: o.mpls.or(b.mpls),
         }
     }
 
@@ -242,6 +246,7 @@ impl DirectionProfile {
                     punish: p.punish.map(|p| p.0),
                 })
                 .collect(),
+            mpls: self.mpls.clone(),
         }
     }
 

@@ -4,7 +4,7 @@
 use super::*;
 use toml::Value;
 
-pub(super) const DIRECTION_KEYS: [&str; 14] = [
+pub(super) const DIRECTION_KEYS: [&str; 15] = [
     "rate",
     "queue_ms",
     "queue",
@@ -19,10 +19,11 @@ pub(super) const DIRECTION_KEYS: [&str; 14] = [
     "diffserv",
     "marking",
     "ef_from",
+    "mpls",
 ];
 pub(super) const DIRECTION_KNOWN: &str =
     "rate, queue_ms, queue, loss, delay, jitter, jitter_dist, \
-                               line_rate, duplicate, reorder, policer, diffserv, marking, ef_from";
+                               line_rate, duplicate, reorder, policer, diffserv, marking, ef_from, mpls";
 pub(super) const GILBERT_KEYS: [&str; 4] = ["p", "r", "loss_good", "loss_bad"];
 pub(super) const GILBERT_KNOWN: &str = "p, r, loss_good, loss_bad";
 pub(super) const POLICER_KEYS: [&str; 6] =
@@ -30,6 +31,8 @@ pub(super) const POLICER_KEYS: [&str; 6] =
 pub(super) const POLICER_KNOWN: &str = "rate, burst, dscp, protocol, action, punish";
 pub(super) const DIFFSERV_KEYS: [&str; 3] = ["priority", "lbe", "lbe_min"];
 pub(super) const DIFFSERV_KNOWN: &str = "priority, lbe, lbe_min";
+pub(super) const MPLS_KEYS: [&str; 2] = ["labels", "address"];
+pub(super) const MPLS_KNOWN: &str = "labels, address";
 
 /// `key` inside `table` ("" for the direction's own keys).
 pub(super) fn path(table: &str, key: &str) -> String {
@@ -350,4 +353,76 @@ pub(super) fn read_diffserv(key: &str, v: &Value) -> Result<DiffservSpec, Profil
         lbe: opt(t, key, "lbe", read_dscps)?,
         lbe_min: opt(t, key, "lbe_min", read_probability_key)?,
     })
+}
+
+/// `mpls = { labels = [16005], address = ["2001:db8:ff::1", "10.255.0.1"] }`:
+/// an MPLS hop (sonde's emulator), its labels outermost first and at most
+/// one address per family to answer from.
+pub(super) fn read_mpls(key: &str, v: &Value) -> Result<Lsr, ProfileError> {
+    let Value::Table(t) = v else {
+        return Err(wrong_type(key, "a table { labels, address }", v));
+    };
+    unknown_key(key, t, &MPLS_KEYS, MPLS_KNOWN)?;
+    let labels_key = path(key, "labels");
+    let Some(items) = t.get("labels") else {
+        return Err(ProfileError::MissingKey {
+            key: labels_key,
+            why: "the labels a packet carries through the hop ([16005])",
+        });
+    };
+    let Value::Array(items) = items else {
+        return Err(wrong_type(&labels_key, "a list of labels ([16005])", items));
+    };
+    if !(1..=4).contains(&items.len()) {
+        return Err(ProfileError::LabelCount {
+            key: labels_key,
+            count: items.len(),
+        });
+    }
+    let labels = items
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let key = format!("{labels_key}[{}]", i + 1);
+            let s = scalar(&key, "an MPLS label (16005)", l)?;
+            s.trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|l| *l < 1 << 20)
+                .ok_or(ProfileError::BadLabel { key, value: s })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut lsr = Lsr {
+        labels,
+        v4: None,
+        v6: None,
+    };
+    let address_key = path(key, "address");
+    let addresses = match t.get("address") {
+        None => Vec::new(),
+        Some(Value::Array(a)) => a.clone(),
+        Some(one @ Value::String(_)) => vec![one.clone()],
+        Some(other) => {
+            return Err(wrong_type(
+                &address_key,
+                "a list of addresses ([\"2001:db8:ff::1\", \"10.255.0.1\"])",
+                other,
+            ))
+        }
+    };
+    for (i, a) in addresses.iter().enumerate() {
+        let key = format!("{address_key}[{}]", i + 1);
+        let s = scalar(&key, "an IP address", a)?;
+        let twice = |family| ProfileError::TwoAddressesOfAFamily {
+            key: address_key.clone(),
+            family,
+        };
+        match s.trim().parse::<std::net::IpAddr>() {
+            Ok(std::net::IpAddr::V4(a)) if lsr.v4.replace(a).is_some() => return Err(twice(4)),
+            Ok(std::net::IpAddr::V6(a)) if lsr.v6.replace(a).is_some() => return Err(twice(6)),
+            Ok(_) => {}
+            Err(_) => return Err(ProfileError::BadAddress { key, value: s }),
+        }
+    }
+    Ok(lsr)
 }

@@ -368,3 +368,66 @@ fn every_read_error_names_a_key() {
         assert!(e.to_string().contains(key), "{text}: {e}");
     }
 }
+
+#[test]
+fn an_mpls_hop_reads_its_labels_and_addresses_and_names_what_is_wrong() {
+    let p =
+        read("mpls = { labels = [16005, 299776], address = [\"2001:db8:ff::1\", \"10.255.0.1\"] }")
+            .unwrap();
+    let lsr = p.mpls.clone().unwrap();
+    assert_eq!(lsr.labels, [16005, 299_776]);
+    assert_eq!(lsr.v6, Some("2001:db8:ff::1".parse().unwrap()));
+    assert_eq!(lsr.v4, Some("10.255.0.1".parse().unwrap()));
+    assert_eq!(p.impairment().mpls, Some(lsr), "the emulator gets it");
+    assert!(p.emulated());
+    // One address alone, as a string; none at all: a silent hop.
+    let one = read("mpls = { labels = [3], address = \"10.255.0.1\" }").unwrap();
+    assert_eq!(one.mpls.unwrap().v6, None);
+    assert!(read("mpls = { labels = [3] }")
+        .unwrap()
+        .mpls
+        .unwrap()
+        .addresses()
+        .is_empty());
+    let err = |text: &str| read(text).unwrap_err();
+    assert!(matches!(
+        err("mpls = { address = \"10.0.0.1\" }"),
+        P::MissingKey { key, .. } if key == "mpls.labels"
+    ));
+    assert!(matches!(
+        err("mpls = { labels = [] }"),
+        P::LabelCount { count: 0, .. }
+    ));
+    assert!(matches!(
+        err("mpls = { labels = [1, 2, 3, 4, 5] }"),
+        P::LabelCount { count: 5, .. }
+    ));
+    assert!(matches!(
+        err("mpls = { labels = [16, 1048576] }"),
+        P::BadLabel { key, value } if key == "mpls.labels[2]" && value == "1048576"
+    ));
+    assert!(matches!(
+        err("mpls = { labels = [-1] }"),
+        P::BadLabel { key, .. } if key == "mpls.labels[1]"
+    ));
+    assert!(matches!(
+        err("mpls = { labels = [16], address = [\"10.0.0.1\", \"ten\"] }"),
+        P::BadAddress { key, value } if key == "mpls.address[2]" && value == "ten"
+    ));
+    assert!(matches!(
+        err("mpls = { labels = [16], address = [\"10.0.0.1\", \"10.0.0.2\"] }"),
+        P::TwoAddressesOfAFamily { family: 4, .. }
+    ));
+    assert!(matches!(
+        err("mpls = { labels = [16], ttl = 1 }"),
+        P::UnknownKey { key, .. } if key == "mpls.ttl"
+    ));
+    assert!(matches!(
+        err("mpls = 16005"),
+        P::WrongType { key, .. } if key == "mpls"
+    ));
+    assert_eq!(
+        err("mpls = { labels = [16, 1048576] }").to_string(),
+        "mpls.labels[2]: '1048576' is not an MPLS label (a whole number from 0 to 1048575)"
+    );
+}

@@ -486,3 +486,92 @@ fn a_route_moved_between_two_traces_is_kept_as_a_change_at_its_hop() {
     let changes: Value = serde_json::from_slice(&text.stdout).unwrap();
     assert_eq!(changes.as_array().unwrap().len(), 1, "{changes}");
 }
+
+/// An MPLS hop inside the link a → r1 (the lab's `mpls` key: sonde's
+/// emulator as an LSR in the uniform TTL model) is hop 1 of every trace,
+/// r1 hop 2 and b hop 3; the hop's Time Exceeded carries its label stack
+/// in an ICMP extension (RFC 4884, RFC 4950), which the trace reports
+/// with the probe's precedence as traffic class (EF: 5) and TTL 1, in
+/// `-J` and as text. The system's `traceroute -e` reads the same labels
+/// from the same answers: the emulator's bytes are the RFC's.
+#[test]
+fn a_hop_inside_an_mpls_tunnel_reports_its_label_stack() {
+    if !lab_allowed() {
+        return;
+    }
+    let body = "[[node]]\nname = \"a\"\n[[node]]\nname = \"r1\"\nkind = \"router\"\n\
+                [[node]]\nname = \"b\"\n\
+                [[link]]\na = \"a\"\nb = \"r1\"\n[link.a_to_b]\n\
+                mpls = { labels = [16005, 299776], address = [\"2001:2:0:1::fe\", \"198.18.1.254\"] }\n\
+                [[link]]\na = \"r1\"\nb = \"b\"\n";
+    let _down = lab_up("trcm", body);
+    in_lab(
+        "trcm",
+        "r1",
+        &[
+            "sysctl",
+            "-qw",
+            "net.ipv4.icmp_ratelimit=0",
+            "net.ipv6.icmp.ratelimit=0",
+        ],
+    );
+    let stack = serde_json::json!([
+        {"label": 16005, "tc": 5, "ttl": 1},
+        {"label": 299776, "tc": 5, "ttl": 1}
+    ]);
+    for (target, lsr, r1) in [
+        ("2001:2:0:2::2", "2001:2:0:1::fe", "2001:2:0:1::2"),
+        ("198.18.2.2", "198.18.1.254", "198.18.1.2"),
+    ] {
+        let sonde_exe = env!("CARGO_BIN_EXE_sonde");
+        let cmd = [
+            sonde_exe, "trace", target, "-J", "-q", "2", "-w", "2s", "-S", "EF",
+        ];
+        let doc: Value = serde_json::from_slice(&in_lab("trcm", "a", &cmd).stdout).unwrap();
+        common::schema::assert_valid(&common::schema::result_v3(), &doc);
+        let t = &doc["trace"];
+        let got: Vec<String> = hops(t).into_iter().map(|(a, _)| a).collect();
+        assert_eq!(got, [lsr, r1, target], "{t}");
+        for p in t["hops"][0]["probes"].as_array().unwrap() {
+            assert_eq!(p["mpls"], stack, "{t}");
+            assert_eq!(p["quoted_ttl"], 1, "{t}");
+        }
+        for h in &t["hops"].as_array().unwrap()[1..] {
+            assert!(
+                h["probes"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .all(|p| p.get("mpls").is_none()),
+                "{h}"
+            );
+        }
+        // As text: hop 1 with its stack.
+        let out = in_lab(
+            "trcm",
+            "a",
+            &[sonde_exe, "trace", target, "-q", "1", "-S", "EF"],
+        );
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(
+            text.lines().any(|l| l.starts_with(" 1 ")
+                && l.contains(lsr)
+                && l.contains("[MPLS L=16005 TC=5 TTL=1, L=299776 TC=5 TTL=1]")),
+            "{text}"
+        );
+        // The system's traceroute reads the extension the same way (its
+        // probes unmarked: TC 0), bottom of stack on the last entry.
+        let out = in_lab(
+            "trcm",
+            "a",
+            &["traceroute", "-n", "-e", "-I", "-q", "1", target],
+        );
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let first = text.lines().nth(1).unwrap_or_default();
+        assert!(
+            first.contains(lsr)
+                && first.contains("<MPLS:L=16005,E=0,S=0,T=1/L=299776,E=0,S=1,T=1>"),
+            "{text}"
+        );
+    }
+}

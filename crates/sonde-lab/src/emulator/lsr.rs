@@ -1,0 +1,209 @@
+//! An MPLS hop inside a link: what a label switching router in the
+//! uniform TTL model (RFC 3443) shows a trace. It is a hop of its own,
+//! at the start of the direction (before its delay): every IP packet
+//! through it loses one from its TTL / hop limit, and one that arrives
+//! with 1 left expires there and is answered with a Time Exceeded from
+//! the hop's address, quoting the packet padded to 128 bytes and
+//! followed by an ICMP extension (RFC 4884) holding the label stack it
+//! carried (RFC 4950): the hop's labels, the innermost at the bottom,
+//! each with the packet's TTL and its IP precedence as traffic class.
+//!
+//! Frames are Ethernet, as the emulator reads them. Link-scoped
+//! packets (IPv6 neighbour discovery, link-local and link-scope
+//! multicast addresses) cross untouched: they never leave a link, and
+//! neighbour discovery needs its hop limit of 255.
+
+use serde::{Deserialize, Serialize};
+use sonde_wire::inet::checksum;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+const ETH: usize = 14;
+const IPV4: [u8; 2] = [0x08, 0x00];
+const IPV6: [u8; 2] = [0x86, 0xdd];
+/// The quotation is padded to this length, as RFC 4884 asks of a
+/// message with extensions.
+const QUOTE: usize = 128;
+/// The TTL of the answers the hop sends.
+const ANSWER_TTL: u8 = 64;
+
+/// An MPLS hop's settings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lsr {
+    /// Labels a packet carries through it, outermost first (each under
+    /// 2^20).
+    pub labels: Vec<u32>,
+    /// The address it answers IPv4 probes from (none: it answers none).
+    pub v4: Option<Ipv4Addr>,
+    /// The address it answers IPv6 probes from.
+    pub v6: Option<Ipv6Addr>,
+}
+
+/// What the hop does with one frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LsrFate {
+    /// On its way (an IP packet with one less TTL, or not IP at all).
+    Forward,
+    /// Expired here; the answer is in the buffer handed in.
+    Answered,
+    /// Expired here, and not answered: the hop has no address of its
+    /// family, or the packet was itself an ICMP error (RFC 1812 §4.3.2.7).
+    Dropped,
+}
+
+impl Lsr {
+    /// Takes `frame` through the hop; an answer, if any, goes in `answer`.
+    pub fn hop(&self, frame: &mut [u8], answer: &mut Vec<u8>) -> LsrFate {
+        match (frame.get(12..14), frame.get(ETH).map(|b| b >> 4)) {
+            (Some(t), Some(4)) if t == IPV4 && frame.len() >= ETH + 20 => {
+                self.hop_v4(frame, answer)
+            }
+            (Some(t), Some(6)) if t == IPV6 && frame.len() >= ETH + 40 => {
+                self.hop_v6(frame, answer)
+            }
+            _ => LsrFate::Forward,
+        }
+    }
+
+    fn hop_v4(&self, frame: &mut [u8], answer: &mut Vec<u8>) -> LsrFate {
+        let ip = &frame[ETH..];
+        let dst = Ipv4Addr::new(ip[16], ip[17], ip[18], ip[19]);
+        if (dst.is_multicast() && dst.octets()[..3] == [224, 0, 0]) || dst.is_broadcast() {
+            return LsrFate::Forward;
+        }
+        let ttl = ip[8];
+        let ihl = usize::from(ip[0] & 0x0f) * 4;
+        if ttl > 1 {
+            // One less, and the header's checksum again.
+            let Some(header) = frame.get_mut(ETH..ETH + ihl.max(20)) else {
+                return LsrFate::Forward;
+            };
+            header[8] = ttl - 1;
+            header[10..12].fill(0);
+            let sum = checksum(header);
+            header[10..12].copy_from_slice(&sum.to_be_bytes());
+            return LsrFate::Forward;
+        }
+        let icmp_error = ip[9] == 1 && ip.get(ihl).is_some_and(|t| [3, 4, 5, 11, 12].contains(t));
+        let (Some(from), false) = (self.v4, icmp_error) else {
+            return LsrFate::Dropped;
+        };
+        let src = Ipv4Addr::new(ip[12], ip[13], ip[14], ip[15]);
+        let icmp = self.icmp(11, QUOTE / 4, &frame[ETH..], ip[1] >> 5, ttl);
+        answer.clear();
+        ethernet(answer, frame, IPV4);
+        let len = u16::try_from(20 + icmp.len()).unwrap_or(u16::MAX);
+        let mut header = [0u8; 20];
+        header[0] = 0x45;
+        header[1] = 0xc0; // CS6, as routers send their ICMP.
+        header[2..4].copy_from_slice(&len.to_be_bytes());
+        header[8] = ANSWER_TTL;
+        header[9] = 1;
+        header[12..16].copy_from_slice(&from.octets());
+        header[16..20].copy_from_slice(&src.octets());
+        let sum = checksum(&header);
+        header[10..12].copy_from_slice(&sum.to_be_bytes());
+        answer.extend_from_slice(&header);
+        answer.extend_from_slice(&icmp);
+        LsrFate::Answered
+    }
+
+    fn hop_v6(&self, frame: &mut [u8], answer: &mut Vec<u8>) -> LsrFate {
+        let ip = &frame[ETH..];
+        let addr = |at: usize| {
+            let mut a = [0u8; 16];
+            a.copy_from_slice(&ip[at..at + 16]);
+            Ipv6Addr::from(a)
+        };
+        let (src, dst) = (addr(8), addr(24));
+        let link_scoped = |a: Ipv6Addr| {
+            let s = a.segments()[0];
+            s & 0xffc0 == 0xfe80 || s & 0xff0f == 0xff02 || a.is_unspecified()
+        };
+        // Neighbour discovery (ICMPv6 133-137) never crosses a router.
+        let nd = ip[6] == 58 && ip.get(40).is_some_and(|t| (133..=137).contains(t));
+        if link_scoped(src) || link_scoped(dst) || nd {
+            return LsrFate::Forward;
+        }
+        let hops = ip[7];
+        if hops > 1 {
+            frame[ETH + 7] = hops - 1;
+            return LsrFate::Forward;
+        }
+        let icmp_error = ip[6] == 58 && ip.get(40).is_some_and(|t| *t < 128);
+        let (Some(from), false) = (self.v6, icmp_error) else {
+            return LsrFate::Dropped;
+        };
+        let tclass = ((ip[0] & 0x0f) << 4) | (ip[1] >> 4);
+        let mut icmp = self.icmp(3, QUOTE / 8, &frame[ETH..], tclass >> 5, hops);
+        // The checksum covers a pseudo-header (RFC 8200 §8.1).
+        let len = u32::try_from(icmp.len()).unwrap_or(u32::MAX);
+        let mut pseudo = Vec::with_capacity(40 + icmp.len());
+        pseudo.extend_from_slice(&from.octets());
+        pseudo.extend_from_slice(&src.octets());
+        pseudo.extend_from_slice(&len.to_be_bytes());
+        pseudo.extend_from_slice(&[0, 0, 0, 58]);
+        pseudo.extend_from_slice(&icmp);
+        let sum = checksum(&pseudo);
+        icmp[2..4].copy_from_slice(&sum.to_be_bytes());
+        answer.clear();
+        ethernet(answer, frame, IPV6);
+        answer.extend_from_slice(&[0x6c, 0, 0, 0]); // traffic class CS6
+        answer.extend_from_slice(&u16::try_from(icmp.len()).unwrap_or(u16::MAX).to_be_bytes());
+        answer.extend_from_slice(&[58, ANSWER_TTL]);
+        answer.extend_from_slice(&from.octets());
+        answer.extend_from_slice(&src.octets());
+        answer.extend_from_slice(&icmp);
+        LsrFate::Answered
+    }
+
+    /// A Time Exceeded message of `kind` (11 for ICMP, 3 for ICMPv6)
+    /// quoting `packet` padded to 128 bytes (`units`: that length in the
+    /// field's units), then the extension with the label stack. The
+    /// ICMP checksum is set for IPv4 (ICMPv6's needs the pseudo-header).
+    fn icmp(&self, kind: u8, units: usize, packet: &[u8], tc: u8, ttl: u8) -> Vec<u8> {
+        let mut m = vec![kind, 0, 0, 0, 0, 0, 0, 0];
+        m[if kind == 11 { 5 } else { 4 }] = u8::try_from(units).unwrap_or(0);
+        let quoted = &packet[..packet.len().min(QUOTE)];
+        m.extend_from_slice(quoted);
+        m.resize(8 + QUOTE, 0);
+        m.extend_from_slice(&self.extension(tc, ttl));
+        if kind == 11 {
+            let sum = checksum(&m);
+            m[2..4].copy_from_slice(&sum.to_be_bytes());
+        }
+        m
+    }
+
+    /// The RFC 4884 extension structure: version 2, its checksum, one
+    /// MPLS label stack object (class 1, type 1).
+    fn extension(&self, tc: u8, ttl: u8) -> Vec<u8> {
+        let n = self.labels.len();
+        let mut e = vec![0x20, 0, 0, 0];
+        e.extend_from_slice(&u16::try_from(4 + 4 * n).unwrap_or(4).to_be_bytes());
+        e.extend_from_slice(&[1, 1]);
+        for (i, label) in self.labels.iter().enumerate() {
+            let bottom = u32::from(i + 1 == n);
+            let entry = (label & 0xf_ffff) << 12 | u32::from(tc & 7) << 9 | bottom << 8;
+            e.extend_from_slice(&(entry | u32::from(ttl)).to_be_bytes());
+        }
+        let sum = checksum(&e);
+        e[2..4].copy_from_slice(&sum.to_be_bytes());
+        e
+    }
+
+    /// Its addresses, as `sonde lab show` prints them.
+    pub fn addresses(&self) -> Vec<IpAddr> {
+        let v6 = self.v6.map(IpAddr::V6);
+        v6.into_iter().chain(self.v4.map(IpAddr::V4)).collect()
+    }
+}
+
+/// An Ethernet header back to where `frame` came from.
+fn ethernet(out: &mut Vec<u8>, frame: &[u8], kind: [u8; 2]) {
+    out.extend_from_slice(&frame[6..12]);
+    out.extend_from_slice(&frame[0..6]);
+    out.extend_from_slice(&kind);
+}
+
+#[cfg(test)]
+mod tests;
