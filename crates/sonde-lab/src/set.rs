@@ -6,10 +6,10 @@
 //! the same namespace on the same interfaces: the link pauses for the few
 //! milliseconds between the two, and keeps its addresses, routes, queues
 //! and every connection across it. Only what the emulator does (delay,
-//! jitter, line rate, random loss) can change this way; a link without an emulator has
-//! none to change.
+//! jitter, line rate, random loss, an MPLS hop) can change this way; a
+//! link without an emulator has none to change.
 
-use crate::emulator::Impairment;
+use crate::emulator::{Impairment, Lsr};
 use crate::netns::{run_cmd, LabError, Netns};
 use std::time::{Duration, Instant};
 
@@ -22,7 +22,7 @@ pub enum Ends {
 }
 
 /// What to change; `None` keeps the setting as it is.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct EmulatorChange {
     /// One-way delay of each direction changed.
     pub delay: Option<Duration>,
@@ -32,6 +32,8 @@ pub struct EmulatorChange {
     /// Random loss, a probability per packet (0: none), in place of any
     /// loss model.
     pub loss: Option<f64>,
+    /// An MPLS hop put in (or taken out: `Some(None)`).
+    pub mpls: Option<Option<Lsr>>,
 }
 
 /// The settings of link `link`'s running emulator: its program, its pid
@@ -80,6 +82,9 @@ fn apply(imp: &mut Impairment, c: &EmulatorChange) {
     }
     if let Some(r) = c.line_rate_bps {
         imp.line_rate_bps = r;
+    }
+    if let Some(m) = &c.mpls {
+        imp.mpls = m.clone();
     }
     if let Some(p) = c.loss {
         // Random loss is a Gilbert-Elliott chain that never leaves its

@@ -73,6 +73,12 @@ pub struct SetArgs {
     /// replaces any loss model the link had.
     #[arg(long, value_name = "PCT", value_parser = crate::step_args::percent)]
     pub loss: Option<f64>,
+    /// Put an MPLS hop at the start of the direction, as the topology's
+    /// `mpls` key writes it ('{ labels = [16005], address =
+    /// ["2001:db8::fe"] }'), or take it out ('off'): the hop count of
+    /// every path over the link changes by one.
+    #[arg(long, value_name = "TABLE|off")]
+    pub mpls: Option<String>,
     /// Only the direction from this end of the link (a or b).
     #[arg(long, value_parser = ["a", "b"])]
     pub from: Option<String>,
@@ -171,12 +177,23 @@ pub fn run(args: LabArgs) -> Result<(), Failure> {
         },
         LabCommand::Set(a) => {
             use sonde_lab::set::{set_emulator, EmulatorChange, Ends};
-            if a.delay.is_none() && a.jitter.is_none() && a.line_rate.is_none() && a.loss.is_none()
+            if a.delay.is_none()
+                && a.jitter.is_none()
+                && a.line_rate.is_none()
+                && a.loss.is_none()
+                && a.mpls.is_none()
             {
                 return Err(Failure::Usage(anyhow!(
-                    "say what to change: --delay, --jitter, --line-rate or --loss"
+                    "say what to change: --delay, --jitter, --line-rate, --loss or --mpls"
                 )));
             }
+            let mpls = match a.mpls.as_deref() {
+                Some(text) => Some(
+                    sonde_lab::profile::mpls_setting(text)
+                        .map_err(|e| Failure::Usage(anyhow!("--mpls: {e}")))?,
+                ),
+                None => None,
+            };
             let ends = match a.from.as_deref() {
                 Some("a") => Ends::AToB,
                 Some("b") => Ends::BToA,
@@ -187,6 +204,7 @@ pub fn run(args: LabArgs) -> Result<(), Failure> {
                 jitter: a.jitter,
                 line_rate_bps: a.line_rate.map(|r| r.bps()),
                 loss: a.loss.map(|pct| pct / 100.0),
+                mpls,
             };
             let (l2r, r2l) = set_emulator(&a.lab, a.link, ends, &change).map_err(|e| {
                 lab_failure(e, format!("changing link {} of lab '{}'", a.link, a.lab))

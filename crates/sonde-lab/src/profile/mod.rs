@@ -13,6 +13,26 @@ mod tests;
 
 pub use error::ProfileError;
 
+/// An MPLS hop as `sonde lab set --mpls` takes it: `off` (none), or the
+/// `mpls` key's inline table, read and checked as in a topology file.
+pub fn mpls_setting(text: &str) -> Result<Option<Lsr>, ProfileError> {
+    if text.trim() == "off" {
+        return Ok(None);
+    }
+    let not_a_table = || ProfileError::WrongType {
+        key: "mpls".into(),
+        expected: "off, or a table { labels = [16005], address = [\"2001:db8::1\"] }",
+        found: "text",
+    };
+    let table: Table = toml::from_str(&format!("mpls = {text}")).map_err(|_| not_a_table())?;
+    // Only the one value: text that goes on past it is not the key's.
+    let value = table
+        .get("mpls")
+        .filter(|_| table.len() == 1)
+        .ok_or_else(not_a_table)?;
+    read_mpls("mpls", value).map(Some)
+}
+
 use crate::emulator::{Exceed, Gilbert, Impairment, JitterDist, Lsr, Policer};
 use ipnet::IpNet;
 use read::*;

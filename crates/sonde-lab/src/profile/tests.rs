@@ -431,3 +431,24 @@ fn an_mpls_hop_reads_its_labels_and_addresses_and_names_what_is_wrong() {
         "mpls.labels[2]: '1048576' is not an MPLS label (a whole number from 0 to 1048575)"
     );
 }
+
+#[test]
+fn lab_set_takes_an_mpls_hop_as_the_key_writes_it_or_off() {
+    assert_eq!(mpls_setting("off").unwrap(), None);
+    let lsr = mpls_setting("{ labels = [16005], address = [\"2001:db8::fe\"] }")
+        .unwrap()
+        .unwrap();
+    assert_eq!((lsr.labels, lsr.v4), (vec![16005], None));
+    assert!(matches!(
+        mpls_setting("16005").unwrap_err(),
+        P::WrongType { key, .. } if key == "mpls"
+    ));
+    assert!(matches!(
+        mpls_setting("{ labels = [16005").unwrap_err(),
+        P::WrongType { key, .. } if key == "mpls"
+    ));
+    assert!(matches!(
+        mpls_setting("{ labels = [16005] }\nrate = 1").unwrap_err(),
+        P::WrongType { key, .. } if key == "mpls"
+    ));
+}

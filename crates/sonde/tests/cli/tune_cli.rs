@@ -54,6 +54,21 @@ fn bad_flags_are_usage_errors() {
             "--windows",
         ),
         (&["lab", "set", "nolab", "1"][..], "--delay"),
+        (
+            &["lab", "set", "nolab", "1", "--mpls", "16005"][..],
+            "--mpls",
+        ),
+        (
+            &[
+                "lab",
+                "set",
+                "nolab",
+                "1",
+                "--mpls",
+                "{ labels = [2000000] }",
+            ][..],
+            "mpls.labels[1]: '2000000' is not an MPLS label",
+        ),
     ] {
         let out = sonde().args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));

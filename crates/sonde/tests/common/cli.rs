@@ -3,6 +3,7 @@
 use super::{sonde, stderr};
 use serde_json::Value;
 use std::process::Output;
+use std::time::{Duration, Instant};
 
 /// A loopback port nothing listens on (kept free in the tests' range).
 pub const CLOSED: &str = "17399";
@@ -27,6 +28,19 @@ pub fn status(db: &std::path::Path) -> Value {
     let out = run(&["status", "--json", &format!("--archive={}", db.display())]);
     assert!(out.status.success(), "{}", stderr(&out));
     json(&out)
+}
+
+/// Waits up to `secs` for `db`'s `sonde status` to satisfy `cond`; the
+/// last status read.
+pub fn status_until(db: &std::path::Path, secs: u64, cond: impl Fn(&Value) -> bool) -> Value {
+    let end = Instant::now() + Duration::from_secs(secs);
+    loop {
+        let s = status(db);
+        if cond(&s) || Instant::now() > end {
+            return s;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
 }
 
 /// `db`'s forwarding destination `name`, as `sonde status` shows it.

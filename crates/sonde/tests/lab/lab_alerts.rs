@@ -14,23 +14,9 @@ use common::lab_cli::{lab, serve_in, write_topology, Down, KillOnDrop};
 use common::{lab_allowed, sonde, stderr};
 use serde_json::Value;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
 
 const A: &str = "2001:2:0:1::1";
 const B: &str = "2001:2:0:1::2";
-
-/// Waits up to `secs` for `db`'s `sonde status` to satisfy `cond`; the
-/// last status read.
-fn status_until(db: &std::path::Path, secs: u64, cond: impl Fn(&Value) -> bool) -> Value {
-    let end = Instant::now() + Duration::from_secs(secs);
-    loop {
-        let s = cli::status(db);
-        if cond(&s) || Instant::now() > end {
-            return s;
-        }
-        std::thread::sleep(Duration::from_millis(500));
-    }
-}
 
 fn set_loss(pct: u32) {
     let o = lab(&["set", "la1", "1", "--loss", &format!("{pct}%")]);
@@ -126,12 +112,12 @@ fn a_loss_change_mid_campaign_raises_one_alert_and_clearing_it_clears_it_once() 
     // raise would take two late replies in each of two runs in a row.
 
     // Clean runs first: nothing raised.
-    let s = status_until(&db, 60, |s| results(s) >= 3);
+    let s = cli::status_until(&db, 60, |s| results(s) >= 3);
     assert!(results(&s) >= 3, "{s}");
     assert_eq!(raised(&s), 0, "{s}");
 
     set_loss(30);
-    let s = status_until(&db, 60, |s| raised(s) == 1);
+    let s = cli::status_until(&db, 60, |s| raised(s) == 1);
     assert_eq!(raised(&s), 1, "{s}");
     let alert = &s["alerts"]["raised"][0];
     assert_eq!(alert["rule"], "lossy-link");
@@ -169,7 +155,7 @@ fn a_loss_change_mid_campaign_raises_one_alert_and_clearing_it_clears_it_once() 
     );
 
     set_loss(0);
-    let s = status_until(&db, 60, |s| raised(s) == 0 && events(s).len() >= 2);
+    let s = cli::status_until(&db, 60, |s| raised(s) == 0 && events(s).len() >= 2);
     let ev = events(&s);
     assert_eq!(raised(&s), 0, "{s}");
     // Newest first: one raise, then one clear, and nothing else.

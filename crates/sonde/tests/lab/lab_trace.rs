@@ -13,7 +13,7 @@
 //! lab of its own. Needs root; `SONDE_LAB=skip` skips elsewhere.
 
 use crate::common;
-use common::lab_cli::{lab_up, Down};
+use common::lab_cli::{lab_up, serve_in, Down, KillOnDrop};
 use common::walkthrough::Walkthrough;
 use common::{lab_allowed, sonde, stderr};
 use serde_json::Value;
@@ -574,4 +574,73 @@ fn a_hop_inside_an_mpls_tunnel_reports_its_label_stack() {
             "{text}"
         );
     }
+    path_change_alert_when_the_tunnel_goes();
+}
+
+/// The same lab, watched: an agent in node a traces b every 2 s as a
+/// campaign, with a `path_changed` rule. Taking the MPLS hop out of the
+/// running link (`sonde lab set --mpls off`) between two runs moves b
+/// from hop 3 to hop 2: the alert is raised once, by the first trace
+/// without the hop, and cleared by the next, on the same route.
+fn path_change_alert_when_the_tunnel_goes() {
+    let (a, b) = ("2001:2:0:1::1", "2001:2:0:2::2");
+    let dir = common::TempDir::new("trcm");
+    std::fs::create_dir_all(dir.join("campaigns")).unwrap();
+    std::fs::write(
+        dir.join("campaigns/path.toml"),
+        format!(
+            "name = \"path\"\n[schedule]\nrepeat = \"PT2S\"\n\
+             [[endpoint]]\nname = \"A\"\naddress = \"{a}\"\n\
+             [[endpoint]]\nname = \"B\"\naddress = \"{b}\"\n\
+             [[step]]\nname = \"path A to B\"\nfrom = \"A\"\nto = \"B\"\ntest = \"trace\"\n\
+             queries = 1\nwait_s = \"1s\"\n"
+        ),
+    )
+    .unwrap();
+    let config = dir.join("agent.toml");
+    std::fs::write(
+        &config,
+        "[[alert]]\nname = \"moved\"\nmetric = \"path_changed\"\ntest = \"trace\"\n",
+    )
+    .unwrap();
+    let db = dir.join("agent.db");
+    let _b = KillOnDrop(serve_in("trcm", "b", b));
+    let _agent = KillOnDrop(
+        sonde()
+            .args(["lab", "exec", "--lab", "trcm", "a", "--"])
+            .arg(env!("CARGO_BIN_EXE_sonde"))
+            .args(["serve", "--no-reflector", "--bind", a, "-p", "5202"])
+            .arg("--campaigns")
+            .arg(dir.join("campaigns"))
+            .arg("--archive")
+            .arg(&db)
+            .arg("--config")
+            .arg(&config)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let events = |s: &Value| {
+        s["alerts"]["events"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    };
+    // Deadlines, not timings: runs every 2 s, 60 s allowed for each wait.
+    let s = common::cli::status_until(&db, 60, |s| s["results"].as_u64().unwrap_or(0) >= 2);
+    assert!(s["results"].as_u64().unwrap_or(0) >= 2, "{s}");
+    assert!(events(&s).is_empty(), "the route held: {s}");
+    let o = sonde()
+        .args(["lab", "set", "trcm", "1", "--from", "a", "--mpls", "off"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = common::cli::status_until(&db, 60, |s| events(s).len() >= 2);
+    let ev = events(&s);
+    // Newest first: raised by the trace that moved, cleared by the next.
+    let edges: Vec<&str> = ev.iter().map(|e| e["edge"].as_str().unwrap()).collect();
+    assert_eq!(edges, ["cleared", "raised"], "{s}");
+    assert_eq!(ev[1]["rule"], "moved", "{s}");
+    assert_eq!(ev[1]["value"], 1.0, "{s}");
 }
