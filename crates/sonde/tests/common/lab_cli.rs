@@ -1,6 +1,7 @@
 //! Labs built with the `sonde lab` command line, and sonde run inside them.
 
 use super::{sonde, stderr};
+use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
@@ -67,6 +68,28 @@ pub fn serve_in(labname: &str, node: &str, addr: &str) -> Child {
         .unwrap();
     listening_in(labname, node, 5201);
     child
+}
+
+/// An agent in `node` of `labname`, bound to `addr` port 5202 (no
+/// reflector): it runs the campaigns of `dir/campaigns` into `db`, with
+/// the configuration `dir/agent.toml`; killed when dropped.
+pub fn agent_in(labname: &str, node: &str, addr: &str, dir: &Path, db: &Path) -> KillOnDrop {
+    KillOnDrop(
+        sonde()
+            .args(["lab", "exec", "--lab", labname, node, "--"])
+            .arg(env!("CARGO_BIN_EXE_sonde"))
+            .args(["serve", "--no-reflector", "--bind", addr, "-p", "5202"])
+            .arg("--campaigns")
+            .arg(dir.join("campaigns"))
+            .arg("--archive")
+            .arg(db)
+            .arg("--config")
+            .arg(dir.join("agent.toml"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    )
 }
 
 /// Waits until something listens on TCP `port` in `node` of `labname`

@@ -10,10 +10,9 @@
 
 use crate::common;
 use common::cli;
-use common::lab_cli::{lab, serve_in, write_topology, Down, KillOnDrop};
+use common::lab_cli::{agent_in, lab, serve_in, write_topology, Down, KillOnDrop};
 use common::{lab_allowed, sonde, stderr};
 use serde_json::Value;
-use std::process::Stdio;
 
 const A: &str = "2001:2:0:1::1";
 const B: &str = "2001:2:0:1::2";
@@ -55,9 +54,8 @@ fn a_loss_change_mid_campaign_raises_one_alert_and_clearing_it_clears_it_once() 
         ),
     )
     .unwrap();
-    let config = dir.join("agent.toml");
     std::fs::write(
-        &config,
+        dir.join("agent.toml"),
         "[[alert]]\nname = \"lossy-link\"\nmetric = \"loss_pct\"\ntest = \"ping\"\n\
          above = 5.0\nfor = 2\nclear = 1.0\nclear_for = 2\nnotify = [\"log\", \"incident\"]\n\
          incident = \"loss-high\"\n",
@@ -76,22 +74,7 @@ fn a_loss_change_mid_campaign_raises_one_alert_and_clearing_it_clears_it_once() 
             .unwrap();
         assert!(o.status.success(), "{}", stderr(&o));
     }
-    let _agent = KillOnDrop(
-        sonde()
-            .args(["lab", "exec", "--lab", "la1", "a", "--"])
-            .arg(env!("CARGO_BIN_EXE_sonde"))
-            .args(["serve", "--no-reflector", "--bind", A, "-p", "5202"])
-            .arg("--campaigns")
-            .arg(dir.join("campaigns"))
-            .arg("--archive")
-            .arg(&db)
-            .arg("--config")
-            .arg(&config)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
+    let _agent = agent_in("la1", "a", A, &dir, &db);
     let results = |s: &Value| s["results"].as_u64().unwrap_or(0);
     let raised = |s: &Value| s["alerts"]["raised"].as_array().map_or(0, Vec::len);
     let events = |s: &Value| {

@@ -13,7 +13,7 @@
 //! lab of its own. Needs root; `SONDE_LAB=skip` skips elsewhere.
 
 use crate::common;
-use common::lab_cli::{lab_up, serve_in, Down, KillOnDrop};
+use common::lab_cli::{agent_in, lab_up, serve_in, Down, KillOnDrop};
 use common::walkthrough::Walkthrough;
 use common::{lab_allowed, sonde, stderr};
 use serde_json::Value;
@@ -597,30 +597,14 @@ fn path_change_alert_when_the_tunnel_goes() {
         ),
     )
     .unwrap();
-    let config = dir.join("agent.toml");
     std::fs::write(
-        &config,
+        dir.join("agent.toml"),
         "[[alert]]\nname = \"moved\"\nmetric = \"path_changed\"\ntest = \"trace\"\n",
     )
     .unwrap();
     let db = dir.join("agent.db");
     let _b = KillOnDrop(serve_in("trcm", "b", b));
-    let _agent = KillOnDrop(
-        sonde()
-            .args(["lab", "exec", "--lab", "trcm", "a", "--"])
-            .arg(env!("CARGO_BIN_EXE_sonde"))
-            .args(["serve", "--no-reflector", "--bind", a, "-p", "5202"])
-            .arg("--campaigns")
-            .arg(dir.join("campaigns"))
-            .arg("--archive")
-            .arg(&db)
-            .arg("--config")
-            .arg(&config)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
+    let _agent = agent_in("trcm", "a", a, &dir, &db);
     let events = |s: &Value| {
         s["alerts"]["events"]
             .as_array()
