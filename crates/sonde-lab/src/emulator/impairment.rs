@@ -1,5 +1,7 @@
 //! What one direction of an emulated link does to each frame, in order:
-//! an MPLS hop (TTL, Time Exceeded), policers, Gilbert-Elliott loss,
+//! an MPLS hop (TTL, Time Exceeded), a tunnel's MTU (Packet Too Big),
+//! policers and the line (both counting the tunnel's overhead),
+//! Gilbert-Elliott loss,
 //! duplication, then delay with jitter (or, for a reordered frame, no
 //! delay at all).
 
@@ -8,6 +10,7 @@ use super::gilbert::{Gilbert, GilbertState};
 use super::lsr::{Lsr, LsrFate};
 use super::policer::{Bucket, Exceed, Policer, Verdict};
 use super::random::{jitter_ns, JitterDist, Rng};
+use super::tunnel::{Tunnel, TunnelFate};
 use serde::{Deserialize, Serialize};
 
 /// One direction's settings, as `sonde lab up` hands them to the emulator.
@@ -33,6 +36,8 @@ pub struct Impairment {
     pub line_rate_bps: u64,
     /// An MPLS hop at the start of the direction.
     pub mpls: Option<Lsr>,
+    /// A tunnel over the direction: bytes on the wire, an MTU.
+    pub tunnel: Option<Tunnel>,
 }
 
 impl std::fmt::Display for Impairment {
@@ -54,6 +59,21 @@ impl std::fmt::Display for Impairment {
                     from.join(" and ")
                 }
             ));
+        }
+        if let Some(t) = &self.tunnel {
+            let from: Vec<String> = t.addresses().iter().map(ToString::to_string).collect();
+            let mut what = format!("tunnel, {} bytes a packet", t.overhead);
+            if let Some(mtu) = t.mtu {
+                what += &format!(
+                    ", MTU {mtu}, too big answered from {}",
+                    if from.is_empty() {
+                        "nowhere".to_string()
+                    } else {
+                        from.join(" and ")
+                    }
+                );
+            }
+            parts.push(what);
         }
         if self.delay_ns > 0 {
             parts.push(format!("delay {}", ms(self.delay_ns)));
@@ -164,10 +184,18 @@ impl Direction {
                 LsrFate::Dropped => return Fate::Dropped,
             }
         }
+        let mut overhead = 0;
+        if let Some(t) = &self.imp.tunnel {
+            match t.enter(frame, &mut self.answer) {
+                TunnelFate::Carried => overhead = t.overhead as usize,
+                TunnelFate::Answered => return Fate::Answered,
+                TunnelFate::Dropped => return Fate::Dropped,
+            }
+        }
         if !self.buckets.is_empty() {
             let (dscp, proto) = (frame::dscp(frame), frame::protocol(frame));
             if let Some(b) = self.buckets.iter_mut().find(|b| b.matches(dscp, proto)) {
-                match b.police(frame::ip_len(frame), now_ns, &mut self.rng) {
+                match b.police(frame::ip_len(frame) + overhead, now_ns, &mut self.rng) {
                     Verdict::Pass => {}
                     Verdict::Exceed(Exceed::Drop) => return Fate::Dropped,
                     Verdict::Exceed(Exceed::Remark(to)) => {
@@ -182,7 +210,7 @@ impl Direction {
             }
         }
         let copies = 1 + u8::from(self.rng.chance(self.imp.duplicate));
-        let serialized = self.serialize(frame.len() * usize::from(copies), now_ns);
+        let serialized = self.serialize((frame.len() + overhead) * usize::from(copies), now_ns);
         if self.rng.chance(self.imp.reorder) {
             return Fate::Forward {
                 delay_ns: serialized,
@@ -264,6 +292,54 @@ mod tests {
                 delay_ns: 20_000_000,
                 copies: 1
             }));
+    }
+
+    #[test]
+    fn a_tunnel_s_overhead_takes_line_time_and_policer_tokens() {
+        // 1 Mbit/s: a 1000-byte frame and 250 bytes of tunnel take 10 ms.
+        let tunnel = Some(Tunnel {
+            overhead: 250,
+            mtu: None,
+            v4: None,
+            v6: None,
+        });
+        let mut d = Direction::new(
+            Impairment {
+                line_rate_bps: 1_000_000,
+                tunnel: tunnel.clone(),
+                ..Default::default()
+            },
+            3,
+        );
+        let mut f = vec![0u8; 1000];
+        let fwd = Fate::Forward {
+            delay_ns: 10_000_000,
+            copies: 1,
+        };
+        assert_eq!(d.process(&mut f, 0), fwd);
+        // A policer with a 2500-byte bucket passes two such IPv6 packets
+        // (986 + 250 bytes each, 2472), not a third.
+        let mut d = Direction::new(
+            Impairment {
+                policers: vec![Policer {
+                    rate_bps: 8_000,
+                    burst: 2500,
+                    dscp: None,
+                    protocol: None,
+                    exceed: Exceed::Drop,
+                    punish: None,
+                }],
+                tunnel,
+                ..Default::default()
+            },
+            3,
+        );
+        f[12..14].copy_from_slice(&[0x86, 0xdd]);
+        f[14] = 0x60;
+        let fates: Vec<bool> = (0..3)
+            .map(|_| d.process(&mut f, 0) != Fate::Dropped)
+            .collect();
+        assert_eq!(fates, [true, true, false]);
     }
 
     #[test]

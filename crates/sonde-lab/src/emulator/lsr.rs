@@ -13,18 +13,14 @@
 //! multicast addresses) cross untouched: they never leave a link, and
 //! neighbour discovery needs its hop limit of 255.
 
+use super::icmp_answer::{self as icmp, is_icmp_error, Error, ETH, IPV4, IPV6};
 use serde::{Deserialize, Serialize};
 use sonde_wire::inet::checksum;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-const ETH: usize = 14;
-const IPV4: [u8; 2] = [0x08, 0x00];
-const IPV6: [u8; 2] = [0x86, 0xdd];
 /// The quotation is padded to this length, as RFC 4884 asks of a
 /// message with extensions.
 const QUOTE: usize = 128;
-/// The TTL of the answers the hop sends.
-const ANSWER_TTL: u8 = 64;
 
 /// An MPLS hop's settings.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -83,27 +79,17 @@ impl Lsr {
             header[10..12].copy_from_slice(&sum.to_be_bytes());
             return LsrFate::Forward;
         }
-        let icmp_error = ip[9] == 1 && ip.get(ihl).is_some_and(|t| [3, 4, 5, 11, 12].contains(t));
+        let icmp_error = is_icmp_error(false, ip[9], ip.get(ihl).copied());
         let (Some(from), false) = (self.v4, icmp_error) else {
             return LsrFate::Dropped;
         };
-        let src = Ipv4Addr::new(ip[12], ip[13], ip[14], ip[15]);
-        let icmp = self.icmp(11, QUOTE / 4, &frame[ETH..], ip[1] >> 5, ttl);
-        answer.clear();
-        ethernet(answer, frame, IPV4);
-        let len = u16::try_from(20 + icmp.len()).unwrap_or(u16::MAX);
-        let mut header = [0u8; 20];
-        header[0] = 0x45;
-        header[1] = 0xc0; // CS6, as routers send their ICMP.
-        header[2..4].copy_from_slice(&len.to_be_bytes());
-        header[8] = ANSWER_TTL;
-        header[9] = 1;
-        header[12..16].copy_from_slice(&from.octets());
-        header[16..20].copy_from_slice(&src.octets());
-        let sum = checksum(&header);
-        header[10..12].copy_from_slice(&sum.to_be_bytes());
-        answer.extend_from_slice(&header);
-        answer.extend_from_slice(&icmp);
+        let extension = self.extension(ip[1] >> 5, ttl);
+        icmp::v4(
+            answer,
+            frame,
+            from,
+            &self.time_exceeded(11, [0, 32, 0, 0], &extension),
+        );
         LsrFate::Answered
     }
 
@@ -129,49 +115,33 @@ impl Lsr {
             frame[ETH + 7] = hops - 1;
             return LsrFate::Forward;
         }
-        let icmp_error = ip[6] == 58 && ip.get(40).is_some_and(|t| *t < 128);
+        let icmp_error = is_icmp_error(true, ip[6], ip.get(40).copied());
         let (Some(from), false) = (self.v6, icmp_error) else {
             return LsrFate::Dropped;
         };
         let tclass = ((ip[0] & 0x0f) << 4) | (ip[1] >> 4);
-        let mut icmp = self.icmp(3, QUOTE / 8, &frame[ETH..], tclass >> 5, hops);
-        // The checksum covers a pseudo-header (RFC 8200 §8.1).
-        let len = u32::try_from(icmp.len()).unwrap_or(u32::MAX);
-        let mut pseudo = Vec::with_capacity(40 + icmp.len());
-        pseudo.extend_from_slice(&from.octets());
-        pseudo.extend_from_slice(&src.octets());
-        pseudo.extend_from_slice(&len.to_be_bytes());
-        pseudo.extend_from_slice(&[0, 0, 0, 58]);
-        pseudo.extend_from_slice(&icmp);
-        let sum = checksum(&pseudo);
-        icmp[2..4].copy_from_slice(&sum.to_be_bytes());
-        answer.clear();
-        ethernet(answer, frame, IPV6);
-        answer.extend_from_slice(&[0x6c, 0, 0, 0]); // traffic class CS6
-        answer.extend_from_slice(&u16::try_from(icmp.len()).unwrap_or(u16::MAX).to_be_bytes());
-        answer.extend_from_slice(&[58, ANSWER_TTL]);
-        answer.extend_from_slice(&from.octets());
-        answer.extend_from_slice(&src.octets());
-        answer.extend_from_slice(&icmp);
+        let extension = self.extension(tclass >> 5, hops);
+        icmp::v6(
+            answer,
+            frame,
+            from,
+            &self.time_exceeded(3, [16, 0, 0, 0], &extension),
+        );
         LsrFate::Answered
     }
 
-    /// A Time Exceeded message of `kind` (11 for ICMP, 3 for ICMPv6)
-    /// quoting `packet` padded to 128 bytes (`units`: that length in the
-    /// field's units), then the extension with the label stack. The
-    /// ICMP checksum is set for IPv4 (ICMPv6's needs the pseudo-header).
-    fn icmp(&self, kind: u8, units: usize, packet: &[u8], tc: u8, ttl: u8) -> Vec<u8> {
-        let mut m = vec![kind, 0, 0, 0, 0, 0, 0, 0];
-        m[if kind == 11 { 5 } else { 4 }] = u8::try_from(units).unwrap_or(0);
-        let quoted = &packet[..packet.len().min(QUOTE)];
-        m.extend_from_slice(quoted);
-        m.resize(8 + QUOTE, 0);
-        m.extend_from_slice(&self.extension(tc, ttl));
-        if kind == 11 {
-            let sum = checksum(&m);
-            m[2..4].copy_from_slice(&sum.to_be_bytes());
+    /// A Time Exceeded (`kind` 11 for ICMP, 3 for ICMPv6) whose bytes
+    /// 4–7 (`word`) give the quotation's length, 128 bytes, in the
+    /// family's units, followed by `extension`.
+    fn time_exceeded<'a>(&self, kind: u8, word: [u8; 4], extension: &'a [u8]) -> Error<'a> {
+        Error {
+            kind,
+            code: 0,
+            word,
+            quote: QUOTE,
+            pad: true,
+            extension,
         }
-        m
     }
 
     /// The RFC 4884 extension structure: version 2, its checksum, one
@@ -196,13 +166,6 @@ impl Lsr {
         let v6 = self.v6.map(IpAddr::V6);
         v6.into_iter().chain(self.v4.map(IpAddr::V4)).collect()
     }
-}
-
-/// An Ethernet header back to where `frame` came from.
-fn ethernet(out: &mut Vec<u8>, frame: &[u8], kind: [u8; 2]) {
-    out.extend_from_slice(&frame[6..12]);
-    out.extend_from_slice(&frame[0..6]);
-    out.extend_from_slice(&kind);
 }
 
 #[cfg(test)]

@@ -8,16 +8,19 @@
 
 mod frame;
 mod gilbert;
+mod icmp_answer;
 mod impairment;
 mod lsr;
 mod policer;
 mod random;
+mod tunnel;
 
 pub use gilbert::Gilbert;
 pub use impairment::{Direction, Fate, Impairment};
 pub use lsr::Lsr;
 pub use policer::{Exceed, Policer};
 pub use random::{jitter_ns, JitterDist, Rng};
+pub use tunnel::{Tunnel, MIN_MTU};
 
 use crate::sys::PacketSocket;
 use std::cmp::Reverse;

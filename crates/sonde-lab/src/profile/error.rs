@@ -86,6 +86,12 @@ pub enum ProfileError {
     /// `mpls.address[N]`.
     #[error("{key}: '{value}' is not an IP address")]
     BadAddress { key: String, value: String },
+    /// `tunnel.overhead` over 1000 bytes.
+    #[error("{key}: {overhead} bytes a packet is more than a tunnel's headers (at most 1000)")]
+    TunnelOverhead { key: String, overhead: u32 },
+    /// `tunnel.mtu` under IPv6's minimum.
+    #[error("{key}: {mtu} is under 1280, the least an IPv6 link carries")]
+    TunnelMtuTooSmall { key: String, mtu: u32 },
     /// `mpls.address`: two of one family.
     #[error("{key}: one address per family (two IPv{family} addresses given)")]
     TwoAddressesOfAFamily { key: String, family: u8 },

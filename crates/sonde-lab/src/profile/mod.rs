@@ -33,7 +33,7 @@ pub fn mpls_setting(text: &str) -> Result<Option<Lsr>, ProfileError> {
     read_mpls("mpls", value).map(Some)
 }
 
-use crate::emulator::{Exceed, Gilbert, Impairment, JitterDist, Lsr, Policer};
+use crate::emulator::{Exceed, Gilbert, Impairment, JitterDist, Lsr, Policer, Tunnel};
 use ipnet::IpNet;
 use read::*;
 use serde::Deserialize;
@@ -69,6 +69,8 @@ pub struct DirectionProfile {
     pub ef_from: Option<Vec<IpNet>>,
     /// An MPLS hop at the start of the direction (sonde's emulator).
     pub mpls: Option<Lsr>,
+    /// A tunnel over the direction: overhead per packet, an MTU.
+    pub tunnel: Option<Tunnel>,
 }
 
 /// A probability in [0, 1], written "1%" or 0.01.
@@ -210,6 +212,7 @@ impl DirectionProfile {
             marking: opt(t, "", "marking", read_marking)?,
             ef_from: opt(t, "", "ef_from", read_prefixes)?,
             mpls: opt(t, "", "mpls", read_mpls)?,
+            tunnel: opt(t, "", "tunnel", read_tunnel)?,
         })
     }
 
@@ -233,6 +236,7 @@ impl DirectionProfile {
             marking: o.marking.or(b.marking),
             ef_from: o.ef_from.or(b.ef_from),
             mpls: o.mpls.or(b.mpls),
+            tunnel: o.tunnel.or(b.tunnel),
         }
     }
 
@@ -267,6 +271,7 @@ impl DirectionProfile {
                 })
                 .collect(),
             mpls: self.mpls.clone(),
+            tunnel: self.tunnel.clone(),
         }
     }
 

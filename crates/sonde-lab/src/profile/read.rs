@@ -4,7 +4,7 @@
 use super::*;
 use toml::Value;
 
-pub(super) const DIRECTION_KEYS: [&str; 15] = [
+pub(super) const DIRECTION_KEYS: [&str; 16] = [
     "rate",
     "queue_ms",
     "queue",
@@ -20,10 +20,11 @@ pub(super) const DIRECTION_KEYS: [&str; 15] = [
     "marking",
     "ef_from",
     "mpls",
+    "tunnel",
 ];
 pub(super) const DIRECTION_KNOWN: &str =
     "rate, queue_ms, queue, loss, delay, jitter, jitter_dist, \
-                               line_rate, duplicate, reorder, policer, diffserv, marking, ef_from, mpls";
+                               line_rate, duplicate, reorder, policer, diffserv, marking, ef_from, mpls, tunnel";
 pub(super) const GILBERT_KEYS: [&str; 4] = ["p", "r", "loss_good", "loss_bad"];
 pub(super) const GILBERT_KNOWN: &str = "p, r, loss_good, loss_bad";
 pub(super) const POLICER_KEYS: [&str; 6] =
@@ -33,6 +34,8 @@ pub(super) const DIFFSERV_KEYS: [&str; 3] = ["priority", "lbe", "lbe_min"];
 pub(super) const DIFFSERV_KNOWN: &str = "priority, lbe, lbe_min";
 pub(super) const MPLS_KEYS: [&str; 2] = ["labels", "address"];
 pub(super) const MPLS_KNOWN: &str = "labels, address";
+pub(super) const TUNNEL_KEYS: [&str; 3] = ["overhead", "mtu", "address"];
+pub(super) const TUNNEL_KNOWN: &str = "overhead, mtu, address";
 
 /// `key` inside `table` ("" for the direction's own keys).
 pub(super) fn path(table: &str, key: &str) -> String {
@@ -392,11 +395,15 @@ pub(super) fn read_mpls(key: &str, v: &Value) -> Result<Lsr, ProfileError> {
                 .ok_or(ProfileError::BadLabel { key, value: s })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let mut lsr = Lsr {
-        labels,
-        v4: None,
-        v6: None,
-    };
+    let (v4, v6) = read_addresses(key, t)?;
+    Ok(Lsr { labels, v4, v6 })
+}
+
+/// `address`: at most one IPv6 and one IPv4 address, a list or one.
+fn read_addresses(
+    key: &str,
+    t: &Table,
+) -> Result<(Option<std::net::Ipv4Addr>, Option<std::net::Ipv6Addr>), ProfileError> {
     let address_key = path(key, "address");
     let addresses = match t.get("address") {
         None => Vec::new(),
@@ -410,6 +417,7 @@ pub(super) fn read_mpls(key: &str, v: &Value) -> Result<Lsr, ProfileError> {
             ))
         }
     };
+    let (mut v4, mut v6) = (None, None);
     for (i, a) in addresses.iter().enumerate() {
         let key = format!("{address_key}[{}]", i + 1);
         let s = scalar(&key, "an IP address", a)?;
@@ -418,11 +426,46 @@ pub(super) fn read_mpls(key: &str, v: &Value) -> Result<Lsr, ProfileError> {
             family,
         };
         match s.trim().parse::<std::net::IpAddr>() {
-            Ok(std::net::IpAddr::V4(a)) if lsr.v4.replace(a).is_some() => return Err(twice(4)),
-            Ok(std::net::IpAddr::V6(a)) if lsr.v6.replace(a).is_some() => return Err(twice(6)),
+            Ok(std::net::IpAddr::V4(a)) if v4.replace(a).is_some() => return Err(twice(4)),
+            Ok(std::net::IpAddr::V6(a)) if v6.replace(a).is_some() => return Err(twice(6)),
             Ok(_) => {}
             Err(_) => return Err(ProfileError::BadAddress { key, value: s }),
         }
     }
-    Ok(lsr)
+    Ok((v4, v6))
+}
+
+/// `tunnel = { overhead = 60, mtu = 1400, address = ["2001:db8:ff::2"] }`:
+/// a tunnel over the direction (sonde's emulator).
+pub(super) fn read_tunnel(key: &str, v: &Value) -> Result<Tunnel, ProfileError> {
+    let Value::Table(t) = v else {
+        return Err(wrong_type(key, "a table { overhead, mtu, address }", v));
+    };
+    unknown_key(key, t, &TUNNEL_KEYS, TUNNEL_KNOWN)?;
+    let Some(overhead) = opt(t, key, "overhead", read_u32)? else {
+        return Err(ProfileError::MissingKey {
+            key: path(key, "overhead"),
+            why: "the bytes each packet costs beyond itself (40 for IPv6 in IPv6)",
+        });
+    };
+    if overhead > 1000 {
+        return Err(ProfileError::TunnelOverhead {
+            key: path(key, "overhead"),
+            overhead,
+        });
+    }
+    let mtu = opt(t, key, "mtu", read_u32)?;
+    if let Some(mtu) = mtu.filter(|m| *m < crate::emulator::MIN_MTU) {
+        return Err(ProfileError::TunnelMtuTooSmall {
+            key: path(key, "mtu"),
+            mtu,
+        });
+    }
+    let (v4, v6) = read_addresses(key, t)?;
+    Ok(Tunnel {
+        overhead,
+        mtu,
+        v4,
+        v6,
+    })
 }

@@ -452,3 +452,38 @@ fn lab_set_takes_an_mpls_hop_as_the_key_writes_it_or_off() {
         P::WrongType { key, .. } if key == "mpls"
     ));
 }
+
+#[test]
+fn a_tunnel_reads_its_overhead_mtu_and_entrance_and_names_what_is_wrong() {
+    let p = read("tunnel = { overhead = 60, mtu = 1400, address = [\"2001:db8::fd\"] }").unwrap();
+    let t = p.tunnel.clone().unwrap();
+    assert_eq!((t.overhead, t.mtu, t.v4), (60, Some(1400), None));
+    assert_eq!(p.impairment().tunnel, Some(t), "the emulator gets it");
+    let plain = read("tunnel = { overhead = 40 }").unwrap().tunnel.unwrap();
+    assert_eq!((plain.mtu, plain.addresses().len()), (None, 0));
+    let err = |text: &str| read(text).unwrap_err();
+    assert!(matches!(
+        err("tunnel = { mtu = 1400 }"),
+        P::MissingKey { key, .. } if key == "tunnel.overhead"
+    ));
+    assert!(matches!(
+        err("tunnel = { overhead = 2000 }"),
+        P::TunnelOverhead { overhead: 2000, .. }
+    ));
+    assert!(matches!(
+        err("tunnel = { overhead = 40, mtu = 1000 }"),
+        P::TunnelMtuTooSmall { key, mtu: 1000 } if key == "tunnel.mtu"
+    ));
+    assert!(matches!(
+        err("tunnel = { overhead = \"big\" }"),
+        P::BadInteger { key, .. } if key == "tunnel.overhead"
+    ));
+    assert!(matches!(
+        err("tunnel = { overhead = 40, address = [\"::1\", \"::2\"] }"),
+        P::TwoAddressesOfAFamily { family: 6, .. }
+    ));
+    assert!(matches!(
+        err("tunnel = { overhead = 40, cipher = \"aes\" }"),
+        P::UnknownKey { key, .. } if key == "tunnel.cipher"
+    ));
+}
