@@ -12,7 +12,7 @@ mod watcher;
 
 use crate::admission::{admit_as, Admissible, Asker};
 use crate::audit::{Asked, Outcome, Proto};
-use crate::state::Shared;
+use crate::state::{Shared, TestSlot};
 use sonde_engine::control::Control;
 use sonde_engine::EngineError;
 use sonde_model::{HostEnv, TestSpec};
@@ -21,7 +21,7 @@ use sonde_wire::{
     PROTOCOL_VERSION,
 };
 use std::net::{SocketAddr, TcpStream};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Serves one connection that opened with sonde's magic; `deadline` is
@@ -146,14 +146,27 @@ pub(crate) fn handle(
 }
 
 /// How an admitted test runs: the cuts the server made (told to the
-/// client with the spec it runs), and whether a rate cap binds it.
-#[derive(Debug, Clone, Default)]
+/// client with the spec it runs), whether a rate cap binds it, and the
+/// slot it holds.
+#[derive(Debug)]
 pub(crate) struct Terms {
     pub cuts: Vec<Cut>,
     pub rate_capped: bool,
+    slot: Mutex<Option<TestSlot>>,
 }
 
 impl Terms {
+    /// Gives the test's slot back now, before the server's last word to
+    /// a client whose test it aborts: a client that reads why finds the
+    /// slot free (it went back only after that word, and a client that
+    /// asked again at once was told the server was busy). Otherwise the
+    /// slot goes back when the run returns.
+    pub(crate) fn release_slot(&self) {
+        if let Ok(mut slot) = self.slot.lock() {
+            slot.take();
+        }
+    }
+
     /// The `accepted` message's cuts and spec.
     pub(crate) fn told(&self, spec: impl FnOnce() -> TestSpec) -> (Vec<Cut>, Option<TestSpec>) {
         if self.cuts.is_empty() {
@@ -240,9 +253,10 @@ fn run_admitted<S: Admissible>(
     let terms = Terms {
         cuts: admitted.cuts,
         rate_capped: admitted.rate_capped,
+        slot: Mutex::new(Some(admitted.slot)),
     };
     let result = run(control, id, &admitted.spec, &terms);
-    drop(admitted.slot);
+    drop(terms);
     result
 }
 

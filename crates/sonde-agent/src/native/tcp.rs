@@ -78,6 +78,7 @@ fn run_accepted(
         }
         let Ok((index, conn)) = got else {
             let reason = "not every data connection arrived in time".to_string();
+            terms.release_slot();
             control.send(&ServerMessage::Abort {
                 reason: reason.clone(),
             })?;

@@ -126,6 +126,7 @@ pub(super) fn run(
         let from = match await_hello(&socket, id, index, &peer, deadline, &control) {
             Ok(f) => f,
             Err(e) => {
+                terms.release_slot();
                 control.send(&ServerMessage::Abort {
                     reason: e.to_string(),
                 })?;
