@@ -156,11 +156,12 @@ pub(crate) struct Terms {
 }
 
 impl Terms {
-    /// Gives the test's slot back now, before the server's last word to
-    /// a client whose test it aborts: a client that reads why finds the
-    /// slot free (it went back only after that word, and a client that
-    /// asked again at once was told the server was busy). Otherwise the
-    /// slot goes back when the run returns.
+    /// Gives the test's slot back now, before the server's last word: the
+    /// abort of a test whose streams never came, or the report of one
+    /// whose traffic is over. A client that reads it finds the slot free
+    /// (it went back only after that word, and a client that asked again
+    /// at once was told the server was busy). Otherwise the slot goes
+    /// back when the run returns.
     pub(crate) fn release_slot(&self) {
         if let Ok(mut slot) = self.slot.lock() {
             slot.take();

@@ -120,6 +120,10 @@ fn run_accepted(
         plan.receive_rate = spec.bitrate.map(|r| Rate::from_bps(r.bps() + r.bps() / 50));
     }
     let report = run_side(plan, streams, host_env(), start, &stop, &mut |_| {});
+    // The traffic is over: the slot goes back before the reports cross,
+    // so a client that starts its next test as soon as it has this one's
+    // finds it free.
+    terms.release_slot();
     answer_report(
         watcher,
         &mut control,

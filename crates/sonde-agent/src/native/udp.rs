@@ -194,6 +194,8 @@ pub(super) fn run(
             index += 1;
         },
     );
+    // The traffic is over: the slot goes back before the reports cross.
+    terms.release_slot();
     answer_report(
         watcher,
         &mut control,
