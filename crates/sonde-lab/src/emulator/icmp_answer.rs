@@ -5,7 +5,7 @@
 //! of the packet as a router does.
 
 use sonde_wire::inet::checksum;
-use std::net::{Ipv4Addr, Ipv6Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 pub(crate) const ETH: usize = 14;
 pub(crate) const IPV4: [u8; 2] = [0x08, 0x00];
@@ -24,6 +24,13 @@ pub(crate) struct Error<'a> {
     pub quote: usize,
     pub pad: bool,
     pub extension: &'a [u8],
+}
+
+/// The addresses a hop answers from, IPv6 first, as `sonde lab show`
+/// prints them.
+pub(crate) fn addresses(v4: Option<Ipv4Addr>, v6: Option<Ipv6Addr>) -> Vec<IpAddr> {
+    let v6 = v6.map(IpAddr::V6);
+    v6.into_iter().chain(v4.map(IpAddr::V4)).collect()
 }
 
 /// Whether an IP packet (from its protocol and first transport byte) is

@@ -88,8 +88,7 @@ impl Tunnel {
 
     /// Its addresses, as `sonde lab show` prints them.
     pub fn addresses(&self) -> Vec<IpAddr> {
-        let v6 = self.v6.map(IpAddr::V6);
-        v6.into_iter().chain(self.v4.map(IpAddr::V4)).collect()
+        icmp::addresses(self.v4, self.v6)
     }
 }
 
