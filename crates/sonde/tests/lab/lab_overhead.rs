@@ -89,11 +89,13 @@ fn a_tunnel_costs_its_bytes_at_the_policer_and_tells_its_mtu_from_its_entrance()
     let loss = num(&r["summary"]["forward"]["loss_pct"]);
     let expected = (1.0 - 10.0 / (9.5 * 1088.0 / 1000.0)) * 100.0;
     eprintln!("through the tunnel's policer: {loss:.2} % lost, expected {expected:.2} %");
-    // Without the tunnel's bytes nothing would be lost; a stalled sender
-    // on a loaded machine, catching up 5 ms at once, only adds (1.75
-    // points either side).
+    // Without the tunnel's bytes nothing would be lost. About 4,750
+    // packets: 4.5 σ of a binomial count at 3.25 % is 1.2 points below;
+    // above, a sender stalled on a loaded machine only adds (the bucket
+    // fills for 10 ms of a stall and no more: a 50 ms stall costs about a
+    // point), so 3 points are allowed.
     assert!(
-        (loss - expected).abs() <= 1.75,
+        (expected - 1.2..=expected + 3.0).contains(&loss),
         "{loss} % lost, expected {expected:.2} %"
     );
     let sonde_exe = env!("CARGO_BIN_EXE_sonde");
