@@ -30,7 +30,7 @@ pub mod scheduler;
 mod shared_run;
 pub mod status;
 
-pub use overrides::Overrides;
+pub use overrides::{Overrides, Quick};
 pub use plan::{Endpoint, Plan, Step, StepBody};
 pub use resource::ResourceClass;
 pub use run_event::RunEventKind;

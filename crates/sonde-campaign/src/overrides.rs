@@ -9,6 +9,20 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+/// A plan's `[quick]` table: the overrides `campaign run --quick` takes,
+/// a desk run of the study's battery (shorter steps, fewer runs) where
+/// the plan as written is a real one. What the command line gives wins.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Quick {
+    #[serde(default)]
+    pub scale: Option<f64>,
+    #[serde(default)]
+    pub repeat: Option<String>,
+    #[serde(default)]
+    pub max_runs: Option<u64>,
+}
+
 /// A plan's overrides; the default changes nothing.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -45,6 +59,16 @@ impl Overrides {
             None => Ok(Overrides::default()),
             Some(j) => serde_json::from_str(j)
                 .map_err(|e| CampaignError::Plan(format!("overrides kept with the plan: {e}"))),
+        }
+    }
+
+    /// These overrides with `quick`'s where these have none.
+    pub fn with_quick(self, quick: &Quick) -> Overrides {
+        Overrides {
+            scale: self.scale.or(quick.scale),
+            repeat: self.repeat.or_else(|| quick.repeat.clone()),
+            max_runs: self.max_runs.or(quick.max_runs),
+            endpoints: self.endpoints,
         }
     }
 
@@ -99,5 +123,23 @@ mod tests {
             "scale 0.01, repeat PT40S, max_runs 3, endpoint B = 10.0.0.2"
         );
         assert!(Overrides::from_json(Some("{\"speed\": 2}")).is_err());
+    }
+
+    #[test]
+    fn the_quick_form_fills_what_the_command_line_left() {
+        let quick = Quick {
+            scale: Some(0.1),
+            repeat: Some("PT30S".into()),
+            max_runs: Some(1),
+        };
+        let given = Overrides {
+            max_runs: Some(3),
+            ..Overrides::default()
+        };
+        let o = given.with_quick(&quick);
+        assert_eq!(
+            (o.scale, o.repeat.as_deref(), o.max_runs),
+            (Some(0.1), Some("PT30S"), Some(3))
+        );
     }
 }

@@ -61,6 +61,8 @@ pub struct Plan {
     pub endpoints: Vec<Endpoint>,
     pub steps: Vec<Step>,
     pub schedule: Schedule,
+    /// The plan's desk form (`[quick]`), for `campaign run --quick`.
+    pub quick: Option<crate::overrides::Quick>,
 }
 
 /// The plan file's top level, before its steps are read.
@@ -77,6 +79,8 @@ struct PlanFile {
     /// steps every 2 min).
     #[serde(default)]
     scale: Option<f64>,
+    #[serde(default)]
+    quick: Option<crate::overrides::Quick>,
     #[serde(rename = "endpoint", default)]
     endpoints: Vec<Endpoint>,
     #[serde(rename = "step", default)]
@@ -174,6 +178,7 @@ impl Plan {
             endpoints: ends,
             steps,
             schedule,
+            quick: file.quick,
         })
     }
 
@@ -298,7 +303,7 @@ fn read_step(
     let to_end = ends.iter().find(|e| e.name == to);
     let to_address = to_end.map(|e| e.address.clone());
     let to_port = to_end.and_then(|e| e.port);
-    let body = if t.contains_key("method") {
+    let mut body = if t.contains_key("method") {
         if let Some(defaults) = method_defaults(&t, to_address.as_deref().unwrap_or_default()) {
             t = overlay(defaults, t);
         }
@@ -333,7 +338,8 @@ fn read_step(
             "step {n}: say what it runs: test = \"tcp\"|\"udp\"|\"ping\", or method = …"
         )));
     };
-    if let StepBody::Method(m) = &body {
+    if let StepBody::Method(m) = &mut body {
+        scale_method(m, scale);
         m.validate()
             .map_err(|e| bad(format!("step {n}: {}: {}", e.field, e.reason)))?;
     }
@@ -350,15 +356,18 @@ fn read_step(
 }
 
 /// A method whose spec has defaults of its own (`qos_check`: seed 004's
-/// checks toward the step's `to`), as a table the step's keys go over.
+/// checks toward the step's `to`; `qos_scenario`: `sonde qos scenario`'s
+/// flags' defaults), as a table the step's keys go over.
 fn method_defaults(t: &toml::Table, host: &str) -> Option<toml::Table> {
+    let toward = sonde_model::UdpSpec {
+        host: host.to_string(),
+        ..sonde_model::UdpSpec::default()
+    };
     let spec = match t.get("method").and_then(toml::Value::as_str)? {
-        "qos_check" => MethodSpec::QosCheck(sonde_model::method::QosCheckSpec::new(
-            sonde_model::UdpSpec {
-                host: host.to_string(),
-                ..sonde_model::UdpSpec::default()
-            },
-        )),
+        "qos_check" => MethodSpec::QosCheck(sonde_model::method::QosCheckSpec::new(toward)),
+        "qos_scenario" => {
+            MethodSpec::QosScenario(sonde_model::method::QosScenarioSpec::new(toward))
+        }
         _ => return None,
     };
     match toml::Value::try_from(&spec) {
@@ -395,6 +404,26 @@ fn scale_test(spec: &mut TestSpec, scale: f64) {
         TestSpec::Http(s) => s.time = scaled(s.time),
         // A trace is as long as its path: nothing to scale.
         TestSpec::Trace(_) => {}
+    }
+}
+
+/// Scales the times of a QoS method's trials by `scale` (other methods
+/// run as their spec says: a search or a sweep is as long as it needs).
+fn scale_method(spec: &mut MethodSpec, scale: f64) {
+    if scale == 1.0 {
+        return;
+    }
+    let scaled = |d: Duration| Duration::from_secs_f64((d.as_secs_f64() * scale).max(1.0));
+    match spec {
+        MethodSpec::QosScenario(s) => {
+            s.udp_foreground.time = scaled(s.udp_foreground.time);
+            s.tcp_foreground.time = scaled(s.tcp_foreground.time);
+        }
+        MethodSpec::QosCheck(s) => {
+            s.probe_time = scaled(s.probe_time);
+            s.shaping_time = scaled(s.shaping_time);
+        }
+        _ => {}
     }
 }
 

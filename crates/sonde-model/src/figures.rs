@@ -11,6 +11,7 @@
 use crate::profile::FrameKind;
 use crate::rtt::RttStats;
 use crate::udp_report::{DscpCounts, OneWayDelay, Quantiles, Remark};
+use crate::video::FrameCount;
 use crate::{Direction, Dscp};
 use serde::{Deserialize, Serialize};
 
@@ -104,6 +105,10 @@ pub struct Figures {
     /// DSCP each type is sent with (whole tests only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub frames: Vec<FrameClass>,
+    /// The `video` profile: the share of frames sent that could be
+    /// decoded (all their packets and references arrived), in percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decodable_frames_pct: Option<f64>,
     /// Packets that arrived with another DSCP than they were sent with;
     /// empty when every packet kept its marking.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -132,18 +137,33 @@ pub struct FrameClass {
     pub frame: FrameKind,
     #[serde(flatten)]
     pub class: DscpClass,
+    /// Frames of this type sent, and how many of them could be decoded
+    /// (their packets and their references arrived; `crate::video`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent_frames: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decodable_frames: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decodable_pct: Option<f64>,
 }
 
 impl FrameClass {
-    /// The frame types among `classes`, in the order I, P, B.
-    pub fn from_classes(classes: &[DscpClass]) -> Vec<FrameClass> {
+    /// The frame types among `classes`, in the order I, P, B, with their
+    /// frames sent and decodable from `counts` (the receiver's).
+    pub fn from_classes(classes: &[DscpClass], counts: &[FrameCount]) -> Vec<FrameClass> {
         FrameKind::ALL
             .into_iter()
             .filter_map(|frame| {
                 let class = classes.iter().find(|c| c.dscp == frame.dscp())?;
+                let count = counts.iter().find(|c| c.frame == frame);
                 Some(FrameClass {
                     frame,
                     class: class.clone(),
+                    sent_frames: count.map(|c| c.sent),
+                    decodable_frames: count.map(|c| c.decodable),
+                    decodable_pct: count
+                        .filter(|c| c.sent > 0)
+                        .map(|c| pct(c.decodable, c.sent)),
                 })
             })
             .collect()
@@ -213,7 +233,7 @@ mod tests {
         };
         // AF13 (B), AF11 (I) and EF, which is no frame type.
         let classes = [class(14, 80, 80), class(10, 100, 75), class(46, 5, 5)];
-        let frames = FrameClass::from_classes(&classes);
+        let frames = FrameClass::from_classes(&classes, &[]);
         let got: Vec<(FrameKind, u64, f64)> = frames
             .iter()
             .map(|f| (f.frame, f.class.lost_packets, f.class.loss_pct))

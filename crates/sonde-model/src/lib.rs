@@ -39,6 +39,7 @@ pub mod udp_report;
 pub mod udp_spec;
 pub mod units;
 pub mod v1;
+pub mod video;
 pub mod work;
 
 pub use client_spec::Volume;

@@ -298,9 +298,11 @@ pub fn udp_result(
         .collect();
     // The video profile's frame types are its DSCPs (FrameKind::dscp).
     let video = matches!(spec.profile, Profile::Video(_));
-    let with_frames = |mut f: Figures| {
+    let with_frames = |mut f: Figures, rx: Option<&ReceiverTally>| {
         if video {
-            f.frames = FrameClass::from_classes(&f.classes);
+            let counts = rx.map_or(&[][..], |r| &r.frames);
+            f.frames = FrameClass::from_classes(&f.classes, counts);
+            f.decodable_frames_pct = crate::video::decodable_pct(counts);
         }
         f
     };
@@ -310,7 +312,7 @@ pub fn udp_result(
             let tx = sent(&p.sender().measured);
             let rx = received(&p.receiver().measured);
             StreamResult {
-                figures: with_frames(join(tx, rx, None).of_stream(p.stream, p.direction)),
+                figures: with_frames(join(tx, rx, None).of_stream(p.stream, p.direction), rx),
                 client_socket: p.client.socket.clone(),
                 server_socket: p.server.socket.clone(),
             }
@@ -322,10 +324,13 @@ pub fn udp_result(
         }
         let (tx, n) = senders_of(&pairs, d, None);
         let rx = sums_of(d, client, server).map(|s| &s.measured);
-        Some(with_frames(Figures {
-            streams: Some(n),
-            ..join(tx.as_ref(), rx, None)
-        }))
+        Some(with_frames(
+            Figures {
+                streams: Some(n),
+                ..join(tx.as_ref(), rx, None)
+            },
+            rx,
+        ))
     };
     let interrupted = client.stopped_early || server.stopped_early;
     let env = TestEnv::between(client.env.clone(), server.env.clone(), peer);

@@ -115,6 +115,10 @@ pub struct ReceiverTally {
     /// Distinct packets received per DSCP the sender set (from the header).
     pub received_by_sent_dscp: DscpCounts,
     pub remarks: Vec<Remark>,
+    /// The `video` profile: frames sent and decodable, by kind, over the
+    /// whole stream (empty for other profiles).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub frames: Vec<crate::video::FrameCount>,
     /// Seconds from the first to the last packet received.
     pub secs: f64,
 }

@@ -123,8 +123,46 @@ pub fn qos_scenario_summary(r: &MethodResult) -> String {
         out += &qos_step_line(s, streams);
         out.push('\n');
     }
+    if r.qos_steps.iter().any(|s| !s.fg_frames.is_empty()) {
+        out += &video_table(&r.qos_steps);
+    }
     if r.interrupted {
         out += "(interrupted: the steps that ran)\n";
+    }
+    out
+}
+
+/// A `video` foreground's frames per step: each type's packet loss and
+/// decodable frames, and the decodable frame rate (seed 004 Table 10's
+/// objective stand-in).
+fn video_table(steps: &[QosStep]) -> String {
+    let mut out = format!(
+        "{:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>12}\n",
+        "offered",
+        "I loss %",
+        "P loss %",
+        "B loss %",
+        "I dec %",
+        "P dec %",
+        "B dec %",
+        "decodable %"
+    );
+    for s in steps {
+        let of = |k: sonde_model::profile::FrameKind| s.fg_frames.iter().find(|f| f.frame == k);
+        let kinds = sonde_model::profile::FrameKind::ALL;
+        let loss = kinds.map(|k| num(of(k).map(|f| f.class.loss_pct), 2));
+        let dec = kinds.map(|k| num(of(k).and_then(|f| f.decodable_pct), 1));
+        out += &format!(
+            "{:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>12}\n",
+            mbit(s.fg_offered_bps),
+            loss[0],
+            loss[1],
+            loss[2],
+            dec[0],
+            dec[1],
+            dec[2],
+            num(s.fg_decodable_pct, 1)
+        );
     }
     out
 }
@@ -202,6 +240,8 @@ mod tests {
             bg_jitter_ms: Some(0.05),
             bg_loss_pct: Some(0.0),
             bg_tcp_bps: Some(24_000_000),
+            fg_frames: Vec::new(),
+            fg_decodable_pct: None,
             trials: Vec::new(),
         }
     }

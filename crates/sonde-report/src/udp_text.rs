@@ -191,7 +191,7 @@ fn direction_details(out: &mut String, d: Direction, c: &Figures) {
     // The video profile: per frame type (each has its own DSCP).
     for f in &c.frames {
         let k = &f.class;
-        let _ = writeln!(
+        let _ = write!(
             out,
             "  {} frames, DSCP {:<10}  sent {:>8}  received {:>8}  lost {:>7} ({:.2} %)",
             f.frame,
@@ -200,6 +200,19 @@ fn direction_details(out: &mut String, d: Direction, c: &Figures) {
             k.received_packets,
             k.lost_packets,
             k.loss_pct
+        );
+        if let (Some(sent), Some(ok), Some(p)) =
+            (f.sent_frames, f.decodable_frames, f.decodable_pct)
+        {
+            let _ = write!(out, "; {ok} of {sent} frames decodable ({p:.2} %)");
+        }
+        out.push('\n');
+    }
+    if let Some(p) = c.decodable_frames_pct {
+        let sent: u64 = c.frames.iter().filter_map(|f| f.sent_frames).sum();
+        let _ = writeln!(
+            out,
+            "  decodable frame rate {p:.2} % of {sent} frames (all their packets and references arrived)"
         );
     }
     if c.classes.len() > 1 && c.frames.is_empty() {

@@ -41,7 +41,7 @@ fn video_loss_is_shown_per_frame_type() {
     fwd.classes[0].received_packets = 250;
     fwd.classes[0].lost_packets = 25;
     fwd.classes[0].loss_pct = 25.0 * 100.0 / 275.0;
-    fwd.frames = sonde_model::FrameClass::from_classes(&fwd.classes);
+    fwd.frames = sonde_model::FrameClass::from_classes(&fwd.classes, &[]);
     let text = udp_summary(&r);
     assert!(
         text.contains(
@@ -53,6 +53,36 @@ fn video_loss_is_shown_per_frame_type() {
     );
     // The frame lines stand for the DSCP lines.
     assert!(!text.contains("  DSCP AF11"), "{text}");
+    // With the receiver's frame counts, each line says how many decode.
+    let counts = [
+        sonde_model::video::FrameCount {
+            frame: sonde_model::profile::FrameKind::I,
+            sent: 25,
+            decodable: 22,
+        },
+        sonde_model::video::FrameCount {
+            frame: sonde_model::profile::FrameKind::P,
+            sent: 75,
+            decodable: 66,
+        },
+        sonde_model::video::FrameCount {
+            frame: sonde_model::profile::FrameKind::B,
+            sent: 200,
+            decodable: 170,
+        },
+    ];
+    let fwd = r.summary.forward.as_mut().expect("forward");
+    fwd.frames = sonde_model::FrameClass::from_classes(&fwd.classes, &counts);
+    fwd.decodable_frames_pct = sonde_model::video::decodable_pct(&counts);
+    let text = udp_summary(&r);
+    assert!(
+        text.contains("lost      25 (9.09 %); 22 of 25 frames decodable (88.00 %)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n  decodable frame rate 86.00 % of 300 frames (all their packets and references arrived)\n"),
+        "{text}"
+    );
 }
 
 #[test]

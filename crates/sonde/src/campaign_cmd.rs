@@ -66,6 +66,10 @@ pub struct PlanArgs {
     /// (after --scale).
     #[arg(long, value_name = "DURATION")]
     pub repeat: Option<String>,
+    /// The plan's desk form: its `[quick]` table's scale, repeat and
+    /// max_runs where these flags give none.
+    #[arg(long)]
+    pub quick: bool,
     /// Give endpoint NAME this address instead of the plan's.
     #[arg(long = "endpoint", value_name = "NAME=ADDR", value_parser = endpoint)]
     pub endpoints: Vec<(String, String)>,
@@ -179,8 +183,18 @@ fn overrides(p: &PlanArgs) -> Overrides {
 
 fn plan_of(p: &PlanArgs) -> Result<(Plan, String, Overrides, String), Failure> {
     let usage = |e: String| Failure::Usage(anyhow!(e));
-    let over = overrides(p);
-    let (plan, text) = read_plan(&p.plan, &over).map_err(usage)?;
+    let mut over = overrides(p);
+    let (mut plan, mut text) = read_plan(&p.plan, &over).map_err(usage)?;
+    if p.quick {
+        let quick = plan.quick.clone().ok_or_else(|| {
+            usage(format!(
+                "{}: --quick: the plan has no [quick] table",
+                p.plan.display()
+            ))
+        })?;
+        over = over.with_quick(&quick);
+        (plan, text) = read_plan(&p.plan, &over).map_err(usage)?;
+    }
     let me = which_endpoint(&plan, p.me.as_deref()).map_err(usage)?;
     Ok((plan, text, over, me))
 }

@@ -15,6 +15,7 @@ use anyhow::anyhow;
 use clap::{ArgGroup, Args, Subcommand};
 use sonde_methods::qos::{run_qos_checks, run_qos_scenario, Senders};
 use sonde_model::method::{QosCheckKind, QosCheckSpec, QosRamp, QosScenarioSpec};
+use sonde_model::profile::Profile;
 use sonde_model::{
     ByteSize, Dscp, DscpFlag, Event, IpFamily, MethodEvent, MethodSpec, Rate, TcpSpec, UdpSpec,
 };
@@ -187,6 +188,16 @@ pub struct ScenarioArgs {
     /// The foreground's class.
     #[arg(long, default_value = "EF")]
     pub fg_class: DscpFlag,
+    /// UDP foreground: its traffic profile (`video` sends seed 004 §5.1's
+    /// DiffServ-aware video, its frames marked AF11/AF12/AF13 whatever
+    /// --fg-class says, and adds loss and decodable frames per frame type).
+    #[arg(
+        long,
+        value_name = "PROFILE",
+        default_value = "cbr",
+        conflicts_with = "fg_streams"
+    )]
+    pub fg_profile: Profile,
     /// TCP foreground: each stream's socket buffer (004: 256K).
     #[arg(long, value_name = "SIZE")]
     pub fg_window: Option<ByteSize>,
@@ -221,7 +232,10 @@ impl ScenarioArgs {
             _ => QosRamp::Rates(Vec::new()),
         };
         QosScenarioSpec {
-            udp_foreground: c.udp(self.time, class),
+            udp_foreground: UdpSpec {
+                profile: self.fg_profile,
+                ..c.udp(self.time, class)
+            },
             tcp_foreground: TcpSpec {
                 host: c.host.clone(),
                 port: c.port,

@@ -340,26 +340,33 @@ fn an_endpoints_port_is_where_its_tcp_and_udp_steps_go() {
 
 #[test]
 fn the_example_plans_read_and_the_studys_battery_scales_to_the_lab() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/campaigns");
+    // Each study's plans: examples/studies/NNN-name/*plan.toml.
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/studies");
     let mut names = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        let text = std::fs::read_to_string(&path).unwrap();
-        let plan = Plan::parse(&text, &Overrides::default())
-            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        names.push(plan.name);
+    for study in std::fs::read_dir(dir).unwrap() {
+        for entry in std::fs::read_dir(study.unwrap().path()).unwrap() {
+            let path = entry.unwrap().path();
+            if !path.to_string_lossy().ends_with("plan.toml") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let plan = Plan::parse(&text, &Overrides::default())
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            names.push(plan.name);
+        }
     }
     names.sort();
     assert_eq!(
         names,
         [
+            "6net-af-video",
             "6net-qos",
             "balticgrid-rtt",
             "balticgrid-throughput",
             "geant-stesta"
         ]
     );
-    let text = std::fs::read_to_string(format!("{dir}/geant-stesta.toml")).unwrap();
+    let text = std::fs::read_to_string(format!("{dir}/000-geant-stesta/plan.toml")).unwrap();
     let full = Plan::parse(&text, &Overrides::default()).unwrap();
     assert_eq!(full.steps.len(), 8);
     assert_eq!(

@@ -5,6 +5,7 @@
 
 pub mod client;
 pub mod flow;
+pub mod frames;
 pub mod recv;
 pub mod schedule;
 pub mod send;

@@ -4,8 +4,10 @@
 //! interval and once for the measured part of the test.
 
 use crate::sys::{Datagram, RecvBatch};
+use crate::udp::frames::VideoRx;
 use crate::udp::stats::{Arrival, DelayStats, IpdvStats, JitterEstimator, SequenceTracker};
 use sonde_model::udp_report::{DscpCounts, OneWayDelay, Quantiles, ReceiverTally, Remark};
+use sonde_model::video::FrameCount;
 use sonde_model::Dscp;
 use sonde_wire::TestPacket;
 use std::io;
@@ -181,6 +183,7 @@ impl RxAcc {
             delay,
             dscp_received: counts(&self.dscp_received),
             received_by_sent_dscp: counts(&self.by_sent),
+            frames: Vec::new(),
             remarks: self
                 .remarks
                 .iter()
@@ -220,9 +223,25 @@ pub struct RxStream {
     last_rx_ns: Option<i64>,
     /// Datagrams that were not test packets of this stream.
     pub strays: u64,
+    /// The `video` profile: packets per frame.
+    video: Option<VideoRx>,
 }
 
 impl RxStream {
+    /// A stream of the `video` profile: its frames are counted too.
+    pub fn video(rx: VideoRx) -> Self {
+        Self {
+            video: Some(rx),
+            ..Self::default()
+        }
+    }
+
+    /// The `video` profile's frames, sent and decodable (empty for other
+    /// profiles).
+    pub fn frame_counts(&self) -> Vec<FrameCount> {
+        self.video.as_ref().map(VideoRx::counts).unwrap_or_default()
+    }
+
     /// RFC 4737 NextExp: the sequence number expected next.
     pub fn next_expected(&self) -> u64 {
         self.seq.next_expected()
@@ -245,11 +264,21 @@ impl RxStream {
             return false;
         };
         if p.end {
+            if let Some(v) = &mut self.video {
+                v.end(p.seq);
+            }
             return true;
         }
         let rx_ns = d.rx_ns.unwrap_or(now_wall_ns);
         self.last_rx_ns = self.last_rx_ns.max(Some(rx_ns));
         let arrival = self.seq.observe(p.seq);
+        if let Some(v) = self
+            .video
+            .as_mut()
+            .filter(|_| arrival != Arrival::Duplicate)
+        {
+            v.record(p.seq);
+        }
         if arrival != Arrival::Duplicate {
             self.jitter
                 .update(i64::try_from(p.send_ns).unwrap_or(i64::MAX), rx_ns);

@@ -6,6 +6,7 @@
 
 use crate::pacer::due_ns;
 use sonde_model::profile::{FrameKind, Profile, VideoProfile, VOIP_INTERVAL, VOIP_PAYLOAD};
+use sonde_model::video::VideoLayout;
 use sonde_model::{Dscp, Rate};
 use std::time::Duration;
 
@@ -39,6 +40,8 @@ pub struct Schedule {
     rng: u64,
     /// Video: packets left in the current frame and where it is.
     video: VideoState,
+    /// Video: the packets of each frame.
+    layout: Option<VideoLayout>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -66,6 +69,7 @@ impl Schedule {
             poisson_ns: 0.0,
             rng: seed | 1,
             video: VideoState::default(),
+            layout: None,
         }
     }
 
@@ -124,30 +128,21 @@ impl Schedule {
 
     fn next_video(&mut self, v: VideoProfile) -> Departure {
         let frame_ns = 1e9 / f64::from(v.fps.max(1));
+        let (rate_bps, len) = (self.rate_bps, self.len);
+        let layout = self
+            .layout
+            .get_or_insert_with(|| VideoLayout::new(v, rate_bps, len));
         if self.video.packet >= self.video.packets {
-            // Start the next frame: its bytes are the rate's share for one
-            // frame time, weighted by kind over the group of pictures.
+            // Start the next frame (its packets: the layout's).
             if self.video.packets > 0 {
                 self.video.frame += 1;
             }
-            let gop = u64::from(v.gop.max(1));
-            let total_weight: u64 = (0..gop)
-                .map(|n| VideoProfile::weight(v.frame_kind(n)))
-                .sum();
-            let kind = v.frame_kind(self.video.frame);
-            let gop_bytes = self.rate_bps as f64 / 8.0 * frame_ns / 1e9 * gop as f64;
-            let bytes =
-                (gop_bytes * VideoProfile::weight(kind) as f64 / total_weight as f64) as u64;
-            let bytes = bytes.max(u64::from(sonde_model::udp_spec::UDP_HEADER_LEN));
-            let full = u64::from(self.len);
-            self.video.packets = u32::try_from(bytes.div_ceil(full)).unwrap_or(u32::MAX);
-            let rest = bytes - (u64::from(self.video.packets) - 1) * full;
-            self.video.last_len = u32::try_from(rest)
-                .unwrap_or(self.len)
-                .max(sonde_model::udp_spec::UDP_HEADER_LEN);
+            let kind = layout.kind(self.video.frame);
+            self.video.packets = layout.packets(kind);
+            self.video.last_len = layout.last_len(kind);
             self.video.packet = 0;
         }
-        let kind = v.frame_kind(self.video.frame);
+        let kind = layout.kind(self.video.frame);
         let i = self.video.packet;
         self.video.packet += 1;
         // Packets of a frame spread evenly over the frame time.
@@ -261,5 +256,24 @@ mod tests {
             .sum();
         let share = i_bytes as f64 / bytes as f64;
         assert!((share - 8.0 / 25.0).abs() < 0.02, "{share}");
+    }
+
+    #[test]
+    fn each_video_packet_is_in_the_frame_the_layout_says() {
+        let (rate, len) = (650_000, 1316);
+        let v = VideoProfile::default();
+        let mut s = Schedule::new(Profile::Video(v), Rate::from_bps(rate), len, 1);
+        let layout = VideoLayout::new(v, rate, len);
+        let frame_ns = 40_000_000;
+        for k in 0..2000 {
+            let d = s.next_departure();
+            let frame = layout.frame_of(k);
+            assert_eq!(d.dscp, Some(layout.kind(frame).dscp()), "packet {k}");
+            assert!(
+                d.at_ns >= frame * frame_ns && d.at_ns < (frame + 1) * frame_ns,
+                "packet {k} at {} ns is not in frame {frame}",
+                d.at_ns
+            );
+        }
     }
 }

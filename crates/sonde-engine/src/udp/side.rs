@@ -8,11 +8,13 @@ use crate::budget::Budget;
 use crate::control::Control;
 use crate::sampler::{drive, SampleSide, SamplerPlan};
 use crate::udp::flow::{Credits, ACK_EVERY};
+use crate::udp::frames::VideoRx;
 use crate::udp::recv::{udp_receive_loop, RxAcc, RxStream};
 use crate::udp::schedule::Schedule;
 use crate::udp::send::{sent_since, udp_send_loop, SendLimits, UdpSendCounters, UdpSendPlan};
 use crate::EngineError;
 use sonde_model::udp_report::{ReceivedSum, ReceiverTally, SenderTally, UdpTally};
+use sonde_model::video::{add_counts, VideoLayout};
 use sonde_model::{
     HostEnv, Profile, Rate, SampleWindow, SocketInForce, StreamRole, UdpSideReport, UdpStreamSide,
 };
@@ -297,6 +299,7 @@ fn finish(sampled: Sampling<'_>, env: HostEnv, stopped_early: bool) -> UdpSideRe
         ..
     } = sampled;
     let mut sum = RxAcc::default();
+    let mut sum_frames = Vec::new();
     let mut any_rx = false;
     let streams = running
         .into_iter()
@@ -315,10 +318,15 @@ fn finish(sampled: Sampling<'_>, env: HostEnv, stopped_early: bool) -> UdpSideRe
                 Worker::Receiver(st) => match st.lock() {
                     Ok(mut st) => {
                         let jitter = st.jitter_ms();
+                        let frames = st.frame_counts();
+                        add_counts(&mut sum_frames, &frames);
                         let m = st.measured();
                         sum.merge(m, jitter);
                         any_rx = true;
-                        UdpTally::Received(m.tally(Some(jitter), plan.clock_synced))
+                        UdpTally::Received(ReceiverTally {
+                            frames,
+                            ..m.tally(Some(jitter), plan.clock_synced)
+                        })
                     }
                     Err(_) => UdpTally::Received(ReceiverTally::default()),
                 },
@@ -337,7 +345,10 @@ fn finish(sampled: Sampling<'_>, env: HostEnv, stopped_early: bool) -> UdpSideRe
         windows,
         streams,
         received_sum: any_rx.then(|| ReceivedSum {
-            measured: sum.tally(None, plan.clock_synced),
+            measured: ReceiverTally {
+                frames: sum_frames,
+                ..sum.tally(None, plan.clock_synced)
+            },
             windows: sums,
         }),
         stopped_early,
@@ -405,7 +416,14 @@ fn spawn(
             (Worker::Sender(counters, SenderTally::default()), body)
         }
         StreamRole::Receiver => {
-            let state = Arc::new(Mutex::new(RxStream::default()));
+            let rx = match plan.profile {
+                Profile::Video(v) => RxStream::video(VideoRx::new(
+                    VideoLayout::new(v, plan.rate.bps(), plan.length),
+                    (plan.omit + plan.time).as_secs_f64(),
+                )),
+                _ => RxStream::default(),
+            };
+            let state = Arc::new(Mutex::new(rx));
             let s = Arc::clone(&state);
             let max_len = plan.length.max(sonde_model::profile::VOIP_PAYLOAD) as usize;
             let body = Box::new(move || {

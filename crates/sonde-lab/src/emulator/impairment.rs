@@ -1,12 +1,14 @@
 //! What one direction of an emulated link does to each frame, in order:
 //! an MPLS hop (TTL, Time Exceeded), a tunnel's MTU (Packet Too Big),
-//! policers and the line (both counting the tunnel's overhead),
+//! policers and the line (both counting the tunnel's overhead), the
+//! line's queue (tail drop or RIO),
 //! Gilbert-Elliott loss,
 //! duplication, then delay with jitter (or, for a reordered frame, no
 //! delay at all).
 
 use super::frame;
 use super::gilbert::{Gilbert, GilbertState};
+use super::line_queue::{LineQueue, Rio};
 use super::lsr::{Lsr, LsrFate};
 use super::policer::{Bucket, Exceed, Policer, Verdict};
 use super::random::{jitter_ns, JitterDist, Rng};
@@ -34,6 +36,11 @@ pub struct Impairment {
     /// Line rate (0: none): each frame takes its length / rate to cross,
     /// after the frames before it, so RTT grows with packet size.
     pub line_rate_bps: u64,
+    /// Most packets queued for the line, the one crossing it included
+    /// (0: no limit).
+    pub line_queue: u32,
+    /// RED with In and Out on the line's queue.
+    pub rio: Option<Rio>,
     /// An MPLS hop at the start of the direction.
     pub mpls: Option<Lsr>,
     /// A tunnel over the direction: bytes on the wire, an MTU.
@@ -107,6 +114,20 @@ impl std::fmt::Display for Impairment {
         if self.line_rate_bps > 0 {
             parts.push(format!("line rate {} bit/s", self.line_rate_bps));
         }
+        if self.line_queue > 0 {
+            parts.push(format!("line queue {} packets", self.line_queue));
+        }
+        if let Some(r) = &self.rio {
+            let t =
+                |c: &super::line_queue::RedThresholds| format!("{}-{} p {}", c.min, c.max, c.max_p);
+            parts.push(format!(
+                "RIO green {} yellow {} red {} weight {}",
+                t(&r.green),
+                t(&r.yellow),
+                t(&r.red),
+                r.weight
+            ));
+        }
         for p in &self.policers {
             let mut what = String::from("policer");
             if let Some(d) = p.dscp {
@@ -158,6 +179,8 @@ pub struct Direction {
     buckets: Vec<Bucket>,
     /// When the line is free again (ns, the `now_ns` scale).
     line_free_ns: u64,
+    /// The line's queue, when it is bounded or runs RIO.
+    queue: Option<LineQueue>,
     /// The MPLS hop's last answer.
     answer: Vec<u8>,
 }
@@ -169,6 +192,8 @@ impl Direction {
             gilbert: imp.gilbert.map(GilbertState::new),
             buckets: imp.policers.iter().copied().map(Bucket::new).collect(),
             line_free_ns: 0,
+            queue: (imp.line_rate_bps > 0 && (imp.line_queue > 0 || imp.rio.is_some()))
+                .then(|| LineQueue::new(imp.line_queue, imp.rio, imp.line_rate_bps)),
             answer: Vec::new(),
             imp,
         }
@@ -209,8 +234,17 @@ impl Direction {
                 return Fate::Dropped;
             }
         }
+        let dscp = frame::dscp(frame);
+        if let Some(q) = &mut self.queue {
+            if q.admit(dscp, now_ns, &mut self.rng).is_err() {
+                return Fate::Dropped;
+            }
+        }
         let copies = 1 + u8::from(self.rng.chance(self.imp.duplicate));
         let serialized = self.serialize((frame.len() + overhead) * usize::from(copies), now_ns);
+        if let Some(q) = &mut self.queue {
+            q.push(dscp, now_ns + serialized);
+        }
         if self.rng.chance(self.imp.reorder) {
             return Fate::Forward {
                 delay_ns: serialized,

@@ -10,6 +10,7 @@ mod frame;
 mod gilbert;
 mod icmp_answer;
 mod impairment;
+mod line_queue;
 mod lsr;
 mod policer;
 mod random;
@@ -17,6 +18,7 @@ mod tunnel;
 
 pub use gilbert::Gilbert;
 pub use impairment::{Direction, Fate, Impairment};
+pub use line_queue::{RedThresholds, Rio};
 pub use lsr::Lsr;
 pub use policer::{Exceed, Policer};
 pub use random::{jitter_ns, JitterDist, Rng};

@@ -92,6 +92,9 @@ pub enum ProfileError {
     /// `tunnel.mtu` under IPv6's minimum.
     #[error("{key}: {mtu} is under 1280, the least an IPv6 link carries")]
     TunnelMtuTooSmall { key: String, mtu: u32 },
+    /// `rio.green`, `rio.red.min`, `rio.weight`…
+    #[error("{key}: {why}")]
+    BadLineQueue { key: String, why: &'static str },
     /// `mpls.address`: two of one family.
     #[error("{key}: one address per family (two IPv{family} addresses given)")]
     TwoAddressesOfAFamily { key: String, family: u8 },
@@ -108,6 +111,9 @@ pub enum ProfileError {
     /// `rate`, `line_rate` or `policer[N].rate` below 8 kbit/s.
     #[error("{key} below 8 kbit/s ({bps} bit/s)")]
     RateTooLow { key: String, bps: u64 },
+    /// `line_queue` or `rio` (`key`) on a direction without a line rate.
+    #[error("{key} needs a line_rate: it is the queue of the emulator's line")]
+    LineQueueWithoutLineRate { key: &'static str },
     #[error("give queue or queue_ms, not both")]
     QueueAndQueueMs,
     #[error("reorder needs a delay: a reordered frame skips it")]

@@ -8,6 +8,7 @@
 
 mod error;
 mod read;
+mod rio;
 #[cfg(test)]
 mod tests;
 
@@ -33,9 +34,10 @@ pub fn mpls_setting(text: &str) -> Result<Option<Lsr>, ProfileError> {
     read_mpls("mpls", value).map(Some)
 }
 
-use crate::emulator::{Exceed, Gilbert, Impairment, JitterDist, Lsr, Policer, Tunnel};
+use crate::emulator::{Exceed, Gilbert, Impairment, JitterDist, Lsr, Policer, Rio, Tunnel};
 use ipnet::IpNet;
 use read::*;
+use rio::read_rio;
 use serde::Deserialize;
 use sonde_model::{ByteSize, Dscp, Rate};
 use std::time::Duration;
@@ -57,6 +59,10 @@ pub struct DirectionProfile {
     pub jitter_dist: Option<JitterDist>,
     /// Line rate: each frame takes its size / rate to cross (emulator).
     pub line_rate: Option<Rate>,
+    /// Most packets queued for the line (default: as many as come).
+    pub line_queue: Option<u32>,
+    /// RED with In and Out on the line's queue (seed 004 §5.1).
+    pub rio: Option<Rio>,
     /// Fraction of frames sent twice.
     pub duplicate: Option<Probability>,
     /// Fraction of frames that skip the delay (and so overtake).
@@ -72,6 +78,10 @@ pub struct DirectionProfile {
     /// A tunnel over the direction: overhead per packet, an MTU.
     pub tunnel: Option<Tunnel>,
 }
+
+/// The line's queue with RIO and no `line_queue`: seed 004 §5.1's 30
+/// packets, which Table 8's thresholds are fractions of.
+pub const RIO_QUEUE: u32 = 30;
 
 /// A probability in [0, 1], written "1%" or 0.01.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -205,6 +215,8 @@ impl DirectionProfile {
             jitter: opt(t, "", "jitter", read_duration)?,
             jitter_dist: opt(t, "", "jitter_dist", read_jitter_dist)?,
             line_rate: opt(t, "", "line_rate", read_rate)?,
+            line_queue: opt(t, "", "line_queue", read_u32)?,
+            rio: opt(t, "", "rio", read_rio)?,
             duplicate: opt(t, "", "duplicate", read_probability_key)?,
             reorder: opt(t, "", "reorder", read_probability_key)?,
             policer: opt(t, "", "policer", read_policers)?,
@@ -229,6 +241,8 @@ impl DirectionProfile {
             jitter: o.jitter.or(b.jitter),
             jitter_dist: o.jitter_dist.or(b.jitter_dist),
             line_rate: o.line_rate.or(b.line_rate),
+            line_queue: o.line_queue.or(b.line_queue),
+            rio: o.rio.or(b.rio),
             duplicate: o.duplicate.or(b.duplicate),
             reorder: o.reorder.or(b.reorder),
             policer: o.policer.or(b.policer),
@@ -254,6 +268,10 @@ impl DirectionProfile {
             duplicate: self.duplicate.map_or(0.0, |p| p.0),
             reorder: self.reorder.map_or(0.0, |p| p.0),
             line_rate_bps: self.line_rate.map_or(0, Rate::bps),
+            line_queue: self
+                .line_queue
+                .unwrap_or(if self.rio.is_some() { RIO_QUEUE } else { 0 }),
+            rio: self.rio,
             policers: self
                 .policer
                 .iter()
@@ -306,6 +324,22 @@ impl DirectionProfile {
                     bps,
                 });
             }
+        }
+        if self.line_rate.is_none() {
+            for (key, set) in [
+                ("line_queue", self.line_queue.is_some()),
+                ("rio", self.rio.is_some()),
+            ] {
+                if set {
+                    return Err(ProfileError::LineQueueWithoutLineRate { key });
+                }
+            }
+        }
+        if self.line_queue == Some(0) {
+            return Err(ProfileError::BadLineQueue {
+                key: "line_queue".into(),
+                why: "at least 1 packet (leave it out for a queue without a limit)",
+            });
         }
         if self.queue.is_some() && self.queue_ms.is_some() {
             return Err(ProfileError::QueueAndQueueMs);

@@ -4,7 +4,7 @@
 use super::*;
 use toml::Value;
 
-pub(super) const DIRECTION_KEYS: [&str; 16] = [
+pub(super) const DIRECTION_KEYS: [&str; 18] = [
     "rate",
     "queue_ms",
     "queue",
@@ -13,6 +13,8 @@ pub(super) const DIRECTION_KEYS: [&str; 16] = [
     "jitter",
     "jitter_dist",
     "line_rate",
+    "line_queue",
+    "rio",
     "duplicate",
     "reorder",
     "policer",
@@ -24,7 +26,7 @@ pub(super) const DIRECTION_KEYS: [&str; 16] = [
 ];
 pub(super) const DIRECTION_KNOWN: &str =
     "rate, queue_ms, queue, loss, delay, jitter, jitter_dist, \
-                               line_rate, duplicate, reorder, policer, diffserv, marking, ef_from, mpls, tunnel";
+                               line_rate, line_queue, rio, duplicate, reorder, policer, diffserv, marking, ef_from, mpls, tunnel";
 pub(super) const GILBERT_KEYS: [&str; 4] = ["p", "r", "loss_good", "loss_bad"];
 pub(super) const GILBERT_KNOWN: &str = "p, r, loss_good, loss_bad";
 pub(super) const POLICER_KEYS: [&str; 6] =

@@ -487,3 +487,73 @@ fn a_tunnel_reads_its_overhead_mtu_and_entrance_and_names_what_is_wrong() {
         P::UnknownKey { key, .. } if key == "tunnel.cipher"
     ));
 }
+
+#[test]
+fn rio_reads_table_8_by_default_and_names_what_is_wrong() {
+    let p = checked("line_rate = \"1M\"\nrio = {}").unwrap();
+    let imp = p.impairment();
+    assert_eq!(imp.rio, Some(Rio::default()));
+    assert_eq!(imp.line_queue, RIO_QUEUE, "seed 004's queue of 30");
+    let own = checked(
+        "line_rate = \"1M\"\nline_queue = 50\n\
+         rio = { red = { min = 5, max = 10.5, max_p = \"50%\" }, green = { max_p = 0 }, weight = 0.002 }",
+    )
+    .unwrap()
+    .impairment();
+    let rio = own.rio.unwrap();
+    assert_eq!((rio.red.min, rio.red.max, rio.red.max_p), (5.0, 10.5, 0.5));
+    assert_eq!((rio.green.min, rio.green.max_p), (11.0, 0.0));
+    assert_eq!(
+        (rio.yellow, rio.weight, own.line_queue),
+        (Rio::default().yellow, 0.002, 50)
+    );
+    let plain = checked("line_rate = \"1M\"\nline_queue = 30")
+        .unwrap()
+        .impairment();
+    assert_eq!((plain.line_queue, plain.rio), (30, None));
+
+    let err = |text: &str| checked(text).unwrap_err();
+    let named = |e: ProfileError| match e {
+        P::BadLineQueue { key, .. } => key,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        named(err(
+            "line_rate = \"1M\"\nrio = { red = { min = 9, max = 8 } }"
+        )),
+        "rio.red"
+    );
+    assert_eq!(
+        named(err("line_rate = \"1M\"\nrio = { yellow = { min = -1 } }")),
+        "rio.yellow.min"
+    );
+    assert_eq!(
+        named(err("line_rate = \"1M\"\nrio = { weight = 0 }")),
+        "rio.weight"
+    );
+    assert_eq!(
+        named(err("line_rate = \"1M\"\nline_queue = 0")),
+        "line_queue"
+    );
+    assert!(matches!(
+        err("line_rate = \"1M\"\nrio = { blue = {} }"),
+        P::UnknownKey { key, .. } if key == "rio.blue"
+    ));
+    assert!(matches!(
+        err("line_rate = \"1M\"\nrio = { green = { max_p = \"150%\" } }"),
+        P::PercentageOutOfRange { key, .. } if key == "rio.green.max_p"
+    ));
+    assert!(matches!(
+        err("rio = {}"),
+        P::LineQueueWithoutLineRate { key: "rio" }
+    ));
+    assert!(matches!(
+        err("rate = \"1M\"\nline_queue = 30"),
+        P::LineQueueWithoutLineRate { key: "line_queue" }
+    ));
+    assert!(
+        err("line_rate = \"1M\"\nrio = { red = { min = 9, max = 8 } }")
+            .to_string()
+            .contains("rio.red: min must be below max")
+    );
+}

@@ -126,6 +126,8 @@ pub fn step_of(fg_spec: &TestSpec, fg: &TestResult, bg: &[TestResult]) -> QosSte
         bg_jitter_ms: b.jitter_ms,
         bg_loss_pct: b.loss_pct,
         bg_tcp_bps: tcp_bg.and_then(|r| forward(r).throughput_bps),
+        fg_decodable_pct: f.decodable_frames_pct,
+        fg_frames: f.frames,
         trials,
     }
 }

@@ -278,7 +278,45 @@ pub struct QosScenarioSpec {
 }
 
 impl QosScenarioSpec {
+    /// `sonde qos scenario`'s defaults toward `udp`'s host: 10 s steps of
+    /// an EF foreground at 1.5 Mbit/s, a 30 % TCP background starting 1 s
+    /// before each, 1 s between steps; the background's rate must be
+    /// given.
+    pub fn new(udp: UdpSpec) -> Self {
+        let time = Duration::from_secs(10);
+        let ef = Some(Dscp::EF);
+        Self {
+            tcp_foreground: TcpSpec {
+                host: udp.host.clone(),
+                port: udp.port,
+                time,
+                dscp: ef,
+                family: udp.family,
+                ..TcpSpec::default()
+            },
+            udp_foreground: UdpSpec {
+                time,
+                interval: Duration::from_secs(1),
+                dscp: ef,
+                ..udp
+            },
+            ramp: QosRamp::Rates(vec![Rate::from_bps(1_500_000)]),
+            background_rate: Rate::from_bps(0),
+            background_tcp_pct: 30.0,
+            background_length: 1400,
+            via: None,
+            lead: Duration::from_secs(1),
+            gap: Duration::from_secs(1),
+        }
+    }
+
     pub fn validate(&self) -> Result<(), SpecError> {
+        if self.background_rate.bps() == 0 {
+            return Err(bad(
+                "background_rate",
+                "give the background's rate (above 0)",
+            ));
+        }
         match &self.ramp {
             QosRamp::Rates(r) => {
                 if r.is_empty() || r.iter().any(|r| r.bps() == 0) {
@@ -333,6 +371,12 @@ pub struct QosStep {
     /// The TCP background's goodput.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bg_tcp_bps: Option<u64>,
+    /// A `video` foreground: loss and decodable frames per frame type.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fg_frames: Vec<crate::FrameClass>,
+    /// A `video` foreground: its decodable frame rate (percent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fg_decodable_pct: Option<f64>,
     /// The foreground's trial, then the background's.
     pub trials: Vec<ResultId>,
 }

@@ -20,21 +20,27 @@ pub fn lab(args: &[&str]) -> std::process::Output {
 
 pub struct Down(pub &'static str);
 
-/// Brings up `examples/lab/FILE`, whose lab is `name`; removed when the
+/// Brings up `examples/studies/FILE` (`004-6net-qos/lab.toml`), whose lab is `name`; removed when the
 /// returned guard drops.
 #[allow(dead_code)]
 pub fn example_up(file: &str, name: &'static str) -> Down {
-    let path = format!("{}/../../examples/lab/{file}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/../../examples/studies/{file}",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let down = Down(name);
     let up = lab(&["up", &path]);
     assert!(up.status.success(), "{}", stderr(&up));
     down
 }
-/// Brings up `examples/lab/FILE` as a lab named `name` (its own name in
+/// Brings up `examples/studies/FILE` as a lab named `name` (its own name in
 /// the file replaced): a test that runs beside others gives its lab a
 /// name no other test uses. Removed when the returned guard drops.
 pub fn example_up_as(file: &str, name: &'static str) -> Down {
-    let path = format!("{}/../../examples/lab/{file}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/../../examples/studies/{file}",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     // The lab's own name is the `name` before the first table; the
     // nodes' names are inside theirs.

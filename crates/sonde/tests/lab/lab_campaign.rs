@@ -1,7 +1,7 @@
-//! The GEANT/sTESTA battery (examples/campaigns/geant-stesta.toml) run
+//! The GEANT/sTESTA battery (examples/studies/000-geant-stesta/plan.toml) run
 //! from both of its ends, as docs/campaigns.md says: node a as endpoint A
 //! and node b as endpoint B (its ping back to A), one SQLite archive, on
-//! the sTESTA-like lab (examples/lab/stesta-like.toml: 9 Mbit/s each way,
+//! the sTESTA-like lab (examples/studies/000-geant-stesta/stesta-lab.toml: 9 Mbit/s each way,
 //! 47 ms each way), scaled to 3 s steps and run three times. Every run
 //! has all eight steps, each run by the endpoint the plan names, and
 //! `campaign status` says 3 done; `sonde results stats` then gives the
@@ -52,7 +52,7 @@ fn means(archive: &str, metric: &str) -> BTreeMap<String, (f64, u64)> {
 fn campaign_in(node: &str, me: &str, archive: &str) -> std::process::Child {
     let plan = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../examples/campaigns/geant-stesta.toml"
+        "/../../examples/studies/000-geant-stesta/plan.toml"
     );
     sonde()
         .args(["lab", "exec", "--lab", "stestacamp", node, "--"])
@@ -80,7 +80,7 @@ fn the_studys_battery_from_both_ends_keeps_every_step_of_every_run() {
     // Light traffic (TCP through a 9 Mbit/s shaper, 1 Mbit/s UDP, pings):
     // runs beside the measuring tests (see common::lab_cli::serial), on
     // an sTESTA lab of its own name.
-    let _lab = example_up_as("stesta-like.toml", "stestacamp");
+    let _lab = example_up_as("000-geant-stesta/stesta-lab.toml", "stestacamp");
     let _server = KillOnDrop(serve_in("stestacamp", "b", B));
     let dir = common::TempDir::new("lab-campaign");
     let db = dir.join("stesta.db");

@@ -199,19 +199,22 @@ fn tcp_fills_an_emulated_long_link() {
 
 #[test]
 fn every_example_topology_is_valid() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/lab");
+    // Each study's labs: examples/studies/NNN-name/*lab.toml.
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/studies");
     let mut seen = 0;
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().and_then(|e| e.to_str()) != Some("toml") {
-            continue;
+    for study in std::fs::read_dir(dir).unwrap() {
+        for entry in std::fs::read_dir(study.unwrap().path()).unwrap() {
+            let path = entry.unwrap().path();
+            if !path.to_string_lossy().ends_with("lab.toml") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            sonde_lab::Topology::from_toml(&text, &path.display().to_string())
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            seen += 1;
         }
-        let text = std::fs::read_to_string(&path).unwrap();
-        sonde_lab::Topology::from_toml(&text, &path.display().to_string())
-            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        seen += 1;
     }
-    assert!(seen >= 2, "examples/lab has {seen} topologies");
+    assert!(seen >= 5, "examples/studies has {seen} topologies");
 }
 
 /// Mean of the per-interval RFC 3550 jitter of a UDP run from a to b,

@@ -32,7 +32,10 @@ fn geant_is_more_than_ten_times_faster_than_stesta_with_its_interval() {
     let _one = common::lab_cli::serial();
     let dir = common::TempDir::new("lab-compare");
     let archive = format!("--archive={}", dir.join("table2.db").display());
-    for (file, lab) in [("geant-like.toml", "geant"), ("stesta-like.toml", "stesta")] {
+    for (file, lab) in [
+        ("000-geant-stesta/geant-lab.toml", "geant"),
+        ("000-geant-stesta/stesta-lab.toml", "stesta"),
+    ] {
         let _lab = example_up(file, lab);
         let _server = KillOnDrop(serve_in(lab, "b", B));
         let plan_file = dir.join(format!("{lab}.toml"));

@@ -1,5 +1,5 @@
 //! Quality of service in the lab: DiffServ class queues, ingress marking,
-//! and the studies' QoS paths (examples/lab/6net-qos.toml, geant-like.toml)
+//! and the studies' QoS paths (examples/studies/004-6net-qos/lab.toml, geant-like.toml)
 //! measured with `sonde udp` and `sonde tcp` against what they configure.
 //! Needs root; `SONDE_LAB=skip` skips elsewhere.
 
@@ -17,7 +17,7 @@ fn the_6net_testbed_keeps_premium_whole_and_polices_its_excess() {
         return;
     }
     let _one = serial();
-    let _lab = example_up("6net-qos.toml", "6net");
+    let _lab = example_up("004-6net-qos/lab.toml", "6net");
     let gr = "2001:2:0:4::2";
     let _server = KillOnDrop(serve_in("6net", "gr", gr));
     // Background from the Netherlands, marked EF by its sender but reset to
@@ -312,7 +312,7 @@ fn the_geant_path_punishes_udp_above_its_limiter() {
         return;
     }
     let _one = serial();
-    let _lab = example_up("geant-like.toml", "geant");
+    let _lab = example_up("000-geant-stesta/geant-lab.toml", "geant");
     let b = "2001:2:0:2::2";
     let _server = KillOnDrop(serve_in("geant", "b", b));
     // TCP is not limited: 100 Mbit/s carries 100 × 1428 / 1514 = 94.3

@@ -1,4 +1,4 @@
-//! `sonde qos` on the 6NET testbed (examples/lab/6net-qos.toml, seed 004
+//! `sonde qos` on the 6NET testbed (examples/studies/004-6net-qos/lab.toml, seed 004
 //! §4), as docs/methods.md's walkthrough `6net` runs it: the checks find
 //! the NON-PARTICIPANT reset on the background host's access link, the
 //! 5 % policer at its rate and EF protected beside an overloaded core;

@@ -1,10 +1,10 @@
 //! `sonde sweep` in the lab: the studies' limiters found where the
 //! example labs set them and classified, each direction on its own.
 //!
-//! - sTESTA-like (examples/lab/stesta-like.toml): TBF shapers of 9 Mbit/s
+//! - sTESTA-like (examples/studies/000-geant-stesta/stesta-lab.toml): TBF shapers of 9 Mbit/s
 //!   with their default queue each way: a *TBF shaper with a queue* →
 //!   `shaper`, forward and reverse.
-//! - GEANT-like (examples/lab/geant-like.toml): the emulator's UDP
+//! - GEANT-like (examples/studies/000-geant-stesta/geant-lab.toml): the emulator's UDP
 //!   policer of 88 Mbit/s, punishing A → B to 5 %, plain B → A: an
 //!   *emulator policer* → `policer` (reverse), and `punisher` (forward).
 //!

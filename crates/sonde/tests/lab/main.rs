@@ -23,6 +23,7 @@ mod lab_overhead;
 mod lab_ping;
 mod lab_qos;
 mod lab_qos_method;
+mod lab_studies;
 mod lab_sweep;
 mod lab_tcp;
 mod lab_trace;
