@@ -58,8 +58,9 @@ fn campaign_in(node: &str, me: &str, archive: &str) -> std::process::Child {
         .args(["lab", "exec", "--lab", "stestacamp", node, "--"])
         .arg(env!("CARGO_BIN_EXE_sonde"))
         .args(["campaign", "run", plan, "--as", me, archive])
-        // 5 min steps become 3 s ones; a run every 30 s, three of them.
-        .args(["--scale", "1/100", "--repeat", "PT30S", "--max-runs", "3"])
+        // The plan's desk form: 5 min steps become 3 s ones; a run every
+        // 30 s, three of them.
+        .arg("--quick")
         .args([
             "--endpoint",
             &format!("A={A}"),
