@@ -27,6 +27,10 @@ pub struct Quick {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Overrides {
+    /// The plan's desk form (`--quick`): its `[quick]` table, and each
+    /// step's `quick` keys.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub quick: bool,
     /// Multiplies every step's duration and the schedule (the plan's own
     /// `scale` otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -68,7 +72,7 @@ impl Overrides {
             scale: self.scale.or(quick.scale),
             repeat: self.repeat.or_else(|| quick.repeat.clone()),
             max_runs: self.max_runs.or(quick.max_runs),
-            endpoints: self.endpoints,
+            ..self
         }
     }
 
@@ -87,6 +91,9 @@ impl Overrides {
     /// One line for people: `scale 0.01, repeat PT40S, max_runs 3`.
     pub fn describe(&self) -> String {
         let mut parts = Vec::new();
+        if self.quick {
+            parts.push("quick".to_string());
+        }
         if let Some(s) = self.scale {
             parts.push(format!("scale {s}"));
         }
@@ -115,6 +122,7 @@ mod tests {
             repeat: Some("PT40S".into()),
             max_runs: Some(3),
             endpoints: BTreeMap::from([("B".into(), "10.0.0.2".into())]),
+            ..Overrides::default()
         };
         let json = o.to_json().unwrap();
         assert_eq!(Overrides::from_json(Some(&json)).unwrap(), o);

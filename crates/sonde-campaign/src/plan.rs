@@ -61,8 +61,6 @@ pub struct Plan {
     pub endpoints: Vec<Endpoint>,
     pub steps: Vec<Step>,
     pub schedule: Schedule,
-    /// The plan's desk form (`[quick]`), for `campaign run --quick`.
-    pub quick: Option<crate::overrides::Quick>,
 }
 
 /// The plan file's top level, before its steps are read.
@@ -105,9 +103,16 @@ impl Plan {
     }
 
     fn read(text: &str, over: &crate::Overrides) -> Result<Plan, CampaignError> {
-        let (scale, endpoints) = (over.scale, &over.endpoints);
         let file: PlanFile =
             toml::from_str(text).map_err(|e| bad(e.to_string().trim_end().replace('\n', " ")))?;
+        // The desk form: the plan's [quick] where the command line gives
+        // nothing, and each step's own `quick` keys over its others.
+        let over = &match (over.quick, &file.quick) {
+            (false, _) => over.clone(),
+            (true, Some(q)) => over.clone().with_quick(q),
+            (true, None) => return Err(bad("--quick: the plan has no [quick] table")),
+        };
+        let (scale, endpoints) = (over.scale, &over.endpoints);
         if file.name.is_empty()
             || !file
                 .name
@@ -166,7 +171,7 @@ impl Plan {
             .steps
             .into_iter()
             .enumerate()
-            .map(|(i, t)| read_step(i + 1, t, &ends, scale))
+            .map(|(i, t)| read_step(i + 1, t, &ends, scale, over.quick))
             .collect::<Result<Vec<_>, _>>()?;
         let schedule = file
             .schedule
@@ -178,7 +183,6 @@ impl Plan {
             endpoints: ends,
             steps,
             schedule,
-            quick: file.quick,
         })
     }
 
@@ -264,7 +268,13 @@ fn read_step(
     mut t: toml::Table,
     ends: &[Endpoint],
     scale: f64,
+    quick: bool,
 ) -> Result<Step, CampaignError> {
+    match t.remove("quick") {
+        Some(toml::Value::Table(q)) if quick => t = overlay(t, q),
+        Some(toml::Value::Table(_)) | None => {}
+        Some(_) => return Err(bad(format!("step {n}: quick: give a table of the step's keys"))),
+    }
     let name = text_key(&mut t, "name", n)?;
     let from = text_key(&mut t, "from", n)?.unwrap_or_else(|| ends[0].name.clone());
     let to = match text_key(&mut t, "to", n)? {

@@ -202,6 +202,9 @@ fn build(topo: &Topology, lab: &str, emulator: Option<&Path>) -> Result<(), LabE
             node.ip(&["route", "add", &net4, "via", &v4])?;
         }
     }
+    // Node names resolve in every node.
+    let names: Vec<String> = topo.nodes.iter().map(|n| ns_name(lab, &n.name)).collect();
+    crate::hosts::write(&names, &crate::hosts::hosts_text(topo))?;
     // The emulators started above: the lab is up when each forwards.
     for (i, l) in topo.links.iter().enumerate() {
         if l.emulated() && !crate::set::wait_ready(&ns_name(lab, &format!("_e{}", i + 1))) {

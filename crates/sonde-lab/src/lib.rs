@@ -10,6 +10,7 @@
 
 mod chain;
 pub mod emulator;
+mod hosts;
 mod ingress;
 pub mod lab;
 mod netns;

@@ -44,6 +44,13 @@ pub enum LabError {
     /// interfaces (it died, or another still held them).
     #[error("the emulator of link {link} did not take its interfaces within 5 s")]
     EmulatorNotReady { link: usize },
+    /// A file of the lab's could not be written (`/etc/netns/NS/hosts`).
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("no lab named '{lab}' (see `sonde lab list`)")]
     NoSuchLab { lab: String },
     /// A change of emulator settings on a link that has no emulator.
@@ -140,6 +147,8 @@ impl Netns {
             }
         }
         let _ = Command::new("ip").args(["netns", "del", name]).output();
+        // Its own files (a lab node's hosts), which `ip netns del` leaves.
+        let _ = std::fs::remove_dir_all(crate::hosts::dir(name));
     }
 
     /// Names of every network namespace on this host.

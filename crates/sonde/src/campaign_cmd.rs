@@ -178,23 +178,14 @@ fn overrides(p: &PlanArgs) -> Overrides {
         repeat: p.repeat.clone(),
         max_runs: p.max_runs,
         endpoints: p.endpoints.iter().cloned().collect(),
+        quick: p.quick,
     }
 }
 
 fn plan_of(p: &PlanArgs) -> Result<(Plan, String, Overrides, String), Failure> {
     let usage = |e: String| Failure::Usage(anyhow!(e));
-    let mut over = overrides(p);
-    let (mut plan, mut text) = read_plan(&p.plan, &over).map_err(usage)?;
-    if p.quick {
-        let quick = plan.quick.clone().ok_or_else(|| {
-            usage(format!(
-                "{}: --quick: the plan has no [quick] table",
-                p.plan.display()
-            ))
-        })?;
-        over = over.with_quick(&quick);
-        (plan, text) = read_plan(&p.plan, &over).map_err(usage)?;
-    }
+    let over = overrides(p);
+    let (plan, text) = read_plan(&p.plan, &over).map_err(usage)?;
     let me = which_endpoint(&plan, p.me.as_deref()).map_err(usage)?;
     Ok((plan, text, over, me))
 }

@@ -452,3 +452,56 @@ fn a_method_step_streams_the_methods_own_typed_progress() {
     };
     assert_eq!(specs(&through_campaign), specs(&direct));
 }
+
+#[test]
+fn the_quick_form_takes_the_plans_quick_table_and_each_steps_quick_keys() {
+    let text = r#"
+name = "q"
+[schedule]
+repeat = "PT1H"
+[quick]
+scale = 0.1
+max_runs = 1
+[[endpoint]]
+name = "A"
+address = "::1"
+[[endpoint]]
+name = "B"
+address = "::2"
+[[step]]
+test = "udp"
+time_s = 60
+bitrate_bps = "10M"
+quick = { bitrate_bps = "1M" }
+"#;
+    let rate_and_time = |over: &Overrides| {
+        let plan = Plan::parse(text, over).unwrap();
+        let sonde_campaign::StepBody::Test(TestSpec::Udp(udp)) = &plan.steps[0].body else {
+            panic!("a udp step");
+        };
+        (udp.bitrate.bps(), udp.time, plan.schedule.max_runs)
+    };
+    assert_eq!(
+        rate_and_time(&Overrides::default()),
+        (10_000_000, Duration::from_secs(60), None)
+    );
+    let quick = Overrides {
+        quick: true,
+        ..Overrides::default()
+    };
+    assert_eq!(
+        rate_and_time(&quick),
+        (1_000_000, Duration::from_secs(6), Some(1))
+    );
+    // What the command line gives wins over [quick].
+    let both = Overrides {
+        scale: Some(0.5),
+        ..quick.clone()
+    };
+    assert_eq!(rate_and_time(&both).1, Duration::from_secs(30));
+    assert_eq!(quick.describe(), "quick");
+    // A plan without [quick] has no desk form.
+    let bare = text.replace("[quick]\nscale = 0.1\nmax_runs = 1\n", "");
+    let e = Plan::parse(&bare, &quick).unwrap_err().to_string();
+    assert!(e.contains("--quick: the plan has no [quick] table"), "{e}");
+}

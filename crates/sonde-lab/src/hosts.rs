@@ -1,0 +1,70 @@
+//! Node names resolve inside a lab: each node's `/etc/hosts` (`ip netns
+//! exec` mounts `/etc/netns/NS/hosts` over it) names every node of the
+//! lab at each of its addresses, IPv6 and IPv4, so that a test run in a
+//! node may name its peer (`sonde udp b --families 6,4`, a campaign
+//! plan's endpoint) as on a real network.
+
+use crate::lab::link_addrs;
+use crate::netns::LabError;
+use crate::topology::Topology;
+use std::path::PathBuf;
+
+/// Where `ip netns exec` finds namespace `ns`'s own files.
+pub(crate) fn dir(ns: &str) -> PathBuf {
+    PathBuf::from("/etc/netns").join(ns)
+}
+
+/// The hosts file of every node of `topo`: localhost, then each node's
+/// addresses in link order, IPv6 first.
+pub fn hosts_text(topo: &Topology) -> String {
+    let mut out = String::from("127.0.0.1 localhost\n::1 localhost\n");
+    for node in &topo.nodes {
+        let mut v4 = Vec::new();
+        for (i, l) in topo.links.iter().enumerate() {
+            for (end, is_a) in [(&l.a, true), (&l.b, false)] {
+                if *end == node.name {
+                    let (a6, a4) = link_addrs(i + 1, is_a);
+                    out += &format!("{a6} {}\n", node.name);
+                    v4.push(a4);
+                }
+            }
+        }
+        for a4 in v4 {
+            out += &format!("{a4} {}\n", node.name);
+        }
+    }
+    out
+}
+
+/// Writes the hosts file into each of `namespaces`.
+pub fn write(namespaces: &[String], text: &str) -> Result<(), LabError> {
+    for ns in namespaces {
+        let d = dir(ns);
+        std::fs::create_dir_all(&d)
+            .and_then(|()| std::fs::write(d.join("hosts"), text))
+            .map_err(|source| LabError::Write { path: d, source })?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_node_is_named_at_each_of_its_addresses() {
+        let topo = Topology::from_toml(
+            "[[node]]\nname = \"a\"\n[[node]]\nname = \"r\"\nkind = \"router\"\n[[node]]\nname = \"b\"\n\
+             [[link]]\na = \"a\"\nb = \"r\"\n[[link]]\na = \"r\"\nb = \"b\"\n",
+            "t.toml",
+        )
+        .unwrap();
+        assert_eq!(
+            hosts_text(&topo),
+            "127.0.0.1 localhost\n::1 localhost\n\
+             2001:2:0:1::1 a\n198.18.1.1 a\n\
+             2001:2:0:1::2 r\n2001:2:0:2::1 r\n198.18.1.2 r\n198.18.2.1 r\n\
+             2001:2:0:2::2 b\n198.18.2.2 b\n"
+        );
+    }
+}
