@@ -116,11 +116,15 @@ where
         .build_cartesian_2d(x_axis, y0..y1)
         .map_err(draw_err)?;
     let time_tick = move |x: &f64| axis.label(*x);
+    let decimals = tick_decimals(x1 - x0);
+    let number_tick = move |x: &f64| format!("{x:.decimals$}");
     let mut mesh = chart.configure_mesh();
     mesh.x_desc(panel.x_label.as_str())
         .y_desc(panel.y_label.as_str());
     if panel.x_time {
         mesh.x_label_formatter(&time_tick);
+    } else {
+        mesh.x_label_formatter(&number_tick);
     }
     mesh.draw().map_err(draw_err)?;
     for (i, s) in panel.series.iter().enumerate() {
@@ -154,6 +158,16 @@ where
             .map_err(draw_err)?;
     }
     Ok(())
+}
+
+/// Decimals for the ticks of a numeric axis spanning `span`: enough to
+/// tell the ticks apart (1.10, 1.15 … on a span of 0.4: two), none on a
+/// span of 10 or more.
+pub(crate) fn tick_decimals(span: f64) -> usize {
+    if !(span.is_finite() && span > 0.0) {
+        return 1;
+    }
+    (1.0 - span.log10().floor()).clamp(0.0, 4.0) as usize
 }
 
 /// `(lo, hi)` raised at the top so that `lines` legend lines (about 7 %
@@ -332,6 +346,14 @@ pub fn render_svg(chart: &Chart) -> Result<String, ChartError> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_numeric_axis_has_as_many_decimals_as_its_span_needs() {
+        let d = super::tick_decimals;
+        assert_eq!((d(0.4), d(4.0), d(40.0), d(1000.0)), (2, 1, 0, 0));
+        assert_eq!((d(1e-9), d(0.0), d(f64::NAN)), (4, 1, 1));
+        assert_eq!(format!("{:.*}", d(0.4), 1.15), "1.15");
+    }
+
     #[test]
     fn runs_in_one_minute_are_named_apart_by_their_seconds() {
         // 2026-11-27T22:50:10Z and 22:50:40Z, then an hour later.

@@ -222,6 +222,64 @@ pub fn qos_chart(r: &MethodResult) -> Chart {
     Chart::grid(panels)
 }
 
+/// The video scenarios among `methods` on one chart (seed 004 Table 7
+/// and Fig 16): the decodable frame rate, and the loss of each frame
+/// type, against the load offered (foreground and background together),
+/// a line per receiver (a BE and an AF path side by side); `None`
+/// without a video foreground.
+pub fn video_chart(methods: &[MethodResult]) -> Option<Chart> {
+    use sonde_model::profile::FrameKind;
+    let mut decodable: Vec<Series> = Vec::new();
+    let mut loss: Vec<Series> = Vec::new();
+    let add = |into: &mut Vec<Series>, name: String, point: (f64, f64)| {
+        match into.iter_mut().find(|s| s.name == name) {
+            Some(s) => s.points.push(point),
+            None => into.push(Series {
+                name,
+                points: vec![point],
+            }),
+        }
+    };
+    for m in methods {
+        let MethodSpec::QosScenario(spec) = &m.spec else {
+            continue;
+        };
+        let host = &spec.udp_foreground.host;
+        for s in m.qos_steps.iter().filter(|s| !s.fg_frames.is_empty()) {
+            let load = (s.fg_offered_bps.unwrap_or(0) + spec.background_rate.bps()) as f64 / 1e6;
+            if let Some(q) = s.fg_decodable_pct {
+                add(&mut decodable, format!("toward {host}"), (load, q));
+            }
+            for f in &s.fg_frames {
+                let kind = match f.frame {
+                    FrameKind::I => "I",
+                    FrameKind::P => "P",
+                    FrameKind::B => "B",
+                };
+                add(&mut loss, format!("{kind} toward {host}"), (load, f.class.loss_pct));
+            }
+        }
+    }
+    if decodable.is_empty() && loss.is_empty() {
+        return None;
+    }
+    for s in decodable.iter_mut().chain(loss.iter_mut()) {
+        s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    let panel = |title: &str, y_label: &str, series| Panel {
+        title: title.into(),
+        x_label: "load offered (Mbit/s)".into(),
+        y_label: y_label.into(),
+        y_range: Some((0.0, 100.0)),
+        x_time: false,
+        series,
+    };
+    Some(Chart::grid(vec![
+        panel("frames decodable", "decodable frames (%)", decodable),
+        panel("packets lost per frame type", "loss (%)", loss),
+    ]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

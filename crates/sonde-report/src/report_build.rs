@@ -534,6 +534,15 @@ pub fn method_parts(methods: &[MethodResult]) -> (Vec<Table>, Vec<Figure>) {
             _ => {}
         }
     }
+    if let Some(drawn) = crate::qos_text::video_chart(methods) {
+        figures.push(Figure {
+            id: "video".into(),
+            caption: "video foreground: decodable frames and packets lost per frame type \
+                      against the load offered, per receiver"
+                .into(),
+            body: FigureBody::Chart(drawn),
+        });
+    }
     (tables, figures)
 }
 
