@@ -273,7 +273,11 @@ fn read_step(
     match t.remove("quick") {
         Some(toml::Value::Table(q)) if quick => t = overlay(t, q),
         Some(toml::Value::Table(_)) | None => {}
-        Some(_) => return Err(bad(format!("step {n}: quick: give a table of the step's keys"))),
+        Some(_) => {
+            return Err(bad(format!(
+                "step {n}: quick: give a table of the step's keys"
+            )))
+        }
     }
     let name = text_key(&mut t, "name", n)?;
     let from = text_key(&mut t, "from", n)?.unwrap_or_else(|| ends[0].name.clone());

@@ -1,5 +1,5 @@
-//! The receiving end of a link direction, in nftables: random loss and
-//! DSCP marking of arriving packets (prerouting, so a router forwards and
+//! The receiving end of a link direction, in nftables: random loss, DSCP
+//! marking and the IPv6 flow label of arriving packets (prerouting, so a router forwards and
 //! classifies what the marking left).
 
 use crate::netns::{LabError, Netns};
@@ -31,6 +31,17 @@ pub(crate) fn random_loss(node: &Netns, dev: &str, p: f64) -> Result<(), LabErro
         "loss",
         0,
         &format!("iifname \"{dev}\" numgen random mod 1000000 < {per_million} drop"),
+    )
+}
+
+/// The flow label of IPv6 packets arriving on `dev` set to `label`, as a
+/// router that rewrites or clears it (seed 004 §6) would.
+pub(crate) fn flow_label(node: &Netns, dev: &str, label: u32) -> Result<(), LabError> {
+    rule(
+        node,
+        "marking",
+        -150,
+        &format!("iifname \"{dev}\" ip6 flowlabel set {label}"),
     )
 }
 

@@ -177,6 +177,9 @@ fn build(topo: &Topology, lab: &str, emulator: Option<&Path>) -> Result<(), LabE
             if let Some(m) = p.marking {
                 ingress::marking(peer, &dev, m, p.ef_from.as_deref().unwrap_or_default())?;
             }
+            if let Some(label) = p.flow_label {
+                ingress::flow_label(peer, &dev, label)?;
+            }
             if let Some(loss) = p.random_loss() {
                 ingress::random_loss(peer, &dev, loss)?;
             }

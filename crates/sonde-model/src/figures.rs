@@ -109,6 +109,13 @@ pub struct Figures {
     /// decoded (all their packets and references arrived), in percent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decodable_frames_pct: Option<f64>,
+    /// The IPv6 flow label the sender set (`--flowlabel`), and the labels
+    /// the packets arrived with (whole tests only): kept, or rewritten on
+    /// the path (seed 004 §6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_label_sent: Option<u32>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flow_labels: Vec<crate::udp_report::FlowLabelCount>,
     /// Packets that arrived with another DSCP than they were sent with;
     /// empty when every packet kept its marking.
     #[serde(skip_serializing_if = "Vec::is_empty")]

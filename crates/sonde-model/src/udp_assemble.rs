@@ -298,7 +298,14 @@ pub fn udp_result(
         .collect();
     // The video profile's frame types are its DSCPs (FrameKind::dscp).
     let video = matches!(spec.profile, Profile::Video(_));
-    let with_frames = |mut f: Figures, rx: Option<&ReceiverTally>| {
+    let with_frames = |mut f: Figures, rx: Option<&ReceiverTally>, d: Direction| {
+        if let Some(r) = rx.filter(|r| !r.flow_labels.is_empty()) {
+            f.flow_labels = r.flow_labels.clone();
+            // The client's packets carry the label asked (`--flowlabel`).
+            if d == Direction::Forward {
+                f.flow_label_sent = spec.flowlabel;
+            }
+        }
         if video {
             let counts = rx.map_or(&[][..], |r| &r.frames);
             f.frames = FrameClass::from_classes(&f.classes, counts);
@@ -312,7 +319,11 @@ pub fn udp_result(
             let tx = sent(&p.sender().measured);
             let rx = received(&p.receiver().measured);
             StreamResult {
-                figures: with_frames(join(tx, rx, None).of_stream(p.stream, p.direction), rx),
+                figures: with_frames(
+                    join(tx, rx, None).of_stream(p.stream, p.direction),
+                    rx,
+                    p.direction,
+                ),
                 client_socket: p.client.socket.clone(),
                 server_socket: p.server.socket.clone(),
             }
@@ -330,6 +341,7 @@ pub fn udp_result(
                 ..join(tx.as_ref(), rx, None)
             },
             rx,
+            d,
         ))
     };
     let interrupted = client.stopped_early || server.stopped_early;

@@ -91,6 +91,34 @@ pub struct SenderTally {
     pub secs: f64,
 }
 
+/// Packets that arrived with one IPv6 flow label; `label: None` counts
+/// those with labels past the most a receiver tells apart
+/// ([`FlowLabelCount::MOST`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FlowLabelCount {
+    pub label: Option<u32>,
+    pub packets: u64,
+}
+
+impl FlowLabelCount {
+    /// Distinct labels counted one by one.
+    pub const MOST: usize = 16;
+
+    /// Adds `n` packets of `label` to `counts`, lumping labels past
+    /// [`Self::MOST`] together.
+    pub fn add(counts: &mut Vec<FlowLabelCount>, label: Option<u32>, n: u64) {
+        let label = match label {
+            Some(l) if counts.iter().any(|c| c.label == Some(l)) => Some(l),
+            Some(l) if counts.iter().filter(|c| c.label.is_some()).count() < Self::MOST => Some(l),
+            _ => None,
+        };
+        match counts.iter_mut().find(|c| c.label == label) {
+            Some(c) => c.packets += n,
+            None => counts.push(FlowLabelCount { label, packets: n }),
+        }
+    }
+}
+
 /// What a receiver counted and estimated.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct ReceiverTally {
@@ -119,6 +147,10 @@ pub struct ReceiverTally {
     /// whole stream (empty for other profiles).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub frames: Vec<crate::video::FrameCount>,
+    /// IPv6 packets per flow label they arrived with (empty: none
+    /// counted, IPv4 or a peer that does not count them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flow_labels: Vec<FlowLabelCount>,
     /// Seconds from the first to the last packet received.
     pub secs: f64,
 }
@@ -159,4 +191,26 @@ pub struct UdpSideReport {
 pub struct ReceivedSum {
     pub measured: ReceiverTally,
     pub windows: Vec<ReceiverTally>,
+}
+
+#[cfg(test)]
+mod flow_label_tests {
+    use super::FlowLabelCount;
+
+    #[test]
+    fn labels_past_the_most_counted_are_lumped_together() {
+        let mut c = Vec::new();
+        for l in 0..20u32 {
+            FlowLabelCount::add(&mut c, Some(l), 2);
+        }
+        FlowLabelCount::add(&mut c, Some(3), 1);
+        FlowLabelCount::add(&mut c, Some(99), 1);
+        assert_eq!(c.len(), FlowLabelCount::MOST + 1);
+        assert_eq!(c.iter().find(|x| x.label == Some(3)).unwrap().packets, 3);
+        assert_eq!(
+            c.iter().find(|x| x.label.is_none()).unwrap().packets,
+            4 * 2 + 1
+        );
+        assert_eq!(c.iter().map(|x| x.packets).sum::<u64>(), 42);
+    }
 }

@@ -107,6 +107,45 @@ pub(crate) fn remark_sentence(f: &Figures, r: &Remark) -> String {
     }
 }
 
+fn label(l: Option<u32>) -> String {
+    l.map_or_else(|| "other labels".to_string(), |l| format!("{l:#07x}"))
+}
+
+/// The IPv6 flow labels on arrival in words: "flow label 0x12345 kept in
+/// 1000 of 1000 packets", or "flow label 0x12345 arrived as 0x00000 in
+/// 1000 of 1000 packets (100.0 %): rewritten on the path". `None` when
+/// the sender set no label (the kernel's own labels are in the JSON, not
+/// worth a line) or none were counted.
+pub(crate) fn flow_label_sentence(f: &Figures) -> Option<String> {
+    let sent = f.flow_label_sent?;
+    let total: u64 = f.flow_labels.iter().map(|c| c.packets).sum();
+    if total == 0 {
+        return None;
+    }
+    let mut by_count = f.flow_labels.clone();
+    by_count.sort_by_key(|c| std::cmp::Reverse(c.packets));
+    let kept: u64 = f
+        .flow_labels
+        .iter()
+        .filter(|c| c.label == Some(sent))
+        .map(|c| c.packets)
+        .sum();
+    if kept == total {
+        return Some(format!(
+            "flow label {} kept in {kept} of {total} packets",
+            label(Some(sent))
+        ));
+    }
+    let other = by_count.iter().find(|c| c.label != Some(sent))?;
+    Some(format!(
+        "flow label {} arrived as {} in {} of {total} packets ({:.1} %): rewritten on the path",
+        label(Some(sent)),
+        label(other.label),
+        other.packets,
+        other.packets as f64 * 100.0 / total as f64
+    ))
+}
+
 /// The warm-up of a test, in seconds (ping has none).
 pub(crate) fn omit_s(spec: &TestSpec) -> f64 {
     match spec {

@@ -231,14 +231,15 @@ pub fn video_chart(methods: &[MethodResult]) -> Option<Chart> {
     use sonde_model::profile::FrameKind;
     let mut decodable: Vec<Series> = Vec::new();
     let mut loss: Vec<Series> = Vec::new();
-    let add = |into: &mut Vec<Series>, name: String, point: (f64, f64)| {
-        match into.iter_mut().find(|s| s.name == name) {
-            Some(s) => s.points.push(point),
-            None => into.push(Series {
-                name,
-                points: vec![point],
-            }),
-        }
+    let add = |into: &mut Vec<Series>, name: String, point: (f64, f64)| match into
+        .iter_mut()
+        .find(|s| s.name == name)
+    {
+        Some(s) => s.points.push(point),
+        None => into.push(Series {
+            name,
+            points: vec![point],
+        }),
     };
     for m in methods {
         let MethodSpec::QosScenario(spec) = &m.spec else {
@@ -256,7 +257,11 @@ pub fn video_chart(methods: &[MethodResult]) -> Option<Chart> {
                     FrameKind::P => "P",
                     FrameKind::B => "B",
                 };
-                add(&mut loss, format!("{kind} toward {host}"), (load, f.class.loss_pct));
+                add(
+                    &mut loss,
+                    format!("{kind} toward {host}"),
+                    (load, f.class.loss_pct),
+                );
             }
         }
     }

@@ -231,6 +231,9 @@ fn direction_details(out: &mut String, d: Direction, c: &Figures) {
     for m in &c.remarks {
         let _ = writeln!(out, "  {}", remark_sentence(c, m));
     }
+    if let Some(s) = crate::columns::flow_label_sentence(c) {
+        let _ = writeln!(out, "  {s}");
+    }
 }
 
 /// Per-interval lines of what the server received (client → server),

@@ -86,6 +86,31 @@ fn video_loss_is_shown_per_frame_type() {
 }
 
 #[test]
+fn the_flow_label_on_arrival_is_written_as_a_sentence() {
+    use sonde_model::udp_report::FlowLabelCount;
+    let mut r = v1("udp_reverse_ef");
+    let rev = r.summary.reverse.as_mut().expect("reverse");
+    let count = |label, packets| FlowLabelCount { label, packets };
+    rev.flow_label_sent = Some(0x12345);
+    rev.flow_labels = vec![count(Some(0x12345), 1000)];
+    assert!(
+        udp_summary(&r).contains("\n  flow label 0x12345 kept in 1000 of 1000 packets\n"),
+        "{}",
+        udp_summary(&r)
+    );
+    let rev = r.summary.reverse.as_mut().expect("reverse");
+    rev.flow_labels = vec![count(Some(0), 990), count(Some(0x12345), 10)];
+    assert!(udp_summary(&r).contains(
+        "flow label 0x12345 arrived as 0x00000 in 990 of 1000 packets (99.0 %): rewritten on the path"
+    ));
+    // The kernel's own labels (none set) are not worth a line.
+    let rev = r.summary.reverse.as_mut().expect("reverse");
+    rev.flow_label_sent = None;
+    rev.flow_labels = vec![count(Some(0xabcde), 7)];
+    assert!(!udp_summary(&r).contains("flow label"));
+}
+
+#[test]
 fn remarking_is_written_as_a_sentence() {
     let mut r = v1("udp_reverse_ef");
     let rev = r.summary.reverse.as_mut().expect("reverse");

@@ -57,8 +57,9 @@ pub struct RunArgs {
     /// as iperf3's -S, a whole TOS byte: 0x.. or 64–255 (0xb8 is EF).
     #[arg(short = 'S', long, visible_alias = "tos")]
     pub dscp: Option<DscpFlag>,
-    /// IPv6 flow label of the client's data packets (0–1048575).
-    #[arg(long)]
+    /// IPv6 flow label of the client's data packets (0–1048575, or hex
+    /// as 0x12345).
+    #[arg(long, value_parser = flow_label)]
     pub flowlabel: Option<u32>,
     /// IPv4 only.
     #[arg(short = '4', long = "ipv4", conflicts_with = "ipv6")]
@@ -229,6 +230,17 @@ pub fn read_token(
 }
 
 /// `-4` / `-6` as an address family.
+/// A 20-bit IPv6 flow label, decimal or hex (`0x12345`).
+pub fn flow_label(s: &str) -> Result<u32, String> {
+    let t = s.trim();
+    let n = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(hex) => u32::from_str_radix(hex, 16).ok(),
+        None => t.parse().ok(),
+    };
+    n.filter(|n| *n <= 0xF_FFFF)
+        .ok_or_else(|| format!("'{s}' is not a flow label: 0 to 1048575, or hex as 0x12345"))
+}
+
 pub fn family(ipv4: bool, ipv6: bool) -> IpFamily {
     match (ipv4, ipv6) {
         (true, _) => IpFamily::V4,

@@ -363,7 +363,8 @@ fn the_example_plans_read_and_the_studys_battery_scales_to_the_lab() {
             "6net-qos",
             "balticgrid-rtt",
             "balticgrid-throughput",
-            "geant-stesta"
+            "geant-stesta",
+            "twaren-efficiency"
         ]
     );
     let text = std::fs::read_to_string(format!("{dir}/000-geant-stesta/plan.toml")).unwrap();

@@ -7,7 +7,8 @@ use std::io;
 use std::os::fd::AsRawFd;
 
 /// Turns on what a UDP receiver needs per packet: kernel receive
-/// timestamps (SO_TIMESTAMPNS) and the arriving TOS / traffic class.
+/// timestamps (SO_TIMESTAMPNS), the arriving TOS / traffic class, and
+/// for IPv6 the flow label (IPV6_FLOWINFO).
 pub fn enable_udp_rx_info(sock: &impl AsRawFd, ipv6: bool) -> io::Result<()> {
     enable_rx_timestamps(sock)?;
     let on: libc::c_int = 1;
@@ -15,6 +16,7 @@ pub fn enable_udp_rx_info(sock: &impl AsRawFd, ipv6: bool) -> io::Result<()> {
     setsockopt_raw(sock, libc::IPPROTO_IP, libc::IP_RECVTOS, &on)?;
     if ipv6 {
         setsockopt_raw(sock, libc::IPPROTO_IPV6, libc::IPV6_RECVTCLASS, &on)?;
+        setsockopt_raw(sock, libc::IPPROTO_IPV6, libc::IPV6_FLOWINFO, &on)?;
     }
     Ok(())
 }
@@ -77,9 +79,14 @@ pub struct Datagram<'a> {
     /// The IPv4 TTL or IPv6 hop limit it arrived with (with
     /// [`enable_rx_ttl`]).
     pub ttl: Option<u8>,
+    /// The IPv6 flow label it arrived with (IPv6 receivers).
+    pub flow_label: Option<u32>,
 }
 
-const CMSG_BUF: usize = 128;
+/// Room for every control message a datagram may carry: a timestamp
+/// (32 bytes), TOS or traffic class, flow label, GRO size and hop limit
+/// (24 each).
+const CMSG_BUF: usize = 192;
 
 /// Buffers for receiving up to `n` datagrams with one `recvmmsg`. The
 /// headers point into the buffers, which never move once allocated.
@@ -185,6 +192,7 @@ impl RecvBatch {
             tos,
             segment,
             ttl,
+            flow_label,
         } = parse_cmsgs(&h.msg_hdr);
         let source = socket_addr(&self.names[i], h.msg_hdr.msg_namelen);
         Some(Datagram {
@@ -195,6 +203,7 @@ impl RecvBatch {
             segment,
             source,
             ttl,
+            flow_label,
         })
     }
 }
@@ -236,6 +245,7 @@ struct Cmsgs {
     tos: Option<u8>,
     segment: Option<u16>,
     ttl: Option<u8>,
+    flow_label: Option<u32>,
 }
 
 fn parse_cmsgs(msg: &libc::msghdr) -> Cmsgs {
@@ -245,6 +255,7 @@ fn parse_cmsgs(msg: &libc::msghdr) -> Cmsgs {
         tos,
         segment,
         ttl,
+        flow_label,
     } = &mut found;
     // SAFETY: msg was filled by recvmmsg; the CMSG_* macros walk its
     // control buffer within msg_controllen and each data read below
@@ -276,6 +287,14 @@ fn parse_cmsgs(msg: &libc::msghdr) -> Cmsgs {
                 {
                     let v: libc::c_int = std::ptr::read_unaligned(data.cast());
                     *tos = u8::try_from(v).ok();
+                }
+                // The flow information word in network order: traffic
+                // class and flow label (its low 20 bits).
+                (libc::IPPROTO_IPV6, libc::IPV6_FLOWINFO)
+                    if len >= libc::CMSG_LEN(std::mem::size_of::<u32>() as u32) as usize =>
+                {
+                    let v: u32 = std::ptr::read_unaligned(data.cast());
+                    *flow_label = Some(u32::from_be(v) & 0xF_FFFF);
                 }
                 (libc::SOL_UDP, UDP_GRO)
                     if len

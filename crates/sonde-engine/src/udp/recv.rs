@@ -6,7 +6,9 @@
 use crate::sys::{Datagram, RecvBatch};
 use crate::udp::frames::VideoRx;
 use crate::udp::stats::{Arrival, DelayStats, IpdvStats, JitterEstimator, SequenceTracker};
-use sonde_model::udp_report::{DscpCounts, OneWayDelay, Quantiles, ReceiverTally, Remark};
+use sonde_model::udp_report::{
+    DscpCounts, FlowLabelCount, OneWayDelay, Quantiles, ReceiverTally, Remark,
+};
 use sonde_model::video::FrameCount;
 use sonde_model::Dscp;
 use sonde_wire::TestPacket;
@@ -36,6 +38,7 @@ pub struct RxAcc {
     dscp_received: [u64; 64],
     by_sent: [u64; 64],
     remarks: Vec<((u8, u8), u64)>,
+    flow_labels: Vec<FlowLabelCount>,
     first_rx_ns: Option<i64>,
     last_rx_ns: i64,
     jitter_sum_ms: f64,
@@ -66,6 +69,7 @@ impl Default for RxAcc {
             dscp_received: [0; 64],
             by_sent: [0; 64],
             remarks: Vec::new(),
+            flow_labels: Vec::new(),
             first_rx_ns: None,
             last_rx_ns: 0,
             jitter_sum_ms: 0.0,
@@ -85,8 +89,12 @@ impl RxAcc {
         arrival: Arrival,
         rx_ns: i64,
         tos: Option<u8>,
+        flow_label: Option<u32>,
         len: usize,
     ) {
+        if flow_label.is_some() {
+            FlowLabelCount::add(&mut self.flow_labels, flow_label, 1);
+        }
         if let Some(t) = tos {
             let got = t >> 2;
             self.dscp_received[usize::from(got)] += 1;
@@ -133,6 +141,9 @@ impl RxAcc {
         }
         for &((sent, got), n) in &o.remarks {
             self.remark(sent, got, n);
+        }
+        for c in &o.flow_labels {
+            FlowLabelCount::add(&mut self.flow_labels, c.label, c.packets);
         }
         self.first_rx_ns = match (self.first_rx_ns, o.first_rx_ns) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -184,6 +195,7 @@ impl RxAcc {
             dscp_received: counts(&self.dscp_received),
             received_by_sent_dscp: counts(&self.by_sent),
             frames: Vec::new(),
+            flow_labels: self.flow_labels.clone(),
             remarks: self
                 .remarks
                 .iter()
@@ -288,7 +300,14 @@ impl RxStream {
         } else {
             &mut self.window_measured
         };
-        acc.record(&p, arrival, rx_ns, d.tos, d.payload.len());
+        // Linux gives IPV6_FLOWINFO only when the flow information word
+        // (traffic class and label) is not 0: an IPv6 packet without it
+        // arrived with label 0. (IPv4 packets have no label.)
+        let flow_label = d.flow_label.or(match d.source {
+            Some(std::net::SocketAddr::V6(a)) if a.ip().to_ipv4_mapped().is_none() => Some(0),
+            _ => None,
+        });
+        acc.record(&p, arrival, rx_ns, d.tos, flow_label, d.payload.len());
         false
     }
 
@@ -413,6 +432,7 @@ mod tests {
                 segment: None,
                 source: None,
                 ttl: None,
+                flow_label: None,
             };
             st.on_datagram(0, &d, 0)
         };

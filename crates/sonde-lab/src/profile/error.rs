@@ -77,6 +77,9 @@ pub enum ProfileError {
     /// `policer[N].action`.
     #[error("{key} '{value}': use \"drop\" or \"remark:DSCP\" (e.g. remark:CS0)")]
     BadPoliceAction { key: String, value: String },
+    /// `flow_label`.
+    #[error("{key}: '{value}' is not a flow label (0 to 1048575, or hex as \"0x12345\")")]
+    BadFlowLabel { key: String, value: String },
     /// `mpls.labels[N]`.
     #[error("{key}: '{value}' is not an MPLS label (a whole number from 0 to 1048575)")]
     BadLabel { key: String, value: String },

@@ -71,6 +71,8 @@ pub struct DirectionProfile {
     pub diffserv: Option<DiffservSpec>,
     /// What the receiving end does with the DSCP of arriving packets.
     pub marking: Option<Marking>,
+    /// The flow label the receiving end gives every arriving IPv6 packet.
+    pub flow_label: Option<u32>,
     /// With `marking = "filter"`: the sources whose EF is kept.
     pub ef_from: Option<Vec<IpNet>>,
     /// An MPLS hop at the start of the direction (sonde's emulator).
@@ -222,6 +224,7 @@ impl DirectionProfile {
             policer: opt(t, "", "policer", read_policers)?,
             diffserv: opt(t, "", "diffserv", read_diffserv)?,
             marking: opt(t, "", "marking", read_marking)?,
+            flow_label: opt(t, "", "flow_label", read_flow_label)?,
             ef_from: opt(t, "", "ef_from", read_prefixes)?,
             mpls: opt(t, "", "mpls", read_mpls)?,
             tunnel: opt(t, "", "tunnel", read_tunnel)?,
@@ -248,6 +251,7 @@ impl DirectionProfile {
             policer: o.policer.or(b.policer),
             diffserv: o.diffserv.or(b.diffserv),
             marking: o.marking.or(b.marking),
+            flow_label: o.flow_label.or(b.flow_label),
             ef_from: o.ef_from.or(b.ef_from),
             mpls: o.mpls.or(b.mpls),
             tunnel: o.tunnel.or(b.tunnel),

@@ -4,7 +4,7 @@
 use super::*;
 use toml::Value;
 
-pub(super) const DIRECTION_KEYS: [&str; 18] = [
+pub(super) const DIRECTION_KEYS: [&str; 19] = [
     "rate",
     "queue_ms",
     "queue",
@@ -20,13 +20,14 @@ pub(super) const DIRECTION_KEYS: [&str; 18] = [
     "policer",
     "diffserv",
     "marking",
+    "flow_label",
     "ef_from",
     "mpls",
     "tunnel",
 ];
 pub(super) const DIRECTION_KNOWN: &str =
     "rate, queue_ms, queue, loss, delay, jitter, jitter_dist, \
-                               line_rate, line_queue, rio, duplicate, reorder, policer, diffserv, marking, ef_from, mpls, tunnel";
+                               line_rate, line_queue, rio, duplicate, reorder, policer, diffserv, marking, flow_label, ef_from, mpls, tunnel";
 pub(super) const GILBERT_KEYS: [&str; 4] = ["p", "r", "loss_good", "loss_bad"];
 pub(super) const GILBERT_KNOWN: &str = "p, r, loss_good, loss_bad";
 pub(super) const POLICER_KEYS: [&str; 6] =
@@ -435,6 +436,21 @@ fn read_addresses(
         }
     }
     Ok((v4, v6))
+}
+
+/// `flow_label = 0` or `"0x12345"`: a 20-bit IPv6 flow label.
+pub(super) fn read_flow_label(key: &str, v: &Value) -> Result<u32, ProfileError> {
+    let s = scalar(key, "a flow label (0 to 1048575, or \"0x12345\")", v)?;
+    let t = s.trim();
+    let n = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(hex) => u32::from_str_radix(hex, 16).ok(),
+        None => t.parse().ok(),
+    };
+    n.filter(|n| *n <= 0xF_FFFF)
+        .ok_or(ProfileError::BadFlowLabel {
+            key: key.to_string(),
+            value: s,
+        })
 }
 
 /// `tunnel = { overhead = 60, mtu = 1400, address = ["2001:db8:ff::2"] }`:

@@ -489,6 +489,30 @@ fn a_tunnel_reads_its_overhead_mtu_and_entrance_and_names_what_is_wrong() {
 }
 
 #[test]
+fn a_flow_label_reads_in_decimal_or_hex_and_within_20_bits() {
+    assert_eq!(read("flow_label = 0").unwrap().flow_label, Some(0));
+    assert_eq!(
+        read("flow_label = \"0x12345\"").unwrap().flow_label,
+        Some(0x12345)
+    );
+    assert_eq!(
+        read("flow_label = 1048575").unwrap().flow_label,
+        Some(0xF_FFFF)
+    );
+    for bad in [
+        "flow_label = 1048576",
+        "flow_label = \"0xfffff1\"",
+        "flow_label = \"x\"",
+        "flow_label = -1",
+    ] {
+        assert!(
+            matches!(read(bad).unwrap_err(), P::BadFlowLabel { key, .. } if key == "flow_label"),
+            "{bad}"
+        );
+    }
+}
+
+#[test]
 fn rio_reads_table_8_by_default_and_names_what_is_wrong() {
     let p = checked("line_rate = \"1M\"\nrio = {}").unwrap();
     let imp = p.impairment();

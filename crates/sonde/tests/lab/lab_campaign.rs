@@ -129,10 +129,7 @@ fn the_studys_battery_from_both_ends_keeps_every_step_of_every_run() {
         .unwrap();
     let status = String::from_utf8_lossy(&status.stdout).to_string();
     assert!(status.contains("runs: 3 done"), "{status}");
-    assert!(
-        status.contains("overrides: quick"),
-        "{status}"
-    );
+    assert!(status.contains("overrides: quick"), "{status}");
 
     // 3 s steps at 94 ms of RTT: slow start costs a little of the first
     // second, so the floor is below the study's 7 Mbit/s.

@@ -260,7 +260,8 @@ fn ingress_marking_trusts_resets_or_filters() {
     let _one = serial();
     // Three hosts on router r. Into r: a's link filters EF and lists a's
     // own prefixes; c's link filters EF with the same list (c is not on
-    // it); z's link resets every DSCP. Nothing is marked leaving r.
+    // it); z's link resets every DSCP and sets every IPv6 flow label to
+    // 0. Nothing is marked leaving r.
     let filter = "marking = \"filter\"\nef_from = [\"2001:2:0:1::/64\", \"198.18.1.0/24\"]\n";
     let _lab = lab_up(
         "lq2",
@@ -269,7 +270,7 @@ fn ingress_marking_trusts_resets_or_filters() {
              [[node]]\nname = \"r\"\nkind = \"router\"\n\
              [[link]]\na = \"a\"\nb = \"r\"\n[link.a_to_b]\n{filter}\
              [[link]]\na = \"c\"\nb = \"r\"\n[link.a_to_b]\n{filter}\
-             [[link]]\na = \"z\"\nb = \"r\"\n[link.a_to_b]\nmarking = \"reset\"\n"
+             [[link]]\na = \"z\"\nb = \"r\"\n[link.a_to_b]\nmarking = \"reset\"\nflow_label = 0\n"
         ),
     );
     let _on_z = KillOnDrop(serve_in("lq2", "z", "::"));
@@ -302,6 +303,31 @@ fn ingress_marking_trusts_resets_or_filters() {
         assert!(
             n > 0.0 && remarked(&reset, 34, 0) == n,
             "z's DSCP is reset: {reset}"
+        );
+    }
+    // The IPv6 flow label on arrival (seed 004 §6): kept from a, set to 0
+    // on z's way in.
+    let labelled = |node: &str, host: &str| {
+        let r = udp_in(
+            "lq2",
+            node,
+            host,
+            &["-b", "1M", "-t", "2s", "--flowlabel", "0x12345"],
+        );
+        r["summary"]["forward"].clone()
+    };
+    for (from, to, arrived) in [("a", "2001:2:0:3::1", 0x12345), ("z", "2001:2:0:1::1", 0)] {
+        let f = labelled(from, to);
+        let n = num(&f["received_packets"]);
+        eprintln!(
+            "flow label 0x12345 from {from}: arrived as {}",
+            f["flow_labels"]
+        );
+        assert_eq!(f["flow_label_sent"], 0x12345, "{f}");
+        assert_eq!(
+            f["flow_labels"],
+            serde_json::json!([{ "label": arrived, "packets": n as u64 }]),
+            "from {from}: {f}"
         );
     }
 }

@@ -157,7 +157,14 @@ fn study_002_finds_the_no_drop_rate_of_each_size_and_family_the_link_carries() {
     let run = sonde()
         .args(["lab", "exec", "--lab", "tw002", "nchu", "--"])
         .arg(env!("CARGO_BIN_EXE_sonde"))
-        .args(["campaign", "run", plan, "--quick", "--endpoint", "NDHU=ndhu"])
+        .args([
+            "campaign",
+            "run",
+            plan,
+            "--quick",
+            "--endpoint",
+            "NDHU=ndhu",
+        ])
         .arg(format!("--archive={}", db.display()))
         .output()
         .unwrap();
@@ -209,6 +216,9 @@ fn study_002_finds_the_no_drop_rate_of_each_size_and_family_the_link_carries() {
         let ratio = payload_rate[&(payload, "v6".into())] / payload_rate[&(payload, "v4".into())];
         let truth = (f64::from(payload) + 42.0) / (f64::from(payload) + 62.0);
         eprintln!("002 {payload} B: IPv6 carries {ratio:.4} of IPv4's payload (truth {truth:.4})");
-        assert!((ratio - truth).abs() < 0.02, "{payload} B: {ratio} against {truth}");
+        assert!(
+            (ratio - truth).abs() < 0.02,
+            "{payload} B: {ratio} against {truth}"
+        );
     }
 }
