@@ -288,7 +288,8 @@ fn qos_probe(s: &QosCheckSpec, class: Dscp, rate: Rate, time: Duration) -> UdpSp
 /// Each check in turn, as many times as it is named: marking one probe
 /// per class from this host and, with `via`, again from the agent;
 /// policing and shaping one probe each; priority a probe alone, then
-/// beside a background (1 s lead, `probe_time` + 2 s). Every probe run
+/// beside a background (1 s lead, `probe_time` + 2 s); LBE a probe of
+/// `probe_time` + 2 s with a background of `probe_time` 1 s into it. Every probe run
 /// on its own is followed by `gap`; the one beside the background is
 /// not. The background counts whoever sends it (the agent with `via`):
 /// it is part of the request.
@@ -330,6 +331,10 @@ fn qos_check_work(s: &QosCheckSpec) -> Work {
                 &[background.work()],
                 QOS_PRIORITY_LEAD,
             ))
+        }
+        QosCheckKind::Lbe => {
+            let (lbe, background) = crate::qos::checks::lbe_trials(s, QOS_PRIORITY_LEAD);
+            beside(background.work(), &[lbe.work()], QOS_PRIORITY_LEAD)
         }
     });
     checks.fold(Work::default(), Work::then)

@@ -105,7 +105,8 @@ impl Common {
 pub struct CheckArgs {
     #[command(flatten)]
     pub common: Common,
-    /// The checks, in order: marking, policing, shaping, priority.
+    /// The checks, in order: marking, policing, shaping, priority, and
+    /// lbe (named alone: it needs --lbe-min and --link-rate).
     #[arg(
         long,
         value_delimiter = ',',
@@ -142,7 +143,19 @@ pub struct CheckArgs {
     /// check (004 Table 3: 200M into 155M).
     #[arg(long, value_name = "RATE")]
     pub background: Option<Rate>,
-    /// How long each marking, policing and priority probe runs.
+    /// The LBE check's class.
+    #[arg(long, default_value = "CS1")]
+    pub lbe: DscpFlag,
+    /// The LBE class's minimum share of the link, in percent (6NET: 1%).
+    #[arg(long, value_name = "PCT", value_parser = crate::step_args::percent)]
+    pub lbe_min: Option<f64>,
+    /// The congested link's rate, which the LBE share is of (6NET: 155M).
+    #[arg(long, value_name = "RATE")]
+    pub link_rate: Option<Rate>,
+    /// The LBE probe's payload rate (default: four times its share).
+    #[arg(long, value_name = "RATE")]
+    pub lbe_rate: Option<Rate>,
+    /// How long each marking, policing, priority and LBE probe runs.
     #[arg(short = 't', long = "time", default_value = "5s", value_parser = duration)]
     pub time: Duration,
 }
@@ -162,6 +175,10 @@ impl CheckArgs {
         s.shaping_time = self.shaping_time;
         s.priority_rate = self.priority_rate;
         s.background_rate = self.background;
+        s.lbe = self.lbe.dscp();
+        s.lbe_min = self.lbe_min.map(|p| p / 100.0);
+        s.link_rate = self.link_rate;
+        s.lbe_rate = self.lbe_rate;
         s.via = self.common.via.clone();
         s.gap = self.common.gap;
         s

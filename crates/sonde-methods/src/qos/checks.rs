@@ -97,6 +97,7 @@ pub fn run_qos_checks(
                 }
             }
             QosCheckKind::Priority => priority(senders, spec, &mut trials)?,
+            QosCheckKind::Lbe => lbe(senders, spec, &mut trials)?,
         }
     }
     let mut result = trials.finish();
@@ -150,6 +151,55 @@ fn priority(
         f,
         &[&alone, &loaded, bg],
     );
+    Ok(())
+}
+
+/// The LBE check's probe (`probe_time` and a `lead` either side) and the
+/// background that starts `lead` after it (`probe_time`).
+pub fn lbe_trials(spec: &QosCheckSpec, lead: Duration) -> (UdpSpec, UdpSpec) {
+    let lbe = probe(
+        spec,
+        spec.lbe,
+        spec.lbe_probe_rate().bps(),
+        spec.probe_time + 2 * lead,
+    );
+    let background = background_udp(
+        &spec.probe,
+        spec.background_rate.map_or(0, |r| r.bps()),
+        spec.probe.payload_len(),
+        spec.probe_time,
+    );
+    (lbe, background)
+}
+
+/// The LBE class beside a best-effort background that congests the path:
+/// squeezed to its minimum share, and no lower.
+fn lbe(
+    senders: &Senders<'_>,
+    spec: &QosCheckSpec,
+    trials: &mut Trials<'_>,
+) -> Result<(), MethodError> {
+    let lead = Duration::from_secs(1);
+    let (lbe, background) = lbe_trials(spec, lead);
+    // LBE first and the background `lead` later: the probe's control
+    // connection is made before the path is congested (as best effort it
+    // would lose its SYNs to the background, as any control traffic
+    // does); the background's, while LBE alone leaves room.
+    let Some((bg, probes)) = trials.beside(
+        senders.background(),
+        background.into(),
+        senders.local,
+        vec![lbe.into()],
+        lead,
+    )?
+    else {
+        return Ok(());
+    };
+    let Some(loaded) = probes.first() else {
+        return Ok(());
+    };
+    let f = verdicts::lbe(loaded, &bg, spec.lbe_share_bps().unwrap_or(0));
+    trials.check(QosCheckKind::Lbe, "this host", spec.lbe, f, &[loaded, &bg]);
     Ok(())
 }
 

@@ -426,3 +426,87 @@ fn a_stream_ramp_levels_off_at_the_policer() {
     let e = run_qos_scenario(&senders, &bad, &Stop::new(), &Events::new()).unwrap_err();
     assert!(e.to_string().contains("fg_streams"), "{e}");
 }
+
+/// An LBE probe of 1400-byte payloads started `offset_s` after a 5 s
+/// background: per second, `(payload bit/s, loss %)`.
+fn lbe_trial(offset_s: f64, seconds: &[(f64, f64)], bg_loss: f64) -> (TestResult, TestResult) {
+    let t0 = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_800_000_000);
+    let udp = |rate: u64| {
+        TestSpec::Udp(UdpSpec {
+            host: "::1".into(),
+            bitrate: Rate::from_bps(rate),
+            length: 1400,
+            ..UdpSpec::default()
+        })
+    };
+    let env = || TestEnv::between(HostEnv::default(), HostEnv::default(), PeerKind::Sonde);
+    let mut bg = TestResult::new(udp(40_000_000), env(), Timestamp(t0));
+    bg.duration_s = 5.0;
+    bg.summary.forward = Some(Figures {
+        loss_pct: Some(bg_loss),
+        ..Figures::default()
+    });
+    let start = if offset_s >= 0.0 {
+        t0 + std::time::Duration::from_secs_f64(offset_s)
+    } else {
+        t0 - std::time::Duration::from_secs_f64(-offset_s)
+    };
+    let mut probe = TestResult::new(udp(8_000_000), env(), Timestamp(start));
+    probe.duration_s = seconds.len() as f64;
+    probe.intervals = seconds
+        .iter()
+        .enumerate()
+        .map(|(i, &(bps, loss))| {
+            let received = (bps / 8.0 / 1400.0).round() as u64;
+            let lost = (received as f64 * loss / (100.0 - loss)).round() as u64;
+            Interval {
+                start_s: i as f64,
+                end_s: i as f64 + 1.0,
+                omitted: false,
+                size_bytes: None,
+                streams: Vec::new(),
+                sums: vec![Figures {
+                    direction: Some(Direction::Forward),
+                    received_bytes: Some(received * 1400),
+                    received_packets: Some(received),
+                    lost_packets: Some(lost),
+                    ..Figures::default()
+                }],
+                round_trip: None,
+            }
+        })
+        .collect();
+    (probe, bg)
+}
+
+#[test]
+fn the_lbe_verdict_reads_only_the_seconds_under_the_background() {
+    // Share 2 Mbit/s of IP packets: 1.934 of 1400-byte payloads.
+    let share = 2_000_000;
+    let verdict = |offset: f64, seconds: &[(f64, f64)], bg_loss: f64| {
+        let (probe, bg) = lbe_trial(offset, seconds, bg_loss);
+        verdicts::lbe(&probe, &bg, share)
+    };
+    // Started a second before the background: its first two seconds
+    // (alone, then while the queues fill) do not count.
+    let f = verdict(
+        -1.0,
+        &[(8e6, 0.0), (5e6, 30.0), (1.95e6, 75.0), (1.95e6, 75.0)],
+        55.0,
+    );
+    assert_eq!(f.verdict, QosVerdict::Squeezed, "{}", f.evidence);
+    let got = f.figures["lbe_ip_bps"];
+    assert!((got - 1.95e6 * 1448.0 / 1400.0).abs() < 5e3, "{got}");
+    assert!((f.figures["lbe_loss_pct"] - 75.0).abs() < 0.1);
+    // Below 90 % of its share: starved.
+    let f = verdict(0.0, &[(1e6, 87.0), (1e6, 87.0), (1e6, 87.0)], 55.0);
+    assert_eq!(f.verdict, QosVerdict::Starved, "{}", f.evidence);
+    // Lost about as much as best effort: no LBE class on the path.
+    let f = verdict(0.0, &[(4e6, 50.0), (4e6, 50.0), (4e6, 50.0)], 52.0);
+    assert_eq!(f.verdict, QosVerdict::NotSqueezed, "{}", f.evidence);
+    // A background that congested nothing, or never overlapped.
+    let f = verdict(0.0, &[(2e6, 75.0), (2e6, 75.0)], 0.5);
+    assert_eq!(f.verdict, QosVerdict::NoCongestion, "{}", f.evidence);
+    let f = verdict(6.0, &[(8e6, 0.0)], 55.0);
+    assert_eq!(f.verdict, QosVerdict::NoCongestion, "{}", f.evidence);
+}

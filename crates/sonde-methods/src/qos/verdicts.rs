@@ -17,6 +17,10 @@ pub struct Finding {
 /// arrived (the rest may be a few packets of another path).
 const MARKING_SHARE_PCT: f64 = 99.0;
 
+/// Points of loss by which LBE must lose more than best effort to count
+/// as squeezed: two flows in one queue lose alike within a few points.
+const SQUEEZE_PCT: f64 = 5.0;
+
 /// Loss under which a check counts nothing as lost (a packet or two of
 /// thousands is the generator, as 004 §4.1.1 found, not the network).
 const NO_LOSS_PCT: f64 = 0.1;
@@ -240,6 +244,112 @@ pub fn priority(alone: &TestResult, loaded: &TestResult, background: &TestResult
         evidence,
         figures,
     }
+}
+
+/// Less than best effort beside a congesting best-effort background:
+/// what it got, in bits/s of IP packets, against its minimum share of
+/// the link (`share_bps`), and its loss against the background's.
+/// Squeezed when it lost more than best effort (by [`SQUEEZE_PCT`]) and
+/// still got at least 90 % of its share; starved below that; not
+/// squeezed when it lost about as much as best effort or less.
+pub fn lbe(loaded: &TestResult, background: &TestResult, share_bps: u64) -> Finding {
+    let b = forward(background).cloned().unwrap_or_default();
+    let lb = b.loss_pct.unwrap_or(0.0);
+    // Only the seconds the background was congesting the path count: a
+    // background that started late (a slow agent) leaves LBE alone.
+    let Some(under) = under_background(loaded, background) else {
+        return no_figures(
+            QosVerdict::NoCongestion,
+            "no second of the LBE probe fell within the background's run",
+        );
+    };
+    let ll = under.loss_pct();
+    let payload = f64::from(loaded.spec_payload_len().max(1));
+    let got = under.bytes as f64 * 8.0 / under.secs
+        * (payload + f64::from(ip_udp_header_bytes(loaded)))
+        / payload;
+    let mut figures = BTreeMap::new();
+    figures.insert("lbe_ip_bps".into(), got);
+    figures.insert("share_bps".into(), share_bps as f64);
+    figures.insert("lbe_loss_pct".into(), ll);
+    figures.insert("background_loss_pct".into(), lb);
+    let evidence = format!(
+        "LBE got {:.3} Mbit/s of IP packets against a minimum share of {:.3} ({:.0} %), losing {ll:.1} % beside best effort that lost {lb:.1} %",
+        got / 1e6,
+        share_bps as f64 / 1e6,
+        got * 100.0 / (share_bps.max(1) as f64)
+    );
+    let verdict = if lb < 1.0 {
+        QosVerdict::NoCongestion
+    } else if got < 0.9 * share_bps as f64 {
+        QosVerdict::Starved
+    } else if ll > lb + SQUEEZE_PCT {
+        QosVerdict::Squeezed
+    } else {
+        QosVerdict::NotSqueezed
+    };
+    Finding {
+        verdict,
+        evidence,
+        figures,
+    }
+}
+
+/// A probe's forward figures over some of its intervals.
+struct Span {
+    bytes: u64,
+    secs: f64,
+    lost: u64,
+    received: u64,
+}
+
+impl Span {
+    fn loss_pct(&self) -> f64 {
+        let base = self.lost + self.received;
+        if base == 0 {
+            0.0
+        } else {
+            self.lost as f64 * 100.0 / base as f64
+        }
+    }
+}
+
+fn epoch_s(t: &sonde_model::Timestamp) -> f64 {
+    t.0.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// `probe`'s forward intervals after its own first second (its queue
+/// filling) that lie wholly within `background`'s run after the
+/// background's first second (its queues full), added up; `None` if none
+/// do.
+fn under_background(probe: &TestResult, background: &TestResult) -> Option<Span> {
+    let from = (epoch_s(&background.start) + 1.0).max(epoch_s(&probe.start) + 1.0);
+    let to = epoch_s(&background.start) + background.duration_s;
+    let t0 = epoch_s(&probe.start);
+    let mut span = Span {
+        bytes: 0,
+        secs: 0.0,
+        lost: 0,
+        received: 0,
+    };
+    for iv in probe.intervals.iter().filter(|iv| !iv.omitted) {
+        if t0 + iv.start_s < from || t0 + iv.end_s > to {
+            continue;
+        }
+        let Some(f) = iv
+            .sums
+            .iter()
+            .find(|f| f.direction == Some(Direction::Forward))
+        else {
+            continue;
+        };
+        span.bytes += f.received_bytes.unwrap_or(0);
+        span.lost += f.lost_packets.unwrap_or(0);
+        span.received += f.received_packets.unwrap_or(0);
+        span.secs += iv.end_s - iv.start_s;
+    }
+    (span.secs > 0.0).then_some(span)
 }
 
 /// The payload size of a UDP result's spec.

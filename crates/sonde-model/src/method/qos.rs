@@ -20,14 +20,27 @@ pub enum QosCheckKind {
     Shaping,
     /// Premium loss and jitter with and without congestion.
     Priority,
+    /// Less than best effort under congestion: squeezed to its minimum
+    /// share of the link, and no lower (seed 004 §2.2, §4.1).
+    Lbe,
 }
 
 impl QosCheckKind {
+    /// The checks `sonde qos check` runs when none are named (the LBE
+    /// check needs the link's rate and the class's share: named alone).
     pub const ALL: [QosCheckKind; 4] = [
         QosCheckKind::Marking,
         QosCheckKind::Policing,
         QosCheckKind::Shaping,
         QosCheckKind::Priority,
+    ];
+    /// Every check there is.
+    pub const EVERY: [QosCheckKind; 5] = [
+        QosCheckKind::Marking,
+        QosCheckKind::Policing,
+        QosCheckKind::Shaping,
+        QosCheckKind::Priority,
+        QosCheckKind::Lbe,
     ];
 
     pub fn name(self) -> &'static str {
@@ -36,6 +49,7 @@ impl QosCheckKind {
             QosCheckKind::Policing => "policing",
             QosCheckKind::Shaping => "shaping",
             QosCheckKind::Priority => "priority",
+            QosCheckKind::Lbe => "lbe",
         }
     }
 }
@@ -43,11 +57,11 @@ impl QosCheckKind {
 impl std::str::FromStr for QosCheckKind {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::ALL
+        Self::EVERY
             .into_iter()
             .find(|k| k.name() == s)
             .ok_or_else(|| {
-                format!("'{s}' is not a check: use marking, policing, shaping, priority")
+                format!("'{s}' is not a check: use marking, policing, shaping, priority, lbe")
             })
     }
 }
@@ -87,6 +101,17 @@ pub struct QosCheckSpec {
     /// effort) that congests the path.
     pub priority_rate: Rate,
     pub background_rate: Option<Rate>,
+    /// The LBE check: the class (CS1), its minimum share of the link
+    /// (0.01 for 1 %), the link's rate, and the probe's rate (default:
+    /// four times the share).
+    #[serde(default = "default_lbe")]
+    pub lbe: Dscp,
+    #[serde(default)]
+    pub lbe_min: Option<f64>,
+    #[serde(default)]
+    pub link_rate: Option<Rate>,
+    #[serde(default)]
+    pub lbe_rate: Option<Rate>,
     /// The agent that sends background (and a second set of marking
     /// probes); none: this host.
     #[serde(default)]
@@ -95,7 +120,26 @@ pub struct QosCheckSpec {
     pub gap: Duration,
 }
 
+fn default_lbe() -> Dscp {
+    Dscp::new(8).unwrap_or_default()
+}
+
 impl QosCheckSpec {
+    /// The LBE class's minimum share in bits/s of IP packets, if known.
+    pub fn lbe_share_bps(&self) -> Option<u64> {
+        Some((self.link_rate?.bps() as f64 * self.lbe_min?) as u64)
+    }
+
+    /// The LBE probe's payload rate: as asked, else four times the share.
+    pub fn lbe_probe_rate(&self) -> Rate {
+        self.lbe_rate.unwrap_or_else(|| {
+            Rate::from_bps(
+                self.lbe_share_bps()
+                    .map_or(4_000_000, |s| s.saturating_mul(4)),
+            )
+        })
+    }
+
     /// The checks' defaults of seed 004 §4.1 toward `probe`'s host.
     pub fn new(probe: UdpSpec) -> Self {
         let d = |v| Dscp::new(v).unwrap_or_default();
@@ -114,6 +158,10 @@ impl QosCheckSpec {
             shaping_time: Duration::from_secs(20),
             priority_rate: Rate::from_bps(1_500_000),
             background_rate: None,
+            lbe: default_lbe(),
+            lbe_min: None,
+            link_rate: None,
+            lbe_rate: None,
             via: None,
             gap: Duration::from_secs(1),
         }
@@ -151,11 +199,33 @@ impl QosCheckSpec {
         if self.shaping_on.is_zero() {
             return Err(bad("shaping_on_s", "must be more than 0"));
         }
-        if self.checks.contains(&QosCheckKind::Priority) && self.background_rate.is_none() {
-            return Err(bad(
-                "background_rate",
-                "the priority check needs a background rate that congests the path (--background)",
-            ));
+        for (check, name) in [
+            (QosCheckKind::Priority, "priority"),
+            (QosCheckKind::Lbe, "lbe"),
+        ] {
+            if self.checks.contains(&check) && self.background_rate.is_none() {
+                return Err(bad(
+                    "background_rate",
+                    format!("the {name} check needs a background rate that congests the path (--background)"),
+                ));
+            }
+        }
+        if self.checks.contains(&QosCheckKind::Lbe) {
+            match (self.lbe_min, self.link_rate) {
+                (Some(m), Some(r)) if m > 0.0 && m < 1.0 && r.bps() > 0 => {}
+                (Some(_), Some(_)) => {
+                    return Err(bad(
+                        "lbe_min",
+                        "the LBE share must be above 0 and below 100 % of a link rate above 0",
+                    ))
+                }
+                _ => {
+                    return Err(bad(
+                        "lbe_min",
+                        "the lbe check needs the class's minimum share and the link's rate (--lbe-min 1% --link-rate 155M)",
+                    ))
+                }
+            }
         }
         Ok(())
     }
@@ -189,6 +259,12 @@ pub enum QosVerdict {
     /// Priority: the background did not congest the path (its own loss
     /// stayed under 1 %): nothing was shown either way.
     NoCongestion,
+    /// LBE: lost more than best effort, and kept its minimum share.
+    Squeezed,
+    /// LBE: got less than its minimum share.
+    Starved,
+    /// LBE: treated no worse than best effort under congestion.
+    NotSqueezed,
 }
 
 impl QosVerdict {
@@ -205,6 +281,9 @@ impl QosVerdict {
             QosVerdict::Protected => "protected",
             QosVerdict::NotProtected => "not protected",
             QosVerdict::NoCongestion => "no congestion",
+            QosVerdict::Squeezed => "squeezed",
+            QosVerdict::Starved => "starved",
+            QosVerdict::NotSqueezed => "not squeezed",
         }
     }
 }

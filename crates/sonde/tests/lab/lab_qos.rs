@@ -236,6 +236,44 @@ fn diffserv_queues_serve_priority_first_and_keep_the_lbe_share() {
         "{a}"
     );
     assert!(alone_loss <= 0.3, "LBE alone lost {alone_loss} %");
+
+    // `sonde qos check --checks lbe` reads the same: CS1 squeezed to its
+    // share; best effort (CS0) named as the class is not squeezed.
+    for (class, expected) in [("CS1", "squeezed"), ("CS0", "not_squeezed")] {
+        let out = sonde()
+            .args(["lab", "exec", "--lab", "lq1", "c", "--"])
+            .arg(env!("CARGO_BIN_EXE_sonde"))
+            .args([
+                "qos",
+                "check",
+                "2001:2:0:3::2",
+                "--checks",
+                "lbe",
+                "--lbe",
+                class,
+            ])
+            .args([
+                "--lbe-min",
+                "10%",
+                "--link-rate",
+                "20M",
+                "--background",
+                "40M",
+            ])
+            .args(["-t", "4s", "-J"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let c = &doc["checks"][0];
+        eprintln!("qos check lbe as {class}: {}", c["evidence"]);
+        assert_eq!(c["verdict"], expected, "{class}: {}", c["evidence"]);
+        if class == "CS1" {
+            // 10 % of 20 Mbit/s, in IP packets as the check counts them.
+            let got = num(&c["figures"]["lbe_ip_bps"]);
+            assert!((1.8e6..=2.8e6).contains(&got), "LBE got {got} bit/s");
+        }
+    }
 }
 
 /// Seconds from the wall-clock time `from` to `to` (RFC 3339, as a
