@@ -501,7 +501,7 @@ fn the_lbe_verdict_reads_only_the_seconds_under_the_background() {
     // Below 90 % of its share: starved.
     let f = verdict(0.0, &[(1e6, 87.0), (1e6, 87.0), (1e6, 87.0)], 55.0);
     assert_eq!(f.verdict, QosVerdict::Starved, "{}", f.evidence);
-    // Lost about as much as best effort: no LBE class on the path.
+    // Well above its share under congestion: no LBE class on the path.
     let f = verdict(0.0, &[(4e6, 50.0), (4e6, 50.0), (4e6, 50.0)], 52.0);
     assert_eq!(f.verdict, QosVerdict::NotSqueezed, "{}", f.evidence);
     // A background that congested nothing, or never overlapped.

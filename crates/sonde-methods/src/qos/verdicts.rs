@@ -17,9 +17,9 @@ pub struct Finding {
 /// arrived (the rest may be a few packets of another path).
 const MARKING_SHARE_PCT: f64 = 99.0;
 
-/// Points of loss by which LBE must lose more than best effort to count
-/// as squeezed: two flows in one queue lose alike within a few points.
-const SQUEEZE_PCT: f64 = 5.0;
+/// The most of its share an LBE class gets under congestion and still
+/// counts as squeezed.
+const SQUEEZED_SHARE: f64 = 1.5;
 
 /// Loss under which a check counts nothing as lost (a packet or two of
 /// thousands is the generator, as 004 §4.1.1 found, not the network).
@@ -249,9 +249,11 @@ pub fn priority(alone: &TestResult, loaded: &TestResult, background: &TestResult
 /// Less than best effort beside a congesting best-effort background:
 /// what it got, in bits/s of IP packets, against its minimum share of
 /// the link (`share_bps`), and its loss against the background's.
-/// Squeezed when it lost more than best effort (by [`SQUEEZE_PCT`]) and
-/// still got at least 90 % of its share; starved below that; not
-/// squeezed when it lost about as much as best effort or less.
+/// Squeezed when, with best effort congested, it got 90 % to 150 % of
+/// its share ([`SQUEEZED_SHARE`]: an LBE class borrows nothing while
+/// best effort is backlogged); starved below; not squeezed above (it
+/// shared the queue with best effort). Losses alone do not tell: two
+/// flows in one tail-drop queue lose unlike shares when one is bursty.
 pub fn lbe(loaded: &TestResult, background: &TestResult, share_bps: u64) -> Finding {
     let b = forward(background).cloned().unwrap_or_default();
     let lb = b.loss_pct.unwrap_or(0.0);
@@ -283,7 +285,7 @@ pub fn lbe(loaded: &TestResult, background: &TestResult, share_bps: u64) -> Find
         QosVerdict::NoCongestion
     } else if got < 0.9 * share_bps as f64 {
         QosVerdict::Starved
-    } else if ll > lb + SQUEEZE_PCT {
+    } else if got <= SQUEEZED_SHARE * share_bps as f64 {
         QosVerdict::Squeezed
     } else {
         QosVerdict::NotSqueezed

@@ -238,28 +238,19 @@ fn diffserv_queues_serve_priority_first_and_keep_the_lbe_share() {
     assert!(alone_loss <= 0.3, "LBE alone lost {alone_loss} %");
 
     // `sonde qos check --checks lbe` reads the same: CS1 squeezed to its
-    // share; best effort (CS0) named as the class is not squeezed.
-    for (class, expected) in [("CS1", "squeezed"), ("CS0", "not_squeezed")] {
+    // share beside 40 Mbit/s; best effort (CS0) named as the class, at
+    // 12 Mbit/s beside 24, shares the queue: 20 × 12 / 36 = 6.7 Mbit/s,
+    // far above 1.5 shares even for a probe that loses more than its part.
+    for (class, rate, bg, expected) in [
+        ("CS1", "8M", "40M", "squeezed"),
+        ("CS0", "12M", "24M", "not_squeezed"),
+    ] {
         let out = sonde()
             .args(["lab", "exec", "--lab", "lq1", "c", "--"])
             .arg(env!("CARGO_BIN_EXE_sonde"))
-            .args([
-                "qos",
-                "check",
-                "2001:2:0:3::2",
-                "--checks",
-                "lbe",
-                "--lbe",
-                class,
-            ])
-            .args([
-                "--lbe-min",
-                "10%",
-                "--link-rate",
-                "20M",
-                "--background",
-                "40M",
-            ])
+            .args(["qos", "check", "2001:2:0:3::2", "--checks", "lbe"])
+            .args(["--lbe", class, "--lbe-rate", rate, "--lbe-min", "10%"])
+            .args(["--link-rate", "20M", "--background", bg])
             .args(["-t", "4s", "-J"])
             .output()
             .unwrap();
