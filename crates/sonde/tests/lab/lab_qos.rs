@@ -238,13 +238,12 @@ fn diffserv_queues_serve_priority_first_and_keep_the_lbe_share() {
     assert!(alone_loss <= 0.3, "LBE alone lost {alone_loss} %");
 
     // `sonde qos check --checks lbe` reads the same: CS1 squeezed to its
-    // share beside 40 Mbit/s; best effort (CS0) named as the class, at
-    // 12 Mbit/s beside 24, shares the queue: 20 × 12 / 36 = 6.7 Mbit/s,
-    // far above 1.5 shares even for a probe that loses more than its part.
-    for (class, rate, bg, expected) in [
-        ("CS1", "8M", "40M", "squeezed"),
-        ("CS0", "12M", "24M", "not_squeezed"),
-    ] {
+    // share beside 40 Mbit/s. (No negative case: best effort named as the
+    // class, in a tail-drop queue beside a bursty flood, has lost 83 %
+    // against the flood's 28 % and got one share, as a squeezed class
+    // would; see docs/methods.md.)
+    {
+        let (class, rate, bg, expected) = ("CS1", "8M", "40M", "squeezed");
         let out = sonde()
             .args(["lab", "exec", "--lab", "lq1", "c", "--"])
             .arg(env!("CARGO_BIN_EXE_sonde"))
