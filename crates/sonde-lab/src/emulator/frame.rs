@@ -25,6 +25,17 @@ pub fn protocol(frame: &[u8]) -> Option<u8> {
     }
 }
 
+/// The IP packet in `frame` and the next header that says what it is (4
+/// for IPv4, 41 for IPv6, as ESP's trailer in tunnel mode).
+pub fn ip_packet(frame: &[u8]) -> Option<(&[u8], u8)> {
+    let ip = frame.get(ETH_HEADER..)?;
+    match (frame.get(12..14)?, ip.first()? >> 4) {
+        (t, 4) if t == IPV4 => Some((ip, 4)),
+        (t, 6) if t == IPV6 => Some((ip, 41)),
+        _ => None,
+    }
+}
+
 /// Rewrites the DSCP of the IP packet in `frame` (ECN bits kept). An IPv4
 /// header checksum is updated incrementally (RFC 1624), so the packet stays
 /// valid; IPv6 has no header checksum, and neither TCP's nor UDP's covers

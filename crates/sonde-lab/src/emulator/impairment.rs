@@ -6,6 +6,7 @@
 //! duplication, then delay with jitter (or, for a reordered frame, no
 //! delay at all).
 
+use super::esp::Esp;
 use super::frame;
 use super::gilbert::{Gilbert, GilbertState};
 use super::line_queue::{LineQueue, Rio};
@@ -69,7 +70,11 @@ impl std::fmt::Display for Impairment {
         }
         if let Some(t) = &self.tunnel {
             let from: Vec<String> = t.addresses().iter().map(ToString::to_string).collect();
-            let mut what = format!("tunnel, {} bytes a packet", t.overhead);
+            let mut what = match t.cipher {
+                Some(c) if t.overhead == 0 => format!("ESP tunnel {c}"),
+                Some(c) => format!("ESP tunnel {c} and {} bytes a packet", t.overhead),
+                None => format!("tunnel, {} bytes a packet", t.overhead),
+            };
             if let Some(mtu) = t.mtu {
                 what += &format!(
                     ", MTU {mtu}, too big answered from {}",
@@ -181,6 +186,8 @@ pub struct Direction {
     line_free_ns: u64,
     /// The line's queue, when it is bounded or runs RIO.
     queue: Option<LineQueue>,
+    /// The tunnel's ESP, when it names a cipher.
+    esp: Option<Esp>,
     /// The MPLS hop's last answer.
     answer: Vec<u8>,
 }
@@ -195,6 +202,11 @@ impl Direction {
             queue: (imp.line_rate_bps > 0 && (imp.line_queue > 0 || imp.rio.is_some()))
                 .then(|| LineQueue::new(imp.line_queue, imp.rio, imp.line_rate_bps)),
             answer: Vec::new(),
+            esp: imp
+                .tunnel
+                .as_ref()
+                .and_then(|t| t.cipher)
+                .map(|c| Esp::new(c, seed)),
             imp,
         }
     }
@@ -215,6 +227,14 @@ impl Direction {
                 TunnelFate::Carried => overhead = t.overhead as usize,
                 TunnelFate::Answered => return Fate::Answered,
                 TunnelFate::Dropped => return Fate::Dropped,
+            }
+        }
+        // Neighbour discovery and ARP cross too: what is not IP is not
+        // encrypted.
+        if let (Some(esp), Some((ip, next))) = (&mut self.esp, frame::ip_packet(frame)) {
+            match esp.carry(ip, next) {
+                Some(added) => overhead += added,
+                None => return Fate::Dropped,
             }
         }
         if !self.buckets.is_empty() {
@@ -336,6 +356,7 @@ mod tests {
             mtu: None,
             v4: None,
             v6: None,
+            cipher: None,
         });
         let mut d = Direction::new(
             Impairment {

@@ -6,6 +6,7 @@
 //! come from here; rate, random loss and marking stay with the kernel
 //! (TBF/HTB, nftables) on the link's ends.
 
+mod esp;
 mod frame;
 mod gilbert;
 mod icmp_answer;
@@ -16,6 +17,7 @@ mod policer;
 mod random;
 mod tunnel;
 
+pub use esp::{Esp, Suite};
 pub use gilbert::Gilbert;
 pub use impairment::{Direction, Fate, Impairment};
 pub use line_queue::{RedThresholds, Rio};

@@ -10,8 +10,10 @@
 //! answers it from its own address with an ICMPv6 Packet Too Big, or an
 //! ICMP Fragmentation Needed when the IPv4 packet says Don't Fragment
 //! (an IPv4 packet that may be fragmented is dropped: the emulator does
-//! not fragment), as a router at a tunnel's entrance does.
+//! not fragment), as a router at a tunnel's entrance does. A tunnel that
+//! names a `cipher` carries its packets in ESP ([`super::esp`]).
 
+use super::esp::Suite;
 use super::icmp_answer::{self as icmp, is_icmp_error, Error, ETH, IPV4, IPV6};
 use serde::{Deserialize, Serialize};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -27,6 +29,10 @@ pub struct Tunnel {
     /// ones are dropped without a word, a black hole).
     pub v4: Option<Ipv4Addr>,
     pub v6: Option<Ipv6Addr>,
+    /// ESP with this suite: each packet encrypted at the entrance and
+    /// decrypted at the exit, ESP's bytes added to `overhead`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cipher: Option<Suite>,
 }
 
 /// What the tunnel does with one frame.

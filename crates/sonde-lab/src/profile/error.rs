@@ -80,6 +80,13 @@ pub enum ProfileError {
     /// `flow_label`.
     #[error("{key}: '{value}' is not a flow label (0 to 1048575, or hex as \"0x12345\")")]
     BadFlowLabel { key: String, value: String },
+    /// `tunnel.cipher`.
+    #[error("{key}: '{value}' is not a cipher suite; use one of {known}")]
+    BadCipher {
+        key: String,
+        value: String,
+        known: String,
+    },
     /// `mpls.labels[N]`.
     #[error("{key}: '{value}' is not an MPLS label (a whole number from 0 to 1048575)")]
     BadLabel { key: String, value: String },

@@ -34,7 +34,7 @@ pub fn mpls_setting(text: &str) -> Result<Option<Lsr>, ProfileError> {
     read_mpls("mpls", value).map(Some)
 }
 
-use crate::emulator::{Exceed, Gilbert, Impairment, JitterDist, Lsr, Policer, Rio, Tunnel};
+use crate::emulator::{Exceed, Gilbert, Impairment, JitterDist, Lsr, Policer, Rio, Suite, Tunnel};
 use ipnet::IpNet;
 use read::*;
 use rio::read_rio;

@@ -37,8 +37,8 @@ pub(super) const DIFFSERV_KEYS: [&str; 3] = ["priority", "lbe", "lbe_min"];
 pub(super) const DIFFSERV_KNOWN: &str = "priority, lbe, lbe_min";
 pub(super) const MPLS_KEYS: [&str; 2] = ["labels", "address"];
 pub(super) const MPLS_KNOWN: &str = "labels, address";
-pub(super) const TUNNEL_KEYS: [&str; 3] = ["overhead", "mtu", "address"];
-pub(super) const TUNNEL_KNOWN: &str = "overhead, mtu, address";
+pub(super) const TUNNEL_KEYS: [&str; 4] = ["overhead", "mtu", "address", "cipher"];
+pub(super) const TUNNEL_KNOWN: &str = "overhead, mtu, address, cipher";
 
 /// `key` inside `table` ("" for the direction's own keys).
 pub(super) fn path(table: &str, key: &str) -> String {
@@ -453,14 +453,25 @@ pub(super) fn read_flow_label(key: &str, v: &Value) -> Result<u32, ProfileError>
         })
 }
 
-/// `tunnel = { overhead = 60, mtu = 1400, address = ["2001:db8:ff::2"] }`:
-/// a tunnel over the direction (sonde's emulator).
+/// `tunnel = { overhead = 60, mtu = 1400, address = ["2001:db8:ff::2"],
+/// cipher = "aes128-sha1" }`: a tunnel over the direction (sonde's
+/// emulator), its packets encrypted when it names a cipher.
 pub(super) fn read_tunnel(key: &str, v: &Value) -> Result<Tunnel, ProfileError> {
     let Value::Table(t) = v else {
         return Err(wrong_type(key, "a table { overhead, mtu, address }", v));
     };
     unknown_key(key, t, &TUNNEL_KEYS, TUNNEL_KNOWN)?;
-    let Some(overhead) = opt(t, key, "overhead", read_u32)? else {
+    let cipher = opt(t, key, "cipher", |k, v| {
+        let s = scalar(k, "a cipher suite's name", v)?;
+        Suite::from_name(s.trim()).ok_or(ProfileError::BadCipher {
+            key: k.to_string(),
+            value: s,
+            known: Suite::names(),
+        })
+    })?;
+    // With a cipher, ESP counts the outer header itself.
+    let given = opt(t, key, "overhead", read_u32)?;
+    let Some(overhead) = given.or(cipher.map(|_| 0)) else {
         return Err(ProfileError::MissingKey {
             key: path(key, "overhead"),
             why: "the bytes each packet costs beyond itself (40 for IPv6 in IPv6)",
@@ -485,5 +496,6 @@ pub(super) fn read_tunnel(key: &str, v: &Value) -> Result<Tunnel, ProfileError> 
         mtu,
         v4,
         v6,
+        cipher,
     })
 }

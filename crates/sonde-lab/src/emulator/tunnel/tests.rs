@@ -10,6 +10,7 @@ fn tunnel() -> Tunnel {
         mtu: Some(1400),
         v4: Some(Ipv4Addr::new(198, 18, 1, 253)),
         v6: Some("2001:2:0:1::fd".parse().unwrap()),
+        cipher: None,
     }
 }
 
@@ -122,6 +123,7 @@ fn an_entrance_without_an_address_is_a_black_hole_and_errors_get_no_error() {
     let hole = Tunnel {
         v4: None,
         v6: None,
+        cipher: None,
         ..tunnel()
     };
     for v6 in [true, false] {
