@@ -172,7 +172,11 @@ impl Plan {
             .into_iter()
             .enumerate()
             .map(|(i, t)| read_step(i + 1, t, &ends, scale, over.quick))
+            .filter_map(Result::transpose)
             .collect::<Result<Vec<_>, _>>()?;
+        if steps.is_empty() {
+            return Err(bad("--quick: every step has quick.skip"));
+        }
         let schedule = file
             .schedule
             .read(scale, over.repeat_span()?, over.max_runs)?;
@@ -269,10 +273,23 @@ fn read_step(
     ends: &[Endpoint],
     scale: f64,
     quick: bool,
-) -> Result<Step, CampaignError> {
+) -> Result<Option<Step>, CampaignError> {
     match t.remove("quick") {
-        Some(toml::Value::Table(q)) if quick => t = overlay(t, q),
-        Some(toml::Value::Table(_)) | None => {}
+        Some(toml::Value::Table(mut q)) => {
+            // `skip = true`: the desk form leaves the step out.
+            let skip = match q.remove("skip") {
+                None => false,
+                Some(toml::Value::Boolean(b)) => b,
+                Some(_) => return Err(bad(format!("step {n}: quick.skip: true or false"))),
+            };
+            if quick && skip {
+                return Ok(None);
+            }
+            if quick {
+                t = overlay(t, q);
+            }
+        }
+        None => {}
         Some(_) => {
             return Err(bad(format!(
                 "step {n}: quick: give a table of the step's keys"
@@ -359,14 +376,14 @@ fn read_step(
     }
     let resource = resource.unwrap_or_else(|| ResourceClass::of(&body));
     let name = name.unwrap_or_else(|| default_name(&body, &from, &to));
-    Ok(Step {
+    Ok(Some(Step {
         name,
         from,
         to,
         labels,
         resource,
         body,
-    })
+    }))
 }
 
 /// A method whose spec has defaults of its own (`qos_check`: seed 004's
@@ -394,7 +411,10 @@ fn method_defaults(t: &toml::Table, host: &str) -> Option<toml::Table> {
 fn overlay(mut base: toml::Table, over: toml::Table) -> toml::Table {
     for (k, v) in over {
         match (base.remove(&k), v) {
-            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => {
+            // A table that names its rule (`repeat = { rule = "once" }`)
+            // replaces the one it overrides: another rule's keys would
+            // not fit it.
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) if !o.contains_key("rule") => {
                 base.insert(k, toml::Value::Table(overlay(b, o)));
             }
             (_, v) => {

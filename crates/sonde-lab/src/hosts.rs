@@ -2,7 +2,8 @@
 //! exec` mounts `/etc/netns/NS/hosts` over it) names every node of the
 //! lab at each of its addresses, IPv6 and IPv4, so that a test run in a
 //! node may name its peer (`sonde udp b --families 6,4`, a campaign
-//! plan's endpoint) as on a real network.
+//! plan's endpoint) as on a real network. `NODE-lN` names the node's
+//! end of link N alone, both families (`b-l3`: b as link 3 reaches it).
 
 use crate::lab::link_addrs;
 use crate::netns::LabError;
@@ -24,13 +25,13 @@ pub fn hosts_text(topo: &Topology) -> String {
             for (end, is_a) in [(&l.a, true), (&l.b, false)] {
                 if *end == node.name {
                     let (a6, a4) = link_addrs(i + 1, is_a);
-                    out += &format!("{a6} {}\n", node.name);
-                    v4.push(a4);
+                    out += &format!("{a6} {0} {0}-l{1}\n", node.name, i + 1);
+                    v4.push((a4, i + 1));
                 }
             }
         }
-        for a4 in v4 {
-            out += &format!("{a4} {}\n", node.name);
+        for (a4, link) in v4 {
+            out += &format!("{a4} {0} {0}-l{link}\n", node.name);
         }
     }
     out
@@ -62,9 +63,9 @@ mod tests {
         assert_eq!(
             hosts_text(&topo),
             "127.0.0.1 localhost\n::1 localhost\n\
-             2001:2:0:1::1 a\n198.18.1.1 a\n\
-             2001:2:0:1::2 r\n2001:2:0:2::1 r\n198.18.1.2 r\n198.18.2.1 r\n\
-             2001:2:0:2::2 b\n198.18.2.2 b\n"
+             2001:2:0:1::1 a a-l1\n198.18.1.1 a a-l1\n\
+             2001:2:0:1::2 r r-l1\n2001:2:0:2::1 r r-l2\n198.18.1.2 r r-l1\n198.18.2.1 r r-l2\n\
+             2001:2:0:2::2 b b-l2\n198.18.2.2 b b-l2\n"
         );
     }
 }

@@ -223,11 +223,17 @@ impl TestSpec {
         spec
     }
 
-    /// The same test with `bytes` per UDP payload or TCP write.
+    /// The same test with `bytes` per UDP payload, or per TCP write and
+    /// segment: a TCP test that asks no MSS of its own gets `bytes` as its
+    /// MSS (at least 88, TCP's least), so that its packets carry that
+    /// payload, as the packet-size axis of seeds 001 and 002 means.
     pub fn with_length(&self, bytes: u32) -> TestSpec {
         let mut spec = self.clone();
         match &mut spec {
-            TestSpec::Tcp(s) => s.length = crate::ByteSize::from_bytes(u64::from(bytes)),
+            TestSpec::Tcp(s) => {
+                s.length = crate::ByteSize::from_bytes(u64::from(bytes));
+                s.mss = s.mss.or(Some(bytes.clamp(88, 65_495)));
+            }
             TestSpec::Udp(s) => s.length = bytes,
             TestSpec::Ping(_) | TestSpec::Http(_) | TestSpec::Trace(_) => {}
         }
@@ -296,6 +302,21 @@ mod tests {
         json.validate().unwrap();
         let back: TestSpec = serde_json::from_value(serde_json::to_value(&json).unwrap()).unwrap();
         assert_eq!(back, json);
+    }
+
+    #[test]
+    fn a_tcp_length_sets_the_segment_too_unless_an_mss_is_asked() {
+        let tcp: TestSpec = toml::from_str("test = \"tcp\"\nhost = \"h\"\n").unwrap();
+        let mss = |s: &TestSpec| match s {
+            TestSpec::Tcp(t) => (t.length.bytes(), t.mss),
+            _ => (0, None),
+        };
+        assert_eq!(mss(&tcp.with_length(512)), (512, Some(512)));
+        assert_eq!(mss(&tcp.with_length(64)), (64, Some(88)), "TCP's least MSS");
+        let asked: TestSpec =
+            toml::from_str("test = \"tcp\"\nhost = \"h\"\nmss_bytes = 1000\n").unwrap();
+        assert_eq!(mss(&asked.with_length(512)), (512, Some(1000)));
+        tcp.with_length(64).validate().unwrap();
     }
 
     #[test]

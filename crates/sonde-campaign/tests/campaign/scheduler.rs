@@ -364,6 +364,7 @@ fn the_example_plans_read_and_the_studys_battery_scales_to_the_lab() {
             "balticgrid-rtt",
             "balticgrid-throughput",
             "geant-stesta",
+            "ipsec-wlan",
             "twaren-efficiency"
         ]
     );
@@ -505,4 +506,67 @@ quick = { bitrate_bps = "1M" }
     let bare = text.replace("[quick]\nscale = 0.1\nmax_runs = 1\n", "");
     let e = Plan::parse(&bare, &quick).unwrap_err().to_string();
     assert!(e.contains("--quick: the plan has no [quick] table"), "{e}");
+}
+
+#[test]
+fn the_quick_form_skips_steps_and_swaps_a_repeat_rule_whole() {
+    let text = r#"
+name = "q"
+[schedule]
+repeat = "P1D"
+[quick]
+max_runs = 1
+[[endpoint]]
+name = "A"
+address = "::1"
+[[endpoint]]
+name = "B"
+address = "::2"
+[[step]]
+name = "kept"
+method = "sweep"
+test = { test = "udp", host = "@B", bitrate_bps = "10M", time_s = 30 }
+variable = { kind = "payloads", values = [128, 1408] }
+directions = ["forward"]
+step = { repeat = { rule = "until_stable", stddev_pct = 0.5, min_runs = 30, max_runs = 200 } }
+quick = { step = { repeat = { rule = "once" } } }
+[[step]]
+name = "left out"
+test = "udp"
+quick = { skip = true }
+"#;
+    let quick = Overrides {
+        quick: true,
+        ..Overrides::default()
+    };
+    let names =
+        |plan: &Plan| -> Vec<String> { plan.steps.iter().map(|s| s.name.clone()).collect() };
+    let full = Plan::parse(text, &Overrides::default()).unwrap();
+    assert_eq!(names(&full), ["kept", "left out"]);
+    let desk = Plan::parse(text, &quick).unwrap();
+    assert_eq!(names(&desk), ["kept"]);
+    let repeat = |plan: &Plan| {
+        let json = serde_json::to_value(&plan.steps[0].body).unwrap();
+        json["step"]["repeat"]["rule"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert_eq!(
+        (repeat(&full), repeat(&desk)),
+        ("until_stable".into(), "once".into())
+    );
+    // Every step skipped leaves no battery; a skip that is not a boolean
+    // is named.
+    let none = text.replace(
+        "quick = { step = { repeat = { rule = \"once\" } } }",
+        "quick = { skip = true }",
+    );
+    let e = Plan::parse(&none, &quick).unwrap_err().to_string();
+    assert!(e.contains("every step has quick.skip"), "{e}");
+    let bad = text.replace("skip = true", "skip = \"yes\"");
+    let e = Plan::parse(&bad, &Overrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("step 2: quick.skip: true or false"), "{e}");
 }

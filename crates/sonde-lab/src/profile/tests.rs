@@ -496,15 +496,20 @@ fn a_tunnel_reads_its_overhead_mtu_and_entrance_and_names_what_is_wrong() {
 fn an_encrypting_tunnel_needs_no_overhead_and_says_its_suite() {
     let p = read("tunnel = { cipher = \"3des-sha1\" }").unwrap();
     let t = p.tunnel.clone().unwrap();
-    assert_eq!((t.overhead, t.cipher), (0, Some(crate::emulator::Suite::TdesSha1)));
     assert_eq!(
-        p.impairment().to_string(),
-        "ESP tunnel 3des-sha1"
+        (t.overhead, t.cipher),
+        (0, Some(crate::emulator::Suite::TdesSha1))
     );
+    assert_eq!(p.impairment().to_string(), "ESP tunnel 3des-sha1");
     let nat_t = read("tunnel = { overhead = 8, cipher = \"aes128-gcm\" }").unwrap();
     assert_eq!(nat_t.tunnel.unwrap().overhead, 8);
-    let e = read("tunnel = { cipher = \"rot13\" }").unwrap_err().to_string();
-    assert!(e.contains("tunnel.cipher: 'rot13' is not a cipher suite; use one of des-md5"), "{e}");
+    let e = read("tunnel = { cipher = \"rot13\" }")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("tunnel.cipher: 'rot13' is not a cipher suite; use one of des-md5"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -135,6 +135,9 @@ pub enum TopologyError {
     NoNodes,
     #[error("node '{name}': use 1–12 letters, digits or '-'")]
     BadNodeName { name: String },
+    /// `NODE-lN` names a node's end of link N in the lab's hosts files.
+    #[error("node '{name}': a name ending in -l and a number is a link end's (b-l3: b on link 3)")]
+    LinkEndName { name: String },
     #[error("node '{name}' is defined twice")]
     DuplicateNode { name: String },
     #[error("{count} links; at most 250")]
@@ -307,6 +310,13 @@ impl Topology {
                 return Err(TopologyError::BadNodeName {
                     name: n.name.clone(),
                 });
+            }
+            if let Some((_, link)) = n.name.rsplit_once("-l") {
+                if !link.is_empty() && link.bytes().all(|b| b.is_ascii_digit()) {
+                    return Err(TopologyError::LinkEndName {
+                        name: n.name.clone(),
+                    });
+                }
             }
             if !names.insert(n.name.as_str()) {
                 return Err(TopologyError::DuplicateNode {

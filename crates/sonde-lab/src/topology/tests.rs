@@ -83,6 +83,10 @@ fn each_mistake_in_the_file_is_its_own_kind() {
         TopologyError::BadNodeName { name } if name == "a_b"
     ));
     assert!(matches!(
+        bad("[[node]]\nname = \"b-l3\""),
+        TopologyError::LinkEndName { name } if name == "b-l3"
+    ));
+    assert!(matches!(
         bad_ladder("[[link]]\na = \"b\"\nb = \"b\""),
         TopologyError::SelfLink { link: 3, node } if node == "b"
     ));

@@ -222,3 +222,157 @@ fn study_002_finds_the_no_drop_rate_of_each_size_and_family_the_link_carries() {
         );
     }
 }
+
+/// ESP's bytes on the wire for an inner packet of `ip` bytes in seed
+/// 001's AES-CBC suites with HMAC-SHA1-96, tunnel mode over IPv6: the
+/// outer header, ESP's header, the IV, padding to the block with its two
+/// trailer bytes, the check value.
+fn esp_aes_sha1_v6(ip: f64) -> f64 {
+    let padded = ((ip + 2.0) / 16.0).ceil() * 16.0;
+    40.0 + 8.0 + 16.0 + (padded - ip) + 12.0
+}
+
+/// `sonde compare` of suites against the open system, a row per test,
+/// suite and group ("256 B · IPv6"): (test, against, group, B's mean, A's mean).
+fn compare_rows(
+    db: &std::path::Path,
+    sels: &[&str],
+    by: &str,
+) -> Vec<(String, String, String, f64, f64)> {
+    let out = sonde()
+        .arg("compare")
+        .args(sels)
+        .args(["--by", by, "--metric", "throughput", "--format", "json"])
+        .arg(format!("--archive={}", db.display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    doc["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| {
+            (
+                r["test"].as_str().unwrap().to_string(),
+                r["against"].as_str().unwrap().to_string(),
+                r["group"].as_str().unwrap().to_string(),
+                num(&r["b"]["mean"]),
+                num(&r["a"]["mean"]),
+            )
+        })
+        .collect()
+}
+
+/// Seed 001: TCP and UDP against packet size over the open system and
+/// over ESP tunnels that really encrypt (3DES-SHA, AES128-SHA), on an
+/// 80 Mbit/s line. The open system and AES (whose cost the line hides)
+/// carry what the line's rate leaves of each packet's bytes; 3DES is
+/// slower than the line and so slower than AES at every size.
+#[test]
+fn study_001_encrypted_paths_carry_less_than_the_open_one_by_what_the_cipher_costs() {
+    if !lab_allowed() {
+        return;
+    }
+    let _one = common::lab_cli::serial();
+    let _lab = example_up_as("001-ipsec-wlan/lab.toml", "ip001");
+    let _server = KillOnDrop(serve_in("ip001", "b", "::"));
+    let dir = common::TempDir::new("lab-001");
+    let db = dir.join("001.db");
+    let plan = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/studies/001-ipsec-wlan/plan.toml"
+    );
+    let run = sonde()
+        .args(["lab", "exec", "--lab", "ip001", "a", "--"])
+        .arg(env!("CARGO_BIN_EXE_sonde"))
+        .args(["campaign", "run", plan, "--quick"])
+        .arg(format!("--archive={}", db.display()))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&run.stdout);
+    eprintln!("{text}");
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert!(text.contains("run done: 6 results kept"), "{text}");
+
+    let rows = compare_rows(
+        &db,
+        &["suite=open", "suite=3des-sha1", "suite=aes128-sha1"],
+        "payload,family",
+    );
+    assert_eq!(rows.len(), 8, "two tests, two sizes, two suites: {rows:?}");
+    let line = 80e6;
+    for payload in [256.0, 1408.0] {
+        let group = format!("{payload} B · IPv6");
+        let row = |test: &str, suite: &str| {
+            rows.iter()
+                .find(|r| r.0 == test && r.1 == format!("suite={suite}") && r.2 == group)
+                .unwrap_or_else(|| panic!("no {test} {suite} {group} in {rows:?}"))
+        };
+        // UDP, offered above the line: the line's rate of frames, each
+        // Ethernet + IPv6 + UDP + payload, and ESP's bytes with AES.
+        let (aes, open, _) = (row("udp", "aes128-sha1").3, row("udp", "aes128-sha1").4, ());
+        let open_truth = line * payload / (payload + 62.0) / 1e6;
+        let aes_truth = line * payload / (payload + 62.0 + esp_aes_sha1_v6(payload + 48.0)) / 1e6;
+        let (drop, drop_truth) = (1.0 - aes / open, 1.0 - aes_truth / open_truth);
+        let tdes = row("udp", "3des-sha1").3;
+        eprintln!(
+            "001 UDP {payload} B over IPv6: open {open:.2} Mbit/s (truth {open_truth:.2}), \
+             AES128-SHA {aes:.2} (truth {aes_truth:.2}), drop {:.1} % (truth {:.1} %), 3DES-SHA {tdes:.2}",
+            100.0 * drop,
+            100.0 * drop_truth
+        );
+        assert!(
+            (open / open_truth - 1.0).abs() < 0.03,
+            "open UDP {payload} B: {open}"
+        );
+        assert!(
+            (aes / aes_truth - 1.0).abs() < 0.03,
+            "AES UDP {payload} B: {aes}"
+        );
+        assert!(
+            (drop - drop_truth).abs() < 0.025,
+            "AES's drop {drop} against {drop_truth}"
+        );
+        // 3DES costs more CPU than the line leaves time for: well below AES.
+        assert!(
+            tdes < aes * 0.9,
+            "3DES {tdes} against AES {aes} at {payload} B"
+        );
+        // TCP: the segments carry the payload (the sweep sets the MSS);
+        // each suite is slower than the open system, 3DES the slowest.
+        let (t_aes, t_open) = (row("tcp", "aes128-sha1").3, row("tcp", "aes128-sha1").4);
+        let t_tdes = row("tcp", "3des-sha1").3;
+        eprintln!(
+            "001 TCP {payload} B over IPv6: open {t_open:.2}, AES128-SHA {t_aes:.2} (drop {:.1} %), \
+             3DES-SHA {t_tdes:.2} (drop {:.1} %)",
+            100.0 * (1.0 - t_aes / t_open),
+            100.0 * (1.0 - t_tdes / t_open)
+        );
+        assert!(
+            t_aes < t_open && t_tdes < t_aes,
+            "TCP {payload} B: {t_open} {t_aes} {t_tdes}"
+        );
+    }
+    // IPv6 against IPv4 on the open system (Fig 2): 20 more bytes of
+    // header per packet.
+    let fam = compare_rows(
+        &db,
+        &["suite=open,family=v4", "suite=open,family=v6"],
+        "payload",
+    );
+    for payload in [256.0, 1408.0] {
+        let group = format!("{payload} B · IPv6");
+        let (v6, v4) = fam
+            .iter()
+            .find(|r| r.0 == "udp" && r.2.starts_with(&format!("{payload} B")))
+            .map(|r| (r.3, r.4))
+            .unwrap_or_else(|| panic!("no UDP {group} in {fam:?}"));
+        let truth = (payload + 42.0) / (payload + 62.0);
+        eprintln!(
+            "001 open UDP {payload} B: IPv6 {v6:.2}, IPv4 {v4:.2}, ratio {:.4} (truth {truth:.4})",
+            v6 / v4
+        );
+        assert!((v6 / v4 - truth).abs() < 0.02, "{payload} B: {v6} / {v4}");
+    }
+}
