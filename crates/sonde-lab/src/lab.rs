@@ -263,11 +263,16 @@ fn start_emulator(emu: &Netns, exe: &Path, l: &LinkSpec, n: usize) -> Result<(),
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn();
-    spawned.map(drop).map_err(|source| LabError::StartEmulator {
+    let child = spawned.map_err(|source| LabError::StartEmulator {
         link: n,
         program: exe.to_path_buf(),
         source,
-    })
+    })?;
+    if let Some(share) = l.cpu {
+        crate::cpu_share::confine(emu.name(), child.id(), share)
+            .map_err(|source| LabError::CpuShare { link: n, source })?;
+    }
+    Ok(())
 }
 
 /// Static routes of `from`: for each link it is not on, the link number
@@ -440,6 +445,7 @@ mod tests {
             a: "a".into(),
             b: b.into(),
             mtu: None,
+            cpu: None,
             both: Default::default(),
             a_to_b: None,
             b_to_a: None,

@@ -9,6 +9,7 @@
 //! Needs root (CAP_NET_ADMIN), `ip` and `tc` from iproute2, and `ethtool`.
 
 mod chain;
+mod cpu_share;
 pub mod emulator;
 mod hosts;
 mod ingress;

@@ -40,6 +40,13 @@ pub enum LabError {
         #[source]
         source: std::io::Error,
     },
+    /// Link `link`'s `cpu` share could not be given to its emulator.
+    #[error("link {link}: cannot give its emulator its cpu share: {source}")]
+    CpuShare {
+        link: usize,
+        #[source]
+        source: std::io::Error,
+    },
     /// The emulator of link `link` started but did not take its
     /// interfaces (it died, or another still held them).
     #[error("the emulator of link {link} did not take its interfaces within 5 s")]
@@ -147,6 +154,7 @@ impl Netns {
             }
         }
         let _ = Command::new("ip").args(["netns", "del", name]).output();
+        crate::cpu_share::remove(name);
         // Its own files (a lab node's hosts), which `ip netns del` leaves.
         let _ = std::fs::remove_dir_all(crate::hosts::dir(name));
     }

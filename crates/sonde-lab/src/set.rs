@@ -135,7 +135,7 @@ pub fn set_emulator(
         }
     }
     let json = |i: &Impairment| serde_json::to_string(i).unwrap_or_default();
-    Netns::adopt(&ns)
+    let child = Netns::adopt(&ns)
         .command(&now.program)
         .args(["lab", "emulate", "--left", "la", "--right", "lb"])
         .args(["--l2r", &json(&now.l2r), "--r2l", &json(&now.r2l)])
@@ -148,6 +148,9 @@ pub fn set_emulator(
             program: now.program.clone().into(),
             source,
         })?;
+    // A `cpu` share stays with the link.
+    crate::cpu_share::rejoin(&ns, child.id())
+        .map_err(|source| LabError::CpuShare { link, source })?;
     if !wait_ready(&ns) {
         return Err(LabError::EmulatorNotReady { link });
     }

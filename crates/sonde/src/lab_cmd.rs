@@ -111,6 +111,7 @@ fn lab_failure(e: LabError, doing: String) -> Failure {
         | LabError::NoEmulator { .. }
         | LabError::StartEmulator { .. }
         | LabError::EmulatorNotReady { .. }
+        | LabError::CpuShare { .. }
         | LabError::Write { .. }
         | LabError::NoSuchLab { .. } => false,
         LabError::NotEmulated { .. } => true,

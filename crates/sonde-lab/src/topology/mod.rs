@@ -55,6 +55,9 @@ pub struct LinkSpec {
     pub b: String,
     /// MTU of both ends (default 1500).
     pub mtu: Option<u32>,
+    /// The share of one core the link's emulator gets (its routers' or
+    /// encryption boxes' CPU); none: what the machine gives.
+    pub cpu: Option<f64>,
     /// The link's own direction keys, for both directions.
     pub both: DirectionProfile,
     /// Overrides for packets from `a` to `b`.
@@ -65,7 +68,7 @@ pub struct LinkSpec {
 impl LinkSpec {
     /// Whether either direction needs sonde's emulator.
     pub fn emulated(&self) -> bool {
-        self.direction(true).emulated() || self.direction(false).emulated()
+        self.cpu.is_some() || self.direction(true).emulated() || self.direction(false).emulated()
     }
 
     /// The profile of one direction: its own keys over the link-wide ones.
@@ -100,6 +103,7 @@ struct RawLink {
     a: String,
     b: String,
     mtu: Option<u32>,
+    cpu: Option<f64>,
     a_to_b: Option<toml::Table>,
     b_to_a: Option<toml::Table>,
     #[serde(flatten)]
@@ -147,6 +151,15 @@ pub enum TopologyError {
     UnknownNode { link: usize, node: String },
     #[error("link {link} joins '{node}' to itself")]
     SelfLink { link: usize, node: String },
+    #[error(
+        "link {link} ({a}–{b}): cpu {cpu}; give the share of one core its emulator gets, 0.01 to 1"
+    )]
+    BadCpu {
+        link: usize,
+        a: String,
+        b: String,
+        cpu: f64,
+    },
     #[error("link {link} ({a}–{b}): mtu {mtu}; use 1280 to 9000 (IPv6 needs 1280)")]
     BadMtu {
         link: usize,
@@ -277,6 +290,7 @@ impl Topology {
                 .transpose()?;
             links.push(LinkSpec {
                 mtu: l.mtu,
+                cpu: l.cpu,
                 both,
                 a_to_b,
                 b_to_a,
@@ -351,6 +365,17 @@ impl Topology {
                     a: l.a.clone(),
                     b: l.b.clone(),
                     mtu,
+                });
+            }
+            if let Some(cpu) = l
+                .cpu
+                .filter(|c| !(crate::cpu_share::MIN_SHARE..=1.0).contains(c))
+            {
+                return Err(TopologyError::BadCpu {
+                    link,
+                    a: l.a.clone(),
+                    b: l.b.clone(),
+                    cpu,
                 });
             }
             for from_a in [true, false] {

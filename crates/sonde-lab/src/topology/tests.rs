@@ -35,6 +35,14 @@ fn a_ladder_parses_with_per_direction_overrides() {
     assert_eq!(l.direction(false).rate, rate);
 }
 
+#[test]
+fn a_cpu_share_makes_the_link_emulated() {
+    let t = Topology::from_toml(&format!("{LADDER}cpu = 1\n"), "t.toml").unwrap();
+    let l = &t.links[1];
+    assert_eq!(l.cpu, Some(1.0));
+    assert!(l.emulated() && !t.links[0].emulated());
+}
+
 fn bad(text: &str) -> TopologyError {
     Topology::from_toml(text, "t.toml").unwrap_err()
 }
@@ -81,6 +89,14 @@ fn each_mistake_in_the_file_is_its_own_kind() {
     assert!(matches!(
         bad("[[node]]\nname = \"a_b\""),
         TopologyError::BadNodeName { name } if name == "a_b"
+    ));
+    assert!(matches!(
+        bad_link("cpu = 2.0"),
+        TopologyError::BadCpu { link: 3, .. }
+    ));
+    assert!(matches!(
+        bad_link("cpu = 0.001"),
+        TopologyError::BadCpu { link: 3, .. }
     ));
     assert!(matches!(
         bad("[[node]]\nname = \"b-l3\""),
