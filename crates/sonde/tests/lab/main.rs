@@ -24,6 +24,7 @@ mod lab_ping;
 mod lab_qos;
 mod lab_qos_method;
 mod lab_studies;
+mod lab_studies_ipsec;
 mod lab_sweep;
 mod lab_tcp;
 mod lab_trace;
