@@ -64,7 +64,9 @@ pub fn tune_summary(r: &MethodResult) -> String {
 }
 
 fn human(bytes: u64) -> String {
-    if bytes >= 1 << 20 {
+    if bytes == 0 {
+        "auto".into()
+    } else if bytes >= 1 << 20 {
         format!("{}M", bytes >> 20)
     } else {
         format!("{}K", bytes >> 10)

@@ -88,6 +88,23 @@ pub fn windows(s: &str) -> Result<Values<ByteSize>, String> {
     )
 }
 
+/// `tune --windows`: as [`windows`], and `auto` (0) for the hosts' own
+/// buffers.
+pub fn lab_windows(s: &str) -> Result<Values<ByteSize>, String> {
+    let (auto, rest): (Vec<&str>, Vec<&str>) = s
+        .split(',')
+        .map(str::trim)
+        .partition(|v| v.eq_ignore_ascii_case("auto"));
+    let mut v = match rest.is_empty() {
+        true => Vec::new(),
+        false => windows(&rest.join(","))?.0,
+    };
+    if !auto.is_empty() {
+        v.push(ByteSize::from_bytes(0));
+    }
+    Ok(Values(v))
+}
+
 /// `--directions`: forward, reverse, bidir (also `f`, `r`, `b`).
 pub fn direction(s: &str) -> Result<Direction, String> {
     match s.trim().to_ascii_lowercase().as_str() {
@@ -124,5 +141,21 @@ mod tests {
         assert!(rates("1:100M:1").unwrap_err().contains("more than"));
         assert_eq!(direction("Reverse"), Ok(Direction::Reverse));
         assert!(direction("up").is_err());
+    }
+
+    #[test]
+    fn a_lab_matrix_takes_auto_for_the_hosts_own_buffers() {
+        let w = |s: &str| -> Vec<u64> {
+            lab_windows(s)
+                .unwrap()
+                .0
+                .iter()
+                .map(|b| b.bytes())
+                .collect()
+        };
+        assert_eq!(w("64K,auto"), [65536, 0]);
+        assert_eq!(w("AUTO"), [0]);
+        assert_eq!(w("1M"), [1 << 20]);
+        assert!(lab_windows("auto,x").unwrap_err().contains("'x'"));
     }
 }

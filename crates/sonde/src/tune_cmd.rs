@@ -55,8 +55,9 @@ pub struct TuneArgs {
     /// RTTs of the matrix: 1ms,5ms,10ms,20ms,40ms.
     #[arg(long, value_delimiter = ',', value_parser = duration, requires = "lab")]
     pub rtts: Vec<Duration>,
-    /// Socket buffers of the matrix (-w): 64K,256K,1M,8M.
-    #[arg(long, value_name = "RANGE|LIST", value_parser = sweep_values::windows, requires = "lab")]
+    /// Socket buffers of the matrix (-w): 64K,256K,1M,8M; `auto` for the
+    /// hosts' own (autotuned within their tcp_rmem and tcp_wmem).
+    #[arg(long, value_name = "RANGE|LIST", value_parser = sweep_values::lab_windows, requires = "lab")]
     pub windows: Option<Values<ByteSize>>,
     /// Congestion controls of the matrix.
     #[arg(

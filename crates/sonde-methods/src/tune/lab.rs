@@ -36,8 +36,9 @@ pub fn run_tune_lab(
                     result.interrupted = true;
                     break 'all;
                 }
+                // 0: the hosts' own buffers (autotuning, no -w).
                 let test = TcpSpec {
-                    window: Some(window),
+                    window: (window.bytes() > 0).then_some(window),
                     congestion: Some(cc.clone()),
                     ..spec.test.clone()
                 };

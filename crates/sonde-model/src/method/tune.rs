@@ -112,6 +112,8 @@ pub struct TuneLabSpec {
     pub link: usize,
     #[serde(with = "crate::serde_secs::vec", rename = "rtts_s")]
     pub rtts: Vec<Duration>,
+    /// Each step's `-w`; 0: the hosts' own buffers, autotuned within
+    /// their `tcp_rmem`/`tcp_wmem` (seed 003's asymmetric buffers).
     pub windows: Vec<ByteSize>,
     pub congestion: Vec<String>,
     #[serde(with = "crate::serde_secs", rename = "gap_s")]
@@ -124,8 +126,9 @@ impl TuneLabSpec {
         if self.rtts.is_empty() || self.rtts.iter().any(|r| r.is_zero()) {
             return Err(bad("rtts", "give one or more RTTs above 0"));
         }
-        if self.windows.is_empty() || self.windows.iter().any(|w| w.bytes() == 0) {
-            return Err(bad("windows", "give one or more buffer sizes above 0"));
+        // 0 stands for the hosts' own buffers (`auto`).
+        if self.windows.is_empty() {
+            return Err(bad("windows", "give one or more buffer sizes, or auto"));
         }
         if self.congestion.is_empty() {
             return Err(bad("congestion", "name one or more congestion controls"));
