@@ -5,7 +5,8 @@
 //! the `openssl` CLI) on the other. It serves static files of known sizes:
 //! `/` (index.html), `/0`, `/1k`, `/100k` and any added with
 //! `NginxBuilder::file`. The config is `nginx.conf` beside this file,
-//! shared with bench/http-vs-wrk.
+//! shared with bench/http-vs-wrk. `NginxBuilder::in_netns` starts it in a
+//! lab node instead, on every address of the node (a lab test's server).
 
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
@@ -19,6 +20,7 @@ const CONF_TEMPLATE: &str = include_str!("nginx.conf");
 /// A running nginx; stopped (master and workers) when dropped.
 pub struct Nginx {
     child: Child,
+    netns: Option<String>,
     dir: PathBuf,
     http_port: u16,
     https_port: u16,
@@ -29,6 +31,7 @@ pub struct Nginx {
 pub struct NginxBuilder {
     workers: usize,
     files: Vec<(String, usize)>,
+    netns: Option<String>,
 }
 
 impl Default for NginxBuilder {
@@ -37,6 +40,7 @@ impl Default for NginxBuilder {
         Self {
             workers: 2,
             files: files.map(|(n, s)| (n.to_string(), s)).to_vec(),
+            netns: None,
         }
     }
 }
@@ -51,6 +55,13 @@ impl NginxBuilder {
     pub fn file(mut self, name: &str, size: usize) -> Self {
         self.files
             .push((name.trim_start_matches('/').to_string(), size));
+        self
+    }
+
+    /// Runs it in network namespace `ns` (a lab node), listening on all
+    /// of its addresses.
+    pub fn in_netns(mut self, ns: &str) -> Self {
+        self.netns = Some(ns.to_string());
         self
     }
 
@@ -73,7 +84,15 @@ impl NginxBuilder {
             )
             .unwrap();
             let _ = std::fs::remove_file(dir.join("error.log"));
-            let child = Command::new(NGINX)
+            let mut command = match &self.netns {
+                Some(ns) => {
+                    let mut c = Command::new("ip");
+                    c.args(["netns", "exec", ns, NGINX]);
+                    c
+                }
+                None => Command::new(NGINX),
+            };
+            let child = command
                 .arg("-p")
                 .arg(&dir)
                 .arg("-c")
@@ -89,6 +108,7 @@ impl NginxBuilder {
                 .expect("/usr/sbin/nginx (installed by scripts/system-deps.sh)");
             let mut nginx = Nginx {
                 child,
+                netns: self.netns.clone(),
                 dir: dir.clone(),
                 http_port,
                 https_port,
@@ -133,8 +153,13 @@ impl NginxBuilder {
         } else {
             (" http2", "")
         };
-        CONF_TEMPLATE
-            .replace("@PREFIX@", dir.to_str().expect("a UTF-8 temp dir"))
+        let conf = match self.netns {
+            Some(_) => CONF_TEMPLATE
+                .replace("listen 127.0.0.1:", "listen 0.0.0.0:")
+                .replace("listen [::1]:", "listen [::]:"),
+            None => CONF_TEMPLATE.to_string(),
+        };
+        conf.replace("@PREFIX@", dir.to_str().expect("a UTF-8 temp dir"))
             .replace("@WORKERS@", &self.workers.to_string())
             .replace("@HTTP_PORT@", &http_port.to_string())
             .replace("@HTTPS_PORT@", &https_port.to_string())
@@ -193,6 +218,14 @@ impl Nginx {
 
     /// Up to 10 s for all four listeners; false if nginx exited.
     fn wait_ready(&mut self) -> bool {
+        if let Some(ns) = &self.netns {
+            // In a lab node, where this process cannot connect: its
+            // listeners in the node's socket table.
+            for port in [self.http_port, self.https_port] {
+                super::ready::wait_listening_in(ns, port);
+            }
+            return matches!(self.child.try_wait(), Ok(None));
+        }
         let addrs: Vec<SocketAddr> = [self.http_port, self.https_port]
             .into_iter()
             .flat_map(|p| {

@@ -352,3 +352,83 @@ fn study_003_tcp_follows_the_window_over_the_round_trip() {
         );
     }
 }
+
+/// Seed 000 §4.2: the web-server benchmark (Figs 47–50) against a real
+/// nginx in a lab node, 20 Mbit/s and 40 ms of RTT from its client. Each
+/// connection gets a 10 KiB answer a round trip (some 44 ms), so the
+/// requests grow with the connections until their bytes fill the line:
+/// the plateau is the line's rate over each answer's bytes on the wire,
+/// and the knee is the first step whose connections ask more than that.
+#[test]
+fn study_000_web_server_has_its_knee_where_the_line_is_full() {
+    if !lab_allowed() {
+        return;
+    }
+    let _one = common::lab_cli::serial();
+    let _lab = example_up_as("000-geant-stesta/web-lab.toml", "web000");
+    let nginx = common::nginx::Nginx::builder()
+        .file("10k", 10 * 1024)
+        .in_netns("sonde-lab-web000-server")
+        .start();
+    let url = format!("http://server:{}/10k", nginx.http_port());
+    let out = sonde()
+        .args(["lab", "exec", "--lab", "web000", "client", "--"])
+        .arg(env!("CARGO_BIN_EXE_sonde"))
+        .args([
+            "http",
+            &url,
+            "--ramp",
+            "c:1,4,8,16,32",
+            "--step-time",
+            "3s",
+            "-J",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let h = &doc["http"];
+    let steps = h["steps"].as_array().expect("steps");
+    assert_eq!(steps.len(), 5);
+    let p50 = |s: &serde_json::Value| num(&s["latency_ms"]["p50"]);
+    let rps: Vec<f64> = steps.iter().map(|s| num(&s["requests_per_s"])).collect();
+    // An answer: 10240 bytes and nginx's headers (about 250) in segments
+    // of 1428 bytes, each with 86 bytes of TCP, IPv6 and Ethernet; the
+    // TBF counts those. Its ACKs go the other way.
+    let wire = 10240.0 + 250.0 + (10490.0_f64 / 1428.0).ceil() * 86.0;
+    let plateau = 20e6 / 8.0 / wire;
+    let alone = p50(&steps[0]);
+    let knee = h["knee"].as_u64().unwrap_or_else(|| panic!("no knee: {h}")) as usize;
+    for (s, r) in steps.iter().zip(&rps) {
+        eprintln!(
+            "000 web: {} connections, {r:.1} req/s, p50 {:.1} ms",
+            s["connections"],
+            p50(s)
+        );
+    }
+    eprintln!(
+        "000 web: knee at {} connections; the line's plateau {plateau:.1} req/s",
+        steps[knee]["connections"]
+    );
+    // Alone, a request takes its round trip and the answer's time on the
+    // line (4.2 ms), and never less.
+    assert!(
+        (44.0..55.0).contains(&alone),
+        "one connection: p50 {alone} ms"
+    );
+    // No step carries more than the line; the busiest come near it.
+    let top = rps.iter().copied().fold(0.0, f64::max);
+    assert!(
+        top <= plateau * 1.03 && top > plateau * 0.8,
+        "{rps:?} against {plateau}"
+    );
+    // The knee: the first step whose connections, each a request a
+    // round trip, would ask more than the line carries (16 × 1000 / 44 =
+    // 363 req/s > 218), not before.
+    let asks = |s: &serde_json::Value| num(&s["connections"]) * 1000.0 / alone;
+    let first_over = steps
+        .iter()
+        .position(|s| asks(s) > plateau)
+        .expect("a step over the line");
+    assert_eq!(knee, first_over, "{steps:?}");
+}
