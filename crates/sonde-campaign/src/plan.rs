@@ -102,6 +102,21 @@ impl Plan {
         Self::read(text, over).map_err(|e| crate::plan_where::located(e, text))
     }
 
+    /// The plan's desk form (`--quick`, with `over`'s other overrides),
+    /// when it has a `[quick]` table; a way in that keeps a plan checks
+    /// it too, since its operator may run it so.
+    pub fn desk_form(text: &str, over: &crate::Overrides) -> Result<Option<Plan>, CampaignError> {
+        let has_quick = toml::from_str::<toml::Table>(text).is_ok_and(|t| t.contains_key("quick"));
+        if !has_quick {
+            return Ok(None);
+        }
+        let quick = crate::Overrides {
+            quick: true,
+            ..over.clone()
+        };
+        Plan::parse(text, &quick).map(Some)
+    }
+
     fn read(text: &str, over: &crate::Overrides) -> Result<Plan, CampaignError> {
         let file: PlanFile =
             toml::from_str(text).map_err(|e| bad(e.to_string().trim_end().replace('\n', " ")))?;

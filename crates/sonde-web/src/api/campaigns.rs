@@ -174,16 +174,30 @@ fn dir(state: &Shared) -> Result<&std::path::Path, ApiError> {
 /// Every step of a plan written through the API, through the agent's
 /// gate as the scheduler will admit it when due: the first refused, with
 /// its step in the pointer (`/step/2/body_file`).
-fn admit_steps(state: &Shared, plan: &Plan) -> Result<(), ApiRefusal> {
+/// Every step of `plan` through the gate. `form` is "" for the plan as
+/// written, "quick form: " for its desk form, whose steps are numbered
+/// as the file numbers them (`as_written`).
+fn admit_steps(
+    state: &Shared,
+    plan: &Plan,
+    as_written: &Plan,
+    form: &str,
+) -> Result<(), ApiRefusal> {
     for (i, step) in plan.steps.iter().enumerate() {
         if let Err(r) = state.gate.check(&Origin::ApiCampaign, &step.body) {
             state.counters.refused(&r.to_wire());
-            tracing::info!(campaign = %plan.name, step = %step.name, rule = %r.rule(), "a plan through the API refused: {r}");
-            let (n, name) = (i + 1, &step.name);
+            tracing::info!(campaign = %plan.name, step = %step.name, rule = %r.rule(), "a plan through the API refused: {form}{r}");
+            let n = as_written
+                .steps
+                .iter()
+                .position(|s| s.name == step.name)
+                .unwrap_or(i)
+                + 1;
+            let name = &step.name;
             return Err(ApiRefusal::gate(
                 &r,
                 &format!("/step/{n}"),
-                &format!("step {n} ({name}): "),
+                &format!("{form}step {n} ({name}): "),
             ));
         }
     }
@@ -198,9 +212,16 @@ async fn create(
     let body = super::body(body)?;
     let dir = dir(&state)?.to_path_buf();
     let text = plan_text(&headers, &body)?;
-    let plan = Plan::parse(&text, &sonde_campaign::Overrides::default())
-        .map_err(|e| bad(format!("the plan: {e}")))?;
-    admit_steps(&state, &plan)?;
+    let over = sonde_campaign::Overrides::default();
+    let plan = Plan::parse(&text, &over).map_err(|e| bad(format!("the plan: {e}")))?;
+    admit_steps(&state, &plan, &plan, "")?;
+    // Its desk form too: kept here, it may be run `--quick` by the
+    // operator, and must not hide what the gate would refuse.
+    let desk =
+        Plan::desk_form(&text, &over).map_err(|e| bad(format!("the plan's quick form: {e}")))?;
+    if let Some(desk) = &desk {
+        admit_steps(&state, desk, &plan, "quick form: ")?;
+    }
     // The mark makes the scheduler run it as the API's, not the operator's.
     let text = format!("{}{}\n{text}", sonde_campaign::API_MARK, plan.name);
     let path = dir.join(format!("{}.toml", plan.name));

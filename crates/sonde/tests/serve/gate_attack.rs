@@ -323,6 +323,32 @@ fn limits_bound_the_whole_work_of_every_way_in() {
         "/step/1/count",
         "max_duration",
     );
+    // The same hidden in the plan's desk form, which its operator may
+    // run with `--quick`: the plan as written is harmless.
+    let desk = plan(
+        "test = \"ping\"\ncount = 5\nquick = { count = 100000, interval_s = 0.001, sizes = [65000] }",
+    )
+    .replacen("[[endpoint]]", "[quick]\nmax_runs = 1\n[[endpoint]]", 1);
+    refused(
+        post(a.port, "/api/v1/campaigns", &desk),
+        "max_duration",
+        "/step/1/count",
+        "quick form: step 1",
+    );
+    // And a desk form that does not read is named as such.
+    let (status, body) = post(
+        a.port,
+        "/api/v1/campaigns",
+        &desk.replace("count = 100000", "count = \"many\""),
+    );
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("the plan's quick form"),
+        "{body}"
+    );
     refused(
         post(
             a.port,
