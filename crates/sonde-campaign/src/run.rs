@@ -259,7 +259,7 @@ impl RunCtx<'_> {
             StepBody::Test(spec) => match runner.run(spec, self.stop, &events) {
                 Ok(r) => {
                     self.store.put_result(&r, &at)?;
-                    let brief = sonde_report::brief(&r);
+                    let brief = r.brief();
                     let sep = if brief.is_empty() { "" } else { ": " };
                     Ok(Outcome::Kept(format!("result {}{sep}{brief}", r.id)))
                 }

@@ -321,6 +321,42 @@ pub struct TestResult {
 }
 
 impl TestResult {
+    /// A result's figures in a few words (`8.10 Mbit/s`, `1.00 Mbit/s, PDR
+    /// 100.00 %`, `loss 0.000 %, rtt p50 94.169 ms`): a line of a listing or of
+    /// a campaign's progress. A
+    /// bidirectional test's directions each on their own (`forward 10.00
+    /// Mbit/s; reverse 5.00 Mbit/s`), never added up.
+    pub fn brief(&self) -> String {
+        let directions = self.summary.by_direction();
+        let named = directions.len() > 1;
+        directions
+            .into_iter()
+            .map(|(d, h)| {
+                let mut figures = Vec::new();
+                if let Some(t) = h.throughput_bps {
+                    figures.push(format!("{:.2} Mbit/s", t as f64 / 1e6));
+                }
+                // UDP's figure is the studies' PDR (loss is 100 − PDR); a
+                // ping's its loss.
+                match (h.pdr_pct, h.loss_pct) {
+                    (Some(p), _) => figures.push(format!("PDR {p:.2} %")),
+                    (None, Some(l)) => figures.push(format!("loss {l:.3} %")),
+                    (None, None) => {}
+                }
+                if let Some(rtt) = &h.rtt_ms {
+                    figures.push(format!("rtt p50 {:.3} ms", rtt.p50));
+                }
+                let figures = figures.join(", ");
+                if named {
+                    format!("{d} {figures}")
+                } else {
+                    figures
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
     /// An empty result of `spec`, to be filled by an assembly.
     pub fn new(spec: TestSpec, env: TestEnv, start: Timestamp) -> Self {
         Self {

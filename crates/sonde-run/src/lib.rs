@@ -5,8 +5,9 @@
 //! measures latency under load when asked, and returns the
 //! [`TestResult`](sonde_model::TestResult). While it runs it sends owned
 //! [`Event`](sonde_model::Event)s to every subscriber of an [`Events`]
-//! hub: the text printer and the JSON writer today, the archive and the
-//! portal's live view next. Methods and the scheduler call it through the
+//! hub: the text printer and the JSON writer, a campaign's progress and
+//! the portal's live view (`sonde-web`'s `live`). Methods and the
+//! scheduler call it through the
 //! [`Runner`] trait, so they can be tested with a scripted fake.
 //!
 //! The runner prints nothing and stores nothing.

@@ -152,7 +152,7 @@ fn line(r: &TestResult) -> String {
         r.id,
         r.spec.kind().name(),
         target,
-        sonde_report::brief(r),
+        r.brief(),
         if r.interrupted { " (interrupted)" } else { "" }
     )
 }
