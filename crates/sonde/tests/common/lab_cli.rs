@@ -275,19 +275,43 @@ pub fn remarked(d: &serde_json::Value, from: u64, to: u64) -> f64 {
         .sum()
 }
 
-/// Runs `sonde ARGS -J` in `node` of `labname`, a method: its document,
-/// checked against docs/schema/method-v1.schema.json.
+/// Runs `sonde ARGS` in `node` of `labname`, which must succeed: what it
+/// printed.
 #[allow(dead_code)]
-pub fn method_in(labname: &str, node: &str, args: &[&str]) -> serde_json::Value {
+pub fn sonde_in(labname: &str, node: &str, args: &[&str]) -> String {
     let out = sonde()
         .args(["lab", "exec", "--lab", labname, node, "--"])
         .arg(env!("CARGO_BIN_EXE_sonde"))
         .args(args)
-        .arg("-J")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Runs a study's plan (`PLAN` under examples/studies/) in its desk form
+/// in `node` of `labname`, with `args` (`--archive=…`, `--endpoint …`):
+/// what it printed, which is echoed for the record.
+#[allow(dead_code)]
+pub fn study_plan_in(labname: &str, node: &str, plan: &str, args: &[&str]) -> String {
+    let path = format!(
+        "{}/../../examples/studies/{plan}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut all = vec!["campaign", "run", path.as_str(), "--quick"];
+    all.extend_from_slice(args);
+    let text = sonde_in(labname, node, &all);
+    eprintln!("{text}");
+    text
+}
+
+/// Runs `sonde ARGS -J` in `node` of `labname`, a method: its document,
+/// checked against docs/schema/method-v1.schema.json.
+#[allow(dead_code)]
+pub fn method_in(labname: &str, node: &str, args: &[&str]) -> serde_json::Value {
+    let mut all = args.to_vec();
+    all.push("-J");
+    let doc: serde_json::Value = serde_json::from_str(&sonde_in(labname, node, &all)).unwrap();
     super::schema::assert_method_v1(&doc);
     doc
 }

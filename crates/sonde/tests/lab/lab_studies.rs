@@ -5,7 +5,9 @@
 //! take `serial()`, 004's light video runs beside the others.
 
 use crate::common;
-use common::lab_cli::{example_up_as, json_of, num, serve_in, udp_spawn, KillOnDrop};
+use common::lab_cli::{
+    example_up_as, json_of, num, serve_in, sonde_in, study_plan_in, udp_spawn, KillOnDrop,
+};
 use common::{lab_allowed, sonde, stderr};
 use sonde_model::method::QosStep;
 use sonde_model::profile::FrameKind;
@@ -34,20 +36,13 @@ fn study_004_af_video_keeps_its_anchor_frames_and_decodes_more_than_best_effort(
     let dir = common::TempDir::new("lab-004");
     let db = dir.join("004.db");
     let archive = format!("--archive={}", db.display());
-    let plan = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../examples/studies/004-6net-qos/af-plan.toml"
+    let (af, be) = (format!("AF={AF}"), format!("BE={BE}"));
+    study_plan_in(
+        "af004",
+        "vls",
+        "004-6net-qos/af-plan.toml",
+        &[&archive, "--endpoint", &af, "--endpoint", &be],
     );
-    let run = sonde()
-        .args(["lab", "exec", "--lab", "af004", "vls", "--"])
-        .arg(env!("CARGO_BIN_EXE_sonde"))
-        .args(["campaign", "run", plan, "--quick", &archive])
-        .args(["--endpoint", &format!("AF={AF}"), "--endpoint"])
-        .arg(format!("BE={BE}"))
-        .output()
-        .unwrap();
-    eprintln!("{}", String::from_utf8_lossy(&run.stdout));
-    assert!(run.status.success(), "{}", stderr(&run));
 
     let mut store = sonde_archive::Store::open(&db.display().to_string()).unwrap();
     let methods = store
@@ -148,29 +143,15 @@ fn study_002_finds_the_no_drop_rate_of_each_size_and_family_the_link_carries() {
     let _server = KillOnDrop(serve_in("tw002", "ndhu", "::"));
     let dir = common::TempDir::new("lab-002");
     let db = dir.join("002.db");
-    let plan = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../examples/studies/002-twaren/plan.toml"
-    );
     // The far end by its name, which resolves in the lab to both
     // families' addresses.
-    let run = sonde()
-        .args(["lab", "exec", "--lab", "tw002", "nchu", "--"])
-        .arg(env!("CARGO_BIN_EXE_sonde"))
-        .args([
-            "campaign",
-            "run",
-            plan,
-            "--quick",
-            "--endpoint",
-            "NDHU=ndhu",
-        ])
-        .arg(format!("--archive={}", db.display()))
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&run.stdout);
-    eprintln!("{text}");
-    assert!(run.status.success(), "{}", stderr(&run));
+    let archive = format!("--archive={}", db.display());
+    let text = study_plan_in(
+        "tw002",
+        "nchu",
+        "002-twaren/plan.toml",
+        &["--endpoint", "NDHU=ndhu", &archive],
+    );
     assert!(text.contains("run done: 5 results kept"), "{text}");
 
     let mut store = sonde_archive::Store::open(&db.display().to_string()).unwrap();
@@ -239,30 +220,13 @@ fn study_003_tcp_follows_the_window_over_the_round_trip() {
     let _server = KillOnDrop(serve_in("bg003", "b", "::"));
     let dir = common::TempDir::new("lab-003");
     let archive = format!("--archive={}", dir.join("003.db").display());
-    let plan = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../examples/studies/003-balticgrid/throughput-plan.toml"
+    let in_a = |args: &[&str]| sonde_in("bg003", "a", args);
+    let run = study_plan_in(
+        "bg003",
+        "a",
+        "003-balticgrid/throughput-plan.toml",
+        &["--endpoint", "SITE=b", &archive],
     );
-    let in_a = |args: &[&str]| {
-        let out = sonde()
-            .args(["lab", "exec", "--lab", "bg003", "a", "--"])
-            .arg(env!("CARGO_BIN_EXE_sonde"))
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
-        String::from_utf8_lossy(&out.stdout).to_string()
-    };
-    let run = in_a(&[
-        "campaign",
-        "run",
-        plan,
-        "--quick",
-        "--endpoint",
-        "SITE=b",
-        &archive,
-    ]);
-    eprintln!("{run}");
     assert!(run.contains("run done: 2 results kept"), "{run}");
     // Each way within the line: 1 Gbit/s of 1514-byte frames carrying
     // 1428 bytes of TCP payload (IPv6, timestamps).

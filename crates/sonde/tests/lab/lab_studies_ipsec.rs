@@ -5,7 +5,7 @@
 //! own lab and checks them against what the lab was built to do.
 
 use crate::common;
-use common::lab_cli::{example_up_as, num, serve_in, KillOnDrop};
+use common::lab_cli::{example_up_as, num, serve_in, sonde_in, study_plan_in, KillOnDrop};
 use common::{lab_allowed, sonde, stderr};
 
 /// ESP's bytes on the wire for an inner packet of `ip` bytes in seed
@@ -64,20 +64,8 @@ fn study_001_encrypted_paths_carry_less_than_the_open_one_by_what_the_cipher_cos
     let _server = KillOnDrop(serve_in("ip001", "b", "::"));
     let dir = common::TempDir::new("lab-001");
     let db = dir.join("001.db");
-    let plan = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../examples/studies/001-ipsec-wlan/plan.toml"
-    );
-    let run = sonde()
-        .args(["lab", "exec", "--lab", "ip001", "a", "--"])
-        .arg(env!("CARGO_BIN_EXE_sonde"))
-        .args(["campaign", "run", plan, "--quick"])
-        .arg(format!("--archive={}", db.display()))
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&run.stdout);
-    eprintln!("{text}");
-    assert!(run.status.success(), "{}", stderr(&run));
+    let archive = format!("--archive={}", db.display());
+    let text = study_plan_in("ip001", "a", "001-ipsec-wlan/plan.toml", &[&archive]);
     assert!(text.contains("run done: 6 results kept"), "{text}");
 
     let rows = compare_rows(
@@ -87,7 +75,7 @@ fn study_001_encrypted_paths_carry_less_than_the_open_one_by_what_the_cipher_cos
     );
     assert_eq!(rows.len(), 8, "two tests, two sizes, two suites: {rows:?}");
     let line = 80e6;
-    for payload in [256.0, 1408.0] {
+    for payload in [512.0, 1408.0] {
         let group = format!("{payload} B · IPv6");
         let row = |test: &str, suite: &str| {
             rows.iter()
@@ -146,7 +134,7 @@ fn study_001_encrypted_paths_carry_less_than_the_open_one_by_what_the_cipher_cos
         &["suite=open,family=v4", "suite=open,family=v6"],
         "payload",
     );
-    for payload in [256.0, 1408.0] {
+    for payload in [512.0, 1408.0] {
         let group = format!("{payload} B · IPv6");
         let (v6, v4) = fam
             .iter()
@@ -178,16 +166,7 @@ fn study_000_measures_the_tunnels_corrects_for_them_and_finds_ipsec_slow() {
     let _server = KillOnDrop(serve_in("stt000", "b", "::"));
     let dir = common::TempDir::new("lab-000");
     let archive = format!("--archive={}", dir.join("000.db").display());
-    let in_a = |args: &[&str]| {
-        let out = sonde()
-            .args(["lab", "exec", "--lab", "stt000", "a", "--"])
-            .arg(env!("CARGO_BIN_EXE_sonde"))
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
-        String::from_utf8_lossy(&out.stdout).to_string()
-    };
+    let in_a = |args: &[&str]| sonde_in("stt000", "a", args);
     // The path's own bytes per packet: paced above the line (the
     // emulator's line gives no back-pressure to unpaced UDP), sizes that
     // fit the tunnels' 1302 bytes.
