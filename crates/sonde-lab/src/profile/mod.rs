@@ -7,6 +7,8 @@
 //! value as written, which a caller can tell apart from other mistakes.
 
 mod error;
+#[cfg(test)]
+mod hop_tests;
 mod read;
 mod rio;
 #[cfg(test)]
