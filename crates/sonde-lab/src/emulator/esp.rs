@@ -246,8 +246,7 @@ impl Esp {
             Transform::Cbc { block, auth } => {
                 let (head, rest) = w.split_at_mut(body);
                 block.encrypt(&head[HEADER..], rest)?;
-                let icv = auth.tag(w);
-                w.extend_from_slice(&icv[..ICV_96]);
+                auth.append_icv(w);
             }
             Transform::Aead(k) => {
                 let (head, rest) = w.split_at_mut(body);
@@ -342,17 +341,18 @@ where
 }
 
 impl Auth {
-    fn tag(&self, data: &[u8]) -> Vec<u8> {
+    /// Appends HMAC-96 of what `w` holds (no allocation per packet).
+    fn append_icv(&self, w: &mut Vec<u8>) {
         match self {
             Auth::Md5(m) => {
                 let mut m = m.clone();
-                m.update(data);
-                m.finalize().into_bytes().to_vec()
+                m.update(w);
+                w.extend_from_slice(&m.finalize().into_bytes()[..ICV_96]);
             }
             Auth::Sha1(m) => {
                 let mut m = m.clone();
-                m.update(data);
-                m.finalize().into_bytes().to_vec()
+                m.update(w);
+                w.extend_from_slice(&m.finalize().into_bytes()[..ICV_96]);
             }
         }
     }
