@@ -24,29 +24,33 @@ use crate::rule::{Condition, Threshold, Worse};
 use crate::template::{self, Template};
 use serde::Deserialize;
 
-/// A metric an alert watches: one of the archive's indexed metrics.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
+/// A metric an alert watches: any figure of the metric registry (the
+/// archive indexes each), by its name or an alias (`rtt_ms`), or a route
+/// change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AlertMetric {
-    LossPct,
-    /// The RTT median.
-    RttMs,
-    JitterMs,
-    ThroughputBps,
-    PdrPct,
+    Figure(sonde_model::Metric),
     /// A trace that took another route than the trace before it on its
     /// path (1; 0 for one on the same route): bad above 0.5.
     PathChanged,
 }
 
 impl AlertMetric {
+    /// The metric named `s`: a registry name or alias (short names are
+    /// for the command line), or `path_changed`.
+    pub fn parse(s: &str) -> Option<AlertMetric> {
+        if s == "path_changed" {
+            return Some(AlertMetric::PathChanged);
+        }
+        sonde_model::Metric::ALL
+            .into_iter()
+            .find(|m| m.name() == s || m.info().aliases.contains(&s))
+            .map(AlertMetric::Figure)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
-            AlertMetric::LossPct => "loss_pct",
-            AlertMetric::RttMs => "rtt_ms",
-            AlertMetric::JitterMs => "jitter_ms",
-            AlertMetric::ThroughputBps => "throughput_bps",
-            AlertMetric::PdrPct => "pdr_pct",
+            AlertMetric::Figure(m) => m.name(),
             AlertMetric::PathChanged => "path_changed",
         }
     }
@@ -55,11 +59,7 @@ impl AlertMetric {
     /// path, not a measured figure: none).
     pub fn registry(self) -> Option<sonde_model::Metric> {
         match self {
-            AlertMetric::LossPct => Some(sonde_model::Metric::LossPct),
-            AlertMetric::RttMs => Some(sonde_model::Metric::RttP50Ms),
-            AlertMetric::JitterMs => Some(sonde_model::Metric::JitterMs),
-            AlertMetric::ThroughputBps => Some(sonde_model::Metric::ThroughputBps),
-            AlertMetric::PdrPct => Some(sonde_model::Metric::PdrPct),
+            AlertMetric::Figure(m) => Some(m),
             AlertMetric::PathChanged => None,
         }
     }
@@ -83,13 +83,25 @@ impl AlertMetric {
     }
 
     /// The unit of a pattern over it (SmokePing's patterns compare loss
-    /// in % and times in ms).
+    /// in % and times in ms): from the registry's unit.
     fn quantity(self) -> Option<Quantity> {
-        match self {
-            AlertMetric::LossPct | AlertMetric::PdrPct => Some(Quantity::LossPct),
-            AlertMetric::RttMs | AlertMetric::JitterMs => Some(Quantity::RttMs),
-            AlertMetric::ThroughputBps | AlertMetric::PathChanged => None,
+        match self.registry().map(|m| m.unit()) {
+            Some("%") => Some(Quantity::LossPct),
+            Some("ms") => Some(Quantity::RttMs),
+            _ => None,
         }
+    }
+}
+
+impl<'de> Deserialize<'de> for AlertMetric {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        AlertMetric::parse(&s).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "'{s}' is not a metric: use one of {}, path_changed",
+                sonde_model::Metric::names()
+            ))
+        })
     }
 }
 

@@ -229,7 +229,7 @@ mod tests {
             },
             edge: Edge::Raised,
             path: PathKey::default(),
-            metric: AlertMetric::LossPct,
+            metric: AlertMetric::Figure(sonde_model::Metric::LossPct),
             source_host: String::new(),
             target_host: String::new(),
             incident_id: None,

@@ -7,7 +7,7 @@
 //! queue in one transaction. Notices then go to the deliveries
 //! ([`crate::deliver`]).
 
-use crate::config::{PathKey, Rule};
+use crate::config::{AlertMetric, PathKey, Rule};
 use crate::deliver::{Deliverer, Notice};
 use crate::rule::{AlertState, Edge};
 use sonde_archive::{AlertEvent, AlertStateRow, ArchiveError, ResultRow, Store};
@@ -51,19 +51,19 @@ pub fn path_of(row: &ResultRow) -> PathKey {
     }
 }
 
-/// A result's value of `rule`'s metric (`None`: unknown).
-fn sample(rule: &Rule, row: &ResultRow) -> Option<f64> {
-    use crate::config::AlertMetric::*;
+/// A result's value of `rule`'s metric (`None`: unknown): its overall
+/// figure as the archive indexed it (`figures`: per metric, per result),
+/// or whether its route changed.
+fn sample(rule: &Rule, row: &ResultRow, figures: &Figures) -> Option<f64> {
     match rule.metric {
-        LossPct => row.loss_pct,
-        RttMs => row.rtt_ms,
-        JitterMs => row.jitter_ms,
-        ThroughputBps => row.throughput_bps,
-        PdrPct => row.pdr_pct,
-        PathChanged => row.path_changed,
+        AlertMetric::Figure(m) => figures.get(&m).and_then(|v| v.get(&row.id)).copied(),
+        AlertMetric::PathChanged => row.path_changed,
     }
     .filter(|v| v.is_finite())
 }
+
+/// The overall figures of a batch's results, per metric the rules watch.
+type Figures = BTreeMap<sonde_model::Metric, BTreeMap<String, f64>>;
 
 /// The rules, and every (rule, path) state they have.
 pub struct Evaluator {
@@ -90,6 +90,12 @@ impl Evaluator {
             return Ok((Vec::new(), 0));
         }
         let rows = store.rows_by_ids(&results)?;
+        let mut figures = Figures::new();
+        for m in self.rules.iter().filter_map(|r| r.metric.registry()) {
+            if let std::collections::btree_map::Entry::Vacant(e) = figures.entry(m) {
+                e.insert(store.overall_values(&results, m)?);
+            }
+        }
         let mut changed = BTreeMap::new();
         let mut events = Vec::new();
         let mut notices = Vec::new();
@@ -127,7 +133,7 @@ impl Evaluator {
                     updated_ns: now,
                     incident_id: None,
                 });
-                let value = sample(rule, row);
+                let value = sample(rule, row, &figures);
                 st.history.push(value);
                 let keep = rule.keep();
                 if st.history.len() > keep {

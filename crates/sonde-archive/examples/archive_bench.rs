@@ -8,7 +8,8 @@
 //!
 //! `archive_bench SQLITE_FILE POSTGRES_URL`
 
-use sonde_archive::{Metric, Placement, ResultFilter, Store};
+use sonde_archive::{Placement, ResultFilter, Store};
+use sonde_model::Metric;
 use sonde_model::{
     Direction, Figures, HostEnv, Interval, PeerKind, RttStats, Summary, TcpSpec, TestEnv,
     TestResult, TestSpec, Timestamp, UdpSpec,

@@ -47,14 +47,14 @@ pub use outbox::{ForwardStatus, Item, Outbox, LOCAL_PREFIX};
 pub use path_changes::PathChangeRow;
 pub use path_latest::PathLatest;
 pub use pool::StorePool;
-pub use query::{ExportRows, Grouping, HeatCell, Metric, MetricPoint};
+pub use query::{ExportRows, Grouping, HeatCell, MetricPoint};
 pub use readings::{ReadingSeries, ReadingsQuery, ReadingsWrite};
 pub use row::Placement;
 pub use run_steps::{StepKey, StepRow, StepState};
 pub use runs::{CampaignRow, Lease, RunRow, RunState};
 pub use sql::Value;
 
-use sonde_model::{MethodResult, ResultId, TestResult};
+use sonde_model::{MethodResult, Metric, ResultId, TestResult};
 use sql::{Backend, Sql};
 use std::path::PathBuf;
 
@@ -194,9 +194,7 @@ impl Store {
         if found < i64::from(schema::PATH_LATEST) {
             self.backfill_path_latest()?;
         }
-        if found < i64::from(schema::RESULT_FIGURES) {
-            self.backfill_bidir_figures()?;
-        }
+        self.index_new_metrics()?;
         Ok(())
     }
 
@@ -518,9 +516,7 @@ fn put_result_in(
         let params: Vec<Value> = chunk.iter().flatten().cloned().collect();
         tx.execute(&row::interval_insert(chunk.len()), &params)?;
     }
-    for params in row::figure_rows(r) {
-        tx.execute(row::FIGURE_INSERT, &params)?;
-    }
+    row::put_figures(tx, &row::figure_rows(r, &Metric::ALL))?;
     for (k, v) in &at.labels {
         tx.execute(
             row::LABEL_INSERT,

@@ -6,65 +6,7 @@
 use crate::filter::ResultFilter;
 use crate::sql::Value;
 use crate::{ArchiveError, Store};
-
-/// A headline figure kept as a column of `results` (and of
-/// `result_figures`, per direction): the registry's headline five, named
-/// as the API and `results stats` name them (`rtt_ms` is the median).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Metric {
-    ThroughputBps,
-    LossPct,
-    PdrPct,
-    JitterMs,
-    RttMs,
-}
-
-impl Metric {
-    pub const ALL: [Metric; 5] = [
-        Metric::ThroughputBps,
-        Metric::LossPct,
-        Metric::PdrPct,
-        Metric::JitterMs,
-        Metric::RttMs,
-    ];
-
-    /// Its name, with its unit: the column's name, and the flag's value.
-    pub fn name(self) -> &'static str {
-        match self {
-            Metric::ThroughputBps => "throughput_bps",
-            Metric::LossPct => "loss_pct",
-            Metric::PdrPct => "pdr_pct",
-            Metric::JitterMs => "jitter_ms",
-            Metric::RttMs => "rtt_ms",
-        }
-    }
-
-    fn column(self) -> &'static str {
-        match self {
-            Metric::RttMs => "rtt_p50_ms",
-            m => m.name(),
-        }
-    }
-
-    /// Its entry in the metric registry (label, unit, scale, which way
-    /// is worse).
-    pub fn registry(self) -> sonde_model::Metric {
-        match self {
-            Metric::ThroughputBps => sonde_model::Metric::ThroughputBps,
-            Metric::LossPct => sonde_model::Metric::LossPct,
-            Metric::PdrPct => sonde_model::Metric::PdrPct,
-            Metric::JitterMs => sonde_model::Metric::JitterMs,
-            Metric::RttMs => sonde_model::Metric::RttP50Ms,
-        }
-    }
-
-    /// The metric named `name` (`throughput_bps` or `throughput`, …).
-    pub fn parse(name: &str) -> Option<Metric> {
-        Metric::ALL
-            .into_iter()
-            .find(|m| m.name() == name || m.name().rsplit_once('_').is_some_and(|(b, _)| b == name))
-    }
-}
+use sonde_model::Metric;
 
 /// What `stats` groups values by.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -124,7 +66,7 @@ impl Store {
         metric: Metric,
         by: &Grouping,
     ) -> Result<Vec<MetricPoint>, ArchiveError> {
-        let (from, mut params) = crate::figures::figures_from(filter);
+        let (from, mut params) = crate::figures::figures_from(filter, metric);
         let group = match by {
             Grouping::None => "''".to_string(),
             Grouping::Test => "results.test".into(),
@@ -142,7 +84,6 @@ impl Store {
                 )
             }
         };
-        let column = format!("f.{}", metric.column());
         let label = |key: &str| {
             format!(
                 "(SELECT value FROM result_labels l WHERE l.result_id = results.id AND l.key = \
@@ -150,9 +91,8 @@ impl Store {
             )
         };
         let sql = format!(
-            "SELECT {group}, results.start_ns, {column}, results.test, f.direction, {}, {}, \
-             results.direction {from} AND {column} IS NOT NULL ORDER BY results.start_ns, \
-             results.id, f.direction",
+            "SELECT {group}, results.start_ns, f.value, results.test, f.direction, {}, {}, \
+             results.direction {from} ORDER BY results.start_ns, results.id, f.direction",
             label("from"),
             label("to")
         );
@@ -188,12 +128,10 @@ impl Store {
         filter: &ResultFilter,
         metric: Metric,
     ) -> Result<Vec<HeatCell>, ArchiveError> {
-        let (from, params) = crate::figures::figures_from(filter);
-        let column = format!("f.{}", metric.column());
+        let (from, params) = crate::figures::figures_from(filter, metric);
         let sql = format!(
             "SELECT results.start_ns / {DAY_NS} AS day, (results.start_ns / {HOUR_NS}) % 24 AS \
-             hour, AVG({column}), COUNT({column}) {from} AND {column} IS NOT NULL GROUP BY day, \
-             hour ORDER BY day, hour"
+             hour, AVG(f.value), COUNT(f.value) {from} GROUP BY day, hour ORDER BY day, hour"
         );
         let rows = self.backend.sql().rows(&sql, &params)?;
         Ok(rows
@@ -210,17 +148,16 @@ impl Store {
     }
 
     /// The interval series of `metric` of one result and direction
-    /// (`round_trip` for a ping), as (seconds from its start, value).
+    /// (`round_trip` for a ping), as (seconds from its start, value):
+    /// empty for a metric the intervals do not keep.
     pub fn interval_series(
         &mut self,
         id: sonde_model::ResultId,
         direction: &str,
         metric: Metric,
     ) -> Result<Vec<(f64, f64)>, ArchiveError> {
-        let column = match metric {
-            Metric::RttMs => "rtt_ms",
-            Metric::PdrPct => "100.0 - loss_pct",
-            m => m.name(),
+        let Some(column) = crate::row::interval_column(metric) else {
+            return Ok(Vec::new());
         };
         let sql = format!(
             "SELECT start_s, {column} FROM intervals WHERE result_id = $1 AND direction = $2 AND \

@@ -3,7 +3,7 @@
 
 use crate::sql::Value;
 use sonde_model::method::family_used;
-use sonde_model::{Direction, Figures, IpFamily, TestResult, TestSpec, Timestamp};
+use sonde_model::{Direction, Figures, IpFamily, Metric, TestResult, TestSpec, Timestamp};
 use std::time::UNIX_EPOCH;
 
 /// Nanoseconds since the Unix epoch (0 before it).
@@ -98,6 +98,19 @@ pub const RESULT_INSERT: &str = "INSERT INTO results (id, test, source, target, 
 /// under SQLite's and PostgreSQL's limits).
 pub const INTERVALS_PER_INSERT: usize = 200;
 
+/// The `intervals` column (or expression) of `metric`, if the intervals
+/// keep it: goodput, loss (and PDR from it), jitter and the RTT median.
+pub fn interval_column(metric: Metric) -> Option<&'static str> {
+    match metric {
+        Metric::ThroughputBps => Some("throughput_bps"),
+        Metric::LossPct => Some("loss_pct"),
+        Metric::PdrPct => Some("100.0 - loss_pct"),
+        Metric::JitterMs => Some("jitter_ms"),
+        Metric::RttP50Ms => Some("rtt_ms"),
+        _ => None,
+    }
+}
+
 /// The statement that writes `rows` interval rows, in the column order of
 /// [`interval_rows`].
 pub fn interval_insert(rows: usize) -> String {
@@ -115,28 +128,69 @@ pub fn interval_insert(rows: usize) -> String {
     )
 }
 
-pub const FIGURE_INSERT: &str = "INSERT INTO result_figures (result_id, direction, \
-    throughput_bps, loss_pct, pdr_pct, jitter_ms, rtt_p50_ms) VALUES ($1, $2, $3, $4, $5, $6, \
-    $7) ON CONFLICT (result_id, direction) DO NOTHING";
+/// The statement that writes `rows` figure rows, in the column order of
+/// [`figure_rows`].
+pub fn figure_insert(rows: usize) -> String {
+    let values: Vec<String> = (0..rows)
+        .map(|r| {
+            format!(
+                "(${}, ${}, ${}, ${})",
+                r * 4 + 1,
+                r * 4 + 2,
+                r * 4 + 3,
+                r * 4 + 4
+            )
+        })
+        .collect();
+    format!(
+        "INSERT INTO result_figures (result_id, direction, metric, value) VALUES {} ON CONFLICT \
+         (result_id, direction, metric) DO NOTHING",
+        values.join(", ")
+    )
+}
 
-/// The `result_figures` rows of `r`, in the column order of
-/// [`FIGURE_INSERT`]: one per direction it measured (never their sum).
-pub fn figure_rows(r: &TestResult) -> Vec<Vec<Value>> {
-    r.summary
+/// The direction name of a result's overall figures (a bidirectional
+/// test's both directions together): what alerts and the mesh grid read.
+/// Stats, charts and heat maps read the directions' own rows.
+pub const OVERALL: &str = "overall";
+
+/// The `result_figures` rows of `r` for `metrics`, in the column order of
+/// [`figure_insert`]: one per metric measured in each direction (never
+/// their sum), and one per metric of the overall figures ([`OVERALL`]).
+pub fn figure_rows(r: &TestResult, metrics: &[Metric]) -> Vec<[Value; 4]> {
+    let overall = r.summary.overall();
+    let directions = r
+        .summary
         .by_direction()
         .into_iter()
-        .map(|(direction, f)| {
-            vec![
-                Value::Text(Some(r.id.to_string())),
-                Value::Text(Some(direction.to_string())),
-                real(f.throughput_bps.map(|v| v as f64)),
-                real(f.loss_pct),
-                real(f.pdr_pct),
-                real(f.jitter_ms),
-                real(f.rtt_ms.as_ref().map(|r| r.p50)),
-            ]
-        })
-        .collect()
+        .chain(overall.as_ref().map(|f| (OVERALL, f)));
+    let mut rows = Vec::new();
+    for (direction, f) in directions {
+        for m in metrics {
+            if let Some(v) = m.of(f).filter(|v| v.is_finite()) {
+                rows.push([
+                    Value::Text(Some(r.id.to_string())),
+                    Value::Text(Some(direction.to_string())),
+                    Value::Text(Some(m.name().to_string())),
+                    Value::Real(Some(v)),
+                ]);
+            }
+        }
+    }
+    rows
+}
+
+/// Writes `rows` (from [`figure_rows`]) in `tx`, many to a statement.
+pub fn put_figures(
+    tx: &mut dyn crate::sql::Sql,
+    rows: &[[Value; 4]],
+) -> Result<(), crate::ArchiveError> {
+    // 100 rows, 400 parameters: under SQLite's and PostgreSQL's limits.
+    for chunk in rows.chunks(100) {
+        let params: Vec<Value> = chunk.iter().flatten().cloned().collect();
+        tx.execute(&figure_insert(chunk.len()), &params)?;
+    }
+    Ok(())
 }
 
 pub const LABEL_INSERT: &str = "INSERT INTO result_labels (result_id, key, value) VALUES ($1, \

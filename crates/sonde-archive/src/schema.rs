@@ -407,10 +407,26 @@ CREATE TABLE path_changes (
 );
 CREATE INDEX path_changes_by_time ON path_changes (at_ns);
 "#,
+    // 14: each direction's figures by the metric registry's names, one
+    // row per figure (a metric added to the registry needs no column);
+    // `indexed_metrics` names the metrics whose rows every kept result
+    // has: the store fills a metric's rows from the results' documents
+    // the first time it opens an archive without it, then names it.
+    r#"
+DROP TABLE result_figures;
+CREATE TABLE result_figures (
+    result_id TEXT NOT NULL REFERENCES results (id),
+    direction TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    value DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (result_id, direction, metric)
+);
+CREATE TABLE indexed_metrics (metric TEXT PRIMARY KEY);
+"#,
 ];
 
-/// The migration that made `result_figures`, whose bidirectional rows
-/// the store then fills from the results' documents.
+/// The migration that made `result_figures` (one row per figure since
+/// 14, filled from the results' documents as `indexed_metrics` says).
 pub const RESULT_FIGURES: u32 = 10;
 
 /// The last migration to change `path_latest` (made in 9, per direction

@@ -5,7 +5,8 @@
 
 mod common;
 use common::{on_both, raw, UNDO_AFTER_11};
-use sonde_archive::{Grouping, Metric, Placement, ResultFilter};
+use sonde_archive::{Grouping, Placement, ResultFilter};
+use sonde_model::Metric;
 use sonde_model::{
     Direction, Figures, HostEnv, PeerKind, Summary, TestEnv, TestResult, TestSpec, Timestamp,
     UdpSpec,

@@ -83,6 +83,10 @@ pub struct Figures {
     /// Packets that arrived after a later one (RFC 4737).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reordered: Option<u64>,
+    /// The longest run of consecutive sequence numbers never received
+    /// (RFC 3357's loss period length; whole tests only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loss_burst_max: Option<u64>,
     /// RFC 3550 interarrival jitter.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub jitter_ms: Option<f64>,

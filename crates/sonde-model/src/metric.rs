@@ -1,15 +1,18 @@
 //! The metric registry: every figure sonde summarises, judges, compares,
 //! charts and alerts on, with the one name it is written under, the
 //! short name the command line takes, how it is labelled, the unit it is
-//! shown in and the scale from the unit it is kept in, and which way is
-//! worse. Reports, `compare`, `results stats`, the portal's charts and
-//! the alert rules read it here rather than each keeping its own list.
+//! shown in and the scale from the unit it is kept in, its precision,
+//! which way is worse and which tests measure it. The archive's index,
+//! its queries, the alert rules, `results stats`, `compare`, reports, the
+//! API (`GET /api/v1/metrics`) and the portal read it here rather than
+//! each keeping its own list: a new figure is its computation, its field
+//! in [`Figures`] and one entry here.
 
-use crate::Figures;
+use crate::{Figures, TestKind};
 use serde::{Deserialize, Serialize};
 
 /// A figure of a result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Metric {
     /// Receiver goodput (tcp, udp).
@@ -26,6 +29,9 @@ pub enum Metric {
     /// RTT mean.
     RttAvgMs,
     Retransmits,
+    /// The longest run of consecutive packets lost (RFC 3357's loss
+    /// period, its length in packets).
+    LossBurstMax,
 }
 
 /// Which way a metric gets worse.
@@ -47,36 +53,51 @@ pub struct MetricInfo {
     pub name: &'static str,
     /// The short name `compare --metric` and a chart's title take.
     pub short: &'static str,
+    /// Other names the command line, the API and alert rules take (the
+    /// RTT median is `rtt_ms` there).
+    pub aliases: &'static [&'static str],
     /// As a table's column or a chart's axis names it.
     pub label: &'static str,
     /// The unit it is shown in.
     pub unit: &'static str,
     /// Shown value = kept value × scale (bit/s to Mbit/s: 1e-6).
     pub scale: f64,
+    /// Decimals a value kept in its own unit is printed with for people
+    /// (bit/s and counts 0; %, ms 3); JSON keeps the full value.
+    pub decimals: usize,
     pub worse: Worse,
+    /// The tests whose results have it.
+    pub tests: &'static [TestKind],
 }
 
+const TCP: TestKind = TestKind::Tcp;
+const UDP: TestKind = TestKind::Udp;
+const PING: TestKind = TestKind::Ping;
+const HTTP: TestKind = TestKind::Http;
+
+/// An entry: `(name, short, label)`, `(unit, scale, decimals)`.
 const fn info(
-    name: &'static str,
-    short: &'static str,
-    label: &'static str,
-    unit: &'static str,
-    scale: f64,
+    (name, short, label): (&'static str, &'static str, &'static str),
+    (unit, scale, decimals): (&'static str, f64, usize),
     worse: Worse,
+    tests: &'static [TestKind],
 ) -> MetricInfo {
     MetricInfo {
         name,
         short,
+        aliases: &[],
         label,
         unit,
         scale,
+        decimals,
         worse,
+        tests,
     }
 }
 
 impl Metric {
     /// Every metric, in the order tables list them.
-    pub const ALL: [Metric; 9] = [
+    pub const ALL: [Metric; 10] = [
         Metric::ThroughputBps,
         Metric::SenderThroughputBps,
         Metric::LossPct,
@@ -86,51 +107,76 @@ impl Metric {
         Metric::RttP50Ms,
         Metric::RttAvgMs,
         Metric::Retransmits,
+        Metric::LossBurstMax,
     ];
 
-    /// The five every result is indexed and compared by: goodput, loss,
-    /// PDR, jitter and the RTT median.
-    pub const HEADLINE: [Metric; 5] = [
+    /// The metrics `compare` and the API's charts offer, in that order:
+    /// goodput, loss, PDR, jitter, the RTT median and the longest loss
+    /// burst (every metric is indexed; these are the ones a path is
+    /// judged by).
+    pub const HEADLINE: [Metric; 6] = [
         Metric::ThroughputBps,
         Metric::LossPct,
         Metric::PdrPct,
         Metric::JitterMs,
         Metric::RttP50Ms,
+        Metric::LossBurstMax,
     ];
 
     /// Its entry in the registry.
     pub const fn info(self) -> MetricInfo {
         use Worse::*;
+        const MBIT: (&str, f64, usize) = ("Mbit/s", 1e-6, 0);
+        const PCT: (&str, f64, usize) = ("%", 1.0, 3);
+        const MS: (&str, f64, usize) = ("ms", 1.0, 3);
         match self {
             Metric::ThroughputBps => info(
-                "throughput_bps",
-                "throughput",
-                "throughput",
-                "Mbit/s",
-                1e-6,
+                ("throughput_bps", "throughput", "throughput"),
+                MBIT,
                 Lower,
+                &[TCP, UDP, HTTP],
             ),
             Metric::SenderThroughputBps => info(
-                "sender_throughput_bps",
-                "offered",
-                "offered",
-                "Mbit/s",
-                1e-6,
+                ("sender_throughput_bps", "offered", "offered"),
+                MBIT,
                 Neither,
+                &[TCP, UDP],
             ),
-            Metric::LossPct => info("loss_pct", "loss", "loss", "%", 1.0, Higher),
-            Metric::PdrPct => info("pdr_pct", "pdr", "PDR", "%", 1.0, Lower),
-            Metric::JitterMs => info("jitter_ms", "jitter", "jitter", "ms", 1.0, Higher),
-            Metric::DelayMs => info("delay_ms", "delay", "one-way delay", "ms", 1.0, Higher),
-            Metric::RttP50Ms => info("rtt_p50_ms", "rtt", "RTT", "ms", 1.0, Higher),
-            Metric::RttAvgMs => info("rtt_avg_ms", "rtt_mean", "RTT mean", "ms", 1.0, Higher),
-            Metric::Retransmits => info(
-                "retransmits",
-                "retransmits",
-                "retransmits",
-                "segments",
-                1.0,
+            Metric::LossPct => info(
+                ("loss_pct", "loss", "loss"),
+                PCT,
                 Higher,
+                &[UDP, PING, HTTP],
+            ),
+            Metric::PdrPct => info(("pdr_pct", "pdr", "PDR"), PCT, Lower, &[UDP, PING]),
+            Metric::JitterMs => info(("jitter_ms", "jitter", "jitter"), MS, Higher, &[UDP]),
+            Metric::DelayMs => info(("delay_ms", "delay", "one-way delay"), MS, Higher, &[UDP]),
+            Metric::RttP50Ms => MetricInfo {
+                aliases: &["rtt_ms"],
+                ..info(
+                    ("rtt_p50_ms", "rtt", "RTT"),
+                    MS,
+                    Higher,
+                    &[PING, TCP, UDP, HTTP],
+                )
+            },
+            Metric::RttAvgMs => info(
+                ("rtt_avg_ms", "rtt_mean", "RTT mean"),
+                MS,
+                Higher,
+                &[PING, TCP, UDP, HTTP],
+            ),
+            Metric::Retransmits => info(
+                ("retransmits", "retransmits", "retransmits"),
+                ("segments", 1.0, 0),
+                Higher,
+                &[TCP],
+            ),
+            Metric::LossBurstMax => info(
+                ("loss_burst_max", "burst", "longest loss burst"),
+                ("packets", 1.0, 0),
+                Higher,
+                &[UDP],
             ),
         }
     }
@@ -157,6 +203,7 @@ impl Metric {
             Metric::RttP50Ms => f.rtt_ms.as_ref().map(|r| r.p50),
             Metric::RttAvgMs => f.rtt_ms.as_ref().map(|r| r.avg),
             Metric::Retransmits => f.retransmits.map(|v| v as f64),
+            Metric::LossBurstMax => f.loss_burst_max.map(|v| v as f64),
         }
     }
 
@@ -165,22 +212,39 @@ impl Metric {
         self.of(f).map(|v| v * self.info().scale)
     }
 
-    /// The metric named `s`: its name (`rtt_p50_ms`) or its short name
-    /// (`rtt`).
+    /// The metric named `s`: its name (`rtt_p50_ms`), its short name
+    /// (`rtt`) or an alias (`rtt_ms`).
     pub fn named(s: &str) -> Option<Metric> {
-        Metric::ALL
-            .into_iter()
-            .find(|m| m.info().name == s || m.info().short == s)
+        Metric::ALL.into_iter().find(|m| {
+            let i = m.info();
+            i.name == s || i.short == s || i.aliases.contains(&s)
+        })
+    }
+
+    /// Every name the metrics are taken by, for an error that lists them
+    /// (`rtt_p50_ms (or rtt_ms)`).
+    pub fn names() -> String {
+        let names: Vec<String> = Metric::ALL
+            .iter()
+            .map(|m| match m.info().aliases {
+                [] => m.name().to_string(),
+                a => format!("{} (or {})", m.name(), a.join(", ")),
+            })
+            .collect();
+        names.join(", ")
+    }
+
+    /// Whether results of `test` have it.
+    pub fn measured_by(self, test: TestKind) -> bool {
+        self.info().tests.contains(&test)
     }
 
     /// `v` (in the unit it is kept in) as people read it: rounded to the
     /// figure's precision (bit/s and segments whole, % and ms to three
     /// decimals), trailing zeros dropped. JSON keeps the full value.
     pub fn rounded(self, v: f64) -> String {
-        match self {
-            Metric::ThroughputBps | Metric::SenderThroughputBps | Metric::Retransmits => {
-                format!("{v:.0}")
-            }
+        match self.info().decimals {
+            0 => format!("{v:.0}"),
             _ => rounded(v),
         }
     }
@@ -217,10 +281,7 @@ impl std::str::FromStr for Metric {
         Metric::ALL
             .into_iter()
             .find(|m| m.name() == s)
-            .ok_or_else(|| {
-                let names: Vec<&str> = Metric::ALL.iter().map(|m| m.name()).collect();
-                format!("'{s}' is not a metric: use one of {}", names.join(", "))
-            })
+            .ok_or_else(|| format!("'{s}' is not a metric: use one of {}", Metric::names()))
     }
 }
 
@@ -234,11 +295,20 @@ mod tests {
             assert_eq!(Metric::named(m.info().name), Some(m));
             assert_eq!(Metric::named(m.info().short), Some(m));
             assert_eq!(m.name().parse::<Metric>(), Ok(m));
-            let same = Metric::ALL
-                .iter()
-                .filter(|o| o.info().short == m.info().short || o.info().name == m.info().name)
-                .count();
-            assert_eq!(same, 1, "{m:?}");
+            let every = |o: &Metric| {
+                let i = o.info();
+                let mut v = vec![i.name, i.short];
+                v.extend(i.aliases);
+                v
+            };
+            for name in every(&m) {
+                let same = Metric::ALL
+                    .iter()
+                    .filter(|o| every(o).contains(&name))
+                    .count();
+                assert_eq!(same, 1, "{m:?}: {name}");
+            }
+            assert!(!m.info().tests.is_empty(), "{m:?} is measured by some test");
         }
     }
 

@@ -90,6 +90,7 @@ fn from_parts(tx: &SenderTally, rx: &ReceiverTally, base: u64, secs: f64) -> Fig
         pdr_pct: share(rx.packets.min(base), base),
         duplicates: rx.duplicates,
         reordered: rx.reordered,
+        loss_burst_max: rx.loss_burst_max,
         sent_bytes: Some(tx.bytes),
         received_bytes: Some(rx.bytes),
         throughput_bps: Some(Rate::from_bytes_over(rx.bytes, secs).bps()),

@@ -131,6 +131,11 @@ pub struct ReceiverTally {
     pub duplicates: Option<u64>,
     /// Packets that arrived late (RFC 4737); `None` where not counted.
     pub reordered: Option<u64>,
+    /// The longest run of consecutive sequence numbers not received, up
+    /// to the sender's end marker (the whole stream only; `None` where
+    /// not counted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_burst_max: Option<u64>,
     /// Packets the sequence numbers say should have arrived (the advance
     /// of RFC 4737's NextExp): the loss base within an interval.
     pub expected: u64,

@@ -35,7 +35,7 @@ pub fn overlay(selections: &[(String, Vec<Obs>)], metrics: &[String], by: &[By])
                 }
             }
         }
-        for m in METRICS.into_iter().filter(|m| wanted(*m, metrics)) {
+        for m in METRICS.iter().copied().filter(|m| wanted(*m, metrics)) {
             let info = m.info();
             let mut series = Vec::new();
             for (name, obs) in selections {

@@ -37,7 +37,8 @@ pub struct CompareArgs {
     /// Groups are paired by value: A's 1400-byte results with B's.
     #[arg(long, value_enum, value_delimiter = ',')]
     pub by: Vec<By>,
-    /// Only these metrics (throughput, loss, pdr, jitter, rtt; default all).
+    /// Only these metrics (throughput, loss, pdr, jitter, rtt, burst;
+    /// default all).
     #[arg(long, value_delimiter = ',')]
     pub metric: Vec<String>,
     /// Add B's throughput corrected for this stack's tunnels, and its
@@ -91,9 +92,9 @@ pub fn selection(s: &str) -> Result<ResultFilter, String> {
     Ok(f)
 }
 
-/// The metrics compared (the registry's headline five), by their short
-/// names: throughput, loss, pdr, jitter, rtt.
-pub(crate) const METRICS: [Metric; 5] = Metric::HEADLINE;
+/// The metrics compared (the registry's headline ones), by their short
+/// names: throughput, loss, pdr, jitter, rtt, burst.
+pub(crate) const METRICS: &[Metric] = &Metric::HEADLINE;
 
 /// The directions a row is made of, in the order rows are listed.
 pub(crate) const DIRECTIONS: [&str; 4] = ["forward", "reverse", "round_trip", "total"];
@@ -190,7 +191,7 @@ pub fn rows(
                 let (ra, rb) = (of(a, test, &group, da), of(b, test, &group, db));
                 let (na, nb) = (direction_named(da, &ra), direction_named(db, &rb));
                 let direction = if na == nb { na } else { format!("{na} / {nb}") };
-                for m in METRICS.into_iter().filter(|m| wanted(*m, metrics)) {
+                for m in METRICS.iter().copied().filter(|m| wanted(*m, metrics)) {
                     let info = m.info();
                     let values = |obs: &[&Obs]| -> Vec<f64> {
                         obs.iter().filter_map(|o| m.shown(&o.figures)).collect()
@@ -347,8 +348,10 @@ fn select(store: &mut Store, s: &str, by: &[By]) -> Result<Vec<Obs>, Failure> {
 pub fn run(args: CompareArgs) -> Result<(), Failure> {
     for m in &args.metric {
         if !METRICS.iter().any(|d| d.info().short == m) {
+            let shorts: Vec<&str> = METRICS.iter().map(|d| d.info().short).collect();
             return Err(Failure::Usage(anyhow!(
-                "--metric {m}: use throughput, loss, pdr, jitter or rtt"
+                "--metric {m}: use {}",
+                shorts.join(", ")
             )));
         }
     }

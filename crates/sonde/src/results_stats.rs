@@ -8,7 +8,8 @@ use crate::results_cmd::FilterArgs;
 use anyhow::anyhow;
 use clap::Args;
 use serde::Serialize;
-use sonde_archive::{Grouping, Metric, Store};
+use sonde_archive::{Grouping, Store};
+use sonde_model::Metric;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 
@@ -16,7 +17,9 @@ use std::io::Write;
 pub struct StatsArgs {
     #[command(flatten)]
     pub filter: FilterArgs,
-    /// The metric: throughput, loss, pdr, jitter or rtt (the median RTT).
+    /// The metric, by its name or short name (docs/metrics.md):
+    /// throughput, loss, pdr, jitter, rtt (the median RTT), burst (the
+    /// longest loss burst), delay, offered, retransmits…
     #[arg(long, default_value = "throughput", value_parser = metric)]
     pub metric: Metric,
     /// Group by: target, direction, hour, label:KEY, test, campaign,
@@ -29,8 +32,7 @@ pub struct StatsArgs {
 }
 
 fn metric(s: &str) -> Result<Metric, String> {
-    Metric::parse(s)
-        .ok_or_else(|| format!("'{s}' is not a metric: throughput, loss, pdr, jitter or rtt"))
+    Metric::named(s).ok_or_else(|| format!("'{s}' is not a metric: {}", Metric::names()))
 }
 
 fn grouping(s: &str) -> Result<Grouping, String> {
@@ -130,7 +132,7 @@ fn unpooled(points: Vec<sonde_archive::MetricPoint>) -> BTreeMap<String, Vec<f64
 /// How a value prints: as the metric registry shows it (throughput in
 /// Mbit/s, the rest as kept).
 fn shown(metric: Metric) -> (f64, &'static str) {
-    let info = metric.registry().info();
+    let info = metric.info();
     (info.scale, info.unit)
 }
 
@@ -215,7 +217,7 @@ mod tests {
         assert!(matches!(grouping("label:path"), Ok(Grouping::Label(k)) if k == "path"));
         assert!(grouping("label:").is_err());
         assert_eq!(metric("pdr").unwrap(), Metric::PdrPct);
-        assert!(metric("speed").unwrap_err().contains("throughput, loss"));
+        assert!(metric("speed").unwrap_err().contains("throughput_bps, "));
     }
 
     fn point(group: &str, test: &str, direction: &str, value: f64) -> sonde_archive::MetricPoint {

@@ -188,6 +188,7 @@ impl RxAcc {
             bytes: self.bytes,
             duplicates: Some(self.duplicates),
             reordered: Some(self.reordered),
+            loss_burst_max: None,
             expected: self.expected,
             jitter_ms,
             ipdv,
@@ -233,6 +234,8 @@ pub struct RxStream {
     measured: RxAcc,
     /// Receive time (realtime ns) of the last test packet, if any.
     last_rx_ns: Option<i64>,
+    /// The sender's end marker's number: how many packets it sent.
+    end_seq: Option<u64>,
     /// Datagrams that were not test packets of this stream.
     pub strays: u64,
     /// The `video` profile: packets per frame.
@@ -263,6 +266,13 @@ impl RxStream {
         ms(self.jitter.jitter_ns())
     }
 
+    /// The longest run of packets lost in a row, up to the sender's end
+    /// marker (up to the last number received if it never came).
+    pub fn loss_burst_max(&self) -> u64 {
+        let end = self.end_seq.unwrap_or(self.seq.next_expected());
+        self.seq.longest_loss_run(end)
+    }
+
     /// When the last test packet arrived (realtime ns), if one did.
     pub fn last_rx_ns(&self) -> Option<i64> {
         self.last_rx_ns
@@ -276,6 +286,7 @@ impl RxStream {
             return false;
         };
         if p.end {
+            self.end_seq = self.end_seq.max(Some(p.seq));
             if let Some(v) = &mut self.video {
                 v.end(p.seq);
             }

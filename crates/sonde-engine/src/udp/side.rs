@@ -300,6 +300,7 @@ fn finish(sampled: Sampling<'_>, env: HostEnv, stopped_early: bool) -> UdpSideRe
     } = sampled;
     let mut sum = RxAcc::default();
     let mut sum_frames = Vec::new();
+    let mut sum_burst = None;
     let mut any_rx = false;
     let streams = running
         .into_iter()
@@ -319,12 +320,15 @@ fn finish(sampled: Sampling<'_>, env: HostEnv, stopped_early: bool) -> UdpSideRe
                     Ok(mut st) => {
                         let jitter = st.jitter_ms();
                         let frames = st.frame_counts();
+                        let burst = st.loss_burst_max();
+                        sum_burst = sum_burst.max(Some(burst));
                         add_counts(&mut sum_frames, &frames);
                         let m = st.measured();
                         sum.merge(m, jitter);
                         any_rx = true;
                         UdpTally::Received(ReceiverTally {
                             frames,
+                            loss_burst_max: Some(burst),
                             ..m.tally(Some(jitter), plan.clock_synced)
                         })
                     }
@@ -347,6 +351,9 @@ fn finish(sampled: Sampling<'_>, env: HostEnv, stopped_early: bool) -> UdpSideRe
         received_sum: any_rx.then(|| ReceivedSum {
             measured: ReceiverTally {
                 frames: sum_frames,
+                // Streams are numbered apart: a direction's longest burst
+                // is its streams' longest.
+                loss_burst_max: sum_burst,
                 ..sum.tally(None, plan.clock_synced)
             },
             windows: sums,

@@ -2,27 +2,43 @@
 // units from the metric's name, UTC times.
 
 /** The metrics the chart API knows, with their label, unit and which
- * way is worse: the agent's metric registry (`/api/v1/info`, read by
- * `useRegistry` as the portal starts), these until it has answered (or
- * when reading it needs a token not given yet). */
+ * way is worse: the agent's metric registry (`/api/v1/info`'s `metrics`,
+ * as `/api/v1/metrics` serves it, read by `useRegistry` as the portal
+ * starts), these until it has answered (or when reading it needs a
+ * token not given yet). */
 export const METRICS = {
   throughput_bps: { label: 'throughput', unit: 'Mbit/s', worse: 'lower' },
   loss_pct: { label: 'loss', unit: '%', worse: 'higher' },
   pdr_pct: { label: 'PDR', unit: '%', worse: 'lower' },
   jitter_ms: { label: 'jitter', unit: 'ms', worse: 'higher' },
-  rtt_ms: { label: 'RTT', unit: 'ms', worse: 'higher' },
+  rtt_p50_ms: { label: 'RTT', unit: 'ms', worse: 'higher' },
 };
+
+/** Other names of the metrics (the RTT median's `rtt_ms`), to theirs. */
+const ALIASES = { rtt_ms: 'rtt_p50_ms' };
 
 /** Takes the agent's registry (`info.metrics`) as the metrics known. */
 export function useRegistry(list) {
   if (!Array.isArray(list) || list.length === 0) return;
   for (const k of Object.keys(METRICS)) delete METRICS[k];
-  for (const m of list) METRICS[m.name] = { label: m.label, unit: m.unit, worse: m.worse };
+  for (const k of Object.keys(ALIASES)) delete ALIASES[k];
+  for (const m of list) {
+    METRICS[m.name] = { label: m.label, unit: m.unit, worse: m.worse };
+    for (const a of m.aliases || []) ALIASES[a] = m.name;
+  }
+}
+
+/** The registry's name of the metric named `name` (its name or an
+ * alias, as links and pages may write it), or null. */
+export function metricOf(name) {
+  if (name && METRICS[name]) return name;
+  const to = name ? ALIASES[name] : undefined;
+  return to && METRICS[to] ? to : null;
 }
 
 /** The metric a test is mostly read by. */
 export function mainMetric(test) {
-  return { tcp: 'throughput_bps', udp: 'loss_pct', ping: 'rtt_ms' }[test] || 'throughput_bps';
+  return { tcp: 'throughput_bps', udp: 'loss_pct', ping: 'rtt_p50_ms' }[test] || 'throughput_bps';
 }
 
 const PREFIXES = [
@@ -46,7 +62,7 @@ export function si(v, digits = 3) {
 export function metricValue(metric, v) {
   if (v === null || v === undefined || !Number.isFinite(v)) return '–';
   if (metric === 'throughput_bps') return `${si(v)}bit/s`;
-  const unit = (METRICS[metric] || {}).unit || '';
+  const unit = (METRICS[metricOf(metric)] || {}).unit || '';
   const digits = Math.abs(v) >= 100 ? 1 : Math.abs(v) >= 1 ? 2 : 3;
   return `${v.toFixed(digits)}${unit === '%' ? ' %' : ` ${unit}`}`;
 }

@@ -165,6 +165,7 @@ pub fn router(state: Shared) -> Router {
     Router::new()
         .route("/api/v1/info", get(info))
         .route("/api/v1/openapi.json", get(openapi))
+        .route("/api/v1/metrics", get(metrics_registry))
         .route("/metrics", get(crate::metrics::serve))
         .merge(results::routes())
         .merge(views::routes())
@@ -198,20 +199,30 @@ async fn info(AxState(state): AxState<Shared>) -> Json<serde_json::Value> {
 
 /// The metrics the API's `metric` parameters take, as the metric
 /// registry describes them (what the portal labels its choices with).
-fn registry() -> Vec<serde_json::Value> {
-    sonde_archive::Metric::ALL
+pub(crate) fn registry() -> Vec<serde_json::Value> {
+    sonde_model::Metric::ALL
         .into_iter()
         .map(|m| {
-            let info = m.registry().info();
+            let info = m.info();
+            let tests: Vec<&str> = info.tests.iter().map(|t| t.name()).collect();
             serde_json::json!({
-                "name": m.name(),
+                "name": info.name,
+                "short": info.short,
+                "aliases": info.aliases,
                 "label": info.label,
                 "unit": info.unit,
                 "scale": info.scale,
+                "decimals": info.decimals,
                 "worse": info.worse,
+                "tests": tests,
             })
         })
         .collect()
+}
+
+/// `GET /api/v1/metrics`: the metric registry.
+async fn metrics_registry() -> Json<serde_json::Value> {
+    Json(serde_json::json!({ "metrics": registry() }))
 }
 
 /// The OpenAPI document of this API, written by hand

@@ -10,7 +10,8 @@ use axum::routing::get;
 use axum::{Extension, Json, Router};
 use serde::Deserialize;
 use serde_json::Value;
-use sonde_archive::{Metric, ResultFilter};
+use sonde_archive::ResultFilter;
+use sonde_model::Metric;
 use sonde_model::{MethodResult, ResultId, TestResult};
 
 pub fn routes() -> Router<Shared> {
@@ -211,12 +212,10 @@ fn direction_name(d: sonde_model::Direction) -> &'static str {
     }
 }
 
-/// A metric by name, or a 400 listing the names.
+/// A metric of the registry by its name, short name or alias
+/// (`rtt_ms`), or a 400 listing the names.
 pub fn metric(name: &str) -> Result<Metric, ApiError> {
-    Metric::parse(name).ok_or_else(|| {
-        let names: Vec<&str> = Metric::ALL.iter().map(|m| m.name()).collect();
-        bad(format!("metric '{name}': one of {}", names.join(", ")))
-    })
+    Metric::named(name).ok_or_else(|| bad(format!("metric '{name}': one of {}", Metric::names())))
 }
 
 #[derive(Debug, Deserialize)]

@@ -12,8 +12,9 @@ use axum::extract::{Query, State};
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
-use sonde_archive::{Grouping, MeshAgent, Metric, ResultFilter, ResultRow};
+use sonde_archive::{Grouping, MeshAgent, ResultFilter, ResultRow};
 use sonde_model::clock::now_ns;
+use sonde_model::Metric;
 use sonde_report::chart::{Chart, Panel, Series};
 use sonde_report::heatmap::HeatMap;
 use std::collections::{BTreeMap, BTreeSet};
@@ -153,7 +154,7 @@ struct ChartQuery {
 /// How a metric is drawn, from the metric registry: its label, unit, and
 /// scale from its archived unit (throughput in Mbit/s).
 fn drawn(m: Metric) -> (&'static str, &'static str, f64) {
-    let info = m.registry().info();
+    let info = m.info();
     (info.label, info.unit, info.scale)
 }
 
@@ -302,8 +303,16 @@ async fn mesh(
         test: q.test.clone(),
         ..ResultFilter::default()
     };
-    let (rows, registry) = with_store(&state, move |s| {
-        Ok((s.latest_per_path(&filter, SCAN)?, s.mesh_agents()?))
+    let (rows, registry, values) = with_store(&state, move |s| {
+        let rows = s.latest_per_path(&filter, SCAN)?;
+        let values = match m {
+            Some(m) => {
+                let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
+                s.overall_values(&ids, m)?
+            }
+            None => BTreeMap::new(),
+        };
+        Ok((rows, s.mesh_agents()?, values))
     })
     .await?;
     let now = now_ns();
@@ -315,13 +324,7 @@ async fn mesh(
     for row in &rows {
         let (_, from, to, _, direction, _) = row.path();
         let (status, why) = path_status(row, &state, now, &silent);
-        let value = m.and_then(|m| match m {
-            Metric::ThroughputBps => row.throughput_bps,
-            Metric::LossPct => row.loss_pct,
-            Metric::PdrPct => row.pdr_pct,
-            Metric::JitterMs => row.jitter_ms,
-            Metric::RttMs => row.rtt_ms,
-        });
+        let value = values.get(&row.id).copied();
         if m.is_some() && value.is_none() {
             continue;
         }
@@ -409,7 +412,7 @@ async fn load(
     let interface = q.interface.clone();
     let (samples, rtts) = with_store(&state, move |s| {
         let samples = s.interface_samples(&interface, since, until)?;
-        let rtts = s.metric_points(&range, Metric::RttMs, &Grouping::None)?;
+        let rtts = s.metric_points(&range, Metric::RttP50Ms, &Grouping::None)?;
         Ok((samples, rtts))
     })
     .await?;

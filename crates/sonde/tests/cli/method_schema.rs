@@ -161,3 +161,34 @@ fn a_sweep_document_matches_the_schema() {
         common::schema::remove(&mut d["steps"][0], "runs");
     });
 }
+
+/// The schemas name the metrics as the registry does: the method
+/// schema's `metric` enum is `Metric::ALL`, and every registry metric
+/// that is a field of a result's figures is one in the result schema.
+#[test]
+fn the_schemas_metrics_are_the_registrys() {
+    let read = |file: &str| -> serde_json::Value {
+        let path = format!("{}/../../docs/schema/{file}", env!("CARGO_MANIFEST_DIR"));
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+    };
+    let registry: Vec<&str> = Metric::ALL.iter().map(|m| m.name()).collect();
+    let method = read("method-v1.schema.json");
+    assert_eq!(
+        method["$defs"]["metric"]["enum"],
+        serde_json::json!(registry),
+        "docs/schema/method-v1.schema.json's metric enum is not the registry's"
+    );
+    let result = read("result-v3.schema.json").to_string();
+    for m in Metric::ALL {
+        // Figures kept under their own name (the RTT and delay are
+        // objects of their own: rtt_ms.p50, delay.avg_ms).
+        if matches!(m, Metric::RttP50Ms | Metric::RttAvgMs | Metric::DelayMs) {
+            continue;
+        }
+        assert!(
+            result.contains(&format!("\"{}\":", m.name())),
+            "result-v3.schema.json has no field {}",
+            m.name()
+        );
+    }
+}

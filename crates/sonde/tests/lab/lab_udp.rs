@@ -137,10 +137,7 @@ fn injected_random_loss_is_measured() {
     }
     let _one = common::lab_cli::serial();
     let chain = Chain::new(32, Link::default(), Link::default()).expect("build the lab chain");
-    chain.router_nft("add table inet lab").unwrap();
-    chain
-        .router_nft("add chain inet lab pass { type filter hook forward priority 0; }")
-        .unwrap();
+    router_pass_chain(&chain);
     // The data packets only (108-byte UDP datagrams; a test's 30-byte
     // hellos pass), each drop counted.
     chain
@@ -196,6 +193,15 @@ fn injected_random_loss_is_measured() {
     );
 }
 
+/// The router's `inet lab pass` chain, on the forward hook: where each
+/// test puts its rules.
+fn router_pass_chain(chain: &Chain) {
+    chain.router_nft("add table inet lab").unwrap();
+    chain
+        .router_nft("add chain inet lab pass { type filter hook forward priority 0; }")
+        .unwrap();
+}
+
 /// The packets the router's rules counted (`counter`), summed.
 fn router_counted(chain: &Chain) -> u64 {
     let out = chain
@@ -214,10 +220,7 @@ fn a_sender_sees_each_interval_s_loss_live() {
     }
     let _one = common::lab_cli::serial();
     let chain = Chain::new(74, Link::default(), Link::default()).expect("build the lab chain");
-    chain.router_nft("add table inet lab").unwrap();
-    chain
-        .router_nft("add chain inet lab pass { type filter hook forward priority 0; }")
-        .unwrap();
+    router_pass_chain(&chain);
     chain
         .router_nft("add rule inet lab pass meta l4proto udp numgen random mod 1000 < 50 drop")
         .unwrap();
@@ -282,10 +285,7 @@ fn dscp_rewritten_on_the_path_is_reported() {
     assert!(remarks(s).is_empty(), "{s}");
     assert_eq!(u(&s["dscp_received"]["46"]), u(&s["received_packets"]));
 
-    chain.router_nft("add table inet lab").unwrap();
-    chain
-        .router_nft("add chain inet lab pass { type filter hook forward priority 0; }")
-        .unwrap();
+    router_pass_chain(&chain);
     chain
         .router_nft("add rule inet lab pass ip6 dscp ef ip6 dscp set cs0")
         .unwrap();
@@ -361,4 +361,130 @@ fn a_policer_hits_the_large_i_frames_most() {
     // The classes say the same per DSCP.
     let classes = &r["summary"]["forward"]["classes"];
     assert_eq!(classes[0]["loss_pct"], frames[0]["loss_pct"]);
+}
+
+/// `sonde ARGS…` outside the lab (on the archive the lab's tests kept):
+/// what it printed.
+fn sonde_ok(args: &[&str]) -> String {
+    let out = common::sonde().args(args).output().expect("run sonde");
+    assert!(
+        out.status.success(),
+        "sonde {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8")
+}
+
+/// The longest loss burst (RFC 3357's loss period), measured against a
+/// router that drops two runs of known length (50 and 10 packets, by the
+/// sequence number in each test packet's header), then kept, summarised
+/// and compared through the metric registry like any other figure.
+#[test]
+fn a_loss_burst_is_measured_as_its_length_kept_and_compared() {
+    if !lab_allowed() {
+        return;
+    }
+    let _one = common::lab_cli::serial();
+    let chain = Chain::new(32, Link::default(), Link::default()).expect("build the lab chain");
+    router_pass_chain(&chain);
+    // A test packet: magic "SU" at payload byte 0, the sequence number's
+    // low 32 bits at payload bytes 12..16 (after the 8-byte UDP header).
+    for run in ["1000-1049", "3000-3009"] {
+        chain
+            .router_nft(&format!(
+                "add rule inet lab pass meta l4proto udp @th,64,16 0x5355 @th,160,32 {run} \
+                 counter drop"
+            ))
+            .unwrap();
+    }
+    let server = lab_server(&chain.b, &[&chain.b6]);
+    let dir = common::TempDir::new("burst");
+    let db = dir.join("bursts.db");
+    let db = db.to_str().unwrap();
+    let run = |label: &str| {
+        let r = lab_json(
+            &chain.a,
+            "udp",
+            &chain.b6,
+            server.port,
+            &[
+                "-t",
+                "2s",
+                "-b",
+                "5M",
+                "-l",
+                "100",
+                "--archive-to",
+                db,
+                "--label",
+                label,
+            ],
+        );
+        r["summary"]["forward"].clone()
+    };
+    let s = run("path=bursty");
+    let (burst, lost) = (u(&s["loss_burst_max"]), u(&s["lost_packets"]));
+    let dropped = router_counted(&chain);
+    eprintln!("loss burst: {burst} packets, {lost} lost, {dropped} dropped by the router");
+    // The truth: 60 dropped in runs of 50 and 10. A loaded host may lose
+    // more (never fewer), which can only lengthen a run by as many.
+    assert_eq!(dropped, 60, "{s}");
+    assert!(u(&s["sent_packets"]) > 3_010, "{s}");
+    assert!(
+        burst >= 50 && burst - 50 <= lost - 60,
+        "longest burst {burst}, {lost} lost: {s}"
+    );
+    chain.router_nft("flush chain inet lab pass").unwrap();
+    let clean = run("path=clean");
+    let clean_burst = u(&clean["loss_burst_max"]);
+    assert!(
+        clean_burst <= u(&clean["lost_packets"]),
+        "no run dropped, yet {clean_burst}: {clean}"
+    );
+
+    // Kept and summarised by the registry's name and short name.
+    let archive = format!("--archive={db}");
+    let stats: serde_json::Value = serde_json::from_str(&sonde_ok(&[
+        "results",
+        &archive,
+        "stats",
+        "--metric",
+        "burst",
+        "--by",
+        "label:path",
+        "-J",
+    ]))
+    .unwrap();
+    assert_eq!(stats["metric"], "loss_burst_max", "{stats}");
+    let mean_of = |group: &str| {
+        stats["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["group"] == group)
+            .map(|g| f(&g["mean"]))
+    };
+    assert_eq!(mean_of("bursty"), Some(burst as f64), "{stats}");
+    assert_eq!(mean_of("clean"), Some(clean_burst as f64), "{stats}");
+    // Compared: clean against bursty.
+    let cmp: serde_json::Value = serde_json::from_str(&sonde_ok(&[
+        "compare",
+        &archive,
+        "path=clean",
+        "path=bursty",
+        "--metric",
+        "burst",
+        "--format",
+        "json",
+    ]))
+    .unwrap();
+    let row = cmp["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metric"] == "burst")
+        .unwrap_or_else(|| panic!("a burst row: {cmp}"));
+    assert_eq!(row["unit"], "packets", "{row}");
+    assert_eq!(f(&row["a"]["mean"]), clean_burst as f64, "{row}");
+    assert_eq!(f(&row["b"]["mean"]), burst as f64, "{row}");
 }

@@ -156,6 +156,26 @@ fn results_views_and_metrics_are_served_from_the_archive() {
         assert_ne!(status, 200);
         let (status, _) = get(port, "/api/v1/info");
         assert_eq!(status, 200);
+        // The metric registry, each metric as `metric` parameters take it.
+        let (status, body) = get(port, "/api/v1/metrics");
+        assert_eq!(status, 200);
+        let registry: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let burst = registry["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == "loss_burst_max")
+            .unwrap_or_else(|| panic!("the longest loss burst: {body}"));
+        assert_eq!(
+            (&burst["unit"], &burst["tests"]),
+            (&serde_json::json!("packets"), &serde_json::json!(["udp"])),
+            "{body}"
+        );
+        for m in registry["metrics"].as_array().unwrap() {
+            let name = m["short"].as_str().unwrap();
+            let (status, body) = get(port, &format!("/api/v1/chart?metric={name}"));
+            assert_eq!(status, 200, "{name}: {body}");
+        }
 
         // /metrics, read by prometheus_client's OpenMetrics parser.
         let (status, text) = get(port, "/metrics");

@@ -115,10 +115,19 @@ pub enum Arrival {
 ///   [`Self::stale`]), so `received` never counts a number twice and loss is never
 ///   understated; a packet reordered by more than 65,536 numbers therefore counts
 ///   as lost, like one arriving after RFC 7680's waiting time.
+/// * Loss periods (RFC 3357 §2.3): a number is settled, received or lost, as
+///   it leaves the window (no later copy can count then); the longest run of
+///   lost numbers settled so far is kept, and [`Self::longest_loss_run`]
+///   settles the rest up to the sender's end without changing the tracker.
 /// * `u64` numbers do not wrap: `NextExp` saturates at `u64::MAX`.
 #[derive(Debug, Clone, Default)]
 pub struct SequenceTracker {
     highest: Option<u64>,
+    /// Numbers below this are settled: `highest + 1 - DUP_WINDOW` or less.
+    settled: u64,
+    /// Lost numbers in a row just below `settled`, and the longest such run.
+    run: u64,
+    longest_run: u64,
     received: u64,
     duplicates: u64,
     reordered: u64,
@@ -159,10 +168,53 @@ impl SequenceTracker {
         }
     }
 
+    /// The loss runs `(run, longest)` after settling `self.settled..to`
+    /// on top of `run` and `longest`: a number at or below `highest` is
+    /// received if its bit is set (it is inside the window), one above it
+    /// was never received. At most [`DUP_WINDOW`] bits are read.
+    fn settle(&self, to: u64, mut run: u64, mut longest: u64) -> (u64, u64) {
+        let from = self.settled;
+        if to <= from {
+            return (run, longest);
+        }
+        let seen_to = self
+            .highest
+            .map_or(from, |h| h.saturating_add(1).clamp(from, to));
+        for n in from..seen_to {
+            let slot = n % DUP_WINDOW;
+            if self.seen[(slot / 64) as usize] & (1u64 << (slot % 64)) != 0 {
+                run = 0;
+            } else {
+                run += 1;
+                longest = longest.max(run);
+            }
+        }
+        if to > seen_to {
+            run = run.saturating_add(to - seen_to);
+            longest = longest.max(run);
+        }
+        (run, longest)
+    }
+
+    /// The longest run of consecutive numbers below `end` (the sender's
+    /// count) that were never received: RFC 3357's longest loss period,
+    /// the tail's included; never more than `end` (numbers past it, which
+    /// only a broken or hostile sender sends, cannot make it longer).
+    pub fn longest_loss_run(&self, end: u64) -> u64 {
+        let (_, longest) = self.settle(end, self.run, self.longest_run);
+        longest.min(end)
+    }
+
     pub fn observe(&mut self, seq: u64) -> Arrival {
         let inc = |c: &mut u64| *c = c.saturating_add(1);
         if self.seen.is_empty() {
             self.seen = vec![0; WORDS];
+        }
+        // Numbers the window is about to leave behind are settled first.
+        let leaving = seq.saturating_add(1).saturating_sub(DUP_WINDOW);
+        if self.highest.is_none_or(|h| seq > h) && leaving > self.settled {
+            (self.run, self.longest_run) = self.settle(leaving, self.run, self.longest_run);
+            self.settled = leaving;
         }
         match self.highest {
             Some(high) if seq <= high && high - seq >= DUP_WINDOW => {

@@ -220,6 +220,46 @@ fn ipdv_merge() {
     );
 }
 
+#[test]
+fn loss_runs_are_counted_as_rfc3357_loss_periods() {
+    let mut t = SequenceTracker::new();
+    // 0 1 _ _ _ 5 6 _ 8 9 (and 2 late: the run of 3 becomes 2)
+    feed(&mut t, &[0, 1, 5, 6, 8, 9]);
+    assert_eq!(t.longest_loss_run(10), 3);
+    t.observe(2);
+    assert_eq!(t.longest_loss_run(10), 2);
+    // The tail: 10..15 never came.
+    assert_eq!(t.longest_loss_run(15), 5);
+    // The head: the first packet received is 4.
+    let mut h = SequenceTracker::new();
+    feed(&mut h, &[4, 5]);
+    assert_eq!(h.longest_loss_run(6), 4);
+    // Nothing received of 7 sent.
+    assert_eq!(SequenceTracker::new().longest_loss_run(7), 7);
+}
+
+#[test]
+fn loss_runs_settled_as_the_window_moves_stay_counted() {
+    let mut t = SequenceTracker::new();
+    // A run of 1,000 lost, then far more than a window of packets.
+    t.observe(0);
+    for s in 1_001..(1_001 + 3 * DUP_WINDOW) {
+        t.observe(s);
+    }
+    let end = 1_001 + 3 * DUP_WINDOW;
+    assert_eq!(t.longest_loss_run(end), 1_000);
+    // A copy of a settled number changes nothing.
+    t.observe(500);
+    assert_eq!(t.longest_loss_run(end), 1_000);
+    // A jump of 2 windows: every number passed is lost.
+    t.observe(end + 2 * DUP_WINDOW);
+    assert_eq!(t.longest_loss_run(end + 2 * DUP_WINDOW + 1), 2 * DUP_WINDOW);
+    // A hostile number near the top costs no time and claims no more
+    // than the numbers below the end.
+    t.observe(u64::MAX - 1);
+    assert!(t.longest_loss_run(end) <= end);
+}
+
 proptest! {
     #[test]
     fn random_inputs_never_panic(
@@ -243,6 +283,30 @@ proptest! {
         prop_assert!(j.jitter_ns().is_finite() && j.jitter_ns() >= 0.0);
         prop_assert_eq!(t.received() + t.duplicates(), pkts.len() as u64);
         let _ = (d.mean_ns(), t.lost(u64::MAX), t.next_expected());
+        for end in [0, 1, u64::MAX, t.next_expected()] {
+            prop_assert!(t.longest_loss_run(end) <= end);
+        }
+    }
+
+    /// The longest loss run is the longest run of numbers below `end`
+    /// never received, whatever the order and copies they came in.
+    #[test]
+    fn longest_loss_run_matches_naive_model(
+        seqs in prop::collection::vec(0u64..300, 0..400),
+        end in 0u64..320,
+    ) {
+        let mut t = SequenceTracker::new();
+        let mut seen = [false; 320];
+        for s in seqs {
+            t.observe(s);
+            seen[s as usize] = true;
+        }
+        let (mut run, mut longest) = (0u64, 0u64);
+        for got in &seen[..end as usize] {
+            run = if *got { 0 } else { run + 1 };
+            longest = longest.max(run);
+        }
+        prop_assert_eq!(t.longest_loss_run(end), longest);
     }
 
     #[test]

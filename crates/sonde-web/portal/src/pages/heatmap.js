@@ -4,14 +4,14 @@
 
 import { get } from '../api.js';
 import { drawHeatMap } from '../heatmap.js';
-import { esc, mainMetric, METRICS, unitOf } from '../format.js';
+import { esc, mainMetric, metricOf, METRICS, unitOf } from '../format.js';
 import { DAYS, rangeControls, rangeOf } from './range.js';
 import { resultsHref } from './results.js';
 
 const FILTERS = ['test', 'target', 'direction', 'label'];
 
 export async function render(app, params, ctx) {
-  const metric = METRICS[params.get('metric')] ? params.get('metric') : mainMetric(params.get('test'));
+  const metric = metricOf(params.get('metric')) || mainMetric(params.get('test'));
   const range = rangeOf(params, '30d', DAYS);
   const go = (next) => {
     location.hash = `#/heatmap?${next}`;

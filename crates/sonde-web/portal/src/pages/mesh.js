@@ -6,7 +6,7 @@
 // (the grid names agents as campaigns name their endpoints).
 
 import { get } from '../api.js';
-import { ago, esc, METRICS, metricValue } from '../format.js';
+import { ago, esc, METRICS, metricOf, metricValue } from '../format.js';
 import { legend, statusOf, STATUS } from '../status.js';
 import { pathHref } from './links.js';
 
@@ -22,7 +22,7 @@ function half(which, cell, metric) {
 export const REFRESH_S = 60;
 
 export async function render(app, params, ctx) {
-  const metric = METRICS[params.get('metric')] ? params.get('metric') : 'rtt_ms';
+  const metric = metricOf(params.get('metric')) || 'rtt_p50_ms';
   const mesh = await get('mesh', { metric }, ctx.signal);
   const at = new Map(mesh.cells.map((c) => [`${c.source}\u0000${c.target}`, c]));
   const head = mesh.agents.map((a) => `<th class="target" scope="col"><span>${esc(a)}</span></th>`).join('');

@@ -4,7 +4,7 @@
 
 import { get } from '../api.js';
 import { drawChart } from '../charts.js';
-import { esc, mainMetric, METRICS } from '../format.js';
+import { esc, mainMetric, metricOf, METRICS } from '../format.js';
 import { badge } from '../status.js';
 import { pathHref } from './links.js';
 import { rangeControls, rangeOf } from './range.js';
@@ -20,7 +20,7 @@ async function choose(app, ctx) {
 
 export async function render(app, params, ctx) {
   if (!params.get('target') && !params.get('test') && !params.get('label')) return choose(app, ctx);
-  const metric = METRICS[params.get('metric')] ? params.get('metric') : mainMetric(params.get('test'));
+  const metric = metricOf(params.get('metric')) || mainMetric(params.get('test'));
   const range = rangeOf(params);
   const go = (next) => {
     location.hash = `#/path?${next}`;
