@@ -9,7 +9,8 @@ use crate::row::{family_name, ns};
 use crate::sql::{Sql, Value};
 use crate::{ArchiveError, Store};
 use sonde_model::method::family_used;
-use sonde_model::TestResult;
+use sonde_model::{Metric, TestResult};
+use std::collections::BTreeMap;
 
 /// One path's labels and its latest result's figures.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,10 +29,9 @@ pub struct PathLatest {
     pub dscp: u8,
     pub result_id: String,
     pub start_ns: i64,
-    pub throughput_bps: Option<f64>,
-    pub loss_pct: Option<f64>,
-    pub jitter_ms: Option<f64>,
-    pub rtt_p50_ms: Option<f64>,
+    /// Its figures in this direction, by the metric registry, in the
+    /// units they are kept in (from `result_figures`).
+    pub figures: BTreeMap<Metric, f64>,
 }
 
 impl PathLatest {
@@ -39,6 +39,12 @@ impl PathLatest {
     /// bidirectional test is its forward and its reverse path, never
     /// their sum), each with its figures.
     pub fn of(r: &TestResult) -> Vec<PathLatest> {
+        let figures = |f: &sonde_model::Figures| {
+            Metric::ALL
+                .into_iter()
+                .filter_map(|m| Some((m, m.of(f).filter(|v| v.is_finite())?)))
+                .collect()
+        };
         let dscp = r.spec.dscp();
         r.summary
             .by_direction()
@@ -52,17 +58,13 @@ impl PathLatest {
                 dscp: dscp.map_or(0, |d| d.value()),
                 result_id: r.id.to_string(),
                 start_ns: ns(&r.start),
-                throughput_bps: f.throughput_bps.map(|v| v as f64),
-                loss_pct: f.loss_pct,
-                jitter_ms: f.jitter_ms,
-                rtt_p50_ms: f.rtt_ms.as_ref().map(|r| r.p50),
+                figures: figures(f),
             })
             .collect()
     }
 }
 
-const COLUMNS: &str = "test, source, target, direction, family, dscp, result_id, start_ns, \
-    throughput_bps, loss_pct, jitter_ms, rtt_p50_ms";
+const COLUMNS: &str = "test, source, target, direction, family, dscp, result_id, start_ns";
 
 /// Keeps each direction of `r` as its path's latest unless the path has a
 /// newer one.
@@ -70,12 +72,10 @@ pub(crate) fn upsert(tx: &mut dyn Sql, r: &TestResult) -> Result<(), ArchiveErro
     for p in PathLatest::of(r) {
         tx.execute(
             &format!(
-                "INSERT INTO path_latest ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, \
-                 $9, $10, $11, $12) ON CONFLICT (test, source, target, direction, family, dscp) \
-                 DO UPDATE SET result_id = excluded.result_id, start_ns = excluded.start_ns, \
-                 throughput_bps = excluded.throughput_bps, loss_pct = excluded.loss_pct, \
-                 jitter_ms = excluded.jitter_ms, rtt_p50_ms = excluded.rtt_p50_ms \
-                 WHERE excluded.start_ns >= path_latest.start_ns"
+                "INSERT INTO path_latest ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+                 ON CONFLICT (test, source, target, direction, family, dscp) DO UPDATE SET \
+                 result_id = excluded.result_id, start_ns = excluded.start_ns WHERE \
+                 excluded.start_ns >= path_latest.start_ns"
             ),
             &[
                 Value::Text(Some(p.test)),
@@ -86,10 +86,6 @@ pub(crate) fn upsert(tx: &mut dyn Sql, r: &TestResult) -> Result<(), ArchiveErro
                 Value::Int(Some(i64::from(p.dscp))),
                 Value::Text(Some(p.result_id)),
                 Value::Int(Some(p.start_ns)),
-                Value::Real(p.throughput_bps),
-                Value::Real(p.loss_pct),
-                Value::Real(p.jitter_ms),
-                Value::Real(p.rtt_p50_ms),
             ],
         )?;
     }
@@ -107,10 +103,7 @@ fn read(r: &[Value]) -> Option<PathLatest> {
         dscp: u8::try_from(r.get(5)?.int()?).ok()?,
         result_id: text(6)?,
         start_ns: r.get(7)?.int()?,
-        throughput_bps: r.get(8)?.real(),
-        loss_pct: r.get(9)?.real(),
-        jitter_ms: r.get(10)?.real(),
-        rtt_p50_ms: r.get(11)?.real(),
+        figures: BTreeMap::new(),
     })
 }
 
@@ -120,7 +113,8 @@ const BACKFILL: i64 = 5_000;
 
 impl Store {
     /// The `limit` paths measured most recently, newest first, each with
-    /// its latest figures.
+    /// its latest figures (the latest result's rows of `result_figures`
+    /// in the path's direction; no document is read).
     pub fn path_latest(&mut self, limit: i64) -> Result<Vec<PathLatest>, ArchiveError> {
         let rows = self.backend.sql().rows(
             &format!(
@@ -129,7 +123,39 @@ impl Store {
             ),
             &[Value::Int(Some(limit))],
         )?;
-        Ok(rows.iter().filter_map(|r| read(r)).collect())
+        let mut paths: Vec<PathLatest> = rows.iter().filter_map(|r| read(r)).collect();
+        let ids: Vec<String> = paths.iter().map(|p| p.result_id.clone()).collect();
+        let mut figures: BTreeMap<(String, String), BTreeMap<Metric, f64>> = BTreeMap::new();
+        for chunk in ids.chunks(200) {
+            let marks: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
+            let sql = format!(
+                "SELECT result_id, direction, metric, value FROM result_figures WHERE result_id \
+                 IN ({})",
+                marks.join(", ")
+            );
+            let params: Vec<Value> = chunk.iter().map(|i| Value::Text(Some(i.clone()))).collect();
+            for r in self.backend.sql().rows(&sql, &params)? {
+                let text = |i: usize| r.get(i).and_then(Value::text);
+                let (Some(id), Some(dir), Some(m), Some(v)) = (
+                    text(0),
+                    text(1),
+                    text(2).and_then(Metric::named),
+                    r.get(3).and_then(Value::real),
+                ) else {
+                    continue;
+                };
+                figures
+                    .entry((id.to_string(), dir.to_string()))
+                    .or_default()
+                    .insert(m, v);
+            }
+        }
+        for p in &mut paths {
+            if let Some(f) = figures.remove(&(p.result_id.clone(), p.direction.clone())) {
+                p.figures = f;
+            }
+        }
+        Ok(paths)
     }
 
     /// Fills `path_latest` from the newest results kept before it existed

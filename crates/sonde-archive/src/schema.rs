@@ -412,6 +412,7 @@ CREATE INDEX path_changes_by_time ON path_changes (at_ns);
     // `indexed_metrics` names the metrics whose rows every kept result
     // has: the store fills a metric's rows from the results' documents
     // the first time it opens an archive without it, then names it.
+    // `path_latest` reads its figures from there.
     r#"
 DROP TABLE result_figures;
 CREATE TABLE result_figures (
@@ -422,6 +423,10 @@ CREATE TABLE result_figures (
     PRIMARY KEY (result_id, direction, metric)
 );
 CREATE TABLE indexed_metrics (metric TEXT PRIMARY KEY);
+ALTER TABLE path_latest DROP COLUMN throughput_bps;
+ALTER TABLE path_latest DROP COLUMN loss_pct;
+ALTER TABLE path_latest DROP COLUMN jitter_ms;
+ALTER TABLE path_latest DROP COLUMN rtt_p50_ms;
 "#,
 ];
 

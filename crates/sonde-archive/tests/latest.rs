@@ -90,7 +90,10 @@ fn kept(s: &mut sonde_archive::Store) -> Vec<(String, u8, String, Option<f64>)> 
     s.path_latest(100)
         .unwrap()
         .into_iter()
-        .map(|p| (p.target, p.dscp, p.result_id, p.throughput_bps))
+        .map(|p| {
+            let bps = p.figures.get(&sonde_model::Metric::ThroughputBps).copied();
+            (p.target, p.dscp, p.result_id, bps)
+        })
         .collect()
 }
 
@@ -196,7 +199,10 @@ fn a_bidirectional_result_is_a_path_per_direction_never_their_sum() {
                 .path_latest(100)
                 .unwrap()
                 .into_iter()
-                .map(|p| (p.direction, p.throughput_bps))
+                .map(|p| {
+                    let bps = p.figures.get(&sonde_model::Metric::ThroughputBps).copied();
+                    (p.direction, bps)
+                })
                 .collect();
             v.sort_by(|a, b| a.0.cmp(&b.0));
             v

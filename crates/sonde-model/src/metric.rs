@@ -68,6 +68,19 @@ pub struct MetricInfo {
     pub worse: Worse,
     /// The tests whose results have it.
     pub tests: &'static [TestKind],
+    /// What it is, in a few words (`/metrics`' help, the API).
+    pub about: &'static str,
+    /// Its base unit, as OpenMetrics names series by it (`seconds`,
+    /// `ratio`, `bytes_per_second`), and base value = kept value × this.
+    pub base: (&'static str, f64),
+}
+
+impl MetricInfo {
+    /// The `/metrics` gauge of a path's latest value:
+    /// `sonde_{short}_{base unit}`.
+    pub fn gauge(&self) -> String {
+        format!("sonde_{}_{}", self.short, self.base.0)
+    }
 }
 
 const TCP: TestKind = TestKind::Tcp;
@@ -75,12 +88,14 @@ const UDP: TestKind = TestKind::Udp;
 const PING: TestKind = TestKind::Ping;
 const HTTP: TestKind = TestKind::Http;
 
-/// An entry: `(name, short, label)`, `(unit, scale, decimals)`.
+/// An entry: `(name, short, label)`, `(unit, scale, decimals)`, which
+/// way is worse, the tests, and `(about, (base unit, factor))`.
 const fn info(
     (name, short, label): (&'static str, &'static str, &'static str),
     (unit, scale, decimals): (&'static str, f64, usize),
     worse: Worse,
     tests: &'static [TestKind],
+    (about, base): (&'static str, (&'static str, f64)),
 ) -> MetricInfo {
     MetricInfo {
         name,
@@ -92,6 +107,8 @@ const fn info(
         decimals,
         worse,
         tests,
+        about,
+        base,
     }
 }
 
@@ -129,28 +146,52 @@ impl Metric {
         const MBIT: (&str, f64, usize) = ("Mbit/s", 1e-6, 0);
         const PCT: (&str, f64, usize) = ("%", 1.0, 3);
         const MS: (&str, f64, usize) = ("ms", 1.0, 3);
+        const BYTES_S: (&str, f64) = ("bytes_per_second", 1.0 / 8.0);
+        const RATIO: (&str, f64) = ("ratio", 0.01);
+        const SECONDS: (&str, f64) = ("seconds", 1e-3);
         match self {
             Metric::ThroughputBps => info(
                 ("throughput_bps", "throughput", "throughput"),
                 MBIT,
                 Lower,
                 &[TCP, UDP, HTTP],
+                ("Receiver goodput", BYTES_S),
             ),
             Metric::SenderThroughputBps => info(
                 ("sender_throughput_bps", "offered", "offered"),
                 MBIT,
                 Neither,
                 &[TCP, UDP],
+                ("What the sender offered", BYTES_S),
             ),
             Metric::LossPct => info(
                 ("loss_pct", "loss", "loss"),
                 PCT,
                 Higher,
                 &[UDP, PING, HTTP],
+                ("Packets lost over packets sent", RATIO),
             ),
-            Metric::PdrPct => info(("pdr_pct", "pdr", "PDR"), PCT, Lower, &[UDP, PING]),
-            Metric::JitterMs => info(("jitter_ms", "jitter", "jitter"), MS, Higher, &[UDP]),
-            Metric::DelayMs => info(("delay_ms", "delay", "one-way delay"), MS, Higher, &[UDP]),
+            Metric::PdrPct => info(
+                ("pdr_pct", "pdr", "PDR"),
+                PCT,
+                Lower,
+                &[UDP, PING],
+                ("Packets received over packets sent", RATIO),
+            ),
+            Metric::JitterMs => info(
+                ("jitter_ms", "jitter", "jitter"),
+                MS,
+                Higher,
+                &[UDP],
+                ("RFC 3550 jitter", SECONDS),
+            ),
+            Metric::DelayMs => info(
+                ("delay_ms", "delay", "one-way delay"),
+                MS,
+                Higher,
+                &[UDP],
+                ("Mean one-way delay", SECONDS),
+            ),
             Metric::RttP50Ms => MetricInfo {
                 aliases: &["rtt_ms"],
                 ..info(
@@ -158,6 +199,7 @@ impl Metric {
                     MS,
                     Higher,
                     &[PING, TCP, UDP, HTTP],
+                    ("Median round-trip time", SECONDS),
                 )
             },
             Metric::RttAvgMs => info(
@@ -165,18 +207,21 @@ impl Metric {
                 MS,
                 Higher,
                 &[PING, TCP, UDP, HTTP],
+                ("Mean round-trip time", SECONDS),
             ),
             Metric::Retransmits => info(
                 ("retransmits", "retransmits", "retransmits"),
                 ("segments", 1.0, 0),
                 Higher,
                 &[TCP],
+                ("TCP segments retransmitted", ("segments", 1.0)),
             ),
             Metric::LossBurstMax => info(
                 ("loss_burst_max", "burst", "longest loss burst"),
                 ("packets", 1.0, 0),
                 Higher,
                 &[UDP],
+                ("The longest run of packets lost in a row", ("packets", 1.0)),
             ),
         }
     }

@@ -1,5 +1,6 @@
-//! `/metrics` in the OpenMetrics text format: per path, gauges of its
-//! latest result in base units (bytes per second, a ratio, seconds),
+//! `/metrics` in the OpenMetrics text format: per path, a gauge per
+//! metric of the registry of its latest result, in the metric's base
+//! unit (bytes per second, a ratio, seconds; `sonde_{short}_{unit}`),
 //! labelled by test, source, target, direction, family and DSCP; an RTT
 //! histogram of every ping answer since the agent started (buckets as
 //! smokeping_prober's); and the agent's counters (tests run, refusals by
@@ -41,47 +42,6 @@ fn label_text(l: &[(&str, String)]) -> String {
         .collect();
     parts.join(",")
 }
-
-/// One gauge family: its name (with unit), help, and value of a path.
-struct Gauge {
-    name: &'static str,
-    unit: &'static str,
-    help: &'static str,
-    value: fn(&PathLatest) -> Option<f64>,
-}
-
-const GAUGES: [Gauge; 5] = [
-    Gauge {
-        name: "sonde_throughput_bytes_per_second",
-        unit: "bytes_per_second",
-        help: "Receiver goodput of the path's latest result.",
-        value: |p| Some(p.throughput_bps? / 8.0),
-    },
-    Gauge {
-        name: "sonde_loss_ratio",
-        unit: "ratio",
-        help: "Packets lost over packets sent, of the path's latest result.",
-        value: |p| Some(p.loss_pct? / 100.0),
-    },
-    Gauge {
-        name: "sonde_jitter_seconds",
-        unit: "seconds",
-        help: "RFC 3550 jitter of the path's latest result.",
-        value: |p| Some(p.jitter_ms? / 1e3),
-    },
-    Gauge {
-        name: "sonde_rtt_seconds",
-        unit: "seconds",
-        help: "Median round-trip time of the path's latest result.",
-        value: |p| Some(p.rtt_p50_ms? / 1e3),
-    },
-    Gauge {
-        name: "sonde_result_timestamp_seconds",
-        unit: "seconds",
-        help: "When the path's latest result started (Unix time).",
-        value: |p| Some(p.start_ns as f64 / 1e9),
-    },
-];
 
 /// The upper bounds of the RTT histogram's buckets, in seconds:
 /// smokeping_prober's, 50 µs doubling 20 times (to 26.2 s).
@@ -491,17 +451,38 @@ pub fn render(latest: &[PathLatest]) -> String {
         "# TYPE sonde_agent info\n# HELP sonde_agent This agent.\nsonde_agent_info{{version=\"{}\"}} 1",
         escape(sonde_model::SONDE_VERSION)
     );
-    for g in &GAUGES {
+    // A gauge per registry metric some path has, in its base unit.
+    for m in sonde_model::Metric::ALL {
+        if !latest.iter().any(|p| p.figures.contains_key(&m)) {
+            continue;
+        }
+        let info = m.info();
+        let (name, (unit, factor)) = (info.gauge(), info.base);
         let _ = writeln!(
             out,
-            "# TYPE {0} gauge\n# UNIT {0} {1}\n# HELP {0} {2}",
-            g.name, g.unit, g.help
+            "# TYPE {name} gauge\n# UNIT {name} {unit}\n# HELP {name} {} of the path's latest \
+             result.",
+            info.about
         );
         for p in latest {
-            if let Some(v) = (g.value)(p).filter(|v| v.is_finite()) {
-                let _ = writeln!(out, "{}{{{}}} {v}", g.name, label_text(&labels(p)));
+            if let Some(v) = p.figures.get(&m).map(|v| v * factor) {
+                let _ = writeln!(out, "{name}{{{}}} {v}", label_text(&labels(p)));
             }
         }
+    }
+    let name = "sonde_result_timestamp_seconds";
+    let _ = writeln!(
+        out,
+        "# TYPE {name} gauge\n# UNIT {name} seconds\n# HELP {name} When the path's latest result \
+         started (Unix time)."
+    );
+    for p in latest {
+        let _ = writeln!(
+            out,
+            "{name}{{{}}} {}",
+            label_text(&labels(p)),
+            p.start_ns as f64 / 1e9
+        );
     }
     out.push_str("# EOF\n");
     out
@@ -549,5 +530,30 @@ mod tests {
         // A TCP result has no loss or RTT: those series are left out.
         assert!(!text.contains("sonde_loss_ratio{"), "{text}");
         assert!(text.ends_with("# EOF\n"));
+    }
+
+    #[test]
+    fn every_registry_metric_a_path_has_is_a_gauge() {
+        let mut r = tcp("b", 8_000);
+        if let Some(f) = r.summary.forward.as_mut() {
+            f.loss_pct = Some(2.5);
+            f.loss_burst_max = Some(7);
+        }
+        let text = render(&PathLatest::of(&r));
+        for line in [
+            "# UNIT sonde_loss_ratio ratio",
+            "# UNIT sonde_burst_packets packets",
+            "# HELP sonde_burst_packets The longest run of packets lost in a row of the path's \
+             latest result.",
+        ] {
+            assert!(text.contains(line), "{line}: {text}");
+        }
+        let value = |name: &str| {
+            text.lines()
+                .find(|l| l.starts_with(&format!("{name}{{")))
+                .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        };
+        assert_eq!(value("sonde_loss_ratio"), Some(0.025), "{text}");
+        assert_eq!(value("sonde_burst_packets"), Some(7.0), "{text}");
     }
 }

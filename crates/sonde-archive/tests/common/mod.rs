@@ -58,7 +58,10 @@ pub fn on_both(test: &str, body: impl Fn(&(dyn Fn() -> Store + Sync), &str)) {
 /// Undoes the migrations after 11 (run steps, campaigns' overrides,
 /// results' addresses, path changes), for a test that takes an archive
 /// back to an older schema.
-pub const UNDO_AFTER_11: &str = "DROP TABLE indexed_metrics; DROP TABLE path_changes; DROP TABLE \
+pub const UNDO_AFTER_11: &str = "DROP TABLE indexed_metrics; ALTER TABLE path_latest ADD COLUMN \
+     throughput_bps DOUBLE PRECISION; ALTER TABLE path_latest ADD COLUMN loss_pct DOUBLE \
+     PRECISION; ALTER TABLE path_latest ADD COLUMN jitter_ms DOUBLE PRECISION; ALTER TABLE \
+     path_latest ADD COLUMN rtt_p50_ms DOUBLE PRECISION; DROP TABLE path_changes; DROP TABLE \
      run_steps; ALTER TABLE \
      campaigns DROP COLUMN overrides; ALTER TABLE results DROP COLUMN source_addr; ALTER TABLE \
      results DROP COLUMN target_addr;";
