@@ -11,7 +11,6 @@ pub mod connect;
 pub mod control;
 mod error;
 pub mod host_env;
-pub mod http;
 pub mod iperf3;
 pub mod pacer;
 pub mod ping;

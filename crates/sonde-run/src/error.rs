@@ -37,6 +37,9 @@ pub enum RunError {
     /// The server cannot be resolved or connected to.
     #[error("{0}")]
     Unreachable(EngineError),
+    /// The HTTP benchmark could not reach or use its target.
+    #[error("{0}")]
+    Http(#[from] sonde_http_load::HttpLoadError),
     /// The spec asks for something this host or the peer cannot do.
     #[error("{0}")]
     Unsupported(String),
@@ -86,7 +89,7 @@ impl RunError {
             RunError::Refused { .. } | RunError::Gate(_) => "refused",
             RunError::Denied(_) => "denied",
             RunError::PeerBusy(_) => "busy",
-            RunError::Unreachable(_) => "unreachable",
+            RunError::Unreachable(_) | RunError::Http(_) => "unreachable",
             RunError::Unsupported(_) => "unsupported",
             RunError::Interrupted => "interrupted",
             RunError::Protocol(_) => "protocol",

@@ -5,7 +5,7 @@
 
 use crate::{Events, RunError, Stop};
 use sonde_engine::host_env::host_env;
-use sonde_engine::http::{percentiles, Live, Load, Prepared, Recorder, StepRun};
+use sonde_http_load::{percentiles, Live, Load, Prepared, Recorder, StepRun};
 use sonde_model::{
     Event, Figures, HostEnv, HttpFigures, HttpSpec, HttpStep, Interval, RampSteps, RttStats,
     Summary, TestEnv, TestResult, TestSpec, Timestamp,
@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub fn run(spec: &HttpSpec, stop: &Stop, events: &Events) -> Result<TestResult, RunError> {
-    let prepared = Prepared::new(spec).map_err(RunError::Unreachable)?;
+    let prepared = Prepared::new(spec)?;
     let start = Timestamp::now();
     let t0 = Instant::now();
     let live = Arc::new(Live::default());
@@ -175,7 +175,7 @@ fn with_progress(
         });
         let out = prepared.run_step(load, time, stop, live);
         done.store(true, Ordering::Relaxed);
-        out.map_err(RunError::Unreachable)
+        out.map_err(RunError::from)
     })
 }
 

@@ -41,7 +41,7 @@ impl UrlPrefix {
     /// Where a test's URL goes (a user name in it is dropped, as the
     /// engine drops it).
     fn of_test(url: &str) -> Result<UrlPrefix, String> {
-        let t = sonde_engine::http::target::Target::parse(url)?;
+        let t = sonde_model::HttpTarget::parse(url)?;
         let host = match t.host.parse::<IpAddr>() {
             Ok(ip) => ip.to_canonical().to_string(),
             Err(_) => t.host.to_ascii_lowercase(),

@@ -13,14 +13,16 @@
 //!   beside it.
 
 mod conn;
+mod error;
 mod http2;
 mod recorder;
 pub mod response;
 pub mod target;
 
+pub use error::HttpLoadError;
+
 pub use recorder::{percentiles, phase_stats, Recorder};
 
-use crate::EngineError;
 use conn::{Dialer, Failure};
 use recorder::Phase;
 use sonde_model::{HttpSpec, IpFamily};
@@ -138,8 +140,8 @@ pub struct Prepared {
 
 impl Prepared {
     /// Parses the URL and reads the body file.
-    pub fn new(spec: &HttpSpec) -> Result<Self, EngineError> {
-        let target = Target::parse(&spec.url).map_err(EngineError::Unavailable)?;
+    pub fn new(spec: &HttpSpec) -> Result<Self, HttpLoadError> {
+        let target = Target::parse(&spec.url).map_err(HttpLoadError::Unavailable)?;
         let literal = target
             .host
             .parse::<IpAddr>()
@@ -147,14 +149,14 @@ impl Prepared {
             .map(|ip| SocketAddr::new(ip, target.port));
         if let (Some(a), fam) = (literal, spec.family) {
             if (fam == IpFamily::V4 && a.is_ipv6()) || (fam == IpFamily::V6 && a.is_ipv4()) {
-                return Err(EngineError::NoAddress {
+                return Err(HttpLoadError::NoAddress {
                     host: target.host.clone(),
                     family: if fam == IpFamily::V4 { "IPv4" } else { "IPv6" },
                 });
             }
         }
         let body = match &spec.body_file {
-            Some(p) => std::fs::read(p).map_err(|source| EngineError::Io {
+            Some(p) => std::fs::read(p).map_err(|source| HttpLoadError::Io {
                 context: "reading the body file",
                 source,
             })?,
@@ -163,7 +165,7 @@ impl Prepared {
         let http2 = spec.version == sonde_model::HttpVersion::Http2;
         if http2 {
             // Checked here, before any traffic.
-            http2::Template::new(spec, &target, &body).map_err(EngineError::Unavailable)?;
+            http2::Template::new(spec, &target, &body).map_err(HttpLoadError::Unavailable)?;
         }
         let tls = target.tls.then(|| conn::tls_config(spec.insecure, http2));
         Ok(Self {
@@ -175,12 +177,12 @@ impl Prepared {
         })
     }
 
-    fn dialer(&self) -> Result<Dialer, EngineError> {
+    fn dialer(&self) -> Result<Dialer, HttpLoadError> {
         let tls = match &self.tls {
             None => None,
             Some(config) => {
                 let name = rustls::pki_types::ServerName::try_from(self.target.host.clone())
-                    .map_err(|e| EngineError::Unavailable(format!("TLS server name: {e}")))?;
+                    .map_err(|e| HttpLoadError::Unavailable(format!("TLS server name: {e}")))?;
                 Some((tokio_rustls::TlsConnector::from(Arc::clone(config)), name))
             }
         };
@@ -200,7 +202,7 @@ impl Prepared {
         time: Option<Duration>,
         stop: &Arc<AtomicBool>,
         live: &Arc<Live>,
-    ) -> Result<StepRun, EngineError> {
+    ) -> Result<StepRun, HttpLoadError> {
         let threads = match self.spec.threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => usize::from(n),
@@ -213,7 +215,7 @@ impl Prepared {
             http2: match self.spec.version {
                 sonde_model::HttpVersion::Http2 => Some(
                     http2::Template::new(&self.spec, &self.target, &self.body)
-                        .map_err(EngineError::Unavailable)?,
+                        .map_err(HttpLoadError::Unavailable)?,
                 ),
                 sonde_model::HttpVersion::Http1 => None,
             },
@@ -251,7 +253,7 @@ impl Prepared {
                 .collect()
         });
         for o in outcomes {
-            let r = o.map_err(|source| EngineError::Io {
+            let r = o.map_err(|source| HttpLoadError::Io {
                 context: "running the HTTP senders",
                 source,
             })?;
