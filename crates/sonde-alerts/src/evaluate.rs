@@ -8,7 +8,8 @@
 //! ([`crate::deliver`]).
 
 use crate::config::{AlertMetric, PathKey, Rule};
-use crate::deliver::{Deliverer, Notice};
+use crate::deliver::Deliverer;
+use crate::notice::Notice;
 use crate::rule::{AlertState, Edge};
 use sonde_archive::{AlertEvent, AlertStateRow, ArchiveError, ResultRow, Store};
 use sonde_model::clock::now_ns;

@@ -4,7 +4,7 @@
 //! incident, which the team then closes (an alert clearing is not the
 //! team's word that the incident is handled).
 
-use crate::deliver::Notice;
+use crate::notice::Notice;
 use crate::rule::Edge;
 use sonde_archive::Store;
 use sonde_incidents::{NewIncident, Role, Severity};

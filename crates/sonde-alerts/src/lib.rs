@@ -8,6 +8,7 @@ pub mod config;
 pub mod deliver;
 pub mod evaluate;
 mod incident;
+mod notice;
 pub mod pattern;
 pub mod rule;
 pub mod template;
@@ -16,7 +17,8 @@ pub use config::{
     rules, AlertMetric, ConfigError, Delivery, MailTemplate, NotifyKind, PathKey, Rule, RuleConfig,
     Selector,
 };
-pub use deliver::{Deliverer, Notice};
+pub use deliver::Deliverer;
 pub use evaluate::{start, AlertsError, Evaluator, QUEUE};
+pub use notice::Notice;
 pub use pattern::{Pattern, PatternError, Quantity};
 pub use rule::{AlertState, Condition, Edge, RuleError, Threshold, Worse};

@@ -25,6 +25,7 @@ mod plan_where;
 pub mod resource;
 mod run;
 pub mod run_event;
+pub mod runners;
 pub mod schedule;
 pub mod scheduler;
 mod shared_run;
@@ -34,8 +35,9 @@ pub use overrides::{Overrides, Quick};
 pub use plan::{Endpoint, Plan, Step, StepBody};
 pub use resource::ResourceClass;
 pub use run_event::RunEventKind;
+pub use runners::{Progress, Runners};
 pub use schedule::Schedule;
-pub use scheduler::{Control, Progress, Runners, Scheduler};
+pub use scheduler::{Control, Scheduler};
 pub use sonde_model::clock::{now_ns, rfc3339};
 pub use status::{campaign_status, CampaignStatus};
 

@@ -10,7 +10,7 @@
 //! perfSONAR's one-throughput-test-at-a-time rule is per host, and it
 //! starves a mesh; sonde's is per path.
 
-use crate::plan::StepBody;
+use sonde_model::Spec as StepBody;
 use sonde_model::TestSpec;
 
 /// The most a probe may send, in all, bits per second.

@@ -6,7 +6,7 @@
 use crate::plan::{step_length, Plan, Step, StepBody};
 use crate::resource::{path_key, ResourceClass};
 use crate::run_event::RunEventKind;
-use crate::scheduler::{Progress, Runners};
+use crate::runners::{Progress, Runners};
 use crate::{now_ns, CampaignError};
 use sonde_archive::{Placement, RunState, StepState, Store};
 use sonde_run::{Events, Runner, Stop};

@@ -9,7 +9,6 @@
 //! the time as an argument, so it is tested without sleeping; only
 //! [`DepartureClock::wait`] reads the clock and sleeps.
 
-use crate::udp::schedule::Schedule;
 use sonde_model::Rate;
 use std::time::{Duration, Instant};
 
@@ -125,20 +124,21 @@ impl DepartureClock {
         }
     }
 
-    /// The clock for `schedule` on the calling thread, spinning the last
-    /// stretch before each departure where the gap allows (the native
-    /// sender: even spacing for the jitter it measures, at up to a core
-    /// per stream).
-    pub fn for_schedule(schedule: &Schedule, start: Instant, end: Instant) -> Self {
-        Self::new(start, end, schedule.next_gap()).on_this_thread()
+    /// The clock of a schedule whose first gap is `gap` (its
+    /// `next_gap`), on the calling thread, spinning the last stretch
+    /// before each departure where the gap allows (the native sender:
+    /// even spacing for the jitter it measures, at up to a core per
+    /// stream).
+    pub fn spinning(gap: Option<Duration>, start: Instant, end: Instant) -> Self {
+        Self::new(start, end, gap).on_this_thread()
     }
 
-    /// The clock for `schedule` on the calling thread, sleeping to each
-    /// departure and never spinning (iperf3's datagrams: several streams
-    /// share the machine with the peer's process, and iperf3 itself
-    /// spaces its datagrams no finer).
-    pub fn sleeping(schedule: &Schedule, start: Instant, end: Instant) -> Self {
-        let clock = Self::new(start, end, schedule.next_gap()).on_this_thread();
+    /// As [`Self::spinning`], sleeping to each departure and never
+    /// spinning (iperf3's datagrams: several streams share the machine
+    /// with the peer's process, and iperf3 itself spaces its datagrams no
+    /// finer).
+    pub fn sleeping(gap: Option<Duration>, start: Instant, end: Instant) -> Self {
+        let clock = Self::new(start, end, gap).on_this_thread();
         Self {
             spin: false,
             ..clock
@@ -221,6 +221,7 @@ impl DepartureClock {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::udp::schedule::Schedule;
 
     const MS: Duration = Duration::from_millis(1);
     const US: Duration = Duration::from_micros(1);
@@ -293,7 +294,7 @@ mod tests {
             1250,
             0,
         );
-        let mut c = DepartureClock::sleeping(&schedule, start, start + 1000 * MS);
+        let mut c = DepartureClock::sleeping(schedule.next_gap(), start, start + 1000 * MS);
         assert_eq!(c.step(10 * MS, 2 * MS), Step::Nap(8 * MS));
         assert_eq!(c.step(10 * MS, 9600 * US), Step::Nap(400 * US));
         assert_eq!(c.step(10 * MS, 10 * MS), Step::Send);

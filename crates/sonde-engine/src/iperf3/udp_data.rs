@@ -99,7 +99,7 @@ pub fn send_within(
     let start = Instant::now();
     let size = u32::try_from(buf.len()).unwrap_or(u32::MAX);
     let mut schedule = Schedule::new(Profile::Cbr, Rate::from_bps(rate_bps), size, 0);
-    let mut clock = DepartureClock::sleeping(&schedule, start, end);
+    let mut clock = DepartureClock::sleeping(schedule.next_gap(), start, end);
     let mut next = schedule.next_departure();
     let mut t = UdpTally::default();
     while !stop.load(Ordering::Relaxed) {

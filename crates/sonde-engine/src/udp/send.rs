@@ -160,7 +160,7 @@ pub fn udp_send_loop(
 ) -> io::Result<()> {
     let SendLimits { credits, budget } = limits;
     let mut window = Window::default();
-    let mut clock = DepartureClock::for_schedule(&schedule, plan.start, plan.send_end);
+    let mut clock = DepartureClock::spinning(schedule.next_gap(), plan.start, plan.send_end);
     let mut next = schedule.next_departure();
     let max_len = 65_535usize;
     let mut batch = Batch {
