@@ -9,7 +9,7 @@
 //! version (which refuses keys it does not know) still runs it, and one
 //! that uses them is refused there by name rather than run unbounded.
 
-use crate::spec::{bad, IpFamily, SpecError};
+use crate::spec_error::{bad, IpFamily, SpecError};
 use crate::ByteSize;
 use std::net::IpAddr;
 use std::time::Duration;

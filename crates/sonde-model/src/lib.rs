@@ -31,6 +31,7 @@ pub mod result;
 pub mod rtt;
 pub mod serde_secs;
 pub mod spec;
+pub mod spec_error;
 pub mod test_spec;
 pub mod toml_where;
 pub mod tos;

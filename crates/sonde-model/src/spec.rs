@@ -7,6 +7,8 @@
 //! run the same check on what they receive.
 
 use crate::client_spec::{check_client, volume, ClientShape, Volume};
+pub(crate) use crate::spec_error::bad;
+pub use crate::spec_error::{IpFamily, SpecError};
 use crate::{ByteSize, Dscp, Rate};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -47,21 +49,6 @@ pub enum PeerKind {
     Sonde,
     /// iperf3's protocol from the start (`--iperf3`).
     Iperf3,
-}
-
-/// Address family to use when the host name has both. Written `v6` and
-/// `v4`; `ipv6`, `IPv6` and `6` (and the same for IPv4) are read as
-/// those, as alert rules read them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum IpFamily {
-    /// IPv6 first, then IPv4.
-    #[default]
-    Any,
-    #[serde(alias = "ipv4", alias = "IPv4", alias = "4")]
-    V4,
-    #[serde(alias = "ipv6", alias = "IPv6", alias = "6")]
-    V6,
 }
 
 /// How a test's streams are laid out: `parallel` per direction, bidir
@@ -221,21 +208,6 @@ impl Default for TcpSpec {
             get_server_output: false,
             token: None,
         }
-    }
-}
-
-/// A spec that cannot run, with the field and the reason.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{field}: {reason}")]
-pub struct SpecError {
-    pub field: &'static str,
-    pub reason: String,
-}
-
-pub(crate) fn bad(field: &'static str, reason: impl Into<String>) -> SpecError {
-    SpecError {
-        field,
-        reason: reason.into(),
     }
 }
 

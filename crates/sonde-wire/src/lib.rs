@@ -9,20 +9,22 @@
 //! cap chosen by the reader *before* any buffer is sized by it.
 
 pub mod auth;
+pub mod decode;
 pub mod frame;
 pub mod fuzzing;
 pub mod inet;
 pub mod iperf3;
 pub mod malformed;
 pub mod message;
+pub use decode::{decode_message, WireMessage};
 pub mod preamble;
 pub mod stamp;
 pub mod udp_packet;
 
 pub use frame::{encode_frame, frame_len, FrameDecoder, FRAME_HEADER_LEN, HANDSHAKE_FRAME_MAX};
 pub use message::{
-    decode_message, encode_message, ClientMessage, Cut, Limit, ReceivedInterval, Refusal,
-    ServerMessage, StreamAck, StreamReceived, TestId, WireMessage,
+    encode_message, ClientMessage, Cut, Limit, ReceivedInterval, Refusal, ServerMessage, StreamAck,
+    StreamReceived, TestId,
 };
 pub use preamble::{Preamble, MAGIC, PREAMBLE_LEN, PROTOCOL_VERSION};
 pub use udp_packet::{TestPacket, UdpHello, TEST_HEADER_LEN};

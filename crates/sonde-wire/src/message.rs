@@ -13,9 +13,7 @@
 //! ([`crate::auth`]).
 
 use crate::auth::{Mac, Nonce};
-use crate::malformed::{client_fault, Fault};
 use crate::{encode_frame, WireError};
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use sonde_model::udp_report::ReceiverTally;
 use sonde_model::{HostEnv, Interval, SideReport, TestResult, TestSpec, UdpSideReport};
@@ -360,37 +358,10 @@ pub fn encode_message<M: Serialize>(msg: &M) -> Result<Vec<u8>, WireError> {
     encode_frame(&json)
 }
 
-/// A message of the protocol, as [`decode_message`] reads it.
-pub trait WireMessage: DeserializeOwned {
-    /// Which field of `payload` is wrong and how, for a payload that
-    /// did not decode (`error`); `None` leaves serde's words alone.
-    fn fault(_payload: &[u8], _error: &serde_json::Error) -> Option<Fault> {
-        None
-    }
-}
-
-/// A client's message names what it got wrong: the server refuses it
-/// by that name.
-impl WireMessage for ClientMessage {
-    fn fault(payload: &[u8], error: &serde_json::Error) -> Option<Fault> {
-        Some(client_fault(payload, error))
-    }
-}
-
-impl WireMessage for ServerMessage {}
-
-/// A message from one frame's payload. A client message that does not
-/// decode is [`WireError::Malformed`], naming the field.
-pub fn decode_message<M: WireMessage>(payload: &[u8]) -> Result<M, WireError> {
-    serde_json::from_slice(payload).map_err(|e| match M::fault(payload, &e) {
-        Some(Fault { field, reason }) => WireError::Malformed { field, reason },
-        None => WireError::BadMessage(e.to_string()),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decode::{decode_message, WireMessage};
     use crate::{FrameDecoder, HANDSHAKE_FRAME_MAX};
     use proptest::prelude::*;
     use sonde_model::TcpSpec;
