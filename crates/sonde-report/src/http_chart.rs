@@ -3,7 +3,19 @@
 //! and latency percentiles over the steps, the knee marked.
 
 use crate::chart::{Chart, Panel, Series};
-use sonde_model::{HttpFigures, HttpStep, TestResult};
+use sonde_model::{HttpFigures, HttpPhases, HttpStep, PhaseStats, TestResult};
+
+type PhaseOf = fn(&HttpPhases) -> Option<&PhaseStats>;
+
+/// An HTTP result's phases, named as ab names them, in order.
+pub(crate) const PHASES: [(&str, PhaseOf); 6] = [
+    ("connect", |p| p.connect.as_ref()),
+    ("TLS", |p| p.tls.as_ref()),
+    ("processing", |p| p.processing.as_ref()),
+    ("waiting", |p| p.waiting.as_ref()),
+    ("transfer", |p| p.transfer.as_ref()),
+    ("total", |p| p.total.as_ref()),
+];
 
 /// A step's place on the x axis: its connections, or the rate asked.
 fn x_of(s: &HttpStep) -> Option<f64> {
@@ -92,7 +104,7 @@ pub fn http_ramp_chart(r: &TestResult) -> Option<Chart> {
     // Each phase's median against load (000 Figs 47–50): where the time
     // goes as the load grows, connecting, waiting for the server or
     // transferring.
-    let phases: Vec<Series> = crate::report_http::PHASES
+    let phases: Vec<Series> = PHASES
         .iter()
         .map(|(name, of)| line(name, &|s| Some(of(s.phases_ms.as_ref()?)?.median)))
         .filter(|s| !s.points.is_empty())

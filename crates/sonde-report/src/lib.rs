@@ -27,6 +27,7 @@ pub mod rate_format;
 pub mod repeat_text;
 pub mod report;
 pub mod report_build;
+pub mod report_group;
 pub mod report_heat;
 pub mod report_http;
 pub mod report_path;

@@ -16,7 +16,7 @@
 
 use crate::heatmap::HeatMap;
 use crate::report::{Figure, FigureBody};
-use crate::report_build::{drawn, secs, slug, Group};
+use crate::report_group::{drawn, secs, slug, Group};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Which heat maps a report draws.
@@ -181,7 +181,7 @@ fn time_run(g: &Group) -> Option<Figure> {
                 .sums
                 .iter()
                 .find(|s| match direction {
-                    Some(want) => crate::report_build::direction_word(s.direction) == want,
+                    Some(want) => crate::report_group::direction_word(s.direction) == want,
                     None => i.sums.len() == 1,
                 })
                 .or(i.round_trip.as_ref());

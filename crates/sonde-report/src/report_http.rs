@@ -3,22 +3,11 @@
 //! for a ramp, its knee chart with each phase against load (000 Figs
 //! 47–50).
 
+use crate::http_chart::PHASES;
 use crate::report::{Figure, FigureBody};
-use crate::report_build::Group;
+use crate::report_group::Group;
 use crate::table::{Cell, Column, Table};
-use sonde_model::{HttpPhases, PhaseStats, TestResult};
-
-type PhaseOf = fn(&HttpPhases) -> Option<&PhaseStats>;
-
-/// An HTTP result's phases, named as ab names them, in order.
-pub(crate) const PHASES: [(&str, PhaseOf); 6] = [
-    ("connect", |p| p.connect.as_ref()),
-    ("TLS", |p| p.tls.as_ref()),
-    ("processing", |p| p.processing.as_ref()),
-    ("waiting", |p| p.waiting.as_ref()),
-    ("transfer", |p| p.transfer.as_ref()),
-    ("total", |p| p.total.as_ref()),
-];
+use sonde_model::TestResult;
 
 fn http_results(groups: &[Group]) -> Vec<(&str, &TestResult)> {
     groups

@@ -4,7 +4,7 @@
 //! the probe arrived with there; and under it, how many traces the group
 //! holds and where the route changed between them.
 
-use crate::report_build::Group;
+use crate::report_group::Group;
 use crate::table::{Cell, Column, Table};
 use crate::trace_text::dscp_name;
 use sonde_model::{route_change, TestResult, TestSpec, TraceFigures, TraceSpec};
@@ -12,7 +12,7 @@ use std::net::IpAddr;
 
 /// When `r` started, to the second (UTC).
 fn stamp(r: &TestResult) -> String {
-    sonde_model::clock::rfc3339((crate::report_build::secs(r) * 1e9) as i64)
+    sonde_model::clock::rfc3339((crate::report_group::secs(r) * 1e9) as i64)
 }
 
 /// The traces of `g`, oldest first, each with its spec.

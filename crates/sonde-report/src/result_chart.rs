@@ -138,7 +138,7 @@ pub fn results_report(
     provenance: crate::report::Provenance,
 ) -> crate::report::Report {
     use crate::report::{Figure, FigureBody};
-    use crate::report_build::Group;
+    use crate::report_group::Group;
     let name = |r: &TestResult| {
         let id = r.id.to_string();
         format!(
@@ -156,7 +156,7 @@ pub fn results_report(
         .iter()
         .filter_map(|r| {
             Some(Figure {
-                id: crate::report_build::slug(&format!("result {}", r.id)),
+                id: crate::report_group::slug(&format!("result {}", r.id)),
                 caption: format!("{}: each interval of the test", name(r)),
                 body: FigureBody::Chart(result_chart(r)?),
             })
