@@ -11,7 +11,7 @@
 //! A test keeps its result only when asked ([`KeepArgs`]); the archive's
 //! own commands read the default one unless told ([`ArchiveArgs`]).
 
-use crate::cli::Failure;
+use crate::failure::Failure;
 use anyhow::anyhow;
 use clap::Args;
 use sonde_archive::{Placement, Store};

@@ -3,7 +3,7 @@
 //! archive knows of every campaign (`status`). See docs/campaigns.md.
 
 use crate::archive_args::ArchiveArgs;
-use crate::cli::Failure;
+use crate::failure::Failure;
 use crate::output::interrupt_flag;
 use anyhow::anyhow;
 use clap::{Args, Subcommand};

@@ -4,12 +4,13 @@
 //! aborted), 2 a usage error (bad flag, bad value, bad config), 130
 //! interrupted by Ctrl-C (the partial result is still printed).
 
+use crate::failure::{one_line, Failure};
 use crate::{
     campaign_cmd, compare_cmd, docs_cmd, http_cmd, incident_cmd, lab_cmd, ndr_cmd, overhead_cmd,
     ping_cmd, qos_cmd, quickstart, report_cmd, results_cmd, run_cmd, serve_cmd, status_cmd,
     sweep_cmd, tcp_cmd, token_cmd, tune_cmd, udp_cmd,
 };
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -103,31 +104,6 @@ impl Command {
     }
 }
 
-/// A failure with its exit code.
-#[derive(Debug)]
-pub enum Failure {
-    Usage(anyhow::Error),
-    Run(anyhow::Error),
-    /// Stopped by Ctrl-C after printing what was measured.
-    Interrupted,
-}
-
-impl Failure {
-    /// The failure in words, on one line.
-    pub fn message(&self) -> String {
-        match self {
-            Failure::Usage(e) | Failure::Run(e) => one_line(e),
-            Failure::Interrupted => "interrupted before the test began".to_string(),
-        }
-    }
-}
-
-impl<E: Into<anyhow::Error>> From<E> for Failure {
-    fn from(e: E) -> Self {
-        Failure::Run(e.into())
-    }
-}
-
 /// Parses the command line; on error prints clap's whole message (what
 /// is wrong, the usage line, where to find help) and returns code 2
 /// (help and version print in full and return 0).
@@ -208,9 +184,9 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Report(a) => report_cmd::run(a),
         Command::Quickstart(a) => quickstart::run(a),
         Command::Lab(a) => lab_cmd::run(a),
-        Command::Completions(a) => docs_cmd::completions(a),
+        Command::Completions(a) => docs_cmd::completions(a, Cli::command()),
         Command::Token(a) => token_cmd::run(a),
-        Command::Man(a) => docs_cmd::man(a),
+        Command::Man(a) => docs_cmd::man(a, Cli::command()),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -232,20 +208,4 @@ pub fn run(cli: Cli) -> ExitCode {
         }
         Err(Failure::Interrupted) => ExitCode::from(130),
     }
-}
-
-/// An error and its causes on one line, each cause once (library errors
-/// already name their source in their own message).
-fn one_line(e: &anyhow::Error) -> String {
-    let mut line = String::new();
-    for cause in e.chain() {
-        let text = cause.to_string();
-        if !line.contains(&text) {
-            if !line.is_empty() {
-                line.push_str(": ");
-            }
-            line.push_str(&text);
-        }
-    }
-    line.replace('\n', " ")
 }

@@ -5,8 +5,7 @@
 //! per frame size and its rate ladders, a point per group's mean), over
 //! time otherwise (004's background loads, a point per result).
 
-use crate::compare_cmd::{groups, of, wanted, DIRECTIONS, METRICS, TESTS};
-use crate::compare_groups::{By, Obs};
+use crate::compare_groups::{groups, of, wanted, By, Obs, DIRECTIONS, METRICS, TESTS};
 use sonde_report::chart::{Chart, Panel, Series};
 
 /// The selections (name, observations) drawn together: a panel per test

@@ -8,8 +8,10 @@
 //! (sTESTA corrected)).
 
 use crate::archive_args::ArchiveArgs;
-use crate::cli::Failure;
-use crate::compare_groups::{observations, By, Group, Obs};
+use crate::compare_groups::{
+    groups, observations, of, wanted, By, Group, Obs, DIRECTIONS, METRICS, TESTS,
+};
+use crate::failure::Failure;
 use anyhow::anyhow;
 use clap::{Args, ValueEnum};
 use sonde_archive::{ResultFilter, Store};
@@ -90,44 +92,6 @@ pub fn selection(s: &str) -> Result<ResultFilter, String> {
         }
     }
     Ok(f)
-}
-
-/// The metrics compared (the registry's headline ones), by their short
-/// names: throughput, loss, pdr, jitter, rtt, burst.
-pub(crate) const METRICS: &[Metric] = &Metric::HEADLINE;
-
-/// The directions a row is made of, in the order rows are listed.
-pub(crate) const DIRECTIONS: [&str; 4] = ["forward", "reverse", "round_trip", "total"];
-
-/// The tests rows are made of, in the order rows are listed: a QoS
-/// scenario's background load is a test of its own beside its foreground.
-pub(crate) const TESTS: [&str; 7] = [
-    "tcp",
-    "udp",
-    "ping",
-    "http",
-    "ndr",
-    "tcp background",
-    "udp background",
-];
-
-/// The observations of `test` in `group` with figures of `direction`.
-pub(crate) fn of<'a>(obs: &'a [Obs], test: &str, group: &Group, direction: &str) -> Vec<&'a Obs> {
-    obs.iter()
-        .filter(|o| o.test == test && o.direction == direction && &o.group == group)
-        .collect()
-}
-
-/// The groups of `test` in `obs`, in order (payloads and rates by size).
-pub(crate) fn groups(obs: &[Obs], test: &str) -> Vec<Group> {
-    let mut out: Vec<Group> = Vec::new();
-    for o in obs.iter().filter(|o| o.test == test) {
-        if !out.contains(&o.group) {
-            out.push(o.group.clone());
-        }
-    }
-    out.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
-    out
 }
 
 /// Which of A's directions of `test` in `group` is compared with which of
@@ -247,11 +211,6 @@ fn direction_named(direction: &str, obs: &[&Obs]) -> String {
         ),
         _ => direction.to_string(),
     }
-}
-
-/// Whether metric `m` is one of those asked (all when none are).
-pub(crate) fn wanted(m: Metric, metrics: &[String]) -> bool {
-    metrics.is_empty() || metrics.iter().any(|x| x == m.info().short)
 }
 
 /// The comparison as a table.

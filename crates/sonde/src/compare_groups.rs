@@ -9,7 +9,7 @@
 use clap::ValueEnum;
 use sonde_archive::{ArchiveError, ResultFilter, Store};
 use sonde_model::method::family_used;
-use sonde_model::{Direction, Figures, IpFamily, MethodKind, MethodResult, TestResult};
+use sonde_model::{Direction, Figures, IpFamily, MethodKind, MethodResult, Metric, TestResult};
 use std::collections::{BTreeSet, HashMap};
 use std::time::UNIX_EPOCH;
 
@@ -285,4 +285,47 @@ fn part_of(r: &TestResult, by: By, step: &Part) -> Part {
             .map_or(Part::None, |v| Part::Number(v.bps() as f64)),
         By::Family => family_part(family_used(r)),
     }
+}
+
+/// The metrics compared (the registry's headline ones), by their short
+/// names: throughput, loss, pdr, jitter, rtt, burst.
+pub(crate) const METRICS: &[Metric] = &Metric::HEADLINE;
+
+/// The directions a row is made of, in the order rows are listed.
+pub(crate) const DIRECTIONS: [&str; 4] = ["forward", "reverse", "round_trip", "total"];
+
+/// The tests rows are made of, in the order rows are listed: a QoS
+/// scenario's background load is a test of its own beside its foreground.
+pub(crate) const TESTS: [&str; 7] = [
+    "tcp",
+    "udp",
+    "ping",
+    "http",
+    "ndr",
+    "tcp background",
+    "udp background",
+];
+
+/// The observations of `test` in `group` with figures of `direction`.
+pub(crate) fn of<'a>(obs: &'a [Obs], test: &str, group: &Group, direction: &str) -> Vec<&'a Obs> {
+    obs.iter()
+        .filter(|o| o.test == test && o.direction == direction && &o.group == group)
+        .collect()
+}
+
+/// The groups of `test` in `obs`, in order (payloads and rates by size).
+pub(crate) fn groups(obs: &[Obs], test: &str) -> Vec<Group> {
+    let mut out: Vec<Group> = Vec::new();
+    for o in obs.iter().filter(|o| o.test == test) {
+        if !out.contains(&o.group) {
+            out.push(o.group.clone());
+        }
+    }
+    out.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    out
+}
+
+/// Whether metric `m` is one of those asked (all when none are).
+pub(crate) fn wanted(m: Metric, metrics: &[String]) -> bool {
+    metrics.is_empty() || metrics.iter().any(|x| x == m.info().short)
 }

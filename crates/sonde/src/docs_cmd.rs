@@ -2,9 +2,9 @@
 //! and the manual page, generated from the same clap definitions that
 //! parse the command line, so they never fall behind a flag.
 
-use crate::cli::{Cli, Failure};
+use crate::failure::Failure;
 use anyhow::anyhow;
-use clap::{Args, CommandFactory};
+use clap::Args;
 use clap_complete::Shell;
 use std::path::PathBuf;
 
@@ -14,9 +14,9 @@ pub struct CompletionsArgs {
     pub shell: Shell,
 }
 
-/// The completion script for `args.shell` on standard output.
-pub fn completions(args: CompletionsArgs) -> Result<(), Failure> {
-    let mut cmd = Cli::command();
+/// The completion script for `args.shell` on standard output, of `cmd`
+/// (sonde's whole command line).
+pub fn completions(args: CompletionsArgs, mut cmd: clap::Command) -> Result<(), Failure> {
     let mut out = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "sonde", &mut out);
     write_out(&out)
@@ -32,9 +32,9 @@ pub struct ManArgs {
     pub dir: Option<PathBuf>,
 }
 
-/// Every page: sonde(1) and one per command, as (file name, roff).
-fn pages() -> Result<Vec<(String, Vec<u8>)>, Failure> {
-    let cmd = Cli::command();
+/// Every page of `cmd`: sonde(1) and one per command, as (file name,
+/// roff).
+fn pages(cmd: clap::Command) -> Result<Vec<(String, Vec<u8>)>, Failure> {
     let mut pages = vec![("sonde.1".to_string(), render(cmd.clone())?)];
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
         let name = format!("sonde-{}", sub.get_name());
@@ -56,8 +56,8 @@ fn render(cmd: clap::Command) -> Result<Vec<u8>, Failure> {
 }
 
 /// A manual page on standard output, or all of them into a directory.
-pub fn man(args: ManArgs) -> Result<(), Failure> {
-    let pages = pages()?;
+pub fn man(args: ManArgs, cmd: clap::Command) -> Result<(), Failure> {
+    let pages = pages(cmd)?;
     if let Some(dir) = &args.dir {
         for (file, roff) in &pages {
             let path = dir.join(file);

@@ -3,7 +3,7 @@
 //! `--rate` with latency from each request's intended send time (as
 //! wrk2); `--ramp` steps connections or rates and names the knee.
 
-use crate::cli::Failure;
+use crate::failure::Failure;
 use crate::output::Output;
 use crate::run_args::{duration, family, JsonFormat};
 use anyhow::anyhow;

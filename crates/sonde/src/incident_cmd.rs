@@ -4,7 +4,7 @@
 //! (docs/incidents.md). Bad input exits 2 naming what is wrong.
 
 use crate::archive_args::ArchiveArgs;
-use crate::cli::Failure;
+use crate::failure::Failure;
 use crate::incident_text::{constituencies_text, line, show};
 use anyhow::anyhow;
 use clap::{Args, Subcommand};

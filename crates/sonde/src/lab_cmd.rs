@@ -1,7 +1,7 @@
 //! `sonde lab`: emulated network paths on this machine, one network
 //! namespace per node (see docs/lab.md).
 
-use crate::cli::Failure;
+use crate::failure::Failure;
 use anyhow::{anyhow, Context};
 use clap::{Args, Subcommand};
 use sonde_lab::emulator::{self, Impairment};

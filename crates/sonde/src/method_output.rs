@@ -2,7 +2,7 @@
 //! trial in progress, the result is printed as text or as one JSON
 //! document (`-J`), and a failure gets its exit code.
 
-use crate::cli::Failure;
+use crate::failure::Failure;
 use sonde_model::{Event, MethodResult};
 use sonde_run::Events;
 

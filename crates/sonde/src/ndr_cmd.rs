@@ -5,7 +5,7 @@
 //! the method's events tell them) and a table per size, `-J` the method
 //! document.
 
-use crate::cli::Failure;
+use crate::failure::Failure;
 use crate::output::{interrupt_flag, Output};
 use crate::run_args::duration;
 use crate::sink::Sink;

@@ -2,7 +2,7 @@
 //! live lines and warnings printed from its events on a thread of their
 //! own, the result printed as text or JSON at the end.
 
-use crate::cli::Failure;
+use crate::failure::Failure;
 use crate::run_args::{JsonFormat, RunArgs};
 use crate::sink::Sink;
 use sonde_model::{Event, TestResult, TestSpec};

@@ -5,7 +5,7 @@
 //! `sonde_methods::run_method`). The arithmetic is
 //! `sonde_methods::overhead`'s.
 
-use crate::cli::Failure;
+use crate::failure::Failure;
 use crate::method_output::{method_failure, print_method, with_printer, MethodOut};
 use crate::output::interrupt_flag;
 use crate::run_args::{duration, family};

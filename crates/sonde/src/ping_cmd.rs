@@ -2,7 +2,7 @@
 //! one line per answer and iputils-style statistics with percentiles; a
 //! size sweep gives a table of RTT against size.
 
-use crate::cli::Failure;
+use crate::failure::Failure;
 use crate::output::Output;
 use crate::run_args::{duration, family, JsonFormat};
 use crate::step_args::StepArgs;

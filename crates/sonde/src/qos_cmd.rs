@@ -6,7 +6,7 @@
 //! the method's events. Background traffic comes from a third-party
 //! agent (`--via`), else from this host.
 
-use crate::cli::Failure;
+use crate::failure::Failure;
 use crate::method_output::{method_failure, print_method, with_printer, ChartFile, MethodOut};
 use crate::output::interrupt_flag;
 use crate::run_args::{duration, family};

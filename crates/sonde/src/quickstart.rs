@@ -2,7 +2,7 @@
 //! server inside this process on loopback and measures TCP over IPv6 and
 //! IPv4, each way.
 
-use crate::cli::Failure;
+use crate::failure::Failure;
 use crate::run_args::duration;
 use anyhow::Context;
 use clap::Args;

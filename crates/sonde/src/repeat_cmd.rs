@@ -7,7 +7,7 @@
 //! run's whole result in `trials`). Ctrl-C cuts the run in progress
 //! short and prints what ran (exit 130).
 
-use crate::cli::Failure;
+use crate::failure::Failure;
 use crate::output::{interrupt_flag, Output};
 use crate::run_args::JsonFormat;
 use crate::sink::Sink;

@@ -4,8 +4,8 @@
 //! (`--figures DIR`). See docs/reports.md.
 
 use crate::archive_args::ArchiveArgs;
-use crate::cli::Failure;
-use crate::results_cmd::FilterArgs;
+use crate::failure::Failure;
+use crate::results_filter::FilterArgs;
 use anyhow::anyhow;
 use clap::{Args, ValueEnum};
 use sonde_report::report::{Provenance, Report};

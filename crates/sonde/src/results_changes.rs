@@ -2,7 +2,7 @@
 //! trace that took another route than the trace before it on its path
 //! (docs/trace.md, "Path changes").
 
-use crate::cli::Failure;
+use crate::failure::Failure;
 use anyhow::anyhow;
 use clap::Args;
 use sonde_archive::{PathChangeRow, Store};

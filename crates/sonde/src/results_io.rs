@@ -2,8 +2,8 @@
 //! results out as CSV, JSON or NDJSON; result files in (sonde's JSON of
 //! any version, method results, iperf3's `-J`), each kept once by id.
 
-use crate::cli::Failure;
-use crate::results_cmd::FilterArgs;
+use crate::failure::Failure;
+use crate::results_filter::FilterArgs;
 use anyhow::anyhow;
 use clap::{Args, ValueEnum};
 use sonde_archive::{ExportRows, Placement, Store};

@@ -3,8 +3,8 @@
 //! by target, direction, hour of day (UTC), label, test, campaign or
 //! family — the studies' tables of means (000 Table 2).
 
-use crate::cli::Failure;
-use crate::results_cmd::FilterArgs;
+use crate::failure::Failure;
+use crate::results_filter::FilterArgs;
 use anyhow::anyhow;
 use clap::Args;
 use serde::Serialize;

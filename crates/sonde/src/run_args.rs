@@ -167,7 +167,7 @@ impl RunArgs {
     }
 
     /// The token `--token-file` holds, if given ([`read_token`]).
-    pub fn token(&self) -> Result<Option<sonde_model::Credential>, crate::cli::Failure> {
+    pub fn token(&self) -> Result<Option<sonde_model::Credential>, crate::failure::Failure> {
         read_token(self.token_file.as_deref())
     }
 
@@ -212,12 +212,12 @@ impl RunArgs {
 /// error.
 pub fn read_token(
     path: Option<&std::path::Path>,
-) -> Result<Option<sonde_model::Credential>, crate::cli::Failure> {
+) -> Result<Option<sonde_model::Credential>, crate::failure::Failure> {
     let Some(path) = path else {
         return Ok(None);
     };
     let text = std::fs::read_to_string(path).map_err(|e| {
-        crate::cli::Failure::Usage(anyhow::anyhow!(
+        crate::failure::Failure::Usage(anyhow::anyhow!(
             "--token-file: cannot read {}: {e}",
             path.display()
         ))
@@ -225,7 +225,7 @@ pub fn read_token(
     sonde_model::Credential::parse(&text)
         .map(Some)
         .map_err(|e| {
-            crate::cli::Failure::Usage(anyhow::anyhow!("--token-file {}: {e}", path.display()))
+            crate::failure::Failure::Usage(anyhow::anyhow!("--token-file {}: {e}", path.display()))
         })
 }
 

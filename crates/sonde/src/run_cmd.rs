@@ -5,7 +5,7 @@
 //! "test": {…}, "step": {…}}` runs the test as the repeat method,
 //! `"method": "ndr"` an NDR search, `"method": "sweep"` a sweep.
 
-use crate::cli::Failure;
+use crate::failure::Failure;
 use crate::output::Output;
 use crate::run_args::JsonFormat;
 use anyhow::anyhow;

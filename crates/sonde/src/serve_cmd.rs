@@ -1,6 +1,6 @@
 //! `sonde serve`: the measurement endpoint in the foreground.
 
-use crate::cli::Failure;
+use crate::failure::Failure;
 use crate::run_args::duration;
 use crate::serve_daemon::{self, PidFile};
 use crate::serve_signal;

@@ -9,7 +9,7 @@
 //! Without `--logfile` a detached server's log goes nowhere: sonde has no
 //! syslog output.
 
-use crate::cli::Failure;
+use crate::failure::Failure;
 use anyhow::{anyhow, Context};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -2,7 +2,7 @@
 //! output, warnings on standard error), or with `--logfile FILE` one file,
 //! opened for appending, that takes both, as iperf3's `--logfile` does.
 
-use crate::cli::Failure;
+use crate::failure::Failure;
 use anyhow::anyhow;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};

@@ -3,7 +3,7 @@
 //! result and its last error (docs/mesh.md), and each campaign's runs.
 
 use crate::archive_args::ArchiveArgs;
-use crate::cli::Failure;
+use crate::failure::Failure;
 use anyhow::anyhow;
 use clap::Args;
 use sonde_archive::ForwardStatus;

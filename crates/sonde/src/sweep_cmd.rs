@@ -4,7 +4,7 @@
 //! a [`SweepSpec`]; `sonde_methods::run_method` runs it, and each step's
 //! line is printed from the method's events.
 
-use crate::cli::Failure;
+use crate::failure::Failure;
 use crate::method_output::{method_failure, print_method, with_printer, ChartFile, MethodOut};
 use crate::output::interrupt_flag;
 use crate::run_args::{duration, family};

@@ -1,7 +1,7 @@
 //! `sonde tcp HOST`: flags as iperf3 users know them → a [`TcpSpec`] →
 //! the runner → printed.
 
-use crate::cli::Failure;
+use crate::failure::Failure;
 use crate::output::{run_and_print, Output};
 use crate::run_args::RunArgs;
 use crate::step_args::StepArgs;

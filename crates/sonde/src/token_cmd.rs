@@ -2,7 +2,7 @@
 //! tokens`, kept in the configuration as Argon2 hashes rather than in
 //! clear.
 
-use crate::cli::Failure;
+use crate::failure::Failure;
 use anyhow::anyhow;
 use clap::{Args, Subcommand};
 use sonde_agent::api_token;

@@ -4,7 +4,7 @@
 //! the hop where the DSCP changed is named (docs/trace.md). A test like
 //! the others: its result is kept with `--archive`, and `-J` prints it.
 
-use crate::cli::Failure;
+use crate::failure::Failure;
 use crate::output::Output;
 use crate::run_args::{duration, family, JsonFormat};
 use clap::Args;

@@ -5,7 +5,7 @@
 //! through `sonde_methods::run_method`); what is printed as it goes comes
 //! from the method's events.
 
-use crate::cli::Failure;
+use crate::failure::Failure;
 use crate::method_output::{method_failure, print_method, with_printer, ChartFile, MethodOut};
 use crate::output::interrupt_flag;
 use crate::run_args::{duration, family};

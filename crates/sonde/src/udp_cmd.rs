@@ -1,7 +1,7 @@
 //! `sonde udp HOST`: paced UDP streams → a [`UdpSpec`] → the runner →
 //! loss, PDR, jitter, delay, reordering and DSCP as the receiver saw them.
 
-use crate::cli::Failure;
+use crate::failure::Failure;
 use crate::output::{run_and_print, Output};
 use crate::run_args::RunArgs;
 use crate::step_args::StepArgs;
