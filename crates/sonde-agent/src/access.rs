@@ -9,7 +9,7 @@
 use crate::auth_config::{
     AuthConfig, ClassConfig, OverLimit, Permission, DEFAULT_CLASS, UNKNOWN_CLASS,
 };
-use crate::config::Limits;
+use crate::limits_config::Limits;
 use ipnet::IpNet;
 use sonde_model::Rate;
 use std::fmt;

@@ -10,9 +10,9 @@
 use crate::access::Class;
 use crate::audit::{Asked, Outcome, Proto, Record};
 use crate::auth_config::OverLimit;
-use crate::config::Limits;
 use crate::cut::{cut, Shape};
 use crate::limits::{check_client, check_demand, Demand};
+use crate::limits_config::Limits;
 use crate::state::{Shared, TestSlot};
 use sonde_engine::tcp::client::report_frame_need;
 use sonde_engine::udp::client::udp_report_need;
@@ -323,7 +323,7 @@ pub(crate) fn admit(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Limits;
+    use crate::limits_config::Limits;
     use sonde_model::{Direction, Rate};
     use sonde_wire::Limit;
     use std::net::IpAddr;

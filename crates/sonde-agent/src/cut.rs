@@ -9,7 +9,7 @@
 //! each stream paced at the cap over the streams (an unpaced test is
 //! paced so), rounded down to a bit per second.
 
-use crate::config::Limits;
+use crate::limits_config::Limits;
 use sonde_model::Rate;
 use sonde_wire::{Cut, Limit};
 use std::time::Duration;

@@ -8,8 +8,9 @@
 //! How a test gets served, module by module (each uses only those listed
 //! before it):
 //!
-//! - [`config`]: what the server runs with (addresses, [`Limits`],
-//!   reflector).
+//! - [`limits_config`]: `[limits]`, what clients may ask for ([`Limits`]).
+//! - [`config`]: what the server runs with (addresses, the limits,
+//!   reflector, and each section of the serve file).
 //! - `limits`: the rules — is this address allowed, does what a test
 //!   asks fit the limits and this host — pure checks, each failing with a
 //!   [`sonde_wire::Refusal`] that names the limit, its value and the ask.
@@ -55,6 +56,7 @@ mod handshake;
 pub mod http_config;
 mod iperf3;
 mod limits;
+pub mod limits_config;
 pub mod mesh_config;
 mod native;
 pub mod readings_config;

@@ -3,7 +3,7 @@
 //! fits the limits and this host. Each refusal names the limit, its value
 //! and what was asked. [`crate::admission`] applies them in order.
 
-use crate::config::Limits;
+use crate::limits_config::Limits;
 use sonde_engine::host_env::available_congestion;
 use sonde_engine::tcp::client::MAX_REPORT_FRAME;
 use sonde_model::Rate;

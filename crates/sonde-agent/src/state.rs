@@ -6,7 +6,7 @@
 //! Counters are changed only here, through guards that give back what
 //! they took when dropped.
 
-use crate::config::Limits;
+use crate::limits_config::Limits;
 use sonde_wire::TestId;
 use std::collections::HashMap;
 use std::net::{IpAddr, TcpStream};

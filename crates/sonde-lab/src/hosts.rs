@@ -5,15 +5,9 @@
 //! plan's endpoint) as on a real network. `NODE-lN` names the node's
 //! end of link N alone, both families (`b-l3`: b as link 3 reaches it).
 
-use crate::lab::link_addrs;
-use crate::netns::LabError;
+use crate::names::link_addrs;
+use crate::netns::{etc_dir, LabError};
 use crate::topology::Topology;
-use std::path::PathBuf;
-
-/// Where `ip netns exec` finds namespace `ns`'s own files.
-pub(crate) fn dir(ns: &str) -> PathBuf {
-    PathBuf::from("/etc/netns").join(ns)
-}
 
 /// The hosts file of every node of `topo`: localhost, then each node's
 /// addresses in link order, IPv6 first.
@@ -40,7 +34,7 @@ pub fn hosts_text(topo: &Topology) -> String {
 /// Writes the hosts file into each of `namespaces`.
 pub fn write(namespaces: &[String], text: &str) -> Result<(), LabError> {
     for ns in namespaces {
-        let d = dir(ns);
+        let d = etc_dir(ns);
         std::fs::create_dir_all(&d)
             .and_then(|()| std::fs::write(d.join("hosts"), text))
             .map_err(|source| LabError::Write { path: d, source })?;

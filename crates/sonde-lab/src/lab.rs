@@ -7,57 +7,13 @@
 //! sending interface. A lab outlives the process that built it.
 
 use crate::ingress;
+pub use crate::names::{link_addrs, list};
+use crate::names::{link_mac, namespaces, ns_name};
 use crate::netns::{run_cmd, LabError, Netns};
 use crate::shaper::{shape, Queue, Shaping};
 use crate::topology::{LinkSpec, NodeKind, Topology, TopologyError};
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
-
-const PREFIX: &str = "sonde-lab-";
-
-pub(crate) fn ns_name(lab: &str, node: &str) -> String {
-    format!("{PREFIX}{lab}-{node}")
-}
-
-/// Addresses of end `a` (or `b`) of link `n` (1-based).
-pub fn link_addrs(n: usize, end_a: bool) -> (String, String) {
-    let host = if end_a { 1 } else { 2 };
-    (
-        format!("2001:2:0:{n:x}::{host}"),
-        format!("198.18.{n}.{host}"),
-    )
-}
-
-/// The MAC address of end `a` (or `b`) of link `n`: locally administered.
-fn link_mac(n: usize, end_a: bool) -> String {
-    format!(
-        "02:53:00:00:{:02x}:{:02x}",
-        n & 0xff,
-        if end_a { 1 } else { 2 }
-    )
-}
-
-/// Every lab namespace on this host, nodes and emulators (`_eN`) alike.
-fn namespaces() -> BTreeMap<String, Vec<String>> {
-    let mut labs: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for ns in Netns::list_all() {
-        if let Some((lab, node)) = ns.strip_prefix(PREFIX).and_then(|r| r.split_once('-')) {
-            labs.entry(lab.to_string())
-                .or_default()
-                .push(node.to_string());
-        }
-    }
-    labs
-}
-
-/// Every lab on this host and its nodes.
-pub fn list() -> BTreeMap<String, Vec<String>> {
-    let mut labs = namespaces();
-    for nodes in labs.values_mut() {
-        nodes.retain(|n| !n.starts_with('_'));
-    }
-    labs
-}
 
 /// Removes every namespace (and so every link, emulator and process) of
 /// `lab`; returns how many nodes it had.

@@ -14,6 +14,7 @@ pub mod emulator;
 mod hosts;
 mod ingress;
 pub mod lab;
+mod names;
 mod netns;
 mod pair;
 pub mod profile;

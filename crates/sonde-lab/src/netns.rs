@@ -5,6 +5,11 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
 
+/// Where `ip netns exec` finds namespace `ns`'s own files.
+pub(crate) fn etc_dir(ns: &str) -> PathBuf {
+    PathBuf::from("/etc/netns").join(ns)
+}
+
 /// Why a lab, a pair or a chain could not be built or read back.
 #[derive(Debug, thiserror::Error)]
 pub enum LabError {
@@ -156,7 +161,7 @@ impl Netns {
         let _ = Command::new("ip").args(["netns", "del", name]).output();
         crate::cpu_share::remove(name);
         // Its own files (a lab node's hosts), which `ip netns del` leaves.
-        let _ = std::fs::remove_dir_all(crate::hosts::dir(name));
+        let _ = std::fs::remove_dir_all(etc_dir(name));
     }
 
     /// Names of every network namespace on this host.

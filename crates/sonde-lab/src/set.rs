@@ -106,12 +106,12 @@ pub fn set_emulator(
     ends: Ends,
     change: &EmulatorChange,
 ) -> Result<(Impairment, Impairment), LabError> {
-    if !crate::lab::list().contains_key(lab) {
+    if !crate::names::list().contains_key(lab) {
         return Err(LabError::NoSuchLab {
             lab: lab.to_string(),
         });
     }
-    let ns = crate::lab::ns_name(lab, &format!("_e{link}"));
+    let ns = crate::names::ns_name(lab, &format!("_e{link}"));
     let Some(mut now) = running(&ns) else {
         return Err(LabError::NotEmulated { link });
     };

@@ -32,7 +32,7 @@ pub use refused::Refused;
 pub use runner::GatedRunner;
 
 use crate::admission::Admissible;
-use crate::config::Limits;
+use crate::limits_config::Limits;
 use crate::targets_config::TargetsConfig;
 use ipnet::IpNet;
 use sonde_model::{MethodSpec, Spec, TestSpec, Work};
