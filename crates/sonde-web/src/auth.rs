@@ -5,92 +5,16 @@
 //! Tokens come only in the `Authorization` header, never in URLs, and
 //! are compared in constant time.
 
-use crate::api::{ApiError, Shared};
+use crate::api::reply::ApiError;
+use crate::state::Shared;
+use crate::tokens::Caller;
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{header, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use sha2::{Digest, Sha256};
 use sonde_agent::ApiPermission;
-use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
-use subtle::ConstantTimeEq;
-
-/// The name of the token a request came with (for logs and the archive).
-#[derive(Debug, Clone)]
-pub struct Caller(pub String);
-
-/// The configured tokens, and the hashed ones already seen to match
-/// (by the SHA-256 digest of what was presented), so that Argon2's cost
-/// is paid once per token, not once per request.
-pub struct Tokens {
-    tokens: Vec<sonde_agent::ApiToken>,
-    verified: Mutex<HashMap<[u8; 32], usize>>,
-    /// One Argon2 verification at a time: wrong tokens cost the agent
-    /// one core at most, and their sources are held to
-    /// `http.auth_failures_per_minute`.
-    argon: tokio::sync::Semaphore,
-}
-
-/// Hashed tokens remembered as verified at most.
-const VERIFIED_KEPT: usize = 1024;
-
-impl Tokens {
-    pub fn new(tokens: Vec<sonde_agent::ApiToken>) -> Self {
-        Self {
-            tokens,
-            verified: Mutex::new(HashMap::new()),
-            argon: tokio::sync::Semaphore::new(1),
-        }
-    }
-
-    /// The configured token `presented` matches. Tokens kept in clear
-    /// are all compared, as SHA-256 digests of one length in constant
-    /// time, so the time taken says neither which one came close nor how
-    /// long any is (`ct_eq` on slices of different lengths returns at
-    /// once). Hashed ones are verified with Argon2 on the blocking pool.
-    pub async fn holder(self: &Arc<Self>, presented: &str) -> Option<&sonde_agent::ApiToken> {
-        let asked: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
-        let mut found = None;
-        for (i, t) in self.tokens.iter().enumerate() {
-            if t.hash.is_none() && bool::from(Sha256::digest(t.token.as_bytes()).ct_eq(&asked)) {
-                found = Some(i);
-            }
-        }
-        if found.is_none() && self.tokens.iter().any(|t| t.hash.is_some()) {
-            found = self.hashed(presented, asked).await;
-        }
-        found.map(|i| &self.tokens[i])
-    }
-
-    async fn hashed(self: &Arc<Self>, presented: &str, asked: [u8; 32]) -> Option<usize> {
-        let lock = || self.verified.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(&i) = lock().get(&asked) {
-            return Some(i);
-        }
-        let _one = self.argon.acquire().await.ok()?;
-        let me = Arc::clone(self);
-        let presented = presented.to_string();
-        let found = tokio::task::spawn_blocking(move || {
-            me.tokens.iter().position(|t| {
-                t.hash
-                    .as_deref()
-                    .is_some_and(|h| sonde_agent::api_token::verify(h, &presented))
-            })
-        })
-        .await
-        .ok()
-        .flatten()?;
-        let mut kept = lock();
-        if kept.len() >= VERIFIED_KEPT {
-            kept.clear();
-        }
-        kept.insert(asked, found);
-        Some(found)
-    }
-}
 
 /// What a request does beyond reading, if anything: the permission its
 /// token needs (`may`). Listed here rather than read from the router so
@@ -318,7 +242,9 @@ fn bearer_needed(message: &str) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tokens::Tokens;
     use sonde_agent::ApiToken;
+    use std::sync::Arc;
 
     #[test]
     fn the_writes_are_the_routes_that_change_something() {

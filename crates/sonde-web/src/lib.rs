@@ -16,14 +16,19 @@ mod guards;
 pub mod interfaces;
 pub mod live;
 pub mod metrics;
+mod openmetrics;
 mod rate;
 pub mod readings_ingest;
+mod rtt_histograms;
+mod running_requests;
 mod serve;
+mod state;
 mod status;
 mod tls;
+mod tokens;
 
-pub use api::State;
 pub use live::{LiveBus, LiveRunner};
+pub use state::State;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -85,15 +90,15 @@ pub fn spawn(
         header: config.http.header_timeout,
         idle: config.http.idle_timeout,
     };
-    let state = Arc::new(api::State {
+    let state = Arc::new(state::State {
         guards: Arc::clone(&guards),
-        tokens: Arc::new(auth::Tokens::new(config.http.tokens.clone())),
+        tokens: Arc::new(tokens::Tokens::new(config.http.tokens.clone())),
         stores: sonde_archive::StorePool::new(&config.archive, config.http.archive_connections),
         archive: config.archive,
         http: config.http,
         limits: config.limits,
         gate: config.gate,
-        runs: api::RunningRequests::default(),
+        runs: running_requests::RunningRequests::default(),
         campaigns_dir: config.campaigns_dir,
         live: config.live,
         counters: config.counters,

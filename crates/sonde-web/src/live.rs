@@ -41,7 +41,7 @@ pub struct LiveBus {
     tx: broadcast::Sender<LiveEvent>,
     running: Mutex<BTreeMap<String, LiveTest>>,
     /// Every ping answer's RTT, for `/metrics`.
-    pub rtt: crate::metrics::RttHistograms,
+    pub rtt: crate::rtt_histograms::RttHistograms,
 }
 
 impl Default for LiveBus {
@@ -49,7 +49,7 @@ impl Default for LiveBus {
         Self {
             tx: broadcast::channel(1024).0,
             running: Mutex::new(BTreeMap::new()),
-            rtt: crate::metrics::RttHistograms::default(),
+            rtt: crate::rtt_histograms::RttHistograms::default(),
         }
     }
 }
@@ -137,7 +137,7 @@ impl LiveBus {
         // The event stream is read without a token where reading is
         // public: a stored request's secrets stay out of it.
         let mut shown = serde_json::to_value(spec).unwrap_or(Value::Null);
-        crate::api::redact(&mut shown);
+        crate::api::redact::redact(&mut shown);
         self.send(
             "started",
             json!({"run_id": run_id, "spec": shown, "started_ns": test.started_ns}),

@@ -12,8 +12,9 @@
 //! the paths' figures are the archive's (kept by every process that
 //! stores into it).
 
+use crate::openmetrics::{escape, label_text};
+use crate::rtt_histograms::RttHistograms;
 use sonde_archive::PathLatest;
-use sonde_model::IpFamily;
 use std::fmt::Write;
 
 /// The labels of a path: test, source, target, direction, family, DSCP.
@@ -26,101 +27,6 @@ fn labels(p: &PathLatest) -> Vec<(&'static str, String)> {
         ("family", p.family.clone()),
         ("dscp", p.dscp.to_string()),
     ]
-}
-
-/// A label value escaped as the format asks (backslash, quote, newline).
-fn escape(v: &str) -> String {
-    v.replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
-}
-
-fn label_text(l: &[(&str, String)]) -> String {
-    let parts: Vec<String> = l
-        .iter()
-        .map(|(k, v)| format!("{k}=\"{}\"", escape(v)))
-        .collect();
-    parts.join(",")
-}
-
-/// The upper bounds of the RTT histogram's buckets, in seconds:
-/// smokeping_prober's, 50 µs doubling 20 times (to 26.2 s).
-pub fn rtt_buckets() -> [f64; 20] {
-    let mut b = [0.0; 20];
-    let mut v = 0.000_05;
-    for x in &mut b {
-        *x = v;
-        v *= 2.0;
-    }
-    b
-}
-
-/// One path's RTT histogram: counts per bucket (the last: above every
-/// bound), their sum and count.
-#[derive(Debug, Clone, Default)]
-struct Histogram {
-    buckets: [u64; 21],
-    sum: f64,
-    count: u64,
-}
-
-/// RTT histograms of the pings this agent ran since it started, by path.
-#[derive(Debug, Default)]
-pub struct RttHistograms {
-    paths: std::sync::Mutex<std::collections::BTreeMap<String, Histogram>>,
-}
-
-impl RttHistograms {
-    /// Counts one answer of `spec`'s path, `rtt_s` seconds.
-    pub fn observe(&self, spec: &sonde_model::PingSpec, rtt_s: f64) {
-        if !rtt_s.is_finite() || rtt_s < 0.0 {
-            return;
-        }
-        let family = match spec.family {
-            IpFamily::V6 => "v6",
-            IpFamily::V4 => "v4",
-            IpFamily::Any => "",
-        };
-        let key = label_text(&[
-            ("test", "ping".to_string()),
-            ("target", spec.host.clone()),
-            ("family", family.to_string()),
-            (
-                "dscp",
-                spec.dscp.map_or("0".to_string(), |d| d.value().to_string()),
-            ),
-        ]);
-        let i = rtt_buckets().iter().position(|b| rtt_s <= *b).unwrap_or(20);
-        let mut paths = self.paths.lock().unwrap_or_else(|e| e.into_inner());
-        let h = paths.entry(key).or_default();
-        h.buckets[i] += 1;
-        h.sum += rtt_s;
-        h.count += 1;
-    }
-
-    fn render(&self, out: &mut String) {
-        let _ = writeln!(
-            out,
-            "# TYPE sonde_ping_rtt_seconds histogram\n# UNIT sonde_ping_rtt_seconds seconds\n# HELP \
-             sonde_ping_rtt_seconds Round-trip times of the pings this agent ran since it started."
-        );
-        let paths = self.paths.lock().unwrap_or_else(|e| e.into_inner());
-        for (labels, h) in paths.iter() {
-            let mut cumulative = 0;
-            for (i, bound) in rtt_buckets().iter().enumerate() {
-                cumulative += h.buckets[i];
-                let _ = writeln!(
-                    out,
-                    "sonde_ping_rtt_seconds_bucket{{{labels},le=\"{bound}\"}} {cumulative}"
-                );
-            }
-            let _ = writeln!(
-                out,
-                "sonde_ping_rtt_seconds_bucket{{{labels},le=\"+Inf\"}} {}\nsonde_ping_rtt_seconds_sum{{{labels}}} {}\nsonde_ping_rtt_seconds_count{{{labels}}} {}",
-                h.count, h.sum, h.count
-            );
-        }
-    }
 }
 
 /// The agent's counters, as counters (`_total`) and the backlog gauge.
@@ -410,10 +316,10 @@ const MAX_PATHS: i64 = 1_000;
 
 /// `GET /metrics`.
 pub async fn serve(
-    axum::extract::State(state): axum::extract::State<crate::api::Shared>,
-) -> Result<axum::response::Response, crate::api::ApiError> {
+    axum::extract::State(state): axum::extract::State<crate::state::Shared>,
+) -> Result<axum::response::Response, crate::api::reply::ApiError> {
     use axum::response::IntoResponse;
-    let (latest, forwarding, states, notices) = crate::api::with_store(&state, move |s| {
+    let (latest, forwarding, states, notices) = crate::state::with_store(&state, move |s| {
         Ok((
             s.path_latest(MAX_PATHS)?,
             s.forward_status()?,

@@ -2,7 +2,8 @@
 //! rule's state on every path it watches (raised ones first) and the
 //! latest notices, newest first.
 
-use super::{bad, query, with_store, ApiError, Shared};
+use super::reply::{bad, query, ApiError};
+use crate::state::{with_store, Shared};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::routing::get;

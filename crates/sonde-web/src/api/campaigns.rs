@@ -6,7 +6,8 @@
 //! in progress, and its history stays in the archive.
 
 use super::list::{self, ListQ};
-use super::{bad, not_found, with_store, ApiError, ApiRefusal, Shared};
+use super::reply::{bad, not_found, ApiError, ApiRefusal};
+use crate::state::{with_store, Shared};
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -71,7 +72,7 @@ fn run_line(r: &sonde_archive::RunRow) -> Value {
 /// sees the plan with its stored requests' secrets hidden.
 async fn one(
     State(state): State<Shared>,
-    caller: Option<axum::Extension<crate::auth::Caller>>,
+    caller: Option<axum::Extension<crate::tokens::Caller>>,
     Path(name): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let n = name.clone();
@@ -209,7 +210,7 @@ async fn create(
     headers: HeaderMap,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<(StatusCode, Json<Value>), ApiRefusal> {
-    let body = super::body(body)?;
+    let body = super::reply::body(body)?;
     let dir = dir(&state)?.to_path_buf();
     let text = plan_text(&headers, &body)?;
     let over = sonde_campaign::Overrides::default();

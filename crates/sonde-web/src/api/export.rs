@@ -7,15 +7,17 @@
 //! of any size holds one chunk in memory.
 
 use super::redact::{has_token, redact};
+use super::reply::{bad, query, ApiError};
 use super::results::Filter;
-use super::{bad, query, ApiError, Shared};
-use crate::auth::Caller;
+use crate::state::Shared;
+use crate::tokens::Caller;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::Extension;
+use axum::routing::get;
+use axum::{Extension, Router};
 use serde::Deserialize;
 use sonde_archive::{Chunk, Cursor, ExportRows, PageOf, ResultFilter, Store};
 use std::sync::Arc;
@@ -140,6 +142,11 @@ async fn next_chunk(mut p: Progress) -> Option<(Result<Bytes, std::io::Error>, P
     Some((Ok(Bytes::from(out)), p))
 }
 
+/// `GET /api/v1/export`.
+pub fn routes() -> Router<Shared> {
+    Router::new().route("/api/v1/export", get(export))
+}
+
 /// The results a filter selects, oldest first, as a file, a page at a
 /// time.
 pub async fn export(
@@ -172,7 +179,7 @@ pub async fn export(
     // first byte goes out (the headers say so).
     let next = {
         let (filter, after) = (filter.clone(), after.clone());
-        super::with_store(&state, move |s| {
+        crate::state::with_store(&state, move |s| {
             let end = s.page_end(&filter, after.as_ref(), limit)?;
             Ok(match end {
                 Some(end) => s.page_end(&filter, Some(&end), 1)?.map(|_| end),

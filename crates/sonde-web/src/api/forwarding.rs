@@ -3,8 +3,9 @@
 //! last error, per destination), and a central agent's intake of what
 //! agents forward (`POST /api/v1/ingest`, a token needed).
 
-use super::{with_store, ApiError, Shared};
-use crate::auth::Caller;
+use super::reply::ApiError;
+use crate::state::{with_store, Shared};
+use crate::tokens::Caller;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

@@ -4,8 +4,9 @@
 //! and a template mailed to an incident's owners through `[smtp]`.
 
 use super::list::{self, ListQ};
-use super::{bad, body, query, ApiError, Shared};
-use crate::auth::Caller;
+use super::reply::{bad, body, query, ApiError};
+use crate::state::Shared;
+use crate::tokens::Caller;
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
@@ -92,7 +93,7 @@ async fn on_store<T: Send + 'static>(
         Failure::Archive(ArchiveError::Incident(e)) => refused(&e),
         Failure::Archive(e) => {
             tracing::warn!("http: {e}");
-            super::unavailable()
+            super::reply::unavailable()
         }
         Failure::Api(e) => e,
     })

@@ -4,7 +4,7 @@
 //! items, 1,000 unless asked, 10,000 at most. An answer that left some
 //! out says so in `X-Sonde-Truncated: true`.
 
-use super::{bad, query, ApiError};
+use super::reply::{bad, query, ApiError};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::Query;
 use axum::response::{IntoResponse, Response};

@@ -3,8 +3,9 @@
 //! plans, and are listed with whether they are still heard.
 
 use super::list::{self, ListQ};
-use super::{body, with_store, ApiError, Shared};
-use crate::auth::Caller;
+use super::reply::{body, ApiError};
+use crate::state::{with_store, Shared};
+use crate::tokens::Caller;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::StatusCode;

@@ -13,152 +13,20 @@ mod list;
 pub mod mesh_agents;
 mod path_changes;
 mod readings;
-mod redact;
+pub(crate) mod redact;
+pub mod reply;
 mod results;
 mod running;
 mod views;
 
 use crate::auth;
-use crate::live::LiveBus;
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{DefaultBodyLimit, Query, State as AxState};
-use axum::http::StatusCode;
+use crate::state::Shared;
+use axum::extract::{DefaultBodyLimit, State as AxState};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use sonde_agent::{AgentCounters, HttpConfig, Limits};
-use sonde_archive::Store;
-use std::path::PathBuf;
+use reply::not_found;
 use std::sync::Arc;
-
-/// What every handler shares.
-pub struct State {
-    /// The caps and rates that keep cheap requests cheap.
-    pub guards: Arc<crate::guards::Guards>,
-    /// The API's tokens (`http.tokens`), clear or hashed.
-    pub tokens: Arc<crate::auth::Tokens>,
-    pub archive: String,
-    pub http: HttpConfig,
-    /// The control port's limits: "run a test now" keeps to them.
-    pub limits: Limits,
-    /// The one admission gate.
-    pub gate: Arc<sonde_agent::Gate>,
-    /// The requests started through the API and still running, by run id.
-    pub runs: RunningRequests,
-    /// Where campaign plans are kept (`--campaigns DIR`), if the agent
-    /// runs campaigns.
-    pub campaigns_dir: Option<PathBuf>,
-    pub live: Arc<LiveBus>,
-    pub counters: Arc<AgentCounters>,
-    pub hostname: String,
-    /// `[mesh]`: the mesh plans this agent publishes as the central one,
-    /// and when a silent agent is unknown.
-    pub mesh: sonde_agent::MeshConfig,
-    /// The control port's audit log: who started what through the API.
-    pub audit: Option<sonde_agent::ApiAudit>,
-    /// `[smtp]`: where incident mail goes, if anywhere.
-    pub smtp: Option<sonde_incidents::SmtpConfig>,
-    /// Open stores of `archive`, reused from request to request.
-    pub stores: sonde_archive::StorePool,
-    /// The MQTT readings' counts for `/metrics`, when the agent subscribes.
-    pub readings: Option<Arc<crate::readings_ingest::IngestStats>>,
-}
-
-pub type Shared = Arc<State>;
-
-pub use redact::redact;
-pub use running::RunningRequests;
-
-/// A JSON error with its status.
-#[derive(Debug)]
-pub struct ApiError(pub StatusCode, pub String);
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        (self.0, Json(serde_json::json!({ "error": self.1 }))).into_response()
-    }
-}
-
-/// An error with more to say than its message: a refusal by the gate,
-/// `{"error": "…", "rule": "consent", "at": "/url"}`.
-#[derive(Debug)]
-pub struct ApiRefusal(pub StatusCode, pub serde_json::Value);
-
-impl IntoResponse for ApiRefusal {
-    fn into_response(self) -> Response {
-        (self.0, Json(self.1)).into_response()
-    }
-}
-
-impl From<ApiError> for ApiRefusal {
-    fn from(e: ApiError) -> Self {
-        ApiRefusal(e.0, serde_json::json!({ "error": e.1 }))
-    }
-}
-
-impl ApiRefusal {
-    /// The gate's refusal `r`, its pointer under `prefix` and its message
-    /// after `context`: 429 when every slot is taken, 422 otherwise.
-    pub fn gate(r: &sonde_agent::Refused, prefix: &str, context: &str) -> Self {
-        let status = match r {
-            sonde_agent::Refused::Busy(_) => StatusCode::TOO_MANY_REQUESTS,
-            _ => StatusCode::UNPROCESSABLE_ENTITY,
-        };
-        let at = match r.at() {
-            "/" if !prefix.is_empty() => prefix.to_string(),
-            at => format!("{prefix}{at}"),
-        };
-        let body =
-            serde_json::json!({ "error": format!("{context}{r}"), "rule": r.rule(), "at": at });
-        ApiRefusal(status, body)
-    }
-}
-
-/// The archive failed: 503, saying no more than that (its error, which
-/// may name tables, paths or hosts, goes to the agent's log).
-pub fn unavailable() -> ApiError {
-    ApiError(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "the archive cannot be read or written now (the agent's log says why)".into(),
-    )
-}
-
-pub fn bad(message: impl Into<String>) -> ApiError {
-    ApiError(StatusCode::BAD_REQUEST, message.into())
-}
-
-pub fn not_found(message: impl Into<String>) -> ApiError {
-    ApiError(StatusCode::NOT_FOUND, message.into())
-}
-
-/// A request body, or the JSON error of why it could not be read (413
-/// over `http.max_body_bytes`).
-pub fn body(
-    b: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
-) -> Result<axum::body::Bytes, ApiError> {
-    b.map_err(|e| ApiError(e.status(), e.body_text()))
-}
-
-/// The query string as `T`, or a 400 naming what is wrong.
-pub fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
-    q.map(|Query(v)| v).map_err(|e| bad(e.body_text()))
-}
-
-/// Runs `work` on the archive on tokio's blocking pool (the `Store` is
-/// blocking; a slow database never stalls the event loop).
-pub async fn with_store<T: Send + 'static>(
-    state: &Shared,
-    work: impl FnOnce(&mut Store) -> Result<T, sonde_archive::ArchiveError> + Send + 'static,
-) -> Result<T, ApiError> {
-    let state = Arc::clone(state);
-    tokio::task::spawn_blocking(move || state.stores.with(work))
-        .await
-        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
-        .map_err(|e| {
-            tracing::warn!("http: {e}");
-            unavailable()
-        })
-}
 
 /// Every route of the API, behind the token check.
 pub fn router(state: Shared) -> Router {
@@ -168,6 +36,7 @@ pub fn router(state: Shared) -> Router {
         .route("/api/v1/metrics", get(metrics_registry))
         .route("/metrics", get(crate::metrics::serve))
         .merge(results::routes())
+        .merge(export::routes())
         .merge(views::routes())
         .merge(campaigns::routes())
         .merge(running::routes())

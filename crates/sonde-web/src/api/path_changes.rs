@@ -2,7 +2,8 @@
 //! /api/v1/path-changes`, the traces that took another route than the
 //! trace before them on their path, newest first.
 
-use super::{bad, query, with_store, ApiError, Shared};
+use super::reply::{bad, query, ApiError};
+use crate::state::{with_store, Shared};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::routing::get;

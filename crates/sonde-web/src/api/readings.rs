@@ -14,7 +14,8 @@
 //!   first and last reading's time (at most `limit`, as every list).
 
 use super::list::{self, ListQ};
-use super::{bad, body, not_found, query, with_store, ApiError, Shared};
+use super::reply::{bad, body, not_found, query, ApiError};
+use crate::state::{with_store, Shared};
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{Query, State};

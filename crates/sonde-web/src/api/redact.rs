@@ -3,7 +3,7 @@
 //! header values (an `Authorization` or a cookie, as often as not).
 //! Readers with a token see results whole.
 
-use crate::auth::Caller;
+use crate::tokens::Caller;
 use axum::Extension;
 use serde_json::Value;
 

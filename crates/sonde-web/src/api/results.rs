@@ -2,8 +2,9 @@
 //! interval series, export (CSV, JSON, NDJSON), and method results.
 
 use super::redact::{has_token, shown};
-use super::{bad, not_found, query, with_store, ApiError, Shared};
-use crate::auth::Caller;
+use super::reply::{bad, not_found, query, ApiError};
+use crate::state::{with_store, Shared};
+use crate::tokens::Caller;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::routing::get;
@@ -20,7 +21,6 @@ pub fn routes() -> Router<Shared> {
         .route("/api/v1/results/{id}", get(one))
         .route("/api/v1/results/{id}/intervals", get(intervals))
         .route("/api/v1/results/{id}/view", get(view))
-        .route("/api/v1/export", get(super::export::export))
         .route("/api/v1/methods", get(methods))
         .route("/api/v1/methods/{id}", get(method))
 }

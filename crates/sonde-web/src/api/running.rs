@@ -4,9 +4,10 @@
 //! happen (Server-Sent Events, `GET /api/v1/events`).
 
 use super::list::{self, ListQ};
-use super::{ApiError, ApiRefusal, Shared};
-use crate::auth::Caller;
+use super::reply::{ApiError, ApiRefusal};
 use crate::live::{LiveRunner, LiveTest};
+use crate::state::Shared;
+use crate::tokens::Caller;
 use axum::body::Bytes;
 use axum::extract::{ConnectInfo, Path, State};
 use axum::http::StatusCode;
@@ -19,9 +20,9 @@ use sonde_agent::{Admitted, GatedRunner, Origin, Refused};
 use sonde_archive::Placement;
 use sonde_model::{Spec, TestSpec};
 use sonde_run::{BoundedStop, Events, LocalRunner, Runner, Stop};
-use std::collections::BTreeMap;
+
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
 
@@ -77,16 +78,6 @@ async fn events(
     Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
 }
 
-/// The requests the API started and that still run: each one's stop.
-#[derive(Debug, Default)]
-pub struct RunningRequests(Mutex<BTreeMap<String, Stop>>);
-
-impl RunningRequests {
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Stop>> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
 /// Runs the request in the body (a test as a result's `spec` has it,
 /// or a method's spec) from this agent, now, if the agent's gate admits
 /// it; answers at once with the run's id, and keeps the result in the
@@ -98,7 +89,7 @@ async fn run_now(
     client: Option<Extension<ConnectInfo<SocketAddr>>>,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<(StatusCode, Json<Value>), ApiRefusal> {
-    let body = super::body(body)?;
+    let body = super::reply::body(body)?;
     let spec = Spec::from_json(&body).map_err(|e| {
         let error = format!("the spec: {e}");
         let body = json!({ "error": error, "rule": "invalid_spec", "at": e.at });
@@ -182,7 +173,7 @@ async fn stop_one(
                 Json(json!({ "run_id": id, "stopping": true })),
             ))
         }
-        false => Err(super::not_found(format!(
+        false => Err(super::reply::not_found(format!(
             "no request or test '{id}' is running here"
         ))),
     }

@@ -4,8 +4,9 @@
 //! RTT. The browser only draws these models (docs/portal.md).
 
 use super::list::{self, ListQ};
+use super::reply::{query, ApiError};
 use super::results::{metric, Filter};
-use super::{query, with_store, ApiError, Shared};
+use crate::state::{with_store, Shared};
 use crate::status::{self, Status};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};

@@ -1,0 +1,62 @@
+//! What every handler of the agent's HTTP side shares ([`State`]), and
+//! the one way a handler reaches the archive ([`with_store`]).
+
+use crate::api::reply::{unavailable, ApiError};
+use crate::live::LiveBus;
+use crate::running_requests::RunningRequests;
+use axum::http::StatusCode;
+use sonde_agent::{AgentCounters, HttpConfig, Limits};
+use sonde_archive::Store;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// What every handler shares.
+pub struct State {
+    /// The caps and rates that keep cheap requests cheap.
+    pub guards: Arc<crate::guards::Guards>,
+    /// The API's tokens (`http.tokens`), clear or hashed.
+    pub tokens: Arc<crate::tokens::Tokens>,
+    pub archive: String,
+    pub http: HttpConfig,
+    /// The control port's limits: "run a test now" keeps to them.
+    pub limits: Limits,
+    /// The one admission gate.
+    pub gate: Arc<sonde_agent::Gate>,
+    /// The requests started through the API and still running, by run id.
+    pub runs: RunningRequests,
+    /// Where campaign plans are kept (`--campaigns DIR`), if the agent
+    /// runs campaigns.
+    pub campaigns_dir: Option<PathBuf>,
+    pub live: Arc<LiveBus>,
+    pub counters: Arc<AgentCounters>,
+    pub hostname: String,
+    /// `[mesh]`: the mesh plans this agent publishes as the central one,
+    /// and when a silent agent is unknown.
+    pub mesh: sonde_agent::MeshConfig,
+    /// The control port's audit log: who started what through the API.
+    pub audit: Option<sonde_agent::ApiAudit>,
+    /// `[smtp]`: where incident mail goes, if anywhere.
+    pub smtp: Option<sonde_incidents::SmtpConfig>,
+    /// Open stores of `archive`, reused from request to request.
+    pub stores: sonde_archive::StorePool,
+    /// The MQTT readings' counts for `/metrics`, when the agent subscribes.
+    pub readings: Option<Arc<crate::readings_ingest::IngestStats>>,
+}
+
+pub type Shared = Arc<State>;
+
+/// Runs `work` on the archive on tokio's blocking pool (the `Store` is
+/// blocking; a slow database never stalls the event loop).
+pub async fn with_store<T: Send + 'static>(
+    state: &Shared,
+    work: impl FnOnce(&mut Store) -> Result<T, sonde_archive::ArchiveError> + Send + 'static,
+) -> Result<T, ApiError> {
+    let state = Arc::clone(state);
+    tokio::task::spawn_blocking(move || state.stores.with(work))
+        .await
+        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+        .map_err(|e| {
+            tracing::warn!("http: {e}");
+            unavailable()
+        })
+}

@@ -1,0 +1,81 @@
+//! The API's tokens (`http.tokens`), clear or hashed, and the name of the
+//! token a request came with.
+
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use subtle::ConstantTimeEq;
+
+/// The name of the token a request came with (for logs and the archive).
+#[derive(Debug, Clone)]
+pub struct Caller(pub String);
+
+/// The configured tokens, and the hashed ones already seen to match
+/// (by the SHA-256 digest of what was presented), so that Argon2's cost
+/// is paid once per token, not once per request.
+pub struct Tokens {
+    pub(crate) tokens: Vec<sonde_agent::ApiToken>,
+    verified: Mutex<HashMap<[u8; 32], usize>>,
+    /// One Argon2 verification at a time: wrong tokens cost the agent
+    /// one core at most, and their sources are held to
+    /// `http.auth_failures_per_minute`.
+    argon: tokio::sync::Semaphore,
+}
+
+/// Hashed tokens remembered as verified at most.
+const VERIFIED_KEPT: usize = 1024;
+
+impl Tokens {
+    pub fn new(tokens: Vec<sonde_agent::ApiToken>) -> Self {
+        Self {
+            tokens,
+            verified: Mutex::new(HashMap::new()),
+            argon: tokio::sync::Semaphore::new(1),
+        }
+    }
+
+    /// The configured token `presented` matches. Tokens kept in clear
+    /// are all compared, as SHA-256 digests of one length in constant
+    /// time, so the time taken says neither which one came close nor how
+    /// long any is (`ct_eq` on slices of different lengths returns at
+    /// once). Hashed ones are verified with Argon2 on the blocking pool.
+    pub async fn holder(self: &Arc<Self>, presented: &str) -> Option<&sonde_agent::ApiToken> {
+        let asked: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
+        let mut found = None;
+        for (i, t) in self.tokens.iter().enumerate() {
+            if t.hash.is_none() && bool::from(Sha256::digest(t.token.as_bytes()).ct_eq(&asked)) {
+                found = Some(i);
+            }
+        }
+        if found.is_none() && self.tokens.iter().any(|t| t.hash.is_some()) {
+            found = self.hashed(presented, asked).await;
+        }
+        found.map(|i| &self.tokens[i])
+    }
+
+    async fn hashed(self: &Arc<Self>, presented: &str, asked: [u8; 32]) -> Option<usize> {
+        let lock = || self.verified.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(&i) = lock().get(&asked) {
+            return Some(i);
+        }
+        let _one = self.argon.acquire().await.ok()?;
+        let me = Arc::clone(self);
+        let presented = presented.to_string();
+        let found = tokio::task::spawn_blocking(move || {
+            me.tokens.iter().position(|t| {
+                t.hash
+                    .as_deref()
+                    .is_some_and(|h| sonde_agent::api_token::verify(h, &presented))
+            })
+        })
+        .await
+        .ok()
+        .flatten()?;
+        let mut kept = lock();
+        if kept.len() >= VERIFIED_KEPT {
+            kept.clear();
+        }
+        kept.insert(asked, found);
+        Some(found)
+    }
+}
