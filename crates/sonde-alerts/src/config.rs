@@ -19,91 +19,11 @@
 //! severity = "high"
 //! ```
 
-use crate::pattern::{Pattern, Quantity};
+pub use crate::alert_metric::AlertMetric;
+use crate::pattern::Pattern;
 use crate::rule::{Condition, Threshold, Worse};
 use crate::template::{self, Template};
 use serde::Deserialize;
-
-/// A metric an alert watches: any figure of the metric registry (the
-/// archive indexes each), by its name or an alias (`rtt_ms`), or a route
-/// change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AlertMetric {
-    Figure(sonde_model::Metric),
-    /// A trace that took another route than the trace before it on its
-    /// path (1; 0 for one on the same route): bad above 0.5.
-    PathChanged,
-}
-
-impl AlertMetric {
-    /// The metric named `s`: a registry name or alias (short names are
-    /// for the command line), or `path_changed`.
-    pub fn parse(s: &str) -> Option<AlertMetric> {
-        if s == "path_changed" {
-            return Some(AlertMetric::PathChanged);
-        }
-        sonde_model::Metric::ALL
-            .into_iter()
-            .find(|m| m.name() == s || m.info().aliases.contains(&s))
-            .map(AlertMetric::Figure)
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            AlertMetric::Figure(m) => m.name(),
-            AlertMetric::PathChanged => "path_changed",
-        }
-    }
-
-    /// Its entry in the metric registry (a route change is an event of a
-    /// path, not a measured figure: none).
-    pub fn registry(self) -> Option<sonde_model::Metric> {
-        match self {
-            AlertMetric::Figure(m) => Some(m),
-            AlertMetric::PathChanged => None,
-        }
-    }
-
-    /// Which way it is bad, as the metric registry says (a route change:
-    /// above).
-    pub fn worse(self) -> Worse {
-        match self.registry().map(|m| m.info().worse) {
-            Some(sonde_model::Worse::Lower | sonde_model::Worse::Neither) => Worse::Below,
-            Some(sonde_model::Worse::Higher) | None => Worse::Above,
-        }
-    }
-
-    /// A value as a message shows it: rounded to the registry's
-    /// precision; a route change as 1 or 0.
-    pub fn shown(self, v: f64) -> String {
-        match self.registry() {
-            Some(m) => m.rounded(v),
-            None => format!("{v:.0}"),
-        }
-    }
-
-    /// The unit of a pattern over it (SmokePing's patterns compare loss
-    /// in % and times in ms): from the registry's unit.
-    fn quantity(self) -> Option<Quantity> {
-        match self.registry().map(|m| m.unit()) {
-            Some("%") => Some(Quantity::LossPct),
-            Some("ms") => Some(Quantity::RttMs),
-            _ => None,
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for AlertMetric {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        AlertMetric::parse(&s).ok_or_else(|| {
-            serde::de::Error::custom(format!(
-                "'{s}' is not a metric: use one of {}, path_changed",
-                sonde_model::Metric::names()
-            ))
-        })
-    }
-}
 
 /// Which paths a rule watches: every key given must equal the path's
 /// (`source` and `target` match an end's address, or its name: the

@@ -4,6 +4,7 @@
 //! as results arrive in the archive ([`evaluate`]), and delivered to the
 //! log, webhooks, mail and incidents ([`deliver`]).
 
+mod alert_metric;
 pub mod config;
 pub mod deliver;
 pub mod evaluate;
