@@ -12,10 +12,25 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 /// How long after a test's end (its time, warm-up included; never more
-/// than `max_duration`) the server goes on reading and writing its data
-/// and waiting for the client's report. After it, the server stops
-/// whatever the client does, and the test's slot is free.
+/// than `max_duration`) the server goes on reading and writing its data.
+/// After it, the server stops whatever the client does, and the test's
+/// slot is free; the client's report has [`REPORT_GRACE`].
 pub const END_GRACE: Duration = Duration::from_secs(5);
+
+/// How long after a test's end the server waits for the client's report.
+/// The report crosses the path the test has just loaded: behind a full
+/// queue or a policer its segments may wait out several retransmission
+/// timeouts (0.2 + 0.4 + … + 6.4 s). The slot is free by then (the data
+/// stopped at [`END_GRACE`]); only the control connection waits. Shorter
+/// than the client's wait for the server's report, so a client hears why
+/// a test ended.
+pub const REPORT_GRACE: Duration = Duration::from_secs(30);
+
+/// How long a server that ended a test on its own goes on reading (and
+/// discarding) what the client still sends, so its reason reaches the
+/// client rather than a reset; and at most how much.
+pub const ABORT_LINGER: Duration = Duration::from_secs(2);
+pub const ABORT_LINGER_BYTES: usize = 1 << 20;
 
 /// How long before [`END_GRACE`] is up the server's own data streams
 /// give up on data in flight and close: a client whose last bytes are

@@ -75,6 +75,38 @@ impl Control {
         self.stream
     }
 
+    /// Ends this side of the connection so that what was sent last (an
+    /// abort's reason) reaches the peer: closes our sending half, then
+    /// reads and discards what the peer still sends (a late report) until
+    /// it closes, `within` passes or `most` bytes came. Closing a socket
+    /// with unread bytes would reset the connection instead, and the reset
+    /// would discard our last message before the peer reads it.
+    pub fn close_lingering(&self, within: Duration, most: usize) {
+        let mut stream = &self.stream;
+        if stream.shutdown(std::net::Shutdown::Write).is_err() {
+            return;
+        }
+        let deadline = Instant::now() + within;
+        let (mut buf, mut read) = ([0u8; 4096], 0usize);
+        while read < most {
+            let Some(left) = deadline
+                .checked_duration_since(Instant::now())
+                .filter(|d| !d.is_zero())
+            else {
+                return;
+            };
+            if stream.set_read_timeout(Some(left)).is_err() {
+                return;
+            }
+            match stream.read(&mut buf) {
+                Ok(0) => return,
+                Ok(n) => read += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return,
+            }
+        }
+    }
+
     /// A second handle on the same connection, for a reader or writer on
     /// another thread.
     pub fn try_clone(&self) -> Result<Self, EngineError> {

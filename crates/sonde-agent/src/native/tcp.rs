@@ -5,7 +5,7 @@
 use super::watcher::{answer_report, spawn_watcher};
 use crate::gone::{client_gone, GONE_POLL};
 use crate::handshake::connect_deadline;
-use crate::limits::{END_GRACE, REPORT_MARGIN};
+use crate::limits::{END_GRACE, REPORT_GRACE, REPORT_MARGIN};
 use crate::state::{Delivered, Shared};
 use sonde_engine::control::Control;
 use sonde_engine::host_env::host_env;
@@ -107,9 +107,10 @@ fn run_accepted(
 
     let stop = Arc::new(AtomicBool::new(false));
     // The test ends at its time (never over max_duration: admission saw
-    // to it); END_GRACE later the server stops reading, writing and
-    // waiting for the report, whatever the client does.
-    let wait = spec.send_duration() + END_GRACE;
+    // to it); END_GRACE later the server stops reading and writing,
+    // whatever the client does, and REPORT_GRACE later it stops waiting
+    // for the report.
+    let wait = spec.send_duration() + REPORT_GRACE;
     let watcher = spawn_watcher(&control, report_frame_cap(spec), wait, &stop, None)?;
 
     let mut plan = side_plan(spec);

@@ -4,7 +4,7 @@
 
 use super::watcher::{answer_report, spawn_watcher};
 use crate::gone::client_gone;
-use crate::limits::END_GRACE;
+use crate::limits::REPORT_GRACE;
 use sonde_engine::connect::{size_udp_buffers, udp_finish};
 use sonde_engine::control::Control;
 use sonde_engine::host_env::host_env;
@@ -146,9 +146,9 @@ pub(super) fn run(
     control.send(&ServerMessage::Start)?;
     let start = Instant::now();
     let stop = Arc::new(AtomicBool::new(false));
-    // The test ends at its time (never over max_duration); END_GRACE
+    // The test ends at its time (never over max_duration); REPORT_GRACE
     // later the server stops waiting for the client's report.
-    let wait = spec.send_duration() + END_GRACE;
+    let wait = spec.send_duration() + REPORT_GRACE;
     // Unpaced: the client's progress reports arrive through the watcher,
     // ours go out on a clone of the control connection, which live
     // intervals share (one writer: frames never interleave).

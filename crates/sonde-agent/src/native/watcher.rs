@@ -3,7 +3,7 @@
 //! UDP progress, its report, or an abort), and the server answers the
 //! client's report with its own.
 
-use crate::limits::END_GRACE;
+use crate::limits::{ABORT_LINGER, ABORT_LINGER_BYTES, END_GRACE};
 use sonde_engine::control::Control;
 use sonde_engine::udp::flow::Credits;
 use sonde_engine::EngineError;
@@ -74,18 +74,28 @@ pub(crate) fn answer_report(
             Ok(())
         }
         Ok(Ok(ClientMessage::Abort { reason })) => Err(EngineError::Aborted(reason)),
-        Ok(Ok(_)) => Err(EngineError::Unexpected {
-            expected: "the client's report",
-            got: "another message".into(),
-        }),
-        Ok(Err(e)) => {
-            // The client hears why its test ended (an oversized or bad
-            // frame, a late report), if it still listens.
-            let _ = control.send(&ServerMessage::Abort {
-                reason: format!("the server ended the test: {e}"),
-            });
-            Err(e)
-        }
-        Err(_) => Err(EngineError::Aborted("control watcher failed".into())),
+        Ok(Ok(_)) => abort(
+            control,
+            EngineError::Unexpected {
+                expected: "the client's report",
+                got: "another message".into(),
+            },
+        ),
+        Ok(Err(e)) => abort(control, e),
+        Err(_) => abort(
+            control,
+            EngineError::Aborted("control watcher failed".into()),
+        ),
     }
+}
+
+/// Tells the client why the server ended its test (an oversized or bad
+/// frame, a late report), if it still listens, and closes without a
+/// reset: what the client sent meanwhile is read and dropped.
+fn abort(control: &mut Control, e: EngineError) -> Result<(), EngineError> {
+    let _ = control.send(&ServerMessage::Abort {
+        reason: format!("the server ended the test: {e}"),
+    });
+    control.close_lingering(ABORT_LINGER, ABORT_LINGER_BYTES);
+    Err(e)
 }

@@ -54,14 +54,17 @@ fn sonde_and_iperf3_agree_on_a_shaped_link() {
     let theirs_mbps = num(&theirs["end"]["sum_received"]["bits_per_second"]) / 1e6;
     // TBF counts 1514-byte frames carrying 1428 bytes of TCP over IPv6
     // (timestamps on): 50 × 1428 / 1514 = 47.2 Mbit/s of goodput at most
-    // (2 % for the receive window); 4 % less for a loaded machine.
+    // (2 % for the receive window); 4 % less for a loaded machine. iperf3
+    // is the reference, not the tool under test: its figure only shows the
+    // lab is what it should be, and a loaded machine has taken 5.7 % from
+    // it (44.49 of 47.16 Mbit/s, sonde 46.21 in the same run), so 8 %.
     let tcp_truth = 50.0 * 1428.0 / 1514.0;
     eprintln!(
         "50 Mbit/s link, TCP: sonde {ours_mbps:.2} Mbit/s, iperf3 {theirs_mbps:.2} Mbit/s, the link {tcp_truth:.2}"
     );
-    for (tool, got) in [("sonde", ours_mbps), ("iperf3", theirs_mbps)] {
+    for (tool, got, least) in [("sonde", ours_mbps, 0.96), ("iperf3", theirs_mbps, 0.92)] {
         assert!(
-            got <= tcp_truth * 1.02 && got >= tcp_truth * 0.96,
+            got <= tcp_truth * 1.02 && got >= tcp_truth * least,
             "{tool}: {got:.2} Mbit/s of TCP, the link carries {tcp_truth:.2} (sonde {ours_mbps:.2}, iperf3 {theirs_mbps:.2})"
         );
     }

@@ -187,6 +187,40 @@ fn requests_abandoned_before_their_start_do_not_hold_the_slot() {
 }
 
 #[test]
+fn a_test_the_server_ends_tells_the_client_why_and_closes_without_a_reset() {
+    let server = ServerProc::start(&[]);
+    let (mut c, _data) = started(server.port, &spec(server.port, 3.0, 1, Direction::Forward));
+    // Another message where the report belongs, then more bytes the
+    // server will not read: closing on them would reset the connection
+    // and discard the server's reason before the client reads it.
+    let id = TestId([7; 16]);
+    c.send(&ClientMessage::StreamHello {
+        test_id: id,
+        stream: 0,
+    })
+    .unwrap();
+    let mut s = c.stream().try_clone().unwrap();
+    s.set_write_timeout(Some(Duration::from_secs(2))).unwrap();
+    let _ = s.write_all(&[0x55; 32 * 1024]);
+    let answer: ServerMessage = c
+        .recv(HANDSHAKE_FRAME_MAX, Duration::from_secs(10), "the abort")
+        .unwrap_or_else(|e| panic!("no abort: {e}\n{}", server.log()));
+    let ServerMessage::Abort { reason } = answer else {
+        panic!("{answer:?}");
+    };
+    assert!(reason.contains("the client's report"), "{reason}");
+    // Then an orderly close.
+    let end = c.recv::<ServerMessage>(HANDSHAKE_FRAME_MAX, Duration::from_secs(10), "the close");
+    assert!(
+        matches!(end, Err(sonde_engine::EngineError::Closed { .. })),
+        "{end:?}"
+    );
+    // A valid test gets the slot.
+    let r = tcp("::1", server.port, &["-t", "1s", "-J"]);
+    assert!(r.status.success(), "{}", common::stderr(&r));
+}
+
+#[test]
 fn a_maximal_report_frame_is_refused_by_name_within_the_memory_bound() {
     let mut server = ServerProc::start(&[]);
     let port = server.port;
