@@ -14,9 +14,9 @@
 //! ping results per agent and hour, each labelled with its pair and step
 //! as a campaign labels them.
 
-use sonde_agent::ForwardConfig;
 use sonde_archive::{Placement, Store};
 use sonde_model::{ResultId, TestResult, Timestamp};
+use sonde_server::ForwardConfig;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -4,8 +4,8 @@
 
 use crate::api_client::{ApiClient, ClientError};
 use crate::{IngestBody, IngestReply, INGEST_PATH};
-use sonde_agent::ForwardConfig;
 use sonde_archive::{Item, Store};
+use sonde_server::ForwardConfig;
 
 /// What a delivered batch did at the destination.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

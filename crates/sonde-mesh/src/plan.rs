@@ -107,7 +107,7 @@ impl MeshPlan {
             },
             why,
         };
-        if !sonde_agent::mesh_config::valid_name(&name) {
+        if !sonde_server::mesh_config::valid_name(&name) {
             return Err(bad(format!(
                 "name '{name}': use 1 to 64 letters, digits, '-', '_' and '.'"
             )));
@@ -194,7 +194,7 @@ impl MeshPlan {
         ] {
             if let Some(n) = names
                 .iter()
-                .find(|n| !sonde_agent::mesh_config::valid_name(n))
+                .find(|n| !sonde_server::mesh_config::valid_name(n))
             {
                 return Err((key, format!("[mesh]: {key}: agent name '{n}' is not one")));
             }
@@ -202,7 +202,7 @@ impl MeshPlan {
         if let Some(h) = m
             .hub
             .as_ref()
-            .filter(|h| !sonde_agent::mesh_config::valid_name(h))
+            .filter(|h| !sonde_server::mesh_config::valid_name(h))
         {
             return Err(("hub", format!("[mesh]: hub: agent name '{h}' is not one")));
         }

@@ -4,13 +4,13 @@
 //! of the final result, and the JSON written is the result the run
 //! returned, as `-J` prints it.
 
-use sonde_agent::{Reflector, ReflectorConfig, Server, ServerConfig};
 use sonde_model::{
     load_result, Direction, Event, Interval, PingProto, PingSpec, TcpSpec, TestResult, TestSpec,
     UdpSpec,
 };
 use sonde_report::{result_json, JsonLayout, LiveText};
 use sonde_run::{Events, Stop};
+use sonde_server::{Reflector, ReflectorConfig, Server, ServerConfig};
 use std::net::{IpAddr, Ipv6Addr};
 use std::thread::JoinHandle;
 use std::time::Duration;

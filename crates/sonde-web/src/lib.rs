@@ -43,20 +43,20 @@ pub struct WebConfig {
     pub addr: SocketAddr,
     /// The archive it reads (a SQLite path or a postgres:// URL).
     pub archive: String,
-    pub http: sonde_agent::HttpConfig,
+    pub http: sonde_server::HttpConfig,
     /// The control port's limits ("run a test now" keeps to them).
-    pub limits: sonde_agent::Limits,
+    pub limits: sonde_server::Limits,
     /// The agent's one admission gate: every request the API starts
     /// passes it.
-    pub gate: Arc<sonde_agent::Gate>,
+    pub gate: Arc<sonde_server::Gate>,
     /// The agent's campaigns directory, if it runs campaigns.
     pub campaigns_dir: Option<PathBuf>,
     pub live: Arc<LiveBus>,
-    pub counters: Arc<sonde_agent::AgentCounters>,
+    pub counters: Arc<sonde_server::AgentCounters>,
     /// `[mesh]` of the configuration.
-    pub mesh: sonde_agent::MeshConfig,
+    pub mesh: sonde_server::MeshConfig,
     /// The control port's audit log, for the tests the API starts.
-    pub audit: Option<sonde_agent::ApiAudit>,
+    pub audit: Option<sonde_server::ApiAudit>,
     /// `[smtp]` of the configuration: incident mail.
     pub smtp: Option<sonde_incidents::SmtpConfig>,
     /// The MQTT readings' counts, when the agent subscribes.

@@ -30,7 +30,7 @@ fn labels(p: &PathLatest) -> Vec<(&'static str, String)> {
 }
 
 /// The agent's counters, as counters (`_total`) and the backlog gauge.
-fn render_counters(c: &sonde_agent::CountersNow, out: &mut String) {
+fn render_counters(c: &sonde_server::CountersNow, out: &mut String) {
     let _ = writeln!(
         out,
         "# TYPE sonde_tests counter\n# HELP sonde_tests Tests this agent ran or served since it started.\nsonde_tests_total {}",
@@ -293,7 +293,7 @@ pub fn render_readings(stats: &crate::readings_ingest::IngestStats, out: &mut St
 pub fn page(
     latest: &[PathLatest],
     rtt: &RttHistograms,
-    counters: &sonde_agent::CountersNow,
+    counters: &sonde_server::CountersNow,
     forwarding: &[sonde_archive::ForwardStatus],
     alerts: (&[sonde_archive::AlertStateRow], &[(String, String, i64)]),
     readings: Option<&crate::readings_ingest::IngestStats>,

@@ -5,8 +5,8 @@ use crate::api::reply::{unavailable, ApiError};
 use crate::live::LiveBus;
 use crate::running_requests::RunningRequests;
 use axum::http::StatusCode;
-use sonde_agent::{AgentCounters, HttpConfig, Limits};
 use sonde_archive::Store;
+use sonde_server::{AgentCounters, HttpConfig, Limits};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -21,7 +21,7 @@ pub struct State {
     /// The control port's limits: "run a test now" keeps to them.
     pub limits: Limits,
     /// The one admission gate.
-    pub gate: Arc<sonde_agent::Gate>,
+    pub gate: Arc<sonde_server::Gate>,
     /// The requests started through the API and still running, by run id.
     pub runs: RunningRequests,
     /// Where campaign plans are kept (`--campaigns DIR`), if the agent
@@ -32,9 +32,9 @@ pub struct State {
     pub hostname: String,
     /// `[mesh]`: the mesh plans this agent publishes as the central one,
     /// and when a silent agent is unknown.
-    pub mesh: sonde_agent::MeshConfig,
+    pub mesh: sonde_server::MeshConfig,
     /// The control port's audit log: who started what through the API.
-    pub audit: Option<sonde_agent::ApiAudit>,
+    pub audit: Option<sonde_server::ApiAudit>,
     /// `[smtp]`: where incident mail goes, if anywhere.
     pub smtp: Option<sonde_incidents::SmtpConfig>,
     /// Open stores of `archive`, reused from request to request.

@@ -4,8 +4,8 @@
 //! green). The worst metric decides, and `why` names it.
 
 use serde::Serialize;
-use sonde_agent::{Levels, Thresholds};
 use sonde_archive::ResultRow;
+use sonde_server::{Levels, Thresholds};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]

@@ -7,12 +7,12 @@
 //! progress is kept as interrupted.
 
 use crate::campaign_cmd::{read_plan, which_endpoint, CliRunners};
-use sonde_agent::{Gate, GatedRunner, Origin};
 use sonde_archive::Store;
 use sonde_campaign::Runners;
 use sonde_campaign::{Control, Overrides, Progress, Scheduler};
 use sonde_model::Credential;
 use sonde_run::{LocalRunner, Runner, TokenRunner};
+use sonde_server::{Gate, GatedRunner, Origin};
 use sonde_web::{LiveBus, LiveRunner};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

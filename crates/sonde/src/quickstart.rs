@@ -6,10 +6,10 @@ use crate::failure::Failure;
 use crate::run_args::duration;
 use anyhow::Context;
 use clap::Args;
-use sonde_agent::{Reflector, ReflectorConfig, Server, ServerConfig};
 use sonde_model::{Direction, IpFamily, Rate, TcpSpec, TestResult, TestSpec, UdpSpec};
 use sonde_model::{PingProto, PingSpec};
 use sonde_run::{Events, RunError, Stop};
+use sonde_server::{Reflector, ReflectorConfig, Server, ServerConfig};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::time::Duration;
 

@@ -15,8 +15,8 @@ use axum::response::Response;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
-use sonde_agent::Origin;
 use sonde_campaign::{campaign_status, CampaignStatus, Plan};
+use sonde_server::Origin;
 use std::sync::Arc;
 
 pub fn routes() -> Router<Shared> {

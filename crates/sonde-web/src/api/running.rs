@@ -16,10 +16,10 @@ use axum::routing::{delete, get, post};
 use axum::{Extension, Json, Router};
 use futures_util::stream::Stream;
 use serde_json::{json, Value};
-use sonde_agent::{Admitted, GatedRunner, Origin, Refused};
 use sonde_archive::Placement;
 use sonde_model::{Spec, TestSpec};
 use sonde_run::{BoundedStop, Events, LocalRunner, Runner, Stop};
+use sonde_server::{Admitted, GatedRunner, Origin, Refused};
 
 use std::net::SocketAddr;
 use std::sync::Arc;
