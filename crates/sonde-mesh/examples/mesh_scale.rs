@@ -2,7 +2,7 @@
 //! hourly batteries to a central agent through the real forwarding path:
 //! each agent's own SQLite archive queues its results (the outbox), and
 //! they go to the central agent's `POST /api/v1/ingest` as the forwarder
-//! sends them (`sonde_mesh::destination`), with the agent's own token.
+//! sends them (`crate::destination`), with the agent's own token.
 //! A simulated agent is not a process: a few worker threads take turns
 //! at the agents' archives, so a thousand fit on two cores.
 //!
@@ -15,8 +15,8 @@
 //! as a campaign labels them.
 
 use sonde_archive::{Placement, Store};
+use sonde_mesh::ForwardConfig;
 use sonde_model::{ResultId, TestResult, Timestamp};
-use sonde_server::ForwardConfig;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};

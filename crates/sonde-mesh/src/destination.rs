@@ -3,9 +3,9 @@
 //! it already has once.
 
 use crate::api_client::{ApiClient, ClientError};
+use crate::ForwardConfig;
 use crate::{IngestBody, IngestReply, INGEST_PATH};
 use sonde_archive::{Item, Store};
-use sonde_server::ForwardConfig;
 
 /// What a delivered batch did at the destination.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,8 +6,8 @@
 //! `/metrics` read it.
 
 use crate::destination::{self, Delivery, Destination, ForwardError};
+use crate::ForwardConfig;
 use sonde_archive::{ArchiveError, Store};
-use sonde_server::ForwardConfig;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;

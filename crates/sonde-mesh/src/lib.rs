@@ -9,12 +9,16 @@
 
 pub use sonde_http_client as api_client;
 pub mod destination;
+pub mod forward_config;
 pub mod forwarder;
 pub mod member;
+pub mod mesh_config;
 pub mod plan;
 
 pub use destination::{Delivery, Destination, ForwardError};
+pub use forward_config::ForwardConfig;
 pub use forwarder::{start, Backoff};
+pub use mesh_config::MeshConfig;
 
 /// The body of `POST /api/v1/ingest`: forwarded items.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]

@@ -7,8 +7,9 @@
 
 use crate::api_client::ApiClient;
 use crate::plan::Share;
+use crate::MeshConfig;
 use sonde_archive::AgentInfo;
-use sonde_server::{Gate, MeshConfig, Origin};
+use sonde_gate::{Gate, Origin};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -200,7 +201,7 @@ impl ShareCheck {
             if own {
                 continue;
             }
-            if let Some(out) = sonde_server::gate::consent::outside(&e.address, &self.targets) {
+            if let Some(out) = sonde_gate::consent::outside(&e.address, &self.targets) {
                 return Some(format!(
                     "endpoint {}: {out} is outside mesh.targets (rule: consent)",
                     e.name
@@ -210,7 +211,7 @@ impl ShareCheck {
             // this member would connect to.
             if let Some(agent) = &e.agent {
                 let host = agent_host(agent);
-                if let Some(out) = sonde_server::gate::consent::outside(host, &self.targets) {
+                if let Some(out) = sonde_gate::consent::outside(host, &self.targets) {
                     return Some(format!(
                         "endpoint {}: its agent {out} is outside mesh.targets (rule: consent)",
                         e.name
@@ -246,7 +247,7 @@ fn agent_host(agent: &str) -> &str {
 pub fn write_shares(dir: &Path, shares: &[Share], check: &ShareCheck) -> std::io::Result<()> {
     let mut wanted = BTreeSet::new();
     for share in shares {
-        if !sonde_server::mesh_config::valid_name(&share.name) {
+        if !crate::mesh_config::valid_name(&share.name) {
             tracing::warn!(name = %share.name, "a share with a name that is not one: left out");
             continue;
         }
@@ -295,7 +296,7 @@ mod tests {
         ShareCheck {
             gate: Gate::new(
                 sonde_server::Limits::default(),
-                sonde_server::TargetsConfig::default(),
+                sonde_gate::TargetsConfig::default(),
                 targets.clone(),
             ),
             targets,

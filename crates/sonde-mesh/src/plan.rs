@@ -107,7 +107,7 @@ impl MeshPlan {
             },
             why,
         };
-        if !sonde_server::mesh_config::valid_name(&name) {
+        if !crate::mesh_config::valid_name(&name) {
             return Err(bad(format!(
                 "name '{name}': use 1 to 64 letters, digits, '-', '_' and '.'"
             )));
@@ -192,17 +192,14 @@ impl MeshPlan {
             ("side_a", &m.side_a),
             ("side_b", &m.side_b),
         ] {
-            if let Some(n) = names
-                .iter()
-                .find(|n| !sonde_server::mesh_config::valid_name(n))
-            {
+            if let Some(n) = names.iter().find(|n| !crate::mesh_config::valid_name(n)) {
                 return Err((key, format!("[mesh]: {key}: agent name '{n}' is not one")));
             }
         }
         if let Some(h) = m
             .hub
             .as_ref()
-            .filter(|h| !sonde_server::mesh_config::valid_name(h))
+            .filter(|h| !crate::mesh_config::valid_name(h))
         {
             return Err(("hub", format!("[mesh]: hub: agent name '{h}' is not one")));
         }

@@ -15,7 +15,9 @@ pub mod aggregate;
 pub mod mqtt;
 mod mqtt_tls;
 pub mod reading;
+pub mod readings_config;
 
 pub use aggregate::{Interval, Sample, Summary, BUCKET_NS, DAY_NS};
 pub use mqtt::{MqttSubscriber, SubscriberOptions, SubscriberStats};
 pub use reading::{Reading, ReadingError, ReadingInput};
+pub use readings_config::ReadingsConfig;

@@ -29,6 +29,14 @@ impl Stop {
     }
 }
 
+/// A stop on a flag another part already holds (the endpoint's, for a
+/// third-party test its client may end).
+impl From<Arc<AtomicBool>> for Stop {
+    fn from(flag: Arc<AtomicBool>) -> Self {
+        Self(flag)
+    }
+}
+
 /// A stop of its own for one piece of work: set when its parent is, when
 /// its bound has passed, or by [`BoundedStop::stop`]. A watcher thread
 /// carries the parent's stop and the bound into it (the engine's loops

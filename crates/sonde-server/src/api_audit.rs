@@ -5,7 +5,6 @@
 
 use crate::admission::Admissible;
 use crate::audit::{Asked, Outcome, Proto, Record};
-use crate::gate::{aimed_at, Refused};
 use crate::state::Shared;
 use sonde_model::{Spec, TestSpec};
 use std::net::SocketAddr;
@@ -23,14 +22,15 @@ impl std::fmt::Debug for ApiAudit {
 
 impl ApiAudit {
     /// Writes the decision on a request (a test or a method) `token`'s
-    /// holder at `client` asked the API to run: started (`refused` none)
-    /// or refused, and by which rule.
+    /// holder at `client` asked the API to run, aimed at `target`: started
+    /// (`refused` none) or refused, and why (the rule first).
     pub fn test(
         &self,
         client: Option<SocketAddr>,
         token: Option<&str>,
         spec: &Spec,
-        refused: Option<&Refused>,
+        target: Option<String>,
+        refused: Option<String>,
     ) {
         let mut asked = match spec {
             Spec::Test(TestSpec::Tcp(s)) => s.asked(),
@@ -40,10 +40,10 @@ impl ApiAudit {
                 ..Asked::default()
             },
         };
-        asked.target = aimed_at(spec).first().map(|(_, t)| t.host().to_string());
+        asked.target = target;
         let peer = client.unwrap_or_else(|| SocketAddr::from(([0u16; 8], 0)));
         let (outcome, reason) = match refused {
-            Some(r) => (Outcome::Refused, Some(format!("{}: {r}", r.rule()))),
+            Some(r) => (Outcome::Refused, Some(r)),
             None => (Outcome::Accepted, None),
         };
         let record = Record::new(peer, token, "api", Proto::Http, &asked, outcome, reason);

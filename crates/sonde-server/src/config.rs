@@ -1,8 +1,10 @@
-//! The server's configuration: where it listens and what it allows.
+//! The test endpoint's configuration: where it listens and what it
+//! allows.
 //!
-//! Read from a TOML file (`sonde serve --config FILE`), then overridden by
-//! flags, then checked once by [`ServerConfig::validate`]. Every key is
-//! documented in `docs/serve.md`.
+//! Read with the rest of the serve file (`sonde serve --config FILE`, by
+//! sonde-agent), then overridden by flags, then checked once by
+//! [`ServerConfig::validate`]. Every key is documented in
+//! `docs/serve.md`.
 
 use serde::Deserialize;
 use std::net::IpAddr;
@@ -10,7 +12,10 @@ use std::path::Path;
 
 pub use crate::limits_config::Limits;
 
-/// Everything `sonde serve` runs with.
+/// What the test endpoint runs with: where it listens, `[limits]`,
+/// `[reflector]` and `[auth]`. The daemon's configuration (sonde-agent's
+/// `AgentConfig`, the whole serve file) holds these and the daemon's own
+/// sections.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ServerConfig {
@@ -19,29 +24,8 @@ pub struct ServerConfig {
     pub port: u16,
     pub limits: Limits,
     pub reflector: ReflectorConfig,
-    /// The HTTP API and portal (`[http]`).
-    pub http: crate::http_config::HttpConfig,
-    /// Central archives this agent forwards its results to (`[[forward]]`).
-    pub forward: Vec<crate::forward_config::ForwardConfig>,
     /// Tokens, limit classes and the audit log (`[auth]`).
     pub auth: crate::auth_config::AuthConfig,
-    /// The mesh: as a member or as the central agent (`[mesh]`).
-    pub mesh: crate::mesh_config::MeshConfig,
-    /// How the agent's own tests present themselves (`[client]`).
-    pub client: crate::client_config::ClientConfig,
-    /// Alert rules on archived metrics (`[[alert]]`, docs/alerts.md).
-    pub alert: Vec<sonde_alerts::RuleConfig>,
-    /// Readings from probes: the MQTT broker and topics (`[readings]`).
-    pub readings: crate::readings_config::ReadingsConfig,
-    /// The mail server alert notices and incident mail go through
-    /// (`[smtp]`).
-    pub smtp: Option<sonde_incidents::SmtpConfig>,
-    /// Where requests from elsewhere than the command line may aim pings
-    /// and HTTP loads (`[targets]`; empty: nowhere).
-    pub targets: crate::targets_config::TargetsConfig,
-    /// Keys such requests may name (`[keys]`, `name = "/path/to/key"`):
-    /// authenticated STAMP without naming a file.
-    pub keys: std::collections::BTreeMap<String, std::path::PathBuf>,
 }
 
 /// The STAMP reflector (RFC 8762) of `sonde serve`.
@@ -79,16 +63,7 @@ impl Default for ServerConfig {
             port: 5201,
             limits: Limits::default(),
             reflector: ReflectorConfig::default(),
-            http: crate::http_config::HttpConfig::default(),
-            forward: Vec::new(),
-            mesh: crate::mesh_config::MeshConfig::default(),
-            client: crate::client_config::ClientConfig::default(),
             auth: crate::auth_config::AuthConfig::default(),
-            alert: Vec::new(),
-            readings: crate::readings_config::ReadingsConfig::default(),
-            smtp: None,
-            targets: crate::targets_config::TargetsConfig::default(),
-            keys: std::collections::BTreeMap::new(),
         }
     }
 }
@@ -105,9 +80,15 @@ pub enum ConfigError {
     Parse { path: String, message: String },
     #[error("{key}: {reason}")]
     Invalid { key: &'static str, reason: String },
-    /// An `[[alert]]` that cannot work (its name and key in the error).
-    #[error("{0}")]
-    Alert(sonde_alerts::ConfigError),
+    /// A named entry of an array of tables that cannot work (an
+    /// `[[alert]]`): the table, the entry's name and its key.
+    #[error("{table} '{name}': {key}: {why}")]
+    Entry {
+        table: &'static str,
+        name: String,
+        key: &'static str,
+        why: String,
+    },
     /// One of the above, where it is in the file.
     #[error("{path}:{line}: {error}")]
     At {
@@ -130,9 +111,11 @@ impl ConfigError {
                 let steps: Vec<Step<'_>> = key.split('.').map(Step::Key).collect();
                 line_of(&text, &steps)
             }
-            ConfigError::Alert(e) => line_of(
+            ConfigError::Entry {
+                table, name, key, ..
+            } => line_of(
                 &text,
-                &[Step::Key("alert"), Step::Named(&e.rule), Step::Key(e.key)],
+                &[Step::Key(table), Step::Named(name), Step::Key(key)],
             ),
             _ => None,
         };
@@ -213,59 +196,7 @@ impl ServerConfig {
         if l.max_work.is_zero() {
             return invalid("limits.max_work", "must be more than 0");
         }
-        for (name, path) in &self.keys {
-            let probe = sonde_model::PingSpec {
-                host: "::1".into(),
-                proto: sonde_model::PingProto::Udp,
-                key: Some(name.clone()),
-                ..sonde_model::PingSpec::default()
-            };
-            if let Err(e) = probe.validate() {
-                return invalid("keys", &format!("'{name}': {}", e.reason));
-            }
-            if let Err(e) = std::fs::metadata(path) {
-                return invalid("keys", &format!("'{name}': {}: {e}", path.display()));
-            }
-        }
-        self.targets
-            .validate()
-            .map_err(|reason| ConfigError::Invalid {
-                key: "targets.http",
-                reason,
-            })?;
-        self.mesh
-            .check()
-            .map_err(|(key, reason)| ConfigError::Invalid { key, reason })?;
-        self.client
-            .token()
-            .map_err(|(key, reason)| ConfigError::Invalid { key, reason })?;
-        let mut names = std::collections::BTreeSet::new();
-        for f in &self.forward {
-            f.check()
-                .map_err(|(key, reason)| ConfigError::Invalid { key, reason })?;
-            if !names.insert(f.name.as_str()) {
-                return invalid("forward.name", &format!("{} is named twice", f.name));
-            }
-        }
         self.auth
-            .check()
-            .map_err(|(key, reason)| ConfigError::Invalid { key, reason })?;
-        let rules = sonde_alerts::rules(&self.alert).map_err(ConfigError::Alert)?;
-        let mails = rules.iter().any(|r| {
-            r.deliveries
-                .iter()
-                .any(|d| matches!(d, sonde_alerts::Delivery::Email { .. }))
-        });
-        if mails && self.smtp.is_none() {
-            return invalid("smtp", "an alert sends email: give [smtp] server and from");
-        }
-        if let Some(smtp) = &self.smtp {
-            sonde_incidents::Mailer::new(smtp).map_err(|e| ConfigError::Invalid {
-                key: "smtp",
-                reason: e.to_string(),
-            })?;
-        }
-        self.http
             .check()
             .map_err(|(key, reason)| ConfigError::Invalid { key, reason })
     }
@@ -335,28 +266,5 @@ mod tests {
             c.limits.third_party_allow.is_empty(),
             "third-party tests are off"
         );
-    }
-
-    #[test]
-    fn alerts_with_mail_need_smtp_and_take_it() {
-        let text = "[[alert]]\nname = \"lossy\"\nmetric = \"loss_pct\"\nabove = 1.0\nfor = 3\n\
-                    clear = 0.5\nnotify = [\"log\", \"email\", \"incident\"]\n\
-                    email = [\"noc@example.net\"]\n";
-        let c = ServerConfig::from_toml(text, "t").unwrap();
-        let e = c.validate().unwrap_err().to_string();
-        assert!(e.starts_with("smtp:"), "{e}");
-        let c = ServerConfig::from_toml(
-            &format!(
-                "{text}[smtp]\nserver = \"mail.example.net:25\"\nfrom = \"sonde <sonde@example.net>\"\n"
-            ),
-            "t",
-        )
-        .unwrap();
-        c.validate().unwrap();
-        assert_eq!(c.alert.len(), 1);
-        let c = ServerConfig::from_toml("[[alert]]\nname = \"x\"\nmetric = \"loss_pct\"\n", "t")
-            .unwrap();
-        let e = c.validate().unwrap_err().to_string();
-        assert!(e.contains("alert 'x'"), "{e}");
     }
 }

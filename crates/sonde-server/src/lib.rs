@@ -37,44 +37,37 @@
 //!   its own, under the caps; then hands it to `native` or `iperf3`.
 //! - [`server`]: binds, and runs the acceptor.
 //! - [`reflector`]: the STAMP reflector, on its own UDP sockets.
+//! - `third_party_runner`: what the daemon gives the control port to run
+//!   third-party tests with ([`ThirdPartyRunner`]).
 
 mod acceptor;
 mod access;
 mod admission;
 mod api_audit;
-pub mod api_token;
 mod audit;
 pub mod auth_config;
-pub mod client_config;
 pub mod config;
 pub mod counters;
 mod cut;
-pub mod forward_config;
-pub mod gate;
 mod gone;
 mod handshake;
-pub mod http_config;
 mod iperf3;
 mod limits;
 pub mod limits_config;
-pub mod mesh_config;
 mod native;
-pub mod readings_config;
 pub mod reflector;
 pub mod server;
 mod state;
-pub mod targets_config;
+mod third_party_runner;
 
 pub use api_audit::ApiAudit;
 pub use auth_config::{AuthConfig, ClassConfig, OverLimit, Permission, TokenConfig};
 pub use config::{ConfigError, Limits, ReflectorConfig, ServerConfig};
 pub use counters::{AgentCounters, CountersNow};
-pub use forward_config::ForwardConfig;
-pub use gate::{Admitted, Gate, GatedRunner, Origin, Refused};
 pub use handshake::HANDSHAKE_DEADLINE;
-pub use http_config::{ApiPermission, ApiToken, HttpConfig, Levels, Thresholds};
-pub use mesh_config::MeshConfig;
+pub use limits::{check_tcp_limits, check_udp_limits};
 pub use reflector::{Reflector, ReflectorError};
 pub use server::{ServeError, Server, Stopped, Until};
 pub use sonde_wire::Refusal;
-pub use targets_config::TargetsConfig;
+pub use state::{TestSlot, TestSlots};
+pub use third_party_runner::{ThirdPartyFailure, ThirdPartyRunner};

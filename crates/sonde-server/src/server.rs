@@ -90,16 +90,17 @@ impl Server {
         crate::api_audit::ApiAudit(Arc::clone(&self.shared))
     }
 
-    /// The agent's one gate for requests that do not come through the
-    /// control port (the API, campaigns, mesh shares): this server's
-    /// `[limits]`, and its test slots, shared with the control port.
-    pub fn gate(
-        &self,
-        targets: crate::TargetsConfig,
-        mesh_targets: Vec<ipnet::IpNet>,
-        keys: std::collections::BTreeMap<String, std::path::PathBuf>,
-    ) -> Arc<crate::Gate> {
-        crate::Gate::of_server(&self.shared, targets, mesh_targets, keys)
+    /// Its test slots, for the daemon's gate: a test a client runs here
+    /// and one the API starts count against the same cap.
+    pub fn slots(&self) -> crate::TestSlots {
+        crate::TestSlots(Arc::clone(&self.shared))
+    }
+
+    /// Lets the control port run third-party tests with `runner`
+    /// (without one it refuses them as unavailable).
+    pub fn third_party(self, runner: Arc<dyn crate::ThirdPartyRunner>) -> Self {
+        self.shared.set_third_party(runner);
+        self
     }
 
     /// The counters `/metrics` shows: tests run, refusals by reason.

@@ -34,6 +34,8 @@ pub(crate) struct Shared {
     access: crate::access::Access,
     /// Where each decision is written.
     audit: crate::audit::AuditLog,
+    /// What runs third-party tests, if the daemon gave one.
+    third_party: std::sync::OnceLock<Arc<dyn crate::ThirdPartyRunner>>,
 }
 
 impl Shared {
@@ -53,6 +55,7 @@ impl Shared {
         Arc::new(Self {
             access,
             audit,
+            third_party: std::sync::OnceLock::new(),
             limits,
             registry: Registry::default(),
             running_tests: AtomicU32::new(0),
@@ -81,6 +84,17 @@ impl Shared {
 
     pub(crate) fn counters(&self) -> &crate::counters::AgentCounters {
         &self.counters
+    }
+
+    /// What runs third-party tests; `None`: they are refused.
+    pub(crate) fn third_party(&self) -> Option<Arc<dyn crate::ThirdPartyRunner>> {
+        self.third_party.get().cloned()
+    }
+
+    /// Gives the server what runs third-party tests (once; a second is
+    /// ignored).
+    pub(crate) fn set_third_party(&self, runner: Arc<dyn crate::ThirdPartyRunner>) {
+        let _ = self.third_party.set(runner);
     }
 
     pub(crate) fn counters_arc(&self) -> &Arc<crate::counters::AgentCounters> {
@@ -138,7 +152,7 @@ impl Shared {
 
 /// A claimed test slot; released on drop.
 #[derive(Debug)]
-pub(crate) struct TestSlot(Arc<Shared>);
+pub struct TestSlot(Arc<Shared>);
 
 impl Drop for TestSlot {
     fn drop(&mut self) {
@@ -290,5 +304,28 @@ mod tests {
         let (_third, n2) = shared.open_connection(2).unwrap();
         // A refused connection takes no place in the order.
         assert_eq!(n2, 2);
+    }
+}
+
+/// The server's test slots, for work that starts elsewhere (the daemon's
+/// gate: the API's tests, campaign steps, mesh shares) but counts against
+/// the same `max_concurrent_tests` as the control port's tests.
+#[derive(Debug, Clone)]
+pub struct TestSlots(pub(crate) Arc<Shared>);
+
+impl TestSlots {
+    /// Tests holding a slot now.
+    pub fn running(&self) -> u32 {
+        self.0.running_tests()
+    }
+
+    /// One slot, held until dropped; `None` when all are taken.
+    pub fn claim(&self) -> Option<TestSlot> {
+        self.0.claim_test()
+    }
+
+    /// The `[limits]` the slots are counted under.
+    pub fn limits(&self) -> &Limits {
+        self.0.limits()
     }
 }

@@ -8,11 +8,11 @@
 use crate::api::reply::ApiError;
 use crate::state::Shared;
 use crate::tokens::Caller;
+use crate::ApiPermission;
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{header, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use sonde_server::ApiPermission;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 
@@ -243,7 +243,7 @@ fn bearer_needed(message: &str) -> Response {
 mod tests {
     use super::*;
     use crate::tokens::Tokens;
-    use sonde_server::ApiToken;
+    use crate::ApiToken;
     use std::sync::Arc;
 
     #[test]
@@ -330,7 +330,7 @@ mod tests {
             ApiToken {
                 name: "kept-hashed".into(),
                 token: String::new(),
-                hash: Some(sonde_server::api_token::hash("a-hashed-token-0123").unwrap()),
+                hash: Some(crate::api_token::hash("a-hashed-token-0123").unwrap()),
                 may: None,
             },
         ]));

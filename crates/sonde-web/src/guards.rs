@@ -7,7 +7,7 @@
 use crate::connections::Connections;
 use crate::rate::PerMinute;
 use crate::serve::Closed;
-use sonde_server::HttpConfig;
+use crate::HttpConfig;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;

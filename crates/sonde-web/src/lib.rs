@@ -9,10 +9,12 @@
 //! server's event loop.
 
 mod api;
+pub mod api_token;
 mod assets;
 mod auth;
 mod connections;
 mod guards;
+pub mod http_config;
 pub mod interfaces;
 pub mod live;
 pub mod metrics;
@@ -27,6 +29,7 @@ mod status;
 mod tls;
 mod tokens;
 
+pub use http_config::{ApiPermission, ApiToken, HttpConfig, Levels, Thresholds};
 pub use live::{LiveBus, LiveRunner};
 pub use state::State;
 
@@ -43,18 +46,18 @@ pub struct WebConfig {
     pub addr: SocketAddr,
     /// The archive it reads (a SQLite path or a postgres:// URL).
     pub archive: String,
-    pub http: sonde_server::HttpConfig,
+    pub http: crate::HttpConfig,
     /// The control port's limits ("run a test now" keeps to them).
     pub limits: sonde_server::Limits,
     /// The agent's one admission gate: every request the API starts
     /// passes it.
-    pub gate: Arc<sonde_server::Gate>,
+    pub gate: Arc<sonde_gate::Gate>,
     /// The agent's campaigns directory, if it runs campaigns.
     pub campaigns_dir: Option<PathBuf>,
     pub live: Arc<LiveBus>,
     pub counters: Arc<sonde_server::AgentCounters>,
     /// `[mesh]` of the configuration.
-    pub mesh: sonde_server::MeshConfig,
+    pub mesh: sonde_mesh::MeshConfig,
     /// The control port's audit log, for the tests the API starts.
     pub audit: Option<sonde_server::ApiAudit>,
     /// `[smtp]` of the configuration: incident mail.

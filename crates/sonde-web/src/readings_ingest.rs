@@ -8,8 +8,8 @@
 
 use sonde_archive::{ReadingsWrite, Store};
 use sonde_model::clock::now_ns;
+use sonde_readings::readings_config::ReadingsConfig;
 use sonde_readings::{MqttSubscriber, Reading, SubscriberOptions, SubscriberStats};
-use sonde_server::readings_config::ReadingsConfig;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError};
 use std::sync::Arc;

@@ -4,9 +4,10 @@
 use crate::api::reply::{unavailable, ApiError};
 use crate::live::LiveBus;
 use crate::running_requests::RunningRequests;
+use crate::HttpConfig;
 use axum::http::StatusCode;
 use sonde_archive::Store;
-use sonde_server::{AgentCounters, HttpConfig, Limits};
+use sonde_server::{AgentCounters, Limits};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -21,7 +22,7 @@ pub struct State {
     /// The control port's limits: "run a test now" keeps to them.
     pub limits: Limits,
     /// The one admission gate.
-    pub gate: Arc<sonde_server::Gate>,
+    pub gate: Arc<sonde_gate::Gate>,
     /// The requests started through the API and still running, by run id.
     pub runs: RunningRequests,
     /// Where campaign plans are kept (`--campaigns DIR`), if the agent
@@ -32,7 +33,7 @@ pub struct State {
     pub hostname: String,
     /// `[mesh]`: the mesh plans this agent publishes as the central one,
     /// and when a silent agent is unknown.
-    pub mesh: sonde_server::MeshConfig,
+    pub mesh: sonde_mesh::MeshConfig,
     /// The control port's audit log: who started what through the API.
     pub audit: Option<sonde_server::ApiAudit>,
     /// `[smtp]`: where incident mail goes, if anywhere.

@@ -3,9 +3,9 @@
 //! result is older than `stale` (an agent that stopped reporting is not
 //! green). The worst metric decides, and `why` names it.
 
+use crate::{Levels, Thresholds};
 use serde::Serialize;
 use sonde_archive::ResultRow;
-use sonde_server::{Levels, Thresholds};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]

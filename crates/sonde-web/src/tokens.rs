@@ -14,7 +14,7 @@ pub struct Caller(pub String);
 /// (by the SHA-256 digest of what was presented), so that Argon2's cost
 /// is paid once per token, not once per request.
 pub struct Tokens {
-    pub(crate) tokens: Vec<sonde_server::ApiToken>,
+    pub(crate) tokens: Vec<crate::ApiToken>,
     verified: Mutex<HashMap<[u8; 32], usize>>,
     /// One Argon2 verification at a time: wrong tokens cost the agent
     /// one core at most, and their sources are held to
@@ -26,7 +26,7 @@ pub struct Tokens {
 const VERIFIED_KEPT: usize = 1024;
 
 impl Tokens {
-    pub fn new(tokens: Vec<sonde_server::ApiToken>) -> Self {
+    pub fn new(tokens: Vec<crate::ApiToken>) -> Self {
         Self {
             tokens,
             verified: Mutex::new(HashMap::new()),
@@ -39,7 +39,7 @@ impl Tokens {
     /// time, so the time taken says neither which one came close nor how
     /// long any is (`ct_eq` on slices of different lengths returns at
     /// once). Hashed ones are verified with Argon2 on the blocking pool.
-    pub async fn holder(self: &Arc<Self>, presented: &str) -> Option<&sonde_server::ApiToken> {
+    pub async fn holder(self: &Arc<Self>, presented: &str) -> Option<&crate::ApiToken> {
         let asked: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
         let mut found = None;
         for (i, t) in self.tokens.iter().enumerate() {
@@ -65,7 +65,7 @@ impl Tokens {
             me.tokens.iter().position(|t| {
                 t.hash
                     .as_deref()
-                    .is_some_and(|h| sonde_server::api_token::verify(h, &presented))
+                    .is_some_and(|h| crate::api_token::verify(h, &presented))
             })
         })
         .await

@@ -506,7 +506,7 @@ fn mail(store: &mut Store, m: &MailArgs) -> Result<Vec<(String, Vec<String>)>, F
             username: None,
             password_file: None,
         },
-        (_, _, Some(path)) => sonde_server::ServerConfig::from_file(path)
+        (_, _, Some(path)) => sonde_agent::AgentConfig::from_file(path)
             .map_err(|e| Failure::Usage(anyhow!(e)))?
             .smtp
             .ok_or_else(|| Failure::Usage(anyhow!("{}: no [smtp] section", path.display())))?,

@@ -7,9 +7,10 @@ use crate::serve_signal;
 use anyhow::anyhow;
 use clap::Args;
 use ipnet::IpNet;
+use sonde_agent::AgentConfig;
 use sonde_engine::stamp_reflector::ReflectorStats;
 use sonde_model::Rate;
-use sonde_server::{Reflector, ReflectorError, Server, ServerConfig, Until};
+use sonde_server::{Reflector, ReflectorError, Server, Until};
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -97,10 +98,10 @@ pub struct ServeArgs {
 
 impl ServeArgs {
     /// The config file (if any) with the flags laid over it.
-    pub fn to_config(&self) -> Result<ServerConfig, Failure> {
+    pub fn to_config(&self) -> Result<AgentConfig, Failure> {
         let mut c = match &self.config {
-            Some(p) => ServerConfig::from_file(p).map_err(|e| Failure::Usage(e.into()))?,
-            None => ServerConfig::default(),
+            Some(p) => AgentConfig::from_file(p).map_err(|e| Failure::Usage(e.into()))?,
+            None => AgentConfig::default(),
         };
         if !self.bind.is_empty() {
             c.bind.clone_from(&self.bind);
@@ -179,11 +180,11 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
     let (targets, mesh_targets) = (config.targets.clone(), config.mesh.targets.clone());
     let keys = config.keys.clone();
     let reflector = Reflector::bind(&config.reflector, &config.bind);
-    let server = Server::bind(config)?;
+    let server = Server::bind(config.server())?.third_party(Arc::new(sonde_agent::RunnerRelay));
     // The one gate every request from elsewhere than the command line
     // passes (the API's, the campaigns' and the mesh shares'), sharing
     // the control port's test slots.
-    let gate = server.gate(targets, mesh_targets, keys);
+    let gate = sonde_gate::Gate::of_server(server.slots(), targets, mesh_targets, keys);
     let counters = server.counters();
     let live = sonde_web::LiveBus::new();
     for addr in server.local_addrs() {

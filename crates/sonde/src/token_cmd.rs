@@ -5,7 +5,7 @@
 use crate::failure::Failure;
 use anyhow::anyhow;
 use clap::{Args, Subcommand};
-use sonde_server::api_token;
+use sonde_web::api_token;
 use std::io::Read;
 
 #[derive(Debug, Args)]

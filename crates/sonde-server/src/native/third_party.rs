@@ -16,12 +16,13 @@ use crate::admission::{admit_as, Asker};
 use crate::audit::{Asked, Outcome, Proto};
 use crate::limits::check_third_party;
 use crate::state::Shared;
+use crate::third_party_runner::ThirdPartyRunner;
 use sonde_engine::control::Control;
 use sonde_engine::EngineError;
 use sonde_model::{Event, HostEnv, PeerKind, TestSpec};
-use sonde_run::{Events, RunError, Stop};
 use sonde_wire::{ClientMessage, Refusal, ServerMessage, HANDSHAKE_FRAME_MAX};
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -58,6 +59,12 @@ pub(super) fn run(
             return refuse(control, peer, refusal);
         }
     }
+    let Some(runner) = shared.third_party() else {
+        let refusal = Refusal::Unavailable {
+            what: "third-party tests (this server runs none of its own)".into(),
+        };
+        return refuse(control, peer, refusal);
+    };
     let kind = format!("third_party_{}", request.kind().name());
     let asker = Asker {
         token,
@@ -91,9 +98,9 @@ pub(super) fn run(
     };
     tracing::info!(%peer, %target, client = %format!("sonde {} on {}", client_env.sonde_version, client_env.os), "third-party test");
     control.send_preamble()?;
-    let stop = Stop::new();
+    let stop = Arc::new(AtomicBool::new(false));
     watch_client(&control, &stop)?;
-    let outcome = run_relayed(&mut control, &spec, &stop, &target, peer);
+    let outcome = run_relayed(&mut control, runner.as_ref(), &spec, &stop, &target, peer);
     drop(slot);
     // Ends the watcher's read as well as the connection.
     let _ = control.stream().shutdown(std::net::Shutdown::Both);
@@ -104,45 +111,31 @@ pub(super) fn run(
 /// then its result or why it gave none.
 fn run_relayed(
     control: &mut Control,
+    runner: &dyn ThirdPartyRunner,
     spec: &TestSpec,
-    stop: &Stop,
+    stop: &Arc<AtomicBool>,
     target: &str,
     peer: SocketAddr,
 ) -> Result<(), EngineError> {
-    let events = Events::new();
-    let rx = events.subscribe();
-    let runner = {
-        let (spec, stop, events) = (spec.clone(), stop.clone(), events.clone());
-        std::thread::Builder::new()
-            .name("third-party".into())
-            .spawn(move || {
-                let outcome = sonde_run::run(&spec, &stop, &events);
-                events.close();
-                outcome
-            })
-            .map_err(EngineError::io("starting a third-party test"))?
-    };
     let mut relay_failed = None;
-    for event in rx {
+    let outcome = runner.run(spec, stop, &mut |event| {
         let msg = match event {
-            Event::Connected { server, env, .. } => {
-                ServerMessage::ThirdPartyConnected { server, env }
-            }
-            Event::Interval(interval) => ServerMessage::ThirdPartyInterval { interval },
-            _ => continue,
+            Event::Connected { server, env, .. } => ServerMessage::ThirdPartyConnected {
+                server: *server,
+                env: env.clone(),
+            },
+            Event::Interval(interval) => ServerMessage::ThirdPartyInterval {
+                interval: interval.clone(),
+            },
+            _ => return,
         };
         if relay_failed.is_none() {
             if let Err(e) = control.send(&msg) {
-                // The client is gone: stop the test, and keep draining.
-                stop.stop();
+                // The client is gone: stop the test.
+                stop.store(true, Ordering::Relaxed);
                 relay_failed = Some(e);
             }
         }
-    }
-    let outcome = runner.join().unwrap_or_else(|_| {
-        Err(RunError::Internal(EngineError::Aborted(
-            "the third-party test's thread failed".into(),
-        )))
     });
     if let Some(e) = relay_failed {
         return Err(e);
@@ -152,10 +145,10 @@ fn run_relayed(
             result: Box::new(result),
         },
         Err(e) => {
-            tracing::warn!(%peer, %target, error = %e, "third-party test failed");
+            tracing::warn!(%peer, %target, error = %e.message, "third-party test failed");
             ServerMessage::ThirdPartyFailed {
-                kind: e.kind().to_string(),
-                message: e.to_string(),
+                kind: e.kind,
+                message: e.message,
             }
         }
     };
@@ -175,9 +168,9 @@ fn spec_target(spec: &TestSpec) -> String {
 /// Stops the test when the client closes its connection, breaks it, or
 /// sends `stop` (or anything else: a third-party client has nothing more
 /// to say while its test runs).
-fn watch_client(control: &Control, stop: &Stop) -> Result<(), EngineError> {
+fn watch_client(control: &Control, stop: &Arc<AtomicBool>) -> Result<(), EngineError> {
     let mut reader = control.try_clone()?;
-    let stop = stop.clone();
+    let stop = Arc::clone(stop);
     std::thread::Builder::new()
         .name("third-party-client".into())
         .spawn(move || loop {
@@ -188,7 +181,7 @@ fn watch_client(control: &Control, stop: &Stop) -> Result<(), EngineError> {
             ) {
                 Err(EngineError::Timeout { .. }) => continue,
                 _ => {
-                    stop.stop();
+                    stop.store(true, Ordering::Relaxed);
                     return;
                 }
             }

@@ -16,7 +16,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
 use sonde_campaign::{campaign_status, CampaignStatus, Plan};
-use sonde_server::Origin;
+use sonde_gate::Origin;
 use std::sync::Arc;
 
 pub fn routes() -> Router<Shared> {

@@ -38,9 +38,9 @@ impl From<ApiError> for ApiRefusal {
 impl ApiRefusal {
     /// The gate's refusal `r`, its pointer under `prefix` and its message
     /// after `context`: 429 when every slot is taken, 422 otherwise.
-    pub fn gate(r: &sonde_server::Refused, prefix: &str, context: &str) -> Self {
+    pub fn gate(r: &sonde_gate::Refused, prefix: &str, context: &str) -> Self {
         let status = match r {
-            sonde_server::Refused::Busy(_) => StatusCode::TOO_MANY_REQUESTS,
+            sonde_gate::Refused::Busy(_) => StatusCode::TOO_MANY_REQUESTS,
             _ => StatusCode::UNPROCESSABLE_ENTITY,
         };
         let at = match r.at() {

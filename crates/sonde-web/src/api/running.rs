@@ -17,9 +17,9 @@ use axum::{Extension, Json, Router};
 use futures_util::stream::Stream;
 use serde_json::{json, Value};
 use sonde_archive::Placement;
+use sonde_gate::{Admitted, GatedRunner, Origin, Refused};
 use sonde_model::{Spec, TestSpec};
 use sonde_run::{BoundedStop, Events, LocalRunner, Runner, Stop};
-use sonde_server::{Admitted, GatedRunner, Origin, Refused};
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -100,7 +100,11 @@ async fn run_now(
     let origin = Origin::Api { who: who.clone() };
     let audit = |r: Option<&Refused>| {
         if let Some(a) = &state.audit {
-            a.test(client, Some(&who), &spec, r);
+            let target = sonde_gate::aimed_at(&spec)
+                .first()
+                .map(|(_, t)| t.host().to_string());
+            let why = r.map(|r| format!("{}: {r}", r.rule()));
+            a.test(client, Some(&who), &spec, target, why);
         }
     };
     let admitted = match state.gate.admit(&origin, &spec) {

@@ -198,19 +198,28 @@ fn ping_bound() -> Duration {
 
 #[test]
 fn the_agents_gate_shares_the_control_ports_slots() {
-    let shared = crate::state::Shared::new(Limits {
-        max_concurrent_tests: 1,
-        ..Limits::default()
-    });
+    // A real server's slots (bound, not serving: the slots are counted
+    // whether or not it accepts).
+    let server = sonde_server::Server::bind(sonde_server::ServerConfig {
+        bind: vec!["::1".parse().unwrap()],
+        port: 0,
+        limits: Limits {
+            max_concurrent_tests: 1,
+            ..Limits::default()
+        },
+        ..sonde_server::ServerConfig::default()
+    })
+    .unwrap();
+    let shared = server.slots();
     let g = Gate::of_server(
-        &shared,
+        shared.clone(),
         TargetsConfig::default(),
         Vec::new(),
         Default::default(),
     );
     let tcp = spec(r#"{"test": "tcp", "host": "::1", "time_s": 5}"#);
     // A client's test holds the one slot: the API waits its turn.
-    let client = shared.claim_test().unwrap();
+    let client = shared.claim().unwrap();
     assert_eq!(g.running(), 1);
     assert_eq!(
         g.admit(&api(), &tcp).unwrap_err().rule(),
@@ -218,7 +227,7 @@ fn the_agents_gate_shares_the_control_ports_slots() {
     );
     drop(client);
     let admitted = g.admit(&api(), &tcp).unwrap();
-    assert!(shared.claim_test().is_none(), "the API's test holds it now");
+    assert!(shared.claim().is_none(), "the API's test holds it now");
     drop(admitted);
-    assert!(shared.claim_test().is_some());
+    assert!(shared.claim().is_some());
 }

@@ -13,29 +13,29 @@
 //!    [`Gate::check_trial`]);
 //! 4. **target consent** ([`consent`]);
 //! 5. **a slot**: at most `max_concurrent_tests` run at once: the
-//!    agent's ([`crate::Server::gate`]) shares its slots with the control
+//!    agent's ([`Gate::of_server`]) shares its slots with the control
 //!    port, so a test a client runs here and one the API starts count
 //!    against the same cap.
 //!
 //! The first rule that fails gives the [`Refused`], which names the rule,
 //! the value at fault (by JSON pointer) and what was asked. The control
-//! port's own admission (`admission.rs`) is the same order for the tests
+//! port's own admission (sonde-server's `admission.rs`) is the same order for the tests
 //! a client runs against this server.
 
 pub mod consent;
 pub mod files;
 mod refused;
 mod runner;
+pub mod targets_config;
 
 pub use consent::UrlPrefix;
 pub use refused::Refused;
 pub use runner::GatedRunner;
 
-use crate::admission::Admissible;
-use crate::limits_config::Limits;
-use crate::targets_config::TargetsConfig;
 use ipnet::IpNet;
 use sonde_model::{MethodSpec, Spec, TestSpec, Work};
+pub use sonde_server::Limits;
+use sonde_server::{TestSlot, TestSlots};
 use sonde_wire::{Limit, Refusal};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -43,6 +43,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+pub use targets_config::TargetsConfig;
 
 /// How long past its admitted bound a request may run before the agent
 /// stops it: set-up, a slow server's handshake, the result's write.
@@ -110,7 +111,7 @@ enum Slots {
     /// By the gate alone (a gate without a server: the unit tests').
     Own(AtomicU32),
     /// The server's, which the control port counts too.
-    Server(Arc<crate::state::Shared>),
+    Server(TestSlots),
 }
 
 /// A slot held.
@@ -119,7 +120,7 @@ enum Held {
     Own(Arc<Gate>),
     /// Held until dropped.
     Server {
-        _slot: crate::state::TestSlot,
+        _slot: TestSlot,
     },
 }
 
@@ -144,8 +145,8 @@ impl Drop for Admitted {
 }
 
 impl Gate {
-    /// A gate that counts its own slots (see [`crate::Server::gate`] for
-    /// the agent's, which shares the control port's).
+    /// A gate that counts its own slots (see [`Gate::of_server`] for the
+    /// agent's, which shares the control port's).
     pub fn new(limits: Limits, targets: TargetsConfig, mesh_targets: Vec<IpNet>) -> Arc<Gate> {
         Arc::new(Gate {
             limits,
@@ -157,18 +158,18 @@ impl Gate {
     }
 
     /// The gate of a server: its `[limits]`, and its test slots.
-    pub(crate) fn of_server(
-        shared: &Arc<crate::state::Shared>,
+    pub fn of_server(
+        slots: TestSlots,
         targets: TargetsConfig,
         mesh_targets: Vec<IpNet>,
         keys: BTreeMap<String, PathBuf>,
     ) -> Arc<Gate> {
         Arc::new(Gate {
-            limits: shared.limits().clone(),
+            limits: slots.limits().clone(),
             targets,
             mesh_targets,
             keys,
-            slots: Slots::Server(Arc::clone(shared)),
+            slots: Slots::Server(slots),
         })
     }
 
@@ -185,7 +186,7 @@ impl Gate {
     pub fn running(&self) -> u32 {
         match &self.slots {
             Slots::Own(n) => n.load(Ordering::Acquire),
-            Slots::Server(shared) => shared.running_tests(),
+            Slots::Server(slots) => slots.running(),
         }
     }
 
@@ -231,7 +232,7 @@ impl Gate {
                 })
                 .ok()
                 .map(|_| Held::Own(Arc::clone(self))),
-            Slots::Server(shared) => shared.claim_test().map(|s| Held::Server { _slot: s }),
+            Slots::Server(slots) => slots.claim().map(|s| Held::Server { _slot: s }),
         };
         let Some(held) = held else {
             return Err(Refused::Busy(Refusal::Busy {
@@ -290,8 +291,8 @@ impl Gate {
             refusal,
         };
         match t {
-            TestSpec::Tcp(s) => crate::limits::check_demand(l, &s.demand()).map_err(wrap),
-            TestSpec::Udp(s) => crate::limits::check_demand(l, &s.demand()).map_err(wrap),
+            TestSpec::Tcp(s) => sonde_server::check_tcp_limits(l, s).map_err(wrap),
+            TestSpec::Udp(s) => sonde_server::check_udp_limits(l, s).map_err(wrap),
             TestSpec::Ping(_) | TestSpec::Http(_) | TestSpec::Trace(_) => {
                 let w = t.work();
                 let field = match t {

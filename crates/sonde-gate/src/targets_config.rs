@@ -29,7 +29,7 @@ impl TargetsConfig {
             if entry.parse::<IpNet>().is_ok() {
                 continue;
             }
-            crate::gate::consent::UrlPrefix::parse(entry)
+            crate::consent::UrlPrefix::parse(entry)
                 .map_err(|e| format!("targets.http[{i}] '{entry}': {e}"))?;
         }
         Ok(())

@@ -58,7 +58,7 @@ impl Refused {
             Refused::File { .. } => "no_files".into(),
             Refused::NotPermitted { .. } => "not_permitted".into(),
             Refused::Limit { refusal, .. } | Refused::Busy(refusal) => {
-                crate::counters::refusal_reason(refusal)
+                sonde_server::counters::refusal_reason(refusal)
             }
             Refused::Consent { .. } => "consent".into(),
         }
