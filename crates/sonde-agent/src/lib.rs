@@ -7,9 +7,14 @@
 //!   themselves.
 //! - [`third_party`]: the runner the endpoint's control port runs
 //!   third-party tests with.
+//! - [`campaign_watch`]: `--campaigns DIR`, every plan in DIR on its own
+//!   scheduler, reloaded on change.
+//! - [`daemon`]: binds the endpoint, then starts and stops the rest.
 
+pub mod campaign_watch;
 pub mod client_config;
 pub mod config;
+pub mod daemon;
 pub mod third_party;
 
 pub use config::AgentConfig;

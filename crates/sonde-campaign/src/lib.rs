@@ -21,6 +21,7 @@
 
 mod overrides;
 pub mod plan;
+mod plan_file;
 mod plan_where;
 pub mod resource;
 mod run;
@@ -33,6 +34,7 @@ pub mod status;
 
 pub use overrides::{Overrides, Quick};
 pub use plan::{Endpoint, Plan, Step, StepBody};
+pub use plan_file::{read_plan, which_endpoint, HostRunners};
 pub use resource::ResourceClass;
 pub use run_event::RunEventKind;
 pub use runners::{Progress, Runners};

@@ -10,13 +10,11 @@ use clap::{Args, Subcommand};
 use sonde_archive::{RunState, Store};
 use sonde_campaign::RunEventKind;
 use sonde_campaign::{
-    campaign_status, rfc3339, CampaignStatus, Control, Overrides, Plan, Progress, Runners,
-    Scheduler,
+    campaign_status, read_plan, rfc3339, which_endpoint, CampaignStatus, Control, HostRunners,
+    Overrides, Plan, Progress, Scheduler,
 };
-use sonde_model::IpFamily;
-use sonde_run::{LocalRunner, Runner, ThirdPartyRunner};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(Debug, Args)]
 pub struct CampaignArgs {
@@ -109,53 +107,6 @@ fn endpoint(s: &str) -> Result<(String, String), String> {
         .filter(|(n, a)| !n.is_empty() && !a.is_empty())
         .map(|(n, a)| (n.to_string(), a.to_string()))
         .ok_or_else(|| format!("'{s}': write NAME=ADDRESS"))
-}
-
-/// Where tests run from: this host, or another agent as third-party tests.
-pub struct CliRunners;
-
-impl Runners for CliRunners {
-    fn local(&self) -> Box<dyn Runner> {
-        Box::new(LocalRunner)
-    }
-    fn agent(&self, agent: &str) -> Result<Box<dyn Runner>, String> {
-        let r =
-            ThirdPartyRunner::parse(agent, sonde_model::TcpSpec::default().port, IpFamily::Any)?;
-        Ok(Box::new(r))
-    }
-}
-
-/// Reads the plan at `path` with the command line's overrides: the
-/// plan, and its text as written.
-pub fn read_plan(path: &Path, over: &Overrides) -> Result<(Plan, String), String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let plan = Plan::parse(&text, over).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok((plan, text))
-}
-
-/// Whether `address` is one of this host's: it can be bound to.
-fn is_mine(address: &str) -> bool {
-    use std::net::ToSocketAddrs;
-    (address, 0)
-        .to_socket_addrs()
-        .map(|mut addrs| addrs.any(|a| std::net::UdpSocket::bind((a.ip(), 0)).is_ok()))
-        .unwrap_or(false)
-}
-
-/// The endpoint this host is: `given`, else the first whose address is
-/// this host's, else the first.
-pub fn which_endpoint(plan: &Plan, given: Option<&str>) -> Result<String, String> {
-    match given {
-        Some(me) if plan.endpoint(me).is_some() => Ok(me.to_string()),
-        Some(me) => Err(format!("--as {me}: the plan has no endpoint {me}")),
-        None => Ok(plan
-            .endpoints
-            .iter()
-            .find(|e| e.agent.is_none() && is_mine(&e.address))
-            .unwrap_or(&plan.endpoints[0])
-            .name
-            .clone()),
-    }
 }
 
 pub fn run(args: CampaignArgs) -> Result<(), Failure> {
@@ -280,7 +231,7 @@ fn run_plan(p: PlanArgs) -> Result<(), Failure> {
         plan.name,
         cadence(&plan)
     );
-    let mut scheduler = Scheduler::new(store, plan, &text, &over, &me, &CliRunners, &control)
+    let mut scheduler = Scheduler::new(store, plan, &text, &over, &me, &HostRunners, &control)
         .map_err(|e| Failure::Usage(anyhow!(e)))?;
     let mut kept_total = 0usize;
     let mut interrupted = false;

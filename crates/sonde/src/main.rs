@@ -2,7 +2,6 @@
 
 mod archive_args;
 mod campaign_cmd;
-mod campaign_watch;
 mod cli;
 mod compare_chart;
 mod compare_cmd;

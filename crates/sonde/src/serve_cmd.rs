@@ -1,4 +1,6 @@
-//! `sonde serve`: the measurement endpoint in the foreground.
+//! `sonde serve`: the daemon (sonde-agent) in the foreground, or detached
+//! (`-D`): its configuration from the file and the flags, its signals and
+//! pid file.
 
 use crate::failure::Failure;
 use crate::run_args::duration;
@@ -7,14 +9,11 @@ use crate::serve_signal;
 use anyhow::anyhow;
 use clap::Args;
 use ipnet::IpNet;
+use sonde_agent::daemon::{Daemon, DaemonError, Options};
 use sonde_agent::AgentConfig;
-use sonde_engine::stamp_reflector::ReflectorStats;
 use sonde_model::Rate;
-use sonde_server::{Reflector, ReflectorError, Server, Until};
 use std::net::IpAddr;
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
-use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Debug, Args)]
@@ -168,183 +167,28 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
     if args.daemon && !serve_daemon::is_detached() {
         return serve_daemon::detach(args.pidfile.as_deref());
     }
-    let limits = config.limits.clone();
-    let http_config = config.http.clone();
-    let forward = config.forward.clone();
-    let mesh = config.mesh.clone();
-    let client = config.client.clone();
-    let alert_rules = sonde_alerts::rules(&config.alert)
-        .map_err(|e| Failure::Usage(anyhow!("invalid configuration: {e}")))?;
-    let smtp = config.smtp.clone();
-    let readings = config.readings.clone();
-    let (targets, mesh_targets) = (config.targets.clone(), config.mesh.targets.clone());
-    let keys = config.keys.clone();
-    let reflector = Reflector::bind(&config.reflector, &config.bind);
-    let server = Server::bind(config.server())?.third_party(Arc::new(sonde_agent::RunnerRelay));
-    // The one gate every request from elsewhere than the command line
-    // passes (the API's, the campaigns' and the mesh shares'), sharing
-    // the control port's test slots.
-    let gate = sonde_gate::Gate::of_server(server.slots(), targets, mesh_targets, keys);
-    let counters = server.counters();
-    let live = sonde_web::LiveBus::new();
-    for addr in server.local_addrs() {
-        tracing::info!(%addr, "listening");
-    }
-    tracing::info!(
-        max_duration = %humantime::format_duration(limits.max_duration),
-        max_streams = limits.max_streams,
-        max_concurrent_tests = limits.max_concurrent_tests,
-        max_rate = %limits.max_rate.map_or_else(|| "none".to_string(), |r| r.to_string()),
-        max_connections = limits.max_connections,
-        max_handshakes_per_source = limits.max_handshakes_per_source,
-        allow = ?limits.allow.iter().map(ToString::to_string).collect::<Vec<_>>(),
-        third_party_allow = ?limits.third_party_allow.iter().map(ToString::to_string).collect::<Vec<_>>(),
-        "limits"
-    );
-    match reflector {
-        Ok(Some(r)) => {
-            for addr in r.local_addrs() {
-                tracing::info!(reflector = %addr, "STAMP reflector listening");
-            }
-            log_reflector_stats(Arc::clone(&r.stats));
-            r.spawn();
-        }
-        Ok(None) => tracing::info!("STAMP reflector off"),
-        // A port that cannot be bound (862 needs root, or is taken)
-        // leaves the rest of the server running; a bad key is a usage
-        // error.
-        Err(e @ ReflectorError::Bind { .. }) => tracing::warn!(error = %e, "no STAMP reflector"),
-        Err(e) => return Err(Failure::Usage(anyhow!("invalid configuration: {e}"))),
-    }
+    let daemon = Daemon::bind(config).map_err(failure)?;
     let stop = serve_signal::install()
         .map_err(|e| Failure::Run(anyhow!("cannot install the signal handlers: {e}")))?;
     let _pidfile = args.pidfile.as_deref().map(PidFile::create).transpose()?;
-    let archive = args
-        .archive
-        .clone()
-        .unwrap_or_else(crate::archive_args::default_location);
-    let mut threads = Vec::new();
-    // What MQTT readings come in, for /metrics (the ingest starts below).
-    let readings_stats = sonde_web::readings_ingest::IngestStats::for_config(&readings);
-    if let Some(addr) = args.http.or(http_config.listen) {
-        let every = http_config.interface_interval;
-        let web = sonde_web::WebConfig {
-            addr,
-            archive: archive.clone(),
-            http: http_config.clone(),
-            limits: limits.clone(),
-            gate: Arc::clone(&gate),
-            campaigns_dir: args.campaigns.clone(),
-            live: Arc::clone(&live),
-            counters: Arc::clone(&counters),
-            mesh: mesh.clone(),
-            audit: Some(server.api_audit()),
-            smtp: smtp.clone(),
-            readings: readings_stats.clone(),
-        };
-        let (bound, handle) = sonde_web::spawn(web, Arc::clone(&stop))
-            .map_err(|e| Failure::Usage(anyhow!("--http {addr}: {e}")))?;
-        tracing::info!(http = %bound, "HTTP API, portal and /metrics listening");
-        threads.push(handle);
-        if !every.is_zero() {
-            let sampler = sonde_web::interfaces::spawn_sampler(
-                archive.clone(),
-                http_config.interfaces.clone(),
-                every,
-                Arc::clone(&stop),
-            )
-            .map_err(|e| Failure::Run(anyhow!("cannot sample the interfaces: {e}")))?;
-            threads.push(sampler);
-        }
-    }
-    if let Some(dir) = &args.campaigns {
-        let token = client.token().map_err(|(key, reason)| {
-            Failure::Usage(anyhow!("invalid configuration: {key}: {reason}"))
-        })?;
-        let handle = crate::campaign_watch::spawn(
-            dir.clone(),
-            archive.clone(),
-            Arc::clone(&live),
-            token,
-            Arc::clone(&gate),
-            Arc::clone(&stop),
-        )
-        .map_err(|e| Failure::Run(anyhow!("cannot start the campaigns: {e}")))?;
-        threads.push(handle);
-    }
-    if !forward.is_empty() {
-        let started = sonde_mesh::start(&archive, &forward, &stop).map_err(|e| match e {
-            sonde_mesh::ForwardError::Config(_) => {
-                Failure::Usage(anyhow!("invalid configuration: {e}"))
-            }
-            e => Failure::Run(anyhow!("cannot start forwarding: {e}")),
-        })?;
-        threads.extend(started);
-    }
-    let deliverer = sonde_alerts::Deliverer::new(&alert_rules, smtp.as_ref())
-        .map_err(|e| Failure::Usage(anyhow!("invalid configuration: {e}")))?;
-    let alerts = sonde_alerts::start(&archive, alert_rules, deliverer, &stop)
-        .map_err(|e| Failure::Run(anyhow!("cannot start the alerts: {e}")))?;
-    threads.extend(alerts);
-    let ingest = sonde_web::readings_ingest::spawn(
-        archive.clone(),
-        &readings,
-        Arc::clone(&stop),
-        readings_stats.unwrap_or_default(),
-    )
-    .map_err(|e| Failure::Usage(anyhow!("invalid configuration: {e}")))?;
-    threads.extend(ingest);
-    let member = sonde_mesh::member::start(&mesh, args.campaigns.as_deref(), &gate, &stop)
-        .map_err(|e| Failure::Usage(anyhow!("invalid configuration: {e}")))?;
-    threads.extend(member);
-    let until = Until {
+    let options = Options {
+        http: args.http,
+        campaigns: args.campaigns.clone(),
+        archive: args
+            .archive
+            .clone()
+            .unwrap_or_else(crate::archive_args::default_location),
         one_off: args.one_off,
         idle_timeout: args.idle_timeout,
-        stop: Some(Arc::clone(&stop)),
+        stop,
     };
-    let why = server.run_until(&until);
-    tracing::info!(reason = ?why, "server stopped");
-    // The server may stop for another reason than a signal.
-    stop.store(true, Ordering::Relaxed);
-    for h in threads {
-        let _ = h.join();
-    }
+    daemon.run(&options).map_err(failure)?;
     Ok(())
 }
 
-/// Logs the reflector's counters once a second while they change, and
-/// warns when its overall rate cap drops answers.
-fn log_reflector_stats(stats: Arc<ReflectorStats>) {
-    let _ = std::thread::Builder::new()
-        .name("sonde-reflector-stats".into())
-        .spawn(move || {
-            let mut last = [0u64; 5];
-            loop {
-                std::thread::sleep(Duration::from_secs(1));
-                let now = [
-                    stats.answered.load(Ordering::Relaxed),
-                    stats.malformed.load(Ordering::Relaxed),
-                    stats.bad_hmac.load(Ordering::Relaxed),
-                    stats.rate_limited.load(Ordering::Relaxed),
-                    stats.over_total.load(Ordering::Relaxed),
-                ];
-                if now[4] > last[4] {
-                    tracing::warn!(
-                        dropped = now[4] - last[4],
-                        "reflector over its overall rate cap (reflector.total_rate_limit)"
-                    );
-                }
-                if now != last {
-                    tracing::info!(
-                        answered = now[0],
-                        malformed = now[1],
-                        bad_hmac = now[2],
-                        rate_limited = now[3],
-                        over_total = now[4],
-                        "reflector"
-                    );
-                    last = now;
-                }
-            }
-        });
+fn failure(e: DaemonError) -> Failure {
+    match e {
+        DaemonError::Config(_) => Failure::Usage(e.into()),
+        DaemonError::Start(_) => Failure::Run(e.into()),
+    }
 }

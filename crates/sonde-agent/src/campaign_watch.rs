@@ -6,9 +6,9 @@
 //! alone until it changes. On shutdown every scheduler stops; a run in
 //! progress is kept as interrupted.
 
-use crate::campaign_cmd::{read_plan, which_endpoint, CliRunners};
 use sonde_archive::Store;
 use sonde_campaign::Runners;
+use sonde_campaign::{read_plan, which_endpoint, HostRunners};
 use sonde_campaign::{Control, Overrides, Progress, Scheduler};
 use sonde_gate::{Gate, GatedRunner, Origin};
 use sonde_model::Credential;
@@ -104,7 +104,7 @@ impl Runners for AgentRunners {
     }
 
     fn agent(&self, agent: &str) -> Result<Box<dyn Runner>, String> {
-        let inner = CliRunners.agent(agent)?;
+        let inner = HostRunners.agent(agent)?;
         Ok(self.gated(match &self.token {
             Some(token) => Box::new(TokenRunner {
                 inner,
@@ -122,7 +122,7 @@ impl AgentRunners {
                 inner: Box::new(LocalRunner),
                 token: token.clone(),
             }),
-            None => CliRunners.local(),
+            None => HostRunners.local(),
         };
         Box::new(LiveRunner {
             inner,
