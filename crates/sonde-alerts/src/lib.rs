@@ -2,13 +2,16 @@
 //! SmokePing's alert patterns ([`pattern`]) and threshold rules with
 //! hysteresis ([`rule`]), written as `[[alert]]` ([`config`]), evaluated
 //! as results arrive in the archive ([`evaluate`]), and delivered to the
-//! log, webhooks, mail and incidents ([`deliver`]).
+//! log, webhooks, mail and incidents ([`deliver`]). The incident desk
+//! ([`incident_desk`]) mails an incident's owners, for the command line
+//! and the API.
 
 mod alert_metric;
 pub mod config;
 pub mod deliver;
 pub mod evaluate;
 mod incident;
+pub mod incident_desk;
 mod notice;
 pub mod pattern;
 pub mod rule;
@@ -20,6 +23,7 @@ pub use config::{
 };
 pub use deliver::Deliverer;
 pub use evaluate::{start, AlertsError, Evaluator, QUEUE};
+pub use incident_desk::{mail_incident, MailIncidentError};
 pub use notice::Notice;
 pub use pattern::{Pattern, PatternError, Quantity};
 pub use rule::{AlertState, Condition, Edge, RuleError, Threshold, Worse};

@@ -41,7 +41,6 @@ pub use filter::ResultFilter;
 pub use incidents::IncidentFilter;
 pub use interfaces::{Counters, InterfaceSample};
 pub use latest::ResultRow;
-pub use mail_templates::MailIncidentError;
 pub use mesh_agents::{AgentInfo, MeshAgent};
 pub use outbox::{ForwardStatus, Item, Outbox, LOCAL_PREFIX};
 pub use path_changes::PathChangeRow;

@@ -1,27 +1,13 @@
 //! The archive's mail templates (docs/incidents.md), and the record of a
 //! mail sent: its history row and the state or status its template
-//! sets, in one transaction.
+//! sets, in one transaction. Sending is the incident desk's
+//! (`sonde_alerts::incident_desk`): the archive keeps, it does not mail.
 
 use crate::constituencies::{int, text};
 use crate::incidents::{change_in, history};
 use crate::sql::Value;
 use crate::{ArchiveError, Store};
-use sonde_incidents::{IncidentChange, IncidentError, MailError, MailTemplate, Mailer};
-
-/// Why a template could not be mailed about an incident.
-#[derive(Debug, thiserror::Error)]
-pub enum MailIncidentError {
-    /// The archive failed, or the incident or template does not exist.
-    #[error(transparent)]
-    Archive(#[from] ArchiveError),
-    /// There is nobody to write to.
-    #[error("{0}")]
-    Compose(IncidentError),
-    /// The mail server failed after `sent` mails went (they are
-    /// recorded, without the template's change of state).
-    #[error("{error} (mailed before it: {sent})")]
-    Send { error: MailError, sent: usize },
-}
+use sonde_incidents::{IncidentChange, IncidentError, MailTemplate};
 
 impl Store {
     /// Keeps template `t` (replacing one of the same name).
@@ -102,55 +88,5 @@ impl Store {
             change_in(tx, id, &change, actor, now_ns)?;
             history(tx, id, now_ns, actor, "mail", None, Some(&sent))
         })
-    }
-
-    /// Fills template `name` for incident `id`, sends it through `mailer`
-    /// to each owner's contacts (those of `role` only, if given), and
-    /// records it, the incident taking the template's state and status:
-    /// the one place a template is mailed, for the API and the command
-    /// line. Returns each constituency written to, with its addresses.
-    pub fn mail_incident(
-        &mut self,
-        id: i64,
-        name: &str,
-        role: Option<&str>,
-        mailer: &Mailer,
-        actor: &str,
-        now_ns: i64,
-    ) -> Result<Vec<(String, Vec<String>)>, MailIncidentError> {
-        let incident = self.incident(id)?.ok_or_else(|| {
-            ArchiveError::Incident(IncidentError::NotFound {
-                what: "incident",
-                name: id.to_string(),
-            })
-        })?;
-        let template = self.mail_template(name)?;
-        let mails = sonde_incidents::compose(&template, &incident, &self.constituencies()?, role)
-            .map_err(MailIncidentError::Compose)?;
-        let mut sent: Vec<(String, Vec<String>)> = Vec::new();
-        let to_of = |sent: &[(String, Vec<String>)]| -> Vec<String> {
-            sent.iter().flat_map(|(_, to)| to.clone()).collect()
-        };
-        for (code, m) in mails {
-            if let Err(error) = mailer.send(&m) {
-                // What went out is recorded (a retry then knows), without
-                // the template's change of state: not everyone was told.
-                if !sent.is_empty() {
-                    let partial = MailTemplate {
-                        set_state: None,
-                        set_status: None,
-                        ..template.clone()
-                    };
-                    self.record_mail(id, &partial, &to_of(&sent), actor, now_ns)?;
-                }
-                return Err(MailIncidentError::Send {
-                    error,
-                    sent: sent.len(),
-                });
-            }
-            sent.push((code, m.to));
-        }
-        self.record_mail(id, &template, &to_of(&sent), actor, now_ns)?;
-        Ok(sent)
     }
 }

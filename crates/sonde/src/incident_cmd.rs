@@ -8,6 +8,7 @@ use crate::failure::Failure;
 use crate::incident_text::{constituencies_text, line, show};
 use anyhow::anyhow;
 use clap::{Args, Subcommand};
+use sonde_alerts::MailIncidentError;
 use sonde_archive::{ArchiveError, IncidentFilter, Store};
 use sonde_incidents::{
     Constituency, Contact, IncidentChange, IncidentError, IpNet, MailTemplate, Mailer, NewIncident,
@@ -517,18 +518,18 @@ fn mail(store: &mut Store, m: &MailArgs) -> Result<Vec<(String, Vec<String>)>, F
         }
     };
     let mailer = Mailer::new(&smtp).map_err(|e| Failure::Usage(anyhow!(e)))?;
-    store
-        .mail_incident(
-            m.id,
-            &m.template,
-            m.role.as_deref(),
-            &mailer,
-            &user(),
-            now_ns(),
-        )
-        .map_err(|e| match e {
-            sonde_archive::MailIncidentError::Archive(e) => fail(e),
-            sonde_archive::MailIncidentError::Compose(e) => usage(e),
-            e @ sonde_archive::MailIncidentError::Send { .. } => Failure::Run(anyhow!(e)),
-        })
+    sonde_alerts::mail_incident(
+        store,
+        m.id,
+        &m.template,
+        m.role.as_deref(),
+        &mailer,
+        &user(),
+        now_ns(),
+    )
+    .map_err(|e| match e {
+        MailIncidentError::Archive(e) => fail(e),
+        MailIncidentError::Compose(e) => usage(e),
+        e @ MailIncidentError::Send { .. } => Failure::Run(anyhow!(e)),
+    })
 }

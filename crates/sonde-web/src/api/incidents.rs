@@ -15,7 +15,8 @@ use axum::routing::{get, patch, post};
 use axum::{Extension, Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
-use sonde_archive::{ArchiveError, IncidentFilter, MailIncidentError, Store};
+use sonde_alerts::MailIncidentError;
+use sonde_archive::{ArchiveError, IncidentFilter, Store};
 use sonde_incidents::{
     Constituency, Contact, Incident, IncidentChange, IncidentError, IpNet, MailTemplate, Mailer,
     Status,
@@ -487,7 +488,7 @@ async fn mail(
 }
 
 /// Fills and sends template `name` for incident `id` to each owner's
-/// contacts, then records it ([`Store::mail_incident`]); the
+/// contacts, then records it ([`sonde_alerts::mail_incident`]); the
 /// constituencies written to, with their addresses.
 fn send_template(
     s: &mut Store,
@@ -499,14 +500,13 @@ fn send_template(
 ) -> Result<Vec<(String, Vec<String>)>, Failure> {
     let mailer = Mailer::new(smtp)
         .map_err(|e| Failure::Api(ApiError(StatusCode::CONFLICT, e.to_string())))?;
-    s.mail_incident(id, name, role, &mailer, actor, now_ns())
-        .map_err(|e| match e {
-            MailIncidentError::Archive(e) => Failure::Archive(e),
-            MailIncidentError::Compose(e) => {
-                Failure::Api(ApiError(StatusCode::CONFLICT, e.to_string()))
-            }
-            e @ MailIncidentError::Send { .. } => {
-                Failure::Api(ApiError(StatusCode::BAD_GATEWAY, e.to_string()))
-            }
-        })
+    sonde_alerts::mail_incident(s, id, name, role, &mailer, actor, now_ns()).map_err(|e| match e {
+        MailIncidentError::Archive(e) => Failure::Archive(e),
+        MailIncidentError::Compose(e) => {
+            Failure::Api(ApiError(StatusCode::CONFLICT, e.to_string()))
+        }
+        e @ MailIncidentError::Send { .. } => {
+            Failure::Api(ApiError(StatusCode::BAD_GATEWAY, e.to_string()))
+        }
+    })
 }
