@@ -16,6 +16,15 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
+/// What checking a configuration built, for the daemon to use as is.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    /// The `[[alert]]` rules.
+    pub rules: Vec<sonde_alerts::Rule>,
+    /// `[smtp]`'s mailer, if there is one.
+    pub mailer: Option<sonde_incidents::Mailer>,
+}
+
 /// Everything `sonde serve` runs with.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -104,6 +113,13 @@ impl AgentConfig {
     /// The one place the whole configuration is checked: the endpoint's
     /// part by sonde-server, each other section by its own crate's check.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        self.check().map(drop)
+    }
+
+    /// [`AgentConfig::validate`], keeping what checking built: the alert
+    /// rules and the mailer, so that the daemon parses and builds each
+    /// once.
+    pub fn check(&self) -> Result<Checked, ConfigError> {
         self.server().validate()?;
         let invalid = |key, reason: String| Err(ConfigError::Invalid { key, reason });
         for (name, path) in &self.keys {
@@ -153,13 +169,17 @@ impl AgentConfig {
                 "an alert sends email: give [smtp] server and from".into(),
             );
         }
-        if let Some(smtp) = &self.smtp {
-            sonde_incidents::Mailer::new(smtp).map_err(|e| ConfigError::Invalid {
+        let mailer = self
+            .smtp
+            .as_ref()
+            .map(sonde_incidents::Mailer::new)
+            .transpose()
+            .map_err(|e| ConfigError::Invalid {
                 key: "smtp",
                 reason: e.to_string(),
             })?;
-        }
-        self.http.check().map_err(pair)
+        self.http.check().map_err(pair)?;
+        Ok(Checked { rules, mailer })
     }
 }
 

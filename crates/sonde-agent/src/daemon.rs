@@ -7,6 +7,7 @@
 //! until the server stops (`--one-off`, idle, or `stop`), then stops the
 //! rest and waits for it.
 
+use crate::config::Checked;
 use crate::AgentConfig;
 use sonde_engine::stamp_reflector::ReflectorStats;
 use sonde_server::{Reflector, ReflectorError, Server, Stopped, Until};
@@ -49,14 +50,16 @@ pub enum DaemonError {
 #[derive(Debug)]
 pub struct Daemon {
     config: AgentConfig,
+    checked: Checked,
     server: Server,
     reflector: Option<Reflector>,
 }
 
 impl Daemon {
-    /// Binds the endpoint and its reflector. A reflector port that cannot
-    /// be bound (862 needs root, or is taken) leaves the rest running.
-    pub fn bind(config: AgentConfig) -> Result<Daemon, DaemonError> {
+    /// Binds the endpoint and its reflector, for `config` as its check
+    /// left it. A reflector port that cannot be bound (862 needs root, or
+    /// is taken) leaves the rest running.
+    pub fn bind(config: AgentConfig, checked: Checked) -> Result<Daemon, DaemonError> {
         let reflector = match Reflector::bind(&config.reflector, &config.bind) {
             Ok(r) => r,
             Err(e @ ReflectorError::Bind { .. }) => {
@@ -70,6 +73,7 @@ impl Daemon {
             .third_party(Arc::new(crate::RunnerRelay));
         Ok(Daemon {
             config,
+            checked,
             server,
             reflector,
         })
@@ -84,6 +88,7 @@ impl Daemon {
     pub fn run(self, opts: &Options) -> Result<Stopped, DaemonError> {
         let Daemon {
             config,
+            checked: Checked { rules, mailer },
             server,
             reflector,
         } = self;
@@ -91,7 +96,6 @@ impl Daemon {
         let start_error = |what: &str, e: &dyn std::fmt::Display| {
             DaemonError::Start(format!("cannot {what}: {e}"))
         };
-        let alert_rules = sonde_alerts::rules(&config.alert).map_err(|e| config_error(&e))?;
         let gate = sonde_gate::Gate::of_server(
             server.slots(),
             config.targets.clone(),
@@ -132,7 +136,7 @@ impl Daemon {
                 counters: Arc::clone(&counters),
                 mesh: config.mesh.clone(),
                 audit: Some(server.api_audit()),
-                smtp: config.smtp.clone(),
+                mailer: mailer.clone(),
                 readings: readings_stats.clone(),
             };
             let (bound, handle) = sonde_web::spawn(web, Arc::clone(stop))
@@ -174,9 +178,9 @@ impl Daemon {
                 })?;
             threads.extend(started);
         }
-        let deliverer = sonde_alerts::Deliverer::new(&alert_rules, config.smtp.as_ref())
-            .map_err(|e| config_error(&e))?;
-        let alerts = sonde_alerts::start(archive, alert_rules, deliverer, stop)
+        let deliverer =
+            sonde_alerts::Deliverer::new(&rules, mailer).map_err(|e| config_error(&e))?;
+        let alerts = sonde_alerts::start(archive, rules, deliverer, stop)
             .map_err(|e| start_error("start the alerts", &e))?;
         threads.extend(alerts);
         let ingest = sonde_web::readings_ingest::spawn(

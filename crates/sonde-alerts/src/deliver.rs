@@ -10,7 +10,7 @@ use crate::rule::Edge;
 use crate::template::Template;
 use sonde_archive::Store;
 use sonde_http_client::ApiClient;
-use sonde_incidents::{Mail, Mailer, SmtpConfig};
+use sonde_incidents::{Mail, Mailer};
 use std::collections::BTreeMap;
 
 /// Sends notices. Holds the mailer, and a client per webhook.
@@ -29,13 +29,9 @@ fn split_url(url: &str) -> (String, String) {
 }
 
 impl Deliverer {
-    /// A deliverer for `rules`, with `[smtp]` if any sends mail (the
-    /// configuration check has made sure it is there and reads).
-    pub fn new(rules: &[Rule], smtp: Option<&SmtpConfig>) -> Result<Self, String> {
-        let mailer = smtp
-            .map(Mailer::new)
-            .transpose()
-            .map_err(|e| e.to_string())?;
+    /// A deliverer for `rules`, with the mailer of `[smtp]` if any rule
+    /// sends mail (the configuration check has made sure it is there).
+    pub fn new(rules: &[Rule], mailer: Option<Mailer>) -> Result<Self, String> {
         let mut hooks = BTreeMap::new();
         for rule in rules {
             for d in &rule.deliveries {

@@ -62,10 +62,17 @@ pub struct Mail {
 }
 
 /// A connection-less sender: each [`Mailer::send`] opens a session.
+#[derive(Clone)]
 pub struct Mailer {
     transport: SmtpTransport,
     from: Mailbox,
     server: String,
+}
+
+impl std::fmt::Debug for Mailer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Mailer({} from {})", self.server, self.from)
+    }
 }
 
 impl Mailer {

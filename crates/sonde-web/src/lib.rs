@@ -60,8 +60,8 @@ pub struct WebConfig {
     pub mesh: sonde_mesh::MeshConfig,
     /// The control port's audit log, for the tests the API starts.
     pub audit: Option<sonde_server::ApiAudit>,
-    /// `[smtp]` of the configuration: incident mail.
-    pub smtp: Option<sonde_incidents::SmtpConfig>,
+    /// The mailer of `[smtp]`: incident mail.
+    pub mailer: Option<sonde_incidents::Mailer>,
     /// The MQTT readings' counts, when the agent subscribes.
     pub readings: Option<Arc<readings_ingest::IngestStats>>,
 }
@@ -108,7 +108,7 @@ pub fn spawn(
         hostname: hostname(),
         mesh: config.mesh,
         audit: config.audit,
-        smtp: config.smtp,
+        mailer: config.mailer,
         readings: config.readings,
     });
     let handle = std::thread::Builder::new()

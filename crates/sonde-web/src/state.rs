@@ -36,8 +36,8 @@ pub struct State {
     pub mesh: sonde_mesh::MeshConfig,
     /// The control port's audit log: who started what through the API.
     pub audit: Option<sonde_server::ApiAudit>,
-    /// `[smtp]`: where incident mail goes, if anywhere.
-    pub smtp: Option<sonde_incidents::SmtpConfig>,
+    /// `[smtp]`'s mailer: where incident mail goes, if anywhere.
+    pub mailer: Option<sonde_incidents::Mailer>,
     /// Open stores of `archive`, reused from request to request.
     pub stores: sonde_archive::StorePool,
     /// The MQTT readings' counts for `/metrics`, when the agent subscribes.

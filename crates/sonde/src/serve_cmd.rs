@@ -9,6 +9,7 @@ use crate::serve_signal;
 use anyhow::anyhow;
 use clap::Args;
 use ipnet::IpNet;
+use sonde_agent::config::Checked;
 use sonde_agent::daemon::{Daemon, DaemonError, Options};
 use sonde_agent::AgentConfig;
 use sonde_model::Rate;
@@ -97,7 +98,7 @@ pub struct ServeArgs {
 
 impl ServeArgs {
     /// The config file (if any) with the flags laid over it.
-    pub fn to_config(&self) -> Result<AgentConfig, Failure> {
+    pub fn to_config(&self) -> Result<(AgentConfig, Checked), Failure> {
         let mut c = match &self.config {
             Some(p) => AgentConfig::from_file(p).map_err(|e| Failure::Usage(e.into()))?,
             None => AgentConfig::default(),
@@ -146,19 +147,19 @@ impl ServeArgs {
         if let Some(f) = &self.reflector_key_file {
             r.key_file = Some(f.clone());
         }
-        c.validate().map_err(|e| {
+        let checked = c.check().map_err(|e| {
             let e = match &self.config {
                 Some(path) => e.located(path),
                 None => e,
             };
             Failure::Usage(anyhow!("invalid configuration: {e}"))
         })?;
-        Ok(c)
+        Ok((c, checked))
     }
 }
 
 pub fn run(args: ServeArgs) -> Result<(), Failure> {
-    let config = args.to_config()?;
+    let (config, checked) = args.to_config()?;
     if let Some(path) = &args.logfile {
         crate::sink::append(path).map_err(|e| {
             Failure::Usage(anyhow!("cannot open the log file {}: {e}", path.display()))
@@ -167,7 +168,7 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
     if args.daemon && !serve_daemon::is_detached() {
         return serve_daemon::detach(args.pidfile.as_deref());
     }
-    let daemon = Daemon::bind(config).map_err(failure)?;
+    let daemon = Daemon::bind(config, checked).map_err(failure)?;
     let stop = serve_signal::install()
         .map_err(|e| Failure::Run(anyhow!("cannot install the signal handlers: {e}")))?;
     let _pidfile = args.pidfile.as_deref().map(PidFile::create).transpose()?;

@@ -467,7 +467,7 @@ async fn mail(
 ) -> Result<Json<Value>, ApiError> {
     let id = incident_id(&id)?;
     let b: MailBody = json_body(raw, "a mail {template, role}")?;
-    let Some(smtp) = state.smtp.clone() else {
+    let Some(mailer) = state.mailer.clone() else {
         return Err(ApiError(
             StatusCode::CONFLICT,
             "this agent has no [smtp] configured: it cannot send mail".into(),
@@ -475,7 +475,7 @@ async fn mail(
     };
     let who = actor(caller);
     on_store(&state, move |s| {
-        let sent = send_template(s, id, &b.template, b.role.as_deref(), &smtp, &who)?;
+        let sent = send_template(s, id, &b.template, b.role.as_deref(), &mailer, &who)?;
         let i = s.incident(id)?;
         Ok(json!({
             "sent": sent.iter().map(|(code, to)| json!({"constituency": code, "to": to})).collect::<Vec<_>>(),
@@ -495,12 +495,10 @@ fn send_template(
     id: i64,
     name: &str,
     role: Option<&str>,
-    smtp: &sonde_incidents::SmtpConfig,
+    mailer: &Mailer,
     actor: &str,
 ) -> Result<Vec<(String, Vec<String>)>, Failure> {
-    let mailer = Mailer::new(smtp)
-        .map_err(|e| Failure::Api(ApiError(StatusCode::CONFLICT, e.to_string())))?;
-    sonde_alerts::mail_incident(s, id, name, role, &mailer, actor, now_ns()).map_err(|e| match e {
+    sonde_alerts::mail_incident(s, id, name, role, mailer, actor, now_ns()).map_err(|e| match e {
         MailIncidentError::Archive(e) => Failure::Archive(e),
         MailIncidentError::Compose(e) => {
             Failure::Api(ApiError(StatusCode::CONFLICT, e.to_string()))
