@@ -18,7 +18,7 @@ pub mod sampler;
 pub mod sockopt;
 pub mod stamp_limit;
 pub mod stamp_reflector;
-mod sys;
+pub mod sys;
 pub mod tcp;
 pub mod trace;
 pub mod udp;

@@ -1,6 +1,10 @@
 //! The lab's only `unsafe`: raw AF_PACKET sockets for the link emulator.
+//! Their options and their timestamped receive are the engine's
+//! (`sonde_engine::sys`); here only what a packet socket needs alone:
+//! the socket, its interface and its bind.
 #![allow(unsafe_code)]
 
+use sonde_engine::sys::{enable_rx_timestamps, recv_stamped, setsockopt_raw};
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -53,55 +57,19 @@ impl PacketSocket {
             )
         })?;
         let on: libc::c_int = 1;
-        // SAFETY: on is a live c_int whose size is passed; the kernel reads it.
-        check(unsafe {
-            libc::setsockopt(
-                fd.as_raw_fd(),
-                libc::SOL_PACKET,
-                PACKET_IGNORE_OUTGOING,
-                std::ptr::from_ref(&on).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        })?;
+        setsockopt_raw(&fd, libc::SOL_PACKET, PACKET_IGNORE_OUTGOING, &on)?;
         // A deep receive queue: frames arrive in line-rate bursts while the
         // reader is busy. Root may go past rmem_max; otherwise keep the default.
         let buf: libc::c_int = 32 << 20;
         for opt in [libc::SO_RCVBUFFORCE, libc::SO_SNDBUFFORCE] {
-            // SAFETY: buf is a live c_int whose size is passed.
-            let _ = unsafe {
-                libc::setsockopt(
-                    fd.as_raw_fd(),
-                    libc::SOL_SOCKET,
-                    opt,
-                    std::ptr::from_ref(&buf).cast(),
-                    std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-                )
-            };
+            let _ = setsockopt_raw(&fd, libc::SOL_SOCKET, opt, &buf);
         }
-        // SAFETY: on is a live c_int whose size is passed.
-        check(unsafe {
-            libc::setsockopt(
-                fd.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_TIMESTAMPNS,
-                std::ptr::from_ref(&on).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        })?;
+        enable_rx_timestamps(&fd)?;
         let tv = libc::timeval {
             tv_sec: libc::time_t::try_from(read_timeout.as_secs()).unwrap_or(1),
             tv_usec: libc::suseconds_t::from(read_timeout.subsec_micros()),
         };
-        // SAFETY: tv is a live timeval whose size is passed.
-        check(unsafe {
-            libc::setsockopt(
-                fd.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_RCVTIMEO,
-                std::ptr::from_ref(&tv).cast(),
-                std::mem::size_of::<libc::timeval>() as libc::socklen_t,
-            )
-        })?;
+        setsockopt_raw(&fd, libc::SOL_SOCKET, libc::SO_RCVTIMEO, &tv)?;
         Ok(Self { fd })
     }
 
@@ -109,47 +77,7 @@ impl PacketSocket {
     /// time (ns since the Unix epoch), which does not include how long
     /// this thread took to wake up.
     pub fn recv(&self, buf: &mut [u8]) -> io::Result<(usize, Option<i64>)> {
-        let mut iov = libc::iovec {
-            iov_base: buf.as_mut_ptr().cast(),
-            iov_len: buf.len(),
-        };
-        let mut control = [0u64; 8];
-        // SAFETY: msghdr is a plain C struct for which all-zero is valid.
-        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-        msg.msg_iov = std::ptr::from_mut(&mut iov);
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = std::mem::size_of_val(&control) as _;
-        // SAFETY: msg points to a live iovec over buf and a live control
-        // buffer, with their lengths; the kernel writes within them.
-        let n = unsafe { libc::recvmsg(self.fd.as_raw_fd(), &mut msg, 0) };
-        if n < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let mut stamp = None;
-        // SAFETY: the CMSG_* macros walk msg's control buffer within the
-        // msg_controllen the kernel set; the timespec read stays inside
-        // a control message the kernel sized for it.
-        unsafe {
-            let mut c = libc::CMSG_FIRSTHDR(&msg);
-            while !c.is_null() {
-                let len = (*c).cmsg_len as usize;
-                let want = libc::CMSG_LEN(std::mem::size_of::<libc::timespec>() as u32) as usize;
-                if (*c).cmsg_level == libc::SOL_SOCKET
-                    && (*c).cmsg_type == libc::SCM_TIMESTAMPNS
-                    && len >= want
-                {
-                    let ts: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
-                    stamp = Some(
-                        ts.tv_sec
-                            .saturating_mul(1_000_000_000)
-                            .saturating_add(ts.tv_nsec),
-                    );
-                }
-                c = libc::CMSG_NXTHDR(&msg, c);
-            }
-        }
-        Ok((usize::try_from(n).unwrap_or(0), stamp))
+        recv_stamped(&self.fd, buf)
     }
 
     /// Sends one frame out of the interface as it is.

@@ -1,6 +1,8 @@
 //! The only module with `unsafe`: socket options and batched socket
 //! calls that neither std nor socket2 expose. Each block is one syscall
-//! on a caller-owned descriptor, or builds the C structs for one.
+//! on a caller-owned descriptor, or builds the C structs for one. The lab's
+//! packet sockets (sonde-lab's `sys`) use its options and its
+//! timestamped receive rather than writing them again.
 #![allow(unsafe_code)]
 
 mod sendfile;
@@ -10,7 +12,7 @@ pub use sendfile::SendFile;
 
 pub use udp::{
     enable_rx_hop_limit, enable_rx_timestamps, enable_rx_ttl, enable_udp_gro, enable_udp_rx_info,
-    send_gso, send_with_tos, Datagram, RecvBatch,
+    recv_stamped, send_gso, send_with_tos, Datagram, RecvBatch,
 };
 
 use std::io;
@@ -44,6 +46,7 @@ pub fn tcp_info_bytes(sock: &impl AsRawFd) -> io::Result<([u8; TCP_INFO_LEN], us
 
 /// `struct in6_flowlabel_req` from linux/in6.h.
 #[repr(C)]
+#[derive(Clone, Copy)]
 struct FlowLabelReq {
     dst: [u8; 16],
     label_be: u32,
@@ -61,7 +64,9 @@ const IPV6_FL_A_GET: u8 = 0;
 const IPV6_FL_S_ANY: u8 = 255;
 const IPV6_FL_F_CREATE: u16 = 1;
 
-pub(crate) fn setsockopt_raw<T>(
+/// setsockopt(2) with a plain C value (`T`: a `c_int`, a `timeval`, a
+/// `#[repr(C)]` struct), for the options socket2 does not name.
+pub fn setsockopt_raw<T: Copy>(
     sock: &impl AsRawFd,
     level: libc::c_int,
     name: libc::c_int,

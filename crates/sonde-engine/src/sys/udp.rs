@@ -248,6 +248,31 @@ struct Cmsgs {
     flow_label: Option<u32>,
 }
 
+/// One datagram (or, on a packet socket, one frame) into `buf` with
+/// recvmsg(2): its length and the kernel's receive time (SO_TIMESTAMPNS,
+/// [`enable_rx_timestamps`]; ns since the Unix epoch), which does not
+/// include how long the reading thread took to wake up.
+pub fn recv_stamped(sock: &impl AsRawFd, buf: &mut [u8]) -> io::Result<(usize, Option<i64>)> {
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    let mut control = [0u64; 16];
+    // SAFETY: msghdr is a plain C struct for which all-zero is valid.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = std::ptr::from_mut(&mut iov);
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(&control) as _;
+    // SAFETY: msg points to a live iovec over buf and a live control
+    // buffer, with their lengths; the kernel writes within them.
+    let n = unsafe { libc::recvmsg(sock.as_raw_fd(), &mut msg, 0) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((usize::try_from(n).unwrap_or(0), parse_cmsgs(&msg).rx_ns))
+}
+
 fn parse_cmsgs(msg: &libc::msghdr) -> Cmsgs {
     let mut found = Cmsgs::default();
     let Cmsgs {
@@ -257,7 +282,7 @@ fn parse_cmsgs(msg: &libc::msghdr) -> Cmsgs {
         ttl,
         flow_label,
     } = &mut found;
-    // SAFETY: msg was filled by recvmmsg; the CMSG_* macros walk its
+    // SAFETY: msg was filled by recvmsg or recvmmsg; the CMSG_* macros walk its
     // control buffer within msg_controllen and each data read below
     // stays within the cmsg_len the kernel set.
     unsafe {
