@@ -35,6 +35,7 @@ pub mod status;
 pub use overrides::{Overrides, Quick};
 pub use plan::{Endpoint, Plan, Step, StepBody};
 pub use plan_file::{read_plan, which_endpoint, HostRunners};
+pub use plan_where::PlanPlace;
 pub use resource::ResourceClass;
 pub use run_event::RunEventKind;
 pub use runners::{Progress, Runners};
@@ -46,9 +47,15 @@ pub use status::{campaign_status, CampaignStatus};
 /// Why a campaign could not be read or run.
 #[derive(Debug, thiserror::Error)]
 pub enum CampaignError {
-    /// The plan breaks a rule; the message names the key or step.
-    #[error("plan: {0}")]
-    Plan(String),
+    /// The plan breaks a rule: what it is about (`place`: a step, an
+    /// endpoint, the schedule, the plan), its line in the text once
+    /// found, and what is wrong.
+    #[error("plan: {}{place}{message}", line.map(|n| format!("line {n}: ")).unwrap_or_default())]
+    Plan {
+        place: PlanPlace,
+        line: Option<usize>,
+        message: String,
+    },
     #[error(transparent)]
     Archive(#[from] sonde_archive::ArchiveError),
 }

@@ -62,7 +62,7 @@ impl Overrides {
         match json {
             None => Ok(Overrides::default()),
             Some(j) => serde_json::from_str(j)
-                .map_err(|e| CampaignError::Plan(format!("overrides kept with the plan: {e}"))),
+                .map_err(|e| crate::plan_where::bad(format!("overrides kept with the plan: {e}"))),
         }
     }
 
@@ -83,7 +83,9 @@ impl Overrides {
         };
         let every = crate::schedule::parse_span("--repeat", r)?;
         if every < Duration::from_secs(1) {
-            return Err(CampaignError::Plan(format!("--repeat {r}: at least 1 s")));
+            return Err(crate::plan_where::bad(format!(
+                "--repeat {r}: at least 1 s"
+            )));
         }
         Ok(Some(every))
     }

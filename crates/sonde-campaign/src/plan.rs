@@ -7,6 +7,7 @@
 //! test step's `host` defaults to its `to` endpoint's address; anywhere in
 //! a step, a string `"@NAME"` stands for endpoint NAME's address.
 
+use crate::plan_where::{at, bad, in_step, PlanPlace};
 use crate::resource::ResourceClass;
 use crate::schedule::Schedule;
 use crate::CampaignError;
@@ -89,10 +90,6 @@ struct PlanFile {
 /// The keys a step has besides its spec's.
 const STEP_KEYS: [&str; 5] = ["name", "from", "to", "labels", "resource"];
 
-fn bad(message: impl Into<String>) -> CampaignError {
-    CampaignError::Plan(message.into())
-}
-
 impl Plan {
     /// Reads a plan from TOML with the command line's overrides (none:
     /// `&Overrides::default()`): its scale, schedule and endpoints'
@@ -164,17 +161,18 @@ impl Plan {
         // where their server listens.
         for e in &mut ends {
             let (host, port) = sonde_model::host_port::split_host_port(&e.address)
-                .map_err(|why| bad(format!("endpoint {}: address {why}", e.name)))?;
+                .map_err(|why| endpoint_at(&e.name, "address", format!("address {why}")))?;
             if let (Some(p), Some(q)) = (port, e.port) {
                 if p != q {
-                    return Err(bad(format!(
-                        "endpoint {}: address '{}' names port {p}, port says {q}",
-                        e.name, e.address
-                    )));
+                    return Err(endpoint_at(
+                        &e.name,
+                        "port",
+                        format!("address '{}' names port {p}, port says {q}", e.address),
+                    ));
                 }
             }
             if e.port == Some(0) {
-                return Err(bad(format!("endpoint {}: port 0: 1-65535", e.name)));
+                return Err(endpoint_at(&e.name, "port", "port 0: 1-65535"));
             }
             e.address = host;
             e.port = e.port.or(port);
@@ -230,14 +228,26 @@ pub fn step_length(body: &StepBody) -> Duration {
     }
 }
 
+/// A mistake in endpoint `name`, at `key`.
+fn endpoint_at(name: &str, key: &str, message: impl Into<String>) -> CampaignError {
+    at(
+        PlanPlace::Endpoint {
+            name: name.to_string(),
+            key: Some(key.to_string()),
+        },
+        message,
+    )
+}
+
 fn text_key(t: &mut toml::Table, key: &str, step: usize) -> Result<Option<String>, CampaignError> {
     match t.remove(key) {
         None => Ok(None),
         Some(toml::Value::String(s)) => Ok(Some(s)),
-        Some(v) => Err(bad(format!(
-            "step {step}: '{key}' must be text, not {}",
-            v.type_str()
-        ))),
+        Some(v) => Err(in_step(
+            step,
+            Some(key),
+            format!("'{key}' must be text, not {}", v.type_str()),
+        )),
     }
 }
 
@@ -249,7 +259,7 @@ fn resolve_names(v: &mut toml::Value, ends: &[Endpoint], step: usize) -> Result<
                 let e = ends
                     .iter()
                     .find(|e| e.name == name)
-                    .ok_or_else(|| bad(format!("step {step}: '@{name}' names no endpoint")))?;
+                    .ok_or_else(|| in_step(step, None, format!("'@{name}' names no endpoint")))?;
                 *s = e.address.clone();
             }
         }
@@ -271,13 +281,13 @@ fn resolve_names(v: &mut toml::Value, ends: &[Endpoint], step: usize) -> Result<
 /// A step's request, read by sonde's one parser: a mistake is named by
 /// the step's number and the pointer of the value at fault.
 fn read_spec(n: usize, t: toml::Table) -> Result<StepBody, CampaignError> {
-    let value = serde_json::to_value(&t).map_err(|e| bad(format!("step {n}: {e}")))?;
+    let value = serde_json::to_value(&t).map_err(|e| in_step(n, None, e.to_string()))?;
     StepBody::from_value(value).map_err(|e| {
         // A plan is TOML: the key, dotted, not a pointer.
         let key = e.at.trim_start_matches('/').replace('/', ".");
         match key.is_empty() {
-            true => bad(format!("step {n}: {}", e.message)),
-            false => bad(format!("step {n}: {key}: {}", e.message)),
+            true => in_step(n, None, e.message),
+            false => in_step(n, Some(&key), format!("{key}: {}", e.message)),
         }
     })
 }
@@ -295,7 +305,7 @@ fn read_step(
             let skip = match q.remove("skip") {
                 None => false,
                 Some(toml::Value::Boolean(b)) => b,
-                Some(_) => return Err(bad(format!("step {n}: quick.skip: true or false"))),
+                Some(_) => return Err(in_step(n, Some("quick.skip"), "quick.skip: true or false")),
             };
             if quick && skip {
                 return Ok(None);
@@ -306,9 +316,11 @@ fn read_step(
         }
         None => {}
         Some(_) => {
-            return Err(bad(format!(
-                "step {n}: quick: give a table of the step's keys"
-            )))
+            return Err(in_step(
+                n,
+                Some("quick"),
+                "quick: give a table of the step's keys",
+            ))
         }
     }
     let name = text_key(&mut t, "name", n)?;
@@ -324,22 +336,22 @@ fn read_step(
     };
     for end in [&from, &to] {
         if !ends.iter().any(|e| &e.name == end) {
-            return Err(bad(format!("step {n}: no endpoint named '{end}'")));
+            return Err(in_step(n, None, format!("no endpoint named '{end}'")));
         }
     }
     let labels: BTreeMap<String, String> = match t.remove("labels") {
         None => BTreeMap::new(),
         Some(v) => v
             .try_into()
-            .map_err(|e| bad(format!("step {n}: labels: {e}")))?,
+            .map_err(|e| in_step(n, Some("labels"), format!("labels: {e}")))?,
     };
-    let resource = match text_key(&mut t, "resource", n)? {
-        None => None,
-        Some(r) => Some(
-            ResourceClass::parse(&r)
-                .ok_or_else(|| bad(format!("step {n}: resource '{r}': use throughput or probe")))?,
-        ),
-    };
+    let resource =
+        match text_key(&mut t, "resource", n)? {
+            None => None,
+            Some(r) => Some(ResourceClass::parse(&r).ok_or_else(|| {
+                in_step(n, None, format!("resource '{r}': use throughput or probe"))
+            })?),
+        };
     debug_assert!(STEP_KEYS.iter().all(|k| !t.contains_key(*k)));
     let mut v = toml::Value::Table(t);
     resolve_names(&mut v, ends, n)?;
@@ -376,18 +388,20 @@ fn read_step(
         if let StepBody::Test(spec) = &mut body {
             scale_test(spec, scale);
             spec.validate()
-                .map_err(|e| bad(format!("step {n}: {}: {}", e.field, e.reason)))?;
+                .map_err(|e| in_step(n, Some(e.field), format!("{}: {}", e.field, e.reason)))?;
         }
         body
     } else {
-        return Err(bad(format!(
-            "step {n}: say what it runs: test = \"tcp\"|\"udp\"|\"ping\", or method = …"
-        )));
+        return Err(in_step(
+            n,
+            None,
+            "say what it runs: test = \"tcp\"|\"udp\"|\"ping\", or method = …",
+        ));
     };
     if let StepBody::Method(m) = &mut body {
         scale_method(m, scale);
         m.validate()
-            .map_err(|e| bad(format!("step {n}: {}: {}", e.field, e.reason)))?;
+            .map_err(|e| in_step(n, Some(e.field), format!("{}: {}", e.field, e.reason)))?;
     }
     let resource = resource.unwrap_or_else(|| ResourceClass::of(&body));
     let name = name.unwrap_or_else(|| default_name(&body, &from, &to));

@@ -1,56 +1,97 @@
-//! The line of a plan's mistake: a plan's rules are checked after the
-//! TOML is read, and their errors name the step, endpoint or schedule key
-//! (`step 3: time_s: 'soon' is not a duration`); this finds that key in
-//! the text, so that the error starts `line 14:` as a TOML error does.
+//! Where a plan's mistake is: a plan's rules are checked after the TOML is
+//! read, and each error says which step, endpoint or schedule key it is
+//! about ([`PlanPlace`]); this finds that key in the text, so that the
+//! error starts `line 14:` as a TOML error does.
 
 use crate::CampaignError;
 use sonde_model::toml_where::{line_of, Step};
+use std::fmt;
 
-/// `e` with the line of what it names, when that can be found.
+/// What a plan's mistake is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlanPlace {
+    /// The plan as a whole, or what the command line laid over it.
+    Plan,
+    /// `[[step]]` number `n` (from 1), at `key` (dotted) if it names one.
+    Step { n: usize, key: Option<String> },
+    /// The `[[endpoint]]` named `name`, at `key` if it names one.
+    Endpoint { name: String, key: Option<String> },
+    /// `[schedule]`, at `key` if it names one.
+    Schedule { key: Option<String> },
+}
+
+impl fmt::Display for PlanPlace {
+    /// What the message starts with (the key is part of the message).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PlanPlace::Plan => Ok(()),
+            PlanPlace::Step { n, .. } => write!(f, "step {n}: "),
+            PlanPlace::Endpoint { name, .. } => write!(f, "endpoint {name}: "),
+            PlanPlace::Schedule { .. } => f.write_str("schedule: "),
+        }
+    }
+}
+
+impl PlanPlace {
+    /// Its line in `text`, when that can be found.
+    fn line(&self, text: &str) -> Option<usize> {
+        let (mut path, key) = match self {
+            PlanPlace::Plan => return None,
+            PlanPlace::Step { n, key } => {
+                (vec![Step::Key("step"), Step::Index(n.checked_sub(1)?)], key)
+            }
+            PlanPlace::Endpoint { name, key } => {
+                (vec![Step::Key("endpoint"), Step::Named(name)], key)
+            }
+            PlanPlace::Schedule { key } => (vec![Step::Key("schedule")], key),
+        };
+        if let Some(k) = key {
+            path.extend(k.split('.').map(Step::Key));
+        }
+        line_of(text, &path)
+    }
+}
+
+/// A mistake about the plan as a whole.
+pub(crate) fn bad(message: impl Into<String>) -> CampaignError {
+    at(PlanPlace::Plan, message)
+}
+
+/// A mistake at `place`.
+pub(crate) fn at(place: PlanPlace, message: impl Into<String>) -> CampaignError {
+    CampaignError::Plan {
+        place,
+        line: None,
+        message: message.into(),
+    }
+}
+
+/// A mistake in step `n`, at `key` if it is about one (the message says
+/// it too).
+pub(crate) fn in_step(n: usize, key: Option<&str>, message: impl Into<String>) -> CampaignError {
+    at(
+        PlanPlace::Step {
+            n,
+            key: key.map(str::to_string),
+        },
+        message,
+    )
+}
+
+/// `e` with the line of what it is about, when that can be found.
 pub(crate) fn located(e: CampaignError, text: &str) -> CampaignError {
     match e {
-        CampaignError::Plan(message) => match line(&message, text) {
-            Some(n) => CampaignError::Plan(format!("line {n}: {message}")),
-            None => CampaignError::Plan(message),
+        CampaignError::Plan {
+            place,
+            line: None,
+            message,
+        } => CampaignError::Plan {
+            line: place.line(text),
+            place,
+            message,
         },
         other => other,
     }
-}
-
-/// Whether `word` reads as a key (`time_s`, `test.host`), not as prose.
-fn is_key(word: &str) -> bool {
-    !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
-}
-
-fn line(message: &str, text: &str) -> Option<usize> {
-    if let Some(rest) = message.strip_prefix("step ") {
-        let (n, rest) = rest.split_once(": ")?;
-        let i = n.parse::<usize>().ok()?.checked_sub(1)?;
-        let mut path = vec![Step::Key("step"), Step::Index(i)];
-        if let Some((key, _)) = rest.split_once(": ").filter(|(k, _)| is_key(k)) {
-            path.extend(key.split('.').map(Step::Key));
-        }
-        return line_of(text, &path);
-    }
-    if let Some(rest) = message.strip_prefix("endpoint ") {
-        let (name, rest) = rest.split_once(": ").unwrap_or((rest, ""));
-        let mut path = vec![Step::Key("endpoint"), Step::Named(name)];
-        if let Some(key) = rest.split([' ', ':']).next().filter(|k| is_key(k)) {
-            path.push(Step::Key(key));
-        }
-        return line_of(text, &path);
-    }
-    if let Some(rest) = message.strip_prefix("schedule: ") {
-        let key: String = rest
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .collect();
-        return line_of(text, &[Step::Key("schedule"), Step::Key(&key)]);
-    }
-    None
 }
 
 #[cfg(test)]
@@ -63,27 +104,45 @@ mod tests {
                         [[step]]\ntest = \"ping\"\n\
                         [[step]]\ntest = \"tcp\"\ntime_s = \"soon\"\n";
 
-    fn at(message: &str) -> String {
-        located(CampaignError::Plan(message.into()), PLAN).to_string()
+    fn shown(place: PlanPlace, message: &str) -> String {
+        located(at(place, message), PLAN).to_string()
     }
 
     #[test]
     fn a_plans_mistake_is_given_the_line_of_what_it_names() {
         assert_eq!(
-            at("step 2: time_s: 'soon' is not a duration"),
+            shown(
+                PlanPlace::Step {
+                    n: 2,
+                    key: Some("time_s".into())
+                },
+                "time_s: 'soon' is not a duration"
+            ),
             "plan: line 15: step 2: time_s: 'soon' is not a duration"
         );
         assert_eq!(
-            at("endpoint B: address 'b:99999': port 99999 is none"),
+            shown(
+                PlanPlace::Endpoint {
+                    name: "B".into(),
+                    key: Some("address".into())
+                },
+                "address 'b:99999': port 99999 is none"
+            ),
             "plan: line 10: endpoint B: address 'b:99999': port 99999 is none"
         );
         assert_eq!(
-            at("schedule: slip 'soon': not a span"),
+            shown(
+                PlanPlace::Schedule {
+                    key: Some("slip".into())
+                },
+                "slip 'soon': not a span"
+            ),
             "plan: line 4: schedule: slip 'soon': not a span"
         );
-        // Prose after the step's number: the step's own line.
-        assert!(at("step 1: say what it runs").starts_with("plan: line 1"));
+        // A step without a key: the step's own line.
+        let e = shown(PlanPlace::Step { n: 1, key: None }, "say what it runs");
+        assert!(e.starts_with("plan: line 1"), "{e}");
         // Nothing it can place: as it was.
-        assert_eq!(at("no [[step]]"), "plan: no [[step]]");
+        assert_eq!(shown(PlanPlace::Plan, "no [[step]]"), "plan: no [[step]]");
     }
 }

@@ -55,8 +55,19 @@ pub struct Schedule {
     pub spread: Duration,
 }
 
+/// A mistake in `[schedule]`, at the key its message starts with.
 fn bad(message: impl Into<String>) -> CampaignError {
-    CampaignError::Plan(format!("schedule: {}", message.into()))
+    let message = message.into();
+    let key: String = message
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    crate::plan_where::at(
+        crate::PlanPlace::Schedule {
+            key: (!key.is_empty()).then_some(key),
+        },
+        message,
+    )
 }
 
 /// An ISO 8601 duration (`PT1H`, `P1D`, `PT90S`) or sonde's spelling

@@ -107,7 +107,7 @@ impl<'a> Scheduler<'a> {
         control: &'a Control,
     ) -> Result<Self, CampaignError> {
         if plan.endpoint(me).is_none() {
-            return Err(CampaignError::Plan(format!(
+            return Err(crate::plan_where::bad(format!(
                 "this host is to be endpoint '{me}', which the plan does not name"
             )));
         }
