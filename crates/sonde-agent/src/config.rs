@@ -84,19 +84,11 @@ impl Default for AgentConfig {
 impl AgentConfig {
     /// Parses a TOML document; `origin` names it in errors.
     pub fn from_toml(text: &str, origin: &str) -> Result<Self, ConfigError> {
-        toml::from_str(text).map_err(|e| ConfigError::Parse {
-            path: origin.to_string(),
-            message: e.to_string().trim_end().replace('\n', " "),
-        })
+        sonde_server::config::from_toml(text, origin)
     }
 
     pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
-        let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: shown.clone(),
-            source,
-        })?;
-        Self::from_toml(&text, &shown)
+        sonde_server::config::from_file(path)
     }
 
     /// The test endpoint's part.

@@ -130,22 +130,32 @@ impl ConfigError {
     }
 }
 
+/// A configuration document of type `T` parsed from TOML; `origin` names
+/// it in errors (the endpoint's and the daemon's read alike).
+pub fn from_toml<T: serde::de::DeserializeOwned>(
+    text: &str,
+    origin: &str,
+) -> Result<T, ConfigError> {
+    toml::from_str(text).map_err(|e| ConfigError::Parse {
+        path: origin.to_string(),
+        message: e.to_string().trim_end().replace('\n', " "),
+    })
+}
+
+/// [`from_toml`] of the file at `path`.
+pub fn from_file<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, ConfigError> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: shown.clone(),
+        source,
+    })?;
+    from_toml(&text, &shown)
+}
+
 impl ServerConfig {
     /// Parses a TOML document; `origin` names it in errors.
     pub fn from_toml(text: &str, origin: &str) -> Result<Self, ConfigError> {
-        toml::from_str(text).map_err(|e| ConfigError::Parse {
-            path: origin.to_string(),
-            message: e.to_string().trim_end().replace('\n', " "),
-        })
-    }
-
-    pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
-        let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: shown.clone(),
-            source,
-        })?;
-        Self::from_toml(&text, &shown)
+        from_toml(text, origin)
     }
 
     /// The one place a configuration is checked.
