@@ -1,9 +1,13 @@
-//! sonde's measurement engine: TCP senders and receivers, pacing,
-//! counters and TCP_INFO sampling, and the client end of a test.
+//! sonde's measurement engine: TCP and UDP senders and receivers, pacing,
+//! counters and TCP_INFO sampling, what both ends of a native test agree
+//! on (`tcp::protocol`, `udp::protocol`), the control channel, and the
+//! syscalls (`sys`, shared with the lab).
 //!
-//! The engine moves bytes and counts them; what may run (limits, who may
-//! connect) is the agent's business, and how results look is the
-//! report crate's.
+//! The engine moves bytes and counts them. The native client's sessions
+//! (ask, run, swap reports) are sonde-run's; what may run (limits, who may
+//! connect) is sonde-server's business, and how results look is the
+//! report crate's. Still here and to move to sonde-run: the iperf3
+//! client (`iperf3/`) and the ping clients (`ping/`).
 
 pub mod auth;
 pub mod budget;
@@ -25,4 +29,4 @@ pub mod udp;
 
 pub use error::EngineError;
 pub use sys::tight_timer_slack;
-pub use tcp::client::{run_tcp, TestEvent};
+pub use tcp::protocol::TestEvent;

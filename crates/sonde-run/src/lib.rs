@@ -18,6 +18,8 @@ mod events;
 mod http;
 mod latency;
 mod live;
+mod native_tcp;
+mod native_udp;
 mod ping;
 mod runner;
 mod stop;

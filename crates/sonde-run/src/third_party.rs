@@ -147,7 +147,7 @@ impl ThirdPartyRunner {
             sonde_engine::auth::authenticate(
                 &mut control,
                 token,
-                sonde_engine::tcp::client::HANDSHAKE_TIMEOUT,
+                sonde_engine::tcp::protocol::HANDSHAKE_TIMEOUT,
             )
             .map_err(|e| match e {
                 EngineError::Refused(refusal) => {

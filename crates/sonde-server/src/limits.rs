@@ -5,7 +5,7 @@
 
 use crate::limits_config::Limits;
 use sonde_engine::host_env::available_congestion;
-use sonde_engine::tcp::client::MAX_REPORT_FRAME;
+use sonde_engine::tcp::protocol::MAX_REPORT_FRAME;
 use sonde_model::Rate;
 use sonde_wire::{Limit, Refusal};
 use std::net::IpAddr;

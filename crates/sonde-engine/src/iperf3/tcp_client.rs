@@ -7,7 +7,7 @@ use super::{refuse_unsupported_tcp, results_of, STATE_WAIT};
 use crate::connect::{connect, resolve_from};
 use crate::host_env::host_env;
 use crate::sockopt::StreamOptions;
-use crate::tcp::client::{client_role, opened, side_plan, TestEvent};
+use crate::tcp::protocol::{client_role, opened, side_plan, TestEvent};
 use crate::tcp::side::{run_side, DataStream};
 use crate::EngineError;
 use sonde_model::assemble::tcp_result;

@@ -3,9 +3,9 @@
 //! receive loops ([`send`], [`recv`]), flow control of unpaced tests
 //! ([`flow`]) and the receiver's estimators ([`stats`]).
 
-pub mod client;
 pub mod flow;
 pub mod frames;
+pub mod protocol;
 pub mod recv;
 pub mod schedule;
 pub mod send;

@@ -11,7 +11,7 @@ use sonde_engine::host_env::host_env;
 use sonde_engine::iperf3::control::Iperf3Control;
 use sonde_engine::iperf3::hold_open;
 use sonde_engine::sockopt::{apply_accepted, StreamOptions};
-use sonde_engine::tcp::client::{client_role, side_plan};
+use sonde_engine::tcp::protocol::{client_role, side_plan};
 use sonde_engine::tcp::side::{run_side, DataStream};
 use sonde_engine::EngineError;
 use sonde_model::{StreamLayout, StreamRole, TcpSpec};

@@ -10,7 +10,7 @@ use crate::state::{Delivered, Shared};
 use sonde_engine::control::Control;
 use sonde_engine::host_env::host_env;
 use sonde_engine::sockopt::{apply_accepted, StreamOptions};
-use sonde_engine::tcp::client::{client_role, report_frame_cap, side_plan};
+use sonde_engine::tcp::protocol::{client_role, report_frame_cap, side_plan};
 use sonde_engine::tcp::side::{run_side, DataStream};
 use sonde_engine::EngineError;
 use sonde_model::{Rate, StreamLayout, TcpSpec};

@@ -242,8 +242,8 @@ fn a_maximal_report_frame_is_refused_by_name_within_the_memory_bound() {
     // intervals (a report of up to 23.9 MiB).
     let mut big = spec(port, 32.3, 128, Direction::Forward);
     big.interval = Duration::from_millis(100);
-    let cap = sonde_engine::tcp::client::report_frame_cap(&big);
-    assert!(cap > sonde_engine::tcp::client::MAX_REPORT_FRAME * 99 / 100);
+    let cap = sonde_engine::tcp::protocol::report_frame_cap(&big);
+    assert!(cap > sonde_engine::tcp::protocol::MAX_REPORT_FRAME * 99 / 100);
     // A header over the cap, then a frame of the cap filled with junk.
     for (len, junk) in [(cap + 1, 0usize), (cap, cap)] {
         let (c, _data) = started(port, &big);

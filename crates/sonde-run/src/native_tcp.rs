@@ -1,16 +1,21 @@
 //! The client end of a native TCP test: ask the server, open the streams,
-//! run this end, swap reports, assemble the result.
+//! run this end, swap reports, assemble the result. What both ends agree
+//! on is the engine's (`sonde_engine::tcp::protocol`); the streams' data
+//! loops are the engine's too.
 
-use crate::connect::{connect, connect_any, resolve_from};
-use crate::control::Control;
-use crate::host_env::{available_congestion, host_env};
-use crate::sockopt::StreamOptions;
-use crate::tcp::side::{run_side, DataStream, LiveInterval, SidePlan, DRAIN_GRACE};
-use crate::EngineError;
+use sonde_engine::connect::{connect, connect_any, resolve_from};
+use sonde_engine::control::Control;
+use sonde_engine::host_env::{available_congestion, host_env};
+use sonde_engine::sockopt::StreamOptions;
+use sonde_engine::tcp::protocol::{
+    client_role, opened, report_frame_cap, side_plan, TestEvent, HANDSHAKE_TIMEOUT, REPORT_WAIT,
+};
+use sonde_engine::tcp::side::{run_side, DataStream};
+use sonde_engine::EngineError;
 use sonde_model::assemble::tcp_result;
 use sonde_model::StreamLayout;
 use sonde_model::{
-    HostEnv, IpFamily, PeerKind, SideReport, StreamRole, TcpSpec, TestResult, TestSpec, Timestamp,
+    HostEnv, IpFamily, PeerKind, SideReport, TcpSpec, TestResult, TestSpec, Timestamp,
 };
 use sonde_wire::{
     ClientMessage, Cut, Preamble, ServerMessage, TestId, HANDSHAKE_FRAME_MAX, PROTOCOL_VERSION,
@@ -19,94 +24,6 @@ use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// How long each step of the handshake may take.
-pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// What a running test tells its caller.
-#[derive(Debug)]
-pub enum TestEvent<'a> {
-    /// The server accepted; data streams are next.
-    Accepted {
-        server: SocketAddr,
-        env: &'a HostEnv,
-    },
-    /// Every stream is connected and data starts to flow.
-    Started {
-        streams: &'a [(u16, StreamRole, SocketAddr, SocketAddr)],
-    },
-    Interval(&'a LiveInterval),
-}
-
-/// Each connected stream: its number, this end's role, and both addresses
-/// (what [`TestEvent::Started`] tells).
-pub fn opened(streams: &[DataStream]) -> Vec<(u16, StreamRole, SocketAddr, SocketAddr)> {
-    streams
-        .iter()
-        .filter_map(|d| {
-            Some((
-                d.index,
-                d.role,
-                d.stream.local_addr().ok()?,
-                d.stream.peer_addr().ok()?,
-            ))
-        })
-        .collect()
-}
-
-/// The largest report frame either end reads, whatever the test asks: a
-/// server admits no test whose report could be larger (its refusal names
-/// `report_size`), so no client can make it hold more than this.
-pub const MAX_REPORT_FRAME: usize = 24 * 1024 * 1024;
-
-/// Interval windows a test of `duration` cut every `interval` can have.
-pub fn report_windows(duration: Duration, interval: Duration) -> usize {
-    if interval.is_zero() {
-        2
-    } else {
-        (duration.as_secs_f64() / interval.as_secs_f64()).ceil() as usize + 3
-    }
-}
-
-/// The largest report frame a test of `spec` can produce: every stream's
-/// samples with room to spare (before [`MAX_REPORT_FRAME`]).
-pub fn report_frame_need(spec: &TcpSpec) -> usize {
-    let windows = report_windows(spec.send_duration(), spec.interval);
-    HANDSHAKE_FRAME_MAX.saturating_add(
-        spec.stream_count()
-            .saturating_mul(windows)
-            .saturating_mul(600),
-    )
-}
-
-/// The report frame cap of a test of `spec`, both ends.
-pub fn report_frame_cap(spec: &TcpSpec) -> usize {
-    report_frame_need(spec).min(MAX_REPORT_FRAME)
-}
-
-/// This end's role for stream `index` of `spec`, seen from the client.
-pub fn client_role(spec: &TcpSpec, index: usize) -> StreamRole {
-    match spec.stream_direction(index) {
-        sonde_model::Direction::Reverse => StreamRole::Receiver,
-        _ => StreamRole::Sender,
-    }
-}
-
-/// The same plan on both ends: the server caps apply where they bind.
-pub fn side_plan(spec: &TcpSpec) -> SidePlan {
-    SidePlan {
-        omit: spec.omit,
-        time: spec.time,
-        interval: spec.interval,
-        length: usize::try_from(spec.length.bytes()).unwrap_or(usize::MAX),
-        send_rate: spec.bitrate,
-        receive_rate: None,
-        receive_grace: DRAIN_GRACE,
-        send_budget: spec.byte_budget(),
-        receive_budget: None,
-        zerocopy: spec.zerocopy,
-    }
-}
 
 /// Turns a refusal or an abort into its error; passes anything else on.
 fn expect_server(msg: ServerMessage) -> Result<ServerMessage, EngineError> {
@@ -174,7 +91,7 @@ pub fn handshake(
         _ => None,
     };
     if let Some(token) = &token {
-        let class = crate::auth::authenticate(&mut control, token, HANDSHAKE_TIMEOUT)?;
+        let class = sonde_engine::auth::authenticate(&mut control, token, HANDSHAKE_TIMEOUT)?;
         tracing::info!(token = token.name(), %class, "authenticated");
     }
     control.send(&ClientMessage::TestRequest {
@@ -225,11 +142,6 @@ pub fn handshake(
     }
     Ok((control, accepted))
 }
-
-/// How long to wait for the peer's report after this end's data stopped:
-/// the peer may still be draining (DRAIN_GRACE), then answers.
-pub const REPORT_WAIT: Duration =
-    Duration::from_secs(DRAIN_GRACE.as_secs() + HANDSHAKE_TIMEOUT.as_secs());
 
 /// Runs `spec` against a sonde server and returns the joined result.
 /// Setting `stop` ends the data early (Ctrl-C); the result then covers

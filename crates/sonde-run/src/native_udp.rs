@@ -1,20 +1,20 @@
-//! The client end of a native UDP test: ask the server, open and
-//! introduce the UDP streams, run this end, swap reports, assemble.
+//! The client end of a native UDP test: ask the server, say hello on each
+//! stream, run this end (with the server's intervals as they end), swap
+//! reports, assemble the result.
 
-use crate::connect::udp_connect;
-use crate::host_env::host_env;
-use crate::sockopt::{udp_in_force, StreamOptions};
-use crate::tcp::client::{
-    handshake, report_windows, HANDSHAKE_TIMEOUT, MAX_REPORT_FRAME, REPORT_WAIT,
-};
-use crate::udp::flow::Credits;
-use crate::udp::side::{run_udp_side, UdpDataStream, UdpFlow, UdpLive, UdpSidePlan, UDP_RX_GRACE};
-use crate::EngineError;
+use crate::native_tcp::handshake;
+use sonde_engine::connect::udp_connect;
+use sonde_engine::host_env::host_env;
+use sonde_engine::sockopt::{udp_in_force, StreamOptions};
+use sonde_engine::tcp::protocol::{HANDSHAKE_TIMEOUT, REPORT_WAIT};
+use sonde_engine::udp::flow::Credits;
+use sonde_engine::udp::protocol::{udp_client_role, udp_report_cap, udp_side_plan};
+use sonde_engine::udp::side::{run_udp_side, UdpDataStream, UdpFlow, UdpLive, UDP_RX_GRACE};
+use sonde_engine::EngineError;
 use sonde_model::udp_assemble::udp_result;
 use sonde_model::StreamLayout;
 use sonde_model::{
-    Direction, HostEnv, PeerKind, StreamRole, TestResult, TestSpec, Timestamp, UdpSideReport,
-    UdpSpec,
+    HostEnv, PeerKind, StreamRole, TestResult, TestSpec, Timestamp, UdpSideReport, UdpSpec,
 };
 use sonde_wire::{
     ClientMessage, ReceivedInterval, ServerMessage, TestId, UdpHello, HANDSHAKE_FRAME_MAX,
@@ -88,43 +88,6 @@ impl PeerIntervals {
     }
 }
 
-/// The largest UDP report a test of `spec` can produce (before
-/// [`MAX_REPORT_FRAME`]).
-pub fn udp_report_need(spec: &UdpSpec) -> usize {
-    let windows = report_windows(spec.send_duration(), spec.interval);
-    HANDSHAKE_FRAME_MAX.saturating_add(
-        (spec.stream_count() + 1)
-            .saturating_mul(windows)
-            .saturating_mul(2048),
-    )
-}
-
-/// The UDP report frame cap of a test of `spec`, both ends.
-pub fn udp_report_cap(spec: &UdpSpec) -> usize {
-    udp_report_need(spec).min(MAX_REPORT_FRAME)
-}
-
-/// This end's role for stream `index`, seen from the client.
-pub fn udp_client_role(spec: &UdpSpec, index: usize) -> StreamRole {
-    match spec.stream_direction(index) {
-        Direction::Reverse => StreamRole::Receiver,
-        _ => StreamRole::Sender,
-    }
-}
-
-pub fn udp_side_plan(spec: &UdpSpec) -> UdpSidePlan {
-    UdpSidePlan {
-        omit: spec.omit,
-        time: spec.time,
-        interval: spec.interval,
-        profile: spec.profile,
-        rate: spec.bitrate,
-        length: spec.payload_len(),
-        clock_synced: spec.clock_synced,
-        send_budget: spec.packet_budget(),
-    }
-}
-
 fn hellos(streams: &[UdpDataStream], id: TestId, done: &AtomicBool) {
     let deadline = Instant::now() + HANDSHAKE_TIMEOUT;
     let mut next = Instant::now();
@@ -164,11 +127,7 @@ pub fn run_udp(
     let cut;
     let spec = match &accepted.spec {
         Some(TestSpec::Udp(s)) if !accepted.cuts.is_empty() => {
-            crate::tcp::client::check_cuts(
-                &accepted.cuts,
-                s.send_duration(),
-                spec.send_duration(),
-            )?;
+            crate::native_tcp::check_cuts(&accepted.cuts, s.send_duration(), spec.send_duration())?;
             cut = UdpSpec {
                 time: s.time,
                 parallel: s.parallel.min(spec.parallel),
