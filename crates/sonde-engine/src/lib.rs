@@ -3,11 +3,11 @@
 //! on (`tcp::protocol`, `udp::protocol`), the control channel, and the
 //! syscalls (`sys`, shared with the lab).
 //!
-//! The engine moves bytes and counts them. The native client's sessions
-//! (ask, run, swap reports) are sonde-run's; what may run (limits, who may
-//! connect) is sonde-server's business, and how results look is the
-//! report crate's. Still here and to move to sonde-run: the iperf3
-//! client (`iperf3/`) and the ping clients (`ping/`).
+//! The engine moves bytes and counts them. The client's sessions (ask,
+//! run, swap reports; natively or in iperf3's protocol) are sonde-run's;
+//! what may run (limits, who may connect) is sonde-server's business, and
+//! how results look is the report crate's. The probes of `ping/` and
+//! `trace/` are senders and receivers of their own and stay here.
 
 pub mod auth;
 pub mod budget;

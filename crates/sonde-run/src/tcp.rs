@@ -1,9 +1,9 @@
 //! Running a TCP spec against a sonde or an iperf3 server.
 
+use crate::iperf3_tcp::run_iperf3_tcp;
 use crate::live::TcpLive;
 use crate::native_tcp::run_tcp;
 use crate::{Events, RunError, Stop};
-use sonde_engine::iperf3::tcp_client::run_iperf3_tcp;
 use sonde_engine::{EngineError, TestEvent};
 use sonde_model::{Event, OpenStream, PeerKind, StreamLayout, TcpSpec, TestResult, Warning};
 

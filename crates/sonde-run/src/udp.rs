@@ -1,9 +1,9 @@
 //! Running a UDP spec against a sonde or an iperf3 server.
 
+use crate::iperf3_udp::run_iperf3_udp;
 use crate::live::UdpLiveState;
 use crate::native_udp::{run_udp, UdpEvent};
 use crate::{Events, RunError, Stop};
-use sonde_engine::iperf3::udp_client::run_iperf3_udp;
 use sonde_engine::EngineError;
 use sonde_model::{Event, PeerKind, TestResult, UdpSpec, Warning};
 

@@ -3,13 +3,14 @@
 //! the iperf3 server reports (bytes per stream, its retransmits) takes the
 //! place of a sonde server's report.
 
-use super::{refuse_unsupported_tcp, results_of, STATE_WAIT};
-use crate::connect::{connect, resolve_from};
-use crate::host_env::host_env;
-use crate::sockopt::StreamOptions;
-use crate::tcp::protocol::{client_role, opened, side_plan, TestEvent};
-use crate::tcp::side::{run_side, DataStream};
-use crate::EngineError;
+use crate::iperf3_client::{refuse_unsupported_tcp, STATE_WAIT};
+use sonde_engine::connect::{connect, resolve_from};
+use sonde_engine::host_env::host_env;
+use sonde_engine::iperf3::results_of;
+use sonde_engine::sockopt::StreamOptions;
+use sonde_engine::tcp::protocol::{client_role, opened, side_plan, TestEvent};
+use sonde_engine::tcp::side::{run_side, DataStream};
+use sonde_engine::EngineError;
 use sonde_model::assemble::tcp_result;
 use sonde_model::{
     HostEnv, PeerKind, SideReport, SocketInForce, StreamLayout, StreamRole, StreamSide,
@@ -24,7 +25,7 @@ use std::time::Instant;
 
 /// The parameters of `spec` as iperf3 takes them.
 pub fn tcp_params(spec: &TcpSpec) -> Params {
-    let direction = super::wire_direction(spec.direction);
+    let direction = crate::iperf3_client::wire_direction(spec.direction);
     let secs = |d: std::time::Duration| u32::try_from(d.as_secs()).unwrap_or(u32::MAX);
     let mut p = Params::client(
         Protocol::Tcp,
@@ -121,7 +122,7 @@ pub fn run_iperf3_tcp(
     refuse_unsupported_tcp(spec)?;
     let opts = StreamOptions::from(spec);
     let addrs = resolve_from(&spec.host, spec.port, spec.family, spec.bind)?;
-    let (mut control, cookie, first) = super::open_test(&addrs, &opts)?;
+    let (mut control, cookie, first) = crate::iperf3_client::open_test(&addrs, &opts)?;
     let server: SocketAddr = control
         .stream()
         .peer_addr()
@@ -165,7 +166,7 @@ pub fn run_iperf3_tcp(
                 // iperf3 keeps its streams open after a volume: this end's
                 // receivers stop when it has arrived, as iperf3's client.
                 plan.receive_budget = spec.byte_budget();
-                held = super::hold_open(&streams);
+                held = sonde_engine::iperf3::hold_open(&streams);
                 on_event(TestEvent::Started {
                     streams: &opened(&streams),
                 });
@@ -201,10 +202,10 @@ pub fn run_iperf3_tcp(
                 drop(held);
                 let mut result =
                     tcp_result(spec, PeerKind::Iperf3, start_ts, &report, &server_report)?;
-                result.server_output = super::server_output(&theirs);
+                result.server_output = crate::iperf3_client::server_output(&theirs);
                 return Ok(result);
             }
-            other => return Err(super::state_error(&mut control, other)),
+            other => return Err(crate::iperf3_client::state_error(&mut control, other)),
         }
     }
 }

@@ -4,14 +4,14 @@
 //! the two ends' reports, joined by the same assembly as a sonde
 //! server's; what iperf3 does not count is unknown there.
 
-use super::udp_data;
-use super::{open_test, STATE_WAIT};
-use crate::budget::Budget;
-use crate::connect::resolve_from;
-use crate::host_env::host_env;
-use crate::sockopt::StreamOptions;
-use crate::EngineError;
+use crate::iperf3_client::{open_test, STATE_WAIT};
 use socket2::{Domain, Socket, Type};
+use sonde_engine::budget::Budget;
+use sonde_engine::connect::resolve_from;
+use sonde_engine::host_env::host_env;
+use sonde_engine::iperf3::udp_data;
+use sonde_engine::sockopt::StreamOptions;
+use sonde_engine::EngineError;
 use sonde_model::udp_assemble::udp_result;
 use sonde_model::udp_report::{DscpCounts, ReceivedSum, ReceiverTally, SenderTally};
 use sonde_model::{
@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 /// Refuses what an iperf3 server cannot do, naming it.
 fn refuse_unsupported(spec: &UdpSpec) -> Result<(), EngineError> {
-    let mut bad = super::whole_seconds(spec.time, spec.omit);
+    let mut bad = crate::iperf3_client::whole_seconds(spec.time, spec.omit);
     if spec.profile != Profile::Cbr {
         bad.push("--profile (iperf3 sends constant-rate UDP only)".to_string());
     }
@@ -38,11 +38,11 @@ fn refuse_unsupported(spec: &UdpSpec) -> Result<(), EngineError> {
         // datagram counters do not: the two could not be joined.
         bad.push("-O with UDP (the warm-up would be counted by one end only)".to_string());
     }
-    super::refuse(bad)
+    crate::iperf3_client::refuse(bad)
 }
 
 fn udp_params(spec: &UdpSpec) -> Params {
-    let direction = super::wire_direction(spec.direction);
+    let direction = crate::iperf3_client::wire_direction(spec.direction);
     let secs = |d: Duration| u32::try_from(d.as_secs()).unwrap_or(u32::MAX);
     let mut p = Params::client(
         Protocol::Udp,
@@ -84,8 +84,8 @@ fn connect_stream(
         Domain::IPV4
     };
     let s = Socket::new(domain, Type::DGRAM, None).map_err(EngineError::io("a UDP socket"))?;
-    let _ = s.set_recv_buffer_size(crate::connect::UDP_BUFFER);
-    let _ = s.set_send_buffer_size(crate::connect::UDP_BUFFER);
+    let _ = s.set_recv_buffer_size(sonde_engine::connect::UDP_BUFFER);
+    let _ = s.set_send_buffer_size(sonde_engine::connect::UDP_BUFFER);
     if let Some(d) = spec.dscp {
         let tos = u32::from(d.tos_byte());
         let _ = if server.is_ipv6() {
@@ -97,7 +97,7 @@ fn connect_stream(
     let port = spec
         .cport
         .and_then(|p| u16::try_from(usize::from(p) + index).ok());
-    crate::connect::bind_source(&s, server, spec.bind, port)?;
+    sonde_engine::connect::bind_source(&s, server, spec.bind, port)?;
     s.connect(&server.into())
         .map_err(|source| EngineError::Connect {
             addr: server,
@@ -125,7 +125,7 @@ fn connect_stream(
 /// describe its own).
 fn socket_info(s: Option<&UdpSocket>, spec: &UdpSpec) -> SocketInForce {
     match s {
-        Some(s) => crate::sockopt::udp_in_force(s, spec.flowlabel),
+        Some(s) => sonde_engine::sockopt::udp_in_force(s, spec.flowlabel),
         None => {
             let any: SocketAddr = (std::net::Ipv6Addr::UNSPECIFIED, 0).into();
             SocketInForce {
@@ -254,10 +254,10 @@ pub fn run_iperf3_udp(spec: &UdpSpec, stop: &Arc<AtomicBool>) -> Result<TestResu
                     stop.load(std::sync::atomic::Ordering::Relaxed),
                 )?;
                 let mut result = udp_result(spec, PeerKind::Iperf3, start_ts, &client, &server)?;
-                result.server_output = super::server_output(&theirs);
+                result.server_output = crate::iperf3_client::server_output(&theirs);
                 return Ok(result);
             }
-            other => return Err(super::state_error(&mut control, other)),
+            other => return Err(crate::iperf3_client::state_error(&mut control, other)),
         }
     }
 }
