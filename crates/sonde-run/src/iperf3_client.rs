@@ -119,6 +119,49 @@ pub fn wire_direction(d: Direction) -> wire::Direction {
     }
 }
 
+/// The parameters TCP and UDP tests give an iperf3 server alike: the
+/// protocol, direction, time, streams, warm-up and length, then the
+/// marking, the flow label and a volume bound (iperf3's own `num` or
+/// `blockcount`; the time stays, as the upper bound: an iperf3 server only
+/// sizes its watchdog by it).
+pub(crate) struct Common {
+    pub protocol: wire::Protocol,
+    pub direction: Direction,
+    pub time: Duration,
+    pub parallel: u16,
+    pub omit: Duration,
+    pub length: u32,
+    pub dscp: Option<sonde_model::Dscp>,
+    pub flowlabel: Option<u32>,
+    pub volume: Option<sonde_model::Volume>,
+}
+
+impl Common {
+    pub(crate) fn params(self) -> wire::Params {
+        let secs = |d: Duration| u32::try_from(d.as_secs()).unwrap_or(u32::MAX);
+        let mut p = wire::Params::client(
+            self.protocol,
+            wire_direction(self.direction),
+            secs(self.time),
+            u32::from(self.parallel),
+        )
+        .with_omit(secs(self.omit))
+        .with_len(self.length);
+        if let Some(d) = self.dscp {
+            p = p.with_tos(d.tos_byte());
+        }
+        if let Some(f) = self.flowlabel {
+            p = p.with_flowlabel(f);
+        }
+        match self.volume {
+            Some(sonde_model::Volume::Bytes(n)) => p.num = n,
+            Some(sonde_model::Volume::Blocks(k)) => p.blockcount = k,
+            None => {}
+        }
+        p
+    }
+}
+
 /// What an unexpected state from the server means.
 pub(crate) fn state_error(control: &mut Iperf3Control, state: State) -> EngineError {
     match state {

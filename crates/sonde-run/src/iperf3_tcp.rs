@@ -3,7 +3,7 @@
 //! the iperf3 server reports (bytes per stream, its retransmits) takes the
 //! place of a sonde server's report.
 
-use crate::iperf3_client::{refuse_unsupported_tcp, STATE_WAIT};
+use crate::iperf3_client::{refuse_unsupported_tcp, Common, STATE_WAIT};
 use sonde_engine::connect::{connect, resolve_from};
 use sonde_engine::host_env::host_env;
 use sonde_engine::iperf3::results_of;
@@ -14,7 +14,7 @@ use sonde_engine::EngineError;
 use sonde_model::assemble::tcp_result;
 use sonde_model::{
     HostEnv, PeerKind, SideReport, SocketInForce, StreamLayout, StreamRole, StreamSide,
-    TcpInfoSnapshot, TcpSpec, TestResult, Timestamp, Volume,
+    TcpInfoSnapshot, TcpSpec, TestResult, Timestamp,
 };
 use sonde_wire::iperf3::{stream_id, Params, Protocol, Results, State};
 use std::io::Write;
@@ -25,35 +25,23 @@ use std::time::Instant;
 
 /// The parameters of `spec` as iperf3 takes them.
 pub fn tcp_params(spec: &TcpSpec) -> Params {
-    let direction = crate::iperf3_client::wire_direction(spec.direction);
-    let secs = |d: std::time::Duration| u32::try_from(d.as_secs()).unwrap_or(u32::MAX);
-    let mut p = Params::client(
-        Protocol::Tcp,
-        direction,
-        secs(spec.time),
-        u32::from(spec.parallel),
-    )
-    .with_omit(secs(spec.omit))
-    .with_len(u32::try_from(spec.length.bytes()).unwrap_or(u32::MAX));
+    let mut p = Common {
+        protocol: Protocol::Tcp,
+        direction: spec.direction,
+        time: spec.time,
+        parallel: spec.parallel,
+        omit: spec.omit,
+        length: u32::try_from(spec.length.bytes()).unwrap_or(u32::MAX),
+        dscp: spec.dscp,
+        flowlabel: spec.flowlabel,
+        volume: spec.volume(),
+    }
+    .params();
     if let Some(r) = spec.bitrate {
         p = p.with_bandwidth(r.bps());
     }
     if let Some(w) = spec.window {
         p = p.with_window(u32::try_from(w.bytes()).unwrap_or(u32::MAX));
-    }
-    if let Some(d) = spec.dscp {
-        p = p.with_tos(d.tos_byte());
-    }
-    if let Some(f) = spec.flowlabel {
-        p = p.with_flowlabel(f);
-    }
-    // A volume bound goes as iperf3's own (`num` or `blockcount`); the
-    // time stays, as the upper bound (an iperf3 server only sizes its
-    // watchdog by it).
-    match spec.volume() {
-        Some(Volume::Bytes(n)) => p.num = n,
-        Some(Volume::Blocks(k)) => p.blockcount = k,
-        None => {}
     }
     p.nodelay = spec.no_delay;
     p.zerocopy = spec.zerocopy;

@@ -4,7 +4,7 @@
 //! the two ends' reports, joined by the same assembly as a sonde
 //! server's; what iperf3 does not count is unknown there.
 
-use crate::iperf3_client::{open_test, STATE_WAIT};
+use crate::iperf3_client::{open_test, Common, STATE_WAIT};
 use socket2::{Domain, Socket, Type};
 use sonde_engine::budget::Budget;
 use sonde_engine::connect::resolve_from;
@@ -16,7 +16,7 @@ use sonde_model::udp_assemble::udp_result;
 use sonde_model::udp_report::{DscpCounts, ReceivedSum, ReceiverTally, SenderTally};
 use sonde_model::{
     Direction, HostEnv, PeerKind, Profile, SocketInForce, StreamLayout, StreamRole, TestResult,
-    Timestamp, UdpSideReport, UdpSpec, UdpStreamSide, UdpTally, Volume,
+    Timestamp, UdpSideReport, UdpSpec, UdpStreamSide, UdpTally,
 };
 use sonde_wire::iperf3::{self as wire, stream_id, CounterWidth, Params, Protocol, State};
 use std::net::{SocketAddr, UdpSocket};
@@ -42,30 +42,20 @@ fn refuse_unsupported(spec: &UdpSpec) -> Result<(), EngineError> {
 }
 
 fn udp_params(spec: &UdpSpec) -> Params {
-    let direction = crate::iperf3_client::wire_direction(spec.direction);
-    let secs = |d: Duration| u32::try_from(d.as_secs()).unwrap_or(u32::MAX);
-    let mut p = Params::client(
-        Protocol::Udp,
-        direction,
-        secs(spec.time),
-        u32::from(spec.parallel),
-    )
-    .with_omit(secs(spec.omit))
-    .with_len(spec.length)
+    let mut p = Common {
+        protocol: Protocol::Udp,
+        direction: spec.direction,
+        time: spec.time,
+        parallel: spec.parallel,
+        omit: spec.omit,
+        length: spec.length,
+        dscp: spec.dscp,
+        flowlabel: spec.flowlabel,
+        volume: spec.volume(),
+    }
+    .params()
     .with_bandwidth(spec.bitrate.bps())
     .with_udp_counters_64bit(true);
-    if let Some(d) = spec.dscp {
-        p = p.with_tos(d.tos_byte());
-    }
-    if let Some(f) = spec.flowlabel {
-        p = p.with_flowlabel(f);
-    }
-    // A volume bound as iperf3's own; the time stays the upper bound.
-    match spec.volume() {
-        Some(Volume::Bytes(n)) => p.num = n,
-        Some(Volume::Blocks(k)) => p.blockcount = k,
-        None => {}
-    }
     p.title = spec.title.clone();
     p.get_server_output = spec.get_server_output;
     p
