@@ -320,6 +320,18 @@ pub(crate) fn admit(
     admit_as(shared, &asker, spec).map(|a| a.slot)
 }
 
+/// A TCP test's own limits, as the control port checks them (duration,
+/// streams, rate, congestion control, report size): for TCP tests that
+/// arrive another way (the daemon's gate).
+pub fn check_tcp_limits(limits: &Limits, spec: &sonde_model::TcpSpec) -> Result<(), Refusal> {
+    crate::limits::check_demand(limits, &spec.demand())
+}
+
+/// [`check_tcp_limits`] for a UDP test.
+pub fn check_udp_limits(limits: &Limits, spec: &sonde_model::UdpSpec) -> Result<(), Refusal> {
+    crate::limits::check_demand(limits, &spec.demand())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

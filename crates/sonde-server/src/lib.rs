@@ -60,12 +60,12 @@ pub mod server;
 mod state;
 mod third_party_runner;
 
+pub use admission::{check_tcp_limits, check_udp_limits};
 pub use api_audit::ApiAudit;
 pub use auth_config::{AuthConfig, ClassConfig, OverLimit, Permission, TokenConfig};
 pub use config::{ConfigError, Limits, ReflectorConfig, ServerConfig};
 pub use counters::{AgentCounters, CountersNow};
 pub use handshake::HANDSHAKE_DEADLINE;
-pub use limits::{check_tcp_limits, check_udp_limits};
 pub use reflector::{Reflector, ReflectorError};
 pub use server::{ServeError, Server, Stopped, Until};
 pub use sonde_wire::Refusal;

@@ -88,20 +88,6 @@ fn exceeded(limit: Limit, value: impl ToString, requested: impl ToString) -> Ref
     }
 }
 
-/// A TCP test's own limits, as the control port checks them (duration,
-/// streams, rate, congestion control, report size): for TCP tests that
-/// arrive another way (the daemon's gate).
-pub fn check_tcp_limits(limits: &Limits, spec: &sonde_model::TcpSpec) -> Result<(), Refusal> {
-    use crate::admission::Admissible;
-    check_demand(limits, &spec.demand())
-}
-
-/// [`check_tcp_limits`] for a UDP test.
-pub fn check_udp_limits(limits: &Limits, spec: &sonde_model::UdpSpec) -> Result<(), Refusal> {
-    use crate::admission::Admissible;
-    check_demand(limits, &spec.demand())
-}
-
 /// Checks a valid test's demand against the limits (duration, streams,
 /// total rate) and this host's congestion controls.
 pub(crate) fn check_demand(limits: &Limits, demand: &Demand<'_>) -> Result<(), Refusal> {
