@@ -302,6 +302,13 @@ pub(crate) fn check_title(title: Option<&str>) -> Result<(), SpecError> {
 }
 
 impl TcpSpec {
+    /// The rate each stream is paced at; `None`: unpaced (as fast as TCP
+    /// goes). With [`crate::UdpSpec::pace`], the one reading of
+    /// "unpaced".
+    pub fn pace(&self) -> Option<Rate> {
+        self.bitrate.filter(|r| r.bps() > 0)
+    }
+
     /// Checks every field; the one place a spec is validated.
     pub fn validate(&self) -> Result<(), SpecError> {
         check_run(&RunShape {

@@ -164,6 +164,14 @@ impl UdpSpec {
         }
     }
 
+    /// The rate each stream is paced at; `None`: unpaced (flow-controlled).
+    /// The one reading of "unpaced" for UDP: the spec spells it `bitrate`
+    /// 0, as iperf3's `-b 0` (the format keeps that spelling), TCP
+    /// leaves `bitrate` out ([`crate::TcpSpec::pace`]).
+    pub fn pace(&self) -> Option<Rate> {
+        Some(self.stream_rate()).filter(|r| r.bps() > 0)
+    }
+
     /// The payload rate per stream actually offered (VoIP fixes it).
     pub fn stream_rate(&self) -> Rate {
         match self.profile {

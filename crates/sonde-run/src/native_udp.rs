@@ -203,7 +203,7 @@ pub fn run_udp(
     // While data flows a reader takes the server's messages until its
     // report: its intervals (asked for in the request) and, unpaced, its
     // progress (flow control).
-    let unpaced = spec.stream_rate().bps() == 0;
+    let unpaced = spec.pace().is_none();
     let credits = Credits::new(spec.stream_count());
     let (intervals_tx, intervals_rx) = mpsc::channel();
     let reader = {

@@ -63,7 +63,7 @@ impl Admissible for TcpSpec {
         Demand {
             duration: self.send_duration(),
             streams: self.stream_count(),
-            per_stream: self.bitrate,
+            per_stream: self.pace(),
             congestion: self.congestion.as_deref(),
             report_frame: report_frame_need(self),
         }
@@ -101,8 +101,7 @@ impl Admissible for UdpSpec {
         Demand {
             duration: self.send_duration(),
             streams: self.stream_count(),
-            // A rate of 0 is unpaced (flow-controlled).
-            per_stream: Some(self.stream_rate()).filter(|r| r.bps() > 0),
+            per_stream: self.pace(),
             congestion: None,
             report_frame: udp_report_need(self),
         }

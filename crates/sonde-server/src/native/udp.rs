@@ -152,7 +152,7 @@ pub(super) fn run(
     // Unpaced: the client's progress reports arrive through the watcher,
     // ours go out on a clone of the control connection, which live
     // intervals share (one writer: frames never interleave).
-    let unpaced = spec.stream_rate().bps() == 0;
+    let unpaced = spec.pace().is_none();
     let writer = Arc::new(Mutex::new(control.try_clone()?));
     let credits = Credits::new(spec.stream_count());
     let watcher = spawn_watcher(
