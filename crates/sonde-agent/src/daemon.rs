@@ -41,6 +41,10 @@ pub enum DaemonError {
     /// What the configuration asks cannot work (a usage error).
     #[error("invalid configuration: {0}")]
     Config(String),
+    /// A flag that cannot work as given (`--http` on an address that
+    /// cannot be served), a usage error in the flag's own words.
+    #[error("{0}")]
+    Flag(String),
     /// The configuration is fine but a part could not start.
     #[error("{0}")]
     Start(String),
@@ -140,7 +144,7 @@ impl Daemon {
                 readings: readings_stats.clone(),
             };
             let (bound, handle) = sonde_web::spawn(web, Arc::clone(stop))
-                .map_err(|e| DaemonError::Config(format!("--http {addr}: {e}")))?;
+                .map_err(|e| DaemonError::Flag(format!("--http {addr}: {e}")))?;
             tracing::info!(http = %bound, "HTTP API, portal and /metrics listening");
             threads.push(handle);
             if !http.interface_interval.is_zero() {

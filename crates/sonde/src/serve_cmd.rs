@@ -189,7 +189,7 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
 
 fn failure(e: DaemonError) -> Failure {
     match e {
-        DaemonError::Config(_) => Failure::Usage(e.into()),
+        DaemonError::Config(_) | DaemonError::Flag(_) => Failure::Usage(e.into()),
         DaemonError::Start(_) => Failure::Run(e.into()),
     }
 }
