@@ -4,6 +4,7 @@
 //! RFC 5865 (VOICE-ADMIT) and RFC 8622 (LE, the lower-effort class that
 //! replaced CS1 for scavenger traffic).
 
+use crate::schema::leaf_schema;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 use std::str::FromStr;
@@ -100,6 +101,13 @@ impl fmt::Display for Dscp {
         }
     }
 }
+
+leaf_schema!(Dscp, "Dscp", {
+    "type": "integer",
+    "minimum": 0,
+    "maximum": 63,
+    "description": "A 6-bit DSCP value (0–63). The TOS / traffic-class byte is `dscp << 2`."
+});
 
 impl Serialize for Dscp {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// What one end of a test ran on, so that a figure can be explained later.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub struct HostEnv {
     pub sonde_version: String,
     /// Operating system family, e.g. `linux`.
@@ -22,7 +22,7 @@ pub struct HostEnv {
 
 /// A host's TCP buffer settings: the four sysctls seed 003 tuned, window
 /// scaling, and the congestion controls on offer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub struct TcpBuffers {
     /// `net.core.rmem_max`: the most a socket may ask for (SO_RCVBUF).
     pub rmem_max: u64,

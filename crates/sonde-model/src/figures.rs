@@ -16,7 +16,7 @@ use crate::{Direction, Dscp};
 use serde::{Deserialize, Serialize};
 
 /// The figures of one direction, stream, interval or test.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(default)]
 pub struct Figures {
     /// Which way the data went (in lists of streams and interval sums).
@@ -24,9 +24,11 @@ pub struct Figures {
     pub direction: Option<Direction>,
     /// The stream these figures are of (in lists of streams).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(max = 255))]
     pub stream: Option<u16>,
     /// How many streams these figures add up.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(max = 256))]
     pub streams: Option<u16>,
 
     /// Payload bytes handed to the sender's sockets after the warm-up.
@@ -44,6 +46,7 @@ pub struct Figures {
     pub sender_throughput_bps: Option<u64>,
     /// Seconds from the end of the warm-up to the last byte received.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
     pub receiver_duration_s: Option<f64>,
 
     /// TCP segments the sender retransmitted (after the warm-up).
@@ -51,9 +54,11 @@ pub struct Figures {
     pub retransmits: Option<u64>,
     /// The sender's smoothed RTT (TCP_INFO) at the end.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
     pub srtt_ms: Option<f64>,
     /// The lowest RTT the sender's TCP saw.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
     pub min_rtt_ms: Option<f64>,
     /// The sender's congestion window at the end.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -73,9 +78,11 @@ pub struct Figures {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lost_packets: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 100))]
     pub loss_pct: Option<f64>,
     /// Packet delivery ratio: received / sent, in percent.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 100))]
     pub pdr_pct: Option<f64>,
     /// Extra copies of packets already received.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -89,6 +96,7 @@ pub struct Figures {
     pub loss_burst_max: Option<u64>,
     /// RFC 3550 interarrival jitter.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
     pub jitter_ms: Option<f64>,
     /// RFC 5481 IPDV between consecutive packets, absolute value.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -104,25 +112,31 @@ pub struct Figures {
     pub dscp_received: Option<DscpCounts>,
     /// Loss per DSCP the sender set (whole tests only).
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(min = 1))]
     pub classes: Vec<DscpClass>,
     /// The `video` profile: loss per frame type, from the class of the
     /// DSCP each type is sent with (whole tests only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(min = 1))]
     pub frames: Vec<FrameClass>,
     /// The `video` profile: the share of frames sent that could be
     /// decoded (all their packets and references arrived), in percent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 100))]
     pub decodable_frames_pct: Option<f64>,
     /// The IPv6 flow label the sender set (`--flowlabel`), and the labels
     /// the packets arrived with (whole tests only): kept, or rewritten on
     /// the path (seed 004 §6).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(max = 1048575))]
     pub flow_label_sent: Option<u32>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(min = 1))]
     pub flow_labels: Vec<crate::udp_report::FlowLabelCount>,
     /// Packets that arrived with another DSCP than they were sent with;
     /// empty when every packet kept its marking.
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(min = 1))]
     pub remarks: Vec<Remark>,
 
     /// Round-trip times of the answers (ping, latency under load).
@@ -131,19 +145,21 @@ pub struct Figures {
 }
 
 /// Loss of the packets sent with one DSCP (for `video`, one frame type).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DscpClass {
     pub dscp: Dscp,
     pub sent_packets: u64,
     pub received_packets: u64,
     pub lost_packets: u64,
+    #[schemars(range(min = 0, max = 100))]
     pub loss_pct: f64,
+    #[schemars(range(min = 0, max = 100))]
     pub pdr_pct: f64,
 }
 
 /// Loss of one frame type of the `video` profile: the [`DscpClass`] of
 /// the DSCP that type is sent with ([`FrameKind::dscp`]), named.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FrameClass {
     pub frame: FrameKind,
     #[serde(flatten)]
@@ -155,6 +171,7 @@ pub struct FrameClass {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decodable_frames: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 100))]
     pub decodable_pct: Option<f64>,
 }
 

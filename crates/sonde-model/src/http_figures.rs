@@ -9,13 +9,19 @@ use std::collections::BTreeMap;
 
 /// One phase's spread over the requests that had it, in ms: ab's
 /// columns.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PhaseStats {
+    #[schemars(range(min = 1))]
     pub count: u64,
+    #[schemars(range(min = 0))]
     pub min: f64,
+    #[schemars(range(min = 0))]
     pub mean: f64,
+    #[schemars(range(min = 0))]
     pub sd: f64,
+    #[schemars(range(min = 0))]
     pub median: f64,
+    #[schemars(range(min = 0))]
     pub max: f64,
 }
 
@@ -23,7 +29,7 @@ pub struct PhaseStats {
 /// that opened their connection; `processing` is ab's: from the
 /// connection ready to the last byte (`waiting` + `transfer` + the
 /// request's writing).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub struct HttpPhases {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dns: Option<PhaseStats>,
@@ -44,30 +50,40 @@ pub struct HttpPhases {
 }
 
 /// Latency percentiles (ms) from a histogram (3 significant digits).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LatencyPercentiles {
+    #[schemars(range(min = 0))]
     pub mean: f64,
+    #[schemars(range(min = 0))]
     pub p50: f64,
+    #[schemars(range(min = 0))]
     pub p75: f64,
+    #[schemars(range(min = 0))]
     pub p90: f64,
+    #[schemars(range(min = 0))]
     pub p99: f64,
     #[serde(rename = "p99.9")]
+    #[schemars(range(min = 0))]
     pub p99_9: f64,
     #[serde(rename = "p99.99")]
+    #[schemars(range(min = 0))]
     pub p99_99: f64,
+    #[schemars(range(min = 0))]
     pub max: f64,
 }
 
 /// One step of a ramp.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HttpStep {
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
     pub connections: Option<u32>,
     /// The rate asked (open loop).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<f64>,
     pub requests: u64,
     pub errors: u64,
+    #[schemars(range(min = 0))]
     pub requests_per_s: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_ms: Option<LatencyPercentiles>,
@@ -79,13 +95,14 @@ pub struct HttpStep {
 }
 
 /// The whole benchmark.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub struct HttpFigures {
     /// Requests answered (any status).
     pub requests: u64,
     /// Requests that got no answer (by kind in `errors_by_kind`), and
     /// answers with a status of 400 or more.
     pub errors: u64,
+    #[schemars(range(min = 0))]
     pub requests_per_s: f64,
     /// Response bytes received: HTTP/1.1 headers and bodies; HTTP/2 bodies
     /// (DATA payload; HPACK leaves no header size to count).
@@ -108,6 +125,7 @@ pub struct HttpFigures {
     pub uncorrected_latency_ms: Option<LatencyPercentiles>,
     /// Open loop: the rate asked, per second.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub rate: Option<f64>,
     /// A ramp's steps, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -121,5 +139,6 @@ pub struct HttpFigures {
     /// the median-rise knee does when each request carries a fixed
     /// overhead on top of the server's work.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
     pub optimal_connections: Option<f64>,
 }

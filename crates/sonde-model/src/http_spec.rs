@@ -11,7 +11,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// Which HTTP the requests speak.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 pub enum HttpVersion {
     /// HTTP/1.1.
     #[default]
@@ -23,7 +25,7 @@ pub enum HttpVersion {
 }
 
 /// What a ramp steps through.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase", deny_unknown_fields)]
 pub enum RampSteps {
     /// Connections per step (closed loop).
@@ -35,17 +37,20 @@ pub enum RampSteps {
 /// `--ramp`: run each step for `step_time`, and name the knee: the first
 /// step whose median latency is more than `rise_pct` over the first
 /// step's, or that has errors.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HttpRamp {
     pub steps: RampSteps,
+    #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "step_time_s")]
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub step_time: Duration,
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub rise_pct: f64,
 }
 
 /// An HTTP benchmark.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct HttpSpec {
     /// The URL's host (what the path is measured to).
@@ -61,6 +66,7 @@ pub struct HttpSpec {
     pub connections: u32,
     /// Stop after this many requests (ab's `-n`); else after `time`.
     pub requests: Option<u64>,
+    #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "time_s")]
     pub time: Duration,
     /// Open loop: requests per second, sent on schedule whatever the
@@ -77,6 +83,7 @@ pub struct HttpSpec {
     pub insecure: bool,
     pub family: IpFamily,
     /// A request not answered within this is an error (`timeout`).
+    #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "timeout_s")]
     pub timeout: Duration,
     pub ramp: Option<HttpRamp>,

@@ -12,7 +12,19 @@ use crate::{Figures, TestKind};
 use serde::{Deserialize, Serialize};
 
 /// A figure of a result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Metric {
     /// Receiver goodput (tcp, udp).
@@ -35,7 +47,7 @@ pub enum Metric {
 }
 
 /// Which way a metric gets worse.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Worse {
     /// Loss, jitter, delay: more is worse.
@@ -47,7 +59,7 @@ pub enum Worse {
 }
 
 /// What the registry knows of a metric.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct MetricInfo {
     /// As written in JSON, the archive's columns and `--metric`.
     pub name: &'static str,

@@ -10,7 +10,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// How echo requests travel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum PingProto {
     /// ICMP or ICMPv6 echo.
@@ -30,7 +32,7 @@ pub const MAX_PING_BYTES: u32 = 65_000;
 pub const MIN_PING_INTERVAL: Duration = Duration::from_millis(1);
 
 /// A ping test: one series of requests per size in `sizes`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PingSpec {
     pub host: String,
@@ -39,6 +41,7 @@ pub struct PingSpec {
     pub port: u16,
     /// Requests per size; 0: until interrupted.
     pub count: u64,
+    #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "interval_s")]
     pub interval: Duration,
     /// Payload sizes in bytes, one series each, in this order: ICMP data
@@ -48,9 +51,11 @@ pub struct PingSpec {
     pub dscp: Option<Dscp>,
     pub family: IpFamily,
     /// Length of the reporting intervals, by send time.
+    #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "report_interval_s")]
     pub report_interval: Duration,
     /// How long to wait for an answer after the last request.
+    #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "timeout_s")]
     pub timeout: Duration,
     /// Both hosts' clocks are synchronised: one-way delays are meaningful.
@@ -71,6 +76,7 @@ pub struct PingSpec {
     /// The run ends this long after it began, whatever the count (iputils
     /// `-w`): with a count, a series sends until that many requests are
     /// answered, not just sent.
+    #[schemars(with = "Option<f64>")]
     #[serde(with = "crate::serde_secs::option", rename = "deadline_s")]
     pub deadline: Option<Duration>,
     /// Where requests leave from (iputils `-I`): an interface name (the
@@ -250,7 +256,7 @@ impl PingSpec {
 }
 
 /// One answer.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PingReply {
     /// The request's number, from 1 as iputils counts (`icmp_seq`).
     pub seq: u64,
@@ -272,7 +278,7 @@ pub struct PingReply {
 }
 
 /// One-way delays of a STAMP series.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct OneWayDelays {
     pub clock_synced: bool,
     pub forward_ms: Option<RttStats>,

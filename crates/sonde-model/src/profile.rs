@@ -4,6 +4,7 @@
 //! Written as strings on the command line and in JSON: `cbr`,
 //! `onoff:5s/5s`, `poisson`, `voip`, `video` or `video:gop=12,fps=25`.
 
+use crate::schema::leaf_schema;
 use crate::Dscp;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
@@ -28,7 +29,7 @@ impl Default for VideoProfile {
 }
 
 /// The kind of a video frame (`"I"`, `"P"`, `"B"` in JSON).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum FrameKind {
     I,
     P,
@@ -168,6 +169,12 @@ impl fmt::Display for Profile {
         }
     }
 }
+
+leaf_schema!(Profile, "Profile", {
+    "type": "string",
+    "pattern": "^(cbr|poisson|voip|onoff:[0-9a-z ]+/[0-9a-z ]+|video:gop=[1-9][0-9]*,fps=[1-9][0-9]*)$",
+    "description": "Traffic profile: `cbr`, `onoff:ON/OFF` (e.g. `onoff:5s/5s`), `poisson`, `voip` (160 bytes every 20 ms) or `video:gop=12,fps=25` (I/P/B frames marked AF11/AF12/AF13)."
+});
 
 impl Serialize for Profile {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
 
 /// Whether this end wrote or read a stream.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum StreamRole {
     Sender,
@@ -27,7 +27,7 @@ impl StreamRole {
 
 /// Socket settings the kernel actually granted (they often differ from
 /// what was asked: Linux doubles SO_SNDBUF/SO_RCVBUF for bookkeeping).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SocketInForce {
     pub local: SocketAddr,
     pub remote: SocketAddr,
@@ -36,7 +36,9 @@ pub struct SocketInForce {
     pub rcvbuf_bytes: Option<u64>,
     pub mss_bytes: Option<u32>,
     pub congestion: Option<String>,
+    #[schemars(range(min = 0, max = 63))]
     pub dscp: Option<Dscp>,
+    #[schemars(range(max = 1048575))]
     pub flowlabel: Option<u32>,
 }
 
@@ -61,7 +63,9 @@ impl SocketInForce {
 /// A reading of TCP_INFO for one socket. A field the kernel did not fill
 /// (an older kernel's shorter struct) or a peer did not report (an
 /// iperf3 server reports only retransmits) is `None`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 pub struct TcpInfoSnapshot {
     /// Segments retransmitted since the connection opened.
     pub total_retrans: Option<u64>,
@@ -77,14 +81,14 @@ pub struct TcpInfoSnapshot {
 }
 
 /// The time window of one interval report, in seconds from the test start.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SampleWindow {
     pub start_s: f64,
     pub end_s: f64,
 }
 
 /// One stream's reading at the end of one interval.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SideSample {
     /// Bytes written (sender) or read (receiver) during the interval.
     pub bytes: u64,
@@ -92,7 +96,7 @@ pub struct SideSample {
 }
 
 /// One stream as one end saw it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StreamSide {
     pub stream: u16,
     pub role: StreamRole,
@@ -111,7 +115,7 @@ pub struct StreamSide {
 }
 
 /// Everything one end measured in one test.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SideReport {
     pub env: HostEnv,
     pub windows: Vec<SampleWindow>,

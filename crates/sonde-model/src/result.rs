@@ -13,6 +13,7 @@
 
 use crate::ping::OneWayDelays;
 use crate::rtt::{LatencyUnderLoad, ProbeMethod};
+use crate::schema::leaf_schema;
 use crate::{Direction, Figures, HostEnv, PeerKind, SocketInForce, TestKind, TestSpec};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::net::IpAddr;
@@ -37,6 +38,13 @@ impl Timestamp {
     }
 }
 
+leaf_schema!(Timestamp, "Timestamp", {
+    "type": "string",
+    "format": "date-time",
+    "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?Z$",
+    "description": "A wall-clock instant written as RFC 3339 (UTC, microseconds)."
+});
+
 impl Serialize for Timestamp {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(&humantime::format_rfc3339_micros(self.0))
@@ -56,6 +64,12 @@ impl<'de> Deserialize<'de> for Timestamp {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ResultId(pub uuid::Uuid);
+
+leaf_schema!(ResultId, "ResultId", {
+    "type": "string",
+    "pattern": "^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$",
+    "description": "A result's identity: the archive's key, unique across agents. A UUID: random (v4), or for a document upgraded from an older format derived from its bytes (v5), so loading the same old document twice gives the same id."
+});
 
 impl ResultId {
     /// A fresh random id (UUID v4).
@@ -86,7 +100,7 @@ impl std::fmt::Display for ResultId {
 }
 
 /// Both ends of a test, so that a figure can be explained later.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TestEnv {
     pub client: HostEnv,
     /// The far end as it described itself (an iperf3 server or a ping
@@ -138,20 +152,25 @@ pub fn in_warm_up(end_s: f64, omit: std::time::Duration) -> bool {
 }
 
 /// One reporting interval.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Interval {
+    #[schemars(range(min = 0))]
     pub start_s: f64,
+    #[schemars(range(min = 0))]
     pub end_s: f64,
     /// Inside the warm-up (`-O`): shown, not counted in the summary.
     pub omitted: bool,
     /// The request size of the ping series this interval belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(max = 65000))]
     pub size_bytes: Option<u32>,
     /// Each stream (tcp, udp), with `stream` and `direction` set.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(min = 1))]
     pub streams: Vec<Figures>,
     /// Each direction's streams added up, with `direction` set.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(min = 1, max = 2))]
     pub sums: Vec<Figures>,
     /// Round trips (ping).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -167,7 +186,7 @@ impl Interval {
 
 /// The whole test: a section per direction measured, and totals where
 /// they mean something.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub struct Summary {
     /// Client to server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -264,7 +283,7 @@ impl Summary {
 
 /// One stream over the whole test, with the sockets as the kernel set
 /// them on each end.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StreamResult {
     #[serde(flatten)]
     pub figures: Figures,
@@ -273,7 +292,7 @@ pub struct StreamResult {
 }
 
 /// One request size's series of a ping test.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PingSeries {
     pub size_bytes: u32,
     #[serde(flatten)]
@@ -284,12 +303,14 @@ pub struct PingSeries {
 }
 
 /// The result of one test: what `-J` prints and the archive stores.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TestResult {
     pub id: ResultId,
+    #[schemars(extend("const" = 3))]
     pub format_version: u32,
     pub sonde_version: String,
     pub test: TestKind,
+    #[schemars(length(max = 200))]
     pub title: Option<String>,
     /// What was asked, as asked.
     pub spec: TestSpec,
@@ -297,6 +318,7 @@ pub struct TestResult {
     pub start: Timestamp,
     /// Measured time (warm-up excluded): the spec's time, or less if
     /// interrupted.
+    #[schemars(range(min = 0))]
     pub duration_s: f64,
     /// The test was stopped before its planned end (Ctrl-C, an abort).
     pub interrupted: bool,

@@ -7,14 +7,21 @@ use serde::{Deserialize, Serialize};
 /// RTT statistics over a set of replies, in milliseconds. `mdev` is the
 /// population standard deviation (as iputils `ping` reports it);
 /// percentiles are nearest-rank.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RttStats {
+    #[schemars(range(min = 0))]
     pub min: f64,
+    #[schemars(range(min = 0))]
     pub avg: f64,
+    #[schemars(range(min = 0))]
     pub max: f64,
+    #[schemars(range(min = 0))]
     pub mdev: f64,
+    #[schemars(range(min = 0))]
     pub p50: f64,
+    #[schemars(range(min = 0))]
     pub p90: f64,
+    #[schemars(range(min = 0))]
     pub p99: f64,
 }
 
@@ -51,7 +58,7 @@ pub fn nearest_rank(sorted: &[f64], p: f64) -> f64 {
 }
 
 /// How RTT probes travelled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ProbeMethod {
     /// ICMP/ICMPv6 echo over a datagram socket (ping_group_range).
@@ -83,7 +90,7 @@ impl std::fmt::Display for ProbeMethod {
 
 /// RTT before a load and while it runs: the figure that shows a bloated
 /// buffer (`sonde tcp --latency`, `sonde udp --latency`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LatencyUnderLoad {
     /// How the pings went.
     pub method: ProbeMethod,

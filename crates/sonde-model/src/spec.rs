@@ -14,7 +14,9 @@ use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// Which way data flows, seen from the client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Direction {
     /// Client sends, server receives (iperf3's default).
@@ -38,7 +40,9 @@ impl Direction {
 }
 
 /// Which protocol the server speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum PeerKind {
     /// Start in sonde's protocol and switch to iperf3's if the server
@@ -94,19 +98,22 @@ pub const MAX_FLOWLABEL: u32 = 0xF_FFFF;
 pub const DEFAULT_LENGTH: u64 = 256 * 1024;
 
 /// A TCP throughput test, as `sonde tcp` runs it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TcpSpec {
     /// The server: a host name or an address.
     pub host: String,
     pub port: u16,
     /// How long data flows after the omitted warm-up.
+    #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "time_s")]
     pub time: Duration,
     /// Reporting interval; zero means no interval reports.
+    #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "interval_s")]
     pub interval: Duration,
     /// Warm-up left out of the summary (iperf3's `-O`).
+    #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "omit_s")]
     pub omit: Duration,
     /// Streams per direction.
@@ -153,6 +160,7 @@ pub struct TcpSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cport: Option<u16>,
     /// How long to wait for each connection to the server.
+    #[schemars(with = "Option<f64>")]
     #[serde(
         with = "crate::serde_secs::option",
         rename = "connect_timeout_s",

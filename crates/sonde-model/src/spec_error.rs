@@ -6,7 +6,9 @@ use serde::{Deserialize, Serialize};
 /// Address family to use when the host name has both. Written `v6` and
 /// `v4`; `ipv6`, `IPv6` and `6` (and the same for IPv4) are read as
 /// those, as alert rules read them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum IpFamily {
     /// IPv6 first, then IPv4.

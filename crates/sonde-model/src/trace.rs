@@ -11,7 +11,9 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 /// What a trace's probes are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum TraceProto {
     /// ICMP or ICMPv6 echo requests.
@@ -34,7 +36,7 @@ impl TraceProto {
 }
 
 /// A trace test.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TraceSpec {
     pub host: String,
@@ -50,6 +52,7 @@ pub struct TraceSpec {
     /// Probes per hop.
     pub queries: u8,
     /// How long a probe waits for its answer.
+    #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "wait_s")]
     pub wait: Duration,
     pub dscp: Option<Dscp>,
@@ -158,7 +161,7 @@ impl TraceSpec {
 }
 
 /// How a probe was answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TraceAnswer {
     /// The target, to an echo request.
@@ -178,9 +181,10 @@ pub enum TraceAnswer {
 }
 
 /// One probe's answer, and what the answering hop quoted of it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TraceProbe {
     pub from: IpAddr,
+    #[schemars(range(min = 0))]
     pub rtt_ms: f64,
     pub answer: TraceAnswer,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -189,35 +193,42 @@ pub struct TraceProbe {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dscp: Option<u8>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(max = 3))]
     pub ecn: Option<u8>,
     /// The TTL / hop limit it had left there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quoted_ttl: Option<u8>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(max = 1048575))]
     pub flow_label: Option<u32>,
     /// The flow that carried it (a multipath trace's: its UDP source
     /// port); none where every probe is one flow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
     pub flow: Option<u16>,
     /// The MPLS label stack the probe carried when its TTL ran out at
     /// this hop, outermost first, as the hop reported it in an ICMP
     /// extension (RFC 4884, RFC 4950); empty for a hop that says none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(min = 1))]
     pub mpls: Vec<MplsLabel>,
 }
 
 /// One MPLS label stack entry of an ICMP extension (RFC 4950 §7): the
 /// label, its traffic class (the former EXP bits) and its TTL.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MplsLabel {
+    #[schemars(range(max = 1048575))]
     pub label: u32,
+    #[schemars(range(max = 7))]
     pub tc: u8,
     pub ttl: u8,
 }
 
 /// One TTL: a probe per query, `None` for no answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TraceHop {
+    #[schemars(range(min = 1))]
     pub ttl: u8,
     pub probes: Vec<Option<TraceProbe>>,
 }
@@ -254,17 +265,18 @@ impl TraceHop {
 }
 
 /// A hop that said the path is smaller past it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TraceMtuStep {
     pub from: IpAddr,
     /// Its TTL in the trace, when it answered there too.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
     pub hop: Option<u8>,
     pub mtu: u32,
 }
 
 /// What a trace found.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TraceFigures {
     pub target: IpAddr,
     pub dscp_sent: u8,
@@ -273,10 +285,12 @@ pub struct TraceFigures {
     pub arrived: bool,
     /// The first hop whose quotation shows another DSCP than was sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
     pub dscp_changed_at: Option<u8>,
     /// With `mtu`: the largest packet that arrived, and the hops that
     /// said the path is smaller past them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 68))]
     pub path_mtu: Option<u32>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mtu_steps: Vec<TraceMtuStep>,
@@ -339,7 +353,7 @@ impl TraceFigures {
 }
 
 /// How one route differs from the one before it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RouteChange {
     /// The first hop (TTL) where the two differ.
     pub at_hop: u8,

@@ -1,6 +1,7 @@
 //! What one end of a UDP test measured: the sender counts what it sent,
 //! the receiver everything else. [`crate::udp_assemble`] joins them.
 
+use crate::schema::leaf_schema;
 use crate::{Dscp, HostEnv, SampleWindow, SocketInForce, StreamRole};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -25,6 +26,13 @@ impl DscpCounts {
     }
 }
 
+leaf_schema!(DscpCounts, "DscpCounts", {
+    "type": "object",
+    "description": "Packet counts per DSCP value, keyed by the DSCP number (`{\"46\": 1000}`): a decimal string without leading zeros, 0–63.",
+    "propertyNames": { "pattern": "^([0-9]|[1-5][0-9]|6[0-3])$" },
+    "additionalProperties": { "type": "integer", "minimum": 0 }
+});
+
 impl Serialize for DscpCounts {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_map(self.0.iter().map(|(k, v)| (k.to_string(), v)))
@@ -48,11 +56,15 @@ impl<'de> Deserialize<'de> for DscpCounts {
 }
 
 /// Percentiles of a distribution, in milliseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub struct Quantiles {
+    #[schemars(range(min = 0))]
     pub p50_ms: f64,
+    #[schemars(range(min = 0))]
     pub p90_ms: f64,
+    #[schemars(range(min = 0))]
     pub p99_ms: f64,
+    #[schemars(range(min = 0))]
     pub max_ms: f64,
 }
 
@@ -60,19 +72,21 @@ pub struct Quantiles {
 /// the packet, both from the hosts' realtime clocks. Only meaningful when
 /// `clock_synced`; `pdv_*` (delay minus its minimum, RFC 5481 PDV) is
 /// meaningful either way.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub struct OneWayDelay {
     pub clock_synced: bool,
     pub min_ms: f64,
     pub avg_ms: f64,
     pub max_ms: f64,
     pub p99_ms: f64,
+    #[schemars(range(min = 0))]
     pub pdv_p50_ms: f64,
+    #[schemars(range(min = 0))]
     pub pdv_p99_ms: f64,
 }
 
 /// Packets sent with one DSCP that arrived with another.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Remark {
     pub sent: Dscp,
     pub received: Dscp,
@@ -80,7 +94,7 @@ pub struct Remark {
 }
 
 /// What a sender counted.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub struct SenderTally {
     pub packets: u64,
     /// Payload bytes.
@@ -94,8 +108,9 @@ pub struct SenderTally {
 /// Packets that arrived with one IPv6 flow label; `label: None` counts
 /// those with labels past the most a receiver tells apart
 /// ([`FlowLabelCount::MOST`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FlowLabelCount {
+    #[schemars(range(max = 1048575))]
     pub label: Option<u32>,
     pub packets: u64,
 }
@@ -120,7 +135,7 @@ impl FlowLabelCount {
 }
 
 /// What a receiver counted and estimated.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub struct ReceiverTally {
     /// Distinct packets received.
     pub packets: u64,
@@ -161,7 +176,7 @@ pub struct ReceiverTally {
 }
 
 /// One end's count for one stream (or a direction's sum).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum UdpTally {
     Sent(SenderTally),
@@ -169,7 +184,7 @@ pub enum UdpTally {
 }
 
 /// One UDP stream as one end saw it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct UdpStreamSide {
     pub stream: u16,
     pub role: StreamRole,
@@ -182,7 +197,7 @@ pub struct UdpStreamSide {
 /// Everything one end measured in a UDP test. `received_sum` merges the
 /// streams this end received (their distributions cannot be added from
 /// percentiles afterwards).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct UdpSideReport {
     pub env: HostEnv,
     pub windows: Vec<SampleWindow>,
@@ -192,7 +207,7 @@ pub struct UdpSideReport {
     pub stopped_early: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ReceivedSum {
     pub measured: ReceiverTally,
     pub windows: Vec<ReceiverTally>,

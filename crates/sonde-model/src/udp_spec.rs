@@ -16,15 +16,18 @@ pub const MAX_UDP_PAYLOAD: u32 = 65_507;
 pub const MAX_UDP_RATE_BPS: u64 = 100_000_000_000;
 
 /// A UDP test: paced streams of numbered, timestamped packets.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct UdpSpec {
     pub host: String,
     pub port: u16,
+    #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "time_s")]
     pub time: Duration,
+    #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "interval_s")]
     pub interval: Duration,
+    #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "omit_s")]
     pub omit: Duration,
     pub parallel: u16,
@@ -64,6 +67,7 @@ pub struct UdpSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cport: Option<u16>,
     /// How long to wait for each connection to the server.
+    #[schemars(with = "Option<f64>")]
     #[serde(
         with = "crate::serde_secs::option",
         rename = "connect_timeout_s",

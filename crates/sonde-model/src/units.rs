@@ -8,6 +8,7 @@
 //! Both parse decimals (`1.5G`) and serialize as plain integers (bits/s,
 //! bytes) so that JSON stays unit-explicit through the field name.
 
+use crate::schema::leaf_schema;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 use std::str::FromStr;
@@ -212,6 +213,16 @@ macro_rules! int_or_string_serde {
         }
     };
 }
+leaf_schema!(Rate, "Rate", {
+    "type": "integer",
+    "minimum": 0,
+    "description": "A bit rate in bits per second."
+});
+leaf_schema!(ByteSize, "ByteSize", {
+    "type": "integer",
+    "minimum": 0,
+    "description": "A size in bytes."
+});
 int_or_string_serde!(Rate, from_bps, bps);
 int_or_string_serde!(ByteSize, from_bytes, bytes);
 

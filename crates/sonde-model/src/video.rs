@@ -166,7 +166,7 @@ impl VideoLayout {
 }
 
 /// Frames of one kind: how many were sent and how many could be decoded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FrameCount {
     pub frame: FrameKind,
     pub sent: u64,

@@ -4,8 +4,8 @@
 
 use crate::iperf3_json::system_info;
 use crate::to_iperf3;
-use serde_json::{json, Map, Value};
-use sonde_model::{HostEnv, TestResult, TestSpec, RESULT_FORMAT_VERSION, SONDE_VERSION};
+use serde_json::{json, Value};
+use sonde_model::{FailureDocument, HostEnv, TestResult, TestSpec, SONDE_VERSION};
 
 /// The layouts a result can be written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,23 +63,13 @@ pub fn error_json(failed: &Failed<'_>, layout: JsonLayout) -> String {
             }
             doc
         }
-        JsonLayout::Sonde => {
-            let mut doc = Map::new();
-            doc.insert("format_version".into(), json!(RESULT_FORMAT_VERSION));
-            doc.insert("sonde_version".into(), json!(SONDE_VERSION));
-            if let Some(spec) = failed.spec {
-                doc.insert("test".into(), json!(spec.kind()));
-                if let Some(title) = spec.title() {
-                    doc.insert("title".into(), json!(title));
-                }
-                doc.insert("spec".into(), json!(spec));
-            }
-            doc.insert(
-                "error".into(),
-                json!({"kind": failed.kind, "message": failed.message}),
-            );
-            Value::Object(doc)
-        }
+        JsonLayout::Sonde => serde_json::to_value(FailureDocument::new(
+            failed.kind,
+            failed.message,
+            failed.spec,
+            SONDE_VERSION,
+        ))
+        .unwrap_or(Value::Null),
     };
     serde_json::to_string_pretty(&doc).unwrap_or_else(|_| doc.to_string())
 }
@@ -178,6 +168,6 @@ mod error_tests {
         assert_eq!(doc["test"], "udp");
         assert_eq!(doc["title"], "t1");
         assert_eq!(doc["spec"]["host"], "::1");
-        assert_eq!(doc["format_version"], RESULT_FORMAT_VERSION);
+        assert_eq!(doc["format_version"], sonde_model::RESULT_FORMAT_VERSION);
     }
 }

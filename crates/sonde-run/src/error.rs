@@ -198,7 +198,7 @@ mod tests {
         );
         let schema: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        let documented = &schema["properties"]["error"]["properties"]["kind"]["enum"];
+        let documented = &schema["$defs"]["FailureKind"]["enum"];
         let every = [
             RunError::Invalid(SpecError {
                 field: "time_s",

@@ -45,7 +45,7 @@ use std::fmt;
 pub const METHOD_FORMAT_VERSION: u32 = 1;
 
 /// Which method a spec or a result is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum MethodKind {
     /// RFC 2544 §26.1 throughput (no-drop rate) per frame size.
@@ -91,7 +91,7 @@ impl fmt::Display for MethodKind {
 }
 
 /// Any method sonde runs, written flat: `{"method": "ndr", …}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "method", rename_all = "lowercase")]
 pub enum MethodSpec {
     Ndr(NdrSpec),
@@ -150,17 +150,20 @@ impl MethodSpec {
 }
 
 /// The result of one method: what `-J` prints and the archive stores.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MethodResult {
     pub id: ResultId,
+    #[schemars(extend("const" = 1))]
     pub format_version: u32,
     pub sonde_version: String,
     pub method: MethodKind,
+    #[schemars(length(max = 200))]
     pub title: Option<String>,
     /// What was asked, as asked.
     pub spec: MethodSpec,
     pub start: Timestamp,
     /// Wall-clock seconds from the first trial's start to the last's end.
+    #[schemars(range(min = 0))]
     pub duration_s: f64,
     /// Stopped before the method finished; what ran is kept.
     pub interrupted: bool,

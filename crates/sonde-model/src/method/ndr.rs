@@ -23,7 +23,9 @@ pub fn frame_overhead_bytes(family: IpFamily) -> u32 {
 }
 
 /// How `sizes` are given.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum SizeKind {
     /// Ethernet frame sizes with FCS, as RFC 2544 gives them (`--sizes`).
@@ -34,7 +36,7 @@ pub enum SizeKind {
 }
 
 /// An NDR search.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct NdrSpec {
     /// The trial: host, port, family, DSCP, direction and the rest are
@@ -52,13 +54,16 @@ pub struct NdrSpec {
     #[serde(rename = "max_rate_bps", skip_serializing_if = "Option::is_none")]
     pub max_rate: Option<Rate>,
     /// Length of each search trial.
+    #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "trial_s")]
     pub trial_time: Duration,
     /// Length of the trial that confirms the rate found (RFC 2544 asks
     /// at least 60 s).
+    #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "confirm_s")]
     pub confirm_time: Duration,
     /// Idle time between trials, so queues drain.
+    #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "gap_s")]
     pub gap: Duration,
     /// The medium's rate, for its theoretical maximum per size.
@@ -71,7 +76,9 @@ pub struct NdrSpec {
 }
 
 /// How an NDR search picks its next trial's rate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum SearchMode {
     /// From what the failed trials delivered (TRex's loss-informed guess),
@@ -84,7 +91,7 @@ pub enum SearchMode {
 }
 
 /// What one trial of a search showed, in frames per second of its size.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct TrialOutcome {
     /// What the sender sent.
     pub offered_pps: f64,
@@ -96,7 +103,7 @@ pub struct TrialOutcome {
 }
 
 /// How a trial of a search was judged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TrialVerdict {
     Pass,
@@ -115,7 +122,7 @@ impl TrialVerdict {
 }
 
 /// One trial of a search as it finished: what the live output prints.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct NdrTrial {
     pub family: IpFamily,
     /// Ethernet frame bytes, header and FCS included.
@@ -221,7 +228,7 @@ impl Default for NdrSpec {
 }
 
 /// The no-drop rate found at one size.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NdrSize {
     pub family: IpFamily,
     pub payload_bytes: u32,
@@ -229,10 +236,12 @@ pub struct NdrSize {
     pub frame_bytes: u32,
     /// The rate found, as Ethernet frame bits per second.
     pub rate_bps: u64,
+    #[schemars(range(min = 0))]
     pub rate_pps: f64,
     /// The same rate as UDP payload (goodput) bits per second.
     pub payload_rate_bps: u64,
     /// Loss of the trial that confirmed the rate.
+    #[schemars(range(min = 0, max = 100))]
     pub loss_pct: f64,
     /// Trials run at this size, the confirmation included.
     pub trials: u32,

@@ -6,7 +6,7 @@ use crate::{ResultId, SpecError, UdpSpec};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OverheadSpec {
     /// The trial: host, port, family, time and rate (0: unpaced, as fast
@@ -15,6 +15,7 @@ pub struct OverheadSpec {
     pub probe: UdpSpec,
     /// UDP payload sizes, two or more.
     pub payloads: Vec<u32>,
+    #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "gap_s")]
     pub gap: Duration,
 }
@@ -43,15 +44,17 @@ impl OverheadSpec {
 }
 
 /// One payload size's goodput.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct OverheadPoint {
+    #[schemars(range(min = 1))]
     pub payload_bytes: u32,
+    #[schemars(range(min = 0))]
     pub goodput_bps: f64,
     pub trial: ResultId,
 }
 
 /// A stack whose bytes per packet fit the measured overhead.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StackFit {
     pub stack: String,
     /// Its bytes per packet beyond the payload (mean over the sizes).
@@ -61,15 +64,17 @@ pub struct StackFit {
 }
 
 /// What the goodputs say: goodput = capacity × payload / (payload + overhead).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct OverheadFit {
     /// Bytes per packet beyond the UDP payload that the bottleneck counts.
     pub per_packet_bytes: f64,
     /// Of those, beyond the UDP and IP headers of the family used.
     pub beyond_ip_bytes: f64,
     /// The bottleneck's rate, counting those bytes.
+    #[schemars(range(min = 0))]
     pub capacity_bps: f64,
     /// Largest relative difference of a point's goodput from the fit.
+    #[schemars(range(min = 0))]
     pub residual_pct: f64,
     pub points: Vec<OverheadPoint>,
     /// The stacks that fit within 4 bytes, best first.

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// One of the checks of seed 004 §4.1.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum QosCheckKind {
     /// What each class's marking is when it arrives.
@@ -67,7 +67,7 @@ impl std::str::FromStr for QosCheckKind {
 }
 
 /// `sonde qos check`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct QosCheckSpec {
     /// The probe every check sends (host, port, payload size, family);
@@ -81,6 +81,7 @@ pub struct QosCheckSpec {
     /// The rate of each marking probe.
     pub marking_rate: Rate,
     /// How long each marking, policing and priority probe runs.
+    #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "probe_time_s")]
     pub probe_time: Duration,
     /// The premium policer's expected rate (bits/s of IP packets); the
@@ -91,10 +92,13 @@ pub struct QosCheckSpec {
     pub policing_rate: Option<Rate>,
     /// The shaping probe: its rate while on, on and off times, and length.
     pub shaping_rate: Rate,
+    #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "shaping_on_s")]
     pub shaping_on: Duration,
+    #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "shaping_off_s")]
     pub shaping_off: Duration,
+    #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "shaping_time_s")]
     pub shaping_time: Duration,
     /// The priority check: premium's rate, and the background (best
@@ -116,6 +120,7 @@ pub struct QosCheckSpec {
     /// probes); none: this host.
     #[serde(default)]
     pub via: Option<String>,
+    #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "gap_s")]
     pub gap: Duration,
 }
@@ -232,7 +237,7 @@ impl QosCheckSpec {
 }
 
 /// What a check found, in a word.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum QosVerdict {
     /// Marking: arrived as sent.
@@ -289,7 +294,7 @@ impl QosVerdict {
 }
 
 /// One check's verdict and its evidence.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct QosCheck {
     pub check: QosCheckKind,
     /// Who sent the probe: `this host`, or the agent.
@@ -306,7 +311,7 @@ pub struct QosCheck {
 }
 
 /// What a scenario ramps.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", content = "values", rename_all = "snake_case")]
 pub enum QosRamp {
     /// UDP foreground rates (`--fg-rates`).
@@ -330,7 +335,7 @@ impl QosRamp {
 
 /// `sonde qos scenario`: a foreground flow in a class against a
 /// background of best effort (seed 004 Table 4).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct QosScenarioSpec {
     /// The foreground's UDP test (rate ramps): host, class, size, time.
@@ -350,8 +355,10 @@ pub struct QosScenarioSpec {
     pub via: Option<String>,
     /// The background starts this long before the foreground and ends
     /// this long after it.
+    #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "lead_s")]
     pub lead: Duration,
+    #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "gap_s")]
     pub gap: Duration,
 }
@@ -432,7 +439,7 @@ impl QosScenarioSpec {
 }
 
 /// One step of a scenario: the columns of seed 004 Tables 5 and 6.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct QosStep {
     /// The foreground's offered rate (rate ramps).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -440,8 +447,10 @@ pub struct QosStep {
     pub fg_streams: u16,
     pub fg_achieved_bps: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
     pub fg_jitter_ms: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 100))]
     pub fg_loss_pct: Option<f64>,
     /// The UDP background's figures over the same step.
     pub bg_achieved_bps: Option<u64>,
@@ -452,9 +461,11 @@ pub struct QosStep {
     pub bg_tcp_bps: Option<u64>,
     /// A `video` foreground: loss and decodable frames per frame type.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(min = 1))]
     pub fg_frames: Vec<crate::FrameClass>,
     /// A `video` foreground: its decodable frame rate (percent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 100))]
     pub fg_decodable_pct: Option<f64>,
     /// The foreground's trial, then the background's.
     pub trials: Vec<ResultId>,

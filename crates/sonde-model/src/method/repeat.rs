@@ -6,7 +6,7 @@ use crate::{IpFamily, TestResult, TestSpec};
 use serde::{Deserialize, Serialize};
 
 /// A repeated test.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RepeatSpec {
     pub test: TestSpec,
@@ -32,7 +32,7 @@ impl RepeatSpec {
 }
 
 /// The runs of a repeated test read together.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RepeatOutcome {
     /// The figure `until_stable` judged and the text leads with.
     pub metric: Metric,

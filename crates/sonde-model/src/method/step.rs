@@ -7,7 +7,7 @@ use crate::{IpFamily, ResultId};
 use serde::{Deserialize, Serialize};
 
 /// How many times a step runs.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(tag = "rule", rename_all = "snake_case", deny_unknown_fields)]
 pub enum RepeatRule {
     /// Once (the default).
@@ -27,7 +27,7 @@ pub enum RepeatRule {
 }
 
 /// How every step of a method is run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct StepPlan {
     pub repeat: RepeatRule,
@@ -116,18 +116,22 @@ impl StepPlan {
 
 /// Mean, spread and the 95 % confidence interval of the mean of a
 /// figure over repeated runs.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Stats {
     /// Runs that measured the figure.
+    #[schemars(range(min = 1))]
     pub n: u32,
     pub mean: f64,
     /// Sample standard deviation (n − 1); 0 for one run.
+    #[schemars(range(min = 0))]
     pub stddev: f64,
     /// Standard deviation as a percentage of the mean.
+    #[schemars(range(min = 0))]
     pub stddev_pct: f64,
     /// Half-width of the 95 % confidence interval of the mean (Student's
     /// t with n − 1 degrees of freedom); absent for one run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
     pub ci95: Option<f64>,
     pub min: f64,
     pub max: f64,
@@ -182,7 +186,7 @@ impl Stats {
 }
 
 /// A step's runs over one family, read together.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StepStats {
     pub family: IpFamily,
     /// The direction the statistics are of (absent: the test's headline).
@@ -198,7 +202,7 @@ pub struct StepStats {
 }
 
 /// IPv6's figure over IPv4's, of the same step.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FamilyRatio {
     pub metric: Metric,
     /// What the ratio is of (a sweep step's value, an NDR size), when the

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// The variable a sweep steps.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", content = "values", rename_all = "snake_case")]
 pub enum SweepVariable {
     /// Offered rate per stream (`--rates`).
@@ -22,7 +22,7 @@ pub enum SweepVariable {
 }
 
 /// The name of a sweep's variable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SweepVariableKind {
     Rates,
@@ -56,7 +56,7 @@ impl SweepVariable {
 }
 
 /// A sweep.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SweepSpec {
     /// The test of each step (tcp or udp); the variable is set per step
@@ -67,6 +67,7 @@ pub struct SweepSpec {
     /// at once).
     pub directions: Vec<Direction>,
     /// Idle time between steps, so queues drain.
+    #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "gap_s", default = "default_gap")]
     pub gap: Duration,
     #[serde(default)]
@@ -122,7 +123,7 @@ fn default_gap() -> Duration {
 }
 
 /// One step of one direction over one family.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SweepStep {
     /// The series this step belongs to: the direction the test ran
     /// (`bidir` runs both flows at once and gives a step for each).
@@ -163,7 +164,7 @@ pub struct SweepStep {
 }
 
 /// What limits a path, as a rate sweep shows it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum LimiterClass {
     /// Delivered ≈ offered throughout.
@@ -179,7 +180,7 @@ pub enum LimiterClass {
 }
 
 /// What the classification rests on.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub struct LimiterEvidence {
     /// Steps offered above the knee.
     pub steps_above_knee: u32,
@@ -211,7 +212,7 @@ pub struct LimiterEvidence {
 }
 
 /// The limiter of one direction.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Limiter {
     /// The series it was read from (`bidir`: both flows at once).
     pub series: Direction,
@@ -227,6 +228,7 @@ pub struct Limiter {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub knee_pps: Option<f64>,
     /// 0 to 1.
+    #[schemars(range(min = 0, max = 1))]
     pub confidence: f64,
     pub evidence: LimiterEvidence,
 }

@@ -9,13 +9,14 @@ use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// `sonde tune HOST`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TuneSpec {
     /// The TCP test of the baseline and the verification (host, port,
     /// family, time); the verification sets its window.
     pub test: TcpSpec,
     /// How long the UDP run that finds the bottleneck sends.
+    #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "bottleneck_time_s")]
     pub bottleneck_time: Duration,
     /// Echo requests for the RTT.
@@ -23,6 +24,7 @@ pub struct TuneSpec {
     /// The buffer the verification runs with (default: the advised one).
     #[serde(default)]
     pub window: Option<ByteSize>,
+    #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "gap_s")]
     pub gap: Duration,
 }
@@ -41,7 +43,7 @@ impl TuneSpec {
 }
 
 /// Which end or what limits a TCP transfer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TuneLimit {
     /// TCP reached the path's bottleneck (90 % or more).
@@ -55,7 +57,7 @@ pub enum TuneLimit {
 }
 
 /// A buffer and the rate it allows at the path's RTT.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Ceiling {
     /// `this host (sender)` or `the server (receiver)`.
     pub end: String,
@@ -63,16 +65,20 @@ pub struct Ceiling {
     pub setting: String,
     pub bytes: u64,
     /// bytes × 8 / RTT.
+    #[schemars(range(min = 0))]
     pub ceiling_bps: f64,
 }
 
 /// What `sonde tune` found and advises.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TuneFindings {
+    #[schemars(range(min = 0))]
     pub rtt_ms: f64,
+    #[schemars(range(min = 0))]
     pub bottleneck_bps: f64,
     pub bdp_bytes: u64,
     /// TCP as the hosts are set now.
+    #[schemars(range(min = 0))]
     pub baseline_bps: f64,
     pub client: Option<TcpBuffers>,
     pub server: Option<TcpBuffers>,
@@ -86,16 +92,20 @@ pub struct TuneFindings {
     pub sysctl: Vec<String>,
     pub warnings: Vec<String>,
     /// TCP with the advised buffers (`-w`), and its gain over the baseline.
+    #[schemars(range(min = 0))]
     pub verified_bps: Option<f64>,
+    #[schemars(range(min = 0))]
     pub gain: Option<f64>,
     /// The baseline's, the bottleneck's, the RTT's and the verification's trials.
     pub trials: Vec<ResultId>,
 }
 
 /// One cell of the laboratory's matrix.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TuneStep {
+    #[schemars(range(min = 0))]
     pub rtt_ms: f64,
+    #[schemars(range(min = 1))]
     pub window_bytes: u64,
     pub congestion: String,
     pub goodput_bps: Option<u64>,
@@ -104,18 +114,20 @@ pub struct TuneStep {
 
 /// `sonde tune --lab`: TCP over RTTs × buffers × congestion controls,
 /// the RTT set on a lab link between steps.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TuneLabSpec {
     pub test: TcpSpec,
     pub lab: String,
     pub link: usize,
+    #[schemars(with = "Vec<f64>")]
     #[serde(with = "crate::serde_secs::vec", rename = "rtts_s")]
     pub rtts: Vec<Duration>,
     /// Each step's `-w`; 0: the hosts' own buffers, autotuned within
     /// their `tcp_rmem`/`tcp_wmem` (seed 003's asymmetric buffers).
     pub windows: Vec<ByteSize>,
     pub congestion: Vec<String>,
+    #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "gap_s")]
     pub gap: Duration,
 }

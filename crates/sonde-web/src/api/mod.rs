@@ -96,12 +96,9 @@ async fn metrics_registry() -> Json<serde_json::Value> {
 
 /// The OpenAPI document of this API, written by hand
 /// (`crates/sonde-web/openapi.json`) with the result schema of
-/// docs/schema put in at serve time. Not derived (utoipa): the results are
-/// the model crate's types, whose JSON schema is already kept and checked
-/// against every kind of result (tests/cli/json_schema.rs); deriving a second
-/// one would make two definitions of the same document. What keeps the
-/// hand-written part true is schemathesis, run against a live agent in
-/// tests/portal/http_openapi.rs.
+/// docs/schema (generated from the model's types, `sonde_model::schema`)
+/// put in at serve time. What keeps the hand-written part true is
+/// schemathesis, run against a live agent in tests/portal/http_openapi.rs.
 async fn openapi() -> Response {
     static DOC: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     let doc = DOC.get_or_init(|| {
