@@ -1,6 +1,7 @@
 //! What `-J` prints instead of a result when the test gave none:
 //! [`FailureDocument`] (`docs/schema/error-v3.schema.json`).
 
+use crate::schema::leaf_schema;
 use crate::{TestKind, TestSpec, RESULT_FORMAT_VERSION};
 use serde::{Deserialize, Serialize};
 
@@ -23,9 +24,11 @@ pub struct FailureDocument {
     /// The spec's title, if it had one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
-    /// What was asked, as in a result's `spec`; absent when the spec could
-    /// not be read.
+    /// What was asked, as in a result's `spec` (result-v3.schema.json);
+    /// absent when the spec could not be read. It may break the rules a
+    /// result's spec keeps: that can be the failure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<SpecAsAsked>")]
     pub spec: Option<TestSpec>,
     pub error: Failure,
 }
@@ -47,6 +50,16 @@ impl FailureDocument {
         }
     }
 }
+
+/// A spec as asked, rules broken or not: the schema of a failure's
+/// `spec`.
+struct SpecAsAsked;
+
+leaf_schema!(SpecAsAsked, "SpecAsAsked", {
+    "type": "object",
+    "required": ["test", "host"],
+    "description": "What was asked, as in a result's `spec` (result-v3.schema.json), whether or not it keeps its rules."
+});
 
 /// Why, and in words.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

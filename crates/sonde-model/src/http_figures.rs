@@ -110,9 +110,13 @@ pub struct HttpFigures {
     /// `received_bytes` over the test, in bit/s.
     pub throughput_bps: u64,
     /// Answers by status code (`"200"`).
+    #[schemars(extend("propertyNames" = { "pattern": "^[0-9]{1,3}$" }))]
     pub status: BTreeMap<String, u64>,
-    /// Requests without an answer by why: `connect`, `tls`, `timeout`,
-    /// `closed`, `protocol`, `io`.
+    /// Requests without an answer by why: `dns`, `connect`, `tls`,
+    /// `timeout`, `closed`, `protocol`, `io`.
+    #[schemars(extend("propertyNames" = {
+        "enum": ["dns", "connect", "tls", "timeout", "closed", "protocol", "io"]
+    }))]
     pub errors_by_kind: BTreeMap<String, u64>,
     pub phases_ms: HttpPhases,
     /// Open loop: from each request's intended send time (corrected for

@@ -54,23 +54,30 @@ pub struct HttpRamp {
 #[serde(deny_unknown_fields, default)]
 pub struct HttpSpec {
     /// The URL's host (what the path is measured to).
+    #[schemars(length(min = 1, max = 253))]
     pub host: String,
     /// `http://` or `https://`, host, port, path and query.
+    #[schemars(regex(pattern = r"^https?://"))]
     pub url: String,
+    #[schemars(regex(pattern = r"^[A-Z]+$"))]
     pub method: String,
     /// Extra request headers, `Name: value` each.
     pub headers: Vec<String>,
     /// A file whose bytes are each request's body.
     pub body_file: Option<PathBuf>,
     /// Connections kept at once (closed loop: requests in flight).
+    #[schemars(range(min = 1, max = 100000))]
     pub connections: u32,
     /// Stop after this many requests (ab's `-n`); else after `time`.
+    #[schemars(range(min = 1))]
     pub requests: Option<u64>,
     #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "time_s")]
+    #[schemars(range(min = 0))]
     pub time: Duration,
     /// Open loop: requests per second, sent on schedule whatever the
     /// answers do.
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub rate: Option<f64>,
     /// Sender threads (each its own event loop); 0: one per core; at most
     /// [`MAX_HTTP_THREADS`].
@@ -85,8 +92,10 @@ pub struct HttpSpec {
     /// A request not answered within this is an error (`timeout`).
     #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "timeout_s")]
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub timeout: Duration,
     pub ramp: Option<HttpRamp>,
+    #[schemars(length(max = 200))]
     pub title: Option<String>,
 }
 

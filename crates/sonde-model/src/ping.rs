@@ -35,6 +35,7 @@ pub const MIN_PING_INTERVAL: Duration = Duration::from_millis(1);
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PingSpec {
+    #[schemars(length(min = 1, max = 253), regex(pattern = r"^[^\s\x00-\x1f\x7f]+$"))]
     pub host: String,
     pub proto: PingProto,
     /// The reflector's UDP port (`proto = udp`).
@@ -43,20 +44,24 @@ pub struct PingSpec {
     pub count: u64,
     #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "interval_s")]
+    #[schemars(range(min = 0.001))]
     pub interval: Duration,
     /// Payload sizes in bytes, one series each, in this order: ICMP data
     /// after the 8-byte echo header, or the whole STAMP packet. Empty:
     /// one series of the protocol's default size ([`PingSpec::default_size`]).
     pub sizes: Vec<u32>,
+    #[schemars(range(min = 0, max = 63))]
     pub dscp: Option<Dscp>,
     pub family: IpFamily,
     /// Length of the reporting intervals, by send time.
     #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "report_interval_s")]
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub report_interval: Duration,
     /// How long to wait for an answer after the last request.
     #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "timeout_s")]
+    #[schemars(range(min = 0, max = 86400))]
     pub timeout: Duration,
     /// Both hosts' clocks are synchronised: one-way delays are meaningful.
     pub clock_synced: bool,
@@ -68,19 +73,24 @@ pub struct PingSpec {
     /// mesh share, which may not name a file. The agent reads the key;
     /// the request never sees it or its path.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^[A-Za-z0-9._-]{1,64}$"))]
     pub key: Option<String>,
+    #[schemars(length(max = 200))]
     pub title: Option<String>,
     /// TTL (IPv4) or hop limit (IPv6) of the requests, 1 to 255 (iputils
     /// `-t`); `None`: the system's default.
+    #[schemars(range(min = 1, max = 255))]
     pub ttl: Option<u16>,
     /// The run ends this long after it began, whatever the count (iputils
     /// `-w`): with a count, a series sends until that many requests are
     /// answered, not just sent.
     #[schemars(with = "Option<f64>")]
     #[serde(with = "crate::serde_secs::option", rename = "deadline_s")]
+    #[schemars(range(max = 86400), extend("exclusiveMinimum" = 0))]
     pub deadline: Option<Duration>,
     /// Where requests leave from (iputils `-I`): an interface name (the
     /// socket is bound to that device) or a source address.
+    #[schemars(length(min = 1))]
     pub interface: Option<String>,
     /// Live answer lines start with the Unix time they came in at, as
     /// `[1700000000.123456]` (iputils `-D`); the text output only.

@@ -56,7 +56,9 @@ pub fn document<T: JsonSchema>(id: &str, title: &str, description: &str) -> Valu
     doc
 }
 
-/// Every object with named properties allows no others (what a reader of
+/// A document's schema says what is written, not what a reader would
+/// fill in (no `default`); an address's format is one a validator checks, every object with
+/// named properties allows no others (what a reader of
 /// an older sonde would not know is a new format version, not a field it
 /// may skip), and a property sonde leaves out when it has no value is
 /// never `null` (an `Option` skipped when `None`: absent, never null).
@@ -66,6 +68,18 @@ struct Closed;
 impl Transform for Closed {
     fn transform(&mut self, schema: &mut Schema) {
         if let Some(m) = schema.as_object_mut() {
+            // An address is an IPv4 or an IPv6 one (`ip` is no format a
+            // validator checks).
+            if m.get("format").and_then(Value::as_str) == Some("ip") {
+                m.remove("format");
+                m.insert(
+                    "anyOf".into(),
+                    serde_json::json!([{ "format": "ipv4" }, { "format": "ipv6" }]),
+                );
+            }
+            // What a reader fills in for an absent field is not what a
+            // written document holds.
+            m.remove("default");
             if m.contains_key("properties") && !m.contains_key("additionalProperties") {
                 m.insert("additionalProperties".into(), Value::Bool(false));
             }

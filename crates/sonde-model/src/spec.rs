@@ -102,41 +102,53 @@ pub const DEFAULT_LENGTH: u64 = 256 * 1024;
 #[serde(deny_unknown_fields, default)]
 pub struct TcpSpec {
     /// The server: a host name or an address.
+    #[schemars(length(min = 1, max = 253), regex(pattern = r"^[^\s\x00-\x1f\x7f]+$"))]
     pub host: String,
     pub port: u16,
     /// How long data flows after the omitted warm-up.
     #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "time_s")]
+    #[schemars(range(max = 86400), extend("exclusiveMinimum" = 0))]
     pub time: Duration,
     /// Reporting interval; zero means no interval reports.
     #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "interval_s")]
+    #[schemars(range(max = 86400), extend("anyOf" = [{"const": 0}, {"minimum": 0.1}]))]
     pub interval: Duration,
     /// Warm-up left out of the summary (iperf3's `-O`).
     #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "omit_s")]
+    #[schemars(range(min = 0, max = 86400))]
     pub omit: Duration,
     /// Streams per direction.
+    #[schemars(range(min = 1, max = 128))]
     pub parallel: u16,
     pub direction: Direction,
     /// Socket send and receive buffer asked for on both ends.
     #[serde(rename = "window_bytes")]
+    #[schemars(range(min = 1024, max = 1073741824))]
     pub window: Option<ByteSize>,
     /// Congestion control algorithm for the senders.
+    #[schemars(regex(pattern = r"^[A-Za-z0-9_-]{1,15}$"))]
     pub congestion: Option<String>,
     /// TCP maximum segment size asked for.
     #[serde(rename = "mss_bytes")]
+    #[schemars(range(min = 88, max = 65495))]
     pub mss: Option<u32>,
     /// Size of each write (and read buffer).
     #[serde(rename = "length_bytes")]
     pub length: ByteSize,
     /// Pacing rate per stream; `None` sends as fast as TCP allows.
     #[serde(rename = "bitrate_bps")]
+    #[schemars(range(min = 1))]
     pub bitrate: Option<Rate>,
+    #[schemars(range(min = 0, max = 63))]
     pub dscp: Option<Dscp>,
     /// IPv6 flow label for the data streams.
+    #[schemars(range(max = 1048575))]
     pub flowlabel: Option<u32>,
     pub family: IpFamily,
+    #[schemars(length(max = 200))]
     pub title: Option<String>,
     /// The protocol the server speaks.
     pub peer: PeerKind,
@@ -150,6 +162,7 @@ pub struct TcpSpec {
     /// End the test after this many blocks (writes of `length_bytes`,
     /// or UDP datagrams) in each direction, or at `time_s` (`-k`).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
     pub blocks: Option<u64>,
     /// The client's source address for the control and data
     /// connections (`-B`).
@@ -158,6 +171,7 @@ pub struct TcpSpec {
     /// The client's source port of the first data stream; stream `i`
     /// takes `cport + i` (`--cport`).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
     pub cport: Option<u16>,
     /// How long to wait for each connection to the server.
     #[schemars(with = "Option<f64>")]
@@ -166,6 +180,7 @@ pub struct TcpSpec {
         rename = "connect_timeout_s",
         skip_serializing_if = "Option::is_none"
     )]
+    #[schemars(range(min = 0))]
     pub connect_timeout: Option<Duration>,
     /// Set TCP_NODELAY on the data streams (`-N`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]

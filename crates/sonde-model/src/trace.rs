@@ -39,26 +39,34 @@ impl TraceProto {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TraceSpec {
+    #[schemars(length(min = 1, max = 253), regex(pattern = r"^[^\s\x00-\x1f\x7f]+$"))]
     pub host: String,
     pub proto: TraceProto,
     /// The port TCP SYNs go to (`proto = tcp`).
+    #[schemars(range(min = 1))]
     pub port: u16,
     pub family: IpFamily,
     /// The first TTL / hop limit probed.
+    #[schemars(range(min = 1))]
     pub first_hop: u8,
     /// The last TTL / hop limit probed; the trace ends sooner at the
     /// target.
+    #[schemars(range(min = 1))]
     pub max_hops: u8,
     /// Probes per hop.
+    #[schemars(range(min = 1, max = 10))]
     pub queries: u8,
     /// How long a probe waits for its answer.
     #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "wait_s")]
+    #[schemars(range(max = 10), extend("exclusiveMinimum" = 0))]
     pub wait: Duration,
+    #[schemars(range(min = 0, max = 63))]
     pub dscp: Option<Dscp>,
     /// Also find the path MTU (tracepath's way).
     pub mtu: bool,
     /// The first size the MTU search tries, in bytes of IP packet.
+    #[schemars(range(min = 68, max = 65535))]
     pub mtu_start: u32,
     /// Enumerate the load-balanced paths (MDA): each hop probed by as many
     /// flows (UDP source ports) as it takes to find every interface there
@@ -68,7 +76,9 @@ pub struct TraceSpec {
     /// With `multipath`: the confidence, in per cent, that a hop has no
     /// interface its flows did not find (default 95).
     #[serde(rename = "confidence_pct", skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 50, max = 99.99))]
     pub confidence: Option<f64>,
+    #[schemars(length(max = 200))]
     pub title: Option<String>,
 }
 

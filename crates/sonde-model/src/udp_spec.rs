@@ -19,17 +19,22 @@ pub const MAX_UDP_RATE_BPS: u64 = 100_000_000_000;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct UdpSpec {
+    #[schemars(length(min = 1, max = 253), regex(pattern = r"^[^\s\x00-\x1f\x7f]+$"))]
     pub host: String,
     pub port: u16,
     #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "time_s")]
+    #[schemars(range(max = 86400), extend("exclusiveMinimum" = 0))]
     pub time: Duration,
     #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "interval_s")]
+    #[schemars(range(max = 86400), extend("anyOf" = [{"const": 0}, {"minimum": 0.1}]))]
     pub interval: Duration,
     #[schemars(with = "f64")]
     #[serde(with = "crate::serde_secs", rename = "omit_s")]
+    #[schemars(range(min = 0, max = 86400))]
     pub omit: Duration,
+    #[schemars(range(min = 1, max = 128))]
     pub parallel: u16,
     pub direction: Direction,
     /// Payload rate per stream; 0: as fast as the path takes.
@@ -37,11 +42,15 @@ pub struct UdpSpec {
     pub bitrate: Rate,
     /// UDP payload bytes per packet.
     #[serde(rename = "length_bytes")]
+    #[schemars(range(min = 24, max = 65507))]
     pub length: u32,
     pub profile: Profile,
+    #[schemars(range(min = 0, max = 63))]
     pub dscp: Option<Dscp>,
+    #[schemars(range(max = 1048575))]
     pub flowlabel: Option<u32>,
     pub family: IpFamily,
+    #[schemars(length(max = 200))]
     pub title: Option<String>,
     /// The user vouches that both clocks are synchronised (PTP, GPS…),
     /// so one-way delays are meaningful, not only their variation.
@@ -57,6 +66,7 @@ pub struct UdpSpec {
     /// End the test after this many blocks (writes of `length_bytes`,
     /// or UDP datagrams) in each direction, or at `time_s` (`-k`).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
     pub blocks: Option<u64>,
     /// The client's source address for the control and data
     /// connections (`-B`).
@@ -65,6 +75,7 @@ pub struct UdpSpec {
     /// The client's source port of the first data stream; stream `i`
     /// takes `cport + i` (`--cport`).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
     pub cport: Option<u16>,
     /// How long to wait for each connection to the server.
     #[schemars(with = "Option<f64>")]
@@ -73,6 +84,7 @@ pub struct UdpSpec {
         rename = "connect_timeout_s",
         skip_serializing_if = "Option::is_none"
     )]
+    #[schemars(range(min = 0))]
     pub connect_timeout: Option<Duration>,
     /// Ask an iperf3 server for its own output, kept in the result's
     /// `server_output` (`--get-server-output`; sonde's own server's

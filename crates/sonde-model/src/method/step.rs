@@ -198,6 +198,7 @@ pub struct StepStats {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stable: Option<bool>,
     /// Statistics per metric measured, keyed by the metric's name.
+    #[schemars(extend("propertyNames" = { "$ref": "#/$defs/Metric" }))]
     pub stats: std::collections::BTreeMap<String, Stats>,
 }
 
