@@ -103,7 +103,7 @@ impl Runners for AgentRunners {
         self.gated(self.live_local())
     }
 
-    fn agent(&self, agent: &str) -> Result<Box<dyn Runner>, String> {
+    fn agent(&self, agent: &str) -> Result<Box<dyn Runner>, sonde_model::host_port::HostPortError> {
         let inner = HostRunners.agent(agent)?;
         Ok(self.gated(match &self.token {
             Some(token) => Box::new(TokenRunner {
@@ -210,8 +210,8 @@ fn watch(dir: &Path, archive: &str, runners: &AgentRunners, shutdown: &AtomicBoo
 }
 
 fn start(path: &Path, archive: &str, runners: &AgentRunners) -> Result<Running, String> {
-    let (plan, text) = read_plan(path, &Overrides::default())?;
-    let me = which_endpoint(&plan, None)?;
+    let (plan, text) = read_plan(path, &Overrides::default()).map_err(|e| e.to_string())?;
+    let me = which_endpoint(&plan, None).map_err(|e| e.to_string())?;
     let runners = &AgentRunners {
         origin: origin_of(&text),
         ..runners.clone()

@@ -34,7 +34,7 @@ pub mod status;
 
 pub use overrides::{Overrides, Quick};
 pub use plan::{Endpoint, Plan, Step, StepBody};
-pub use plan_file::{read_plan, which_endpoint, HostRunners};
+pub use plan_file::{read_plan, which_endpoint, HostRunners, PlanFileError};
 pub use plan_where::PlanPlace;
 pub use resource::ResourceClass;
 pub use run_event::RunEventKind;

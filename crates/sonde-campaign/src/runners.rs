@@ -2,6 +2,7 @@
 //! tests run ([`Runners`]), and whom it tells what it does ([`Progress`]).
 
 use sonde_archive::RunState;
+use sonde_model::host_port::HostPortError;
 use sonde_run::Runner;
 
 /// Where a campaign's tests run from.
@@ -9,7 +10,7 @@ pub trait Runners: Send + Sync {
     /// This host.
     fn local(&self) -> Box<dyn Runner>;
     /// Another agent (`HOST[:PORT]`), as third-party tests.
-    fn agent(&self, agent: &str) -> Result<Box<dyn Runner>, String>;
+    fn agent(&self, agent: &str) -> Result<Box<dyn Runner>, HostPortError>;
     /// Admits a step when it is due: the agent's gate, for the plan's
     /// origin. What it returns is held while the step runs (its slot);
     /// `Err` says why not, and the step is recorded refused. By default

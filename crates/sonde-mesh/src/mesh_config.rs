@@ -108,7 +108,8 @@ impl MeshConfig {
             ));
         }
         for a in &self.addresses {
-            sonde_model::host_port::split_host_port(a).map_err(|why| ("mesh.addresses", why))?;
+            sonde_model::host_port::split_host_port(a)
+                .map_err(|why| ("mesh.addresses", why.to_string()))?;
         }
         Ok(())
     }

@@ -2,22 +2,43 @@
 //! endpoint): `HOST`, `HOST:PORT`, `[V6]` or `[V6]:PORT`; a bare IPv6
 //! address has no port. One reading for every place that takes one.
 
+/// Why a `HOST[:PORT]` does not read, with what was written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HostPortError {
+    #[error("'{input}': '{port}' is not a port (1-65535)")]
+    NotAPort { input: String, port: String },
+    #[error("'{input}': '[' without ']'")]
+    Unclosed { input: String },
+    #[error("'{input}': expected ':PORT' after ']', found '{found}'")]
+    AfterBracket { input: String, found: String },
+    #[error("'{input}': no host")]
+    NoHost { input: String },
+}
+
 /// `s` as its host and port, if it names one; why not otherwise.
-pub fn split_host_port(s: &str) -> Result<(String, Option<u16>), String> {
+pub fn split_host_port(s: &str) -> Result<(String, Option<u16>), HostPortError> {
     let port_of = |p: &str| {
         p.parse::<u16>()
             .ok()
             .filter(|&p| p > 0)
-            .ok_or_else(|| format!("'{s}': '{p}' is not a port (1-65535)"))
+            .ok_or_else(|| HostPortError::NotAPort {
+                input: s.to_string(),
+                port: p.to_string(),
+            })
     };
     let (host, port) = if let Some(rest) = s.strip_prefix('[') {
         let (host, tail) = rest
             .split_once(']')
-            .ok_or_else(|| format!("'{s}': '[' without ']'"))?;
+            .ok_or_else(|| HostPortError::Unclosed {
+                input: s.to_string(),
+            })?;
         let port = match tail {
             "" => None,
             t => Some(port_of(t.strip_prefix(':').ok_or_else(|| {
-                format!("'{s}': expected ':PORT' after ']', found '{t}'")
+                HostPortError::AfterBracket {
+                    input: s.to_string(),
+                    found: t.to_string(),
+                }
             })?)?),
         };
         (host.to_string(), port)
@@ -32,7 +53,9 @@ pub fn split_host_port(s: &str) -> Result<(String, Option<u16>), String> {
         }
     };
     if host.is_empty() {
-        return Err(format!("'{s}': no host"));
+        return Err(HostPortError::NoHost {
+            input: s.to_string(),
+        });
     }
     Ok((host, port))
 }

@@ -42,7 +42,11 @@ pub struct ThirdPartyRunner {
 impl ThirdPartyRunner {
     /// `agent` as written on the command line: `HOST`, `HOST:PORT` or
     /// `[V6]:PORT`; the port defaults to `default_port`.
-    pub fn parse(agent: &str, default_port: u16, family: IpFamily) -> Result<Self, String> {
+    pub fn parse(
+        agent: &str,
+        default_port: u16,
+        family: IpFamily,
+    ) -> Result<Self, sonde_model::host_port::HostPortError> {
         let (host, port) = split_host_port(agent, default_port)?;
         Ok(Self {
             agent: host,
@@ -71,7 +75,10 @@ impl ThirdPartyRunner {
 
 /// `HOST`, `HOST:PORT`, `[V6]` or `[V6]:PORT` (a bare IPv6 address has
 /// no port), `default_port` where none is given.
-fn split_host_port(s: &str, default_port: u16) -> Result<(String, u16), String> {
+fn split_host_port(
+    s: &str,
+    default_port: u16,
+) -> Result<(String, u16), sonde_model::host_port::HostPortError> {
     sonde_model::host_port::split_host_port(s).map(|(h, p)| (h, p.unwrap_or(default_port)))
 }
 
@@ -259,9 +266,15 @@ mod tests {
         assert_eq!(p("2001:db8::1").unwrap(), ("2001:db8::1".into(), 5201));
         assert_eq!(p("[2001:db8::1]").unwrap(), ("2001:db8::1".into(), 5201));
         assert_eq!(p("[::1]:7000").unwrap(), ("::1".into(), 7000));
-        assert!(p("nl:0").unwrap_err().contains("'0' is not a port"));
-        assert!(p("[::1]x").unwrap_err().contains("expected ':PORT'"));
-        assert!(p("[::1").unwrap_err().contains("without ']'"));
-        assert!(p(":80").unwrap_err().contains("no host"));
+        assert!(p("nl:0")
+            .unwrap_err()
+            .to_string()
+            .contains("'0' is not a port"));
+        assert!(p("[::1]x")
+            .unwrap_err()
+            .to_string()
+            .contains("expected ':PORT'"));
+        assert!(p("[::1").unwrap_err().to_string().contains("without ']'"));
+        assert!(p(":80").unwrap_err().to_string().contains("no host"));
     }
 }

@@ -134,7 +134,7 @@ fn overrides(p: &PlanArgs) -> Overrides {
 }
 
 fn plan_of(p: &PlanArgs) -> Result<(Plan, String, Overrides, String), Failure> {
-    let usage = |e: String| Failure::Usage(anyhow!(e));
+    let usage = |e: sonde_campaign::PlanFileError| Failure::Usage(anyhow!(e));
     let over = overrides(p);
     let (plan, text) = read_plan(&p.plan, &over).map_err(usage)?;
     let me = which_endpoint(&plan, p.me.as_deref()).map_err(usage)?;

@@ -57,8 +57,11 @@ impl Runners for FakePath {
     fn local(&self) -> Box<dyn Runner> {
         Box::new(self.clone())
     }
-    fn agent(&self, agent: &str) -> Result<Box<dyn Runner>, String> {
-        Err(format!("no agent {agent} in this test"))
+    fn agent(&self, agent: &str) -> Result<Box<dyn Runner>, sonde_model::host_port::HostPortError> {
+        // No agent here: every name is one with no host to reach.
+        Err(sonde_model::host_port::HostPortError::NoHost {
+            input: agent.to_string(),
+        })
     }
 }
 
