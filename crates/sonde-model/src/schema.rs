@@ -80,6 +80,9 @@ impl Transform for Closed {
             // What a reader fills in for an absent field is not what a
             // written document holds.
             m.remove("default");
+            if let Some(Value::String(d)) = m.get_mut("description") {
+                *d = plain(d);
+            }
             if m.contains_key("properties") && !m.contains_key("additionalProperties") {
                 m.insert("additionalProperties".into(), Value::Bool(false));
             }
@@ -101,6 +104,23 @@ impl Transform for Closed {
         }
         transform_subschemas(self, schema);
     }
+}
+
+/// A doc comment as a schema's description: its lines joined (a blank
+/// line stays a paragraph break) and rustdoc's links as plain code
+/// (`` [`Figures`] `` is `` `Figures` ``).
+fn plain(doc: &str) -> String {
+    doc.split("\n\n")
+        .map(|para| {
+            para.split('\n')
+                .map(str::trim)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n")
+        .replace("[`", "`")
+        .replace("`]", "`")
 }
 
 /// `schema` without its `null`: `"type": ["integer", "null"]` becomes
