@@ -165,7 +165,8 @@ pub struct FrameClass {
     #[serde(flatten)]
     pub class: DscpClass,
     /// Frames of this type sent, and how many of them could be decoded
-    /// (their packets and their references arrived; the decodable frame rate of docs/udp.md).
+    /// (their packets and their references arrived; the decodable frame
+    /// rate of docs/udp.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sent_frames: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
