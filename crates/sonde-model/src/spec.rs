@@ -6,10 +6,10 @@
 //! and is checked once by [`TcpSpec::validate`]; the runner and the server
 //! run the same check on what they receive.
 
-use crate::client_spec::{check_client, volume, ClientShape, Volume};
+use crate::client_spec::Volume;
 pub(crate) use crate::spec_error::bad;
 pub use crate::spec_error::{IpFamily, SpecError};
-use crate::{ByteSize, Dscp, Rate};
+use crate::{ByteSize, Rate};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -77,15 +77,6 @@ pub trait StreamLayout {
     }
 }
 
-impl StreamLayout for TcpSpec {
-    fn parallel(&self) -> u16 {
-        self.parallel
-    }
-    fn direction(&self) -> Direction {
-        self.direction
-    }
-}
-
 /// Limits on a spec that hold for every server, whatever its own limits.
 pub const MAX_PARALLEL: u16 = 128;
 pub const MAX_LENGTH: u64 = 16 << 20;
@@ -97,139 +88,38 @@ pub const MAX_FLOWLABEL: u32 = 0xF_FFFF;
 /// the syscalls per byte, which is what bounds a fast path's sender.
 pub const DEFAULT_LENGTH: u64 = 256 * 1024;
 
-/// A TCP throughput test, as `sonde tcp` runs it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields, default)]
-pub struct TcpSpec {
-    /// The server: a host name or an address.
-    #[schemars(length(min = 1, max = 253), regex(pattern = r"^[^\s\x00-\x1f\x7f]+$"))]
-    pub host: String,
-    pub port: u16,
-    /// How long data flows after the omitted warm-up.
-    #[schemars(with = "f64")]
-    #[serde(with = "crate::serde_secs", rename = "time_s")]
-    #[schemars(range(max = 86400), extend("exclusiveMinimum" = 0))]
-    pub time: Duration,
-    /// Reporting interval; zero means no interval reports.
-    #[schemars(with = "f64")]
-    #[serde(with = "crate::serde_secs", rename = "interval_s")]
-    #[schemars(range(max = 86400), extend("anyOf" = [{"const": 0}, {"minimum": 0.1}]))]
-    pub interval: Duration,
-    /// Warm-up left out of the summary (iperf3's `-O`).
-    #[schemars(with = "f64")]
-    #[serde(with = "crate::serde_secs", rename = "omit_s")]
-    #[schemars(range(min = 0, max = 86400))]
-    pub omit: Duration,
-    /// Streams per direction.
-    #[schemars(range(min = 1, max = 128))]
-    pub parallel: u16,
-    pub direction: Direction,
-    /// Socket send and receive buffer asked for on both ends.
-    #[serde(rename = "window_bytes")]
-    #[schemars(range(min = 1024, max = 1073741824))]
-    pub window: Option<ByteSize>,
-    /// Congestion control algorithm for the senders.
-    #[schemars(regex(pattern = r"^[A-Za-z0-9_-]{1,15}$"))]
-    pub congestion: Option<String>,
-    /// TCP maximum segment size asked for.
-    #[serde(rename = "mss_bytes")]
-    #[schemars(range(min = 88, max = 65495))]
-    pub mss: Option<u32>,
-    /// Size of each write (and read buffer).
-    #[serde(rename = "length_bytes")]
-    pub length: ByteSize,
-    /// Pacing rate per stream; `None` sends as fast as TCP allows.
-    #[serde(rename = "bitrate_bps")]
-    #[schemars(range(min = 1))]
-    pub bitrate: Option<Rate>,
-    #[schemars(range(min = 0, max = 63))]
-    pub dscp: Option<Dscp>,
-    /// IPv6 flow label for the data streams.
-    #[schemars(range(max = 1048575))]
-    pub flowlabel: Option<u32>,
-    pub family: IpFamily,
-    #[schemars(length(max = 200))]
-    pub title: Option<String>,
-    /// The protocol the server speaks.
-    pub peer: PeerKind,
-    /// Ping the server before and through the test: RTT idle and under
-    /// load (`--latency`).
-    pub latency: bool,
-    /// End the test after this many bytes in each direction (all its
-    /// streams, after the warm-up), or at `time_s` if sooner (`-n`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bytes: Option<ByteSize>,
-    /// End the test after this many blocks (writes of `length_bytes`,
-    /// or UDP datagrams) in each direction, or at `time_s` (`-k`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
-    pub blocks: Option<u64>,
-    /// The client's source address for the control and data
-    /// connections (`-B`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bind: Option<std::net::IpAddr>,
-    /// The client's source port of the first data stream; stream `i`
-    /// takes `cport + i` (`--cport`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
-    pub cport: Option<u16>,
-    /// How long to wait for each connection to the server.
-    #[schemars(with = "Option<f64>")]
-    #[serde(
-        with = "crate::serde_secs::option",
-        rename = "connect_timeout_s",
-        skip_serializing_if = "Option::is_none"
-    )]
-    #[schemars(range(min = 0))]
-    pub connect_timeout: Option<Duration>,
-    /// Set TCP_NODELAY on the data streams (`-N`).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub no_delay: bool,
-    /// Send without copying the data from user space: each write a
-    /// `sendfile` from a memory-backed file, as iperf3's `-Z` (`-Z`).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub zerocopy: bool,
-    /// Ask an iperf3 server for its own output, kept in the result's
-    /// `server_output` (`--get-server-output`; sonde's own server's
-    /// figures are in the result anyway).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub get_server_output: bool,
-    /// The token this client proves it holds to the server
-    /// (`--token-file`); never serialized.
-    #[serde(skip)]
-    pub token: Option<crate::Credential>,
-}
-
-impl Default for TcpSpec {
-    fn default() -> Self {
-        Self {
-            host: String::new(),
-            port: 5201,
-            time: Duration::from_secs(10),
-            interval: Duration::from_secs(1),
-            omit: Duration::ZERO,
-            parallel: 1,
-            direction: Direction::Forward,
-            window: None,
-            congestion: None,
-            mss: None,
-            length: ByteSize::from_bytes(DEFAULT_LENGTH),
-            bitrate: None,
-            dscp: None,
-            flowlabel: None,
-            family: IpFamily::Any,
-            title: None,
-            peer: PeerKind::Auto,
-            latency: false,
-            bytes: None,
-            blocks: None,
-            bind: None,
-            cport: None,
-            connect_timeout: None,
-            no_delay: false,
-            zerocopy: false,
-            get_server_output: false,
-            token: None,
+crate::client_spec::declare_client_spec! {
+    /// A TCP throughput test, as `sonde tcp` runs it.
+    pub struct TcpSpec {
+        after_direction {
+            /// Socket send and receive buffer asked for on both ends.
+            #[serde(rename = "window_bytes")]
+            #[schemars(range(min = 1024, max = 1073741824))]
+            pub window: Option<ByteSize> = None,
+            /// Congestion control algorithm for the senders.
+            #[schemars(regex(pattern = r"^[A-Za-z0-9_-]{1,15}$"))]
+            pub congestion: Option<String> = None,
+            /// TCP maximum segment size asked for.
+            #[serde(rename = "mss_bytes")]
+            #[schemars(range(min = 88, max = 65495))]
+            pub mss: Option<u32> = None,
+            /// Size of each write (and read buffer).
+            #[serde(rename = "length_bytes")]
+            pub length: ByteSize = ByteSize::from_bytes(DEFAULT_LENGTH),
+            /// Pacing rate per stream; `None` sends as fast as TCP allows.
+            #[serde(rename = "bitrate_bps")]
+            #[schemars(range(min = 1))]
+            pub bitrate: Option<Rate> = None,
+        }
+        after_title {}
+        after_connect_timeout {
+            /// Set TCP_NODELAY on the data streams (`-N`).
+            #[serde(skip_serializing_if = "std::ops::Not::not")]
+            pub no_delay: bool = false,
+            /// Send without copying the data from user space: each write a
+            /// `sendfile` from a memory-backed file, as iperf3's `-Z` (`-Z`).
+            #[serde(skip_serializing_if = "std::ops::Not::not")]
+            pub zerocopy: bool = false,
         }
     }
 }
@@ -334,25 +224,7 @@ impl TcpSpec {
 
     /// Checks every field; the one place a spec is validated.
     pub fn validate(&self) -> Result<(), SpecError> {
-        check_run(&RunShape {
-            host: &self.host,
-            parallel: self.parallel,
-            time: self.time,
-            omit: self.omit,
-            interval: self.interval,
-            flowlabel: self.flowlabel,
-            family: self.family,
-            title: self.title.as_deref(),
-        })?;
-        check_client(&ClientShape {
-            bytes: self.bytes,
-            blocks: self.blocks,
-            bind: self.bind,
-            cport: self.cport,
-            streams: self.stream_count(),
-            connect_timeout: self.connect_timeout,
-            family: self.family,
-        })?;
+        self.check_shared()?;
         if self.length.bytes() == 0 || self.length.bytes() > MAX_LENGTH {
             return Err(bad("length_bytes", "must be 1 byte to 16 MiB"));
         }
@@ -388,16 +260,6 @@ impl TcpSpec {
             }
         }
         Ok(())
-    }
-
-    /// Total time data flows: warm-up plus measured time.
-    pub fn send_duration(&self) -> Duration {
-        self.omit + self.time
-    }
-
-    /// The test's volume bound, if it has one (`-n` or `-k`).
-    pub fn volume(&self) -> Option<Volume> {
-        volume(self.bytes, self.blocks)
     }
 
     /// The bytes each direction sends after the warm-up before the test

@@ -1,11 +1,10 @@
 //! What to measure: the UDP test (`sonde udp`).
 
-use crate::client_spec::{check_client, volume, ClientShape, Volume};
+use crate::client_spec::Volume;
 use crate::profile::{Profile, VOIP_INTERVAL, VOIP_PAYLOAD};
-use crate::spec::{bad, check_run, RunShape, StreamLayout};
-use crate::{ByteSize, Direction, Dscp, IpFamily, PeerKind, Rate, SpecError};
+use crate::spec::bad;
+use crate::{Rate, SpecError};
 use serde::{Deserialize, Serialize};
-use std::time::Duration;
 
 /// Bytes of sonde's test-packet header; the smallest payload that can
 /// carry it (see `sonde_wire::udp_packet`).
@@ -15,140 +14,31 @@ pub const MAX_UDP_PAYLOAD: u32 = 65_507;
 /// Highest rate a stream may ask for.
 pub const MAX_UDP_RATE_BPS: u64 = 100_000_000_000;
 
-/// A UDP test: paced streams of numbered, timestamped packets.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields, default)]
-pub struct UdpSpec {
-    #[schemars(length(min = 1, max = 253), regex(pattern = r"^[^\s\x00-\x1f\x7f]+$"))]
-    pub host: String,
-    pub port: u16,
-    #[schemars(with = "f64")]
-    #[serde(with = "crate::serde_secs", rename = "time_s")]
-    #[schemars(range(max = 86400), extend("exclusiveMinimum" = 0))]
-    pub time: Duration,
-    #[schemars(with = "f64")]
-    #[serde(with = "crate::serde_secs", rename = "interval_s")]
-    #[schemars(range(max = 86400), extend("anyOf" = [{"const": 0}, {"minimum": 0.1}]))]
-    pub interval: Duration,
-    #[schemars(with = "f64")]
-    #[serde(with = "crate::serde_secs", rename = "omit_s")]
-    #[schemars(range(min = 0, max = 86400))]
-    pub omit: Duration,
-    #[schemars(range(min = 1, max = 128))]
-    pub parallel: u16,
-    pub direction: Direction,
-    /// Payload rate per stream; 0: as fast as the path takes.
-    #[serde(rename = "bitrate_bps")]
-    pub bitrate: Rate,
-    /// UDP payload bytes per packet.
-    #[serde(rename = "length_bytes")]
-    #[schemars(range(min = 24, max = 65507))]
-    pub length: u32,
-    pub profile: Profile,
-    #[schemars(range(min = 0, max = 63))]
-    pub dscp: Option<Dscp>,
-    #[schemars(range(max = 1048575))]
-    pub flowlabel: Option<u32>,
-    pub family: IpFamily,
-    #[schemars(length(max = 200))]
-    pub title: Option<String>,
-    /// The user vouches that both clocks are synchronised (PTP, GPS…),
-    /// so one-way delays are meaningful, not only their variation.
-    pub clock_synced: bool,
-    /// The protocol the server speaks.
-    pub peer: PeerKind,
-    /// Ping the server before and through the test (`--latency`).
-    pub latency: bool,
-    /// End the test after this many bytes in each direction (all its
-    /// streams, after the warm-up), or at `time_s` if sooner (`-n`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bytes: Option<ByteSize>,
-    /// End the test after this many blocks (writes of `length_bytes`,
-    /// or UDP datagrams) in each direction, or at `time_s` (`-k`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
-    pub blocks: Option<u64>,
-    /// The client's source address for the control and data
-    /// connections (`-B`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bind: Option<std::net::IpAddr>,
-    /// The client's source port of the first data stream; stream `i`
-    /// takes `cport + i` (`--cport`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
-    pub cport: Option<u16>,
-    /// How long to wait for each connection to the server.
-    #[schemars(with = "Option<f64>")]
-    #[serde(
-        with = "crate::serde_secs::option",
-        rename = "connect_timeout_s",
-        skip_serializing_if = "Option::is_none"
-    )]
-    #[schemars(range(min = 0))]
-    pub connect_timeout: Option<Duration>,
-    /// Ask an iperf3 server for its own output, kept in the result's
-    /// `server_output` (`--get-server-output`; sonde's own server's
-    /// figures are in the result anyway).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub get_server_output: bool,
-    /// The token this client proves it holds to the server
-    /// (`--token-file`); never serialized.
-    #[serde(skip)]
-    pub token: Option<crate::Credential>,
-}
-
-impl Default for UdpSpec {
-    fn default() -> Self {
-        Self {
-            host: String::new(),
-            port: 5201,
-            time: Duration::from_secs(10),
-            interval: Duration::from_secs(1),
-            omit: Duration::ZERO,
-            parallel: 1,
-            direction: Direction::Forward,
-            bitrate: Rate::from_bps(1_000_000),
-            length: 1400,
-            profile: Profile::Cbr,
-            dscp: None,
-            flowlabel: None,
-            family: IpFamily::Any,
-            title: None,
-            clock_synced: false,
-            peer: PeerKind::Auto,
-            latency: false,
-            bytes: None,
-            blocks: None,
-            bind: None,
-            cport: None,
-            connect_timeout: None,
-            get_server_output: false,
-            token: None,
+crate::client_spec::declare_client_spec! {
+    /// A UDP test: paced streams of numbered, timestamped packets.
+    pub struct UdpSpec {
+        after_direction {
+            /// Payload rate per stream; 0: as fast as the path takes.
+            #[serde(rename = "bitrate_bps")]
+            pub bitrate: Rate = Rate::from_bps(1_000_000),
+            /// UDP payload bytes per packet.
+            #[serde(rename = "length_bytes")]
+            #[schemars(range(min = 24, max = 65507))]
+            pub length: u32 = 1400,
+            pub profile: Profile = Profile::Cbr,
         }
+        after_title {
+            /// The user vouches that both clocks are synchronised (PTP, GPS…),
+            /// so one-way delays are meaningful, not only their variation.
+            pub clock_synced: bool = false,
+        }
+        after_connect_timeout {}
     }
 }
 
 impl UdpSpec {
     pub fn validate(&self) -> Result<(), SpecError> {
-        check_run(&RunShape {
-            host: &self.host,
-            parallel: self.parallel,
-            time: self.time,
-            omit: self.omit,
-            interval: self.interval,
-            flowlabel: self.flowlabel,
-            family: self.family,
-            title: self.title.as_deref(),
-        })?;
-        check_client(&ClientShape {
-            bytes: self.bytes,
-            blocks: self.blocks,
-            bind: self.bind,
-            cport: self.cport,
-            streams: self.stream_count(),
-            connect_timeout: self.connect_timeout,
-            family: self.family,
-        })?;
+        self.check_shared()?;
         if !(UDP_HEADER_LEN..=MAX_UDP_PAYLOAD).contains(&self.length) {
             return Err(bad("length_bytes",
                 format!(
@@ -198,15 +88,6 @@ impl UdpSpec {
         }
     }
 
-    pub fn send_duration(&self) -> Duration {
-        self.omit + self.time
-    }
-
-    /// The test's volume bound, if it has one (`-n` or `-k`).
-    pub fn volume(&self) -> Option<Volume> {
-        volume(self.bytes, self.blocks)
-    }
-
     /// The datagrams each direction sends after the warm-up before the
     /// test ends (a byte count rounded up to whole datagrams of the
     /// payload size); `None`: timed only.
@@ -215,15 +96,6 @@ impl UdpSpec {
             Volume::Bytes(n) => n.div_ceil(u64::from(self.payload_len().max(1))),
             Volume::Blocks(k) => k,
         })
-    }
-}
-
-impl StreamLayout for UdpSpec {
-    fn parallel(&self) -> u16 {
-        self.parallel
-    }
-    fn direction(&self) -> Direction {
-        self.direction
     }
 }
 
