@@ -56,6 +56,28 @@ pub fn document<T: JsonSchema>(id: &str, title: &str, description: &str) -> Valu
     doc
 }
 
+/// A generator of the API's schemas, as [`document`]'s (what sonde writes,
+/// objects closed), with its definitions under `definitions_path` (a JSON
+/// pointer: `/components/schemas` for an OpenAPI document).
+pub fn generator(definitions_path: &'static str) -> schemars::SchemaGenerator {
+    let mut settings = SchemaSettings::draft2020_12()
+        .for_serialize()
+        .with_transform(Closed);
+    settings.definitions_path = definitions_path.into();
+    settings.into_generator()
+}
+
+/// A generator for what sonde reads rather than writes (a query's
+/// parameters: a field that may be left out is not required), objects
+/// closed as in [`generator`].
+pub fn reading_generator(definitions_path: &'static str) -> schemars::SchemaGenerator {
+    let mut settings = SchemaSettings::draft2020_12()
+        .for_deserialize()
+        .with_transform(Closed);
+    settings.definitions_path = definitions_path.into();
+    settings.into_generator()
+}
+
 /// A document's schema says what is written, not what a reader would
 /// fill in (no `default`); an address's format is one a validator checks, every object with
 /// named properties allows no others (what a reader of

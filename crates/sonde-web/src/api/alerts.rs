@@ -2,16 +2,26 @@
 //! rule's state on every path it watches (raised ones first) and the
 //! latest notices, newest first.
 
+use super::openapi::{Op, Routes, Shape, JSON};
 use super::reply::{bad, query, ApiError};
 use crate::state::{with_store, Shared};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::Json;
 use serde::Deserialize;
+use serde_json::json;
 
-pub fn routes() -> Router<Shared> {
-    Router::new().route("/api/v1/alerts", get(alerts))
+pub fn routes() -> Routes {
+    Routes::new()
+        .op(
+            Op::get("/api/v1/alerts", "alerts", "Every alert rule's state on every path it watches, and the latest notices")
+                .param(json!({"name": "since", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 9_223_372_036_i64}, "description": "notices from this time on, Unix seconds"}))
+                .param(json!({"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 10000}, "description": "at most this many notices (default 100)"}))
+                .reply(200, "how many are raised, the states (raised first) and the notices (newest first)", JSON, Shape::component("Alerts"))
+                .error(400, "a bad parameter, named")
+                .errors(&[401, 403, 503, 429]),
+            alerts,
+        )
 }
 
 #[derive(Debug, Deserialize)]

@@ -6,27 +6,95 @@
 //! in progress, and its history stays in the archive.
 
 use super::list::{self, ListQ};
+use super::openapi::{Op, Routes, Shape, JSON};
 use super::reply::{bad, not_found, ApiError, ApiRefusal};
 use crate::state::{with_store, Shared};
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::Response;
-use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::Json;
 use serde_json::{json, Value};
 use sonde_campaign::{campaign_status, CampaignStatus, Plan};
 use sonde_gate::Origin;
 use std::sync::Arc;
 
-pub fn routes() -> Router<Shared> {
-    Router::new()
-        .route("/api/v1/campaigns", get(list).post(create))
-        .route("/api/v1/campaigns/{name}", get(one).delete(remove))
-        .route("/api/v1/campaigns/{name}/pause", post(pause))
-        .route("/api/v1/campaigns/{name}/resume", post(resume))
-        .route("/api/v1/campaigns/{name}/runs", get(runs))
-        .route("/api/v1/runs/{id}/events", get(events))
+pub fn routes() -> Routes {
+    Routes::new()
+        .op(
+            Op::get("/api/v1/campaigns", "listCampaigns", "Every campaign's status")
+                .param(json!({"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 10000}, "description": "at most this many items (default 1000); an answer that left some out has X-Sonde-Truncated: true"}))
+                .reply(200, "campaigns", JSON, Shape::array_of("CampaignStatus"))
+                .headers(json!({"X-Sonde-Truncated": {"description": "true when the list was cut at its limit", "schema": {"type": "string", "enum": ["true"]}}}))
+                .error(400, "a bad parameter (limit out of range, an unknown one)")
+                .errors(&[401, 403, 503, 429]),
+            list,
+        )
+        .op(
+            Op::post("/api/v1/campaigns", "createCampaign", "Create a campaign from its plan (TOML, or the same keys as JSON)")
+                .token()
+                .body("application/toml", Shape::json(json!({"type": "string"})))
+                .body(JSON, Shape::json(json!({"type": "object"})))
+                .reply(201, "created: the agent starts it within seconds", JSON, Shape::json(json!({"type": "object", "properties": {"name": {"type": "string"}, "steps": {"type": "integer"}}, "required": ["name", "steps"], "additionalProperties": false})))
+                .reply(400, "a bad parameter or body", JSON, Shape::component("Refusal"))
+                .error(409, "a conflict")
+                .reply(422, "a step refused by the gate", JSON, Shape::component("Refusal"))
+                .error(429, "over http.requests_per_minute, or a cap (http.max_campaigns, http.max_ingest_requests); Retry-After says when to ask again")
+                .errors(&[401, 403, 413, 503]),
+            create,
+        )
+        .op(
+            Op::get("/api/v1/campaigns/{name}", "getCampaign", "A campaign: status, plan and runs")
+                .param(json!({"name": "name", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9._-]+$"}, "description": "the campaign"}))
+                .reply(200, "the campaign", JSON, Shape::component("Campaign"))
+                .errors(&[401, 403, 404, 503, 429]),
+            one,
+        )
+        .op(
+            Op::delete("/api/v1/campaigns/{name}", "deleteCampaign", "Delete a campaign: it retires after its run in progress; its history stays")
+                .token()
+                .param(json!({"name": "name", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9._-]+$"}, "description": "the campaign"}))
+                .reply(202, "retiring", JSON, Shape::json(json!({"type": "object", "properties": {"name": {"type": "string"}, "retiring": {"type": "boolean"}}, "required": ["name", "retiring"], "additionalProperties": false})))
+                .error(409, "a conflict")
+                .errors(&[400, 401, 403, 404, 503, 429]),
+            remove,
+        )
+        .op(
+            Op::post("/api/v1/campaigns/{name}/pause", "pauseCampaign", "Pause: its runs are recorded as missed")
+                .token()
+                .param(json!({"name": "name", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9._-]+$"}, "description": "the campaign"}))
+                .reply(200, "paused", JSON, Shape::json(json!({"type": "object", "properties": {"name": {"type": "string"}, "paused": {"type": "boolean"}}, "required": ["name", "paused"], "additionalProperties": false})))
+                .errors(&[401, 403, 404, 503, 429]),
+            pause,
+        )
+        .op(
+            Op::post("/api/v1/campaigns/{name}/resume", "resumeCampaign", "Resume")
+                .token()
+                .param(json!({"name": "name", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9._-]+$"}, "description": "the campaign"}))
+                .reply(200, "resumed", JSON, Shape::json(json!({"type": "object", "properties": {"name": {"type": "string"}, "paused": {"type": "boolean"}}, "required": ["name", "paused"], "additionalProperties": false})))
+                .errors(&[401, 403, 404, 503, 429]),
+            resume,
+        )
+        .op(
+            Op::get("/api/v1/campaigns/{name}/runs", "campaignRuns", "A campaign's runs, newest first")
+                .param(json!({"name": "name", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9._-]+$"}, "description": "the campaign"}))
+                .param(json!({"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 10000}, "description": "at most this many items (default 1000); an answer that left some out has X-Sonde-Truncated: true"}))
+                .reply(200, "runs", JSON, Shape::array_of("Run"))
+                .headers(json!({"X-Sonde-Truncated": {"description": "true when the list was cut at its limit", "schema": {"type": "string", "enum": ["true"]}}}))
+                .error(400, "a bad parameter (limit out of range, an unknown one)")
+                .errors(&[401, 403, 404, 503, 429]),
+            runs,
+        )
+        .op(
+            Op::get("/api/v1/runs/{id}/events", "runEvents", "A run's events")
+                .path_param("id", "the run's id")
+                .param(json!({"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 10000}, "description": "at most this many items (default 1000); an answer that left some out has X-Sonde-Truncated: true"}))
+                .reply(200, "events, oldest first", JSON, Shape::array_of("RunEvent"))
+                .headers(json!({"X-Sonde-Truncated": {"description": "true when the list was cut at its limit", "schema": {"type": "string", "enum": ["true"]}}}))
+                .error(400, "a bad parameter (limit out of range, an unknown one)")
+                .errors(&[401, 403, 503, 429]),
+            events,
+        )
 }
 
 /// How many recent runs a status looks through.

@@ -6,6 +6,7 @@
 //! archive is read a chunk at a time on the blocking pool, so an export
 //! of any size holds one chunk in memory.
 
+use super::openapi::{Op, Routes, Shape, JSON};
 use super::redact::{has_token, redact};
 use super::reply::{bad, query, ApiError};
 use super::results::Filter;
@@ -16,9 +17,9 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use axum::{Extension, Router};
+use axum::Extension;
 use serde::Deserialize;
+use serde_json::json;
 use sonde_archive::{Chunk, Cursor, ExportRows, PageOf, ResultFilter, Store};
 use std::sync::Arc;
 
@@ -143,8 +144,31 @@ async fn next_chunk(mut p: Progress) -> Option<(Result<Bytes, std::io::Error>, P
 }
 
 /// `GET /api/v1/export`.
-pub fn routes() -> Router<Shared> {
-    Router::new().route("/api/v1/export", get(export))
+pub fn routes() -> Routes {
+    Routes::new()
+        .op(
+            Op::get("/api/v1/export", "export", "Results as a file, oldest first")
+                .describe(" Streamed; a page holds at most http.max_export results.")
+                .param(json!({"name": "format", "in": "query", "required": false, "schema": {"type": "string", "enum": ["csv", "json", "ndjson"]}, "description": "csv (default), json or ndjson"}))
+                .param(json!({"name": "per", "in": "query", "required": false, "schema": {"type": "string", "enum": ["result", "interval"]}, "description": "what a CSV row is"}))
+                .param(json!({"name": "test", "in": "query", "required": false, "schema": {"type": "string"}, "description": "tcp, udp or ping"}))
+                .param(json!({"name": "target", "in": "query", "required": false, "schema": {"type": "string"}, "description": "the host tested toward, as written"}))
+                .param(json!({"name": "campaign", "in": "query", "required": false, "schema": {"type": "string"}, "description": "a campaign's name"}))
+                .param(json!({"name": "family", "in": "query", "required": false, "schema": {"type": "string"}, "description": "v6 or v4"}))
+                .param(json!({"name": "direction", "in": "query", "required": false, "schema": {"type": "string"}, "description": "forward, reverse or bidir"}))
+                .param(json!({"name": "label", "in": "query", "required": false, "schema": {"type": "string", "pattern": "^[^=]*=.*$"}, "description": "KEY=VALUE"}))
+                .param(json!({"name": "since", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 9_223_372_036_i64}, "description": "results that started at or after this (Unix seconds)"}))
+                .param(json!({"name": "until", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 9_223_372_036_i64}, "description": "… and before this (Unix seconds)"}))
+                .param(json!({"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 10000}, "description": "at most this many in this page (default and most: http.max_export, 10,000)"}))
+                .param(json!({"name": "cursor", "in": "query", "required": false, "schema": {"type": "string", "pattern": "^[0-9]+\\.[0-9a-f-]+$"}, "description": "where the page starts: the X-Sonde-Next-Cursor the page before gave"}))
+                .reply(200, "the file", "text/csv", Shape::json(json!({"type": "string"})))
+                .or(JSON, Shape::array_of("TestResult"))
+                .or("application/x-ndjson", Shape::json(json!({"type": "string"})))
+                .headers(json!({"X-Sonde-Next-Cursor": {"description": "when more results follow: the cursor of the next page", "schema": {"type": "string"}}, "Link": {"description": "when more results follow: the next page, rel=\"next\"", "schema": {"type": "string"}}}))
+                .error(429, "more than http.requests_per_minute exports a minute (Retry-After says when to ask again)")
+                .errors(&[400, 401, 403, 503]),
+            export,
+        )
 }
 
 /// The results a filter selects, oldest first, as a file, a page at a

@@ -3,24 +3,37 @@
 //! last error, per destination), and a central agent's intake of what
 //! agents forward (`POST /api/v1/ingest`, a token needed).
 
+use super::openapi::{Op, Routes, Shape, JSON};
 use super::reply::ApiError;
 use crate::state::{with_store, Shared};
 use crate::tokens::Caller;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use axum::{Extension, Json, Router};
+use axum::{Extension, Json};
 use serde_json::json;
 use sonde_archive::{ForwardStatus, Item};
 use sonde_mesh::{IngestReply, IngestRequest};
 
-pub fn routes(max_ingest_bytes: usize) -> Router<Shared> {
-    Router::new()
-        .route("/api/v1/forwarding", get(forwarding))
-        .route(
-            "/api/v1/ingest",
-            post(ingest).layer(DefaultBodyLimit::max(max_ingest_bytes)),
+pub fn routes(max_ingest_bytes: usize) -> Routes {
+    Routes::new()
+        .op(
+            Op::get("/api/v1/forwarding", "forwarding", "This agent's forwarding to central archives, per destination")
+                .reply(200, "backlog, oldest waiting result, delivered and last error per destination", JSON, Shape::array_of("ForwardStatus"))
+                .errors(&[401, 403, 503, 429]),
+            forwarding,
+        )
+        .op_limited(
+            Op::post("/api/v1/ingest", "ingest", "A central agent keeps results forwarded by an agent (all or none)")
+                .token()
+                .body(JSON, Shape::json(json!({"type": "object", "properties": {"items": {"type": "array", "items": {"type": "object", "properties": {"kind": {"type": "string", "enum": ["result", "method"]}, "placement": {"type": "object"}}, "required": ["kind"]}}}, "required": ["items"], "additionalProperties": false})))
+                .reply(200, "kept; new counts the items not kept before", JSON, Shape::component("IngestReply"))
+                .error(413, "a batch over http.max_ingest_bytes")
+                .reply(422, "an item that can never be kept, by its index", JSON, Shape::component("IngestRefusal"))
+                .error(429, "over http.requests_per_minute, or a cap (http.max_campaigns, http.max_ingest_requests); Retry-After says when to ask again")
+                .errors(&[400, 401, 403, 503]),
+            ingest,
+            max_ingest_bytes,
         )
 }
 

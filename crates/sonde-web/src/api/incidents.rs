@@ -4,6 +4,7 @@
 //! and a template mailed to an incident's owners through `[smtp]`.
 
 use super::list::{self, ListQ};
+use super::openapi::{Op, Routes, Shape, JSON};
 use super::reply::{bad, body, query, ApiError};
 use crate::state::Shared;
 use crate::tokens::Caller;
@@ -11,8 +12,7 @@ use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
-use axum::routing::{get, patch, post};
-use axum::{Extension, Json, Router};
+use axum::{Extension, Json};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use sonde_alerts::MailIncidentError;
@@ -25,31 +25,162 @@ use sonde_model::clock::now_ns;
 use std::net::IpAddr;
 use std::sync::Arc;
 
-pub fn routes() -> Router<Shared> {
-    Router::new()
-        .route(
-            "/api/v1/constituencies",
-            get(constituencies).post(add_constituency),
+pub fn routes() -> Routes {
+    Routes::new()
+        .op(
+            Op::get("/api/v1/constituencies", "listConstituencies", "Constituencies with their networks and contacts")
+                .param(json!({"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 10000}, "description": "at most this many items (default 1000); an answer that left some out has X-Sonde-Truncated: true"}))
+                .reply(200, "the constituencies", JSON, Shape::array_of("Constituency"))
+                .headers(json!({"X-Sonde-Truncated": {"description": "true when the list was cut at its limit", "schema": {"type": "string", "enum": ["true"]}}}))
+                .error(400, "a bad parameter (limit out of range, an unknown one)")
+                .errors(&[401, 403, 503, 429]),
+            constituencies,
         )
-        .route(
-            "/api/v1/constituencies/{code}",
-            patch(set_constituency).delete(remove_constituency),
+        .op(
+            Op::post("/api/v1/constituencies", "addConstituency", "Add a constituency (with networks and contacts)")
+                .token()
+                .body(JSON, Shape::component("Constituency"))
+                .reply(201, "made", JSON, Shape::json(json!({"type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"], "additionalProperties": false})))
+                .errors(&[400, 401, 403, 404, 409, 413, 503, 429]),
+            add_constituency,
         )
-        .route(
-            "/api/v1/constituencies/{code}/networks",
-            post(add_network).delete(remove_network),
+        .op(
+            Op::patch("/api/v1/constituencies/{code}", "changeConstituency", "Change a constituency's name or notes")
+                .token()
+                .param(json!({"name": "code", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[a-z0-9_-]{1,40}$"}, "description": "the constituency's code"}))
+                .body(JSON, Shape::json(json!({"type": "object", "properties": {"name": {"type": "string"}, "notes": {"type": "string"}}, "additionalProperties": false})))
+                .reply(200, "changed", JSON, Shape::json(json!({"type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"], "additionalProperties": false})))
+                .errors(&[400, 401, 403, 404, 413, 503, 429]),
+            set_constituency,
         )
-        .route(
-            "/api/v1/constituencies/{code}/contacts",
-            post(add_contact).delete(remove_contact),
+        .op(
+            Op::delete("/api/v1/constituencies/{code}", "removeConstituency", "Remove a constituency with its networks and contacts (incidents keep its code as the owner they had)")
+                .token()
+                .param(json!({"name": "code", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[a-z0-9_-]{1,40}$"}, "description": "the constituency's code"}))
+                .empty(204, "done")
+                .errors(&[400, 401, 403, 404, 503, 429]),
+            remove_constituency,
         )
-        .route("/api/v1/owner", get(owner))
-        .route("/api/v1/incidents", get(list).post(create))
-        .route("/api/v1/incidents/import", post(import))
-        .route("/api/v1/incidents/{id}", get(one).patch(change))
-        .route("/api/v1/incidents/{id}/comments", post(comment))
-        .route("/api/v1/incidents/{id}/mail", post(mail))
-        .route("/api/v1/mail-templates", get(templates).post(add_template))
+        .op(
+            Op::post("/api/v1/constituencies/{code}/networks", "addNetwork", "Give a constituency a network")
+                .token()
+                .param(json!({"name": "code", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[a-z0-9_-]{1,40}$"}, "description": "the constituency's code"}))
+                .body(JSON, Shape::json(json!({"type": "object", "properties": {"prefix": {"type": "string"}}, "required": ["prefix"], "additionalProperties": false})))
+                .reply(201, "made", JSON, Shape::json(json!({"type": "object", "properties": {"prefix": {"type": "string"}}, "required": ["prefix"], "additionalProperties": false})))
+                .errors(&[400, 401, 403, 404, 409, 413, 503, 429]),
+            add_network,
+        )
+        .op(
+            Op::delete("/api/v1/constituencies/{code}/networks", "removeNetwork", "Take a network from a constituency")
+                .token()
+                .param(json!({"name": "code", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[a-z0-9_-]{1,40}$"}, "description": "the constituency's code"}))
+                .param(json!({"name": "prefix", "in": "query", "required": true, "schema": {"type": "string"}, "description": "the prefix, as it was given (an IPv6 or IPv4 prefix)"}))
+                .empty(204, "done")
+                .errors(&[400, 401, 403, 404, 503, 429]),
+            remove_network,
+        )
+        .op(
+            Op::post("/api/v1/constituencies/{code}/contacts", "addContact", "Add (or update, by its address) a constituency's contact")
+                .token()
+                .param(json!({"name": "code", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[a-z0-9_-]{1,40}$"}, "description": "the constituency's code"}))
+                .body(JSON, Shape::component("Contact"))
+                .reply(201, "made", JSON, Shape::json(json!({"type": "object", "properties": {"email": {"type": "string"}}, "required": ["email"], "additionalProperties": false})))
+                .errors(&[400, 401, 403, 404, 409, 413, 503, 429]),
+            add_contact,
+        )
+        .op(
+            Op::delete("/api/v1/constituencies/{code}/contacts", "removeContact", "Remove a constituency's contact, by its address")
+                .token()
+                .param(json!({"name": "code", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[a-z0-9_-]{1,40}$"}, "description": "the constituency's code"}))
+                .param(json!({"name": "email", "in": "query", "required": true, "schema": {"type": "string"}, "description": "the contact's mail address"}))
+                .empty(204, "done")
+                .errors(&[400, 401, 403, 404, 503, 429]),
+            remove_contact,
+        )
+        .op(
+            Op::get("/api/v1/owner", "owner", "The constituency that owns an address (the longest matching prefix)")
+                .param(json!({"name": "address", "in": "query", "required": true, "schema": {"type": "string", "anyOf": [{"format": "ipv4"}, {"format": "ipv6"}]}, "description": "an IPv6 or IPv4 address"}))
+                .reply(200, "its owner, or null", JSON, Shape::component("Owner"))
+                .errors(&[400, 401, 403, 503, 429]),
+            owner,
+        )
+        .op(
+            Op::get("/api/v1/incidents", "listIncidents", "Incidents, newest first (without comments and history)")
+                .param(json!({"name": "status", "in": "query", "required": false, "schema": {"type": "string", "enum": ["open", "stalled", "closed"]}, "description": "only this status"}))
+                .param(json!({"name": "owner", "in": "query", "required": false, "schema": {"type": "string"}, "description": "only those with an address this constituency owns"}))
+                .param(json!({"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 1000}, "description": "at most this many (1 to 1000; 100 when absent)"}))
+                .reply(200, "the incidents", JSON, Shape::array_of("Incident"))
+                .errors(&[400, 401, 403, 503, 429]),
+            list,
+        )
+        .op(
+            Op::post("/api/v1/incidents", "openIncident", "Open an incident (a report, or an array of them)")
+                .token()
+                .body(JSON, Shape::json(json!({"oneOf": [{"$ref": "#/components/schemas/IncidentReport"}, {"type": "array", "items": {"$ref": "#/components/schemas/IncidentReport"}}]})))
+                .reply(201, "made", JSON, Shape::json(json!({"type": "object", "properties": {"ids": {"type": "array", "items": {"type": "integer"}}}, "required": ["ids"], "additionalProperties": false})))
+                .errors(&[400, 401, 403, 404, 409, 413, 503, 429]),
+            create,
+        )
+        .op(
+            Op::post("/api/v1/incidents/import", "importIncidents", "Import incident reports (JSON: a report, or an array)")
+                .token()
+                .body(JSON, Shape::json(json!({"oneOf": [{"$ref": "#/components/schemas/IncidentReport"}, {"type": "array", "items": {"$ref": "#/components/schemas/IncidentReport"}}]})))
+                .reply(201, "made", JSON, Shape::json(json!({"type": "object", "properties": {"ids": {"type": "array", "items": {"type": "integer"}}}, "required": ["ids"], "additionalProperties": false})))
+                .errors(&[400, 401, 403, 404, 409, 413, 503, 429]),
+            import,
+        )
+        .op(
+            Op::get("/api/v1/incidents/{id}", "getIncident", "An incident with its addresses, owners, comments and history")
+                .param(json!({"name": "id", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[1-9][0-9]{0,17}$"}, "description": "the incident's id (a positive number)"}))
+                .reply(200, "the incident", JSON, Shape::component("Incident"))
+                .errors(&[400, 401, 403, 404, 503, 429]),
+            one,
+        )
+        .op(
+            Op::patch("/api/v1/incidents/{id}", "changeIncident", "Change an incident's state, status or severity")
+                .token()
+                .param(json!({"name": "id", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[1-9][0-9]{0,17}$"}, "description": "the incident's id (a positive number)"}))
+                .body(JSON, Shape::component("IncidentChange"))
+                .reply(200, "the incident changed", JSON, Shape::component("Incident"))
+                .errors(&[400, 401, 403, 404, 409, 413, 503, 429]),
+            change,
+        )
+        .op(
+            Op::post("/api/v1/incidents/{id}/comments", "commentIncident", "Comment on an incident")
+                .token()
+                .param(json!({"name": "id", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[1-9][0-9]{0,17}$"}, "description": "the incident's id (a positive number)"}))
+                .body(JSON, Shape::json(json!({"type": "object", "properties": {"text": {"type": "string"}, "author": {"type": "string"}}, "required": ["text"], "additionalProperties": false})))
+                .reply(201, "made", JSON, Shape::json(json!({"type": "object", "properties": {"incident": {"type": "integer"}}, "required": ["incident"], "additionalProperties": false})))
+                .errors(&[400, 401, 403, 404, 409, 413, 503, 429]),
+            comment,
+        )
+        .op(
+            Op::post("/api/v1/incidents/{id}/mail", "mailIncident", "Mail a template to the incident's owners' contacts through [smtp]; the incident takes the template's state and status")
+                .token()
+                .param(json!({"name": "id", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[1-9][0-9]{0,17}$"}, "description": "the incident's id (a positive number)"}))
+                .body(JSON, Shape::json(json!({"type": "object", "properties": {"template": {"type": "string"}, "role": {"type": "string"}}, "required": ["template"], "additionalProperties": false})))
+                .reply(200, "sent", JSON, Shape::json(json!({"type": "object", "properties": {"sent": {"type": "array", "items": {"type": "object", "properties": {"constituency": {"type": "string"}, "to": {"type": "array", "items": {"type": "string"}}}, "required": ["constituency", "to"], "additionalProperties": false}}, "state": {"type": ["string", "null"]}, "status": {"type": ["string", "null"]}}, "required": ["sent", "state", "status"], "additionalProperties": false})))
+                .error(502, "the SMTP server refused or could not be reached")
+                .errors(&[400, 401, 403, 404, 409, 413, 503, 429]),
+            mail,
+        )
+        .op(
+            Op::get("/api/v1/mail-templates", "listMailTemplates", "Mail templates")
+                .param(json!({"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 10000}, "description": "at most this many items (default 1000); an answer that left some out has X-Sonde-Truncated: true"}))
+                .reply(200, "the templates", JSON, Shape::array_of("MailTemplate"))
+                .headers(json!({"X-Sonde-Truncated": {"description": "true when the list was cut at its limit", "schema": {"type": "string", "enum": ["true"]}}}))
+                .error(400, "a bad parameter (limit out of range, an unknown one)")
+                .errors(&[401, 403, 503, 429]),
+            templates,
+        )
+        .op(
+            Op::post("/api/v1/mail-templates", "addMailTemplate", "Add (or replace) a mail template; an unknown placeholder is refused by name")
+                .token()
+                .body(JSON, Shape::component("MailTemplate"))
+                .reply(201, "made", JSON, Shape::json(json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"], "additionalProperties": false})))
+                .errors(&[400, 401, 403, 409, 413, 503, 429]),
+            add_template,
+        )
 }
 
 fn actor(caller: Option<Extension<Caller>>) -> String {

@@ -3,24 +3,45 @@
 //! plans, and are listed with whether they are still heard.
 
 use super::list::{self, ListQ};
+use super::openapi::{Op, Routes, Shape, JSON};
 use super::reply::{body, ApiError};
 use crate::state::{with_store, Shared};
 use crate::tokens::Caller;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::{get, post};
-use axum::{Extension, Json, Router};
+use axum::{Extension, Json};
 use serde_json::{json, Value};
 use sonde_archive::{AgentInfo, MeshAgent};
 use sonde_mesh::member::ShareReply;
 use sonde_model::clock::now_ns;
 
-pub fn routes() -> Router<Shared> {
-    Router::new()
-        .route("/api/v1/mesh/register", post(register))
-        .route("/api/v1/mesh/share", get(share))
-        .route("/api/v1/mesh/agents", get(agents))
+pub fn routes() -> Routes {
+    Routes::new()
+        .op(
+            Op::post("/api/v1/mesh/register", "meshRegister", "An agent registers with the central agent (its heartbeat)")
+                .token()
+                .body(JSON, Shape::component("AgentInfo"))
+                .reply(200, "registered", JSON, Shape::json(json!({"type": "object", "properties": {"agent": {"type": "string"}, "unknown_after_s": {"type": "number"}}, "required": ["agent", "unknown_after_s"], "additionalProperties": false})))
+                .errors(&[400, 401, 403, 503, 413, 429]),
+            register,
+        )
+        .op(
+            Op::get("/api/v1/mesh/share", "meshShare", "The token's agent's share of the mesh plans, as campaign plans")
+                .token()
+                .reply(200, "the shares", JSON, Shape::json(json!({"type": "object", "properties": {"agent": {"type": "string"}, "shares": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}, "text": {"type": "string"}}, "required": ["name", "text"], "additionalProperties": false}}}, "required": ["agent", "shares"], "additionalProperties": false})))
+                .errors(&[401, 403, 503, 429]),
+            share,
+        )
+        .op(
+            Op::get("/api/v1/mesh/agents", "meshAgents", "Registered agents, up or unknown")
+                .param(json!({"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 10000}, "description": "at most this many items (default 1000); an answer that left some out has X-Sonde-Truncated: true"}))
+                .reply(200, "the agents", JSON, Shape::json(json!({"type": "object", "properties": {"unknown_after_s": {"type": "number"}, "agents": {"type": "array", "items": {"$ref": "#/components/schemas/MeshAgent"}}}, "required": ["unknown_after_s", "agents"], "additionalProperties": false})))
+                .headers(json!({"X-Sonde-Truncated": {"description": "true when the list was cut at its limit", "schema": {"type": "string", "enum": ["true"]}}}))
+                .error(400, "a bad parameter (limit out of range, an unknown one)")
+                .errors(&[401, 403, 503, 429]),
+            agents,
+        )
 }
 
 /// The agent a request speaks for: its token's name. Registering and

@@ -11,6 +11,7 @@ mod forwarding;
 mod incidents;
 mod list;
 pub mod mesh_agents;
+pub mod openapi;
 mod path_changes;
 mod readings;
 pub(crate) mod redact;
@@ -23,29 +24,16 @@ use crate::auth;
 use crate::state::Shared;
 use axum::extract::{DefaultBodyLimit, State as AxState};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
 use axum::{Json, Router};
+use openapi::{Op, Routes, Shape, JSON};
 use reply::not_found;
+use serde_json::json;
 use std::sync::Arc;
 
 /// Every route of the API, behind the token check.
 pub fn router(state: Shared) -> Router {
-    Router::new()
-        .route("/api/v1/info", get(info))
-        .route("/api/v1/openapi.json", get(openapi))
-        .route("/api/v1/metrics", get(metrics_registry))
-        .route("/metrics", get(crate::metrics::serve))
-        .merge(results::routes())
-        .merge(export::routes())
-        .merge(views::routes())
-        .merge(campaigns::routes())
-        .merge(running::routes())
-        .merge(forwarding::routes(state.http.max_ingest_bytes))
-        .merge(mesh_agents::routes())
-        .merge(alerts::routes())
-        .merge(path_changes::routes())
-        .merge(incidents::routes())
-        .merge(readings::routes())
+    routes(state.http.max_ingest_bytes)
+        .into_router()
         .fallback(|| async { not_found("no such endpoint (see /api/v1/openapi.json)") })
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&state),
@@ -53,6 +41,54 @@ pub fn router(state: Shared) -> Router {
         ))
         .layer(DefaultBodyLimit::max(state.http.max_body_bytes))
         .with_state(state)
+}
+
+/// The API's routes with their operations: what the router serves and
+/// the OpenAPI document describes.
+fn routes(max_ingest_bytes: usize) -> Routes {
+    Routes::new()
+        .op(
+            Op::get("/api/v1/info", "info", "This agent")
+                .reply(200, "the agent", JSON, Shape::component("Info"))
+                .errors(&[401, 403, 429]),
+            info,
+        )
+        .op(
+            Op::get("/api/v1/metrics", "metricRegistry", "The metric registry")
+                .describe("Every metric the archive indexes and `metric` parameters take: its names, label, unit, the scale from its kept unit, decimals, which way is worse and the tests that measure it (docs/metrics.md).")
+                .reply(200, "the registry", JSON, Shape::json(json!({"type": "object", "properties": {"metrics": {"type": "array", "items": {"$ref": "#/components/schemas/Metric"}}}, "required": ["metrics"], "additionalProperties": false})))
+                .errors(&[401, 403, 429]),
+            metrics_registry,
+        )
+        .op(
+            Op::get("/metrics", "metrics", "Prometheus / OpenMetrics (docs/prometheus.md)")
+                .reply(200, "the metrics", "application/openmetrics-text", Shape::json(json!({"type": "string"})))
+                .errors(&[401, 403, 503, 429]),
+            crate::metrics::serve,
+        )
+        .op(
+            Op::get("/api/v1/openapi.json", "openapi", "This document")
+                .reply(200, "OpenAPI 3.1", JSON, Shape::json(json!({"type": "object"})))
+                .errors(&[401, 403, 429]),
+            openapi,
+        )
+        .merge(results::routes())
+        .merge(export::routes())
+        .merge(views::routes())
+        .merge(campaigns::routes())
+        .merge(running::routes())
+        .merge(forwarding::routes(max_ingest_bytes))
+        .merge(mesh_agents::routes())
+        .merge(alerts::routes())
+        .merge(path_changes::routes())
+        .merge(incidents::routes())
+        .merge(readings::routes())
+}
+
+/// The API's OpenAPI document (`openapi::document`), as committed in
+/// `crates/sonde-web/openapi.json`.
+pub fn openapi_document() -> serde_json::Value {
+    routes(0).document()
 }
 
 async fn info(AxState(state): AxState<Shared>) -> Json<serde_json::Value> {
@@ -94,89 +130,13 @@ async fn metrics_registry() -> Json<serde_json::Value> {
     Json(serde_json::json!({ "metrics": registry() }))
 }
 
-/// The OpenAPI document of this API, written by hand
-/// (`crates/sonde-web/openapi.json`) with the result schema of
-/// docs/schema (generated from the model's types, `sonde_model::schema`)
-/// put in at serve time. What keeps the hand-written part true is
-/// schemathesis, run against a live agent in tests/portal/http_openapi.rs.
+/// `GET /api/v1/openapi.json`: the document, made once.
 async fn openapi() -> Response {
     static DOC: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    let doc = DOC.get_or_init(|| {
-        openapi_document(
-            include_str!("../../openapi.json"),
-            include_str!("../../../../docs/schema/result-v3.schema.json"),
-        )
-        .to_string()
-    });
+    let doc = DOC.get_or_init(|| openapi_document().to_string());
     (
         [(axum::http::header::CONTENT_TYPE, "application/json")],
         doc.clone(),
     )
         .into_response()
-}
-
-/// The API's document with the result schema (docs/schema, the one the
-/// results are checked against) put in as `TestResult`: its `$defs` become
-/// components named `TestResult.*` (apart from the API's own, which may
-/// share a name), and its references are rewritten to match.
-fn openapi_document(api: &str, result_schema: &str) -> serde_json::Value {
-    use serde_json::Value;
-    fn rewrite(v: &mut Value) {
-        match v {
-            Value::Object(m) => {
-                if let Some(Value::String(r)) = m.get_mut("$ref") {
-                    if r == "#" {
-                        *r = "#/components/schemas/TestResult".into();
-                    } else if let Some(name) = r.strip_prefix("#/$defs/") {
-                        *r = format!("#/components/schemas/TestResult.{name}");
-                    }
-                }
-                m.values_mut().for_each(rewrite);
-            }
-            Value::Array(a) => a.iter_mut().for_each(rewrite),
-            _ => {}
-        }
-    }
-    let mut doc: Value = serde_json::from_str(api).unwrap_or(Value::Null);
-    let mut result: Value = serde_json::from_str(result_schema).unwrap_or(Value::Null);
-    rewrite(&mut result);
-    let Some(schemas) = doc
-        .pointer_mut("/components/schemas")
-        .and_then(Value::as_object_mut)
-    else {
-        return doc;
-    };
-    if let Some(r) = result.as_object_mut() {
-        if let Some(Value::Object(defs)) = r.remove("$defs") {
-            for (k, v) in defs {
-                schemas.insert(format!("TestResult.{k}"), v);
-            }
-        }
-        r.remove("$schema");
-        r.remove("$id");
-    }
-    schemas.insert("TestResult".into(), result);
-    doc
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn the_document_holds_the_result_schema_with_its_references_resolved() {
-        let doc = super::openapi_document(
-            include_str!("../../openapi.json"),
-            include_str!("../../../../docs/schema/result-v3.schema.json"),
-        );
-        let text = doc.to_string();
-        assert!(!text.contains("\"#/$defs/"), "a reference left unresolved");
-        let schemas = doc["components"]["schemas"].as_object().unwrap();
-        assert!(schemas.contains_key("TestResult"));
-        // Every reference names a schema that is there.
-        for r in text.split("\"$ref\":\"").skip(1) {
-            let target = r.split('"').next().unwrap();
-            let name = target.strip_prefix("#/components/schemas/").unwrap();
-            assert!(schemas.contains_key(name), "{target} is not there");
-        }
-        assert!(doc["paths"]["/api/v1/tests"]["post"]["security"].is_array());
-    }
 }

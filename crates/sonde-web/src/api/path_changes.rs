@@ -2,18 +2,28 @@
 //! /api/v1/path-changes`, the traces that took another route than the
 //! trace before them on their path, newest first.
 
+use super::openapi::{Op, Routes, Shape, JSON};
 use super::reply::{bad, query, ApiError};
 use crate::state::{with_store, Shared};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::Json;
 use serde::Deserialize;
+use serde_json::json;
 use sonde_archive::PathChangeRow;
 use std::net::IpAddr;
 
-pub fn routes() -> Router<Shared> {
-    Router::new().route("/api/v1/path-changes", get(changes))
+pub fn routes() -> Routes {
+    Routes::new()
+        .op(
+            Op::get("/api/v1/path-changes", "pathChanges", "Route changes: traces that took another route than the trace before them on their path, newest first")
+                .param(json!({"name": "target", "in": "query", "required": false, "schema": {"type": "string", "anyOf": [{"format": "ipv6"}, {"format": "ipv4"}]}, "description": "only the path toward this address (IPv6 or IPv4)"}))
+                .param(json!({"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 10000}, "description": "at most this many (default 100)"}))
+                .reply(200, "the changes, newest first", JSON, Shape::array_of("PathChange"))
+                .error(400, "a bad parameter, named")
+                .errors(&[401, 403, 503, 429]),
+            changes,
+        )
 }
 
 #[derive(Debug, Deserialize)]

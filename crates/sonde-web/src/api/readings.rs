@@ -14,6 +14,7 @@
 //!   first and last reading's time (at most `limit`, as every list).
 
 use super::list::{self, ListQ};
+use super::openapi::{Op, Routes, Shape, JSON};
 use super::reply::{bad, body, not_found, query, ApiError};
 use crate::state::{with_store, Shared};
 use axum::body::Bytes;
@@ -21,8 +22,7 @@ use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use sonde_archive::ReadingsWrite;
@@ -34,10 +34,40 @@ use sonde_readings::{Interval, Reading};
 /// The most readings one request may post.
 pub const MAX_BATCH: usize = 10_000;
 
-pub fn routes() -> Router<Shared> {
-    Router::new()
-        .route("/api/v1/readings", get(series).post(post))
-        .route("/api/v1/readings/probes", get(probes))
+pub fn routes() -> Routes {
+    Routes::new()
+        .op(
+            Op::get("/api/v1/readings", "readingsSeries", "A probe's metric over a day (96 15-minute points), a month (a point a day) or a year (a point a month)")
+                .param(json!({"name": "probe", "in": "query", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,64}$"}}))
+                .param(json!({"name": "metric", "in": "query", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,64}$"}}))
+                .param(json!({"name": "interval", "in": "query", "required": false, "schema": {"type": "string", "enum": ["day", "month", "year"], "default": "day"}}))
+                .param(json!({"name": "date", "in": "query", "required": false, "description": "YYYY-MM-DD (UTC), from 1970 to 2200; default today", "schema": {"type": "string", "format": "date", "pattern": "^(19[7-9][0-9]|2[01][0-9][0-9]|2200)-[0-9]{2}-[0-9]{2}$"}}))
+                .reply(200, "the series", JSON, Shape::component("ReadingsSeries"))
+                .error(400, "a bad parameter")
+                .error(404, "no such probe's metric")
+                .errors(&[401, 403, 503, 429]),
+            series,
+        )
+        .op(
+            Op::post("/api/v1/readings", "postReadings", "Post one reading or a batch (all or nothing)")
+                .token()
+                .body(JSON, Shape::json(json!({"oneOf": [{"$ref": "#/components/schemas/Reading"}, {"type": "array", "items": {"$ref": "#/components/schemas/Reading"}, "minItems": 1, "maxItems": 10000}]})))
+                .reply(201, "kept, some new", JSON, Shape::component("ReadingsPosted"))
+                .reply(200, "every reading was already kept", JSON, Shape::component("ReadingsPosted"))
+                .error(400, "a body that is not a reading or an array of readings")
+                .reply(422, "a bad reading: nothing kept", JSON, Shape::component("ReadingRefusal"))
+                .errors(&[413, 401, 403, 503, 429]),
+            post,
+        )
+        .op(
+            Op::get("/api/v1/readings/probes", "readingsProbes", "Every probe's metrics, with unit and first and last reading's time")
+                .param(json!({"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 10000}, "description": "at most this many items (default 1000); an answer that left some out has X-Sonde-Truncated: true"}))
+                .reply(200, "the probes' metrics", JSON, Shape::component("ReadingSeriesList"))
+                .headers(json!({"X-Sonde-Truncated": {"description": "true when the list was cut at its limit", "schema": {"type": "string", "enum": ["true"]}}}))
+                .error(400, "a bad parameter (limit out of range, an unknown one)")
+                .errors(&[401, 403, 503, 429]),
+            probes,
+        )
 }
 
 fn refused(item: usize, error: String) -> Response {

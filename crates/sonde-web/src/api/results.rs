@@ -1,28 +1,78 @@
 //! Results: query by the filters `sonde results list` has, get one, its
 //! interval series, export (CSV, JSON, NDJSON), and method results.
 
+use super::openapi::{Op, Routes, Shape, JSON};
 use super::redact::{has_token, shown};
 use super::reply::{bad, not_found, query, ApiError};
 use crate::state::{with_store, Shared};
 use crate::tokens::Caller;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
-use axum::routing::get;
-use axum::{Extension, Json, Router};
+use axum::{Extension, Json};
 use serde::Deserialize;
+use serde_json::json;
 use serde_json::Value;
 use sonde_archive::ResultFilter;
 use sonde_model::Metric;
 use sonde_model::{MethodResult, ResultId, TestResult};
 
-pub fn routes() -> Router<Shared> {
-    Router::new()
-        .route("/api/v1/results", get(list))
-        .route("/api/v1/results/{id}", get(one))
-        .route("/api/v1/results/{id}/intervals", get(intervals))
-        .route("/api/v1/results/{id}/view", get(view))
-        .route("/api/v1/methods", get(methods))
-        .route("/api/v1/methods/{id}", get(method))
+pub fn routes() -> Routes {
+    Routes::new()
+        .op(
+            Op::get("/api/v1/results", "listResults", "Results by filter, newest first")
+                .param(json!({"name": "test", "in": "query", "required": false, "schema": {"type": "string"}, "description": "tcp, udp or ping"}))
+                .param(json!({"name": "target", "in": "query", "required": false, "schema": {"type": "string"}, "description": "the host tested toward, as written"}))
+                .param(json!({"name": "campaign", "in": "query", "required": false, "schema": {"type": "string"}, "description": "a campaign's name"}))
+                .param(json!({"name": "family", "in": "query", "required": false, "schema": {"type": "string"}, "description": "v6 or v4"}))
+                .param(json!({"name": "direction", "in": "query", "required": false, "schema": {"type": "string"}, "description": "forward, reverse or bidir"}))
+                .param(json!({"name": "label", "in": "query", "required": false, "schema": {"type": "string", "pattern": "^[^=]*=.*$"}, "description": "KEY=VALUE"}))
+                .param(json!({"name": "since", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 9_223_372_036_i64}, "description": "results that started at or after this (Unix seconds)"}))
+                .param(json!({"name": "until", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 9_223_372_036_i64}, "description": "… and before this (Unix seconds)"}))
+                .param(json!({"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 10000}, "description": "at most this many (default 100)"}))
+                .reply(200, "results", JSON, Shape::array_of("TestResult"))
+                .errors(&[400, 401, 403, 503, 429]),
+            list,
+        )
+        .op(
+            Op::get("/api/v1/results/{id}", "getResult", "One result")
+                .param(json!({"name": "id", "in": "path", "required": true, "schema": {"type": "string", "format": "uuid", "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"}, "description": "the result's id (a UUID)"}))
+                .reply(200, "the result", JSON, Shape::component("TestResult"))
+                .errors(&[400, 401, 403, 404, 503, 429]),
+            one,
+        )
+        .op(
+            Op::get("/api/v1/results/{id}/intervals", "resultIntervals", "One result's interval series of a metric")
+                .param(json!({"name": "id", "in": "path", "required": true, "schema": {"type": "string", "format": "uuid", "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"}, "description": "the result's id"}))
+                .param(json!({"name": "metric", "in": "query", "required": true, "schema": {"type": "string", "enum": ["throughput_bps", "loss_pct", "pdr_pct", "jitter_ms", "rtt_ms", "throughput", "loss", "pdr", "jitter", "rtt"]}, "description": "the metric"}))
+                .param(json!({"name": "direction", "in": "query", "required": false, "schema": {"type": "string"}, "description": "forward, reverse or round_trip (default: the result's own)"}))
+                .reply(200, "the series (seconds from the start, value)", JSON, Shape::component("IntervalSeries"))
+                .errors(&[400, 401, 403, 404, 503, 429]),
+            intervals,
+        )
+        .op(
+            Op::get("/api/v1/results/{id}/view", "resultView", "One result's page: where it was kept and its chart")
+                .param(json!({"name": "id", "in": "path", "required": true, "schema": {"type": "string", "format": "uuid", "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"}, "description": "the result's id"}))
+                .reply(200, "its campaign, run, method and labels, and its figures per interval as a chart (null without intervals)", JSON, Shape::component("ResultView"))
+                .errors(&[400, 401, 403, 404, 503, 429]),
+            view,
+        )
+        .op(
+            Op::get("/api/v1/methods", "listMethods", "Method results, oldest first")
+                .param(json!({"name": "campaign", "in": "query", "required": false, "schema": {"type": "string"}, "description": "a campaign"}))
+                .param(json!({"name": "since", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 9_223_372_036_i64}, "description": "Unix seconds"}))
+                .param(json!({"name": "until", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 9_223_372_036_i64}, "description": "Unix seconds"}))
+                .param(json!({"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 1000}, "description": "at most this many, the oldest first (default 100)"}))
+                .reply(200, "method results (docs/schema/method-v1.schema.json)", JSON, Shape::json(json!({"type": "array", "items": {"type": "object"}})))
+                .errors(&[400, 401, 403, 503, 429]),
+            methods,
+        )
+        .op(
+            Op::get("/api/v1/methods/{id}", "getMethod", "One method result with its trials")
+                .param(json!({"name": "id", "in": "path", "required": true, "schema": {"type": "string", "format": "uuid", "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"}, "description": "its id (a UUID)"}))
+                .reply(200, "the method result", JSON, Shape::json(json!({"type": "object"})))
+                .errors(&[400, 401, 403, 404, 503, 429]),
+            method,
+        )
 }
 
 /// The filters of a results query, as `sonde results list` has them.

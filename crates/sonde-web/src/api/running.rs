@@ -4,6 +4,7 @@
 //! happen (Server-Sent Events, `GET /api/v1/events`).
 
 use super::list::{self, ListQ};
+use super::openapi::{Op, Routes, Shape, JSON};
 use super::reply::{ApiError, ApiRefusal};
 use crate::live::{LiveRunner, LiveTest};
 use crate::state::Shared;
@@ -12,8 +13,7 @@ use axum::body::Bytes;
 use axum::extract::{ConnectInfo, Path, State};
 use axum::http::StatusCode;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
-use axum::routing::{delete, get, post};
-use axum::{Extension, Json, Router};
+use axum::{Extension, Json};
 use futures_util::stream::Stream;
 use serde_json::{json, Value};
 use sonde_archive::Placement;
@@ -26,12 +26,46 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
 
-pub fn routes() -> Router<Shared> {
-    Router::new()
-        .route("/api/v1/tests", post(run_now))
-        .route("/api/v1/tests/{id}", delete(stop_one))
-        .route("/api/v1/live", get(live))
-        .route("/api/v1/events", get(events))
+pub fn routes() -> Routes {
+    Routes::new()
+        .op(
+            Op::post("/api/v1/tests", "runTest", "Run a test or a method now, through the agent's gate")
+                .token()
+                .body(JSON, Shape::component("TestSpec"))
+                .reply(202, "started; its events on /api/v1/events, its result in the archive", JSON, Shape::json(json!({"type": "object", "properties": {"run_id": {"type": "string"}}, "required": ["run_id"], "additionalProperties": false})))
+                .reply(400, "a bad parameter or body", JSON, Shape::component("Refusal"))
+                .reply(422, "refused by the gate: a limit, a file named, a target that did not agree", JSON, Shape::component("Refusal"))
+                .reply(429, "every test slot is taken", JSON, Shape::component("Refusal"))
+                .errors(&[401, 403, 413, 503]),
+            run_now,
+        )
+        .op(
+            Op::delete("/api/v1/tests/{id}", "stopTest", "Stop a request the API started; it ends as interrupted and what it measured is kept")
+                .token()
+                .param(json!({"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}))
+                .reply(202, "stopping", JSON, Shape::json(json!({"type": "object", "properties": {"run_id": {"type": "string"}, "stopping": {"type": "boolean"}}, "required": ["run_id", "stopping"], "additionalProperties": false})))
+                .error(401, "no token")
+                .error(403, "a token that is not valid here, or may not run_now")
+                .error(404, "no such running request")
+                .errors(&[429]),
+            stop_one,
+        )
+        .op(
+            Op::get("/api/v1/live", "live", "Tests running now, with their intervals so far")
+                .param(json!({"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 10000}, "description": "at most this many items (default 1000); an answer that left some out has X-Sonde-Truncated: true"}))
+                .reply(200, "running tests", JSON, Shape::array_of("LiveTest"))
+                .headers(json!({"X-Sonde-Truncated": {"description": "true when the list was cut at its limit", "schema": {"type": "string", "enum": ["true"]}}}))
+                .error(400, "a bad parameter (limit out of range, an unknown one)")
+                .errors(&[401, 403, 429]),
+            live,
+        )
+        .op(
+            Op::get("/api/v1/events", "events", "Live events of running tests (Server-Sent Events: started, interval, reply, finished, failed, lagged)")
+                .reply(200, "an event stream", "text/event-stream", Shape::json(json!({"type": "string"})))
+                .error(503, "http.max_event_streams clients follow the events already")
+                .errors(&[401, 403, 429]),
+            events,
+        )
 }
 
 async fn live(

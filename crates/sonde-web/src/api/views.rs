@@ -4,15 +4,16 @@
 //! RTT. The browser only draws these models (docs/portal.md).
 
 use super::list::{self, ListQ};
+use super::openapi::{Op, Routes, Shape, JSON};
 use super::reply::{query, ApiError};
 use super::results::{metric, Filter};
 use crate::state::{with_store, Shared};
 use crate::status::{self, Status};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::Json;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 use sonde_archive::{Grouping, MeshAgent, ResultFilter, ResultRow};
 use sonde_model::clock::now_ns;
 use sonde_model::Metric;
@@ -20,14 +21,71 @@ use sonde_report::chart::{Chart, Panel, Series};
 use sonde_report::heatmap::HeatMap;
 use std::collections::{BTreeMap, BTreeSet};
 
-pub fn routes() -> Router<Shared> {
-    Router::new()
-        .route("/api/v1/overview", get(overview))
-        .route("/api/v1/chart", get(chart))
-        .route("/api/v1/heatmap", get(heatmap))
-        .route("/api/v1/mesh", get(mesh))
-        .route("/api/v1/interfaces", get(interfaces))
-        .route("/api/v1/load", get(load))
+pub fn routes() -> Routes {
+    Routes::new()
+        .op(
+            Op::get("/api/v1/overview", "overview", "Each path's latest result and status")
+                .reply(200, "the overview", JSON, Shape::component("Overview"))
+                .errors(&[401, 403, 503, 429]),
+            overview,
+        )
+        .op(
+            Op::get("/api/v1/chart", "chart", "A metric's history as a chart model (one series per direction)")
+                .param(json!({"name": "metric", "in": "query", "required": true, "schema": {"type": "string", "enum": ["throughput_bps", "loss_pct", "pdr_pct", "jitter_ms", "rtt_ms", "throughput", "loss", "pdr", "jitter", "rtt"]}, "description": "the metric"}))
+                .param(json!({"name": "test", "in": "query", "required": false, "schema": {"type": "string"}, "description": "tcp, udp or ping"}))
+                .param(json!({"name": "target", "in": "query", "required": false, "schema": {"type": "string"}, "description": "the host tested toward, as written"}))
+                .param(json!({"name": "campaign", "in": "query", "required": false, "schema": {"type": "string"}, "description": "a campaign's name"}))
+                .param(json!({"name": "family", "in": "query", "required": false, "schema": {"type": "string"}, "description": "v6 or v4"}))
+                .param(json!({"name": "direction", "in": "query", "required": false, "schema": {"type": "string"}, "description": "forward, reverse or bidir"}))
+                .param(json!({"name": "label", "in": "query", "required": false, "schema": {"type": "string", "pattern": "^[^=]*=.*$"}, "description": "KEY=VALUE"}))
+                .param(json!({"name": "since", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 9_223_372_036_i64}, "description": "results that started at or after this (Unix seconds)"}))
+                .param(json!({"name": "until", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 9_223_372_036_i64}, "description": "… and before this (Unix seconds)"}))
+                .reply(200, "the chart", JSON, Shape::component("Chart"))
+                .errors(&[400, 401, 403, 503, 429]),
+            chart,
+        )
+        .op(
+            Op::get("/api/v1/heatmap", "heatmap", "A metric's day heat map (hour of day × day, UTC)")
+                .param(json!({"name": "metric", "in": "query", "required": true, "schema": {"type": "string", "enum": ["throughput_bps", "loss_pct", "pdr_pct", "jitter_ms", "rtt_ms", "throughput", "loss", "pdr", "jitter", "rtt"]}, "description": "the metric"}))
+                .param(json!({"name": "test", "in": "query", "required": false, "schema": {"type": "string"}, "description": "tcp, udp or ping"}))
+                .param(json!({"name": "target", "in": "query", "required": false, "schema": {"type": "string"}, "description": "the host tested toward, as written"}))
+                .param(json!({"name": "campaign", "in": "query", "required": false, "schema": {"type": "string"}, "description": "a campaign's name"}))
+                .param(json!({"name": "family", "in": "query", "required": false, "schema": {"type": "string"}, "description": "v6 or v4"}))
+                .param(json!({"name": "direction", "in": "query", "required": false, "schema": {"type": "string"}, "description": "forward, reverse or bidir"}))
+                .param(json!({"name": "label", "in": "query", "required": false, "schema": {"type": "string", "pattern": "^[^=]*=.*$"}, "description": "KEY=VALUE"}))
+                .param(json!({"name": "since", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 9_223_372_036_i64}, "description": "results that started at or after this (Unix seconds)"}))
+                .param(json!({"name": "until", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 9_223_372_036_i64}, "description": "… and before this (Unix seconds)"}))
+                .reply(200, "the heat map", JSON, Shape::component("HeatMap"))
+                .errors(&[400, 401, 403, 503, 429]),
+            heatmap,
+        )
+        .op(
+            Op::get("/api/v1/mesh", "mesh", "The mesh grid: agents × agents, forward and reverse")
+                .param(json!({"name": "metric", "in": "query", "required": false, "schema": {"type": "string", "enum": ["throughput_bps", "loss_pct", "pdr_pct", "jitter_ms", "rtt_ms", "throughput", "loss", "pdr", "jitter", "rtt"]}, "description": "the value each cell shows"}))
+                .param(json!({"name": "test", "in": "query", "required": false, "schema": {"type": "string"}, "description": "tcp, udp or ping"}))
+                .reply(200, "the grid", JSON, Shape::component("Mesh"))
+                .errors(&[400, 401, 403, 503, 429]),
+            mesh,
+        )
+        .op(
+            Op::get("/api/v1/interfaces", "interfaces", "Interfaces sampled")
+                .param(json!({"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 10000}, "description": "at most this many items (default 1000); an answer that left some out has X-Sonde-Truncated: true"}))
+                .reply(200, "names", JSON, Shape::json(json!({"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"], "additionalProperties": false}})))
+                .headers(json!({"X-Sonde-Truncated": {"description": "true when the list was cut at its limit", "schema": {"type": "string", "enum": ["true"]}}}))
+                .error(400, "a bad parameter (limit out of range, an unknown one)")
+                .errors(&[401, 403, 503, 429]),
+            interfaces,
+        )
+        .op(
+            Op::get("/api/v1/load", "load", "Link load beside RTT over the same time")
+                .param(json!({"name": "interface", "in": "query", "required": true, "schema": {"type": "string"}, "description": "the interface"}))
+                .param(json!({"name": "target", "in": "query", "required": false, "schema": {"type": "string"}, "description": "RTT toward this target only"}))
+                .param(json!({"name": "since", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 9_223_372_036_i64}, "description": "Unix seconds (default: a week ago)"}))
+                .param(json!({"name": "until", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 9_223_372_036_i64}, "description": "Unix seconds"}))
+                .reply(200, "two panels: link load (Mbit/s each way) and RTT", JSON, Shape::component("Chart"))
+                .errors(&[400, 401, 403, 503, 429]),
+            load,
+        )
 }
 
 /// Results looked through for each path's latest.

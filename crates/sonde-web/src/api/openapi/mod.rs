@@ -1,0 +1,159 @@
+//! The API's OpenAPI document, made from the table the router is made
+//! from ([`Routes`]: each route with its [`Op`]) and the Rust types of
+//! what the operations take and answer (`schemars`). The result schema
+//! is the generated one of docs/schema (`sonde_model::schema`), put in as
+//! `TestResult`. `crates/sonde-web/openapi.json` is this document as
+//! committed: `tests::the_committed_document_is_the_generated_one` fails
+//! when they differ and writes it with `SONDE_BLESS=1`.
+
+#[allow(dead_code)] // TEMP
+mod op;
+
+pub use op::{Op, Shape, JSON};
+
+use crate::state::Shared;
+use axum::handler::Handler;
+use axum::routing::on;
+use axum::Router;
+use serde_json::{json, Map, Value};
+
+/// Routes and the operations they serve, built together so that neither
+/// has one the other lacks.
+pub struct Routes {
+    router: Router<Shared>,
+    ops: Vec<Op>,
+}
+
+impl Default for Routes {
+    fn default() -> Self {
+        Routes::new()
+    }
+}
+
+impl Routes {
+    pub fn new() -> Routes {
+        Routes {
+            router: Router::new(),
+            ops: Vec::new(),
+        }
+    }
+
+    /// `op`, served by `handler` (on `op`'s method and path).
+    pub fn op<H, T>(mut self, op: Op, handler: H) -> Routes
+    where
+        H: Handler<T, Shared>,
+        T: 'static,
+    {
+        self.router = self.router.route(op.path, on(op.method.filter(), handler));
+        self.ops.push(op);
+        self
+    }
+
+    /// `op`, served by `handler`, with its own cap on the body's size.
+    pub fn op_limited<H, T>(mut self, op: Op, handler: H, max_body_bytes: usize) -> Routes
+    where
+        H: Handler<T, Shared>,
+        T: 'static,
+    {
+        let route = on(op.method.filter(), handler)
+            .layer(axum::extract::DefaultBodyLimit::max(max_body_bytes));
+        self.router = self.router.route(op.path, route);
+        self.ops.push(op);
+        self
+    }
+
+    pub fn merge(mut self, other: Routes) -> Routes {
+        self.router = self.router.merge(other.router);
+        self.ops.extend(other.ops);
+        self
+    }
+
+    /// The document of what the routes serve.
+    pub fn document(&self) -> Value {
+        document(&self.ops)
+    }
+
+    pub fn into_router(self) -> Router<Shared> {
+        self.router
+    }
+}
+
+const DESCRIPTION: &str = "The agent's HTTP API (docs/api.md). Reading may be public \
+    (http.read_public); writing and starting tests needs a bearer token. `TestResult` is \
+    docs/schema/result-v3.schema.json, put in at serve time. Personal data (constituencies, \
+    incidents, mail templates, the owner lookup, mesh agents) needs a token even when reading \
+    is public. A Host name the agent does not answer to gets 421 (http.hosts); a source that \
+    sent too many wrong tokens gets 429.";
+
+/// The document of `ops`.
+pub fn document(ops: &[Op]) -> Value {
+    let mut g = sonde_model::schema::generator("/components/schemas");
+    let mut named = Map::new();
+    let mut paths = Map::new();
+    for op in ops {
+        let item = paths
+            .entry(op.path.to_string())
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(item) = item {
+            item.insert(op.method.key().into(), op.render(&mut g, &mut named));
+        }
+    }
+    // The components no type describes yet, then the types'.
+    let mut schemas: Map<String, Value> =
+        serde_json::from_str(include_str!("components.json")).unwrap_or_default();
+    for (name, schema) in g.take_definitions(true).into_iter().chain(named) {
+        schemas.insert(name, schema);
+    }
+    insert_result_schema(&mut schemas);
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "sonde agent API",
+            "version": "1",
+            "description": DESCRIPTION,
+        },
+        "paths": paths,
+        "components": {
+            "schemas": schemas,
+            "securitySchemes": { "bearer": { "type": "http", "scheme": "bearer" } },
+        },
+    })
+}
+
+/// The result schema (docs/schema, the one results are checked against)
+/// put in as `TestResult`: its `$defs` become components named
+/// `TestResult.*` (apart from the API's own, which may share a name), and
+/// its references are rewritten to match.
+fn insert_result_schema(schemas: &mut Map<String, Value>) {
+    fn rewrite(v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                if let Some(Value::String(r)) = m.get_mut("$ref") {
+                    if r == "#" {
+                        *r = "#/components/schemas/TestResult".into();
+                    } else if let Some(name) = r.strip_prefix("#/$defs/") {
+                        *r = format!("#/components/schemas/TestResult.{name}");
+                    }
+                }
+                m.values_mut().for_each(rewrite);
+            }
+            Value::Array(a) => a.iter_mut().for_each(rewrite),
+            _ => {}
+        }
+    }
+    let mut result = sonde_model::schema::result_v3().unwrap_or(Value::Null);
+    rewrite(&mut result);
+    if let Some(r) = result.as_object_mut() {
+        if let Some(Value::Object(defs)) = r.remove("$defs") {
+            for (k, v) in defs {
+                schemas.insert(format!("TestResult.{k}"), v);
+            }
+        }
+        r.remove("$schema");
+        r.remove("$id");
+    }
+    schemas.insert("TestResult".into(), result);
+}
+
+#[cfg(test)]
+mod tests;
