@@ -179,7 +179,7 @@ impl std::fmt::Debug for ApiToken {
 }
 
 /// A warning and a critical level of one metric.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, serde::Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Levels {
     pub warn: f64,
@@ -190,7 +190,7 @@ pub struct Levels {
 /// (loss, jitter and RTT are bad above theirs; throughput and PDR below
 /// theirs), and how old a latest result may be before the path is
 /// unknown.
-#[derive(Debug, Clone, PartialEq, Deserialize, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, serde::Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Thresholds {
     pub loss_pct: Option<Levels>,
@@ -200,6 +200,7 @@ pub struct Thresholds {
     pub pdr_pct: Option<Levels>,
     /// A path whose latest result is older than this is unknown.
     #[serde(with = "sonde_model::serde_secs")]
+    #[schemars(with = "f64")]
     pub stale: Duration,
 }
 

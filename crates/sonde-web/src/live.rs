@@ -24,14 +24,16 @@ pub struct LiveEvent {
 }
 
 /// A test running now.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct LiveTest {
     pub run_id: String,
     pub spec: TestSpec,
     pub started_ns: i64,
+    /// Its interval reports so far, as its result will have them.
     pub intervals: Vec<Value>,
     /// What stops it (`DELETE /api/v1/tests/{run_id}`).
     #[serde(skip)]
+    #[schemars(skip)]
     pub stop: Stop,
 }
 

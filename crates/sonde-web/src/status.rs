@@ -7,7 +7,7 @@ use crate::{Levels, Thresholds};
 use serde::Serialize;
 use sonde_archive::ResultRow;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Ok,

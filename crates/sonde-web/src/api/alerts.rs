@@ -9,27 +9,35 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::Json;
 use serde::Deserialize;
-use serde_json::json;
 
 pub fn routes() -> Routes {
-    Routes::new()
-        .op(
-            Op::get("/api/v1/alerts", "alerts", "Every alert rule's state on every path it watches, and the latest notices")
-                .param(json!({"name": "since", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 9_223_372_036_i64}, "description": "notices from this time on, Unix seconds"}))
-                .param(json!({"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 10000}, "description": "at most this many notices (default 100)"}))
-                .reply(200, "how many are raised, the states (raised first) and the notices (newest first)", JSON, Shape::component("Alerts"))
-                .error(400, "a bad parameter, named")
-                .errors(&[401, 403, 503, 429]),
-            alerts,
+    Routes::new().op(
+        Op::get(
+            "/api/v1/alerts",
+            "alerts",
+            "Every alert rule's state on every path it watches, and the latest notices",
         )
+        .query::<AlertsQuery>()
+        .reply(
+            200,
+            "how many are raised, the states (raised first) and the notices (newest first)",
+            JSON,
+            Shape::component("Alerts"),
+        )
+        .error(400, "a bad parameter, named")
+        .errors(&[401, 403, 503, 429]),
+        alerts,
+    )
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct AlertsQuery {
     /// Notices from this time on (Unix seconds, as the results' `since`).
+    #[schemars(range(min = 0, max = 9_223_372_036_i64))]
     since: Option<i64>,
     /// At most this many notices (default 100, at most 10,000).
+    #[schemars(range(min = 1, max = 10_000))]
     limit: Option<i64>,
 }
 

@@ -79,7 +79,7 @@ pub fn routes() -> Routes {
             Op::get("/api/v1/campaigns/{name}/runs", "campaignRuns", "A campaign's runs, newest first")
                 .param(json!({"name": "name", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9._-]+$"}, "description": "the campaign"}))
                 .param(json!({"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 10000}, "description": "at most this many items (default 1000); an answer that left some out has X-Sonde-Truncated: true"}))
-                .reply(200, "runs", JSON, Shape::array_of("Run"))
+                .reply(200, "runs", JSON, Shape::of::<Vec<Run>>())
                 .headers(json!({"X-Sonde-Truncated": {"description": "true when the list was cut at its limit", "schema": {"type": "string", "enum": ["true"]}}}))
                 .error(400, "a bad parameter (limit out of range, an unknown one)")
                 .errors(&[401, 403, 404, 503, 429]),
@@ -89,7 +89,7 @@ pub fn routes() -> Routes {
             Op::get("/api/v1/runs/{id}/events", "runEvents", "A run's events")
                 .path_param("id", "the run's id")
                 .param(json!({"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 10000}, "description": "at most this many items (default 1000); an answer that left some out has X-Sonde-Truncated: true"}))
-                .reply(200, "events, oldest first", JSON, Shape::array_of("RunEvent"))
+                .reply(200, "events, oldest first", JSON, Shape::of::<Vec<RunEvent>>())
                 .headers(json!({"X-Sonde-Truncated": {"description": "true when the list was cut at its limit", "schema": {"type": "string", "enum": ["true"]}}}))
                 .error(400, "a bad parameter (limit out of range, an unknown one)")
                 .errors(&[401, 403, 503, 429]),
@@ -125,15 +125,37 @@ async fn list(State(state): State<Shared>, q: ListQ) -> Result<Response, ApiErro
     Ok(list::answer(all, more))
 }
 
-fn run_line(r: &sonde_archive::RunRow) -> Value {
-    json!({
-        "id": r.id,
-        "scheduled_ns": r.scheduled_ns,
-        "started_ns": r.started_ns,
-        "ended_ns": r.ended_ns,
-        "state": r.state.name(),
-        "reason": r.reason,
-    })
+/// One run of a campaign.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Run {
+    id: String,
+    /// When it was due (ns since the Unix epoch).
+    scheduled_ns: i64,
+    started_ns: Option<i64>,
+    ended_ns: Option<i64>,
+    /// running, done, partial, failed, interrupted or missed.
+    state: &'static str,
+    /// Why it is missed, partial or failed.
+    reason: Option<String>,
+}
+
+/// One event of a run, as the agent logged it.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct RunEvent {
+    at_ns: i64,
+    kind: String,
+    detail: String,
+}
+
+fn run_line(r: &sonde_archive::RunRow) -> Run {
+    Run {
+        id: r.id.clone(),
+        scheduled_ns: r.scheduled_ns,
+        started_ns: r.started_ns,
+        ended_ns: r.ended_ns,
+        state: r.state.name(),
+        reason: r.reason.clone(),
+    }
 }
 
 /// A campaign with its plan and recent runs. A reader without a token
@@ -164,7 +186,7 @@ async fn one(
         } else {
             super::redact::plan_text(&plan).unwrap_or_default()
         };
-        let runs: Vec<Value> = s.runs(&n, 50)?.iter().map(run_line).collect();
+        let runs: Vec<Run> = s.runs(&n, 50)?.iter().map(run_line).collect();
         Ok(Some(
             json!({ "status": status, "plan": plan, "overrides": overrides, "runs": runs }),
         ))
@@ -208,9 +230,13 @@ async fn events(
     let limit = list::limit(q)?;
     let events = with_store(&state, move |s| s.run_events_upto(&id, limit as i64 + 1)).await?;
     let (events, more) = list::cut(events, limit);
-    let lines: Vec<Value> = events
+    let lines: Vec<RunEvent> = events
         .into_iter()
-        .map(|(at_ns, kind, detail)| json!({"at_ns": at_ns, "kind": kind, "detail": detail}))
+        .map(|(at_ns, kind, detail)| RunEvent {
+            at_ns,
+            kind,
+            detail,
+        })
         .collect();
     Ok(list::answer(lines, more))
 }

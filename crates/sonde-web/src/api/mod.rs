@@ -49,14 +49,14 @@ fn routes(max_ingest_bytes: usize) -> Routes {
     Routes::new()
         .op(
             Op::get("/api/v1/info", "info", "This agent")
-                .reply(200, "the agent", JSON, Shape::component("Info"))
+                .reply(200, "the agent", JSON, Shape::of::<Info>())
                 .errors(&[401, 403, 429]),
             info,
         )
         .op(
             Op::get("/api/v1/metrics", "metricRegistry", "The metric registry")
                 .describe("Every metric the archive indexes and `metric` parameters take: its names, label, unit, the scale from its kept unit, decimals, which way is worse and the tests that measure it (docs/metrics.md).")
-                .reply(200, "the registry", JSON, Shape::json(json!({"type": "object", "properties": {"metrics": {"type": "array", "items": {"$ref": "#/components/schemas/Metric"}}}, "required": ["metrics"], "additionalProperties": false})))
+                .reply(200, "the registry", JSON, Shape::of::<Registry>())
                 .errors(&[401, 403, 429]),
             metrics_registry,
         )
@@ -91,43 +91,90 @@ pub fn openapi_document() -> serde_json::Value {
     routes(0).document()
 }
 
-async fn info(AxState(state): AxState<Shared>) -> Json<serde_json::Value> {
-    Json(serde_json::json!({
-        "sonde_version": sonde_model::SONDE_VERSION,
-        "hostname": state.hostname,
-        "archive": sonde_archive::redacted(&state.archive),
-        "read_public": state.http.read_public,
-        "campaigns": state.campaigns_dir.is_some(),
-        "metrics": registry(),
-    }))
+/// This agent: its version, name, archive and what it serves.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Info {
+    sonde_version: &'static str,
+    hostname: String,
+    /// Where its archive is (a password left out).
+    archive: String,
+    /// Whether reading needs no token (`http.read_public`).
+    read_public: bool,
+    /// Whether campaigns may be made through the API.
+    campaigns: bool,
+    /// The metrics `metric` parameters take, from the metric registry.
+    metrics: Vec<MetricEntry>,
+}
+
+async fn info(AxState(state): AxState<Shared>) -> Json<Info> {
+    Json(Info {
+        sonde_version: sonde_model::SONDE_VERSION,
+        hostname: state.hostname.clone(),
+        archive: sonde_archive::redacted(&state.archive),
+        read_public: state.http.read_public,
+        campaigns: state.campaigns_dir.is_some(),
+        metrics: registry(),
+    })
+}
+
+/// A metric as the registry describes it (docs/metrics.md): what the
+/// portal labels its choices with.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[schemars(rename = "Metric")]
+pub(crate) struct MetricEntry {
+    /// As written in JSON and the archive.
+    name: &'static str,
+    /// The short name (`compare --metric`, a chart's title).
+    short: &'static str,
+    /// Other names `metric` parameters take (the RTT median is also
+    /// `rtt_ms`).
+    aliases: &'static [&'static str],
+    /// As a table's column or a chart's axis names it.
+    label: &'static str,
+    /// The unit it is shown in.
+    unit: &'static str,
+    /// Shown value = kept value × scale.
+    scale: f64,
+    /// Decimals a value in its kept unit is printed with.
+    decimals: usize,
+    worse: sonde_model::metric::Worse,
+    /// The tests whose results have it.
+    tests: &'static [sonde_model::TestKind],
 }
 
 /// The metrics the API's `metric` parameters take, as the metric
-/// registry describes them (what the portal labels its choices with).
-pub(crate) fn registry() -> Vec<serde_json::Value> {
+/// registry describes them.
+pub(crate) fn registry() -> Vec<MetricEntry> {
     sonde_model::Metric::ALL
         .into_iter()
         .map(|m| {
             let info = m.info();
-            let tests: Vec<&str> = info.tests.iter().map(|t| t.name()).collect();
-            serde_json::json!({
-                "name": info.name,
-                "short": info.short,
-                "aliases": info.aliases,
-                "label": info.label,
-                "unit": info.unit,
-                "scale": info.scale,
-                "decimals": info.decimals,
-                "worse": info.worse,
-                "tests": tests,
-            })
+            MetricEntry {
+                name: info.name,
+                short: info.short,
+                aliases: info.aliases,
+                label: info.label,
+                unit: info.unit,
+                scale: info.scale,
+                decimals: info.decimals,
+                worse: info.worse,
+                tests: info.tests,
+            }
         })
         .collect()
 }
 
+/// The metric registry, as `GET /api/v1/metrics` answers it.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Registry {
+    metrics: Vec<MetricEntry>,
+}
+
 /// `GET /api/v1/metrics`: the metric registry.
-async fn metrics_registry() -> Json<serde_json::Value> {
-    Json(serde_json::json!({ "metrics": registry() }))
+async fn metrics_registry() -> Json<Registry> {
+    Json(Registry {
+        metrics: registry(),
+    })
 }
 
 /// `GET /api/v1/openapi.json`: the document, made once.

@@ -9,7 +9,6 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::Json;
 use serde::Deserialize;
-use serde_json::json;
 use sonde_archive::PathChangeRow;
 use std::net::IpAddr;
 
@@ -17,8 +16,7 @@ pub fn routes() -> Routes {
     Routes::new()
         .op(
             Op::get("/api/v1/path-changes", "pathChanges", "Route changes: traces that took another route than the trace before them on their path, newest first")
-                .param(json!({"name": "target", "in": "query", "required": false, "schema": {"type": "string", "anyOf": [{"format": "ipv6"}, {"format": "ipv4"}]}, "description": "only the path toward this address (IPv6 or IPv4)"}))
-                .param(json!({"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 10000}, "description": "at most this many (default 100)"}))
+                .query::<ChangesQuery>()
                 .reply(200, "the changes, newest first", JSON, Shape::array_of("PathChange"))
                 .error(400, "a bad parameter, named")
                 .errors(&[401, 403, 503, 429]),
@@ -26,12 +24,14 @@ pub fn routes() -> Routes {
         )
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ChangesQuery {
-    /// Only the path toward this address.
+    /// Only the path toward this address (IPv6 or IPv4).
+    #[schemars(extend("anyOf" = [{"format": "ipv6"}, {"format": "ipv4"}]))]
     target: Option<String>,
     /// At most this many (default 100, at most 10,000).
+    #[schemars(range(min = 1, max = 10_000))]
     limit: Option<i64>,
 }
 

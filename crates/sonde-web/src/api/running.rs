@@ -53,7 +53,7 @@ pub fn routes() -> Routes {
         .op(
             Op::get("/api/v1/live", "live", "Tests running now, with their intervals so far")
                 .param(json!({"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 10000}, "description": "at most this many items (default 1000); an answer that left some out has X-Sonde-Truncated: true"}))
-                .reply(200, "running tests", JSON, Shape::array_of("LiveTest"))
+                .reply(200, "running tests", JSON, Shape::of::<Vec<crate::live::LiveTest>>())
                 .headers(json!({"X-Sonde-Truncated": {"description": "true when the list was cut at its limit", "schema": {"type": "string", "enum": ["true"]}}}))
                 .error(400, "a bad parameter (limit out of range, an unknown one)")
                 .errors(&[401, 403, 429]),

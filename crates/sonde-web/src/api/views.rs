@@ -25,7 +25,7 @@ pub fn routes() -> Routes {
     Routes::new()
         .op(
             Op::get("/api/v1/overview", "overview", "Each path's latest result and status")
-                .reply(200, "the overview", JSON, Shape::component("Overview"))
+                .reply(200, "the overview", JSON, Shape::of::<Overview>())
                 .errors(&[401, 403, 503, 429]),
             overview,
         )
@@ -63,7 +63,7 @@ pub fn routes() -> Routes {
             Op::get("/api/v1/mesh", "mesh", "The mesh grid: agents × agents, forward and reverse")
                 .param(json!({"name": "metric", "in": "query", "required": false, "schema": {"type": "string", "enum": ["throughput_bps", "loss_pct", "pdr_pct", "jitter_ms", "rtt_ms", "throughput", "loss", "pdr", "jitter", "rtt"]}, "description": "the value each cell shows"}))
                 .param(json!({"name": "test", "in": "query", "required": false, "schema": {"type": "string"}, "description": "tcp, udp or ping"}))
-                .reply(200, "the grid", JSON, Shape::component("Mesh"))
+                .reply(200, "the grid", JSON, Shape::of::<Mesh>())
                 .errors(&[400, 401, 403, 503, 429]),
             mesh,
         )
@@ -92,8 +92,17 @@ pub fn routes() -> Routes {
 const SCAN: i64 = 20_000;
 const WEEK_S: i64 = 7 * 86_400;
 
+/// Every path's latest result, with its status against the thresholds.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+struct Overview {
+    /// When this was made (ns since the Unix epoch).
+    generated_ns: i64,
+    thresholds: crate::http_config::Thresholds,
+    paths: Vec<PathView>,
+}
+
 /// A path's latest result, as the overview lists it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 struct PathView {
     key: String,
     test: String,
@@ -108,7 +117,8 @@ struct PathView {
     why: String,
 }
 
-#[derive(Debug, Serialize)]
+/// The path's latest result's figures.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 struct Latest {
     id: String,
     start_ns: i64,
@@ -184,7 +194,7 @@ fn view(row: &ResultRow, state: &Shared, now: i64, silent: &BTreeMap<String, i64
     }
 }
 
-async fn overview(State(state): State<Shared>) -> Result<Json<serde_json::Value>, ApiError> {
+async fn overview(State(state): State<Shared>) -> Result<Json<Overview>, ApiError> {
     let (rows, registry) = with_store(&state, |s| {
         Ok((
             s.latest_per_path(&ResultFilter::default(), SCAN)?,
@@ -195,11 +205,11 @@ async fn overview(State(state): State<Shared>) -> Result<Json<serde_json::Value>
     let now = now_ns();
     let silent = silent_agents(&registry, &state, now);
     let paths: Vec<PathView> = rows.iter().map(|r| view(r, &state, now, &silent)).collect();
-    Ok(Json(serde_json::json!({
-        "generated_ns": now,
-        "thresholds": state.http.thresholds,
-        "paths": paths,
-    })))
+    Ok(Json(Overview {
+        generated_ns: now,
+        thresholds: state.http.thresholds.clone(),
+        paths,
+    }))
 }
 
 #[derive(Debug, Deserialize)]
@@ -329,7 +339,8 @@ struct MeshQuery {
     test: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+/// One direction of a pair: its latest value and status.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 struct MeshCell {
     status: Status,
     why: String,
@@ -338,7 +349,8 @@ struct MeshCell {
     start_ns: i64,
 }
 
-#[derive(Debug, Serialize)]
+/// A pair of agents, each way.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 struct MeshPair {
     source: String,
     target: String,
@@ -348,11 +360,18 @@ struct MeshPair {
     reverse: Option<MeshCell>,
 }
 
+/// The mesh: its agents, and a pair for each two that measured.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+struct Mesh {
+    agents: BTreeSet<String>,
+    cells: Vec<MeshPair>,
+}
+
 /// MaDDash's grid: agents × agents, each cell split forward/reverse.
 async fn mesh(
     State(state): State<Shared>,
     q: Result<Query<MeshQuery>, QueryRejection>,
-) -> Result<Json<serde_json::Value>, ApiError> {
+) -> Result<Json<Mesh>, ApiError> {
     let q = query(q)?;
     let m = match &q.metric {
         Some(name) => Some(metric(name)?),
@@ -423,10 +442,7 @@ async fn mesh(
             reverse,
         })
         .collect();
-    Ok(Json(serde_json::json!({
-        "agents": agents,
-        "cells": cells,
-    })))
+    Ok(Json(Mesh { agents, cells }))
 }
 
 async fn interfaces(

@@ -6,7 +6,6 @@
 //! committed: `tests::the_committed_document_is_the_generated_one` fails
 //! when they differ and writes it with `SONDE_BLESS=1`.
 
-#[allow(dead_code)] // TEMP
 mod op;
 
 pub use op::{Op, Shape, JSON};

@@ -49,7 +49,6 @@ pub const JSON: &str = "application/json";
 
 /// What a body or a parameter is: a Rust type's schema, or JSON written
 /// by hand.
-#[allow(dead_code)] // TEMP
 pub enum Shape {
     Type(fn(&mut SchemaGenerator) -> Schema),
     Json(Value),
