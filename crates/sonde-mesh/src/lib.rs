@@ -35,9 +35,13 @@ pub struct IngestBody<'a> {
 
 /// The central agent's answer to an ingest: how many items came and how
 /// many of them were new (the rest it already had).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct IngestReply {
+    /// Items in the batch.
     pub received: usize,
+    /// Items the central agent did not have before.
     pub new: usize,
 }
 

@@ -23,9 +23,9 @@ pub fn routes() -> Routes {
     Routes::new()
         .op(
             Op::get("/api/v1/campaigns", "listCampaigns", "Every campaign's status")
-                .param(json!({"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 10000}, "description": "at most this many items (default 1000); an answer that left some out has X-Sonde-Truncated: true"}))
+                .query::<super::list::ListQuery>()
                 .reply(200, "campaigns", JSON, Shape::array_of("CampaignStatus"))
-                .headers(json!({"X-Sonde-Truncated": {"description": "true when the list was cut at its limit", "schema": {"type": "string", "enum": ["true"]}}}))
+                .headers(super::list::truncated_header())
                 .error(400, "a bad parameter (limit out of range, an unknown one)")
                 .errors(&[401, 403, 503, 429]),
             list,
@@ -36,9 +36,9 @@ pub fn routes() -> Routes {
                 .body("application/toml", Shape::json(json!({"type": "string"})))
                 .body(JSON, Shape::json(json!({"type": "object"})))
                 .reply(201, "created: the agent starts it within seconds", JSON, Shape::json(json!({"type": "object", "properties": {"name": {"type": "string"}, "steps": {"type": "integer"}}, "required": ["name", "steps"], "additionalProperties": false})))
-                .reply(400, "a bad parameter or body", JSON, Shape::component("Refusal"))
+                .reply(400, "a bad parameter or body", JSON, Shape::of::<super::reply::Refusal>())
                 .error(409, "a conflict")
-                .reply(422, "a step refused by the gate", JSON, Shape::component("Refusal"))
+                .reply(422, "a step refused by the gate", JSON, Shape::of::<super::reply::Refusal>())
                 .error(429, "over http.requests_per_minute, or a cap (http.max_campaigns, http.max_ingest_requests); Retry-After says when to ask again")
                 .errors(&[401, 403, 413, 503]),
             create,
@@ -78,9 +78,9 @@ pub fn routes() -> Routes {
         .op(
             Op::get("/api/v1/campaigns/{name}/runs", "campaignRuns", "A campaign's runs, newest first")
                 .param(json!({"name": "name", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9._-]+$"}, "description": "the campaign"}))
-                .param(json!({"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 10000}, "description": "at most this many items (default 1000); an answer that left some out has X-Sonde-Truncated: true"}))
+                .query::<super::list::ListQuery>()
                 .reply(200, "runs", JSON, Shape::of::<Vec<Run>>())
-                .headers(json!({"X-Sonde-Truncated": {"description": "true when the list was cut at its limit", "schema": {"type": "string", "enum": ["true"]}}}))
+                .headers(super::list::truncated_header())
                 .error(400, "a bad parameter (limit out of range, an unknown one)")
                 .errors(&[401, 403, 404, 503, 429]),
             runs,
@@ -88,9 +88,9 @@ pub fn routes() -> Routes {
         .op(
             Op::get("/api/v1/runs/{id}/events", "runEvents", "A run's events")
                 .path_param("id", "the run's id")
-                .param(json!({"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 10000}, "description": "at most this many items (default 1000); an answer that left some out has X-Sonde-Truncated: true"}))
+                .query::<super::list::ListQuery>()
                 .reply(200, "events, oldest first", JSON, Shape::of::<Vec<RunEvent>>())
-                .headers(json!({"X-Sonde-Truncated": {"description": "true when the list was cut at its limit", "schema": {"type": "string", "enum": ["true"]}}}))
+                .headers(super::list::truncated_header())
                 .error(400, "a bad parameter (limit out of range, an unknown one)")
                 .errors(&[401, 403, 503, 429]),
             events,

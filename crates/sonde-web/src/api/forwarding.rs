@@ -5,6 +5,7 @@
 
 use super::openapi::{Op, Routes, Shape, JSON};
 use super::reply::ApiError;
+use super::reply::ItemRefusal;
 use crate::state::{with_store, Shared};
 use crate::tokens::Caller;
 use axum::extract::State;
@@ -27,9 +28,9 @@ pub fn routes(max_ingest_bytes: usize) -> Routes {
             Op::post("/api/v1/ingest", "ingest", "A central agent keeps results forwarded by an agent (all or none)")
                 .token()
                 .body(JSON, Shape::json(json!({"type": "object", "properties": {"items": {"type": "array", "items": {"type": "object", "properties": {"kind": {"type": "string", "enum": ["result", "method"]}, "placement": {"type": "object"}}, "required": ["kind"]}}}, "required": ["items"], "additionalProperties": false})))
-                .reply(200, "kept; new counts the items not kept before", JSON, Shape::component("IngestReply"))
+                .reply(200, "kept; new counts the items not kept before", JSON, Shape::of::<IngestReply>())
                 .error(413, "a batch over http.max_ingest_bytes")
-                .reply(422, "an item that can never be kept, by its index", JSON, Shape::component("IngestRefusal"))
+                .reply(422, "an item that can never be kept, by its index", JSON, Shape::of::<ItemRefusal>())
                 .error(429, "over http.requests_per_minute, or a cap (http.max_campaigns, http.max_ingest_requests); Retry-After says when to ask again")
                 .errors(&[400, 401, 403, 503]),
             ingest,
@@ -138,7 +139,10 @@ async fn ingest(
         )
     })?;
     if let Some((index, why)) = unkeepable(&request.items) {
-        let answer = json!({ "error": why, "item": index });
+        let answer = ItemRefusal {
+            error: why,
+            item: index,
+        };
         return Ok((StatusCode::UNPROCESSABLE_ENTITY, Json(answer)).into_response());
     }
     let agent = caller.map(|Extension(Caller(name))| name);
@@ -153,7 +157,10 @@ async fn ingest(
         );
         if let Some((index, why)) = claimed_for_another(&request.items, agent, &agents) {
             tracing::warn!(%agent, "ingest: {why}");
-            let answer = json!({ "error": why, "item": index });
+            let answer = ItemRefusal {
+                error: why,
+                item: index,
+            };
             return Ok((StatusCode::UNPROCESSABLE_ENTITY, Json(answer)).into_response());
         }
         for item in &mut request.items {

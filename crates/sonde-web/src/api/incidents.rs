@@ -29,9 +29,9 @@ pub fn routes() -> Routes {
     Routes::new()
         .op(
             Op::get("/api/v1/constituencies", "listConstituencies", "Constituencies with their networks and contacts")
-                .param(json!({"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 10000}, "description": "at most this many items (default 1000); an answer that left some out has X-Sonde-Truncated: true"}))
+                .query::<super::list::ListQuery>()
                 .reply(200, "the constituencies", JSON, Shape::array_of("Constituency"))
-                .headers(json!({"X-Sonde-Truncated": {"description": "true when the list was cut at its limit", "schema": {"type": "string", "enum": ["true"]}}}))
+                .headers(super::list::truncated_header())
                 .error(400, "a bad parameter (limit out of range, an unknown one)")
                 .errors(&[401, 403, 503, 429]),
             constituencies,
@@ -166,9 +166,9 @@ pub fn routes() -> Routes {
         )
         .op(
             Op::get("/api/v1/mail-templates", "listMailTemplates", "Mail templates")
-                .param(json!({"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 10000}, "description": "at most this many items (default 1000); an answer that left some out has X-Sonde-Truncated: true"}))
+                .query::<super::list::ListQuery>()
                 .reply(200, "the templates", JSON, Shape::array_of("MailTemplate"))
-                .headers(json!({"X-Sonde-Truncated": {"description": "true when the list was cut at its limit", "schema": {"type": "string", "enum": ["true"]}}}))
+                .headers(super::list::truncated_header())
                 .error(400, "a bad parameter (limit out of range, an unknown one)")
                 .errors(&[401, 403, 503, 429]),
             templates,

@@ -20,9 +20,12 @@ pub const MOST: usize = 10_000;
 /// The header that says a list was cut at its limit.
 pub const TRUNCATED: &str = "x-sonde-truncated";
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListQuery {
+    /// At most this many items (default 1000); an answer that left some
+    /// out has X-Sonde-Truncated: true.
+    #[schemars(range(min = 1, max = 10_000))]
     limit: Option<usize>,
 }
 
@@ -43,6 +46,16 @@ pub fn cut<T>(mut items: Vec<T>, limit: usize) -> (Vec<T>, bool) {
     let more = items.len() > limit;
     items.truncate(limit);
     (items, more)
+}
+
+/// The header [`answer`] may send, as the OpenAPI document has it.
+pub fn truncated_header() -> serde_json::Value {
+    serde_json::json!({
+        "X-Sonde-Truncated": {
+            "description": "true when the list was cut at its limit",
+            "schema": { "type": "string", "enum": ["true"] },
+        }
+    })
 }
 
 /// `body` as JSON, marked truncated if `more`.

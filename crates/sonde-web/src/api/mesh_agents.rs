@@ -35,9 +35,9 @@ pub fn routes() -> Routes {
         )
         .op(
             Op::get("/api/v1/mesh/agents", "meshAgents", "Registered agents, up or unknown")
-                .param(json!({"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 10000}, "description": "at most this many items (default 1000); an answer that left some out has X-Sonde-Truncated: true"}))
+                .query::<super::list::ListQuery>()
                 .reply(200, "the agents", JSON, Shape::json(json!({"type": "object", "properties": {"unknown_after_s": {"type": "number"}, "agents": {"type": "array", "items": {"$ref": "#/components/schemas/MeshAgent"}}}, "required": ["unknown_after_s", "agents"], "additionalProperties": false})))
-                .headers(json!({"X-Sonde-Truncated": {"description": "true when the list was cut at its limit", "schema": {"type": "string", "enum": ["true"]}}}))
+                .headers(super::list::truncated_header())
                 .error(400, "a bad parameter (limit out of range, an unknown one)")
                 .errors(&[401, 403, 503, 429]),
             agents,

@@ -15,6 +15,7 @@
 
 use super::list::{self, ListQ};
 use super::openapi::{Op, Routes, Shape, JSON};
+use super::reply::ItemRefusal;
 use super::reply::{bad, body, not_found, query, ApiError};
 use crate::state::{with_store, Shared};
 use axum::body::Bytes;
@@ -52,28 +53,40 @@ pub fn routes() -> Routes {
             Op::post("/api/v1/readings", "postReadings", "Post one reading or a batch (all or nothing)")
                 .token()
                 .body(JSON, Shape::json(json!({"oneOf": [{"$ref": "#/components/schemas/Reading"}, {"type": "array", "items": {"$ref": "#/components/schemas/Reading"}, "minItems": 1, "maxItems": 10000}]})))
-                .reply(201, "kept, some new", JSON, Shape::component("ReadingsPosted"))
-                .reply(200, "every reading was already kept", JSON, Shape::component("ReadingsPosted"))
+                .reply(201, "kept, some new", JSON, Shape::of::<ReadingsPosted>())
+                .reply(200, "every reading was already kept", JSON, Shape::of::<ReadingsPosted>())
                 .error(400, "a body that is not a reading or an array of readings")
-                .reply(422, "a bad reading: nothing kept", JSON, Shape::component("ReadingRefusal"))
+                .reply(422, "a bad reading: nothing kept", JSON, Shape::of::<ItemRefusal>())
                 .errors(&[413, 401, 403, 503, 429]),
             post,
         )
         .op(
             Op::get("/api/v1/readings/probes", "readingsProbes", "Every probe's metrics, with unit and first and last reading's time")
-                .param(json!({"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 10000}, "description": "at most this many items (default 1000); an answer that left some out has X-Sonde-Truncated: true"}))
+                .query::<super::list::ListQuery>()
                 .reply(200, "the probes' metrics", JSON, Shape::component("ReadingSeriesList"))
-                .headers(json!({"X-Sonde-Truncated": {"description": "true when the list was cut at its limit", "schema": {"type": "string", "enum": ["true"]}}}))
+                .headers(super::list::truncated_header())
                 .error(400, "a bad parameter (limit out of range, an unknown one)")
                 .errors(&[401, 403, 503, 429]),
             probes,
         )
 }
 
+/// What a batch of readings came to.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct ReadingsPosted {
+    /// Readings kept that were not kept before.
+    new: usize,
+    /// Readings already kept (the same probe, metric and time).
+    duplicate: usize,
+}
+
 fn refused(item: usize, error: String) -> Response {
     (
         StatusCode::UNPROCESSABLE_ENTITY,
-        Json(json!({ "error": format!("reading {item}: {error}"), "item": item })),
+        Json(ItemRefusal {
+            error: format!("reading {item}: {error}"),
+            item,
+        }),
     )
         .into_response()
 }
@@ -123,7 +136,7 @@ async fn post(
             } else {
                 StatusCode::OK
             };
-            (status, Json(json!({ "new": new, "duplicate": duplicate }))).into_response()
+            (status, Json(ReadingsPosted { new, duplicate })).into_response()
         }
         ReadingsWrite::UnitConflict { index, message } => refused(index, message),
     })

@@ -12,16 +12,38 @@ use axum::Json;
 #[derive(Debug)]
 pub struct ApiError(pub StatusCode, pub String);
 
+/// What the API answers when it cannot serve a request.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+#[schemars(rename = "Error")]
+pub struct ErrorBody {
+    /// What is wrong, for a person.
+    pub error: String,
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (self.0, Json(serde_json::json!({ "error": self.1 }))).into_response()
+        (self.0, Json(ErrorBody { error: self.1 })).into_response()
     }
+}
+
+/// A request the agent's gate refused: the rule and where in the spec.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct Refusal {
+    pub error: String,
+    /// The rule: max_duration, max_streams, max_rate, max_work,
+    /// max_concurrent_tests, no_files, consent, not_permitted, invalid_spec.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// The JSON pointer of the value at fault (`/` for the whole
+    /// request).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at: Option<String>,
 }
 
 /// An error with more to say than its message: a refusal by the gate,
 /// `{"error": "…", "rule": "consent", "at": "/url"}`.
 #[derive(Debug)]
-pub struct ApiRefusal(pub StatusCode, pub serde_json::Value);
+pub struct ApiRefusal(pub StatusCode, pub Refusal);
 
 impl IntoResponse for ApiRefusal {
     fn into_response(self) -> Response {
@@ -31,8 +53,24 @@ impl IntoResponse for ApiRefusal {
 
 impl From<ApiError> for ApiRefusal {
     fn from(e: ApiError) -> Self {
-        ApiRefusal(e.0, serde_json::json!({ "error": e.1 }))
+        ApiRefusal(
+            e.0,
+            Refusal {
+                error: e.1,
+                rule: None,
+                at: None,
+            },
+        )
     }
+}
+
+/// The first item of a batch that was refused, by its index, and why:
+/// nothing of the batch was kept.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct ItemRefusal {
+    pub error: String,
+    /// Its index in the batch (0 for a lone item).
+    pub item: usize,
 }
 
 impl ApiRefusal {
@@ -47,8 +85,11 @@ impl ApiRefusal {
             "/" if !prefix.is_empty() => prefix.to_string(),
             at => format!("{prefix}{at}"),
         };
-        let body =
-            serde_json::json!({ "error": format!("{context}{r}"), "rule": r.rule(), "at": at });
+        let body = Refusal {
+            error: format!("{context}{r}"),
+            rule: Some(r.rule()),
+            at: Some(at),
+        };
         ApiRefusal(status, body)
     }
 }

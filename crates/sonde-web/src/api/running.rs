@@ -33,9 +33,9 @@ pub fn routes() -> Routes {
                 .token()
                 .body(JSON, Shape::component("TestSpec"))
                 .reply(202, "started; its events on /api/v1/events, its result in the archive", JSON, Shape::json(json!({"type": "object", "properties": {"run_id": {"type": "string"}}, "required": ["run_id"], "additionalProperties": false})))
-                .reply(400, "a bad parameter or body", JSON, Shape::component("Refusal"))
-                .reply(422, "refused by the gate: a limit, a file named, a target that did not agree", JSON, Shape::component("Refusal"))
-                .reply(429, "every test slot is taken", JSON, Shape::component("Refusal"))
+                .reply(400, "a bad parameter or body", JSON, Shape::of::<super::reply::Refusal>())
+                .reply(422, "refused by the gate: a limit, a file named, a target that did not agree", JSON, Shape::of::<super::reply::Refusal>())
+                .reply(429, "every test slot is taken", JSON, Shape::of::<super::reply::Refusal>())
                 .errors(&[401, 403, 413, 503]),
             run_now,
         )
@@ -52,9 +52,9 @@ pub fn routes() -> Routes {
         )
         .op(
             Op::get("/api/v1/live", "live", "Tests running now, with their intervals so far")
-                .param(json!({"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 10000}, "description": "at most this many items (default 1000); an answer that left some out has X-Sonde-Truncated: true"}))
+                .query::<super::list::ListQuery>()
                 .reply(200, "running tests", JSON, Shape::of::<Vec<crate::live::LiveTest>>())
-                .headers(json!({"X-Sonde-Truncated": {"description": "true when the list was cut at its limit", "schema": {"type": "string", "enum": ["true"]}}}))
+                .headers(super::list::truncated_header())
                 .error(400, "a bad parameter (limit out of range, an unknown one)")
                 .errors(&[401, 403, 429]),
             live,
@@ -126,7 +126,11 @@ async fn run_now(
     let body = super::reply::body(body)?;
     let spec = Spec::from_json(&body).map_err(|e| {
         let error = format!("the spec: {e}");
-        let body = json!({ "error": error, "rule": "invalid_spec", "at": e.at });
+        let body = super::reply::Refusal {
+            error,
+            rule: Some("invalid_spec".into()),
+            at: Some(e.at),
+        };
         ApiRefusal(StatusCode::BAD_REQUEST, body)
     })?;
     let client = client.map(|Extension(ConnectInfo(a))| a);

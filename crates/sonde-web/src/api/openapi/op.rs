@@ -269,7 +269,12 @@ impl Op {
 
     /// An error answer with what it means here.
     pub fn error(self, status: u16, description: &str) -> Op {
-        self.reply(status, description, JSON, Shape::component("Error"))
+        self.reply(
+            status,
+            description,
+            JSON,
+            Shape::of::<crate::api::reply::ErrorBody>(),
+        )
     }
 
     /// The operation as the document's path item has it.
