@@ -5,7 +5,7 @@
 use plotters::prelude::*;
 
 /// One line: its name (the legend's) and its points, in the panel's units.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct Series {
     pub name: String,
     pub points: Vec<(f64, f64)>,
@@ -13,7 +13,7 @@ pub struct Series {
 
 /// One plot: a title, two axes with their labels (units included) and
 /// the lines drawn over them.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct Panel {
     pub title: String,
     /// e.g. "offered (Mbit/s)".
@@ -29,7 +29,7 @@ pub struct Panel {
 }
 
 /// Panels laid out in a grid of `columns` columns, row by row.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct Chart {
     pub panels: Vec<Panel>,
     pub columns: usize,

@@ -6,7 +6,7 @@ use crate::chart::{draw_err, ChartError, Ticked};
 use plotters::prelude::*;
 
 /// A heat map: `cells[y][x]`, `None` where nothing was measured.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct HeatMap {
     pub title: String,
     /// e.g. "day".

@@ -26,15 +26,24 @@ use std::sync::Arc;
 /// Results read from the archive at a time.
 const CHUNK: usize = 500;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExportQuery {
     /// `csv` (the default), `json` or `ndjson`.
+    #[schemars(extend("enum" = ["csv", "json", "ndjson"]))]
     format: Option<String>,
     /// `result` (the default) or `interval`: what a CSV row is.
+    #[schemars(extend("enum" = ["result", "interval"]))]
     per: Option<String>,
-    /// Where the page starts: the cursor the page before ended with.
+    /// Where the page starts: the X-Sonde-Next-Cursor the page before
+    /// gave.
+    #[schemars(regex(pattern = r"^[0-9]+\.[0-9a-f-]+$"))]
     cursor: Option<String>,
+    /// At most this many in this page (default and most:
+    /// `http.max_export`, 10,000).
+    #[serde(default, deserialize_with = "super::results::whole_number")]
+    #[schemars(range(min = 1, max = 10_000))]
+    limit: Option<i64>,
     #[serde(flatten)]
     filter: Filter,
 }
@@ -149,18 +158,7 @@ pub fn routes() -> Routes {
         .op(
             Op::get("/api/v1/export", "export", "Results as a file, oldest first")
                 .describe(" Streamed; a page holds at most http.max_export results.")
-                .param(json!({"name": "format", "in": "query", "required": false, "schema": {"type": "string", "enum": ["csv", "json", "ndjson"]}, "description": "csv (default), json or ndjson"}))
-                .param(json!({"name": "per", "in": "query", "required": false, "schema": {"type": "string", "enum": ["result", "interval"]}, "description": "what a CSV row is"}))
-                .param(json!({"name": "test", "in": "query", "required": false, "schema": {"type": "string"}, "description": "tcp, udp or ping"}))
-                .param(json!({"name": "target", "in": "query", "required": false, "schema": {"type": "string"}, "description": "the host tested toward, as written"}))
-                .param(json!({"name": "campaign", "in": "query", "required": false, "schema": {"type": "string"}, "description": "a campaign's name"}))
-                .param(json!({"name": "family", "in": "query", "required": false, "schema": {"type": "string"}, "description": "v6 or v4"}))
-                .param(json!({"name": "direction", "in": "query", "required": false, "schema": {"type": "string"}, "description": "forward, reverse or bidir"}))
-                .param(json!({"name": "label", "in": "query", "required": false, "schema": {"type": "string", "pattern": "^[^=]*=.*$"}, "description": "KEY=VALUE"}))
-                .param(json!({"name": "since", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 9_223_372_036_i64}, "description": "results that started at or after this (Unix seconds)"}))
-                .param(json!({"name": "until", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 9_223_372_036_i64}, "description": "… and before this (Unix seconds)"}))
-                .param(json!({"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 10000}, "description": "at most this many in this page (default and most: http.max_export, 10,000)"}))
-                .param(json!({"name": "cursor", "in": "query", "required": false, "schema": {"type": "string", "pattern": "^[0-9]+\\.[0-9a-f-]+$"}, "description": "where the page starts: the X-Sonde-Next-Cursor the page before gave"}))
+                .query::<ExportQuery>()
                 .reply(200, "the file", "text/csv", Shape::json(json!({"type": "string"})))
                 .or(JSON, Shape::array_of("TestResult"))
                 .or("application/x-ndjson", Shape::json(json!({"type": "string"})))
@@ -181,7 +179,7 @@ pub async fn export(
 ) -> Result<Response, ApiError> {
     let q = query(q)?;
     let most = i64::try_from(state.http.max_export).unwrap_or(i64::MAX);
-    let filter = q.filter.to_filter(most, most)?;
+    let filter = q.filter.to_filter(q.limit, most, most)?;
     let limit = usize::try_from(filter.limit).unwrap_or(1);
     let after = q
         .cursor

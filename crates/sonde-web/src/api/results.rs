@@ -20,15 +20,7 @@ pub fn routes() -> Routes {
     Routes::new()
         .op(
             Op::get("/api/v1/results", "listResults", "Results by filter, newest first")
-                .param(json!({"name": "test", "in": "query", "required": false, "schema": {"type": "string"}, "description": "tcp, udp or ping"}))
-                .param(json!({"name": "target", "in": "query", "required": false, "schema": {"type": "string"}, "description": "the host tested toward, as written"}))
-                .param(json!({"name": "campaign", "in": "query", "required": false, "schema": {"type": "string"}, "description": "a campaign's name"}))
-                .param(json!({"name": "family", "in": "query", "required": false, "schema": {"type": "string"}, "description": "v6 or v4"}))
-                .param(json!({"name": "direction", "in": "query", "required": false, "schema": {"type": "string"}, "description": "forward, reverse or bidir"}))
-                .param(json!({"name": "label", "in": "query", "required": false, "schema": {"type": "string", "pattern": "^[^=]*=.*$"}, "description": "KEY=VALUE"}))
-                .param(json!({"name": "since", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 9_223_372_036_i64}, "description": "results that started at or after this (Unix seconds)"}))
-                .param(json!({"name": "until", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 9_223_372_036_i64}, "description": "… and before this (Unix seconds)"}))
-                .param(json!({"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 10000}, "description": "at most this many (default 100)"}))
+                .query::<ListQuery>()
                 .reply(200, "results", JSON, Shape::array_of("TestResult"))
                 .errors(&[400, 401, 403, 503, 429]),
             list,
@@ -43,8 +35,7 @@ pub fn routes() -> Routes {
         .op(
             Op::get("/api/v1/results/{id}/intervals", "resultIntervals", "One result's interval series of a metric")
                 .param(json!({"name": "id", "in": "path", "required": true, "schema": {"type": "string", "format": "uuid", "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"}, "description": "the result's id"}))
-                .param(json!({"name": "metric", "in": "query", "required": true, "schema": {"type": "string", "enum": ["throughput_bps", "loss_pct", "pdr_pct", "jitter_ms", "rtt_ms", "throughput", "loss", "pdr", "jitter", "rtt"]}, "description": "the metric"}))
-                .param(json!({"name": "direction", "in": "query", "required": false, "schema": {"type": "string"}, "description": "forward, reverse or round_trip (default: the result's own)"}))
+                .query::<SeriesQuery>()
                 .reply(200, "the series (seconds from the start, value)", JSON, Shape::component("IntervalSeries"))
                 .errors(&[400, 401, 403, 404, 503, 429]),
             intervals,
@@ -58,10 +49,7 @@ pub fn routes() -> Routes {
         )
         .op(
             Op::get("/api/v1/methods", "listMethods", "Method results, oldest first")
-                .param(json!({"name": "campaign", "in": "query", "required": false, "schema": {"type": "string"}, "description": "a campaign"}))
-                .param(json!({"name": "since", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 9_223_372_036_i64}, "description": "Unix seconds"}))
-                .param(json!({"name": "until", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 9_223_372_036_i64}, "description": "Unix seconds"}))
-                .param(json!({"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 1000}, "description": "at most this many, the oldest first (default 100)"}))
+                .query::<MethodsQuery>()
                 .reply(200, "method results (docs/schema/method-v1.schema.json)", JSON, Shape::json(json!({"type": "array", "items": {"type": "object"}})))
                 .errors(&[400, 401, 403, 503, 429]),
             methods,
@@ -76,28 +64,49 @@ pub fn routes() -> Routes {
 }
 
 /// The filters of a results query, as `sonde results list` has them.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Filter {
+    /// Only this test's results (tcp, udp, ping, http or trace).
     pub test: Option<String>,
+    /// The host tested toward, as written.
     pub target: Option<String>,
+    /// A campaign's name.
     pub campaign: Option<String>,
+    /// v6 or v4.
     pub family: Option<String>,
+    /// forward, reverse or bidir.
     pub direction: Option<String>,
-    /// `KEY=VALUE`.
+    /// A label the result was kept with: `KEY=VALUE`.
+    #[schemars(regex(pattern = r"^[^=]*=.*$"))]
     pub label: Option<String>,
-    /// Unix seconds.
+    /// Results that started at or after this (Unix seconds).
     #[serde(default, deserialize_with = "whole_number")]
+    #[schemars(range(min = 0, max = 9_223_372_036_i64))]
     pub since: Option<i64>,
+    /// … and before this (Unix seconds).
     #[serde(default, deserialize_with = "whole_number")]
+    #[schemars(range(min = 0, max = 9_223_372_036_i64))]
     pub until: Option<i64>,
+}
+
+/// A list of results' query: the filter, and how many.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListQuery {
+    #[serde(flatten)]
+    pub filter: Filter,
+    /// At most this many (default 100).
     #[serde(default, deserialize_with = "whole_number")]
+    #[schemars(range(min = 1, max = 10_000))]
     pub limit: Option<i64>,
 }
 
 /// A whole number in a query string. Needed where a query struct is
 /// flattened into another: serde then hands every value over as text.
-fn whole_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+pub(crate) fn whole_number<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<i64>, D::Error> {
     #[derive(Deserialize)]
     #[serde(untagged)]
     enum Raw {
@@ -115,9 +124,14 @@ fn whole_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D
 }
 
 impl Filter {
-    /// The archive's filter; `limit` when none is given, and at most
-    /// `most`.
-    pub fn to_filter(&self, limit: i64, most: i64) -> Result<ResultFilter, ApiError> {
+    /// The archive's filter, of `limit` results: `default` when none is
+    /// given, and at most `most`.
+    pub fn to_filter(
+        &self,
+        limit: Option<i64>,
+        default: i64,
+        most: i64,
+    ) -> Result<ResultFilter, ApiError> {
         let label = match &self.label {
             Some(l) => Some(
                 l.split_once('=')
@@ -126,7 +140,7 @@ impl Filter {
             ),
             None => None,
         };
-        let limit = self.limit.unwrap_or(limit);
+        let limit = limit.unwrap_or(default);
         if !(1..=most).contains(&limit) {
             return Err(bad(format!("limit {limit}: 1 to {most}")));
         }
@@ -160,9 +174,10 @@ fn result_id(id: &str) -> Result<ResultId, ApiError> {
 async fn list(
     State(state): State<Shared>,
     caller: Option<Extension<Caller>>,
-    q: Result<Query<Filter>, QueryRejection>,
+    q: Result<Query<ListQuery>, QueryRejection>,
 ) -> Result<Json<Value>, ApiError> {
-    let filter = query(q)?.to_filter(100, 10_000)?;
+    let q = query(q)?;
+    let filter = q.filter.to_filter(q.limit, 100, 10_000)?;
     let found: Vec<TestResult> = with_store(&state, move |s| s.list_results(&filter)).await?;
     Ok(Json(shown(&found, has_token(caller.as_ref()))))
 }
@@ -206,9 +221,11 @@ async fn view(
     })))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SeriesQuery {
+    /// The metric (a name of the metric registry's).
+    #[schemars(schema_with = "super::openapi::metric_names")]
     metric: String,
     /// `forward`, `reverse` or `round_trip` (the default: the result's
     /// first direction).
@@ -268,15 +285,20 @@ pub fn metric(name: &str) -> Result<Metric, ApiError> {
     Metric::named(name).ok_or_else(|| bad(format!("metric '{name}': one of {}", Metric::names())))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct MethodsQuery {
+    /// A campaign's name.
     campaign: Option<String>,
-    /// Unix seconds.
+    /// Methods that started at or after this (Unix seconds).
+    #[schemars(range(min = 0, max = 9_223_372_036_i64))]
     since: Option<i64>,
+    /// … and before this (Unix seconds).
+    #[schemars(range(min = 0, max = 9_223_372_036_i64))]
     until: Option<i64>,
     /// At most this many (100 by default, 1,000 at most), the oldest
     /// first.
+    #[schemars(range(min = 1, max = 1_000))]
     limit: Option<usize>,
 }
 
@@ -296,7 +318,7 @@ async fn methods(
         until: q.until,
         ..Filter::default()
     }
-    .to_filter(1, 1)?;
+    .to_filter(None, 1, 1)?;
     let found = with_store(&state, move |s| {
         s.list_methods(q.campaign.as_deref(), range.since_ns, range.until_ns, limit)
     })

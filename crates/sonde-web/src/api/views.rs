@@ -31,38 +31,21 @@ pub fn routes() -> Routes {
         )
         .op(
             Op::get("/api/v1/chart", "chart", "A metric's history as a chart model (one series per direction)")
-                .param(json!({"name": "metric", "in": "query", "required": true, "schema": {"type": "string", "enum": ["throughput_bps", "loss_pct", "pdr_pct", "jitter_ms", "rtt_ms", "throughput", "loss", "pdr", "jitter", "rtt"]}, "description": "the metric"}))
-                .param(json!({"name": "test", "in": "query", "required": false, "schema": {"type": "string"}, "description": "tcp, udp or ping"}))
-                .param(json!({"name": "target", "in": "query", "required": false, "schema": {"type": "string"}, "description": "the host tested toward, as written"}))
-                .param(json!({"name": "campaign", "in": "query", "required": false, "schema": {"type": "string"}, "description": "a campaign's name"}))
-                .param(json!({"name": "family", "in": "query", "required": false, "schema": {"type": "string"}, "description": "v6 or v4"}))
-                .param(json!({"name": "direction", "in": "query", "required": false, "schema": {"type": "string"}, "description": "forward, reverse or bidir"}))
-                .param(json!({"name": "label", "in": "query", "required": false, "schema": {"type": "string", "pattern": "^[^=]*=.*$"}, "description": "KEY=VALUE"}))
-                .param(json!({"name": "since", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 9_223_372_036_i64}, "description": "results that started at or after this (Unix seconds)"}))
-                .param(json!({"name": "until", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 9_223_372_036_i64}, "description": "… and before this (Unix seconds)"}))
-                .reply(200, "the chart", JSON, Shape::component("Chart"))
+                .query::<ChartQuery>()
+                .reply(200, "the chart", JSON, Shape::of::<sonde_report::chart::Chart>())
                 .errors(&[400, 401, 403, 503, 429]),
             chart,
         )
         .op(
             Op::get("/api/v1/heatmap", "heatmap", "A metric's day heat map (hour of day × day, UTC)")
-                .param(json!({"name": "metric", "in": "query", "required": true, "schema": {"type": "string", "enum": ["throughput_bps", "loss_pct", "pdr_pct", "jitter_ms", "rtt_ms", "throughput", "loss", "pdr", "jitter", "rtt"]}, "description": "the metric"}))
-                .param(json!({"name": "test", "in": "query", "required": false, "schema": {"type": "string"}, "description": "tcp, udp or ping"}))
-                .param(json!({"name": "target", "in": "query", "required": false, "schema": {"type": "string"}, "description": "the host tested toward, as written"}))
-                .param(json!({"name": "campaign", "in": "query", "required": false, "schema": {"type": "string"}, "description": "a campaign's name"}))
-                .param(json!({"name": "family", "in": "query", "required": false, "schema": {"type": "string"}, "description": "v6 or v4"}))
-                .param(json!({"name": "direction", "in": "query", "required": false, "schema": {"type": "string"}, "description": "forward, reverse or bidir"}))
-                .param(json!({"name": "label", "in": "query", "required": false, "schema": {"type": "string", "pattern": "^[^=]*=.*$"}, "description": "KEY=VALUE"}))
-                .param(json!({"name": "since", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 9_223_372_036_i64}, "description": "results that started at or after this (Unix seconds)"}))
-                .param(json!({"name": "until", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 9_223_372_036_i64}, "description": "… and before this (Unix seconds)"}))
-                .reply(200, "the heat map", JSON, Shape::component("HeatMap"))
+                .query::<ChartQuery>()
+                .reply(200, "the heat map", JSON, Shape::of::<sonde_report::heatmap::HeatMap>())
                 .errors(&[400, 401, 403, 503, 429]),
             heatmap,
         )
         .op(
             Op::get("/api/v1/mesh", "mesh", "The mesh grid: agents × agents, forward and reverse")
-                .param(json!({"name": "metric", "in": "query", "required": false, "schema": {"type": "string", "enum": ["throughput_bps", "loss_pct", "pdr_pct", "jitter_ms", "rtt_ms", "throughput", "loss", "pdr", "jitter", "rtt"]}, "description": "the value each cell shows"}))
-                .param(json!({"name": "test", "in": "query", "required": false, "schema": {"type": "string"}, "description": "tcp, udp or ping"}))
+                .query::<MeshQuery>()
                 .reply(200, "the grid", JSON, Shape::of::<Mesh>())
                 .errors(&[400, 401, 403, 503, 429]),
             mesh,
@@ -78,11 +61,8 @@ pub fn routes() -> Routes {
         )
         .op(
             Op::get("/api/v1/load", "load", "Link load beside RTT over the same time")
-                .param(json!({"name": "interface", "in": "query", "required": true, "schema": {"type": "string"}, "description": "the interface"}))
-                .param(json!({"name": "target", "in": "query", "required": false, "schema": {"type": "string"}, "description": "RTT toward this target only"}))
-                .param(json!({"name": "since", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 9_223_372_036_i64}, "description": "Unix seconds (default: a week ago)"}))
-                .param(json!({"name": "until", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 9_223_372_036_i64}, "description": "Unix seconds"}))
-                .reply(200, "two panels: link load (Mbit/s each way) and RTT", JSON, Shape::component("Chart"))
+                .query::<LoadQuery>()
+                .reply(200, "two panels: link load (Mbit/s each way) and RTT", JSON, Shape::of::<sonde_report::chart::Chart>())
                 .errors(&[400, 401, 403, 503, 429]),
             load,
         )
@@ -212,9 +192,11 @@ async fn overview(State(state): State<Shared>) -> Result<Json<Overview>, ApiErro
     }))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ChartQuery {
+    /// The metric (a name of the metric registry's).
+    #[schemars(schema_with = "super::openapi::metric_names")]
     metric: String,
     #[serde(flatten)]
     filter: Filter,
@@ -229,7 +211,7 @@ fn drawn(m: Metric) -> (&'static str, &'static str, f64) {
 
 /// The filter of a chart: the last week unless `since` says.
 fn chart_filter(f: &Filter) -> Result<ResultFilter, ApiError> {
-    let mut filter = f.to_filter(1, 1)?;
+    let mut filter = f.to_filter(None, 1, 1)?;
     if filter.since_ns.is_none() {
         filter.since_ns = Some(now_ns() - WEEK_S * 1_000_000_000);
     }
@@ -298,7 +280,7 @@ async fn heatmap(
 ) -> Result<Json<HeatMap>, ApiError> {
     let q = query(q)?;
     let m = metric(&q.metric)?;
-    let filter = q.filter.to_filter(1, 1)?;
+    let filter = q.filter.to_filter(None, 1, 1)?;
     let cells = with_store(&state, move |s| s.day_heat_map(&filter, m)).await?;
     let (label, unit, scale) = drawn(m);
     let days: Vec<i64> = cells
@@ -331,11 +313,14 @@ async fn heatmap(
     }))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct MeshQuery {
     /// The metric each cell shows (its status uses every threshold).
+    #[serde(default)]
+    #[schemars(schema_with = "super::openapi::metric_names")]
     metric: Option<String>,
+    /// Only this test's results (tcp, udp or ping).
     test: Option<String>,
 }
 
@@ -458,13 +443,18 @@ async fn interfaces(
     Ok(list::answer(named, more))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct LoadQuery {
+    /// The interface.
     interface: String,
     /// The RTT panel's results: toward this target only.
     target: Option<String>,
+    /// Unix seconds (default: a week ago).
+    #[schemars(range(min = 0, max = 9_223_372_036_i64))]
     since: Option<i64>,
+    /// Unix seconds.
+    #[schemars(range(min = 0, max = 9_223_372_036_i64))]
     until: Option<i64>,
 }
 

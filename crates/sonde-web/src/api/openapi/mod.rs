@@ -8,7 +8,7 @@
 
 mod op;
 
-pub use op::{Op, Shape, JSON};
+pub use op::{metric_names, Op, Shape, JSON};
 
 use crate::state::Shared;
 use axum::handler::Handler;

@@ -369,3 +369,21 @@ fn render_param(p: &Param, defs: &mut Map<String, Value>) -> Vec<Value> {
         }
     }
 }
+
+/// A `metric` parameter: every name the metric registry knows a metric
+/// by (its name, short name and aliases), which is what the API takes.
+pub fn metric_names(_: &mut SchemaGenerator) -> Schema {
+    let mut names: Vec<&str> = Vec::new();
+    for m in sonde_model::Metric::ALL {
+        let info = m.info();
+        for n in [info.name, info.short]
+            .into_iter()
+            .chain(info.aliases.iter().copied())
+        {
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+    }
+    schemars::json_schema!({ "type": "string", "enum": names })
+}
