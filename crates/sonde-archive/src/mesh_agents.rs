@@ -7,25 +7,29 @@ use crate::{ArchiveError, Store};
 use serde::{Deserialize, Serialize};
 
 /// What an agent says of itself when it registers.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AgentInfo {
     /// Its name in the mesh (the name its token has).
     pub name: String,
     /// Where its sonde server answers, best first (IPv6 first).
     pub addresses: Vec<String>,
+    /// Where it stands, for people.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
+    /// Its sonde version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
 }
 
 /// A registered agent, and when it was first and last heard.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct MeshAgent {
     #[serde(flatten)]
     pub info: AgentInfo,
+    /// When it first registered (ns since the Unix epoch).
     pub first_seen_ns: i64,
+    /// When it last registered.
     pub last_seen_ns: i64,
 }
 

@@ -72,7 +72,7 @@ pub struct Outbox {
 
 /// One destination's state: its backlog, the oldest item in it, what was
 /// delivered, and the last error.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ForwardStatus {
     pub destination: String,
     /// Items kept here and not yet confirmed by the destination.

@@ -19,8 +19,9 @@ use std::net::IpAddr;
 /// Traces looked back through for one with the same probes.
 const LOOK_BACK: i64 = 20;
 
-/// One change, as kept.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+/// One change, as kept: a route change (docs/trace.md, Path changes).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
+#[schemars(rename = "PathChange")]
 pub struct PathChangeRow {
     /// The trace that found the new route, and the one before it.
     pub result_id: String,

@@ -27,7 +27,7 @@ pub const SHARE_PATH: &str = "/api/v1/mesh/share";
 pub const MARK: &str = "# mesh-share ";
 
 /// The central agent's answer to `GET /api/v1/mesh/share`.
-#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct ShareReply {
     pub agent: String,
     pub shares: Vec<Share>,

@@ -341,7 +341,9 @@ impl MeshPlan {
 }
 
 /// One agent's share of a mesh plan: a campaign plan.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct Share {
     /// The campaign's name, `mesh-PLAN-AGENT`.
     pub name: String,

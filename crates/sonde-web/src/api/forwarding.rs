@@ -20,7 +20,7 @@ pub fn routes(max_ingest_bytes: usize) -> Routes {
     Routes::new()
         .op(
             Op::get("/api/v1/forwarding", "forwarding", "This agent's forwarding to central archives, per destination")
-                .reply(200, "backlog, oldest waiting result, delivered and last error per destination", JSON, Shape::array_of("ForwardStatus"))
+                .reply(200, "backlog, oldest waiting result, delivered and last error per destination", JSON, Shape::of::<Vec<ForwardStatus>>())
                 .errors(&[401, 403, 503, 429]),
             forwarding,
         )

@@ -11,7 +11,6 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::{Extension, Json};
-use serde_json::{json, Value};
 use sonde_archive::{AgentInfo, MeshAgent};
 use sonde_mesh::member::ShareReply;
 use sonde_model::clock::now_ns;
@@ -19,27 +18,44 @@ use sonde_model::clock::now_ns;
 pub fn routes() -> Routes {
     Routes::new()
         .op(
-            Op::post("/api/v1/mesh/register", "meshRegister", "An agent registers with the central agent (its heartbeat)")
-                .token()
-                .body(JSON, Shape::component("AgentInfo"))
-                .reply(200, "registered", JSON, Shape::json(json!({"type": "object", "properties": {"agent": {"type": "string"}, "unknown_after_s": {"type": "number"}}, "required": ["agent", "unknown_after_s"], "additionalProperties": false})))
-                .errors(&[400, 401, 403, 503, 413, 429]),
+            Op::post(
+                "/api/v1/mesh/register",
+                "meshRegister",
+                "An agent registers with the central agent (its heartbeat)",
+            )
+            .token()
+            .body(JSON, Shape::of::<sonde_archive::AgentInfo>())
+            .reply(200, "registered", JSON, Shape::of::<Registered>())
+            .errors(&[400, 401, 403, 503, 413, 429]),
             register,
         )
         .op(
-            Op::get("/api/v1/mesh/share", "meshShare", "The token's agent's share of the mesh plans, as campaign plans")
-                .token()
-                .reply(200, "the shares", JSON, Shape::json(json!({"type": "object", "properties": {"agent": {"type": "string"}, "shares": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}, "text": {"type": "string"}}, "required": ["name", "text"], "additionalProperties": false}}}, "required": ["agent", "shares"], "additionalProperties": false})))
-                .errors(&[401, 403, 503, 429]),
+            Op::get(
+                "/api/v1/mesh/share",
+                "meshShare",
+                "The token's agent's share of the mesh plans, as campaign plans",
+            )
+            .token()
+            .reply(
+                200,
+                "the shares",
+                JSON,
+                Shape::of::<sonde_mesh::member::ShareReply>(),
+            )
+            .errors(&[401, 403, 503, 429]),
             share,
         )
         .op(
-            Op::get("/api/v1/mesh/agents", "meshAgents", "Registered agents, up or unknown")
-                .query::<super::list::ListQuery>()
-                .reply(200, "the agents", JSON, Shape::json(json!({"type": "object", "properties": {"unknown_after_s": {"type": "number"}, "agents": {"type": "array", "items": {"$ref": "#/components/schemas/MeshAgent"}}}, "required": ["unknown_after_s", "agents"], "additionalProperties": false})))
-                .headers(super::list::truncated_header())
-                .error(400, "a bad parameter (limit out of range, an unknown one)")
-                .errors(&[401, 403, 503, 429]),
+            Op::get(
+                "/api/v1/mesh/agents",
+                "meshAgents",
+                "Registered agents, up or unknown",
+            )
+            .query::<super::list::ListQuery>()
+            .reply(200, "the agents", JSON, Shape::of::<Agents>())
+            .headers(super::list::truncated_header())
+            .error(400, "a bad parameter (limit out of range, an unknown one)")
+            .errors(&[401, 403, 503, 429]),
             agents,
         )
 }
@@ -66,7 +82,7 @@ async fn register(
     State(state): State<Shared>,
     caller: Option<Extension<Caller>>,
     raw: Result<Bytes, axum::extract::rejection::BytesRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Registered>, ApiError> {
     let agent = agent_of(caller)?;
     let raw = body(raw)?;
     let info: AgentInfo = serde_json::from_slice(&raw).map_err(|e| {
@@ -102,10 +118,10 @@ async fn register(
     }
     let now = now_ns();
     with_store(&state, move |s| s.register_agent(&info, now)).await?;
-    Ok(Json(json!({
-        "agent": agent,
-        "unknown_after_s": state.mesh.unknown_after.as_secs_f64(),
-    })))
+    Ok(Json(Registered {
+        agent,
+        unknown_after_s: state.mesh.unknown_after.as_secs_f64(),
+    }))
 }
 
 async fn share(
@@ -136,6 +152,40 @@ async fn share(
     Ok(Json(ShareReply { agent, shares }))
 }
 
+/// What a registration is answered with.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Registered {
+    /// The agent registered: the token's name.
+    agent: String,
+    /// Seconds without a registration after which it is unknown.
+    unknown_after_s: f64,
+}
+
+/// The registered agents.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Agents {
+    /// Seconds without a registration after which an agent is unknown.
+    unknown_after_s: f64,
+    agents: Vec<Listed>,
+}
+
+/// A registered agent, and whether it is heard.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[schemars(rename = "MeshAgent")]
+struct Listed {
+    #[serde(flatten)]
+    agent: MeshAgent,
+    status: Heard,
+}
+
+/// Whether an agent registered within `mesh.unknown_after`.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Heard {
+    Up,
+    Unknown,
+}
+
 async fn agents(
     State(state): State<Shared>,
     q: ListQ,
@@ -143,23 +193,22 @@ async fn agents(
     let limit = list::limit(q)?;
     let (registry, more) = list::cut(with_store(&state, |s| s.mesh_agents()).await?, limit);
     let now = now_ns();
-    let listed: Vec<Value> = registry
-        .iter()
-        .map(|a| {
-            let mut v = serde_json::to_value(a).unwrap_or(Value::Null);
-            v["status"] = if is_heard(a, state.mesh.unknown_after, now) {
-                "up".into()
+    let agents: Vec<Listed> = registry
+        .into_iter()
+        .map(|a| Listed {
+            status: if is_heard(&a, state.mesh.unknown_after, now) {
+                Heard::Up
             } else {
-                "unknown".into()
-            };
-            v
+                Heard::Unknown
+            },
+            agent: a,
         })
         .collect();
     Ok(list::answer(
-        json!({
-            "unknown_after_s": state.mesh.unknown_after.as_secs_f64(),
-            "agents": listed,
-        }),
+        Agents {
+            unknown_after_s: state.mesh.unknown_after.as_secs_f64(),
+            agents,
+        },
         more,
     ))
 }

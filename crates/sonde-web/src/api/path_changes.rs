@@ -17,7 +17,7 @@ pub fn routes() -> Routes {
         .op(
             Op::get("/api/v1/path-changes", "pathChanges", "Route changes: traces that took another route than the trace before them on their path, newest first")
                 .query::<ChangesQuery>()
-                .reply(200, "the changes, newest first", JSON, Shape::array_of("PathChange"))
+                .reply(200, "the changes, newest first", JSON, Shape::of::<Vec<PathChangeRow>>())
                 .error(400, "a bad parameter, named")
                 .errors(&[401, 403, 503, 429]),
             changes,

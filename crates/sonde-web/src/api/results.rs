@@ -36,14 +36,14 @@ pub fn routes() -> Routes {
             Op::get("/api/v1/results/{id}/intervals", "resultIntervals", "One result's interval series of a metric")
                 .param(json!({"name": "id", "in": "path", "required": true, "schema": {"type": "string", "format": "uuid", "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"}, "description": "the result's id"}))
                 .query::<SeriesQuery>()
-                .reply(200, "the series (seconds from the start, value)", JSON, Shape::component("IntervalSeries"))
+                .reply(200, "the series (seconds from the start, value)", JSON, Shape::of::<IntervalSeries>())
                 .errors(&[400, 401, 403, 404, 503, 429]),
             intervals,
         )
         .op(
             Op::get("/api/v1/results/{id}/view", "resultView", "One result's page: where it was kept and its chart")
                 .param(json!({"name": "id", "in": "path", "required": true, "schema": {"type": "string", "format": "uuid", "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"}, "description": "the result's id"}))
-                .reply(200, "its campaign, run, method and labels, and its figures per interval as a chart (null without intervals)", JSON, Shape::component("ResultView"))
+                .reply(200, "its campaign, run, method and labels, and its figures per interval as a chart (null without intervals)", JSON, Shape::of::<ResultView>())
                 .errors(&[400, 401, 403, 404, 503, 429]),
             view,
         )
@@ -201,7 +201,7 @@ async fn one(
 async fn view(
     State(state): State<Shared>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ResultView>, ApiError> {
     let rid = result_id(&id)?;
     let found = with_store(&state, move |s| {
         let Some(r) = s.get_result(rid)? else {
@@ -211,14 +211,43 @@ async fn view(
     })
     .await?;
     let (r, placement) = found.ok_or_else(|| not_found(format!("no result {id}")))?;
-    Ok(Json(serde_json::json!({
-        "id": id,
-        "campaign": placement.campaign,
-        "run_id": placement.run_id,
-        "method_id": placement.method_id,
-        "labels": placement.labels,
-        "chart": sonde_report::result_chart::result_chart(&r),
-    })))
+    Ok(Json(ResultView {
+        id,
+        campaign: placement.campaign,
+        run_id: placement.run_id,
+        method_id: placement.method_id,
+        labels: placement.labels,
+        chart: sonde_report::result_chart::result_chart(&r),
+    }))
+}
+
+/// One result's page beside its document: where it was kept, and its
+/// figures per interval as a chart.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct ResultView {
+    id: String,
+    /// The campaign whose run made it.
+    campaign: Option<String>,
+    run_id: Option<String>,
+    /// The method it was a trial of.
+    method_id: Option<String>,
+    /// The labels it was kept with.
+    labels: std::collections::BTreeMap<String, String>,
+    /// Its figures per interval (`null`: it has no intervals).
+    chart: Option<sonde_report::chart::Chart>,
+}
+
+/// One result's interval series of a metric.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct IntervalSeries {
+    result_id: String,
+    /// The metric's name.
+    metric: &'static str,
+    /// The direction the series is of.
+    direction: String,
+    /// `[seconds from the result's start, value]`, in the metric's kept
+    /// unit.
+    points: Vec<(f64, f64)>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -238,7 +267,7 @@ async fn intervals(
     State(state): State<Shared>,
     Path(id): Path<String>,
     q: Result<Query<SeriesQuery>, QueryRejection>,
-) -> Result<Json<serde_json::Value>, ApiError> {
+) -> Result<Json<IntervalSeries>, ApiError> {
     let rid = result_id(&id)?;
     let q = query(q)?;
     let metric = metric(&q.metric)?;
@@ -253,12 +282,12 @@ async fn intervals(
     })
     .await?;
     let (direction, points) = found.ok_or_else(|| not_found(format!("no result {id}")))?;
-    Ok(Json(serde_json::json!({
-        "result_id": id,
-        "metric": metric.name(),
-        "direction": direction,
-        "points": points,
-    })))
+    Ok(Json(IntervalSeries {
+        result_id: id,
+        metric: metric.name(),
+        direction,
+        points,
+    }))
 }
 
 /// The direction a result's intervals are kept under first.
