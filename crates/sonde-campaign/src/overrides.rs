@@ -24,7 +24,7 @@ pub struct Quick {
 }
 
 /// A plan's overrides; the default changes nothing.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Overrides {
     /// The plan's desk form (`--quick`): its `[quick]` table, and each

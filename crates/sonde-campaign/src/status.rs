@@ -9,7 +9,7 @@ use sonde_archive::{RunRow, RunState, Store};
 use std::collections::BTreeMap;
 
 /// One run, as status shows it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct RunLine {
     pub id: String,
     pub scheduled_ns: i64,
@@ -19,7 +19,7 @@ pub struct RunLine {
 }
 
 /// A campaign's state.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct CampaignStatus {
     pub name: String,
     pub paused: bool,

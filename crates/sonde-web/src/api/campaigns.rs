@@ -15,7 +15,7 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::Json;
 use serde_json::{json, Value};
-use sonde_campaign::{campaign_status, CampaignStatus, Plan};
+use sonde_campaign::{campaign_status, CampaignStatus, Overrides, Plan};
 use sonde_gate::Origin;
 use std::sync::Arc;
 
@@ -24,7 +24,7 @@ pub fn routes() -> Routes {
         .op(
             Op::get("/api/v1/campaigns", "listCampaigns", "Every campaign's status")
                 .query::<super::list::ListQuery>()
-                .reply(200, "campaigns", JSON, Shape::array_of("CampaignStatus"))
+                .reply(200, "campaigns", JSON, Shape::of::<Vec<CampaignStatus>>())
                 .headers(super::list::truncated_header())
                 .error(400, "a bad parameter (limit out of range, an unknown one)")
                 .errors(&[401, 403, 503, 429]),
@@ -35,7 +35,7 @@ pub fn routes() -> Routes {
                 .token()
                 .body("application/toml", Shape::json(json!({"type": "string"})))
                 .body(JSON, Shape::json(json!({"type": "object"})))
-                .reply(201, "created: the agent starts it within seconds", JSON, Shape::json(json!({"type": "object", "properties": {"name": {"type": "string"}, "steps": {"type": "integer"}}, "required": ["name", "steps"], "additionalProperties": false})))
+                .reply(201, "created: the agent starts it within seconds", JSON, Shape::of::<Created>())
                 .reply(400, "a bad parameter or body", JSON, Shape::of::<super::reply::Refusal>())
                 .error(409, "a conflict")
                 .reply(422, "a step refused by the gate", JSON, Shape::of::<super::reply::Refusal>())
@@ -46,7 +46,7 @@ pub fn routes() -> Routes {
         .op(
             Op::get("/api/v1/campaigns/{name}", "getCampaign", "A campaign: status, plan and runs")
                 .param(json!({"name": "name", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9._-]+$"}, "description": "the campaign"}))
-                .reply(200, "the campaign", JSON, Shape::component("Campaign"))
+                .reply(200, "the campaign", JSON, Shape::of::<Campaign>())
                 .errors(&[401, 403, 404, 503, 429]),
             one,
         )
@@ -54,7 +54,7 @@ pub fn routes() -> Routes {
             Op::delete("/api/v1/campaigns/{name}", "deleteCampaign", "Delete a campaign: it retires after its run in progress; its history stays")
                 .token()
                 .param(json!({"name": "name", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9._-]+$"}, "description": "the campaign"}))
-                .reply(202, "retiring", JSON, Shape::json(json!({"type": "object", "properties": {"name": {"type": "string"}, "retiring": {"type": "boolean"}}, "required": ["name", "retiring"], "additionalProperties": false})))
+                .reply(202, "retiring", JSON, Shape::of::<Retiring>())
                 .error(409, "a conflict")
                 .errors(&[400, 401, 403, 404, 503, 429]),
             remove,
@@ -63,7 +63,7 @@ pub fn routes() -> Routes {
             Op::post("/api/v1/campaigns/{name}/pause", "pauseCampaign", "Pause: its runs are recorded as missed")
                 .token()
                 .param(json!({"name": "name", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9._-]+$"}, "description": "the campaign"}))
-                .reply(200, "paused", JSON, Shape::json(json!({"type": "object", "properties": {"name": {"type": "string"}, "paused": {"type": "boolean"}}, "required": ["name", "paused"], "additionalProperties": false})))
+                .reply(200, "paused", JSON, Shape::of::<Paused>())
                 .errors(&[401, 403, 404, 503, 429]),
             pause,
         )
@@ -71,7 +71,7 @@ pub fn routes() -> Routes {
             Op::post("/api/v1/campaigns/{name}/resume", "resumeCampaign", "Resume")
                 .token()
                 .param(json!({"name": "name", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9._-]+$"}, "description": "the campaign"}))
-                .reply(200, "resumed", JSON, Shape::json(json!({"type": "object", "properties": {"name": {"type": "string"}, "paused": {"type": "boolean"}}, "required": ["name", "paused"], "additionalProperties": false})))
+                .reply(200, "resumed", JSON, Shape::of::<Paused>())
                 .errors(&[401, 403, 404, 503, 429]),
             resume,
         )
@@ -125,6 +125,43 @@ async fn list(State(state): State<Shared>, q: ListQ) -> Result<Response, ApiErro
     Ok(list::answer(all, more))
 }
 
+/// A campaign: its state, its plan (a reader without a token sees its
+/// stored requests' secrets hidden), the overrides it runs with and its
+/// latest runs.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Campaign {
+    status: CampaignStatus,
+    /// The plan, TOML, as written.
+    plan: String,
+    /// What the command line overrode of the plan, kept beside its text
+    /// (`null`: nothing).
+    overrides: Option<Overrides>,
+    /// Its latest runs, newest first.
+    runs: Vec<Run>,
+}
+
+/// A campaign made.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Created {
+    name: String,
+    /// Its steps.
+    steps: usize,
+}
+
+/// A campaign being retired: the agent lets its running run end.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Retiring {
+    name: String,
+    retiring: bool,
+}
+
+/// A campaign paused or resumed.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Paused {
+    name: String,
+    paused: bool,
+}
+
 /// One run of a campaign.
 #[derive(serde::Serialize, schemars::JsonSchema)]
 struct Run {
@@ -164,7 +201,7 @@ async fn one(
     State(state): State<Shared>,
     caller: Option<axum::Extension<crate::tokens::Caller>>,
     Path(name): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Campaign>, ApiError> {
     let n = name.clone();
     let token = caller.is_some();
     let found = with_store(&state, move |s| {
@@ -178,18 +215,19 @@ async fn one(
             .map(|c| (c.plan, c.overrides))
             .unwrap_or_default();
         // The command line's overrides, beside the plan as written.
-        let overrides: Value = overrides
-            .and_then(|o| serde_json::from_str(&o).ok())
-            .unwrap_or(Value::Null);
+        let overrides: Option<Overrides> = overrides.and_then(|o| serde_json::from_str(&o).ok());
         let plan = if token {
             plan
         } else {
             super::redact::plan_text(&plan).unwrap_or_default()
         };
         let runs: Vec<Run> = s.runs(&n, 50)?.iter().map(run_line).collect();
-        Ok(Some(
-            json!({ "status": status, "plan": plan, "overrides": overrides, "runs": runs }),
-        ))
+        Ok(Some(Campaign {
+            status,
+            plan,
+            overrides,
+            runs,
+        }))
     })
     .await?;
     found
@@ -303,7 +341,7 @@ async fn create(
     State(state): State<Shared>,
     headers: HeaderMap,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
-) -> Result<(StatusCode, Json<Value>), ApiRefusal> {
+) -> Result<(StatusCode, Json<Created>), ApiRefusal> {
     let body = super::reply::body(body)?;
     let dir = dir(&state)?.to_path_buf();
     let text = plan_text(&headers, &body)?;
@@ -358,7 +396,10 @@ async fn create(
     tracing::info!(campaign = %plan.name, "campaign created through the API");
     Ok((
         StatusCode::CREATED,
-        Json(json!({ "name": plan.name, "steps": plan.steps.len() })),
+        Json(Created {
+            name: plan.name,
+            steps: plan.steps.len(),
+        }),
     ))
 }
 
@@ -390,7 +431,7 @@ fn api_campaigns(dir: &std::path::Path) -> usize {
 async fn remove(
     State(state): State<Shared>,
     Path(name): Path<String>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<Retiring>), ApiError> {
     let dir = dir(&state)?;
     if name.is_empty()
         || !name
@@ -405,7 +446,10 @@ async fn remove(
             tracing::info!(campaign = %name, "campaign deleted through the API: retiring");
             Ok((
                 StatusCode::ACCEPTED,
-                Json(json!({ "name": name, "retiring": true })),
+                Json(Retiring {
+                    name,
+                    retiring: true,
+                }),
             ))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -421,10 +465,10 @@ async fn remove(
     }
 }
 
-async fn set_paused(state: Shared, name: String, paused: bool) -> Result<Json<Value>, ApiError> {
+async fn set_paused(state: Shared, name: String, paused: bool) -> Result<Json<Paused>, ApiError> {
     let n = name.clone();
     if with_store(&state, move |s| s.set_paused(&n, paused)).await? {
-        Ok(Json(json!({ "name": name, "paused": paused })))
+        Ok(Json(Paused { name, paused }))
     } else {
         Err(not_found(format!("no campaign '{name}'")))
     }
@@ -433,13 +477,13 @@ async fn set_paused(state: Shared, name: String, paused: bool) -> Result<Json<Va
 async fn pause(
     State(state): State<Shared>,
     Path(name): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Paused>, ApiError> {
     set_paused(state, name, true).await
 }
 
 async fn resume(
     State(state): State<Shared>,
     Path(name): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Paused>, ApiError> {
     set_paused(state, name, false).await
 }
