@@ -16,7 +16,8 @@ use crate::{ArchiveError, Store};
 use serde::Serialize;
 
 /// One rule's state on one path.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[schemars(rename = "AlertState")]
 pub struct AlertStateRow {
     pub rule: String,
     /// The path's key (its fields joined by `|`).
@@ -38,12 +39,13 @@ pub struct AlertStateRow {
 }
 
 /// A notice: an alert raised or cleared by a result.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct AlertEvent {
     pub rule: String,
     pub path: String,
     pub label: String,
     /// `raised` or `cleared`.
+    #[schemars(extend("enum" = ["raised", "cleared"]))]
     pub edge: String,
     pub at_ns: i64,
     pub value: Option<f64>,

@@ -22,7 +22,7 @@ pub fn routes() -> Routes {
             200,
             "how many are raised, the states (raised first) and the notices (newest first)",
             JSON,
-            Shape::component("Alerts"),
+            Shape::of::<Alerts>(),
         )
         .error(400, "a bad parameter, named")
         .errors(&[401, 403, 503, 429]),
@@ -41,10 +41,22 @@ struct AlertsQuery {
     limit: Option<i64>,
 }
 
+/// Every alert rule's state on every path it watches, and the latest
+/// notices.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Alerts {
+    /// How many are up.
+    raised: usize,
+    /// The states, raised first.
+    states: Vec<sonde_archive::AlertStateRow>,
+    /// The notices, newest first.
+    events: Vec<sonde_archive::AlertEvent>,
+}
+
 async fn alerts(
     State(state): State<Shared>,
     q: Result<Query<AlertsQuery>, QueryRejection>,
-) -> Result<Json<serde_json::Value>, ApiError> {
+) -> Result<Json<Alerts>, ApiError> {
     let q = query(q)?;
     let most = i64::MAX / 1_000_000_000;
     let since_ns = match q.since {
@@ -61,9 +73,9 @@ async fn alerts(
         Ok((s.alert_states()?, s.alert_events(since_ns, limit)?))
     })
     .await?;
-    Ok(Json(serde_json::json!({
-        "raised": states.iter().filter(|s| s.up).count(),
-        "states": states,
-        "events": events,
-    })))
+    Ok(Json(Alerts {
+        raised: states.iter().filter(|s| s.up).count(),
+        states,
+        events,
+    }))
 }
