@@ -43,6 +43,49 @@ impl Report {
     }
 }
 
+// What `parse_reports` reads, field by field so that an error names the
+// field and the report: this type describes it (the API's schema), and
+// `FIELDS` are its keys, checked against it by a test.
+/// A report of an incident, as written (alone or in an array of at most
+/// 1000).
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "IncidentReport")]
+pub struct ReportForm {
+    /// The incident's type, e.g. `scan`, `ddos` (1 to 60 letters, digits,
+    /// `-`, `_`, `.` or `:`).
+    #[serde(rename = "type")]
+    #[schemars(regex(pattern = r"^[A-Za-z0-9_.:-]{1,60}$"))]
+    pub kind: String,
+    /// `medium` unless said.
+    #[serde(default)]
+    pub severity: Option<Severity>,
+    #[schemars(length(min = 1, max = 500))]
+    pub summary: String,
+    /// The incident's first comment.
+    #[serde(default)]
+    #[schemars(length(max = 19_900))]
+    pub description: Option<String>,
+    /// Who reported it, as the report says.
+    #[serde(default)]
+    #[schemars(length(max = 100))]
+    pub reporter: Option<String>,
+    /// When it was reported, RFC 3339.
+    #[serde(default)]
+    pub reported_at: Option<String>,
+    /// 1 to 256 addresses.
+    #[schemars(length(min = 1, max = 256))]
+    pub addresses: Vec<ReportAddress>,
+}
+
+/// An address of a report, and what it did.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReportAddress {
+    pub address: IpAddr,
+    pub role: Role,
+}
+
 const FIELDS: &[&str] = &[
     "type",
     "severity",
@@ -208,6 +251,23 @@ pub fn parse_time(t: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_fields_read_are_the_described_ones() {
+        let schema = schemars::schema_for!(ReportForm).to_value();
+        let mut described: Vec<&str> = schema["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        described.sort_unstable();
+        let mut read = FIELDS.to_vec();
+        read.sort_unstable();
+        assert_eq!(described, read);
+        let address = &schema["$defs"]["ReportAddress"]["properties"];
+        assert!(address["address"].is_object() && address["role"].is_object());
+    }
 
     #[test]
     fn a_report_reads_into_an_incident() {

@@ -40,9 +40,12 @@ pub(crate) fn invalid(field: impl Into<String>, reason: impl Into<String>) -> In
 
 macro_rules! word_enum {
     ($(#[$m:meta])* $name:ident, $what:literal, $($(#[$vm:meta])* $variant:ident = $word:literal),+) => {
-        $(#[$m])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[derive(
+            Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+            schemars::JsonSchema,
+        )]
         #[serde(rename_all = "lowercase")]
+        $(#[$m])*
         pub enum $name { $($(#[$vm])* $variant),+ }
 
         impl $name {
@@ -80,6 +83,7 @@ word_enum!(
 word_enum!(
     /// Whether anyone still has to act on an incident.
     #[derive(Default)]
+    #[schemars(rename = "IncidentStatus")]
     Status, "status",
     #[default] Open = "open", Stalled = "stalled", Closed = "closed"
 );
@@ -178,7 +182,7 @@ pub fn check_kind(field: &str, kind: &str) -> Result<(), IncidentError> {
 
 /// An address of an incident, and who owns it (the constituency code,
 /// found when the incident was kept; `None`: nobody's).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct IncidentAddress {
     pub address: IpAddr,
     pub role: Role,
@@ -186,7 +190,8 @@ pub struct IncidentAddress {
 }
 
 /// A comment on an incident.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "IncidentComment")]
 pub struct Comment {
     pub author: String,
     pub text: String,
@@ -195,21 +200,25 @@ pub struct Comment {
 
 /// One change of an incident: what changed (`opened`, `state`,
 /// `status`, `severity`, `comment`, `mail`), from what to what, by whom.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "IncidentHistory")]
 pub struct HistoryEntry {
     pub at_ns: i64,
     pub actor: String,
+    /// opened, state, status, severity, comment or mail.
     pub what: String,
     pub old: Option<String>,
     pub new: Option<String>,
 }
 
 /// An incident as kept.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Incident {
     pub id: i64,
+    /// Its type, e.g. `loss-high`, `scan`, `ddos` (AIRT's incident type).
     #[serde(rename = "type")]
     pub kind: String,
+    /// Free text: reported, confirmed, notified, resolved…
     pub state: String,
     pub status: Status,
     pub severity: Severity,
@@ -243,7 +252,7 @@ impl Incident {
 }
 
 /// A change asked of an incident: any of its state, status, severity.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct IncidentChange {
     #[serde(default)]

@@ -11,13 +11,17 @@ use std::net::IpAddr;
 
 /// A constituency: a name, a short code, notes, the networks it owns and
 /// the people to write to about an incident in it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Constituency {
+    /// 1 to 40 lowercase letters, digits, `-` or `_`.
+    #[schemars(regex(pattern = r"^[a-z0-9_-]{1,40}$"))]
     pub code: String,
     pub name: String,
     #[serde(default)]
     pub notes: String,
+    /// The IPv6 and IPv4 prefixes it owns.
     #[serde(default)]
+    #[schemars(with = "Vec<String>")]
     pub networks: Vec<IpNet>,
     #[serde(default)]
     pub contacts: Vec<Contact>,
@@ -25,11 +29,12 @@ pub struct Constituency {
 
 /// A constituency's contact: who, where, and their role (`abuse`,
 /// `noc`, `security`…; a mail may go to one role only).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Contact {
     pub name: String,
     pub email: String,
+    /// abuse, noc, security… (abuse when absent).
     #[serde(default = "default_role")]
     pub role: String,
 }

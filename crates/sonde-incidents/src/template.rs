@@ -33,7 +33,7 @@ pub const PLACEHOLDERS: &[&str] = &[
 ];
 
 /// A mail template as made and kept.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MailTemplate {
     pub name: String,

@@ -9,6 +9,7 @@ use sonde_archive::ResultRow;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[schemars(rename = "PathStatus")]
 pub enum Status {
     Ok,
     Warn,

@@ -45,7 +45,7 @@ pub fn routes() -> Routes {
         )
         .op(
             Op::get("/api/v1/campaigns/{name}", "getCampaign", "A campaign: status, plan and runs")
-                .param(json!({"name": "name", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9._-]+$"}, "description": "the campaign"}))
+                .path_matching("name", "the campaign", json!({"type": "string", "pattern": "^[A-Za-z0-9._-]+$"}))
                 .reply(200, "the campaign", JSON, Shape::of::<Campaign>())
                 .errors(&[401, 403, 404, 503, 429]),
             one,
@@ -53,7 +53,7 @@ pub fn routes() -> Routes {
         .op(
             Op::delete("/api/v1/campaigns/{name}", "deleteCampaign", "Delete a campaign: it retires after its run in progress; its history stays")
                 .token()
-                .param(json!({"name": "name", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9._-]+$"}, "description": "the campaign"}))
+                .path_matching("name", "the campaign", json!({"type": "string", "pattern": "^[A-Za-z0-9._-]+$"}))
                 .reply(202, "retiring", JSON, Shape::of::<Retiring>())
                 .error(409, "a conflict")
                 .errors(&[400, 401, 403, 404, 503, 429]),
@@ -62,7 +62,7 @@ pub fn routes() -> Routes {
         .op(
             Op::post("/api/v1/campaigns/{name}/pause", "pauseCampaign", "Pause: its runs are recorded as missed")
                 .token()
-                .param(json!({"name": "name", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9._-]+$"}, "description": "the campaign"}))
+                .path_matching("name", "the campaign", json!({"type": "string", "pattern": "^[A-Za-z0-9._-]+$"}))
                 .reply(200, "paused", JSON, Shape::of::<Paused>())
                 .errors(&[401, 403, 404, 503, 429]),
             pause,
@@ -70,14 +70,14 @@ pub fn routes() -> Routes {
         .op(
             Op::post("/api/v1/campaigns/{name}/resume", "resumeCampaign", "Resume")
                 .token()
-                .param(json!({"name": "name", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9._-]+$"}, "description": "the campaign"}))
+                .path_matching("name", "the campaign", json!({"type": "string", "pattern": "^[A-Za-z0-9._-]+$"}))
                 .reply(200, "resumed", JSON, Shape::of::<Paused>())
                 .errors(&[401, 403, 404, 503, 429]),
             resume,
         )
         .op(
             Op::get("/api/v1/campaigns/{name}/runs", "campaignRuns", "A campaign's runs, newest first")
-                .param(json!({"name": "name", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9._-]+$"}, "description": "the campaign"}))
+                .path_matching("name", "the campaign", json!({"type": "string", "pattern": "^[A-Za-z0-9._-]+$"}))
                 .query::<super::list::ListQuery>()
                 .reply(200, "runs", JSON, Shape::of::<Vec<Run>>())
                 .headers(super::list::truncated_header())

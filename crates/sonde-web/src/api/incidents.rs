@@ -14,7 +14,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::json;
 use sonde_alerts::MailIncidentError;
 use sonde_archive::{ArchiveError, IncidentFilter, Store};
 use sonde_incidents::{
@@ -30,7 +30,7 @@ pub fn routes() -> Routes {
         .op(
             Op::get("/api/v1/constituencies", "listConstituencies", "Constituencies with their networks and contacts")
                 .query::<super::list::ListQuery>()
-                .reply(200, "the constituencies", JSON, Shape::array_of("Constituency"))
+                .reply(200, "the constituencies", JSON, Shape::of::<Vec<Constituency>>())
                 .headers(super::list::truncated_header())
                 .error(400, "a bad parameter (limit out of range, an unknown one)")
                 .errors(&[401, 403, 503, 429]),
@@ -39,24 +39,24 @@ pub fn routes() -> Routes {
         .op(
             Op::post("/api/v1/constituencies", "addConstituency", "Add a constituency (with networks and contacts)")
                 .token()
-                .body(JSON, Shape::component("Constituency"))
-                .reply(201, "made", JSON, Shape::json(json!({"type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"], "additionalProperties": false})))
+                .body(JSON, Shape::read::<Constituency>())
+                .reply(201, "made", JSON, Shape::of::<Code>())
                 .errors(&[400, 401, 403, 404, 409, 413, 503, 429]),
             add_constituency,
         )
         .op(
             Op::patch("/api/v1/constituencies/{code}", "changeConstituency", "Change a constituency's name or notes")
                 .token()
-                .param(json!({"name": "code", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[a-z0-9_-]{1,40}$"}, "description": "the constituency's code"}))
-                .body(JSON, Shape::json(json!({"type": "object", "properties": {"name": {"type": "string"}, "notes": {"type": "string"}}, "additionalProperties": false})))
-                .reply(200, "changed", JSON, Shape::json(json!({"type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"], "additionalProperties": false})))
+                .path_matching("code", "the constituency's code", json!({"type": "string", "pattern": "^[a-z0-9_-]{1,40}$"}))
+                .body(JSON, Shape::read::<ConstituencyChange>())
+                .reply(200, "changed", JSON, Shape::of::<Code>())
                 .errors(&[400, 401, 403, 404, 413, 503, 429]),
             set_constituency,
         )
         .op(
             Op::delete("/api/v1/constituencies/{code}", "removeConstituency", "Remove a constituency with its networks and contacts (incidents keep its code as the owner they had)")
                 .token()
-                .param(json!({"name": "code", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[a-z0-9_-]{1,40}$"}, "description": "the constituency's code"}))
+                .path_matching("code", "the constituency's code", json!({"type": "string", "pattern": "^[a-z0-9_-]{1,40}$"}))
                 .empty(204, "done")
                 .errors(&[400, 401, 403, 404, 503, 429]),
             remove_constituency,
@@ -64,17 +64,17 @@ pub fn routes() -> Routes {
         .op(
             Op::post("/api/v1/constituencies/{code}/networks", "addNetwork", "Give a constituency a network")
                 .token()
-                .param(json!({"name": "code", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[a-z0-9_-]{1,40}$"}, "description": "the constituency's code"}))
-                .body(JSON, Shape::json(json!({"type": "object", "properties": {"prefix": {"type": "string"}}, "required": ["prefix"], "additionalProperties": false})))
-                .reply(201, "made", JSON, Shape::json(json!({"type": "object", "properties": {"prefix": {"type": "string"}}, "required": ["prefix"], "additionalProperties": false})))
+                .path_matching("code", "the constituency's code", json!({"type": "string", "pattern": "^[a-z0-9_-]{1,40}$"}))
+                .body(JSON, Shape::read::<Network>())
+                .reply(201, "made", JSON, Shape::of::<Network>())
                 .errors(&[400, 401, 403, 404, 409, 413, 503, 429]),
             add_network,
         )
         .op(
             Op::delete("/api/v1/constituencies/{code}/networks", "removeNetwork", "Take a network from a constituency")
                 .token()
-                .param(json!({"name": "code", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[a-z0-9_-]{1,40}$"}, "description": "the constituency's code"}))
-                .param(json!({"name": "prefix", "in": "query", "required": true, "schema": {"type": "string"}, "description": "the prefix, as it was given (an IPv6 or IPv4 prefix)"}))
+                .path_matching("code", "the constituency's code", json!({"type": "string", "pattern": "^[a-z0-9_-]{1,40}$"}))
+                .query::<PrefixQuery>()
                 .empty(204, "done")
                 .errors(&[400, 401, 403, 404, 503, 429]),
             remove_network,
@@ -82,84 +82,82 @@ pub fn routes() -> Routes {
         .op(
             Op::post("/api/v1/constituencies/{code}/contacts", "addContact", "Add (or update, by its address) a constituency's contact")
                 .token()
-                .param(json!({"name": "code", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[a-z0-9_-]{1,40}$"}, "description": "the constituency's code"}))
-                .body(JSON, Shape::component("Contact"))
-                .reply(201, "made", JSON, Shape::json(json!({"type": "object", "properties": {"email": {"type": "string"}}, "required": ["email"], "additionalProperties": false})))
+                .path_matching("code", "the constituency's code", json!({"type": "string", "pattern": "^[a-z0-9_-]{1,40}$"}))
+                .body(JSON, Shape::read::<Contact>())
+                .reply(201, "made", JSON, Shape::of::<Email>())
                 .errors(&[400, 401, 403, 404, 409, 413, 503, 429]),
             add_contact,
         )
         .op(
             Op::delete("/api/v1/constituencies/{code}/contacts", "removeContact", "Remove a constituency's contact, by its address")
                 .token()
-                .param(json!({"name": "code", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[a-z0-9_-]{1,40}$"}, "description": "the constituency's code"}))
-                .param(json!({"name": "email", "in": "query", "required": true, "schema": {"type": "string"}, "description": "the contact's mail address"}))
+                .path_matching("code", "the constituency's code", json!({"type": "string", "pattern": "^[a-z0-9_-]{1,40}$"}))
+                .query::<EmailQuery>()
                 .empty(204, "done")
                 .errors(&[400, 401, 403, 404, 503, 429]),
             remove_contact,
         )
         .op(
             Op::get("/api/v1/owner", "owner", "The constituency that owns an address (the longest matching prefix)")
-                .param(json!({"name": "address", "in": "query", "required": true, "schema": {"type": "string", "anyOf": [{"format": "ipv4"}, {"format": "ipv6"}]}, "description": "an IPv6 or IPv4 address"}))
-                .reply(200, "its owner, or null", JSON, Shape::component("Owner"))
+                .query::<OwnerQuery>()
+                .reply(200, "its owner, or null", JSON, Shape::of::<Owner>())
                 .errors(&[400, 401, 403, 503, 429]),
             owner,
         )
         .op(
             Op::get("/api/v1/incidents", "listIncidents", "Incidents, newest first (without comments and history)")
-                .param(json!({"name": "status", "in": "query", "required": false, "schema": {"type": "string", "enum": ["open", "stalled", "closed"]}, "description": "only this status"}))
-                .param(json!({"name": "owner", "in": "query", "required": false, "schema": {"type": "string"}, "description": "only those with an address this constituency owns"}))
-                .param(json!({"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 1000}, "description": "at most this many (1 to 1000; 100 when absent)"}))
-                .reply(200, "the incidents", JSON, Shape::array_of("Incident"))
+                .query::<ListQuery>()
+                .reply(200, "the incidents", JSON, Shape::of::<Vec<Incident>>())
                 .errors(&[400, 401, 403, 503, 429]),
             list,
         )
         .op(
             Op::post("/api/v1/incidents", "openIncident", "Open an incident (a report, or an array of them)")
                 .token()
-                .body(JSON, Shape::json(json!({"oneOf": [{"$ref": "#/components/schemas/IncidentReport"}, {"type": "array", "items": {"$ref": "#/components/schemas/IncidentReport"}}]})))
-                .reply(201, "made", JSON, Shape::json(json!({"type": "object", "properties": {"ids": {"type": "array", "items": {"type": "integer"}}}, "required": ["ids"], "additionalProperties": false})))
+                .body(JSON, Shape::read::<Reports>())
+                .reply(201, "made", JSON, Shape::of::<Opened>())
                 .errors(&[400, 401, 403, 404, 409, 413, 503, 429]),
             create,
         )
         .op(
             Op::post("/api/v1/incidents/import", "importIncidents", "Import incident reports (JSON: a report, or an array)")
                 .token()
-                .body(JSON, Shape::json(json!({"oneOf": [{"$ref": "#/components/schemas/IncidentReport"}, {"type": "array", "items": {"$ref": "#/components/schemas/IncidentReport"}}]})))
-                .reply(201, "made", JSON, Shape::json(json!({"type": "object", "properties": {"ids": {"type": "array", "items": {"type": "integer"}}}, "required": ["ids"], "additionalProperties": false})))
+                .body(JSON, Shape::read::<Reports>())
+                .reply(201, "made", JSON, Shape::of::<Opened>())
                 .errors(&[400, 401, 403, 404, 409, 413, 503, 429]),
             import,
         )
         .op(
             Op::get("/api/v1/incidents/{id}", "getIncident", "An incident with its addresses, owners, comments and history")
-                .param(json!({"name": "id", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[1-9][0-9]{0,17}$"}, "description": "the incident's id (a positive number)"}))
-                .reply(200, "the incident", JSON, Shape::component("Incident"))
+                .path_matching("id", "the incident's id (a positive number)", json!({"type": "string", "pattern": "^[1-9][0-9]{0,17}$"}))
+                .reply(200, "the incident", JSON, Shape::of::<Incident>())
                 .errors(&[400, 401, 403, 404, 503, 429]),
             one,
         )
         .op(
             Op::patch("/api/v1/incidents/{id}", "changeIncident", "Change an incident's state, status or severity")
                 .token()
-                .param(json!({"name": "id", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[1-9][0-9]{0,17}$"}, "description": "the incident's id (a positive number)"}))
-                .body(JSON, Shape::component("IncidentChange"))
-                .reply(200, "the incident changed", JSON, Shape::component("Incident"))
+                .path_matching("id", "the incident's id (a positive number)", json!({"type": "string", "pattern": "^[1-9][0-9]{0,17}$"}))
+                .body(JSON, Shape::read::<IncidentChange>())
+                .reply(200, "the incident changed", JSON, Shape::of::<Incident>())
                 .errors(&[400, 401, 403, 404, 409, 413, 503, 429]),
             change,
         )
         .op(
             Op::post("/api/v1/incidents/{id}/comments", "commentIncident", "Comment on an incident")
                 .token()
-                .param(json!({"name": "id", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[1-9][0-9]{0,17}$"}, "description": "the incident's id (a positive number)"}))
-                .body(JSON, Shape::json(json!({"type": "object", "properties": {"text": {"type": "string"}, "author": {"type": "string"}}, "required": ["text"], "additionalProperties": false})))
-                .reply(201, "made", JSON, Shape::json(json!({"type": "object", "properties": {"incident": {"type": "integer"}}, "required": ["incident"], "additionalProperties": false})))
+                .path_matching("id", "the incident's id (a positive number)", json!({"type": "string", "pattern": "^[1-9][0-9]{0,17}$"}))
+                .body(JSON, Shape::read::<CommentBody>())
+                .reply(201, "made", JSON, Shape::of::<Commented>())
                 .errors(&[400, 401, 403, 404, 409, 413, 503, 429]),
             comment,
         )
         .op(
             Op::post("/api/v1/incidents/{id}/mail", "mailIncident", "Mail a template to the incident's owners' contacts through [smtp]; the incident takes the template's state and status")
                 .token()
-                .param(json!({"name": "id", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[1-9][0-9]{0,17}$"}, "description": "the incident's id (a positive number)"}))
-                .body(JSON, Shape::json(json!({"type": "object", "properties": {"template": {"type": "string"}, "role": {"type": "string"}}, "required": ["template"], "additionalProperties": false})))
-                .reply(200, "sent", JSON, Shape::json(json!({"type": "object", "properties": {"sent": {"type": "array", "items": {"type": "object", "properties": {"constituency": {"type": "string"}, "to": {"type": "array", "items": {"type": "string"}}}, "required": ["constituency", "to"], "additionalProperties": false}}, "state": {"type": ["string", "null"]}, "status": {"type": ["string", "null"]}}, "required": ["sent", "state", "status"], "additionalProperties": false})))
+                .path_matching("id", "the incident's id (a positive number)", json!({"type": "string", "pattern": "^[1-9][0-9]{0,17}$"}))
+                .body(JSON, Shape::read::<MailBody>())
+                .reply(200, "sent", JSON, Shape::of::<Mailed>())
                 .error(502, "the SMTP server refused or could not be reached")
                 .errors(&[400, 401, 403, 404, 409, 413, 503, 429]),
             mail,
@@ -167,7 +165,7 @@ pub fn routes() -> Routes {
         .op(
             Op::get("/api/v1/mail-templates", "listMailTemplates", "Mail templates")
                 .query::<super::list::ListQuery>()
-                .reply(200, "the templates", JSON, Shape::array_of("MailTemplate"))
+                .reply(200, "the templates", JSON, Shape::of::<Vec<MailTemplate>>())
                 .headers(super::list::truncated_header())
                 .error(400, "a bad parameter (limit out of range, an unknown one)")
                 .errors(&[401, 403, 503, 429]),
@@ -176,8 +174,8 @@ pub fn routes() -> Routes {
         .op(
             Op::post("/api/v1/mail-templates", "addMailTemplate", "Add (or replace) a mail template; an unknown placeholder is refused by name")
                 .token()
-                .body(JSON, Shape::component("MailTemplate"))
-                .reply(201, "made", JSON, Shape::json(json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"], "additionalProperties": false})))
+                .body(JSON, Shape::read::<MailTemplate>())
+                .reply(201, "made", JSON, Shape::of::<Named>())
                 .errors(&[400, 401, 403, 409, 413, 503, 429]),
             add_template,
         )
@@ -259,26 +257,98 @@ async fn constituencies(
 async fn add_constituency(
     State(state): State<Shared>,
     raw: Result<Bytes, BytesRejection>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<Code>), ApiError> {
     let c: Constituency = json_body(raw, "a constituency")?;
     c.validate().map_err(|e| refused(&e))?;
     let code = c.code.clone();
     on_store(&state, move |s| Ok(s.add_constituency(&c, now_ns())?)).await?;
-    Ok((StatusCode::CREATED, Json(json!({ "code": code }))))
+    Ok((StatusCode::CREATED, Json(Code { code })))
 }
 
-#[derive(Deserialize)]
+/// One report, or an array of 1 to 1000.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // It describes the body; parse_reports reads it.
+enum Reports {
+    One(sonde_incidents::import::ReportForm),
+    Many(#[schemars(length(min = 1, max = 1000))] Vec<sonde_incidents::import::ReportForm>),
+}
+
+/// A network: an IPv6 or IPv4 prefix.
+#[derive(Deserialize, serde::Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct NetworkBody {
+struct Network {
     prefix: String,
+}
+
+/// A constituency made or changed.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Code {
+    code: String,
+}
+
+/// A contact made.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Email {
+    email: String,
+}
+
+/// A mail template made.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Named {
+    name: String,
+}
+
+/// The incidents opened.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Opened {
+    ids: Vec<i64>,
+}
+
+/// A comment made on an incident.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Commented {
+    incident: i64,
+}
+
+/// An address's owner: the constituency with the longest prefix that
+/// holds it, or none.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Owner {
+    address: IpAddr,
+    owner: Option<OwnerName>,
+    /// The prefix that holds it.
+    prefix: Option<String>,
+}
+
+/// A constituency, by code and name.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct OwnerName {
+    code: String,
+    name: String,
+}
+
+/// A mail sent: to whom, and the incident's state and status after it.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Mailed {
+    sent: Vec<MailedTo>,
+    state: Option<String>,
+    status: Option<sonde_incidents::Status>,
+}
+
+/// The constituency written to, and its contacts' addresses.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct MailedTo {
+    constituency: String,
+    to: Vec<String>,
 }
 
 async fn add_network(
     State(state): State<Shared>,
     Path(code): Path<String>,
     raw: Result<Bytes, BytesRejection>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let b: NetworkBody = json_body(raw, "a network {\"prefix\": …}")?;
+) -> Result<(StatusCode, Json<Network>), ApiError> {
+    let b: Network = json_body(raw, "a network {\"prefix\": …}")?;
     let net: IpNet = b.prefix.parse().map_err(|_| {
         bad(format!(
             "prefix: '{}' is not an IPv6 or IPv4 prefix",
@@ -288,12 +358,14 @@ async fn add_network(
     on_store(&state, move |s| Ok(s.add_network(&code, net, now_ns())?)).await?;
     Ok((
         StatusCode::CREATED,
-        Json(json!({ "prefix": net.trunc().to_string() })),
+        Json(Network {
+            prefix: net.trunc().to_string(),
+        }),
     ))
 }
 
 /// `PATCH /api/v1/constituencies/{code}`: `{"name"?, "notes"?}`.
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ConstituencyChange {
     name: Option<String>,
@@ -304,7 +376,7 @@ async fn set_constituency(
     State(state): State<Shared>,
     Path(code): Path<String>,
     raw: Result<Bytes, BytesRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Code>, ApiError> {
     let c: ConstituencyChange = json_body(raw, "a change {\"name\"?, \"notes\"?}")?;
     if c.name.is_none() && c.notes.is_none() {
         return Err(bad("nothing to change: give name or notes"));
@@ -314,7 +386,7 @@ async fn set_constituency(
         Ok(s.set_constituency(&code, c.name.as_deref(), c.notes.as_deref())?)
     })
     .await?;
-    Ok(Json(json!({ "code": out })))
+    Ok(Json(Code { code: out }))
 }
 
 async fn remove_constituency(
@@ -326,9 +398,10 @@ async fn remove_constituency(
 }
 
 /// `?prefix=` of `DELETE …/networks`.
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct PrefixQuery {
+    /// The prefix, as it was given (an IPv6 or IPv4 prefix).
     prefix: String,
 }
 
@@ -349,9 +422,10 @@ async fn remove_network(
 }
 
 /// `?email=` of `DELETE …/contacts`.
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct EmailQuery {
+    /// The contact's mail address.
     email: String,
 }
 
@@ -369,24 +443,26 @@ async fn add_contact(
     State(state): State<Shared>,
     Path(code): Path<String>,
     raw: Result<Bytes, BytesRejection>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<Email>), ApiError> {
     let c: Contact = json_body(raw, "a contact")?;
     c.validate().map_err(|e| refused(&e))?;
     let email = c.email.clone();
     on_store(&state, move |s| Ok(s.add_contact(&code, &c, now_ns())?)).await?;
-    Ok((StatusCode::CREATED, Json(json!({ "email": email }))))
+    Ok((StatusCode::CREATED, Json(Email { email })))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct OwnerQuery {
+    /// An IPv6 or IPv4 address.
+    #[schemars(extend("anyOf" = [{"format": "ipv4"}, {"format": "ipv6"}]))]
     address: String,
 }
 
 async fn owner(
     State(state): State<Shared>,
     q: Result<Query<OwnerQuery>, QueryRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Owner>, ApiError> {
     let q = query(q)?;
     let addr: IpAddr = q.address.parse().map_err(|_| {
         bad(format!(
@@ -396,20 +472,33 @@ async fn owner(
     })?;
     let found = on_store(&state, move |s| Ok(s.owner_of(addr)?)).await?;
     Ok(Json(match found {
-        Some((c, net)) => json!({
-            "address": addr.to_string(),
-            "owner": {"code": c.code, "name": c.name},
-            "prefix": net.to_string(),
-        }),
-        None => json!({ "address": addr.to_string(), "owner": null, "prefix": null }),
+        Some((c, net)) => Owner {
+            address: addr,
+            owner: Some(OwnerName {
+                code: c.code,
+                name: c.name,
+            }),
+            prefix: Some(net.to_string()),
+        },
+        None => Owner {
+            address: addr,
+            owner: None,
+            prefix: None,
+        },
     }))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListQuery {
+    /// Only this status.
+    #[serde(default)]
+    #[schemars(with = "Option<sonde_incidents::Status>")]
     status: Option<String>,
+    /// Only those with an address this constituency owns.
     owner: Option<String>,
+    /// At most this many (1 to 1000; 100 when absent).
+    #[schemars(range(min = 1, max = 1_000))]
     limit: Option<usize>,
 }
 
@@ -460,7 +549,7 @@ async fn open_reports(
     raw: Result<Bytes, BytesRejection>,
     source: &'static str,
     author: String,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<Opened>), ApiError> {
     let raw = body(raw)?;
     let text = std::str::from_utf8(&raw).map_err(|_| bad("the body is not UTF-8"))?;
     let reports = sonde_incidents::parse_reports(text).map_err(|e| refused(&e))?;
@@ -484,14 +573,14 @@ async fn open_reports(
         Ok(ids)
     })
     .await?;
-    Ok((StatusCode::CREATED, Json(json!({ "ids": ids }))))
+    Ok((StatusCode::CREATED, Json(Opened { ids })))
 }
 
 async fn create(
     State(state): State<Shared>,
     caller: Option<Extension<Caller>>,
     raw: Result<Bytes, BytesRejection>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<Opened>), ApiError> {
     open_reports(&state, raw, "api", actor(caller)).await
 }
 
@@ -499,7 +588,7 @@ async fn import(
     State(state): State<Shared>,
     caller: Option<Extension<Caller>>,
     raw: Result<Bytes, BytesRejection>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<Opened>), ApiError> {
     open_reports(&state, raw, "import", actor(caller)).await
 }
 
@@ -526,10 +615,11 @@ async fn change(
     })
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct CommentBody {
     text: String,
+    /// The token's holder, if said: a comment is always by them.
     #[serde(default)]
     author: Option<String>,
 }
@@ -539,7 +629,7 @@ async fn comment(
     caller: Option<Extension<Caller>>,
     Path(id): Path<String>,
     raw: Result<Bytes, BytesRejection>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<Commented>), ApiError> {
     let id = incident_id(&id)?;
     let b: CommentBody = json_body(raw, "a comment {text}")?;
     // The author is the token's holder, never what the body says.
@@ -554,7 +644,7 @@ async fn comment(
         Ok(s.comment_incident(id, &author, &b.text, now_ns())?)
     })
     .await?;
-    Ok((StatusCode::CREATED, Json(json!({ "incident": id }))))
+    Ok((StatusCode::CREATED, Json(Commented { incident: id })))
 }
 
 async fn templates(
@@ -570,17 +660,18 @@ async fn templates(
 async fn add_template(
     State(state): State<Shared>,
     raw: Result<Bytes, BytesRejection>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<Named>), ApiError> {
     let t: MailTemplate = json_body(raw, "a mail template")?;
     t.validate().map_err(|e| refused(&e))?;
     let name = t.name.clone();
     on_store(&state, move |s| Ok(s.put_mail_template(&t, now_ns())?)).await?;
-    Ok((StatusCode::CREATED, Json(json!({ "name": name }))))
+    Ok((StatusCode::CREATED, Json(Named { name })))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct MailBody {
+    /// The mail template's name.
     template: String,
     /// Only the contacts of this role.
     #[serde(default)]
@@ -595,7 +686,7 @@ async fn mail(
     caller: Option<Extension<Caller>>,
     Path(id): Path<String>,
     raw: Result<Bytes, BytesRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Mailed>, ApiError> {
     let id = incident_id(&id)?;
     let b: MailBody = json_body(raw, "a mail {template, role}")?;
     let Some(mailer) = state.mailer.clone() else {
@@ -608,11 +699,14 @@ async fn mail(
     on_store(&state, move |s| {
         let sent = send_template(s, id, &b.template, b.role.as_deref(), &mailer, &who)?;
         let i = s.incident(id)?;
-        Ok(json!({
-            "sent": sent.iter().map(|(code, to)| json!({"constituency": code, "to": to})).collect::<Vec<_>>(),
-            "state": i.as_ref().map(|i| i.state.clone()),
-            "status": i.as_ref().map(|i| i.status),
-        }))
+        Ok(Mailed {
+            sent: sent
+                .into_iter()
+                .map(|(constituency, to)| MailedTo { constituency, to })
+                .collect(),
+            state: i.as_ref().map(|i| i.state.clone()),
+            status: i.as_ref().map(|i| i.status),
+        })
     })
     .await
     .map(Json)

@@ -27,14 +27,14 @@ pub fn routes() -> Routes {
         )
         .op(
             Op::get("/api/v1/results/{id}", "getResult", "One result")
-                .param(json!({"name": "id", "in": "path", "required": true, "schema": {"type": "string", "format": "uuid", "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"}, "description": "the result's id (a UUID)"}))
+                .path_uuid("id", "the result's id (a UUID)")
                 .reply(200, "the result", JSON, Shape::component("TestResult"))
                 .errors(&[400, 401, 403, 404, 503, 429]),
             one,
         )
         .op(
             Op::get("/api/v1/results/{id}/intervals", "resultIntervals", "One result's interval series of a metric")
-                .param(json!({"name": "id", "in": "path", "required": true, "schema": {"type": "string", "format": "uuid", "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"}, "description": "the result's id"}))
+                .path_uuid("id", "the result's id")
                 .query::<SeriesQuery>()
                 .reply(200, "the series (seconds from the start, value)", JSON, Shape::of::<IntervalSeries>())
                 .errors(&[400, 401, 403, 404, 503, 429]),
@@ -42,7 +42,7 @@ pub fn routes() -> Routes {
         )
         .op(
             Op::get("/api/v1/results/{id}/view", "resultView", "One result's page: where it was kept and its chart")
-                .param(json!({"name": "id", "in": "path", "required": true, "schema": {"type": "string", "format": "uuid", "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"}, "description": "the result's id"}))
+                .path_uuid("id", "the result's id")
                 .reply(200, "its campaign, run, method and labels, and its figures per interval as a chart (null without intervals)", JSON, Shape::of::<ResultView>())
                 .errors(&[400, 401, 403, 404, 503, 429]),
             view,
@@ -56,7 +56,7 @@ pub fn routes() -> Routes {
         )
         .op(
             Op::get("/api/v1/methods/{id}", "getMethod", "One method result with its trials")
-                .param(json!({"name": "id", "in": "path", "required": true, "schema": {"type": "string", "format": "uuid", "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"}, "description": "its id (a UUID)"}))
+                .path_uuid("id", "its id (a UUID)")
                 .reply(200, "the method result", JSON, Shape::json(json!({"type": "object"})))
                 .errors(&[400, 401, 403, 404, 503, 429]),
             method,

@@ -42,7 +42,7 @@ pub fn routes() -> Routes {
         .op(
             Op::delete("/api/v1/tests/{id}", "stopTest", "Stop a request the API started; it ends as interrupted and what it measured is kept")
                 .token()
-                .param(json!({"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}))
+                .path_param("id", "the test's run id")
                 .reply(202, "stopping", JSON, Shape::json(json!({"type": "object", "properties": {"run_id": {"type": "string"}, "stopping": {"type": "boolean"}}, "required": ["run_id", "stopping"], "additionalProperties": false})))
                 .error(401, "no token")
                 .error(403, "a token that is not valid here, or may not run_now")

@@ -8,7 +8,7 @@
 
 mod op;
 
-pub use op::{metric_names, Op, Shape, JSON};
+pub use op::{metric_names, Generators, Op, Shape, JSON};
 
 use crate::state::Shared;
 use axum::handler::Handler;
@@ -86,7 +86,10 @@ const DESCRIPTION: &str = "The agent's HTTP API (docs/api.md). Reading may be pu
 
 /// The document of `ops`.
 pub fn document(ops: &[Op]) -> Value {
-    let mut g = sonde_model::schema::generator("/components/schemas");
+    let mut g = Generators {
+        write: sonde_model::schema::generator("/components/schemas"),
+        read: sonde_model::schema::reading_generator("/components/schemas"),
+    };
     let mut named = Map::new();
     let mut paths = Map::new();
     for op in ops {
@@ -100,8 +103,39 @@ pub fn document(ops: &[Op]) -> Value {
     // The components no type describes yet, then the types'.
     let mut schemas: Map<String, Value> =
         serde_json::from_str(include_str!("components.json")).unwrap_or_default();
-    for (name, schema) in g.take_definitions(true).into_iter().chain(named) {
+    schemas.extend(g.write.take_definitions(true));
+    // What sonde reads, beside what it writes: a type whose two schemas
+    // differ (a field it fills in when absent is required in what it
+    // writes) has its read one as `NAMEInput`.
+    let mut read = g.read.take_definitions(true);
+    read.extend(named);
+    let renamed: Vec<String> = read
+        .iter()
+        .filter(|(name, schema)| schemas.get(*name).is_some_and(|w| w != *schema))
+        .map(|(name, _)| name.clone())
+        .collect();
+    for (name, mut schema) in read {
+        rename_refs(&mut schema, &renamed);
+        let name = if renamed.contains(&name) {
+            format!("{name}Input")
+        } else {
+            name
+        };
         schemas.insert(name, schema);
+    }
+    for item in paths.values_mut() {
+        for op in item
+            .as_object_mut()
+            .into_iter()
+            .flat_map(|m| m.values_mut())
+        {
+            if let Some(body) = op.get_mut("requestBody") {
+                rename_refs(body, &renamed);
+            }
+            if let Some(params) = op.get_mut("parameters") {
+                rename_refs(params, &renamed);
+            }
+        }
     }
     insert_result_schema(&mut schemas);
     json!({
@@ -117,6 +151,25 @@ pub fn document(ops: &[Op]) -> Value {
             "securitySchemes": { "bearer": { "type": "http", "scheme": "bearer" } },
         },
     })
+}
+
+/// `v`'s references to the components named in `renamed` made to their
+/// `Input` ones.
+fn rename_refs(v: &mut Value, renamed: &[String]) {
+    match v {
+        Value::Object(m) => {
+            if let Some(Value::String(r)) = m.get_mut("$ref") {
+                if let Some(name) = r.strip_prefix("#/components/schemas/") {
+                    if renamed.iter().any(|n| n == name) {
+                        *r = format!("{r}Input");
+                    }
+                }
+            }
+            m.values_mut().for_each(|x| rename_refs(x, renamed));
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| rename_refs(x, renamed)),
+        _ => {}
+    }
 }
 
 /// The result schema (docs/schema, the one results are checked against)

@@ -47,11 +47,20 @@ impl Method {
 /// The media types the API speaks.
 pub const JSON: &str = "application/json";
 
-/// What a body or a parameter is: a Rust type's schema, or JSON written
-/// by hand.
+/// What a body is: a Rust type's schema as sonde writes it (an answer)
+/// or as it reads it (a request: a field it fills in when absent is not
+/// required), or JSON written by hand.
 pub enum Shape {
     Type(fn(&mut SchemaGenerator) -> Schema),
+    Read(fn(&mut SchemaGenerator) -> Schema),
     Json(Value),
+}
+
+/// The two generators a document is made with: what sonde writes, and
+/// what it reads.
+pub struct Generators {
+    pub write: SchemaGenerator,
+    pub read: SchemaGenerator,
 }
 
 fn schema_of<T: JsonSchema>(g: &mut SchemaGenerator) -> Schema {
@@ -62,6 +71,11 @@ impl Shape {
     /// `T`'s schema (a reference to its component when it has a name).
     pub fn of<T: JsonSchema>() -> Shape {
         Shape::Type(schema_of::<T>)
+    }
+
+    /// `T`'s schema as sonde reads it: a request's body.
+    pub fn read<T: JsonSchema>() -> Shape {
+        Shape::Read(schema_of::<T>)
     }
 
     /// A schema written as JSON.
@@ -82,9 +96,10 @@ impl Shape {
         }))
     }
 
-    fn render(&self, g: &mut SchemaGenerator) -> Value {
+    fn render(&self, g: &mut Generators) -> Value {
         match self {
-            Shape::Type(f) => f(g).to_value(),
+            Shape::Type(f) => f(&mut g.write).to_value(),
+            Shape::Read(f) => f(&mut g.read).to_value(),
             Shape::Json(v) => v.clone(),
         }
     }
@@ -187,13 +202,31 @@ impl Op {
 
     /// A parameter in the path (a string).
     pub fn path_param(self, name: &str, description: &str) -> Op {
+        self.path_matching(name, description, json!({ "type": "string" }))
+    }
+
+    /// A parameter in the path: a string as `schema` says.
+    pub fn path_matching(self, name: &str, description: &str, schema: Value) -> Op {
         self.param(json!({
             "name": name,
             "in": "path",
             "required": true,
-            "schema": { "type": "string" },
+            "schema": schema,
             "description": description,
         }))
+    }
+
+    /// A UUID in the path (a result's or a method's id).
+    pub fn path_uuid(self, name: &str, description: &str) -> Op {
+        self.path_matching(
+            name,
+            description,
+            json!({
+                "type": "string",
+                "format": "uuid",
+                "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+            }),
+        )
     }
 
     /// The query's parameters, one per field of `T` (what the handler's
@@ -279,7 +312,7 @@ impl Op {
 
     /// The operation as the document's path item has it.
     /// The schemas it names are `g`'s definitions, or put in `defs`.
-    pub(super) fn render(&self, g: &mut SchemaGenerator, defs: &mut Map<String, Value>) -> Value {
+    pub(super) fn render(&self, g: &mut Generators, defs: &mut Map<String, Value>) -> Value {
         let mut op = Map::new();
         op.insert("summary".into(), self.summary.into());
         if let Some(d) = self.description {
@@ -320,7 +353,7 @@ impl Op {
     }
 }
 
-fn content(media: &[(&'static str, Shape)], g: &mut SchemaGenerator) -> Value {
+fn content(media: &[(&'static str, Shape)], g: &mut Generators) -> Value {
     media
         .iter()
         .map(|(m, s)| (m.to_string(), json!({ "schema": s.render(g) })))
