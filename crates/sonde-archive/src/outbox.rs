@@ -21,15 +21,17 @@ use std::collections::BTreeMap;
 /// What is forwarded: a result or a method's own document (its trials
 /// travel as results of their own, placed in the method), each with
 /// where it belongs.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Item {
     Result {
+        #[schemars(with = "sonde_model::schema::ResultDocument")]
         result: TestResult,
         #[serde(default)]
         placement: Placement,
     },
     Method {
+        #[schemars(with = "sonde_model::schema::MethodDocument")]
         method: MethodResult,
         #[serde(default)]
         placement: Placement,

@@ -47,7 +47,9 @@ fn real(v: Option<f64>) -> Value {
 
 /// Where a result belongs: a campaign's run, a method; and the labels it
 /// is kept with (a campaign's and its step's), for `stats --by label:KEY`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(default, deny_unknown_fields)]
 pub struct Placement {
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -21,7 +21,7 @@ pub use forwarder::{start, Backoff};
 pub use mesh_config::MeshConfig;
 
 /// The body of `POST /api/v1/ingest`: forwarded items.
-#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct IngestRequest {
     pub items: Vec<sonde_archive::Item>,

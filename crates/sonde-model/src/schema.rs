@@ -34,6 +34,44 @@ macro_rules! leaf_schema {
 }
 pub(crate) use leaf_schema;
 
+/// A whole result document where another schema holds one: a reference
+/// to its schema (`result-v3.schema.json`), which the OpenAPI document
+/// resolves to its `TestResult`. For `#[schemars(with = ...)]`.
+pub struct ResultDocument;
+
+/// A whole method document, as [`ResultDocument`] is a result
+/// (`method-v1.schema.json`; `MethodResult` in the OpenAPI document).
+pub struct MethodDocument;
+
+impl JsonSchema for ResultDocument {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ResultDocument".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> Schema {
+        schemars::json_schema!({ "$ref": RESULT_SCHEMA })
+    }
+}
+
+impl JsonSchema for MethodDocument {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "MethodDocument".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> Schema {
+        schemars::json_schema!({ "$ref": METHOD_SCHEMA })
+    }
+}
+
+/// The result schema's file, as other schemas refer to it.
+pub const RESULT_SCHEMA: &str = "result-v3.schema.json";
+/// The method schema's file.
+pub const METHOD_SCHEMA: &str = "method-v1.schema.json";
+
 /// A document's schema: `T`'s, for what sonde writes (every field it
 /// always writes is required), objects closed to other properties, with
 /// its `$id`, title and description.
@@ -266,7 +304,7 @@ pub fn method_v1() -> Result<Value, RuleError> {
     if let Some(defs) = doc.pointer_mut("/$defs").and_then(Value::as_object_mut) {
         defs.insert(
             "TestResult".into(),
-            serde_json::json!({ "$ref": "result-v3.schema.json" }),
+            serde_json::json!({ "$ref": RESULT_SCHEMA }),
         );
     }
     prune_defs(&mut doc);

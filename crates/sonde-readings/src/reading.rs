@@ -37,20 +37,36 @@ pub struct Reading {
 
 /// A reading as it is posted to the API (every field) or published over
 /// MQTT (the topic gives `probe` and `metric`), before it is checked.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+// The API's schema says what a post needs (every field but `at` and
+// `with`); over MQTT the topic gives the probe and the metric.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(
+    rename = "Reading",
+    extend("required" = ["probe", "metric", "unit", "value"]),
+    description = "A reading (docs/readings.md)."
+)]
 pub struct ReadingInput {
+    /// What read it: 1 to 64 letters, digits, `.`, `_`, `-` or `:`.
     #[serde(default)]
+    #[schemars(regex(pattern = r"^[A-Za-z0-9._:-]{1,64}$"))]
     pub probe: Option<String>,
+    /// What it read, named as `probe` is.
     #[serde(default)]
+    #[schemars(regex(pattern = r"^[A-Za-z0-9._:-]{1,64}$"))]
     pub metric: Option<String>,
+    /// Its unit, as written (1 to 32 characters).
     #[serde(default)]
+    #[schemars(length(min = 1, max = 32))]
     pub unit: Option<String>,
     #[serde(default)]
     pub value: Option<f64>,
-    /// RFC 3339 with an offset.
+    /// When it was read: RFC 3339 with its offset (absent: when it was
+    /// received).
     #[serde(default)]
+    #[schemars(extend("format" = "date-time"))]
     pub at: Option<String>,
+    /// A companion value, kept beside the maximum.
     #[serde(default)]
     pub with: Option<f64>,
 }

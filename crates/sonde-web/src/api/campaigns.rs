@@ -33,8 +33,8 @@ pub fn routes() -> Routes {
         .op(
             Op::post("/api/v1/campaigns", "createCampaign", "Create a campaign from its plan (TOML, or the same keys as JSON)")
                 .token()
-                .body("application/toml", Shape::json(json!({"type": "string"})))
-                .body(JSON, Shape::json(json!({"type": "object"})))
+                .body("application/toml", Shape::text())
+                .body(JSON, Shape::object())
                 .reply(201, "created: the agent starts it within seconds", JSON, Shape::of::<Created>())
                 .reply(400, "a bad parameter or body", JSON, Shape::of::<super::reply::Refusal>())
                 .error(409, "a conflict")

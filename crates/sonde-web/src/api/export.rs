@@ -21,6 +21,7 @@ use axum::Extension;
 use serde::Deserialize;
 use serde_json::json;
 use sonde_archive::{Chunk, Cursor, ExportRows, PageOf, ResultFilter, Store};
+use sonde_model::schema::ResultDocument;
 use std::sync::Arc;
 
 /// Results read from the archive at a time.
@@ -159,9 +160,9 @@ pub fn routes() -> Routes {
             Op::get("/api/v1/export", "export", "Results as a file, oldest first")
                 .describe(" Streamed; a page holds at most http.max_export results.")
                 .query::<ExportQuery>()
-                .reply(200, "the file", "text/csv", Shape::json(json!({"type": "string"})))
-                .or(JSON, Shape::array_of("TestResult"))
-                .or("application/x-ndjson", Shape::json(json!({"type": "string"})))
+                .reply(200, "the file", "text/csv", Shape::text())
+                .or(JSON, Shape::of::<Vec<ResultDocument>>())
+                .or("application/x-ndjson", Shape::text())
                 .headers(json!({"X-Sonde-Next-Cursor": {"description": "when more results follow: the cursor of the next page", "schema": {"type": "string"}}, "Link": {"description": "when more results follow: the next page, rel=\"next\"", "schema": {"type": "string"}}}))
                 .error(429, "more than http.requests_per_minute exports a minute (Retry-After says when to ask again)")
                 .errors(&[400, 401, 403, 503]),

@@ -12,7 +12,6 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
-use serde_json::json;
 use sonde_archive::{ForwardStatus, Item};
 use sonde_mesh::{IngestReply, IngestRequest};
 
@@ -27,7 +26,7 @@ pub fn routes(max_ingest_bytes: usize) -> Routes {
         .op_limited(
             Op::post("/api/v1/ingest", "ingest", "A central agent keeps results forwarded by an agent (all or none)")
                 .token()
-                .body(JSON, Shape::json(json!({"type": "object", "properties": {"items": {"type": "array", "items": {"type": "object", "properties": {"kind": {"type": "string", "enum": ["result", "method"]}, "placement": {"type": "object"}}, "required": ["kind"]}}}, "required": ["items"], "additionalProperties": false})))
+                .body(JSON, Shape::read::<IngestRequest>())
                 .reply(200, "kept; new counts the items not kept before", JSON, Shape::of::<IngestReply>())
                 .error(413, "a batch over http.max_ingest_bytes")
                 .reply(422, "an item that can never be kept, by its index", JSON, Shape::of::<ItemRefusal>())

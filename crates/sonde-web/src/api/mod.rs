@@ -27,7 +27,6 @@ use axum::response::{IntoResponse, Response};
 use axum::{Json, Router};
 use openapi::{Op, Routes, Shape, JSON};
 use reply::not_found;
-use serde_json::json;
 use std::sync::Arc;
 
 /// Every route of the API, behind the token check.
@@ -62,13 +61,13 @@ fn routes(max_ingest_bytes: usize) -> Routes {
         )
         .op(
             Op::get("/metrics", "metrics", "Prometheus / OpenMetrics (docs/prometheus.md)")
-                .reply(200, "the metrics", "application/openmetrics-text", Shape::json(json!({"type": "string"})))
+                .reply(200, "the metrics", "application/openmetrics-text", Shape::text())
                 .errors(&[401, 403, 503, 429]),
             crate::metrics::serve,
         )
         .op(
             Op::get("/api/v1/openapi.json", "openapi", "This document")
-                .reply(200, "OpenAPI 3.1", JSON, Shape::json(json!({"type": "object"})))
+                .reply(200, "OpenAPI 3.1", JSON, Shape::object())
                 .errors(&[401, 403, 429]),
             openapi,
         )

@@ -25,7 +25,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use sonde_archive::ReadingsWrite;
 use sonde_model::clock::now_ns;
 use sonde_readings::aggregate::Point;
@@ -39,11 +39,8 @@ pub fn routes() -> Routes {
     Routes::new()
         .op(
             Op::get("/api/v1/readings", "readingsSeries", "A probe's metric over a day (96 15-minute points), a month (a point a day) or a year (a point a month)")
-                .param(json!({"name": "probe", "in": "query", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,64}$"}}))
-                .param(json!({"name": "metric", "in": "query", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,64}$"}}))
-                .param(json!({"name": "interval", "in": "query", "required": false, "schema": {"type": "string", "enum": ["day", "month", "year"], "default": "day"}}))
-                .param(json!({"name": "date", "in": "query", "required": false, "description": "YYYY-MM-DD (UTC), from 1970 to 2200; default today", "schema": {"type": "string", "format": "date", "pattern": "^(19[7-9][0-9]|2[01][0-9][0-9]|2200)-[0-9]{2}-[0-9]{2}$"}}))
-                .reply(200, "the series", JSON, Shape::component("ReadingsSeries"))
+                .query::<SeriesQuery>()
+                .reply(200, "the series", JSON, Shape::of::<ReadingsSeries>())
                 .error(400, "a bad parameter")
                 .error(404, "no such probe's metric")
                 .errors(&[401, 403, 503, 429]),
@@ -52,7 +49,7 @@ pub fn routes() -> Routes {
         .op(
             Op::post("/api/v1/readings", "postReadings", "Post one reading or a batch (all or nothing)")
                 .token()
-                .body(JSON, Shape::json(json!({"oneOf": [{"$ref": "#/components/schemas/Reading"}, {"type": "array", "items": {"$ref": "#/components/schemas/Reading"}, "minItems": 1, "maxItems": 10000}]})))
+                .body(JSON, Shape::read::<Readings>())
                 .reply(201, "kept, some new", JSON, Shape::of::<ReadingsPosted>())
                 .reply(200, "every reading was already kept", JSON, Shape::of::<ReadingsPosted>())
                 .error(400, "a body that is not a reading or an array of readings")
@@ -63,7 +60,7 @@ pub fn routes() -> Routes {
         .op(
             Op::get("/api/v1/readings/probes", "readingsProbes", "Every probe's metrics, with unit and first and last reading's time")
                 .query::<super::list::ListQuery>()
-                .reply(200, "the probes' metrics", JSON, Shape::component("ReadingSeriesList"))
+                .reply(200, "the probes' metrics", JSON, Shape::of::<ReadingSeriesList>())
                 .headers(super::list::truncated_header())
                 .error(400, "a bad parameter (limit out of range, an unknown one)")
                 .errors(&[401, 403, 503, 429]),
@@ -142,34 +139,107 @@ async fn post(
     })
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SeriesQuery {
+    /// The probe: 1 to 64 letters, digits, `.`, `_`, `-` or `:`.
+    #[schemars(regex(pattern = r"^[A-Za-z0-9._:-]{1,64}$"))]
     probe: String,
+    /// The metric, named as the probe is.
+    #[schemars(regex(pattern = r"^[A-Za-z0-9._:-]{1,64}$"))]
     metric: String,
+    /// day (the default: 96 15-minute points), month (a point a day) or
+    /// year (a point a month).
+    #[schemars(extend("enum" = ["day", "month", "year"]))]
     interval: Option<String>,
+    /// YYYY-MM-DD (UTC), from 1970 to 2200; default today.
+    #[schemars(
+        extend("format" = "date"),
+        regex(pattern = r"^(19[7-9][0-9]|2[01][0-9][0-9]|2200)-[0-9]{2}-[0-9]{2}$")
+    )]
     date: Option<String>,
 }
 
-fn point_json(p: &Point) -> Value {
+/// A probe's metric over a day, a month or a year.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct ReadingsSeries {
+    probe: String,
+    metric: String,
+    unit: String,
+    /// day, month or year.
+    interval: &'static str,
+    /// The day it starts on, YYYY-MM-DD (UTC).
+    date: String,
+    points: Vec<ReadingPoint>,
+}
+
+/// One bucket, 15 minutes, a day or a month: figures `null` where nothing
+/// was read.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct ReadingPoint {
+    /// When it starts, RFC 3339.
+    #[schemars(extend("format" = "date-time"))]
+    start: String,
+    start_ns: i64,
+    /// Readings in it.
+    count: i64,
+    mean: Option<f64>,
+    min: Option<f64>,
+    #[schemars(extend("format" = "date-time"))]
+    min_at: Option<String>,
+    max: Option<f64>,
+    #[schemars(extend("format" = "date-time"))]
+    max_at: Option<String>,
+    /// The companion value read with the maximum.
+    with_at_max: Option<f64>,
+}
+
+/// Every probe's metrics.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct ReadingSeriesList {
+    series: Vec<ReadingSeriesLine>,
+}
+
+/// A probe's metric: its unit, and its first and last reading's time.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct ReadingSeriesLine {
+    probe: String,
+    metric: String,
+    unit: String,
+    #[schemars(extend("format" = "date-time"))]
+    first: String,
+    #[schemars(extend("format" = "date-time"))]
+    last: String,
+}
+
+/// One reading, or a batch of 1 to [`MAX_BATCH`].
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // It describes the body; `post` reads it item by item.
+enum Readings {
+    One(sonde_readings::ReadingInput),
+    Many(#[schemars(length(min = 1, max = 10_000))] Vec<sonde_readings::ReadingInput>),
+}
+
+fn point(p: &Point) -> ReadingPoint {
     let s = p.summary;
-    json!({
-        "start": format_time(p.start_ns),
-        "start_ns": p.start_ns,
-        "count": s.map_or(0, |s| s.count),
-        "mean": s.map(|s| s.mean),
-        "min": s.map(|s| s.min),
-        "min_at": s.map(|s| format_time(s.min_at_ns)),
-        "max": s.map(|s| s.max),
-        "max_at": s.map(|s| format_time(s.max_at_ns)),
-        "with_at_max": s.and_then(|s| s.with_at_max),
-    })
+    ReadingPoint {
+        start: format_time(p.start_ns),
+        start_ns: p.start_ns,
+        count: s.map_or(0, |s| s.count),
+        mean: s.map(|s| s.mean),
+        min: s.map(|s| s.min),
+        min_at: s.map(|s| format_time(s.min_at_ns)),
+        max: s.map(|s| s.max),
+        max_at: s.map(|s| format_time(s.max_at_ns)),
+        with_at_max: s.and_then(|s| s.with_at_max),
+    }
 }
 
 async fn series(
     State(state): State<Shared>,
     q: Result<Query<SeriesQuery>, QueryRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ReadingsSeries>, ApiError> {
     let q = query(q)?;
     for (field, v) in [("probe", &q.probe), ("metric", &q.metric)] {
         if !valid_name(v) {
@@ -195,29 +265,32 @@ async fn series(
     })
     .await?
     .ok_or_else(|| not_found(format!("no readings of {} from {}", q.metric, q.probe)))?;
-    Ok(Json(json!({
-        "probe": found.series.probe,
-        "metric": found.series.metric,
-        "unit": found.series.unit,
-        "interval": interval.name(),
-        "date": date,
-        "points": found.points.iter().map(point_json).collect::<Vec<_>>(),
-    })))
+    Ok(Json(ReadingsSeries {
+        probe: found.series.probe,
+        metric: found.series.metric,
+        unit: found.series.unit,
+        interval: interval.name(),
+        date,
+        points: found.points.iter().map(point).collect(),
+    }))
 }
 
 async fn probes(State(state): State<Shared>, q: ListQ) -> Result<Response, ApiError> {
     let limit = list::limit(q)?;
     let (all, more) = list::cut(with_store(&state, |s| s.reading_series()).await?, limit);
     Ok(list::answer(
-        json!({
-            "series": all.iter().map(|s| json!({
-                "probe": s.probe,
-                "metric": s.metric,
-                "unit": s.unit,
-                "first": format_time(s.first_ns),
-                "last": format_time(s.last_ns),
-            })).collect::<Vec<_>>(),
-        }),
+        ReadingSeriesList {
+            series: all
+                .into_iter()
+                .map(|s| ReadingSeriesLine {
+                    first: format_time(s.first_ns),
+                    last: format_time(s.last_ns),
+                    probe: s.probe,
+                    metric: s.metric,
+                    unit: s.unit,
+                })
+                .collect(),
+        },
         more,
     ))
 }

@@ -10,9 +10,9 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::{Extension, Json};
 use serde::Deserialize;
-use serde_json::json;
 use serde_json::Value;
 use sonde_archive::ResultFilter;
+use sonde_model::schema::{MethodDocument, ResultDocument};
 use sonde_model::Metric;
 use sonde_model::{MethodResult, ResultId, TestResult};
 
@@ -21,14 +21,14 @@ pub fn routes() -> Routes {
         .op(
             Op::get("/api/v1/results", "listResults", "Results by filter, newest first")
                 .query::<ListQuery>()
-                .reply(200, "results", JSON, Shape::array_of("TestResult"))
+                .reply(200, "results", JSON, Shape::of::<Vec<ResultDocument>>())
                 .errors(&[400, 401, 403, 503, 429]),
             list,
         )
         .op(
             Op::get("/api/v1/results/{id}", "getResult", "One result")
                 .path_uuid("id", "the result's id (a UUID)")
-                .reply(200, "the result", JSON, Shape::component("TestResult"))
+                .reply(200, "the result", JSON, Shape::of::<ResultDocument>())
                 .errors(&[400, 401, 403, 404, 503, 429]),
             one,
         )
@@ -50,14 +50,14 @@ pub fn routes() -> Routes {
         .op(
             Op::get("/api/v1/methods", "listMethods", "Method results, oldest first")
                 .query::<MethodsQuery>()
-                .reply(200, "method results (docs/schema/method-v1.schema.json)", JSON, Shape::json(json!({"type": "array", "items": {"type": "object"}})))
+                .reply(200, "method results (docs/schema/method-v1.schema.json)", JSON, Shape::of::<Vec<MethodDocument>>())
                 .errors(&[400, 401, 403, 503, 429]),
             methods,
         )
         .op(
             Op::get("/api/v1/methods/{id}", "getMethod", "One method result with its trials")
                 .path_uuid("id", "its id (a UUID)")
-                .reply(200, "the method result", JSON, Shape::json(json!({"type": "object"})))
+                .reply(200, "the method result", JSON, Shape::of::<MethodDocument>())
                 .errors(&[400, 401, 403, 404, 503, 429]),
             method,
         )

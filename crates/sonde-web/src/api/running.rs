@@ -15,7 +15,7 @@ use axum::http::StatusCode;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::{Extension, Json};
 use futures_util::stream::Stream;
-use serde_json::{json, Value};
+use serde_json::json;
 use sonde_archive::Placement;
 use sonde_gate::{Admitted, GatedRunner, Origin, Refused};
 use sonde_model::{Spec, TestSpec};
@@ -31,8 +31,8 @@ pub fn routes() -> Routes {
         .op(
             Op::post("/api/v1/tests", "runTest", "Run a test or a method now, through the agent's gate")
                 .token()
-                .body(JSON, Shape::component("TestSpec"))
-                .reply(202, "started; its events on /api/v1/events, its result in the archive", JSON, Shape::json(json!({"type": "object", "properties": {"run_id": {"type": "string"}}, "required": ["run_id"], "additionalProperties": false})))
+                .body(JSON, Shape::read::<sonde_model::TestSpec>())
+                .reply(202, "started; its events on /api/v1/events, its result in the archive", JSON, Shape::of::<Started>())
                 .reply(400, "a bad parameter or body", JSON, Shape::of::<super::reply::Refusal>())
                 .reply(422, "refused by the gate: a limit, a file named, a target that did not agree", JSON, Shape::of::<super::reply::Refusal>())
                 .reply(429, "every test slot is taken", JSON, Shape::of::<super::reply::Refusal>())
@@ -43,7 +43,7 @@ pub fn routes() -> Routes {
             Op::delete("/api/v1/tests/{id}", "stopTest", "Stop a request the API started; it ends as interrupted and what it measured is kept")
                 .token()
                 .path_param("id", "the test's run id")
-                .reply(202, "stopping", JSON, Shape::json(json!({"type": "object", "properties": {"run_id": {"type": "string"}, "stopping": {"type": "boolean"}}, "required": ["run_id", "stopping"], "additionalProperties": false})))
+                .reply(202, "stopping", JSON, Shape::of::<Stopping>())
                 .error(401, "no token")
                 .error(403, "a token that is not valid here, or may not run_now")
                 .error(404, "no such running request")
@@ -61,11 +61,25 @@ pub fn routes() -> Routes {
         )
         .op(
             Op::get("/api/v1/events", "events", "Live events of running tests (Server-Sent Events: started, interval, reply, finished, failed, lagged)")
-                .reply(200, "an event stream", "text/event-stream", Shape::json(json!({"type": "string"})))
+                .reply(200, "an event stream", "text/event-stream", Shape::text())
                 .error(503, "http.max_event_streams clients follow the events already")
                 .errors(&[401, 403, 429]),
             events,
         )
+}
+
+/// A test started.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Started {
+    /// Its run's id: its events carry it, its result is kept with it.
+    run_id: String,
+}
+
+/// A test being stopped.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Stopping {
+    run_id: String,
+    stopping: bool,
 }
 
 async fn live(
@@ -122,7 +136,7 @@ async fn run_now(
     caller: Option<Extension<Caller>>,
     client: Option<Extension<ConnectInfo<SocketAddr>>>,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
-) -> Result<(StatusCode, Json<Value>), ApiRefusal> {
+) -> Result<(StatusCode, Json<Started>), ApiRefusal> {
     let body = super::reply::body(body)?;
     let spec = Spec::from_json(&body).map_err(|e| {
         let error = format!("the spec: {e}");
@@ -189,7 +203,7 @@ async fn run_now(
         )
         .into());
     }
-    Ok((StatusCode::ACCEPTED, Json(json!({ "run_id": run_id }))))
+    Ok((StatusCode::ACCEPTED, Json(Started { run_id })))
 }
 
 /// Stops a request the API started, or any test running on the agent
@@ -198,7 +212,7 @@ async fn run_now(
 async fn stop_one(
     State(state): State<Shared>,
     Path(id): Path<String>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<Stopping>), ApiError> {
     let request = state.runs.lock().get(&id).cloned();
     let stopped = match request {
         Some(stop) => {
@@ -212,7 +226,10 @@ async fn stop_one(
             tracing::info!(run = %id, "stopped through the API");
             Ok((
                 StatusCode::ACCEPTED,
-                Json(json!({ "run_id": id, "stopping": true })),
+                Json(Stopping {
+                    run_id: id,
+                    stopping: true,
+                }),
             ))
         }
         false => Err(super::reply::not_found(format!(

@@ -13,7 +13,6 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::Json;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use sonde_archive::{Grouping, MeshAgent, ResultFilter, ResultRow};
 use sonde_model::clock::now_ns;
 use sonde_model::Metric;
@@ -24,46 +23,81 @@ use std::collections::{BTreeMap, BTreeSet};
 pub fn routes() -> Routes {
     Routes::new()
         .op(
-            Op::get("/api/v1/overview", "overview", "Each path's latest result and status")
-                .reply(200, "the overview", JSON, Shape::of::<Overview>())
-                .errors(&[401, 403, 503, 429]),
+            Op::get(
+                "/api/v1/overview",
+                "overview",
+                "Each path's latest result and status",
+            )
+            .reply(200, "the overview", JSON, Shape::of::<Overview>())
+            .errors(&[401, 403, 503, 429]),
             overview,
         )
         .op(
-            Op::get("/api/v1/chart", "chart", "A metric's history as a chart model (one series per direction)")
-                .query::<ChartQuery>()
-                .reply(200, "the chart", JSON, Shape::of::<sonde_report::chart::Chart>())
-                .errors(&[400, 401, 403, 503, 429]),
+            Op::get(
+                "/api/v1/chart",
+                "chart",
+                "A metric's history as a chart model (one series per direction)",
+            )
+            .query::<ChartQuery>()
+            .reply(
+                200,
+                "the chart",
+                JSON,
+                Shape::of::<sonde_report::chart::Chart>(),
+            )
+            .errors(&[400, 401, 403, 503, 429]),
             chart,
         )
         .op(
-            Op::get("/api/v1/heatmap", "heatmap", "A metric's day heat map (hour of day × day, UTC)")
-                .query::<ChartQuery>()
-                .reply(200, "the heat map", JSON, Shape::of::<sonde_report::heatmap::HeatMap>())
-                .errors(&[400, 401, 403, 503, 429]),
+            Op::get(
+                "/api/v1/heatmap",
+                "heatmap",
+                "A metric's day heat map (hour of day × day, UTC)",
+            )
+            .query::<ChartQuery>()
+            .reply(
+                200,
+                "the heat map",
+                JSON,
+                Shape::of::<sonde_report::heatmap::HeatMap>(),
+            )
+            .errors(&[400, 401, 403, 503, 429]),
             heatmap,
         )
         .op(
-            Op::get("/api/v1/mesh", "mesh", "The mesh grid: agents × agents, forward and reverse")
-                .query::<MeshQuery>()
-                .reply(200, "the grid", JSON, Shape::of::<Mesh>())
-                .errors(&[400, 401, 403, 503, 429]),
+            Op::get(
+                "/api/v1/mesh",
+                "mesh",
+                "The mesh grid: agents × agents, forward and reverse",
+            )
+            .query::<MeshQuery>()
+            .reply(200, "the grid", JSON, Shape::of::<Mesh>())
+            .errors(&[400, 401, 403, 503, 429]),
             mesh,
         )
         .op(
             Op::get("/api/v1/interfaces", "interfaces", "Interfaces sampled")
                 .query::<super::list::ListQuery>()
-                .reply(200, "names", JSON, Shape::json(json!({"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"], "additionalProperties": false}})))
+                .reply(200, "names", JSON, Shape::of::<Vec<Interface>>())
                 .headers(super::list::truncated_header())
                 .error(400, "a bad parameter (limit out of range, an unknown one)")
                 .errors(&[401, 403, 503, 429]),
             interfaces,
         )
         .op(
-            Op::get("/api/v1/load", "load", "Link load beside RTT over the same time")
-                .query::<LoadQuery>()
-                .reply(200, "two panels: link load (Mbit/s each way) and RTT", JSON, Shape::of::<sonde_report::chart::Chart>())
-                .errors(&[400, 401, 403, 503, 429]),
+            Op::get(
+                "/api/v1/load",
+                "load",
+                "Link load beside RTT over the same time",
+            )
+            .query::<LoadQuery>()
+            .reply(
+                200,
+                "two panels: link load (Mbit/s each way) and RTT",
+                JSON,
+                Shape::of::<sonde_report::chart::Chart>(),
+            )
+            .errors(&[400, 401, 403, 503, 429]),
             load,
         )
 }
@@ -430,16 +464,19 @@ async fn mesh(
     Ok(Json(Mesh { agents, cells }))
 }
 
+/// An interface whose counters are sampled.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Interface {
+    name: String,
+}
+
 async fn interfaces(
     State(state): State<Shared>,
     q: ListQ,
 ) -> Result<axum::response::Response, ApiError> {
     let limit = list::limit(q)?;
     let (names, more) = list::cut(with_store(&state, |s| s.interface_names()).await?, limit);
-    let named: Vec<serde_json::Value> = names
-        .into_iter()
-        .map(|n| serde_json::json!({ "name": n }))
-        .collect();
+    let named: Vec<Interface> = names.into_iter().map(|name| Interface { name }).collect();
     Ok(list::answer(named, more))
 }
 

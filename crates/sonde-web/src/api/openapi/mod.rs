@@ -1,8 +1,9 @@
 //! The API's OpenAPI document, made from the table the router is made
 //! from ([`Routes`]: each route with its [`Op`]) and the Rust types of
-//! what the operations take and answer (`schemars`). The result schema
-//! is the generated one of docs/schema (`sonde_model::schema`), put in as
-//! `TestResult`. `crates/sonde-web/openapi.json` is this document as
+//! what the operations take and answer (`schemars`). The result and
+//! method schemas are the generated ones of docs/schema
+//! (`sonde_model::schema`, with their rules), put in as `TestResult` and
+//! `MethodResult`. `crates/sonde-web/openapi.json` is this document as
 //! committed: `tests::the_committed_document_is_the_generated_one` fails
 //! when they differ and writes it with `SONDE_BLESS=1`.
 
@@ -100,10 +101,7 @@ pub fn document(ops: &[Op]) -> Value {
             item.insert(op.method.key().into(), op.render(&mut g, &mut named));
         }
     }
-    // The components no type describes yet, then the types'.
-    let mut schemas: Map<String, Value> =
-        serde_json::from_str(include_str!("components.json")).unwrap_or_default();
-    schemas.extend(g.write.take_definitions(true));
+    let mut schemas = g.write.take_definitions(true);
     // What sonde reads, beside what it writes: a type whose two schemas
     // differ (a field it fills in when absent is required in what it
     // writes) has its read one as `NAMEInput`.
@@ -137,8 +135,13 @@ pub fn document(ops: &[Op]) -> Value {
             }
         }
     }
-    insert_result_schema(&mut schemas);
-    json!({
+    insert_document(&mut schemas, "TestResult", sonde_model::schema::result_v3());
+    insert_document(
+        &mut schemas,
+        "MethodResult",
+        sonde_model::schema::method_v1(),
+    );
+    let mut doc = json!({
         "openapi": "3.1.0",
         "info": {
             "title": "sonde agent API",
@@ -150,7 +153,30 @@ pub fn document(ops: &[Op]) -> Value {
             "schemas": schemas,
             "securitySchemes": { "bearer": { "type": "http", "scheme": "bearer" } },
         },
-    })
+    });
+    resolve_documents(&mut doc);
+    doc
+}
+
+/// The references to the result's and the method's schema files
+/// (`ResultDocument`, `MethodDocument`) as references to their
+/// components.
+fn resolve_documents(v: &mut Value) {
+    use sonde_model::schema::{METHOD_SCHEMA, RESULT_SCHEMA};
+    match v {
+        Value::Object(m) => {
+            if let Some(Value::String(r)) = m.get_mut("$ref") {
+                if r == RESULT_SCHEMA {
+                    *r = "#/components/schemas/TestResult".into();
+                } else if r == METHOD_SCHEMA {
+                    *r = "#/components/schemas/MethodResult".into();
+                }
+            }
+            m.values_mut().for_each(resolve_documents);
+        }
+        Value::Array(a) => a.iter_mut().for_each(resolve_documents),
+        _ => {}
+    }
 }
 
 /// `v`'s references to the components named in `renamed` made to their
@@ -172,39 +198,45 @@ fn rename_refs(v: &mut Value, renamed: &[String]) {
     }
 }
 
-/// The result schema (docs/schema, the one results are checked against)
-/// put in as `TestResult`: its `$defs` become components named
-/// `TestResult.*` (apart from the API's own, which may share a name), and
-/// its references are rewritten to match.
-fn insert_result_schema(schemas: &mut Map<String, Value>) {
-    fn rewrite(v: &mut Value) {
+/// A document's schema (docs/schema: generated from the model's types,
+/// with its rules) put in as component `name`: its `$defs` become
+/// components named `name.*` (apart from the API's own, which may share
+/// a name), and its references are rewritten to match.
+fn insert_document(
+    schemas: &mut Map<String, Value>,
+    name: &str,
+    doc: Result<Value, sonde_model::schema::RuleError>,
+) {
+    fn rewrite(v: &mut Value, name: &str) {
         match v {
             Value::Object(m) => {
                 if let Some(Value::String(r)) = m.get_mut("$ref") {
                     if r == "#" {
-                        *r = "#/components/schemas/TestResult".into();
-                    } else if let Some(name) = r.strip_prefix("#/$defs/") {
-                        *r = format!("#/components/schemas/TestResult.{name}");
+                        *r = format!("#/components/schemas/{name}");
+                    } else if let Some(def) = r.strip_prefix("#/$defs/") {
+                        *r = format!("#/components/schemas/{name}.{def}");
                     }
                 }
-                m.values_mut().for_each(rewrite);
+                m.values_mut().for_each(|x| rewrite(x, name));
             }
-            Value::Array(a) => a.iter_mut().for_each(rewrite),
+            Value::Array(a) => a.iter_mut().for_each(|x| rewrite(x, name)),
             _ => {}
         }
     }
-    let mut result = sonde_model::schema::result_v3().unwrap_or(Value::Null);
-    rewrite(&mut result);
-    if let Some(r) = result.as_object_mut() {
-        if let Some(Value::Object(defs)) = r.remove("$defs") {
+    // A rule naming a field the types lack fails the committed
+    // document's test (an error schema where the document should be).
+    let mut doc = doc.unwrap_or_else(|e| json!({ "description": e.to_string() }));
+    rewrite(&mut doc, name);
+    if let Some(d) = doc.as_object_mut() {
+        if let Some(Value::Object(defs)) = d.remove("$defs") {
             for (k, v) in defs {
-                schemas.insert(format!("TestResult.{k}"), v);
+                schemas.insert(format!("{name}.{k}"), v);
             }
         }
-        r.remove("$schema");
-        r.remove("$id");
+        d.remove("$schema");
+        d.remove("$id");
     }
-    schemas.insert("TestResult".into(), result);
+    schemas.insert(name.into(), doc);
 }
 
 #[cfg(test)]

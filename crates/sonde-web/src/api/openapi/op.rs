@@ -3,11 +3,14 @@
 //! and the document are made from the same table, so that a route cannot
 //! be served undocumented or documented unserved.
 //!
-//! Bodies and a query's parameters are described by their Rust types
-//! ([`Shape::of`], [`Op::query`]); what is still written as JSON
-//! ([`Shape::json`], [`Shape::component`], [`Op::param`]) names the
-//! components of `components.json`, the part of the document no type
-//! writes yet.
+//! Bodies and a query's parameters are described by their Rust types:
+//! an answer as sonde writes it ([`Shape::of`]), a request's body as it
+//! reads it ([`Shape::read`]), a query's parameters from the type the
+//! handler reads them into ([`Op::query`]). What no type describes is
+//! text ([`Shape::text`]: CSV, an event stream), the OpenAPI document
+//! itself and a campaign plan given as JSON ([`Shape::object`]), and a
+//! path's parameters ([`Op::path_param`], [`Op::path_uuid`],
+//! [`Op::path_matching`]).
 
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::{json, Map, Value};
@@ -78,22 +81,15 @@ impl Shape {
         Shape::Read(schema_of::<T>)
     }
 
-    /// A schema written as JSON.
-    pub fn json(v: Value) -> Shape {
-        Shape::Json(v)
+    /// Text (CSV, an event stream, OpenMetrics).
+    pub fn text() -> Shape {
+        Shape::Json(json!({ "type": "string" }))
     }
 
-    /// A reference to a component of `components.json`.
-    pub fn component(name: &str) -> Shape {
-        Shape::Json(json!({ "$ref": format!("#/components/schemas/{name}") }))
-    }
-
-    /// An array of a component of `components.json`.
-    pub fn array_of(name: &str) -> Shape {
-        Shape::Json(json!({
-            "type": "array",
-            "items": { "$ref": format!("#/components/schemas/{name}") },
-        }))
+    /// A JSON object no type describes (the OpenAPI document itself, a
+    /// campaign plan as JSON: docs/campaigns.md).
+    pub fn object() -> Shape {
+        Shape::Json(json!({ "type": "object" }))
     }
 
     fn render(&self, g: &mut Generators) -> Value {
@@ -236,8 +232,8 @@ impl Op {
         self
     }
 
-    /// A parameter written as JSON.
-    pub fn param(mut self, p: Value) -> Op {
+    /// A parameter as the document has it.
+    fn param(mut self, p: Value) -> Op {
         self.params.push(Param::Json(p));
         self
     }
