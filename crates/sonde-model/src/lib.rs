@@ -7,6 +7,7 @@
 //! reads every result document sonde has ever written.
 
 pub mod assemble;
+pub mod client_core;
 pub mod client_spec;
 pub mod clock;
 pub mod credential;
@@ -46,6 +47,7 @@ pub mod v1;
 pub mod video;
 pub mod work;
 
+pub use client_core::ClientCore;
 pub use client_spec::Volume;
 pub use credential::{Credential, CredentialError};
 pub use dscp::Dscp;

@@ -6,6 +6,7 @@
 //! and is checked once by [`TcpSpec::validate`]; the runner and the server
 //! run the same check on what they receive.
 
+use crate::client_core::{declare_client_spec, with_client_core};
 use crate::client_spec::Volume;
 pub(crate) use crate::spec_error::bad;
 pub use crate::spec_error::{IpFamily, SpecError};
@@ -88,7 +89,7 @@ pub const MAX_FLOWLABEL: u32 = 0xF_FFFF;
 /// the syscalls per byte, which is what bounds a fast path's sender.
 pub const DEFAULT_LENGTH: u64 = 256 * 1024;
 
-crate::client_spec::declare_client_spec! {
+with_client_core!(declare_client_spec! {
     /// A TCP throughput test, as `sonde tcp` runs it.
     pub struct TcpSpec {
         after_direction {
@@ -122,23 +123,12 @@ crate::client_spec::declare_client_spec! {
             pub zerocopy: bool = false,
         }
     }
-}
+});
 
-/// The parts every test shares: streams, timing, addressing, title.
-pub(crate) struct RunShape<'a> {
-    pub host: &'a str,
-    pub parallel: u16,
-    pub time: Duration,
-    pub omit: Duration,
-    pub interval: Duration,
-    pub flowlabel: Option<u32>,
-    pub family: IpFamily,
-    pub title: Option<&'a str>,
-}
-
-/// Checks what every test shares; the one place these rules live.
-pub(crate) fn check_run(r: &RunShape<'_>) -> Result<(), SpecError> {
-    check_host(r.host)?;
+/// Checks the run's shape every client test shares (server, streams,
+/// timing, flow label, title); the one place these rules live.
+pub(crate) fn check_run(r: &crate::ClientCore) -> Result<(), SpecError> {
+    check_host(&r.host)?;
     if r.parallel == 0 || r.parallel > MAX_PARALLEL {
         return Err(bad(
             "parallel",
@@ -171,7 +161,7 @@ pub(crate) fn check_run(r: &RunShape<'_>) -> Result<(), SpecError> {
             ));
         }
     }
-    check_title(r.title)
+    check_title(r.title.as_deref())
 }
 
 /// The longest host name (RFC 1035: 253 characters) or address.

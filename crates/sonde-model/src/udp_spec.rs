@@ -1,5 +1,6 @@
 //! What to measure: the UDP test (`sonde udp`).
 
+use crate::client_core::{declare_client_spec, with_client_core};
 use crate::client_spec::Volume;
 use crate::profile::{Profile, VOIP_INTERVAL, VOIP_PAYLOAD};
 use crate::spec::bad;
@@ -14,7 +15,7 @@ pub const MAX_UDP_PAYLOAD: u32 = 65_507;
 /// Highest rate a stream may ask for.
 pub const MAX_UDP_RATE_BPS: u64 = 100_000_000_000;
 
-crate::client_spec::declare_client_spec! {
+with_client_core!(declare_client_spec! {
     /// A UDP test: paced streams of numbered, timestamped packets.
     pub struct UdpSpec {
         after_direction {
@@ -34,7 +35,7 @@ crate::client_spec::declare_client_spec! {
         }
         after_connect_timeout {}
     }
-}
+});
 
 impl UdpSpec {
     pub fn validate(&self) -> Result<(), SpecError> {

@@ -193,6 +193,34 @@ impl RunArgs {
         family(self.ipv4, self.ipv6)
     }
 
+    /// What the flags say of the fields every client test shares (the
+    /// token is read by `run`: a file that cannot be read is a usage
+    /// error).
+    pub fn core(&self) -> sonde_model::ClientCore {
+        sonde_model::ClientCore {
+            host: self.host.clone(),
+            port: self.port,
+            time: self.time,
+            interval: self.interval,
+            omit: self.omit,
+            parallel: self.parallel,
+            direction: self.direction(),
+            dscp: self.dscp(),
+            flowlabel: self.flowlabel,
+            family: self.family(),
+            title: self.title.clone(),
+            peer: self.peer(),
+            latency: self.latency,
+            bytes: self.bytes,
+            blocks: self.blockcount,
+            bind: self.bind,
+            cport: self.cport,
+            connect_timeout: self.connect_timeout,
+            get_server_output: self.get_server_output,
+            token: None,
+        }
+    }
+
     /// The DSCP asked for (`-S`), whichever way it was spelled.
     pub fn dscp(&self) -> Option<Dscp> {
         self.dscp.map(DscpFlag::dscp)

@@ -40,38 +40,18 @@ pub struct TcpArgs {
 impl TcpArgs {
     /// The flags as a spec (checked by the runner's `validate`).
     pub fn to_spec(&self) -> TcpSpec {
-        let r = &self.run;
         TcpSpec {
-            host: r.host.clone(),
-            port: r.port,
-            time: r.time,
-            interval: r.interval,
-            omit: r.omit,
-            parallel: r.parallel,
-            direction: r.direction(),
             window: self.window,
             congestion: self.congestion.clone(),
             mss: self.mss,
             length: self.length,
             // iperf3's `-b 0` means unpaced, which the spec says as None.
             bitrate: self.bitrate.filter(|b| b.bps() > 0),
-            dscp: r.dscp(),
-            flowlabel: r.flowlabel,
-            family: r.family(),
-            title: r.title.clone(),
-            peer: r.peer(),
-            latency: r.latency,
-            bytes: r.bytes,
-            blocks: r.blockcount,
-            bind: r.bind,
-            cport: r.cport,
-            connect_timeout: r.connect_timeout,
             no_delay: self.no_delay,
             zerocopy: self.zerocopy,
-            get_server_output: r.get_server_output,
-            // Read by `run`: a file that cannot be read is a usage error.
-            token: None,
+            ..TcpSpec::default()
         }
+        .with_core(self.run.core())
     }
 }
 

@@ -30,34 +30,14 @@ pub struct UdpArgs {
 
 impl UdpArgs {
     pub fn to_spec(&self) -> UdpSpec {
-        let r = &self.run;
         UdpSpec {
-            host: r.host.clone(),
-            port: r.port,
-            time: r.time,
-            interval: r.interval,
-            omit: r.omit,
-            parallel: r.parallel,
-            direction: r.direction(),
             bitrate: self.bitrate,
             length: self.length,
             profile: self.profile,
-            dscp: r.dscp(),
-            flowlabel: r.flowlabel,
-            family: r.family(),
-            title: r.title.clone(),
             clock_synced: self.clock_synced,
-            peer: r.peer(),
-            latency: r.latency,
-            bytes: r.bytes,
-            blocks: r.blockcount,
-            bind: r.bind,
-            cport: r.cport,
-            connect_timeout: r.connect_timeout,
-            get_server_output: r.get_server_output,
-            // Read by `run`: a file that cannot be read is a usage error.
-            token: None,
+            ..UdpSpec::default()
         }
+        .with_core(self.run.core())
     }
 }
 
