@@ -140,6 +140,16 @@ impl Transform for Closed {
             // What a reader fills in for an absent field is not what a
             // written document holds.
             m.remove("default");
+            // A pair of like values (a chart's point) as an array of two:
+            // the form every validator and generator reads, where tuple
+            // `prefixItems` are not.
+            if let Some(Value::Array(items)) = m.get("prefixItems") {
+                if !items.is_empty() && items.iter().all(|i| *i == items[0]) {
+                    let item = items[0].clone();
+                    m.remove("prefixItems");
+                    m.insert("items".into(), item);
+                }
+            }
             if let Some(Value::String(d)) = m.get_mut("description") {
                 *d = plain(d);
             }

@@ -68,6 +68,12 @@ fn the_openapi_document_is_valid_and_the_api_keeps_to_it() {
         .args(["-c", SCHEMATHESIS, "run", &url, "--checks", "all"])
         // The event stream never ends by design.
         .args(["--exclude-path", "/api/v1/events"])
+        // An ingest's body is whole result and method documents under
+        // their schemas' rules, which schemathesis cannot generate (it
+        // spends minutes trying, then reports the schema unsupported);
+        // the ingest is attacked by its own tests (http_attack,
+        // mesh_forward), and without a token it answers only 401.
+        .args(["--exclude-path", "/api/v1/ingest"])
         .args(["--max-examples", "20", "--workers", "2", "--seed", "17"])
         .env("NO_COLOR", "1")
         .current_dir(&dir)
