@@ -8,7 +8,6 @@
 
 pub mod assemble;
 pub mod client_core;
-pub mod client_spec;
 pub mod clock;
 pub mod credential;
 pub mod dscp;
@@ -35,6 +34,7 @@ pub mod schema;
 pub mod serde_secs;
 pub mod spec;
 pub mod spec_error;
+pub mod spec_rules;
 pub mod test_spec;
 pub mod toml_where;
 pub mod tos;
@@ -48,7 +48,7 @@ pub mod video;
 pub mod work;
 
 pub use client_core::ClientCore;
-pub use client_spec::Volume;
+pub use client_core::Volume;
 pub use credential::{Credential, CredentialError};
 pub use dscp::Dscp;
 pub use duration::{format_duration, parse_duration, DurationError};

@@ -1,90 +1,23 @@
-//! What to measure: the TCP throughput test, and the rules every test's
-//! spec shares.
+//! What to measure: the TCP throughput test. What every test's spec is
+//! made of is `spec_rules.rs` (re-exported here), the fields tcp and udp
+//! share `client_core.rs`.
 //!
 //! A [`TcpSpec`] is built from flags, from a campaign file or from a JSON
 //! body (every field but `host` may be left out: it takes its default),
 //! and is checked once by [`TcpSpec::validate`]; the runner and the server
 //! run the same check on what they receive.
 
-use crate::client_core::{declare_client_spec, with_client_core};
-use crate::client_spec::Volume;
+use crate::client_core::{declare_client_spec, with_client_core, Volume};
 pub(crate) use crate::spec_error::bad;
 pub use crate::spec_error::{IpFamily, SpecError};
+pub(crate) use crate::spec_rules::{check_host, check_title};
+pub use crate::spec_rules::{
+    Direction, PeerKind, StreamLayout, MAX_DURATION, MAX_FLOWLABEL, MAX_HOST_CHARS, MAX_LENGTH,
+    MAX_PARALLEL, MAX_TITLE_CHARS, MIN_INTERVAL,
+};
 use crate::{ByteSize, Rate};
 use serde::{Deserialize, Serialize};
-use std::time::Duration;
 
-/// Which way data flows, seen from the client.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default, schemars::JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Direction {
-    /// Client sends, server receives (iperf3's default).
-    #[default]
-    Forward,
-    /// Server sends, client receives (`-R`).
-    Reverse,
-    /// Both at once, on separate streams (`--bidir`).
-    Bidir,
-}
-
-impl Direction {
-    /// The directions whose streams this test opens.
-    pub fn flows(self) -> &'static [Direction] {
-        match self {
-            Direction::Forward => &[Direction::Forward],
-            Direction::Reverse => &[Direction::Reverse],
-            Direction::Bidir => &[Direction::Forward, Direction::Reverse],
-        }
-    }
-}
-
-/// Which protocol the server speaks.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default, schemars::JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum PeerKind {
-    /// Start in sonde's protocol and switch to iperf3's if the server
-    /// turns out to be an iperf3 server.
-    #[default]
-    Auto,
-    /// sonde's protocol only: an iperf3 server is an error.
-    Sonde,
-    /// iperf3's protocol from the start (`--iperf3`).
-    Iperf3,
-}
-
-/// How a test's streams are laid out: `parallel` per direction, bidir
-/// tests numbering the forward streams first. One definition for every
-/// kind of test.
-pub trait StreamLayout {
-    fn parallel(&self) -> u16;
-    fn direction(&self) -> Direction;
-
-    /// Data streams the test opens.
-    fn stream_count(&self) -> usize {
-        usize::from(self.parallel()) * self.direction().flows().len()
-    }
-
-    /// Direction of stream `index` (bidir: the first half forward).
-    fn stream_direction(&self, index: usize) -> Direction {
-        match self.direction() {
-            Direction::Bidir if index >= usize::from(self.parallel()) => Direction::Reverse,
-            Direction::Bidir => Direction::Forward,
-            d => d,
-        }
-    }
-}
-
-/// Limits on a spec that hold for every server, whatever its own limits.
-pub const MAX_PARALLEL: u16 = 128;
-pub const MAX_LENGTH: u64 = 16 << 20;
-pub const MAX_TITLE_CHARS: usize = 200;
-pub const MAX_DURATION: Duration = Duration::from_secs(24 * 3600);
-pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
-pub const MAX_FLOWLABEL: u32 = 0xF_FFFF;
 /// Default write size: 256 KiB. iperf3 writes 128 KiB; twice that halves
 /// the syscalls per byte, which is what bounds a fast path's sender.
 pub const DEFAULT_LENGTH: u64 = 256 * 1024;
@@ -124,85 +57,6 @@ with_client_core!(declare_client_spec! {
         }
     }
 });
-
-/// Checks the run's shape every client test shares (server, streams,
-/// timing, flow label, title); the one place these rules live.
-pub(crate) fn check_run(r: &crate::ClientCore) -> Result<(), SpecError> {
-    check_host(&r.host)?;
-    if r.parallel == 0 || r.parallel > MAX_PARALLEL {
-        return Err(bad(
-            "parallel",
-            format!("{} streams; use 1 to {MAX_PARALLEL}", r.parallel),
-        ));
-    }
-    if r.time.is_zero() || r.time > MAX_DURATION {
-        return Err(bad("time_s", "must be more than 0 and at most 24h"));
-    }
-    if r.omit > MAX_DURATION {
-        return Err(bad("omit_s", "must be at most 24h"));
-    }
-    if !r.interval.is_zero() && r.interval < MIN_INTERVAL {
-        return Err(bad(
-            "interval_s",
-            "must be 0 (no reports) or at least 100ms",
-        ));
-    }
-    if let Some(label) = r.flowlabel {
-        if label > MAX_FLOWLABEL {
-            return Err(bad(
-                "flowlabel",
-                format!("{label} is above 20 bits (max 1048575)"),
-            ));
-        }
-        if r.family == IpFamily::V4 {
-            return Err(bad(
-                "flowlabel",
-                "flow labels exist only in IPv6, and the family asked is IPv4",
-            ));
-        }
-    }
-    check_title(r.title.as_deref())
-}
-
-/// The longest host name (RFC 1035: 253 characters) or address.
-pub const MAX_HOST_CHARS: usize = 253;
-
-/// A host name or address: present, not too long, no spaces.
-pub(crate) fn check_host(host: &str) -> Result<(), SpecError> {
-    if host.is_empty() {
-        return Err(bad(
-            "host",
-            "missing: name the server (a host name or an address)",
-        ));
-    }
-    if host.chars().count() > MAX_HOST_CHARS {
-        return Err(bad(
-            "host",
-            format!("longer than {MAX_HOST_CHARS} characters"),
-        ));
-    }
-    if host.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(bad(
-            "host",
-            format!(
-                "'{}' has a space or a control character",
-                host.escape_debug()
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// A title: at most [`MAX_TITLE_CHARS`] characters.
-pub(crate) fn check_title(title: Option<&str>) -> Result<(), SpecError> {
-    match title {
-        Some(t) if t.chars().count() > MAX_TITLE_CHARS => Err(bad(
-            "title",
-            format!("longer than {MAX_TITLE_CHARS} characters"),
-        )),
-        _ => Ok(()),
-    }
-}
 
 impl TcpSpec {
     /// The rate each stream is paced at; `None`: unpaced (as fast as TCP

@@ -1,6 +1,7 @@
 //! Tests of [`crate::spec`].
 
 use super::*;
+use std::time::Duration;
 
 #[test]
 fn default_spec_needs_only_a_host() {

@@ -1,7 +1,6 @@
 //! What to measure: the UDP test (`sonde udp`).
 
-use crate::client_core::{declare_client_spec, with_client_core};
-use crate::client_spec::Volume;
+use crate::client_core::{declare_client_spec, with_client_core, Volume};
 use crate::profile::{Profile, VOIP_INTERVAL, VOIP_PAYLOAD};
 use crate::spec::bad;
 use crate::{Rate, SpecError};
