@@ -3,6 +3,10 @@
 //! (listed, read, opened, changed, commented, imported), mail templates,
 //! and a template mailed to an incident's owners through `[smtp]`.
 
+use super::incident_bodies::{
+    Code, CommentBody, Commented, ConstituencyChange, Email, EmailQuery, ListQuery, MailBody,
+    Mailed, MailedTo, Named, Network, Opened, Owner, OwnerName, OwnerQuery, PrefixQuery, Reports,
+};
 use super::list::{self, ListQ};
 use super::openapi::{Op, Routes, Shape, JSON};
 use super::reply::{bad, body, query, ApiError};
@@ -13,7 +17,6 @@ use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};
-use serde::Deserialize;
 use serde_json::json;
 use sonde_alerts::MailIncidentError;
 use sonde_archive::{ArchiveError, IncidentFilter, Store};
@@ -265,84 +268,6 @@ async fn add_constituency(
     Ok((StatusCode::CREATED, Json(Code { code })))
 }
 
-/// One report, or an array of 1 to 1000.
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-#[serde(untagged)]
-#[allow(dead_code)] // It describes the body; parse_reports reads it.
-enum Reports {
-    One(sonde_incidents::import::ReportForm),
-    Many(#[schemars(length(min = 1, max = 1000))] Vec<sonde_incidents::import::ReportForm>),
-}
-
-/// A network: an IPv6 or IPv4 prefix.
-#[derive(Deserialize, serde::Serialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct Network {
-    prefix: String,
-}
-
-/// A constituency made or changed.
-#[derive(serde::Serialize, schemars::JsonSchema)]
-struct Code {
-    code: String,
-}
-
-/// A contact made.
-#[derive(serde::Serialize, schemars::JsonSchema)]
-struct Email {
-    email: String,
-}
-
-/// A mail template made.
-#[derive(serde::Serialize, schemars::JsonSchema)]
-struct Named {
-    name: String,
-}
-
-/// The incidents opened.
-#[derive(serde::Serialize, schemars::JsonSchema)]
-struct Opened {
-    ids: Vec<i64>,
-}
-
-/// A comment made on an incident.
-#[derive(serde::Serialize, schemars::JsonSchema)]
-struct Commented {
-    incident: i64,
-}
-
-/// An address's owner: the constituency with the longest prefix that
-/// holds it, or none.
-#[derive(serde::Serialize, schemars::JsonSchema)]
-struct Owner {
-    address: IpAddr,
-    owner: Option<OwnerName>,
-    /// The prefix that holds it.
-    prefix: Option<String>,
-}
-
-/// A constituency, by code and name.
-#[derive(serde::Serialize, schemars::JsonSchema)]
-struct OwnerName {
-    code: String,
-    name: String,
-}
-
-/// A mail sent: to whom, and the incident's state and status after it.
-#[derive(serde::Serialize, schemars::JsonSchema)]
-struct Mailed {
-    sent: Vec<MailedTo>,
-    state: Option<String>,
-    status: Option<sonde_incidents::Status>,
-}
-
-/// The constituency written to, and its contacts' addresses.
-#[derive(serde::Serialize, schemars::JsonSchema)]
-struct MailedTo {
-    constituency: String,
-    to: Vec<String>,
-}
-
 async fn add_network(
     State(state): State<Shared>,
     Path(code): Path<String>,
@@ -362,14 +287,6 @@ async fn add_network(
             prefix: net.trunc().to_string(),
         }),
     ))
-}
-
-/// `PATCH /api/v1/constituencies/{code}`: `{"name"?, "notes"?}`.
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct ConstituencyChange {
-    name: Option<String>,
-    notes: Option<String>,
 }
 
 async fn set_constituency(
@@ -397,14 +314,6 @@ async fn remove_constituency(
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// `?prefix=` of `DELETE …/networks`.
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct PrefixQuery {
-    /// The prefix, as it was given (an IPv6 or IPv4 prefix).
-    prefix: String,
-}
-
 async fn remove_network(
     State(state): State<Shared>,
     Path(code): Path<String>,
@@ -419,14 +328,6 @@ async fn remove_network(
     })?;
     on_store(&state, move |s| Ok(s.remove_network(&code, net)?)).await?;
     Ok(StatusCode::NO_CONTENT)
-}
-
-/// `?email=` of `DELETE …/contacts`.
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct EmailQuery {
-    /// The contact's mail address.
-    email: String,
 }
 
 async fn remove_contact(
@@ -449,14 +350,6 @@ async fn add_contact(
     let email = c.email.clone();
     on_store(&state, move |s| Ok(s.add_contact(&code, &c, now_ns())?)).await?;
     Ok((StatusCode::CREATED, Json(Email { email })))
-}
-
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct OwnerQuery {
-    /// An IPv6 or IPv4 address.
-    #[schemars(extend("anyOf" = [{"format": "ipv4"}, {"format": "ipv6"}]))]
-    address: String,
 }
 
 async fn owner(
@@ -486,20 +379,6 @@ async fn owner(
             prefix: None,
         },
     }))
-}
-
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct ListQuery {
-    /// Only this status.
-    #[serde(default)]
-    #[schemars(with = "Option<sonde_incidents::Status>")]
-    status: Option<String>,
-    /// Only those with an address this constituency owns.
-    owner: Option<String>,
-    /// At most this many (1 to 1000; 100 when absent).
-    #[schemars(range(min = 1, max = 1_000))]
-    limit: Option<usize>,
 }
 
 async fn list(
@@ -615,15 +494,6 @@ async fn change(
     })
 }
 
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct CommentBody {
-    text: String,
-    /// The token's holder, if said: a comment is always by them.
-    #[serde(default)]
-    author: Option<String>,
-}
-
 async fn comment(
     State(state): State<Shared>,
     caller: Option<Extension<Caller>>,
@@ -666,16 +536,6 @@ async fn add_template(
     let name = t.name.clone();
     on_store(&state, move |s| Ok(s.put_mail_template(&t, now_ns())?)).await?;
     Ok((StatusCode::CREATED, Json(Named { name })))
-}
-
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct MailBody {
-    /// The mail template's name.
-    template: String,
-    /// Only the contacts of this role.
-    #[serde(default)]
-    role: Option<String>,
 }
 
 /// Mails a template about an incident to its owners' contacts, records

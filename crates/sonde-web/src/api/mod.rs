@@ -8,6 +8,7 @@ mod alerts;
 mod campaigns;
 mod export;
 mod forwarding;
+mod incident_bodies;
 mod incidents;
 mod list;
 pub mod mesh_agents;
