@@ -1,7 +1,8 @@
 //! sonde's campaigns: a battery of tests and methods on a schedule,
 //! unattended and crash-safe (docs/campaigns.md).
 //!
-//! - [`plan`]: the TOML plan: endpoints, steps, labels, schedule.
+//! - [`plan`]: the TOML plan: endpoints, steps, labels, schedule;
+//!   [`WrittenPlan`]: its keys as written, for whoever writes one again.
 //! - [`schedule`]: when runs are due (ISO 8601 `repeat` or `cron`, with
 //!   slip and spread).
 //! - [`resource`]: resource classes, so throughput tests on one path
@@ -31,6 +32,7 @@ pub mod schedule;
 pub mod scheduler;
 mod shared_run;
 pub mod status;
+mod written;
 
 pub use overrides::{Overrides, Quick};
 pub use plan::{Endpoint, Plan, Step, StepBody};
@@ -43,6 +45,7 @@ pub use schedule::Schedule;
 pub use scheduler::{Control, Scheduler};
 pub use sonde_model::clock::{now_ns, rfc3339};
 pub use status::{campaign_status, CampaignStatus};
+pub use written::{WrittenPlan, WrittenStep};
 
 /// Why a campaign could not be read or run.
 #[derive(Debug, thiserror::Error)]

@@ -10,14 +10,15 @@
 use crate::plan_where::{at, bad, in_step, PlanPlace};
 use crate::resource::ResourceClass;
 use crate::schedule::Schedule;
+use crate::written::WrittenPlan;
 use crate::CampaignError;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use sonde_model::{MethodSpec, TestSpec};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// One end of the measured path.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Endpoint {
     pub name: String,
@@ -27,13 +28,13 @@ pub struct Endpoint {
     pub address: String,
     /// The port the endpoint's server listens on, where not 5201: every
     /// tcp and udp step toward it goes there unless it says its own.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub port: Option<u16>,
     /// The agent (`HOST[:PORT]`) that leads this endpoint's steps when
     /// another host runs the plan: its tests go through it as third-party
     /// tests. Without one, only a scheduler running *as* this endpoint
     /// runs its steps.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
 }
 
@@ -64,29 +65,6 @@ pub struct Plan {
     pub schedule: Schedule,
 }
 
-/// The plan file's top level, before its steps are read.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PlanFile {
-    name: String,
-    #[serde(default)]
-    description: Option<String>,
-    #[serde(default)]
-    labels: BTreeMap<String, String>,
-    /// Every step's duration, ping count, and the schedule's times,
-    /// multiplied by this (e.g. 1/30: 5 min steps hourly become 10 s
-    /// steps every 2 min).
-    #[serde(default)]
-    scale: Option<f64>,
-    #[serde(default)]
-    quick: Option<crate::overrides::Quick>,
-    #[serde(rename = "endpoint", default)]
-    endpoints: Vec<Endpoint>,
-    #[serde(rename = "step", default)]
-    steps: Vec<toml::Table>,
-    schedule: crate::schedule::ScheduleFile,
-}
-
 /// The keys a step has besides its spec's.
 const STEP_KEYS: [&str; 5] = ["name", "from", "to", "labels", "resource"];
 
@@ -103,7 +81,7 @@ impl Plan {
     /// when it has a `[quick]` table; a way in that keeps a plan checks
     /// it too, since its operator may run it so.
     pub fn desk_form(text: &str, over: &crate::Overrides) -> Result<Option<Plan>, CampaignError> {
-        let has_quick = toml::from_str::<toml::Table>(text).is_ok_and(|t| t.contains_key("quick"));
+        let has_quick = WrittenPlan::read(text).is_ok_and(|p| p.quick.is_some());
         if !has_quick {
             return Ok(None);
         }
@@ -115,8 +93,12 @@ impl Plan {
     }
 
     fn read(text: &str, over: &crate::Overrides) -> Result<Plan, CampaignError> {
-        let file: PlanFile =
-            toml::from_str(text).map_err(|e| bad(e.to_string().trim_end().replace('\n', " ")))?;
+        let file = WrittenPlan::read(text).map_err(bad)?;
+        if file.mesh.is_some() {
+            return Err(bad(
+                "[mesh]: a mesh plan: put it in the central agent's `[mesh] plans` directory",
+            ));
+        }
         // The desk form: the plan's [quick] where the command line gives
         // nothing, and each step's own `quick` keys over its others.
         let over = &match (over.quick, &file.quick) {

@@ -15,6 +15,7 @@
 
 use serde::Deserialize;
 use sonde_archive::MeshAgent;
+use sonde_campaign::{Endpoint, WrittenPlan};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -81,24 +82,20 @@ struct MeshView {
 pub struct MeshPlan {
     pub name: String,
     pub mesh: MeshSpec,
-    /// Everything else of the file (name, description, labels, scale,
+    /// The rest of the file (name, description, labels, scale,
     /// schedule, steps), carried into each share.
-    rest: toml::Table,
+    rest: WrittenPlan,
 }
 
 impl MeshPlan {
     /// Reads a mesh plan from TOML and checks it by cutting a share for
     /// each of its agents as if all were registered.
     pub fn parse(text: &str) -> Result<Self, PlanError> {
-        let mut rest: toml::Table = toml::from_str(text).map_err(|e| PlanError {
+        let mut rest = WrittenPlan::read(text).map_err(|why| PlanError {
             plan: "?".into(),
-            why: e.to_string().trim_end().replace('\n', " "),
+            why,
         })?;
-        let name = rest
-            .get("name")
-            .and_then(toml::Value::as_str)
-            .unwrap_or_default()
-            .to_string();
+        let name = rest.name.clone();
         let bad = |why: String| PlanError {
             plan: if name.is_empty() {
                 "?".into()
@@ -118,30 +115,23 @@ impl MeshPlan {
         let mesh = view
             .mesh
             .ok_or_else(|| bad("no [mesh] table: who measures whom".into()))?;
-        rest.remove("mesh");
-        if rest.contains_key("endpoint") {
+        rest.mesh = None;
+        if !rest.endpoints.is_empty() {
             return Err(bad(
                 "a mesh plan has no [[endpoint]]: the agents are its endpoints".into(),
             ));
         }
-        let steps = rest
-            .get("step")
-            .and_then(toml::Value::as_array)
-            .map_or(0, Vec::len);
-        if steps == 0 {
+        if rest.steps.is_empty() {
             return Err(bad("no [[step]]".into()));
         }
-        for step in rest
-            .get("step")
-            .and_then(toml::Value::as_array)
-            .into_iter()
-            .flatten()
+        if rest
+            .steps
+            .iter()
+            .any(|step| step.contains_key("from") || step.contains_key("to"))
         {
-            if step.get("from").is_some() || step.get("to").is_some() {
-                return Err(bad(
-                    "a mesh plan's steps have no from or to: each pair gets every step".into(),
-                ));
-            }
+            return Err(bad(
+                "a mesh plan's steps have no from or to: each pair gets every step".into(),
+            ));
         }
         let plan = Self {
             name: name.clone(),
@@ -292,34 +282,22 @@ impl MeshPlan {
             return None;
         }
         let name = format!("mesh-{}-{me}", self.name);
-        let mut t = self.rest.clone();
-        t.insert("name".into(), name.clone().into());
-        let mut labels = t
-            .get("labels")
-            .and_then(toml::Value::as_table)
-            .cloned()
-            .unwrap_or_default();
-        labels.insert("mesh".into(), self.name.clone().into());
-        t.insert("labels".into(), labels.into());
-        let endpoint = |n: &str, a: &str| {
-            let mut e = toml::Table::new();
-            e.insert("name".into(), n.into());
-            e.insert("address".into(), a.into());
-            toml::Value::Table(e)
+        let mut plan = self.rest.clone();
+        plan.name = name.clone();
+        plan.labels.insert("mesh".into(), self.name.clone());
+        let endpoint = |n: &str, a: &str| Endpoint {
+            name: n.to_string(),
+            address: a.to_string(),
+            port: None,
+            agent: None,
         };
-        let mut endpoints = vec![endpoint(me, &mine)];
-        endpoints.extend(peers.iter().map(|(p, a)| endpoint(p, a)));
-        t.insert("endpoint".into(), toml::Value::Array(endpoints));
-        let template = self
-            .rest
-            .get("step")
-            .and_then(toml::Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        let mut steps = Vec::new();
+        plan.endpoints = vec![endpoint(me, &mine)];
+        plan.endpoints
+            .extend(peers.iter().map(|(p, a)| endpoint(p, a)));
+        plan.steps = Vec::new();
         for (peer, _) in &peers {
-            for (i, s) in template.iter().enumerate() {
-                let mut s = s.as_table().cloned().unwrap_or_default();
+            for (i, step) in self.rest.steps.iter().enumerate() {
+                let mut s = step.clone();
                 let base = s
                     .get("name")
                     .and_then(toml::Value::as_str)
@@ -327,14 +305,13 @@ impl MeshPlan {
                 s.insert("name".into(), format!("{base}: {me} to {peer}").into());
                 s.insert("from".into(), me.into());
                 s.insert("to".into(), peer.as_str().into());
-                steps.push(toml::Value::Table(s));
+                plan.steps.push(s);
             }
         }
-        t.insert("step".into(), toml::Value::Array(steps));
         let text = format!(
             "# {name}: {me}'s share of the mesh plan {}, from the central agent.\n{}",
             self.name,
-            toml::to_string(&t).unwrap_or_default()
+            plan.to_toml()
         );
         Some(Share { name, text })
     }

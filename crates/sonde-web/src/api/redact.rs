@@ -49,17 +49,17 @@ pub fn redact(v: &mut Value) {
 /// A campaign plan's TOML text as a reader without a token sees it: as
 /// written when it holds no secret; else with its steps' URL userinfo
 /// and header values hidden (and its comments gone, since it is written
-/// again). `None` if it does not read as TOML.
+/// again). `None` if it does not read as a plan.
 pub fn plan_text(text: &str) -> Option<String> {
-    let table: toml::Table = toml::from_str(text).ok()?;
-    let mut v = serde_json::to_value(&table).ok()?;
-    let before = v.clone();
-    redact(&mut v);
-    if v == before {
+    let mut plan = sonde_campaign::WrittenPlan::read(text).ok()?;
+    let mut steps = serde_json::to_value(&plan.steps).ok()?;
+    let before = steps.clone();
+    redact(&mut steps);
+    if steps == before {
         return Some(text.to_string());
     }
-    let table: toml::Table = serde_json::from_value(v).ok()?;
-    toml::to_string(&table).ok()
+    plan.steps = serde_json::from_value(steps).ok()?;
+    Some(plan.to_toml())
 }
 
 /// Whether the request came with a token (and sees results whole).
@@ -115,7 +115,8 @@ mod tests {
 
     #[test]
     fn a_plans_stored_requests_are_hidden_and_its_steps_kept() {
-        let plan = "# ops' plan\nname = \"web\"\n[[step]]\nname = \"get\"\ntest = \"http\"\n\
+        let plan = "# ops' plan\nname = \"web\"\n[schedule]\nrepeat = \"PT1H\"\n\
+                    [[step]]\nname = \"get\"\ntest = \"http\"\n\
                     url = \"https://ops:pw@www.example.net/\"\nheaders = [\"Cookie: s=1\"]\n";
         let shown = plan_text(plan).unwrap();
         assert!(!shown.contains("pw@") && !shown.contains("s=1"), "{shown}");
@@ -125,7 +126,7 @@ mod tests {
             "{shown}"
         );
         assert_eq!(plan_text("not = [toml"), None);
-        let clean = "# as written\nname = \"x\"\n";
+        let clean = "# as written\nname = \"x\"\n[schedule]\nrepeat = \"PT1H\"\n";
         assert_eq!(plan_text(clean).as_deref(), Some(clean));
     }
 }
