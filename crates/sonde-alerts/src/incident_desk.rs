@@ -1,10 +1,11 @@
 //! The incident desk: what is done to an incident beyond keeping it, for
-//! the command line (`sonde incident mail`) and the HTTP API alike. The
+//! the command line (`sonde incident import`, `mail`) and the HTTP API
+//! alike. The
 //! archive keeps incidents, owners, templates and their history; mailing
 //! the owners is here.
 
 use sonde_archive::{ArchiveError, Store};
-use sonde_incidents::{IncidentError, MailError, MailTemplate, Mailer};
+use sonde_incidents::{IncidentError, MailError, MailTemplate, Mailer, Report};
 
 /// Why a template could not be mailed about an incident.
 #[derive(Debug, thiserror::Error)]
@@ -69,4 +70,50 @@ pub fn mail_incident(
     }
     store.record_mail(id, &template, &to_of(&sent), actor, now_ns)?;
     Ok(sent)
+}
+
+/// Whom a report's first comment is recorded as.
+#[derive(Debug, Clone, Copy)]
+pub enum CommentBy<'a> {
+    /// The reporter the report names; without one, this name (the
+    /// command line's user).
+    Reporter(&'a str),
+    /// This caller (the API's token): whom the report names as its
+    /// reporter becomes part of what the comment says.
+    Caller(&'a str),
+}
+
+/// Opens an incident for each report (`sonde incident import`, the
+/// API's `POST /incidents` and its import), with the report's
+/// description and time as its first comment; the ids opened, in order.
+/// `source` replaces the reports' own (`import`) where given.
+pub fn open_reports(
+    store: &mut Store,
+    reports: Vec<Report>,
+    source: Option<&str>,
+    by: CommentBy<'_>,
+    now_ns: impl Fn() -> i64,
+) -> Result<Vec<i64>, ArchiveError> {
+    let mut ids = Vec::with_capacity(reports.len());
+    for mut r in reports {
+        if let Some(source) = source {
+            r.incident.source = source.to_string();
+        }
+        let now = now_ns();
+        let id = store.open_incident(&r.incident, now)?;
+        if let Some(text) = r.comment() {
+            let (who, text) = match (by, &r.reporter) {
+                (CommentBy::Reporter(_), Some(reporter)) => (reporter.clone(), text),
+                (CommentBy::Reporter(user), None) => (user.to_string(), text),
+                (CommentBy::Caller(caller), Some(reporter)) => (
+                    caller.to_string(),
+                    format!("reported by {reporter}; {text}"),
+                ),
+                (CommentBy::Caller(caller), None) => (caller.to_string(), text),
+            };
+            store.comment_incident(id, &who, &text, now)?;
+        }
+        ids.push(id);
+    }
+    Ok(ids)
 }

@@ -3,8 +3,8 @@
 //! hysteresis ([`rule`]), written as `[[alert]]` ([`config`]), evaluated
 //! as results arrive in the archive ([`evaluate`]), and delivered to the
 //! log, webhooks, mail and incidents ([`deliver`]). The incident desk
-//! ([`incident_desk`]) mails an incident's owners, for the command line
-//! and the API.
+//! ([`incident_desk`]) opens incidents from reports and mails their
+//! owners, for the command line and the API alike.
 
 mod alert_metric;
 pub mod config;
@@ -23,7 +23,7 @@ pub use config::{
 };
 pub use deliver::Deliverer;
 pub use evaluate::{start, AlertsError, Evaluator, QUEUE};
-pub use incident_desk::{mail_incident, MailIncidentError};
+pub use incident_desk::{mail_incident, open_reports, CommentBy, MailIncidentError};
 pub use notice::Notice;
 pub use pattern::{Pattern, PatternError, Quantity};
 pub use rule::{AlertState, Condition, Edge, RuleError, Threshold, Worse};

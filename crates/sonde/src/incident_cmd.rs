@@ -478,16 +478,15 @@ pub fn run(args: IncidentArgs) -> Result<(), Failure> {
             };
             let reports = sonde_incidents::parse_reports(&text)
                 .map_err(|e| Failure::Usage(anyhow!("{}: {e}", file.display())))?;
-            let mut ids = Vec::new();
-            for r in reports {
-                let now = now_ns();
-                let id = store.open_incident(&r.incident, now).map_err(fail)?;
-                if let Some(c) = r.comment() {
-                    let who = r.reporter.clone().unwrap_or_else(user);
-                    store.comment_incident(id, &who, &c, now).map_err(fail)?;
-                }
-                ids.push(id);
-            }
+            let user = user();
+            let ids = sonde_alerts::open_reports(
+                &mut store,
+                reports,
+                None,
+                sonde_alerts::CommentBy::Reporter(&user),
+                now_ns,
+            )
+            .map_err(fail)?;
             let text: String = ids
                 .iter()
                 .map(|id| format!("incident {id} opened\n"))

@@ -18,7 +18,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};
 use serde_json::json;
-use sonde_alerts::MailIncidentError;
+use sonde_alerts::{CommentBy, MailIncidentError};
 use sonde_archive::{ArchiveError, IncidentFilter, Store};
 use sonde_incidents::{
     Constituency, Contact, Incident, IncidentChange, IncidentError, IpNet, MailTemplate, Mailer,
@@ -432,24 +432,17 @@ async fn open_reports(
     let raw = body(raw)?;
     let text = std::str::from_utf8(&raw).map_err(|_| bad("the body is not UTF-8"))?;
     let reports = sonde_incidents::parse_reports(text).map_err(|e| refused(&e))?;
+    // The comment is the token's; whom the report names as its
+    // reporter is part of what it says.
     let ids = on_store(state, move |s| {
-        let mut ids = Vec::new();
-        for mut r in reports {
-            r.incident.source = source.to_string();
-            let now = now_ns();
-            let id = s.open_incident(&r.incident, now)?;
-            // The comment is the token's; whom the report names as its
-            // reporter is part of what it says.
-            if let Some(text) = r.comment() {
-                let text = match &r.reporter {
-                    Some(who) => format!("reported by {who}; {text}"),
-                    None => text,
-                };
-                s.comment_incident(id, &author, &text, now)?;
-            }
-            ids.push(id);
-        }
-        Ok(ids)
+        let by = CommentBy::Caller(&author);
+        Ok(sonde_alerts::open_reports(
+            s,
+            reports,
+            Some(source),
+            by,
+            now_ns,
+        )?)
     })
     .await?;
     Ok((StatusCode::CREATED, Json(Opened { ids })))
