@@ -93,7 +93,7 @@ impl Runners for AgentRunners {
         match self.gate.admit(&self.origin, step) {
             Ok(admitted) => Ok(Box::new(admitted)),
             Err(r) => {
-                tracing::warn!(origin = self.origin.name(), rule = %r.rule(), "a step refused: {r}");
+                tracing::warn!(name: "request_refused", origin = self.origin.name(), reason = %r.rule(), "a step refused: {r}");
                 Err(format!("{} (rule: {})", r, r.rule()))
             }
         }

@@ -109,13 +109,13 @@ impl Daemon {
         let counters = server.counters();
         let live = sonde_web::LiveBus::new();
         for addr in server.local_addrs() {
-            tracing::info!(%addr, "listening");
+            tracing::info!(name: "listening", %addr, "listening");
         }
         log_limits(&config.limits);
         match reflector {
             Some(r) => {
                 for addr in r.local_addrs() {
-                    tracing::info!(reflector = %addr, "STAMP reflector listening");
+                    tracing::info!(name: "reflector_listening", reflector = %addr, "STAMP reflector listening");
                 }
                 log_reflector_stats(Arc::clone(&r.stats));
                 r.spawn();
@@ -145,7 +145,7 @@ impl Daemon {
             };
             let (bound, handle) = sonde_web::spawn(web, Arc::clone(stop))
                 .map_err(|e| DaemonError::Flag(format!("--http {addr}: {e}")))?;
-            tracing::info!(http = %bound, "HTTP API, portal and /metrics listening");
+            tracing::info!(name: "http_listening", http = %bound, "HTTP API, portal and /metrics listening");
             threads.push(handle);
             if !http.interface_interval.is_zero() {
                 let sampler = sonde_web::interfaces::spawn_sampler(
@@ -205,7 +205,7 @@ impl Daemon {
             stop: Some(Arc::clone(stop)),
         };
         let why = server.run_until(&until);
-        tracing::info!(reason = ?why, "server stopped");
+        tracing::info!(name: "server_stopped", reason = ?why, "server stopped");
         // The server may stop for another reason than a signal.
         stop.store(true, Ordering::Relaxed);
         for h in threads {

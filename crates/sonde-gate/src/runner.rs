@@ -19,7 +19,7 @@ pub struct GatedRunner {
 impl Runner for GatedRunner {
     fn run(&self, spec: &TestSpec, stop: &Stop, events: &Events) -> Result<TestResult, RunError> {
         if let Err(refused) = self.gate.check_trial(&self.origin, spec) {
-            tracing::warn!(origin = self.origin.name(), rule = %refused.rule(), "a test refused: {refused}");
+            tracing::warn!(name: "request_refused", origin = self.origin.name(), reason = %refused.rule(), "a test refused: {refused}");
             let e = RunError::Gate(refused.to_string());
             events.emit(sonde_model::Event::Failed {
                 reason: e.to_string(),
@@ -61,8 +61,9 @@ impl Runner for GatedRunner {
         };
         if bounded.hit_bound() {
             tracing::warn!(
+                name: "bound_reached",
                 origin = self.origin.name(),
-                test = spec.kind().name(),
+                kind = spec.kind().name(),
                 "a test stopped at its admitted bound"
             );
         }

@@ -21,6 +21,13 @@ pub fn rfc3339(at_ns: i64) -> String {
     humantime::format_rfc3339_seconds(at).to_string()
 }
 
+/// `at_ns` as RFC 3339 in UTC to the microsecond, for log lines:
+/// `2026-11-26T09:00:00.999999Z`.
+pub fn rfc3339_micros(at_ns: i64) -> String {
+    let at = UNIX_EPOCH + Duration::from_nanos(u64::try_from(at_ns).unwrap_or(0));
+    humantime::format_rfc3339_micros(at).to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -30,6 +37,10 @@ mod tests {
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
         assert_eq!(rfc3339(1_795_683_600_999_999_999), "2026-11-26T09:00:00Z");
         assert_eq!(rfc3339(-5), "1970-01-01T00:00:00Z");
+        assert_eq!(
+            rfc3339_micros(1_795_683_600_999_999_999),
+            "2026-11-26T09:00:00.999999Z"
+        );
     }
 
     #[test]

@@ -115,8 +115,8 @@ impl AuditLog {
         line.push(b'\n');
         let text = String::from_utf8_lossy(&line[..line.len() - 1]).into_owned();
         match record.outcome {
-            Outcome::Accepted => tracing::info!(audit = %text, "audit"),
-            _ => tracing::warn!(audit = %text, "audit"),
+            Outcome::Accepted => tracing::info!(name: "audit", audit = %text, "audit"),
+            _ => tracing::warn!(name: "audit", audit = %text, "audit"),
         }
         let Some(file) = &self.file else { return };
         let Ok(mut f) = file.lock() else { return };

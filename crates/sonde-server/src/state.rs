@@ -245,13 +245,15 @@ impl Registry {
             Some(t) if t.client == from.to_canonical() && t.arrived < t.streams => {
                 t.arrived += 1;
                 if t.tx.try_send((accepted, conn)).is_err() {
-                    tracing::warn!(%from, "surplus data connection dropped");
+                    tracing::warn!(name: "data_connection_refused", peer = %from, reason = "surplus", "surplus data connection dropped");
                 }
             }
             Some(_) => {
-                tracing::warn!(%from, "data connection refused: wrong client or one too many")
+                tracing::warn!(name: "data_connection_refused", peer = %from, reason = "wrong_client", "data connection refused: wrong client or one too many")
             }
-            None => tracing::warn!(%from, %id, "data connection for an unknown test"),
+            None => {
+                tracing::warn!(name: "data_connection_refused", peer = %from, test = %id, reason = "unknown_test", "data connection for an unknown test")
+            }
         }
     }
 
@@ -262,13 +264,15 @@ impl Registry {
         match w.get(&id) {
             Some(t) if t.client == from.to_canonical() && usize::from(stream) < t.streams => {
                 if t.tx.try_send((u64::from(stream), conn)).is_err() {
-                    tracing::warn!(%from, stream, "surplus data connection dropped");
+                    tracing::warn!(name: "data_connection_refused", peer = %from, stream, reason = "surplus", "surplus data connection dropped");
                 }
             }
             Some(_) => {
-                tracing::warn!(%from, stream, "data connection refused: wrong client or index")
+                tracing::warn!(name: "data_connection_refused", peer = %from, stream, reason = "wrong_client", "data connection refused: wrong client or index")
             }
-            None => tracing::warn!(%from, %id, "data connection for an unknown test"),
+            None => {
+                tracing::warn!(name: "data_connection_refused", peer = %from, test = %id, reason = "unknown_test", "data connection for an unknown test")
+            }
         }
     }
 }

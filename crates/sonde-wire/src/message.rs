@@ -199,6 +199,21 @@ impl fmt::Display for Cut {
 }
 
 impl Refusal {
+    /// Its `reason`, as the wire and the log name it (`limit_exceeded`).
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Refusal::LimitExceeded { .. } => "limit_exceeded",
+            Refusal::NotAllowed { .. } => "not_allowed",
+            Refusal::Busy { .. } => "busy",
+            Refusal::UnsupportedVersion { .. } => "unsupported_version",
+            Refusal::InvalidSpec { .. } => "invalid_spec",
+            Refusal::Unavailable { .. } => "unavailable",
+            Refusal::ThirdPartyNotAllowed { .. } => "third_party_not_allowed",
+            Refusal::AuthFailed => "auth_failed",
+            Refusal::AuthRequired => "auth_required",
+        }
+    }
+
     /// The limit the test ran into, if a limit refused it.
     pub fn limit(&self) -> Option<&Limit> {
         match self {

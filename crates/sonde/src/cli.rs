@@ -27,6 +27,10 @@ pub struct Cli {
     /// More log output on stderr (-vv for debug).
     #[arg(short = 'v', global = true, action = clap::ArgAction::Count)]
     pub log_level: u8,
+    /// The log's format: text, or one JSON object a line for log
+    /// shippers (docs/serve.md, "The log").
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text, value_name = "FORMAT")]
+    pub log_format: LogFormat,
     /// Print the version.
     #[arg(long, global = true, action = clap::ArgAction::Version)]
     version: Option<bool>,
@@ -134,6 +138,13 @@ pub fn parse() -> Result<Cli, ExitCode> {
     })
 }
 
+/// `--log-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
 pub fn init_logging(cli: &Cli) {
     use tracing_subscriber::fmt::writer::BoxMakeWriter;
     let default = match (&cli.command, cli.log_level) {
@@ -154,12 +165,18 @@ pub fn init_logging(cli: &Cli) {
         Some(f) => BoxMakeWriter::new(std::sync::Mutex::new(f)),
         None => BoxMakeWriter::new(std::io::stderr),
     };
-    let _ = tracing_subscriber::fmt()
+    let log = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(writer)
         .with_ansi(ansi)
-        .with_target(false)
-        .try_init();
+        .with_target(false);
+    let _ = match cli.log_format {
+        LogFormat::Text => log.try_init(),
+        LogFormat::Json => log
+            .with_ansi(false)
+            .event_format(crate::log_json::JsonLines)
+            .try_init(),
+    };
 }
 
 pub fn run(cli: Cli) -> ExitCode {

@@ -12,6 +12,7 @@ mod http_cmd;
 mod incident_cmd;
 mod incident_text;
 mod lab_cmd;
+mod log_json;
 mod method_output;
 mod ndr_cmd;
 mod output;

@@ -109,7 +109,7 @@ pub(crate) fn run_test(
         Ok(p) => p,
         Err(EngineError::Wire(e)) => {
             let answer = refuse::malformed_params(&e);
-            tracing::warn!(%peer, error = %e, iperf3_answer = ?answer, "iperf3 parameters refused");
+            tracing::warn!(name: "test_refused", %peer, reason = "invalid_spec", error = %e, iperf3_answer = ?answer, "iperf3 parameters refused");
             return refuse::send(&mut control, answer);
         }
         Err(e) => return Err(e),
@@ -138,14 +138,14 @@ pub(crate) fn run_test(
             |c, spec| udp::run(c, peer, spec, &p, deadline),
         ),
         Protocol::Sctp => {
-            tracing::warn!(%peer, "iperf3 SCTP test refused: sonde serves TCP and UDP only");
+            tracing::warn!(name: "test_refused", %peer, reason = "unavailable", "iperf3 SCTP test refused: sonde serves TCP and UDP only");
             refuse::send(&mut control, refuse::Answer::Error(errno::IENOSCTP))
         }
     };
     // A test that failed once admitted is the server's news, not only the
     // connection's.
     if let Err(e) = &outcome {
-        tracing::warn!(%peer, error = %e, "iperf3 test failed");
+        tracing::warn!(name: "test_failed", %peer, error = %e, "iperf3 test failed");
     }
     outcome
 }
@@ -189,6 +189,7 @@ fn deny(
     version: Option<&str>,
 ) -> Result<(), EngineError> {
     let answer = refuse::answer(refusal, version);
-    tracing::warn!(%peer, %refusal, iperf3_answer = ?answer, "iperf3 test refused");
+    crate::log_refused(peer, refusal, "iperf3 test refused");
+    tracing::debug!(%peer, iperf3_answer = ?answer, "iperf3's answer");
     refuse::send(&mut control, answer)
 }

@@ -34,7 +34,7 @@ pub(super) fn run(
     shared: &Shared,
     deadline: Instant,
 ) -> Result<(), EngineError> {
-    tracing::info!(%peer, test = %id, streams = spec.stream_count(), direction = ?spec.direction,
+    tracing::info!(name: "test_started", %peer, test = %id, streams = spec.stream_count(), direction = ?spec.direction,
         time = ?spec.time, client = %params.client_version.as_deref().unwrap_or("?"), "iperf3 test accepted");
     let rx = shared.registry().open(id, peer.ip(), spec.stream_count());
     let outcome = serve(control, peer, spec, params, &rx, deadline);
@@ -147,7 +147,7 @@ fn serve(
     drop(held);
     let moved: u64 = mine.streams.iter().map(|s| s.total_bytes).sum();
     let theirs_moved: u64 = theirs.streams.iter().map(|s| s.bytes).sum();
-    tracing::info!(%peer, bytes = moved, client_bytes = theirs_moved, "iperf3 test done");
+    tracing::info!(name: "test_finished", %peer, bytes = moved, client_bytes = theirs_moved, "iperf3 test done");
     Ok(())
 }
 

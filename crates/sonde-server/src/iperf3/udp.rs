@@ -183,7 +183,7 @@ pub(super) fn run(
     params: &Params,
     handshake_deadline: Instant,
 ) -> Result<(), EngineError> {
-    tracing::info!(%peer, streams = spec.stream_count(), direction = ?spec.direction, rate = %spec.bitrate,
+    tracing::info!(name: "test_started", %peer, streams = spec.stream_count(), direction = ?spec.direction, rate = %spec.bitrate,
         time = ?spec.time, "iperf3 UDP test accepted");
     let local = control
         .stream()
@@ -237,7 +237,7 @@ pub(super) fn run(
     add_server_output(&mut ours, params, peer, &sending, true);
     let _theirs = swap_results(control, &ours)?;
     let packets: u64 = streams.iter().map(|s| s.whole.packets).sum();
-    tracing::info!(%peer, packets, "iperf3 test done");
+    tracing::info!(name: "test_finished", %peer, packets, "iperf3 test done");
     Ok(())
 }
 

@@ -131,7 +131,7 @@ pub(super) fn exchange(
         .class_for(Some(token_name), peer.ip())
         .name
         .clone();
-    tracing::info!(%peer, token = token_name, %class, "client authenticated");
+    tracing::info!(name: "client_authenticated", %peer, token = token_name, %class, "client authenticated");
     control.send(&ServerMessage::Authenticated {
         class,
         proof: server_proof(secret, &server_nonce, &client_nonce, token_name),

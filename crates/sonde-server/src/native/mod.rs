@@ -250,7 +250,7 @@ fn run_admitted<S: Admissible>(
         Err(refusal) => return refuse(control, peer, refusal),
     };
     let id = new_test_id();
-    tracing::info!(%peer, test = %id, client = %format!("sonde {} on {} {}", client_env.sonde_version, client_env.os, client_env.kernel), "client");
+    tracing::info!(name: "test_admitted", %peer, test = %id, client = %format!("sonde {} on {} {}", client_env.sonde_version, client_env.os, client_env.kernel), "client");
     let terms = Terms {
         cuts: admitted.cuts,
         rate_capped: admitted.rate_capped,
@@ -262,7 +262,7 @@ fn run_admitted<S: Admissible>(
 }
 
 fn refuse(mut control: Control, peer: SocketAddr, refusal: Refusal) -> Result<(), EngineError> {
-    tracing::warn!(%peer, %refusal, "test refused");
+    crate::log_refused(peer, &refusal, "test refused");
     control.send_preamble()?;
     control.send(&ServerMessage::Refused { refusal })
 }

@@ -58,7 +58,7 @@ fn run_accepted(
         cuts,
         spec: cut_spec,
     })?;
-    tracing::info!(%peer, test = %id, streams = spec.stream_count(), direction = ?spec.direction,
+    tracing::info!(name: "test_started", %peer, test = %id, streams = spec.stream_count(), direction = ?spec.direction,
         time = ?spec.time, "test accepted");
 
     let opts = StreamOptions::from(spec);

@@ -96,7 +96,7 @@ pub(super) fn run(
         Ok(slot) => slot,
         Err(refusal) => return refuse(control, peer, refusal),
     };
-    tracing::info!(%peer, %target, client = %format!("sonde {} on {}", client_env.sonde_version, client_env.os), "third-party test");
+    tracing::info!(name: "third_party_test", %peer, %target, client = %format!("sonde {} on {}", client_env.sonde_version, client_env.os), "third-party test");
     control.send_preamble()?;
     let stop = Arc::new(AtomicBool::new(false));
     watch_client(&control, &stop)?;
@@ -145,7 +145,7 @@ fn run_relayed(
             result: Box::new(result),
         },
         Err(e) => {
-            tracing::warn!(%peer, %target, error = %e.message, "third-party test failed");
+            tracing::warn!(name: "third_party_failed", %peer, %target, error = %e.message, "third-party test failed");
             ServerMessage::ThirdPartyFailed {
                 kind: e.kind,
                 message: e.message,

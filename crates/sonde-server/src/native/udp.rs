@@ -118,7 +118,7 @@ pub(super) fn run(
         cuts,
         spec: cut_spec,
     })?;
-    tracing::info!(%peer, test = %id, streams = spec.stream_count(), rate = %spec.stream_rate(), "UDP test accepted");
+    tracing::info!(name: "test_started", %peer, test = %id, streams = spec.stream_count(), rate = %spec.stream_rate(), "UDP test accepted");
     let deadline = crate::handshake::connect_deadline(handshake_deadline);
     let mut streams = Vec::with_capacity(sockets.len());
     for (i, socket) in sockets.into_iter().enumerate() {

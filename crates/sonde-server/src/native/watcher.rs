@@ -70,7 +70,7 @@ pub(crate) fn answer_report(
             // The client's report is not kept while ours is encoded.
             drop(theirs);
             control.send(&ours)?;
-            tracing::info!(%peer, test = %id, "test finished");
+            tracing::info!(name: "test_finished", %peer, test = %id, "test finished");
             Ok(())
         }
         Ok(Ok(ClientMessage::Abort { reason })) => Err(EngineError::Aborted(reason)),

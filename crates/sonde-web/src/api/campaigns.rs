@@ -319,7 +319,7 @@ fn admit_steps(
     for (i, step) in plan.steps.iter().enumerate() {
         if let Err(r) = state.gate.check(&Origin::ApiCampaign, &step.body) {
             state.counters.refused(&r.to_wire());
-            tracing::info!(campaign = %plan.name, step = %step.name, rule = %r.rule(), "a plan through the API refused: {form}{r}");
+            tracing::info!(name: "request_refused", origin = "api", campaign = %plan.name, step = %step.name, reason = %r.rule(), "a plan through the API refused: {form}{r}");
             let n = as_written
                 .steps
                 .iter()

@@ -164,7 +164,7 @@ async fn run_now(
         Err(r) => {
             audit(Some(&r));
             state.counters.refused(&r.to_wire());
-            tracing::info!(by = %who, rule = %r.rule(), "a request through the API refused: {r}");
+            tracing::info!(name: "request_refused", origin = "api", by = %who, reason = %r.rule(), "a request through the API refused: {r}");
             return Err(ApiRefusal::gate(&r, "", ""));
         }
     };

@@ -136,10 +136,14 @@ impl ServerProc {
         let sink = Arc::clone(&log);
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(addr) = line.split("addr=").nth(1) {
-                    if let Ok(a) = addr.trim().parse::<SocketAddr>() {
-                        let _ = tx.send(a.port());
-                    }
+                // `listening addr=…`, or with `--log-format json` a line
+                // whose event is `listening`.
+                let addr = match serde_json::from_str::<serde_json::Value>(&line) {
+                    Ok(v) if v["event"] == "listening" => v["addr"].as_str().map(str::to_string),
+                    _ => line.split("addr=").nth(1).map(str::to_string),
+                };
+                if let Some(a) = addr.and_then(|a| a.trim().parse::<SocketAddr>().ok()) {
+                    let _ = tx.send(a.port());
                 }
                 sink.lock().unwrap().push(line);
             }

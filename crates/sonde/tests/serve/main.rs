@@ -17,6 +17,7 @@ mod auth_classes;
 mod auth_handshake;
 mod gate_attack;
 mod http_attack;
+mod log_format;
 mod mesh_forward;
 mod mesh_plans;
 mod reflector;
