@@ -10,11 +10,14 @@
 //! - [`campaign_watch`]: `--campaigns DIR`, every plan in DIR on its own
 //!   scheduler, reloaded on change.
 //! - [`daemon`]: binds the endpoint, then starts and stops the rest.
+//! - [`privilege`]: `--user`: root becomes the daemon's user, keeping
+//!   only the capabilities it needs.
 
 pub mod campaign_watch;
 pub mod client_config;
 pub mod config;
 pub mod daemon;
+pub mod privilege;
 pub mod third_party;
 
 pub use config::AgentConfig;

@@ -11,6 +11,7 @@ use clap::Args;
 use ipnet::IpNet;
 use sonde_agent::config::Checked;
 use sonde_agent::daemon::{Daemon, DaemonError, Options};
+use sonde_agent::privilege::{self, PrivilegeError};
 use sonde_agent::AgentConfig;
 use sonde_model::Rate;
 use std::net::IpAddr;
@@ -94,6 +95,10 @@ pub struct ServeArgs {
     /// else ~/.local/share/sonde/sonde.db).
     #[arg(long, value_name = "PATH|URL")]
     pub archive: Option<String>,
+    /// Started as root: become this user before binding anything, keeping
+    /// only CAP_NET_RAW (and CAP_NET_BIND_SERVICE for a port below 1024).
+    #[arg(long, value_name = "NAME")]
+    pub user: Option<String>,
 }
 
 impl ServeArgs {
@@ -168,6 +173,21 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
     if args.daemon && !serve_daemon::is_detached() {
         return serve_daemon::detach(args.pidfile.as_deref());
     }
+    // Where campaigns keep their results: root's default (/var/lib/sonde)
+    // also when the daemon becomes another user.
+    let archive = args
+        .archive
+        .clone()
+        .unwrap_or_else(crate::archive_args::default_location);
+    if let Some(user) = &args.user {
+        let reflector = config.reflector.enabled.then_some(config.reflector.port);
+        let http = args.http.or(config.http.listen).map(|a| a.port());
+        let keep = privilege::needed([Some(config.port), reflector, http].into_iter().flatten());
+        privilege::become_user(user, &keep).map_err(|e| match e {
+            PrivilegeError::Switch { .. } => Failure::Run(e.into()),
+            _ => Failure::Usage(e.into()),
+        })?;
+    }
     let daemon = Daemon::bind(config, checked).map_err(failure)?;
     let stop = serve_signal::install()
         .map_err(|e| Failure::Run(anyhow!("cannot install the signal handlers: {e}")))?;
@@ -175,10 +195,7 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
     let options = Options {
         http: args.http,
         campaigns: args.campaigns.clone(),
-        archive: args
-            .archive
-            .clone()
-            .unwrap_or_else(crate::archive_args::default_location),
+        archive,
         one_off: args.one_off,
         idle_timeout: args.idle_timeout,
         stop,

@@ -23,4 +23,5 @@ mod mesh_plans;
 mod reflector;
 mod robustness;
 mod serve_flags;
+mod serve_user;
 mod third_party;
