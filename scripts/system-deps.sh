@@ -22,6 +22,10 @@
 #              the CA and certificate of the TLS-only PostgreSQL (scripts/services.sh)
 #   curl       checks the HTTP fixtures over TLS and HTTP/2
 #   mosquitto  the MQTT broker probes publish readings to (tests and bench/ingest)
+#   dpkg adduser systemd util-linux libcap2-bin  scripts/package.sh builds the
+#              Debian package with dpkg-deb; its test installs it (adduser makes the
+#              `sonde` user), checks the unit with systemd-analyze, and starts the
+#              binary as the unit does with setpriv; capsh reads capability sets
 set -euo pipefail
 
 need=()
@@ -36,6 +40,11 @@ command -v tracepath >/dev/null 2>&1 || need+=(iputils-tracepath)
 command -v zsh >/dev/null 2>&1 || need+=(zsh)
 command -v fish >/dev/null 2>&1 || need+=(fish)
 command -v groff >/dev/null 2>&1 || need+=(groff-base)
+command -v dpkg-deb >/dev/null 2>&1 || need+=(dpkg)
+command -v adduser >/dev/null 2>&1 || need+=(adduser)
+command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
+command -v setpriv >/dev/null 2>&1 || need+=(util-linux)
+command -v capsh >/dev/null 2>&1 || need+=(libcap2-bin)
 [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v npm >/dev/null 2>&1 || need+=(nodejs npm)

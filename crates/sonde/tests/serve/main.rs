@@ -20,6 +20,7 @@ mod http_attack;
 mod log_format;
 mod mesh_forward;
 mod mesh_plans;
+mod package;
 mod reflector;
 mod robustness;
 mod serve_flags;
