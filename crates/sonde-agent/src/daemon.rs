@@ -204,7 +204,14 @@ impl Daemon {
             idle_timeout: opts.idle_timeout,
             stop: Some(Arc::clone(stop)),
         };
+        let addrs: Vec<String> = server
+            .local_addrs()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        crate::readiness::ready(&format!("serving on {}", addrs.join(", ")));
         let why = server.run_until(&until);
+        crate::readiness::stopping(&format!("stopping: {why:?}"));
         tracing::info!(name: "server_stopped", reason = ?why, "server stopped");
         // The server may stop for another reason than a signal.
         stop.store(true, Ordering::Relaxed);

@@ -12,12 +12,14 @@
 //! - [`daemon`]: binds the endpoint, then starts and stops the rest.
 //! - [`privilege`]: `--user`: root becomes the daemon's user, keeping
 //!   only the capabilities it needs.
+//! - [`readiness`]: ready and stopping, told to systemd (`Type=notify`).
 
 pub mod campaign_watch;
 pub mod client_config;
 pub mod config;
 pub mod daemon;
 pub mod privilege;
+pub mod readiness;
 pub mod third_party;
 
 pub use config::AgentConfig;

@@ -127,3 +127,35 @@ fn a_log_file_that_cannot_be_opened_is_a_usage_error() {
         text(&out)
     );
 }
+
+/// Under a service manager (`$NOTIFY_SOCKET`, systemd's `Type=notify`):
+/// `READY=1` once the server listens, naming where, and `STOPPING=1`
+/// when SIGTERM stops it.
+#[test]
+fn a_service_manager_is_told_when_the_server_is_ready_and_when_it_stops() {
+    use std::os::unix::net::UnixDatagram;
+    let dir = common::TempDir::new("notify");
+    let path = dir.join("notify.sock");
+    let manager = UnixDatagram::bind(&path).unwrap();
+    manager
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let mut cmd = sonde();
+    cmd.env("NOTIFY_SOCKET", &path);
+    let mut server = ServerProc::start_with(cmd, &["--bind", "::1"], &["--no-reflector"]);
+    let mut buf = [0u8; 1024];
+    let n = manager.recv(&mut buf).expect("READY=1 within 20 s");
+    let told = String::from_utf8_lossy(&buf[..n]).into_owned();
+    assert!(told.lines().any(|l| l == "READY=1"), "{told}");
+    assert!(
+        told.contains(&format!("STATUS=serving on [::1]:{}", server.port)),
+        "{told}"
+    );
+    // Ready means serving.
+    json("iperf3", "::1", server.port, &["-t", "1"]);
+    assert!(server.terminate().is_some_and(|s| s.success()));
+    let n = manager.recv(&mut buf).expect("STOPPING=1 within 20 s");
+    let told = String::from_utf8_lossy(&buf[..n]).into_owned();
+    assert!(told.lines().any(|l| l == "STOPPING=1"), "{told}");
+    assert!(told.contains("STATUS=stopping: Signal"), "{told}");
+}
