@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// What the command line adds to the configuration.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Options {
     /// Serve the HTTP API here (over `[http] listen`).
     pub http: Option<SocketAddr>,
@@ -33,6 +33,10 @@ pub struct Options {
     /// Set to stop (a signal); the daemon sets it too when the server
     /// stops for another reason, so that everything else stops.
     pub stop: Arc<AtomicBool>,
+    /// Set (by SIGHUP) to reload the configuration with `reread`
+    /// ([`crate::reload`]); without `reread` nothing is reloaded.
+    pub hup: Arc<AtomicBool>,
+    pub reread: Option<crate::reload::Reread>,
 }
 
 /// Why the daemon could not start.
@@ -133,7 +137,6 @@ impl Daemon {
                 addr,
                 archive: archive.clone(),
                 http: http.clone(),
-                limits: config.limits.clone(),
                 gate: Arc::clone(&gate),
                 campaigns_dir: opts.campaigns.clone(),
                 live: Arc::clone(&live),
@@ -199,6 +202,17 @@ impl Daemon {
             sonde_mesh::member::start(&config.mesh, opts.campaigns.as_deref(), &gate, stop)
                 .map_err(|e| config_error(&e))?;
         threads.extend(member);
+        if let Some(reread) = &opts.reread {
+            let watcher = crate::reload::spawn(
+                config.clone(),
+                Arc::clone(reread),
+                server.reloader(),
+                Arc::clone(&opts.hup),
+                Arc::clone(stop),
+            )
+            .map_err(|e| start_error("watch for SIGHUP", &e))?;
+            threads.push(watcher);
+        }
         let until = Until {
             one_off: opts.one_off,
             idle_timeout: opts.idle_timeout,

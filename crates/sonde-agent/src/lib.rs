@@ -13,6 +13,8 @@
 //! - [`privilege`]: `--user`: root becomes the daemon's user, keeping
 //!   only the capabilities it needs.
 //! - [`readiness`]: ready and stopping, told to systemd (`Type=notify`).
+//! - [`reload`]: SIGHUP: `[limits]` and `[auth]` read again and put in
+//!   force for new tests.
 
 pub mod campaign_watch;
 pub mod client_config;
@@ -20,6 +22,7 @@ pub mod config;
 pub mod daemon;
 pub mod privilege;
 pub mod readiness;
+pub mod reload;
 pub mod third_party;
 
 pub use config::AgentConfig;

@@ -97,7 +97,9 @@ impl fmt::Display for Origin {
 /// The rules in force: one per agent, shared by every way in.
 #[derive(Debug)]
 pub struct Gate {
-    limits: Limits,
+    /// The limits of a gate without a server (a server's gate reads its
+    /// server's, which a reload changes).
+    limits: Arc<Limits>,
     targets: TargetsConfig,
     mesh_targets: Vec<IpNet>,
     /// `[keys]`: the keys a remote request may name.
@@ -149,7 +151,7 @@ impl Gate {
     /// agent's, which shares the control port's).
     pub fn new(limits: Limits, targets: TargetsConfig, mesh_targets: Vec<IpNet>) -> Arc<Gate> {
         Arc::new(Gate {
-            limits,
+            limits: Arc::new(limits),
             targets,
             mesh_targets,
             keys: BTreeMap::new(),
@@ -165,7 +167,7 @@ impl Gate {
         keys: BTreeMap<String, PathBuf>,
     ) -> Arc<Gate> {
         Arc::new(Gate {
-            limits: slots.limits().clone(),
+            limits: slots.limits(),
             targets,
             mesh_targets,
             keys,
@@ -178,8 +180,12 @@ impl Gate {
         self.keys.get(name)
     }
 
-    pub fn limits(&self) -> &Limits {
-        &self.limits
+    /// The limits in force now.
+    pub fn limits(&self) -> Arc<Limits> {
+        match &self.slots {
+            Slots::Server(s) => s.limits(),
+            Slots::Own(_) => Arc::clone(&self.limits),
+        }
     }
 
     /// Tests and requests holding a slot now.
@@ -224,7 +230,7 @@ impl Gate {
                 held: None,
             });
         }
-        let max = self.limits.max_concurrent_tests;
+        let max = self.limits().max_concurrent_tests;
         let held = match &self.slots {
             Slots::Own(n) => n
                 .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
@@ -285,7 +291,7 @@ impl Gate {
     /// A test's own limits: duration, streams, rate (TCP and UDP as the
     /// control port checks them).
     fn test_limits(&self, at: &str, t: &TestSpec) -> Result<(), Refused> {
-        let l = &self.limits;
+        let l = &*self.limits();
         let wrap = |refusal: Refusal| Refused::Limit {
             at: if at.is_empty() { "/".into() } else { at.into() },
             refusal,
@@ -324,7 +330,7 @@ impl Gate {
 
     /// A method's whole work.
     fn work_limits(&self, w: &Work) -> Result<(), Refused> {
-        let l = &self.limits;
+        let l = &*self.limits();
         match w.duration {
             None => {
                 return Err(Refused::limit(
@@ -349,7 +355,7 @@ impl Gate {
 
     /// The most streams and the highest rate of `w`.
     fn work_peaks(&self, at: &str, w: &Work) -> Result<(), Refused> {
-        let l = &self.limits;
+        let l = &*self.limits();
         let at = if at.is_empty() { "/" } else { at };
         if w.streams > u32::from(l.max_streams) {
             return Err(Refused::limit(

@@ -258,7 +258,10 @@ pub(crate) fn admit_as<S: Admissible>(
     asker: &Asker<'_>,
     spec: &S,
 ) -> Result<Admitted<S>, Refusal> {
-    let class = shared.access().class_for(asker.token, asker.peer.ip());
+    // The terms in force when the request came: a reload changes the
+    // next request's, not this one's.
+    let access = shared.access();
+    let class = access.class_for(asker.token, asker.peer.ip());
     let limits = spec.limits_in(class);
     let admitted = check_client(limits, asker.peer.ip())
         .and_then(|()| {

@@ -69,7 +69,7 @@ pub use counters::{AgentCounters, CountersNow};
 pub use handshake::HANDSHAKE_DEADLINE;
 pub use reflector::{Reflector, ReflectorError};
 pub(crate) use refusal_log::log_refused;
-pub use server::{ServeError, Server, Stopped, Until};
+pub use server::{Reloader, ServeError, Server, Stopped, Until};
 pub use sonde_wire::Refusal;
 pub use state::{TestSlot, TestSlots};
 pub use third_party_runner::{ThirdPartyFailure, ThirdPartyRunner};

@@ -90,6 +90,11 @@ impl Server {
         crate::api_audit::ApiAudit(Arc::clone(&self.shared))
     }
 
+    /// What takes a reloaded config's `[limits]` and `[auth]` in.
+    pub fn reloader(&self) -> Reloader {
+        Reloader(Arc::clone(&self.shared))
+    }
+
     /// Its test slots, for the daemon's gate: a test a client runs here
     /// and one the API starts count against the same cap.
     pub fn slots(&self) -> crate::TestSlots {
@@ -181,4 +186,22 @@ pub enum Stopped {
     OneOff,
     Idle,
     Signal,
+}
+
+/// Puts a reloaded config's `[limits]` and `[auth]` (tokens, classes)
+/// in force for the requests from now on; tests running keep the terms
+/// they were admitted under. The listening sockets, the reflector and
+/// the audit log's file stay as they were started.
+#[derive(Debug, Clone)]
+pub struct Reloader(Arc<Shared>);
+
+impl Reloader {
+    /// Checks the new policy whole and puts it in force, or changes
+    /// nothing and says what is wrong.
+    pub fn reload(&self, config: &ServerConfig) -> Result<(), crate::config::ConfigError> {
+        let access = crate::access::Access::load(&config.auth, &config.limits)
+            .map_err(|(key, reason)| crate::config::ConfigError::Invalid { key, reason })?;
+        self.0.set_policy(config.limits.clone(), access);
+        Ok(())
+    }
 }

@@ -1,5 +1,6 @@
 //! Everything the connections of one server share, in one place: the
-//! limits in force, the test slots (`max_concurrent_tests`), the count of
+//! limits and tokens in force (swapped whole when the config is
+//! reloaded; a test admitted keeps the terms it was admitted under), the test slots (`max_concurrent_tests`), the count of
 //! open connections and their accept order, and the [`Registry`] of tests
 //! waiting for their data connections.
 //!
@@ -12,13 +13,14 @@ use std::collections::HashMap;
 use std::net::{IpAddr, TcpStream};
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 /// State shared by every connection of one server.
 #[derive(Debug)]
 pub(crate) struct Shared {
-    limits: Limits,
+    /// `[limits]` and `[auth]` in force.
+    policy: RwLock<Policy>,
     registry: Registry,
     running_tests: AtomicU32,
     connections: AtomicUsize,
@@ -30,12 +32,17 @@ pub(crate) struct Shared {
     last_busy: Mutex<Instant>,
     /// What `/metrics` counts.
     counters: Arc<crate::counters::AgentCounters>,
-    /// Tokens and limit classes in force (`[auth]`).
-    access: crate::access::Access,
     /// Where each decision is written.
     audit: crate::audit::AuditLog,
     /// What runs third-party tests, if the daemon gave one.
     third_party: std::sync::OnceLock<Arc<dyn crate::ThirdPartyRunner>>,
+}
+
+/// The limits and tokens in force, swapped whole.
+#[derive(Debug, Clone)]
+struct Policy {
+    limits: Arc<Limits>,
+    access: Arc<crate::access::Access>,
 }
 
 impl Shared {
@@ -53,10 +60,12 @@ impl Shared {
         audit: crate::audit::AuditLog,
     ) -> Arc<Self> {
         Arc::new(Self {
-            access,
+            policy: RwLock::new(Policy {
+                limits: Arc::new(limits),
+                access: Arc::new(access),
+            }),
             audit,
             third_party: std::sync::OnceLock::new(),
-            limits,
             registry: Registry::default(),
             running_tests: AtomicU32::new(0),
             connections: AtomicUsize::new(0),
@@ -67,14 +76,33 @@ impl Shared {
         })
     }
 
-    /// The limits every request is checked against.
-    pub(crate) fn limits(&self) -> &Limits {
-        &self.limits
+    fn policy(&self) -> Policy {
+        match self.policy.read() {
+            Ok(p) => p.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
     }
 
-    /// Tokens and classes in force.
-    pub(crate) fn access(&self) -> &crate::access::Access {
-        &self.access
+    /// The limits every request is checked against now.
+    pub(crate) fn limits(&self) -> Arc<Limits> {
+        self.policy().limits
+    }
+
+    /// Tokens and classes in force now.
+    pub(crate) fn access(&self) -> Arc<crate::access::Access> {
+        self.policy().access
+    }
+
+    /// New limits and tokens for the requests from now on.
+    pub(crate) fn set_policy(&self, limits: Limits, access: crate::access::Access) {
+        let policy = Policy {
+            limits: Arc::new(limits),
+            access: Arc::new(access),
+        };
+        match self.policy.write() {
+            Ok(mut p) => *p = policy,
+            Err(poisoned) => *poisoned.into_inner() = policy,
+        }
     }
 
     /// The audit log.
@@ -109,7 +137,7 @@ impl Shared {
     /// Claims one of the `max_concurrent_tests` slots; `None` when all are
     /// taken.
     pub(crate) fn claim_test(self: &Arc<Self>) -> Option<TestSlot> {
-        let max = self.limits.max_concurrent_tests;
+        let max = self.limits().max_concurrent_tests;
         self.running_tests
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
                 (n < max).then_some(n + 1)
@@ -328,8 +356,8 @@ impl TestSlots {
         self.0.claim_test()
     }
 
-    /// The `[limits]` the slots are counted under.
-    pub fn limits(&self) -> &Limits {
+    /// The `[limits]` the slots are counted under, now.
+    pub fn limits(&self) -> Arc<Limits> {
         self.0.limits()
     }
 }

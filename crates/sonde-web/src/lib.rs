@@ -47,8 +47,6 @@ pub struct WebConfig {
     /// The archive it reads (a SQLite path or a postgres:// URL).
     pub archive: String,
     pub http: crate::HttpConfig,
-    /// The control port's limits ("run a test now" keeps to them).
-    pub limits: sonde_server::Limits,
     /// The agent's one admission gate: every request the API starts
     /// passes it.
     pub gate: Arc<sonde_gate::Gate>,
@@ -99,7 +97,6 @@ pub fn spawn(
         stores: sonde_archive::StorePool::new(&config.archive, config.http.archive_connections),
         archive: config.archive,
         http: config.http,
-        limits: config.limits,
         gate: config.gate,
         runs: running_requests::RunningRequests::default(),
         campaigns_dir: config.campaigns_dir,

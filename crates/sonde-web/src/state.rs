@@ -7,7 +7,7 @@ use crate::running_requests::RunningRequests;
 use crate::HttpConfig;
 use axum::http::StatusCode;
 use sonde_archive::Store;
-use sonde_server::{AgentCounters, Limits};
+use sonde_server::AgentCounters;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -19,8 +19,6 @@ pub struct State {
     pub tokens: Arc<crate::tokens::Tokens>,
     pub archive: String,
     pub http: HttpConfig,
-    /// The control port's limits: "run a test now" keeps to them.
-    pub limits: Limits,
     /// The one admission gate.
     pub gate: Arc<sonde_gate::Gate>,
     /// The requests started through the API and still running, by run id.

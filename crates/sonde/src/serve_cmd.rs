@@ -16,9 +16,10 @@ use sonde_agent::AgentConfig;
 use sonde_model::Rate;
 use std::net::IpAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
     /// Address to listen on (repeatable). Default: every address, IPv6 and IPv4.
     #[arg(long = "bind", value_name = "ADDR")]
@@ -189,8 +190,12 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
         })?;
     }
     let daemon = Daemon::bind(config, checked).map_err(failure)?;
-    let stop = serve_signal::install()
+    let signals = serve_signal::install()
         .map_err(|e| Failure::Run(anyhow!("cannot install the signal handlers: {e}")))?;
+    // SIGHUP reads the file again with the same flags over it.
+    let again = args.clone();
+    let reread: sonde_agent::reload::Reread =
+        Arc::new(move || again.to_config().map(|(c, _)| c).map_err(|e| e.message()));
     let _pidfile = args.pidfile.as_deref().map(PidFile::create).transpose()?;
     let options = Options {
         http: args.http,
@@ -198,7 +203,9 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
         archive,
         one_off: args.one_off,
         idle_timeout: args.idle_timeout,
-        stop,
+        stop: signals.stop,
+        hup: signals.hup,
+        reread: Some(reread),
     };
     daemon.run(&options).map_err(failure)?;
     Ok(())

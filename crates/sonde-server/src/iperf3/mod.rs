@@ -69,7 +69,8 @@ pub(crate) fn open(
     }
     // Checked before the parameters are asked for: a client that may not
     // test is turned away at once.
-    let class = shared.access().class_for(None, peer.ip());
+    let access = shared.access();
+    let class = access.class_for(None, peer.ip());
     let allowed = check_client(&class.limits, peer.ip()).and_then(|()| {
         // iperf3 clients cannot hold a token.
         if shared.access().iperf3 {

@@ -104,7 +104,8 @@ pub(super) fn exchange(
             return Err(e);
         }
     };
-    let secret = shared.access().secret(token_name);
+    let access = shared.access();
+    let secret = access.secret(token_name);
     let proved = verify_client(
         secret.unwrap_or(NO_SECRET),
         &server_nonce,

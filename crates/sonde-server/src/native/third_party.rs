@@ -38,7 +38,7 @@ pub(super) fn run(
     let token = identity.map(|i| i.token.as_str());
     let target = spec_target(&request);
     if !identity.is_some_and(|i| i.third_party) {
-        if let Err(refusal) = check_third_party(shared.limits(), peer.ip()) {
+        if let Err(refusal) = check_third_party(&shared.limits(), peer.ip()) {
             let class = shared.access().class_for(token, peer.ip()).name.clone();
             let asked = Asked {
                 test: Some(format!("third_party_{}", request.kind().name())),

@@ -24,5 +24,6 @@ mod package;
 mod reflector;
 mod robustness;
 mod serve_flags;
+mod serve_reload;
 mod serve_user;
 mod third_party;
