@@ -9,6 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/system-deps.sh
 bash scripts/python-deps.sh
+bash scripts/rust-tools.sh
 bash scripts/services.sh
 cargo fmt --all -- --check
 cargo clippy --locked --workspace --all-targets -q -- -D warnings
