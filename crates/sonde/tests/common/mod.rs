@@ -408,3 +408,13 @@ impl Drop for Iperf3Server {
         let _ = self.child.wait();
     }
 }
+
+/// Field `key` of a /proc `status` file's text (`Uid`, `CapEff`, …),
+/// trimmed.
+pub fn status_field<'a>(status: &'a str, key: &str) -> &'a str {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
+        .unwrap_or_else(|| panic!("no {key} in {status}"))
+        .trim()
+}

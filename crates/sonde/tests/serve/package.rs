@@ -51,12 +51,7 @@ fn unit_values<'a>(unit: &'a str, key: &str) -> Vec<&'a str> {
 
 fn status_field(pid: u32, key: &str) -> String {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
-        .unwrap_or_default()
-        .trim()
-        .to_string()
+    common::status_field(&status, key).to_string()
 }
 
 #[test]

@@ -7,21 +7,12 @@
 
 use crate::common;
 use common::iperf3_client::json;
-use common::{sonde, ServerProc};
+use common::{sonde, status_field as field, ServerProc};
 use std::process::Command;
 
 /// The capabilities' bits (linux/capability.h).
 const NET_BIND_SERVICE: u64 = 1 << 10;
 const NET_RAW: u64 = 1 << 13;
-
-/// Field `key` of a /proc status file.
-fn field<'a>(status: &'a str, key: &str) -> &'a str {
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(key).and_then(|r| r.strip_prefix(':')))
-        .unwrap_or_else(|| panic!("no {key} in {status}"))
-        .trim()
-}
 
 fn ok(cmd: &mut Command) -> serde_json::Value {
     let out = cmd.output().unwrap();
