@@ -23,8 +23,8 @@
 #   curl       checks the HTTP fixtures over TLS and HTTP/2
 #   mosquitto  the MQTT broker probes publish readings to (tests and bench/ingest)
 #   irtt       the latency peer bench/rtt-vs-irtt compares sonde's RTT and IPDV with
-#   dpkg adduser systemd util-linux libcap2-bin  scripts/package.sh builds the
-#              Debian package with dpkg-deb; its test installs it (adduser makes the
+#   dpkg binutils adduser systemd util-linux libcap2-bin  scripts/package.sh builds
+#              the Debian package with dpkg-deb (strip from binutils); its test installs it (adduser makes the
 #              `sonde` user), checks the unit with systemd-analyze, and starts the
 #              binary as the unit does with setpriv; capsh reads capability sets
 set -euo pipefail
@@ -42,6 +42,7 @@ command -v zsh >/dev/null 2>&1 || need+=(zsh)
 command -v fish >/dev/null 2>&1 || need+=(fish)
 command -v groff >/dev/null 2>&1 || need+=(groff-base)
 command -v dpkg-deb >/dev/null 2>&1 || need+=(dpkg)
+command -v strip >/dev/null 2>&1 || need+=(binutils)
 command -v irtt >/dev/null 2>&1 || need+=(irtt)
 command -v adduser >/dev/null 2>&1 || need+=(adduser)
 command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)

@@ -97,9 +97,6 @@ impl fmt::Display for Origin {
 /// The rules in force: one per agent, shared by every way in.
 #[derive(Debug)]
 pub struct Gate {
-    /// The limits of a gate without a server (a server's gate reads its
-    /// server's, which a reload changes).
-    limits: Arc<Limits>,
     targets: TargetsConfig,
     mesh_targets: Vec<IpNet>,
     /// `[keys]`: the keys a remote request may name.
@@ -110,9 +107,11 @@ pub struct Gate {
 /// Where the test slots are counted.
 #[derive(Debug)]
 enum Slots {
-    /// By the gate alone (a gate without a server: the unit tests').
-    Own(AtomicU32),
-    /// The server's, which the control port counts too.
+    /// By the gate alone, under its own limits (a gate without a server:
+    /// the unit tests').
+    Own(AtomicU32, Arc<Limits>),
+    /// The server's, which the control port counts too, under the
+    /// server's limits (which a reload changes).
     Server(TestSlots),
 }
 
@@ -139,7 +138,7 @@ pub struct Admitted {
 impl Drop for Admitted {
     fn drop(&mut self) {
         if let Some(Held::Own(g)) = &self.held {
-            if let Slots::Own(n) = &g.slots {
+            if let Slots::Own(n, _) = &g.slots {
                 n.fetch_sub(1, Ordering::AcqRel);
             }
         }
@@ -151,11 +150,10 @@ impl Gate {
     /// agent's, which shares the control port's).
     pub fn new(limits: Limits, targets: TargetsConfig, mesh_targets: Vec<IpNet>) -> Arc<Gate> {
         Arc::new(Gate {
-            limits: Arc::new(limits),
             targets,
             mesh_targets,
             keys: BTreeMap::new(),
-            slots: Slots::Own(AtomicU32::new(0)),
+            slots: Slots::Own(AtomicU32::new(0), Arc::new(limits)),
         })
     }
 
@@ -167,7 +165,6 @@ impl Gate {
         keys: BTreeMap<String, PathBuf>,
     ) -> Arc<Gate> {
         Arc::new(Gate {
-            limits: slots.limits(),
             targets,
             mesh_targets,
             keys,
@@ -184,14 +181,14 @@ impl Gate {
     pub fn limits(&self) -> Arc<Limits> {
         match &self.slots {
             Slots::Server(s) => s.limits(),
-            Slots::Own(_) => Arc::clone(&self.limits),
+            Slots::Own(_, limits) => Arc::clone(limits),
         }
     }
 
     /// Tests and requests holding a slot now.
     pub fn running(&self) -> u32 {
         match &self.slots {
-            Slots::Own(n) => n.load(Ordering::Acquire),
+            Slots::Own(n, _) => n.load(Ordering::Acquire),
             Slots::Server(slots) => slots.running(),
         }
     }
@@ -232,7 +229,7 @@ impl Gate {
         }
         let max = self.limits().max_concurrent_tests;
         let held = match &self.slots {
-            Slots::Own(n) => n
+            Slots::Own(n, _) => n
                 .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
                     (n < max).then_some(n + 1)
                 })

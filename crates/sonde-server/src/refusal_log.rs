@@ -9,6 +9,7 @@ use std::net::SocketAddr;
 /// Logs `refusal` of `peer`'s test; `what` is the line's message.
 pub(crate) fn log_refused(peer: SocketAddr, refusal: &Refusal, what: &str) {
     let reason = refusal.reason();
+    let reason = reason.as_str();
     match refusal.limit() {
         Some(limit) => {
             tracing::warn!(name: "test_refused", %peer, reason, limit = limit.name(), %refusal, "{what}");

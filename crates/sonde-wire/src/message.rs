@@ -199,19 +199,13 @@ impl fmt::Display for Cut {
 }
 
 impl Refusal {
-    /// Its `reason`, as the wire and the log name it (`limit_exceeded`).
-    pub fn reason(&self) -> &'static str {
-        match self {
-            Refusal::LimitExceeded { .. } => "limit_exceeded",
-            Refusal::NotAllowed { .. } => "not_allowed",
-            Refusal::Busy { .. } => "busy",
-            Refusal::UnsupportedVersion { .. } => "unsupported_version",
-            Refusal::InvalidSpec { .. } => "invalid_spec",
-            Refusal::Unavailable { .. } => "unavailable",
-            Refusal::ThirdPartyNotAllowed { .. } => "third_party_not_allowed",
-            Refusal::AuthFailed => "auth_failed",
-            Refusal::AuthRequired => "auth_required",
-        }
+    /// Its `reason` as the wire names it (`limit_exceeded`): the serde
+    /// tag, so the log and the wire cannot spell it two ways.
+    pub fn reason(&self) -> String {
+        serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v["reason"].as_str().map(str::to_string))
+            .unwrap_or_default()
     }
 
     /// The limit the test ran into, if a limit refused it.
@@ -376,6 +370,21 @@ pub fn encode_message<M: Serialize>(msg: &M) -> Result<Vec<u8>, WireError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refusals_reason_is_its_tag_on_the_wire() {
+        let busy = Refusal::Busy {
+            max_concurrent_tests: 4,
+        };
+        assert_eq!(busy.reason(), "busy");
+        assert_eq!(Refusal::AuthRequired.reason(), "auth_required");
+        let over = Refusal::LimitExceeded {
+            limit: Limit::MaxDuration,
+            value: "5s".into(),
+            requested: "10s".into(),
+        };
+        assert_eq!(over.reason(), "limit_exceeded");
+    }
     use crate::decode::{decode_message, WireMessage};
     use crate::{FrameDecoder, HANDSHAKE_FRAME_MAX};
     use proptest::prelude::*;
