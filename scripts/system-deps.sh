@@ -22,6 +22,8 @@
 #              the CA and certificate of the TLS-only PostgreSQL (scripts/services.sh)
 #   curl       checks the HTTP fixtures over TLS and HTTP/2
 #   mosquitto  the MQTT broker probes publish readings to (tests and bench/ingest)
+#   snmpd      the router's SNMP agent the lab's link-load test polls (IF-MIB
+#              counters of a lab router's interface, v2c and v3)
 #   irtt       the latency peer bench/rtt-vs-irtt compares sonde's RTT and IPDV with
 #   dpkg binutils adduser systemd util-linux libcap2-bin  scripts/package.sh builds
 #              the Debian package with dpkg-deb (strip from binutils); its test installs it (adduser makes the
@@ -44,6 +46,7 @@ command -v groff >/dev/null 2>&1 || need+=(groff-base)
 command -v dpkg-deb >/dev/null 2>&1 || need+=(dpkg)
 command -v strip >/dev/null 2>&1 || need+=(binutils)
 command -v irtt >/dev/null 2>&1 || need+=(irtt)
+[ -x /usr/sbin/snmpd ] || need+=(snmpd)
 command -v adduser >/dev/null 2>&1 || need+=(adduser)
 command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
 command -v setpriv >/dev/null 2>&1 || need+=(util-linux)

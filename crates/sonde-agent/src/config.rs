@@ -3,7 +3,7 @@
 //! checks, by the crate that uses them: the endpoint's (`bind`, `port`,
 //! `[limits]`, `[reflector]`, `[auth]`) by sonde-server, `[http]` by
 //! sonde-web, `[mesh]` and `[[forward]]` by sonde-mesh, `[readings]` by
-//! sonde-readings, `[[alert]]` by sonde-alerts, `[smtp]` by
+//! sonde-readings, `[[snmp]]` by sonde-snmp, `[[alert]]` by sonde-alerts, `[smtp]` by
 //! sonde-incidents, `[targets]` by sonde-gate, `[client]` here. Read once,
 //! overridden by flags, checked once by [`AgentConfig::validate`]. Every
 //! key is documented in `docs/serve.md`.
@@ -48,6 +48,9 @@ pub struct AgentConfig {
     pub alert: Vec<sonde_alerts::RuleConfig>,
     /// Readings from probes: the MQTT broker and topics (`[readings]`).
     pub readings: sonde_readings::ReadingsConfig,
+    /// Routers whose interface counters are polled over SNMP (`[[snmp]]`,
+    /// docs/snmp.md).
+    pub snmp: Vec<sonde_snmp::SnmpTarget>,
     /// The mail server alert notices and incident mail go through
     /// (`[smtp]`).
     pub smtp: Option<sonde_incidents::SmtpConfig>,
@@ -74,6 +77,7 @@ impl Default for AgentConfig {
             client: ClientConfig::default(),
             alert: Vec::new(),
             readings: sonde_readings::ReadingsConfig::default(),
+            snmp: Vec::new(),
             smtp: None,
             targets: sonde_gate::TargetsConfig::default(),
             keys: BTreeMap::new(),
@@ -171,6 +175,12 @@ impl AgentConfig {
                 reason: e.to_string(),
             })?;
         self.http.check().map_err(pair)?;
+        sonde_snmp::validate_all(&self.snmp).map_err(|e| ConfigError::Entry {
+            table: "snmp",
+            name: e.target,
+            key: e.key,
+            why: e.reason,
+        })?;
         Ok(Checked { rules, mailer })
     }
 }
@@ -200,6 +210,20 @@ mod tests {
             .unwrap();
         let e = c.validate().unwrap_err().to_string();
         assert!(e.contains("alert 'x'"), "{e}");
+    }
+
+    #[test]
+    fn an_snmp_target_is_checked_by_its_crate_and_named() {
+        let text = "[[snmp]]\nname = \"r1\"\naddress = \"10.0.0.1\"\nversion = \"3\"\n";
+        let e = AgentConfig::from_toml(text, "t")
+            .unwrap()
+            .validate()
+            .unwrap_err();
+        assert_eq!(e.to_string(), "snmp 'r1': user: version \"3\" needs a user");
+        let ok = "[[snmp]]\nname = \"r1\"\naddress = \"10.0.0.1\"\ncommunity = \"c\"\n";
+        let c = AgentConfig::from_toml(ok, "t").unwrap();
+        c.validate().unwrap();
+        assert_eq!(c.snmp[0].name, "r1");
     }
 
     #[test]

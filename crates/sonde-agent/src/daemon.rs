@@ -1,8 +1,8 @@
 //! Starting the daemon: the test endpoint and its STAMP reflector, and
 //! around them what the configuration turns on: the HTTP API, portal and
 //! `/metrics` with the interface sampler, the campaigns of a directory,
-//! forwarding to central archives, alerts, MQTT readings and the mesh
-//! share. Every request that does not come through the control port
+//! forwarding to central archives, alerts, MQTT readings, SNMP link
+//! load and the mesh share. Every request that does not come through the control port
 //! passes one gate, which shares the control port's test slots. Runs
 //! until the server stops (`--one-off`, idle, or `stop`), then stops the
 //! rest and waits for it.
@@ -198,6 +198,8 @@ impl Daemon {
         )
         .map_err(|e| config_error(&e))?;
         threads.extend(ingest);
+        let snmp = sonde_snmp::spawn(archive, &config.snmp, stop).map_err(|e| config_error(&e))?;
+        threads.extend(snmp);
         let member =
             sonde_mesh::member::start(&config.mesh, opts.campaigns.as_deref(), &gate, stop)
                 .map_err(|e| config_error(&e))?;

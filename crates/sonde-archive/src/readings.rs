@@ -384,6 +384,33 @@ impl Store {
         }))
     }
 
+    /// `probe`'s `metric` as it was read in [`from_ns`, `to_ns`): (time,
+    /// value), oldest first, at most `limit`.
+    pub fn raw_readings(
+        &mut self,
+        probe: &str,
+        metric: &str,
+        from_ns: i64,
+        to_ns: i64,
+        limit: usize,
+    ) -> Result<Vec<(i64, f64)>, ArchiveError> {
+        let rows = self.backend.sql().rows(
+            "SELECT at_ns, value FROM readings WHERE probe = $1 AND metric = $2 \
+             AND at_ns >= $3 AND at_ns < $4 ORDER BY at_ns LIMIT $5",
+            &[
+                text(probe),
+                text(metric),
+                int(from_ns),
+                int(to_ns),
+                int(i64::try_from(limit).unwrap_or(i64::MAX)),
+            ],
+        )?;
+        Ok(rows
+            .iter()
+            .filter_map(|r| Some((r.first()?.int()?, r.get(1)?.real()?)))
+            .collect())
+    }
+
     /// How many raw readings `probe`'s `metric` has in [`from_ns`,
     /// `to_ns`).
     pub fn count_readings(

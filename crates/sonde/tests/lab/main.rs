@@ -23,6 +23,7 @@ mod lab_overhead;
 mod lab_ping;
 mod lab_qos;
 mod lab_qos_method;
+mod lab_snmp;
 mod lab_studies;
 mod lab_studies_ipsec;
 mod lab_sweep;
