@@ -43,7 +43,7 @@ install -d "$root/usr/share/bash-completion/completions" \
 "$root/usr/bin/sonde" completions bash > "$root/usr/share/bash-completion/completions/sonde"
 "$root/usr/bin/sonde" completions zsh > "$root/usr/share/zsh/vendor-completions/_sonde"
 "$root/usr/bin/sonde" completions fish > "$root/usr/share/fish/vendor_completions.d/sonde.fish"
-install -D -m 0644 packaging/serve.toml "$root/etc/sonde/serve.toml"
+install -D -m 0640 packaging/serve.toml "$root/etc/sonde/serve.toml"
 install -D -m 0644 packaging/sonde.service "$root/lib/systemd/system/sonde.service"
 install -D -m 0644 README.md "$root/usr/share/doc/sonde/README.md"
 install -m 0644 docs/install.md docs/serve.md "$root/usr/share/doc/sonde/"

@@ -1,19 +1,23 @@
 //! What an alert rule watches: any figure of the metric registry, by its
-//! name or an alias, or a route change.
+//! name or an alias, a route change, or a probe's readings.
 
 use crate::pattern::Quantity;
 use crate::rule::Worse;
 use serde::Deserialize;
 
 /// A metric an alert watches: any figure of the metric registry (the
-/// archive indexes each), by its name or an alias (`rtt_ms`), or a route
-/// change.
+/// archive indexes each), by its name or an alias (`rtt_ms`), a route
+/// change, or a probe's readings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AlertMetric {
     Figure(sonde_model::Metric),
     /// A trace that took another route than the trace before it on its
     /// path (1; 0 for one on the same route): bad above 0.5.
     PathChanged,
+    /// A probe's readings (a router's link load polled over SNMP, a
+    /// sensor's values): the rule's `reading` and `probe` say which; bad
+    /// above or below, as the rule says.
+    Reading,
 }
 
 impl AlertMetric {
@@ -22,6 +26,9 @@ impl AlertMetric {
     pub fn parse(s: &str) -> Option<AlertMetric> {
         if s == "path_changed" {
             return Some(AlertMetric::PathChanged);
+        }
+        if s == "reading" {
+            return Some(AlertMetric::Reading);
         }
         sonde_model::Metric::ALL
             .into_iter()
@@ -33,6 +40,7 @@ impl AlertMetric {
         match self {
             AlertMetric::Figure(m) => m.name(),
             AlertMetric::PathChanged => "path_changed",
+            AlertMetric::Reading => "reading",
         }
     }
 
@@ -41,7 +49,7 @@ impl AlertMetric {
     pub fn registry(self) -> Option<sonde_model::Metric> {
         match self {
             AlertMetric::Figure(m) => Some(m),
-            AlertMetric::PathChanged => None,
+            AlertMetric::PathChanged | AlertMetric::Reading => None,
         }
     }
 
@@ -57,9 +65,14 @@ impl AlertMetric {
     /// A value as a message shows it: rounded to the registry's
     /// precision; a route change as 1 or 0.
     pub fn shown(self, v: f64) -> String {
-        match self.registry() {
-            Some(m) => m.rounded(v),
-            None => format!("{v:.0}"),
+        match self {
+            AlertMetric::Figure(m) => m.rounded(v),
+            AlertMetric::PathChanged => format!("{v:.0}"),
+            // As read, to the thousandth.
+            AlertMetric::Reading => {
+                let s = format!("{v:.3}");
+                s.trim_end_matches('0').trim_end_matches('.').to_string()
+            }
         }
     }
 
@@ -79,7 +92,7 @@ impl<'de> Deserialize<'de> for AlertMetric {
         let s = String::deserialize(d)?;
         AlertMetric::parse(&s).ok_or_else(|| {
             serde::de::Error::custom(format!(
-                "'{s}' is not a metric: use one of {}, path_changed",
+                "'{s}' is not a metric: use one of {}, path_changed, reading",
                 sonde_model::Metric::names()
             ))
         })

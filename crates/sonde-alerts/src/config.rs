@@ -12,6 +12,8 @@
 //! clear = 0.5                    # back past this…
 //! clear_for = 3                  # …this many runs in a row clears it
 //! # or: pattern = ">0%,*12*,>0%,*12*,>0%"
+//! # or, on a probe's readings: metric = "reading", reading = "to_b.out_util",
+//! # probe = "r1" (optional: any probe's reading of that name)
 //! notify = ["log", "webhook", "email", "incident"]
 //! webhook = "http://[::1]:9000/hooks/sonde"
 //! email = ["noc@example.net"]
@@ -84,6 +86,9 @@ impl PathKey {
     /// One line naming the path: `ping A (2001:db8::1) → B (2001:db8::2)
     /// (v6)`, with its direction and step when it has them.
     pub fn display(&self) -> String {
+        if self.test == "reading" {
+            return format!("reading {} of {}", self.target, self.source);
+        }
         let mut s = format!(
             "{} {} → {}",
             self.test,
@@ -174,6 +179,10 @@ pub struct RuleConfig {
     pub direction: Option<String>,
     pub campaign: Option<String>,
     pub step: Option<String>,
+    /// With `metric = "reading"`: the readings' metric, and the probe
+    /// (absent: every probe with a reading of that name).
+    pub reading: Option<String>,
+    pub probe: Option<String>,
     pub above: Option<f64>,
     pub below: Option<f64>,
     /// Bad runs in a row that raise it (default 1).
@@ -224,12 +233,28 @@ pub enum Delivery {
     },
 }
 
+/// The readings a rule on readings watches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadingSelect {
+    /// Every probe's, without one.
+    pub probe: Option<String>,
+    pub metric: String,
+}
+
+impl ReadingSelect {
+    pub fn selects(&self, probe: &str, metric: &str) -> bool {
+        metric == self.metric && self.probe.as_deref().is_none_or(|p| p == probe)
+    }
+}
+
 /// A checked rule.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rule {
     pub name: String,
     pub metric: AlertMetric,
     pub select: Selector,
+    /// With `metric = "reading"`: which readings.
+    pub reading: Option<ReadingSelect>,
     pub condition: Condition,
     pub deliveries: Vec<Delivery>,
     pub mail: MailTemplate,
@@ -279,7 +304,8 @@ impl RuleConfig {
                 } else {
                     Worse::Below
                 };
-                if worse != self.metric.worse() {
+                // A reading is bad whichever way its rule says.
+                if self.metric != AlertMetric::Reading && worse != self.metric.worse() {
                     let (key, way) = match worse {
                         Worse::Above => ("above", "below"),
                         Worse::Below => ("below", "above"),
@@ -407,6 +433,7 @@ impl RuleConfig {
             name: self.name.clone(),
             metric: self.metric,
             select: self.selector().map_err(|(key, why)| fail(key, why))?,
+            reading: self.reading_select().map_err(|(key, why)| fail(key, why))?,
             condition,
             deliveries,
         })
@@ -424,6 +451,58 @@ fn family_named(f: &str) -> Option<&'static str> {
 }
 
 impl RuleConfig {
+    /// The readings a rule on readings watches: `reading` is needed, the
+    /// keys that select paths of tests are refused (they would select
+    /// nothing), and `reading` and `probe` go only with it.
+    fn reading_select(&self) -> Result<Option<ReadingSelect>, (&'static str, String)> {
+        let name = |key: &'static str, v: &str| {
+            if sonde_readings::reading::valid_name(v) {
+                Ok(())
+            } else {
+                Err((
+                    key,
+                    format!("'{v}' is not a reading's name (1 to 64 letters, digits, '.', '_', '-', ':')"),
+                ))
+            }
+        };
+        if self.metric != AlertMetric::Reading {
+            for (key, given) in [("reading", &self.reading), ("probe", &self.probe)] {
+                if given.is_some() {
+                    return Err((key, "only with metric = \"reading\"".into()));
+                }
+            }
+            return Ok(None);
+        }
+        for (key, given) in [
+            ("test", &self.test),
+            ("source", &self.source),
+            ("target", &self.target),
+            ("family", &self.family),
+            ("direction", &self.direction),
+            ("campaign", &self.campaign),
+            ("step", &self.step),
+        ] {
+            if given.is_some() {
+                return Err((
+                    key,
+                    "selects tests' paths, not readings: use probe and reading".into(),
+                ));
+            }
+        }
+        let metric = self.reading.clone().ok_or((
+            "reading",
+            "metric = \"reading\" needs the reading's name (reading = \"to_b.out\")".to_string(),
+        ))?;
+        name("reading", &metric)?;
+        if let Some(p) = &self.probe {
+            name("probe", p)?;
+        }
+        Ok(Some(ReadingSelect {
+            probe: self.probe.clone(),
+            metric,
+        }))
+    }
+
     /// The paths the rule selects, each key's value checked against what
     /// a path can hold (a value no path has would select nothing, without
     /// a word): `(key, what is wrong)` otherwise.

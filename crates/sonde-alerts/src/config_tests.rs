@@ -188,3 +188,45 @@ fn a_path_is_identified_by_its_addresses_and_labelled_by_its_names() {
     assert_eq!(old.key(), "ping|A|B|v6|||");
     assert_eq!(old.display(), "ping A → B (v6)");
 }
+
+#[test]
+fn a_rule_on_readings_names_them_and_refuses_what_selects_tests() {
+    let head = "[[alert]]\nname = \"hot\"\nmetric = \"reading\"\n";
+    let r = parse(&format!("{head}reading = \"to_b.in\"\nbelow = 1\n")).unwrap();
+    assert_eq!(
+        r.reading,
+        Some(ReadingSelect {
+            probe: None,
+            metric: "to_b.in".into()
+        })
+    );
+    let cases = [
+        (
+            "above = 1\n",
+            "alert 'hot': reading: metric = \"reading\" needs",
+        ),
+        (
+            "reading = \"x\"\ntest = \"ping\"\nabove = 1\n",
+            "alert 'hot': test: selects tests' paths",
+        ),
+        (
+            "reading = \"a b\"\nabove = 1\n",
+            "alert 'hot': reading: 'a b' is not a reading's name",
+        ),
+        (
+            "reading = \"x\"\nprobe = \"r/1\"\nabove = 1\n",
+            "alert 'hot': probe: 'r/1'",
+        ),
+        (
+            "reading = \"x\"\npattern = \">0%\"\n",
+            "alert 'hot': pattern: patterns compare % or ms, not reading",
+        ),
+    ];
+    for (rest, want) in cases {
+        let e = parse(&format!("{head}{rest}")).unwrap_err();
+        assert!(e.starts_with(want), "{rest}: {e}");
+    }
+    let e = parse("[[alert]]\nname = \"l\"\nmetric = \"loss_pct\"\nabove = 1\nprobe = \"r1\"\n")
+        .unwrap_err();
+    assert_eq!(e, "alert 'l': probe: only with metric = \"reading\"");
+}

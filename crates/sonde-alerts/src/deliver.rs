@@ -125,10 +125,12 @@ fn log(n: &Notice) {
     let value = n.fields()["value"].clone();
     match n.edge {
         Edge::Raised => tracing::warn!(
+            name: "alert_raised",
             alert = %e.rule, path = %e.label, value = %value, condition = %e.detail,
             "alert raised"
         ),
         Edge::Cleared => tracing::info!(
+            name: "alert_cleared",
             alert = %e.rule, path = %e.label, value = %value, "alert cleared"
         ),
     }

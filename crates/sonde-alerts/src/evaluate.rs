@@ -59,12 +59,126 @@ fn sample(rule: &Rule, row: &ResultRow, figures: &Figures) -> Option<f64> {
     match rule.metric {
         AlertMetric::Figure(m) => figures.get(&m).and_then(|v| v.get(&row.id)).copied(),
         AlertMetric::PathChanged => row.path_changed,
+        AlertMetric::Reading => None,
     }
     .filter(|v| v.is_finite())
 }
 
 /// The overall figures of a batch's results, per metric the rules watch.
 type Figures = BTreeMap<sonde_model::Metric, BTreeMap<String, f64>>;
+
+/// One sample a rule is given: a result's figure or a reading.
+struct Sample {
+    value: Option<f64>,
+    at_ns: i64,
+    /// The result's id, or the reading's (`reading:PROBE/METRIC@NS`).
+    id: String,
+    source_host: String,
+    target_host: String,
+}
+
+/// The path of a probe's reading: `reading`, the probe, the metric.
+pub fn reading_path(probe: &str, metric: &str) -> PathKey {
+    PathKey {
+        test: "reading".into(),
+        source: probe.into(),
+        target: metric.into(),
+        ..PathKey::default()
+    }
+}
+
+fn reading_id(probe: &str, metric: &str, at_ns: i64) -> String {
+    format!("reading:{probe}/{metric}@{at_ns}")
+}
+
+/// The time of the reading a state saw last, from its id.
+fn reading_time(id: Option<&str>) -> Option<i64> {
+    id?.strip_prefix("reading:")?
+        .rsplit_once('@')?
+        .1
+        .parse()
+        .ok()
+}
+
+/// Gives `sample` to `rule`'s state on `path` (worked on in `changed`, a
+/// copy of the kept one, kept only once the batch is committed: a failed
+/// commit leaves the states as the archive has them, and the batch is
+/// taken again): the event and notice when the alert is raised or
+/// cleared.
+fn update(
+    kept: &BTreeMap<(String, String), AlertStateRow>,
+    changed: &mut BTreeMap<(String, String), AlertStateRow>,
+    rule: &Rule,
+    path: &PathKey,
+    sample: Sample,
+    now: i64,
+) -> Option<(AlertEvent, Notice)> {
+    let key = (rule.name.clone(), path.key());
+    if !changed.contains_key(&key) {
+        if let Some(k) = kept.get(&key) {
+            changed.insert(key.clone(), k.clone());
+        }
+    }
+    let st = changed.entry(key).or_insert_with(|| AlertStateRow {
+        rule: rule.name.clone(),
+        path: path.key(),
+        label: path.display(),
+        up: false,
+        run: 0,
+        history: Vec::new(),
+        since_ns: None,
+        last_value: None,
+        last_result: None,
+        updated_ns: now,
+        incident_id: None,
+    });
+    let value = sample.value;
+    st.history.push(value);
+    let keep = rule.keep();
+    if st.history.len() > keep {
+        st.history.drain(..st.history.len() - keep);
+    }
+    let mut state = AlertState {
+        up: st.up,
+        run: usize::try_from(st.run).unwrap_or(0),
+    };
+    let edge = state.update(&rule.condition, &st.history);
+    st.up = state.up;
+    st.run = i64::try_from(state.run).unwrap_or(i64::MAX);
+    st.last_value = value;
+    st.last_result = Some(sample.id.clone());
+    st.updated_ns = now;
+    let edge = edge?;
+    st.since_ns = (edge == Edge::Raised).then_some(sample.at_ns);
+    if edge == Edge::Raised {
+        // A new episode: the incident of the last one is not this one's.
+        st.incident_id = None;
+    }
+    let event = AlertEvent {
+        rule: rule.name.clone(),
+        path: path.key(),
+        label: path.display(),
+        edge: match edge {
+            Edge::Raised => "raised",
+            Edge::Cleared => "cleared",
+        }
+        .into(),
+        at_ns: sample.at_ns,
+        value,
+        result_id: sample.id,
+        detail: rule.describe(),
+    };
+    let notice = Notice {
+        event: event.clone(),
+        edge,
+        path: path.clone(),
+        metric: rule.metric,
+        source_host: sample.source_host,
+        target_host: sample.target_host,
+        incident_id: st.incident_id,
+    };
+    Some((event, notice))
+}
 
 /// The rules, and every (rule, path) state they have.
 pub struct Evaluator {
@@ -87,12 +201,22 @@ impl Evaluator {
     /// items it took (0: the queue was empty).
     pub fn step(&mut self, store: &mut Store) -> Result<(Vec<Notice>, usize), ArchiveError> {
         let (results, methods) = store.queued(QUEUE, BATCH)?;
-        if results.is_empty() && methods.is_empty() {
+        let on_readings = self.rules.iter().any(|r| r.reading.is_some());
+        if results.is_empty() && methods.is_empty() && !on_readings {
             return Ok((Vec::new(), 0));
         }
-        let rows = store.rows_by_ids(&results)?;
+        let rows = if results.is_empty() {
+            Vec::new()
+        } else {
+            store.rows_by_ids(&results)?
+        };
         let mut figures = Figures::new();
-        for m in self.rules.iter().filter_map(|r| r.metric.registry()) {
+        for m in self
+            .rules
+            .iter()
+            .filter(|_| !results.is_empty())
+            .filter_map(|r| r.metric.registry())
+        {
             if let std::collections::btree_map::Entry::Vacant(e) = figures.entry(m) {
                 e.insert(store.overall_values(&results, m)?);
             }
@@ -111,84 +235,95 @@ impl Evaluator {
             .collect();
         for row in rows.iter().filter(|r| r.from_owner(&agents)) {
             let path = path_of(row);
-            for rule in self.rules.iter().filter(|r| r.select.selects(&path)) {
-                let key = (rule.name.clone(), path.key());
-                // Worked on as a copy, kept only once the batch is
-                // committed: a failed commit leaves the states as the
-                // archive has them, and the batch is taken again.
-                if !changed.contains_key(&key) {
-                    if let Some(kept) = self.states.get(&key) {
-                        changed.insert(key.clone(), kept.clone());
-                    }
-                }
-                let st = changed.entry(key.clone()).or_insert_with(|| AlertStateRow {
-                    rule: rule.name.clone(),
-                    path: path.key(),
-                    label: path.display(),
-                    up: false,
-                    run: 0,
-                    history: Vec::new(),
-                    since_ns: None,
-                    last_value: None,
-                    last_result: None,
-                    updated_ns: now,
-                    incident_id: None,
-                });
-                let value = sample(rule, row, &figures);
-                st.history.push(value);
-                let keep = rule.keep();
-                if st.history.len() > keep {
-                    st.history.drain(..st.history.len() - keep);
-                }
-                let mut state = AlertState {
-                    up: st.up,
-                    run: usize::try_from(st.run).unwrap_or(0),
+            for rule in self
+                .rules
+                .iter()
+                .filter(|r| r.reading.is_none() && r.select.selects(&path))
+            {
+                let sample = Sample {
+                    value: sample(rule, row, &figures),
+                    at_ns: row.start_ns,
+                    id: row.id.clone(),
+                    source_host: row.source_addr.clone().unwrap_or(row.source.clone()),
+                    target_host: row.target_addr.clone().unwrap_or(row.target.clone()),
                 };
-                let edge = state.update(&rule.condition, &st.history);
-                st.up = state.up;
-                st.run = i64::try_from(state.run).unwrap_or(i64::MAX);
-                st.last_value = value;
-                st.last_result = Some(row.id.clone());
-                st.updated_ns = now;
-                if let Some(edge) = edge {
-                    st.since_ns = (edge == Edge::Raised).then_some(row.start_ns);
-                    if edge == Edge::Raised {
-                        // A new episode: the incident of the last one is
-                        // not this one's.
-                        st.incident_id = None;
-                    }
-                    let event = AlertEvent {
-                        rule: rule.name.clone(),
-                        path: path.key(),
-                        label: path.display(),
-                        edge: match edge {
-                            Edge::Raised => "raised",
-                            Edge::Cleared => "cleared",
-                        }
-                        .into(),
-                        at_ns: row.start_ns,
-                        value,
-                        result_id: row.id.clone(),
-                        detail: rule.describe(),
-                    };
-                    events.push(event.clone());
-                    notices.push(Notice {
-                        event,
-                        edge,
-                        path: path.clone(),
-                        metric: rule.metric,
-                        source_host: row.source_addr.clone().unwrap_or(row.source.clone()),
-                        target_host: row.target_addr.clone().unwrap_or(row.target.clone()),
-                        incident_id: st.incident_id,
-                    });
+                if let Some((event, notice)) =
+                    update(&self.states, &mut changed, rule, &path, sample, now)
+                {
+                    events.push(event);
+                    notices.push(notice);
                 }
             }
         }
+        let read = self.readings(store, &mut changed, &mut events, &mut notices, now)?;
         let states: Vec<AlertStateRow> = changed.values().cloned().collect();
         let taken: Vec<String> = results.into_iter().chain(methods).collect();
+        if taken.is_empty() && states.is_empty() {
+            // Nothing came: nothing to write.
+            return Ok((notices, read));
+        }
         store.alert_batch(QUEUE, &states, &events, &taken)?;
         self.states.extend(changed);
-        Ok((notices, taken.len()))
+        Ok((notices, taken.len() + read))
+    }
+
+    /// Gives the rules on readings every reading kept since the last one
+    /// each (probe, reading) state saw, in the order of their times: how
+    /// many it gave.
+    fn readings(
+        &mut self,
+        store: &mut Store,
+        changed: &mut BTreeMap<(String, String), AlertStateRow>,
+        events: &mut Vec<AlertEvent>,
+        notices: &mut Vec<Notice>,
+        now: i64,
+    ) -> Result<usize, ArchiveError> {
+        if self.rules.iter().all(|r| r.reading.is_none()) {
+            return Ok(0);
+        }
+        let series = store.reading_series()?;
+        let mut given = 0;
+        for rule in &self.rules {
+            let Some(select) = &rule.reading else {
+                continue;
+            };
+            for s in series
+                .iter()
+                .filter(|s| select.selects(&s.probe, &s.metric))
+            {
+                let path = reading_path(&s.probe, &s.metric);
+                let key = (rule.name.clone(), path.key());
+                let seen = changed
+                    .get(&key)
+                    .or(self.states.get(&key))
+                    .and_then(|st| reading_time(st.last_result.as_deref()));
+                // A rule's first look at a series starts from its latest
+                // reading, as rules on results start from now.
+                let from = match seen {
+                    Some(at) => at.saturating_add(1),
+                    None => s.last_ns,
+                };
+                for (at_ns, value) in
+                    store.raw_readings(&s.probe, &s.metric, from, i64::MAX, BATCH)?
+                {
+                    given += 1;
+                    let sample = Sample {
+                        value: Some(value).filter(|v| v.is_finite()),
+                        at_ns,
+                        id: reading_id(&s.probe, &s.metric, at_ns),
+                        source_host: s.probe.clone(),
+                        target_host: String::new(),
+                    };
+                    if let Some((event, notice)) =
+                        update(&self.states, changed, rule, &path, sample, now)
+                    {
+                        events.push(event);
+                        notices.push(notice);
+                    }
+                }
+            }
+        }
+        Ok(given)
     }
 
     /// The rule named `name`.

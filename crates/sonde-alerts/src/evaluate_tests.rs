@@ -150,3 +150,77 @@ fn a_rule_on_any_registry_metric_raises_and_clears() {
         ]
     );
 }
+
+#[test]
+fn a_rule_on_readings_raises_and_clears_on_a_routers_link_load() {
+    let toml =
+        "[[alert]]\nname = \"hot-link\"\nmetric = \"reading\"\nreading = \"to_b.out_util\"\n\
+                probe = \"r1\"\nabove = 80\nfor = 2\nclear = 50\n";
+    #[derive(serde::Deserialize)]
+    struct File {
+        alert: Vec<RuleConfig>,
+    }
+    let file: File = toml::from_str(toml).unwrap();
+    let rules = rules(&file.alert).unwrap();
+    assert_eq!(
+        rules[0].describe(),
+        "reading > 80 for 2 run(s), clears < 50 for 2"
+    );
+    let dir = std::env::temp_dir().join(format!("sonde-alerts-{}-readings", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut store = Store::open(&dir.join("a.db").display().to_string()).unwrap();
+    store.queue_from_now(QUEUE).unwrap();
+    let mut evaluator = Evaluator::new(rules, &mut store).unwrap();
+    let reading = |probe: &str, metric: &str, at_s: i64, value: f64| sonde_readings::Reading {
+        probe: probe.into(),
+        metric: metric.into(),
+        unit: "%".into(),
+        value,
+        at_ns: at_s * 1_000_000_000,
+        with: None,
+    };
+    let mut edges = Vec::new();
+    // Another probe's and another interface's readings are not the rule's.
+    let steps: [(i64, f64); 7] = [
+        (100, 10.0),
+        (130, 90.0),
+        (160, 95.0),
+        (190, 60.0),
+        (220, 40.0),
+        (250, 30.0),
+        (280, 20.0),
+    ];
+    for (at, value) in steps {
+        let batch = [
+            reading("r1", "to_b.out_util", at, value),
+            reading("r2", "to_b.out_util", at, 99.0),
+            reading("r1", "to_a.out_util", at, 99.0),
+        ];
+        store.put_readings(&batch, at * 1_000_000_000).unwrap();
+        let (notices, taken) = evaluator.step(&mut store).unwrap();
+        assert_eq!(taken, 1, "one reading of r1's to_b.out_util at {at}");
+        edges.extend(notices.into_iter().map(|n| {
+            assert_eq!(n.event.label, "reading to_b.out_util of r1");
+            assert_eq!(n.source_host, "r1");
+            (at, n.edge, n.event.value)
+        }));
+    }
+    // Nothing new: nothing given again.
+    assert_eq!(evaluator.step(&mut store).unwrap().1, 0);
+    // The states go on from the archive: a new evaluator takes only what
+    // came after.
+    let mut again = Evaluator::new(evaluator.rules.clone(), &mut store).unwrap();
+    store
+        .put_readings(&[reading("r1", "to_b.out_util", 310, 97.0)], 0)
+        .unwrap();
+    assert_eq!(again.step(&mut store).unwrap().1, 1);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(
+        edges,
+        [
+            (160, Edge::Raised, Some(95.0)),
+            (250, Edge::Cleared, Some(30.0))
+        ]
+    );
+}

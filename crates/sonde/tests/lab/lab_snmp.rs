@@ -5,7 +5,7 @@
 //! (64-bit counters) and over v2c (32-bit counters, one of which the
 //! router's agent is made to start just below 2^32 so that it wraps during
 //! the load). The polled rates must be the test's within 5 %, across the
-//! wrap; a restart of the router's agent must break one interval and no
+//! wrap, and raise an alert on them; a restart of the router's agent must break one interval and no
 //! more; a v3 user with a wrong password must get nothing.
 
 use crate::common;
@@ -161,6 +161,10 @@ fn link_load_polled_from_the_routers_snmpd_is_the_tests_load() {
             target("r1v3", 161, &v3("auth-pass-1")),
             target("r1w", 1161, "community = \"lab-public\"\ncounters = 32"),
             target("r1bad", 161, &v3("wrong-pass-1")),
+            // An alert on the polled load.
+            "[[alert]]\nname = \"hot-link\"\nmetric = \"reading\"\nprobe = \"r1v3\"\n\
+             reading = \"to_b.out\"\nabove = 20\nclear = 10\n"
+                .to_string(),
         ]
         .concat(),
     )
@@ -284,6 +288,15 @@ fn link_load_polled_from_the_routers_snmpd_is_the_tests_load() {
         util.iter()
             .any(|(_, v)| (v - truth_mbps / 100.0).abs() <= 0.05 * truth_mbps / 100.0),
         "{util:?}"
+    );
+
+    // The alert on the readings was raised by the load.
+    let raised = json_events(&agent, "alert_raised");
+    assert!(
+        raised
+            .iter()
+            .any(|e| e["alert"] == "hot-link" && e["path"] == "reading to_b.out of r1v3"),
+        "{raised:?}"
     );
 
     // The wrong password gets no answer, and nothing is kept under it.

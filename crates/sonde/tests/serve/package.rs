@@ -85,7 +85,7 @@ fn the_package_installs_runs_as_its_unit_upgrades_and_purges() {
     let listing = must(Command::new("dpkg-deb").args(["-c", &deb]));
     for (path, perms) in [
         ("./usr/bin/sonde", "-rwxr-xr-x"),
-        ("./etc/sonde/serve.toml", "-rw-r--r--"),
+        ("./etc/sonde/serve.toml", "-rw-r-----"),
         ("./lib/systemd/system/sonde.service", "-rw-r--r--"),
         ("./usr/share/man/man1/sonde-serve.1.gz", "-rw-r--r--"),
         (
@@ -117,7 +117,13 @@ fn the_package_installs_runs_as_its_unit_upgrades_and_purges() {
     let state = std::fs::metadata("/var/lib/sonde").unwrap();
     assert_eq!((mode("/var/lib/sonde"), state.uid()), (0o700, uid));
     assert_eq!(mode("/usr/bin/sonde"), 0o755);
-    assert_eq!(mode("/etc/sonde/serve.toml"), 0o644);
+    let gid: u32 = fields[3].parse().unwrap();
+    let conf = std::fs::metadata("/etc/sonde/serve.toml").unwrap();
+    assert_eq!(
+        (mode("/etc/sonde/serve.toml"), conf.uid(), conf.gid()),
+        (0o640, 0, gid),
+        "the configuration may hold secrets: root:sonde 0640"
+    );
     let unit_path = "/lib/systemd/system/sonde.service";
     must(Command::new("systemd-analyze").args(["verify", unit_path]));
     let unit = std::fs::read_to_string(unit_path).unwrap();
@@ -249,4 +255,9 @@ fn the_package_installs_runs_as_its_unit_upgrades_and_purges() {
         .output()
         .unwrap();
     assert!(!gone.status.success(), "the sonde user is gone");
+    let kept = Command::new("dpkg-statoverride")
+        .args(["--list", "/etc/sonde/serve.toml"])
+        .output()
+        .unwrap();
+    assert!(!kept.status.success(), "the statoverride is gone");
 }
