@@ -3,9 +3,13 @@
 //! (the kernel's receive time) and when the answer left; drops sources
 //! above a packet-rate limit, and all sources together above an overall
 //! one ([`crate::stamp_limit`]); ignores and counts what it cannot read.
+//! The bytes after the base packet come back as they went, but for the
+//! RFC 8972 TLVs it knows: a Class of Service TLV is filled with the DSCP
+//! and ECN the test packet arrived with, and the reply is sent with the
+//! DSCP it asks for; a TLV of a type it does not know is flagged U.
 
 use crate::stamp_limit::{PerSource, TotalCap};
-use crate::sys::{enable_rx_timestamps, enable_rx_ttl, RecvBatch};
+use crate::sys::{enable_rx_timestamps, enable_rx_tos, enable_rx_ttl, send_to_with_tos, RecvBatch};
 use sonde_wire::stamp::{
     ErrorEstimate, Mode, NtpTimestamp, ReflectorPacket, SenderPacket, StampError, TimestampFormat,
 };
@@ -67,6 +71,7 @@ pub fn run_reflector(
     enable_rx_timestamps(sock)?;
     let v6 = sock.local_addr()?.is_ipv6();
     enable_rx_ttl(sock, v6)?;
+    enable_rx_tos(sock, v6)?;
     let mut batch = RecvBatch::new(32, 65_536);
     let mut limiter = PerSource::new(opts.rate_pps);
     let mut reply = vec![0u8; 65_536];
@@ -125,12 +130,19 @@ pub fn run_reflector(
                 stats.malformed.fetch_add(1, Ordering::Relaxed);
                 continue;
             };
-            // RFC 8762 §4.3: what follows the base packet is copied back.
+            // RFC 8762 §4.3: what follows the base packet is copied back;
+            // RFC 8972's TLVs among it are answered.
             let base = opts.mode.base_len();
+            let mut marked = None;
             if len > base {
                 reply[base..len].copy_from_slice(&d.payload[base..len]);
+                marked = sonde_wire::stamp::tlv::reflect(&mut reply[base..len], d.tos.unwrap_or(0));
             }
-            if sock.send_to(&reply[..len], source).is_ok() {
+            let sent = match marked {
+                Some(dscp) => send_to_with_tos(sock, &reply[..len], dscp << 2, source),
+                None => sock.send_to(&reply[..len], source),
+            };
+            if sent.is_ok() {
                 stats.answered.fetch_add(1, Ordering::Relaxed);
             }
         }

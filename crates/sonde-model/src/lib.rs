@@ -63,7 +63,7 @@ pub use iperf3_import::{from_iperf3, is_iperf3, Iperf3ImportError};
 pub use load::{load_result, load_value, LoadError};
 pub use method::{MethodKind, MethodResult, MethodSpec, METHOD_FORMAT_VERSION};
 pub use metric::{Metric, MetricInfo, Worse};
-pub use ping::{OneWayDelays, PingProto, PingReply, PingSource, PingSpec};
+pub use ping::{ClassOfServiceSeen, OneWayDelays, PingProto, PingReply, PingSource, PingSpec};
 pub use profile::Profile;
 pub use report::{
     SampleWindow, SideReport, SideSample, SocketInForce, StreamRole, StreamSide, TcpInfoSnapshot,

@@ -75,6 +75,13 @@ pub struct PingSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^[A-Za-z0-9._-]{1,64}$"))]
     pub key: Option<String>,
+    /// STAMP only: each request carries RFC 8972's Class of Service TLV,
+    /// asking for replies marked with the requests' `dscp` (CS0 without
+    /// one); the reflector says the DSCP and ECN each request arrived
+    /// with, and the replies' own DSCP is read as they come back, so a
+    /// remark on either way shows. The reflector must know RFC 8972.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cos: bool,
     #[schemars(length(max = 200))]
     pub title: Option<String>,
     /// TTL (IPv4) or hop limit (IPv6) of the requests, 1 to 255 (iputils
@@ -123,6 +130,7 @@ impl Default for PingSpec {
             clock_synced: false,
             key_file: None,
             key: None,
+            cos: false,
             title: None,
             ttl: None,
             deadline: None,
@@ -143,12 +151,16 @@ impl PingSpec {
         }
     }
 
-    /// The sizes the series have: `sizes`, or the protocol's default.
+    /// The sizes the series have: `sizes`, or the protocol's default
+    /// (STAMP's smallest packet, with room for the Class of Service TLV
+    /// when it is asked for).
     pub fn series_sizes(&self) -> Vec<u32> {
-        if self.sizes.is_empty() {
-            vec![Self::default_size(self.proto, self.authenticated())]
-        } else {
-            self.sizes.clone()
+        if !self.sizes.is_empty() {
+            return self.sizes.clone();
+        }
+        match self.proto {
+            PingProto::Icmp => vec![Self::default_size(PingProto::Icmp, false)],
+            PingProto::Udp => vec![self.min_size()],
         }
     }
 
@@ -156,7 +168,10 @@ impl PingSpec {
     pub fn min_size(&self) -> u32 {
         match self.proto {
             PingProto::Icmp => 0,
-            PingProto::Udp => Self::default_size(PingProto::Udp, self.authenticated()),
+            PingProto::Udp => {
+                Self::default_size(PingProto::Udp, self.authenticated())
+                    + if self.cos { COS_TLV_BYTES } else { 0 }
+            }
         }
     }
 
@@ -185,6 +200,12 @@ impl PingSpec {
         }
         if self.key_file.is_some() && self.proto != PingProto::Udp {
             return Err(bad("key_file", "a key is for STAMP (proto udp)"));
+        }
+        if self.cos && self.proto != PingProto::Udp {
+            return Err(bad(
+                "cos",
+                "the Class of Service TLV is STAMP's (proto udp)",
+            ));
         }
         if let Some(k) = &self.key {
             if self.proto != PingProto::Udp {
@@ -265,6 +286,28 @@ impl PingSpec {
     }
 }
 
+/// Bytes the Class of Service TLV adds to a STAMP request (RFC 8972
+/// §4.4: a 4-byte TLV header and a 4-byte value).
+pub const COS_TLV_BYTES: u32 = 8;
+
+/// What the Class of Service TLV told over one series (`cos`): the DSCP
+/// the replies were asked to carry, and how many requests arrived at the
+/// reflector, and replies back here, with each DSCP.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ClassOfServiceSeen {
+    /// The requests' DSCP, which the replies were asked to carry too.
+    pub sent: Dscp,
+    /// Requests per DSCP they arrived at the reflector with.
+    pub at_reflector: crate::udp_report::DscpCounts,
+    /// Replies per DSCP they arrived back with.
+    pub returned: crate::udp_report::DscpCounts,
+    /// Replies whose TLV the reflector flagged as not understood (it
+    /// knows RFC 8972 but not this TLV) or that came back without it. A
+    /// reflector of RFC 8762 alone echoes the TLV unchanged: its replies
+    /// read as arrived with CS0 (docs/ping.md).
+    pub not_understood: u64,
+}
+
 /// One answer.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PingReply {
@@ -285,6 +328,15 @@ pub struct PingReply {
     /// kernel's receive time where it gives one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub received_unix_s: Option<f64>,
+    /// With `cos`: the DSCP and ECN the request arrived at the reflector
+    /// with, as its Class of Service TLV says, and the DSCP the reply
+    /// arrived back with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dscp_at_reflector: Option<Dscp>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_at_reflector: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dscp_returned: Option<Dscp>,
 }
 
 /// One-way delays of a STAMP series.

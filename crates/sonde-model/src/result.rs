@@ -300,6 +300,9 @@ pub struct PingSeries {
     /// STAMP: the delay each way and the reflector's dwell time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub one_way: Option<OneWayDelays>,
+    /// STAMP with `cos`: the DSCP each way (RFC 8972's Class of Service).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cos: Option<crate::ping::ClassOfServiceSeen>,
 }
 
 /// The result of one test: what `-J` prints and the archive stores.

@@ -252,6 +252,9 @@ fn ping_lines_are_those_of_iputils() {
         backward_ms: None,
         dwell_ms: None,
         received_unix_s: None,
+        dscp_at_reflector: None,
+        ecn_at_reflector: None,
+        dscp_returned: None,
     };
     assert_eq!(
         live.on_event(&Event::Reply(reply)).stdout,
@@ -281,6 +284,9 @@ fn ping_lines_are_those_of_iputils() {
         backward_ms: Some(0.05),
         dwell_ms: Some(0.0123),
         received_unix_s: None,
+        dscp_at_reflector: None,
+        ecn_at_reflector: None,
+        dscp_returned: None,
     };
     assert_eq!(
         live.on_event(&Event::Reply(reply)).stdout,
@@ -324,6 +330,9 @@ fn warnings_go_to_stderr_and_the_end_prints_nothing() {
         backward_ms: None,
         dwell_ms: None,
         received_unix_s: None,
+        dscp_at_reflector: None,
+        ecn_at_reflector: None,
+        dscp_returned: None,
     };
     assert!(live.on_event(&Event::Reply(reply)).is_empty());
 }

@@ -99,6 +99,44 @@ fn counts_lines(out: &mut String, c: &Figures, duration_s: f64) {
     }
 }
 
+/// The Class of Service TLV's story (`--cos`): the DSCP sent and asked
+/// for back, and what arrived at the reflector and back here, by DSCP.
+fn cos_lines(out: &mut String, s: &PingSeries, sized: bool) {
+    let Some(c) = &s.cos else { return };
+    let counts = |d: &sonde_model::udp_report::DscpCounts| {
+        if d.is_empty() {
+            return "nothing".to_string();
+        }
+        d.iter()
+            .map(|(v, n)| match sonde_model::Dscp::new(v) {
+                Some(dscp) => format!("{dscp} ×{n}"),
+                None => format!("{v} ×{n}"),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let at = if sized {
+        format!(" ({} bytes)", s.size_bytes)
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        out,
+        "class of service{at}: sent {}, asked back {}; at the reflector {}; back here {}",
+        c.sent,
+        c.sent,
+        counts(&c.at_reflector),
+        counts(&c.returned)
+    );
+    if c.not_understood > 0 {
+        let _ = writeln!(
+            out,
+            "  {} replies without the reflector's reading: it does not know RFC 8972's Class of Service TLV",
+            c.not_understood
+        );
+    }
+}
+
 fn one_way_lines(out: &mut String, s: &PingSeries) {
     let Some(o) = &s.one_way else { return };
     let f = |name: &str, v: &Option<sonde_model::RttStats>| {
@@ -170,7 +208,11 @@ pub fn ping_summary(r: &TestResult) -> String {
     if let [only] = r.series.as_slice() {
         counts_lines(&mut out, total, r.duration_s);
         one_way_lines(&mut out, only);
-    } else {
+    }
+    for s in &r.series {
+        cos_lines(&mut out, s, r.series.len() > 1);
+    }
+    if r.series.len() != 1 {
         let _ = writeln!(
             out,
             "{:>6} {:>6} {:>6} {:>7} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9}",

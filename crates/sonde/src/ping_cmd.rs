@@ -65,6 +65,10 @@ pub struct PingArgs {
     /// File with the reflector's key in hex: authenticated STAMP (--proto udp).
     #[arg(long, value_name = "FILE")]
     pub key_file: Option<std::path::PathBuf>,
+    /// RFC 8972's Class of Service TLV (--proto udp): replies asked to carry
+    /// the requests' DSCP, and the DSCP each way reported.
+    #[arg(long)]
+    pub cos: bool,
     /// Length of the reporting intervals in the JSON result.
     #[arg(long, default_value = "10s", value_parser = duration)]
     pub report_interval: Duration,
@@ -116,6 +120,7 @@ impl PingArgs {
             clock_synced: self.clock_synced,
             key_file: self.key_file.clone(),
             key: None,
+            cos: self.cos,
             title: self.title.clone(),
             ttl: self.ttl,
             deadline: self.deadline,

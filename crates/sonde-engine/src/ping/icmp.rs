@@ -136,6 +136,7 @@ impl Prober for IcmpProber {
                 ttl: r.ttl.or(d.ttl),
                 bytes: r.payload_len + ECHO_HEADER,
                 remote: None,
+                cos: None,
             });
         }
         Ok(())

@@ -14,7 +14,8 @@ use crate::EngineError;
 use icmp::IcmpProber;
 use probe_opts::ProbeOptions;
 use series::{Prober, SeriesOutcome, SeriesPlan};
-use sonde_model::ping::{OneWayDelays, PingReply};
+use sonde_model::ping::{ClassOfServiceSeen, OneWayDelays, PingReply};
+use sonde_model::udp_report::DscpCounts;
 use sonde_model::{
     Figures, HostEnv, Interval, IpFamily, PingProto, PingSeries, PingSource, PingSpec, ProbeMethod,
     RttStats, Summary, TestEnv, TestResult, TestSpec, Timestamp,
@@ -60,6 +61,26 @@ fn one_way(replies: &[&PingReply], clock_synced: bool) -> Option<OneWayDelays> {
         backward_ms: pick(|r| r.backward_ms),
         dwell_ms: Some(d),
     })
+}
+
+/// What the replies' Class of Service TLVs and markings said.
+fn class_of_service(spec: &PingSpec, replies: &[&PingReply]) -> ClassOfServiceSeen {
+    let mut seen = ClassOfServiceSeen {
+        sent: spec.dscp.unwrap_or_default(),
+        at_reflector: DscpCounts::default(),
+        returned: DscpCounts::default(),
+        not_understood: 0,
+    };
+    for r in replies.iter().filter(|r| !r.duplicate) {
+        match r.dscp_at_reflector {
+            Some(d) => seen.at_reflector.add(d.value(), 1),
+            None => seen.not_understood += 1,
+        }
+        if let Some(d) = r.dscp_returned {
+            seen.returned.add(d.value(), 1);
+        }
+    }
+    seen
 }
 
 /// Splits a series into reporting intervals by send time.
@@ -125,7 +146,13 @@ pub fn run_ping(
                     HmacKey::new(k).map_err(|e| EngineError::Unavailable(e.to_string()))?,
                 ),
             };
-            Box::new(StampProber::open(target, &opts, mode, spec.clock_synced)?)
+            Box::new(StampProber::open(
+                target,
+                &opts,
+                mode,
+                spec.clock_synced,
+                spec.cos,
+            )?)
         }
     };
     let method = prober.method();
@@ -157,6 +184,7 @@ pub fn run_ping(
             size_bytes: size,
             figures: counts(o.sent, &replies, Some(o.reordered)),
             one_way: one_way(&replies, spec.clock_synced),
+            cos: spec.cos.then(|| class_of_service(spec, &replies)),
         });
         all_intervals.extend(intervals(
             &o,

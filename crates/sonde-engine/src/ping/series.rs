@@ -25,6 +25,19 @@ pub struct Answer {
     pub ttl: Option<u8>,
     pub bytes: usize,
     pub remote: Option<RemoteTimes>,
+    /// STAMP with the Class of Service TLV: what it and the reply said.
+    pub cos: Option<CosAnswer>,
+}
+
+/// What a reply told of its class of service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CosAnswer {
+    /// The DSCP and ECN the request arrived at the reflector with;
+    /// `None`: the reflector did not fill them (it flagged the TLV as
+    /// unknown, or did not answer it at all).
+    pub at_reflector: Option<(u8, u8)>,
+    /// The DSCP the reply arrived back with, where the kernel said.
+    pub returned: Option<u8>,
 }
 
 /// A way to send requests and collect answers.
@@ -221,6 +234,15 @@ pub fn run(
                 backward_ms,
                 dwell_ms,
                 received_unix_s: Some(a.rx_ns as f64 / 1e9),
+                dscp_at_reflector: a
+                    .cos
+                    .and_then(|c| c.at_reflector)
+                    .and_then(|(d, _)| sonde_model::Dscp::new(d)),
+                ecn_at_reflector: a.cos.and_then(|c| c.at_reflector).map(|(_, e)| e),
+                dscp_returned: a
+                    .cos
+                    .and_then(|c| c.returned)
+                    .and_then(sonde_model::Dscp::new),
             };
             on_reply(&reply);
             out.replies.push(reply);
@@ -286,6 +308,7 @@ mod tests {
                     ttl: None,
                     bytes: 64,
                     remote: None,
+                    cos: None,
                 });
             }
             Ok(())

@@ -3,11 +3,12 @@
 
 use super::icmp::now_ns;
 use super::probe_opts::ProbeOptions;
-use super::series::{recv_until, Answer, Prober, RemoteTimes};
-use crate::sys::{enable_rx_timestamps, RecvBatch};
+use super::series::{recv_until, Answer, CosAnswer, Prober, RemoteTimes};
+use crate::sys::{enable_rx_timestamps, enable_rx_tos, RecvBatch};
 use crate::EngineError;
 use socket2::{Domain, Socket, Type};
 use sonde_model::ProbeMethod;
+use sonde_wire::stamp::tlv::{ClassOfService, FLAG_U, HEADER_LEN};
 use sonde_wire::stamp::{
     ErrorEstimate, Mode, NtpTimestamp, ReflectorPacket, SenderPacket, TimestampFormat,
 };
@@ -21,15 +22,21 @@ pub struct StampProber {
     mode: Mode,
     synced: bool,
     batch: RecvBatch,
+    /// The DSCP the replies are asked to carry, when each request has a
+    /// Class of Service TLV (RFC 8972).
+    cos: Option<u8>,
 }
 
 impl StampProber {
-    /// Opens a UDP socket, sets `opts` and connects it to `target`.
+    /// Opens a UDP socket, sets `opts` and connects it to `target`;
+    /// with `cos`, each request asks for its reply's DSCP (`opts.dscp`,
+    /// else CS0) in a Class of Service TLV.
     pub fn open(
         target: SocketAddr,
         opts: &ProbeOptions<'_>,
         mode: Mode,
         synced: bool,
+        cos: bool,
     ) -> Result<Self, EngineError> {
         let io = EngineError::io("opening the STAMP socket");
         let domain = if target.is_ipv6() {
@@ -43,11 +50,16 @@ impl StampProber {
         sock.connect(&target.into()).map_err(io)?;
         let sock: UdpSocket = sock.into();
         enable_rx_timestamps(&sock).map_err(EngineError::io("receive timestamps"))?;
+        if cos {
+            enable_rx_tos(&sock, target.is_ipv6())
+                .map_err(EngineError::io("the replies' traffic class"))?;
+        }
         Ok(Self {
             sock,
             mode,
             synced,
             batch: RecvBatch::new(16, 65_536),
+            cos: cos.then(|| opts.dscp.map_or(0, sonde_model::Dscp::value)),
         })
     }
 }
@@ -66,7 +78,7 @@ impl Prober for StampProber {
 
     fn send(&mut self, seq: u64, size: u32) -> io::Result<i64> {
         let t = now_ns();
-        let packet = SenderPacket {
+        let mut packet = SenderPacket {
             // iputils counts from 1, STAMP (RFC 8762 §4.2.1) from 0.
             seq: seq.wrapping_sub(1) as u32,
             timestamp: NtpTimestamp::from_unix_nanos(i128::from(t)),
@@ -80,6 +92,14 @@ impl Prober for StampProber {
         }
         .encode(&self.mode)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+        if let Some(dscp) = self.cos {
+            // The spec's smallest size leaves room for it after the base.
+            let base = self.mode.base_len();
+            let tlv = ClassOfService::request(dscp);
+            if let Some(room) = packet.get_mut(base..base + tlv.len()) {
+                room.copy_from_slice(&tlv);
+            }
+        }
         self.sock.send(&packet)?;
         Ok(t)
     }
@@ -95,6 +115,12 @@ impl Prober for StampProber {
             let near = i128::from(rx_ns);
             let as_ns =
                 |t: NtpTimestamp| i64::try_from(t.to_unix_nanos_near(near)).unwrap_or(rx_ns);
+            let cos = self.cos.map(|_| CosAnswer {
+                at_reflector: reflector_cos(
+                    &d.payload[self.mode.base_len().min(d.payload.len())..],
+                ),
+                returned: d.tos.map(|t| t >> 2),
+            });
             out.push(Answer {
                 seq_low: u64::from(r.sender_seq) + 1,
                 rx_ns,
@@ -104,8 +130,22 @@ impl Prober for StampProber {
                     received_ns: as_ns(r.receive_timestamp),
                     sent_ns: as_ns(r.timestamp),
                 }),
+                cos,
             });
         }
         Ok(())
     }
+}
+
+/// The DSCP and ECN a reply's Class of Service TLV says its request
+/// arrived at the reflector with; `None` when the reflector flagged the
+/// TLV as unknown or the TLV is not there.
+fn reflector_cos(tlvs: &[u8]) -> Option<(u8, u8)> {
+    // This prober writes the TLV first after the base packet.
+    let header = tlvs.get(..HEADER_LEN)?;
+    if header[0] & FLAG_U != 0 {
+        return None;
+    }
+    let cos = sonde_wire::stamp::tlv::find_cos(tlvs)?;
+    Some((cos.dscp2, cos.ecn))
 }

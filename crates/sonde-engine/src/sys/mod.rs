@@ -11,8 +11,9 @@ mod udp;
 pub use sendfile::SendFile;
 
 pub use udp::{
-    enable_rx_hop_limit, enable_rx_timestamps, enable_rx_ttl, enable_udp_gro, enable_udp_rx_info,
-    recv_stamped, send_gso, send_with_tos, Datagram, RecvBatch,
+    enable_rx_hop_limit, enable_rx_timestamps, enable_rx_tos, enable_rx_ttl, enable_udp_gro,
+    enable_udp_rx_info, recv_stamped, send_gso, send_to_with_tos, send_with_tos, Datagram,
+    RecvBatch,
 };
 
 use std::io;

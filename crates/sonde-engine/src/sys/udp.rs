@@ -11,12 +11,21 @@ use std::os::fd::AsRawFd;
 /// for IPv6 the flow label (IPV6_FLOWINFO).
 pub fn enable_udp_rx_info(sock: &impl AsRawFd, ipv6: bool) -> io::Result<()> {
     enable_rx_timestamps(sock)?;
+    enable_rx_tos(sock, ipv6)?;
+    if ipv6 {
+        let on: libc::c_int = 1;
+        setsockopt_raw(sock, libc::IPPROTO_IPV6, libc::IPV6_FLOWINFO, &on)?;
+    }
+    Ok(())
+}
+
+/// The TOS / traffic class of each arriving datagram ([`Datagram::tos`]).
+pub fn enable_rx_tos(sock: &impl AsRawFd, ipv6: bool) -> io::Result<()> {
     let on: libc::c_int = 1;
     // IPv4 (and v4-mapped) packets report IP_TOS, IPv6 ones IPV6_TCLASS.
     setsockopt_raw(sock, libc::IPPROTO_IP, libc::IP_RECVTOS, &on)?;
     if ipv6 {
         setsockopt_raw(sock, libc::IPPROTO_IPV6, libc::IPV6_RECVTCLASS, &on)?;
-        setsockopt_raw(sock, libc::IPPROTO_IPV6, libc::IPV6_FLOWINFO, &on)?;
     }
     Ok(())
 }
@@ -344,10 +353,22 @@ fn parse_cmsgs(msg: &libc::msghdr) -> Cmsgs {
 }
 
 /// Sends `buf` as one `sendmsg` with one control message (`level`,
-/// `kind`) carrying `value`.
+/// `kind`) carrying `value`, on a connected socket.
 fn send_with_cmsg<T: Copy>(
     sock: &impl AsRawFd,
     buf: &[u8],
+    level: libc::c_int,
+    kind: libc::c_int,
+    value: T,
+) -> io::Result<usize> {
+    send_to_with_cmsg(sock, buf, None, level, kind, value)
+}
+
+/// [`send_with_cmsg`], to `to` where given (an unconnected socket).
+fn send_to_with_cmsg<T: Copy>(
+    sock: &impl AsRawFd,
+    buf: &[u8],
+    to: Option<&socket2::SockAddr>,
     level: libc::c_int,
     kind: libc::c_int,
     value: T,
@@ -362,6 +383,16 @@ fn send_with_cmsg<T: Copy>(
     let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
     msg.msg_iov = std::ptr::from_mut(&mut iov);
     msg.msg_iovlen = 1;
+    if let Some(to) = to {
+        // The kernel only reads the address (sendmsg's msg_name).
+        msg.msg_name = to.as_ptr().cast_mut().cast();
+        msg.msg_namelen = to.len();
+    }
+    if let Some(to) = to {
+        // The kernel only reads the address (sendmsg's msg_name).
+        msg.msg_name = to.as_ptr().cast_mut().cast();
+        msg.msg_namelen = to.len();
+    }
     msg.msg_control = control.as_mut_ptr().cast();
     // SAFETY: CMSG_SPACE only computes a size.
     let space = unsafe { libc::CMSG_SPACE(size) } as usize;
@@ -371,7 +402,8 @@ fn send_with_cmsg<T: Copy>(
     msg.msg_controllen = space as _;
     // SAFETY: the 64-byte, 8-aligned control buffer holds CMSG_SPACE(size)
     // bytes (checked above); the header and its payload are written inside
-    // it. The kernel only reads `buf` (iov_base is never written through).
+    // it. The kernel only reads `buf` (iov_base is never written through)
+    // and the address `to`, which outlives the call.
     let rc = unsafe {
         let c = libc::CMSG_FIRSTHDR(&msg);
         (*c).cmsg_level = level;
@@ -391,6 +423,43 @@ fn send_with_cmsg<T: Copy>(
 /// segment may be shorter. Returns the bytes accepted.
 pub fn send_gso(sock: &impl AsRawFd, buf: &[u8], segment: u16) -> io::Result<usize> {
     send_with_cmsg(sock, buf, libc::SOL_UDP, libc::UDP_SEGMENT, segment)
+}
+
+/// Sends one datagram to `to` with its own TOS / traffic class, from an
+/// unconnected socket of either family (a reflector's reply marked as
+/// its sender asked). An IPv4 or v4-mapped destination takes IP_TOS, an
+/// IPv6 one IPV6_TCLASS.
+pub fn send_to_with_tos(
+    sock: &impl AsRawFd,
+    buf: &[u8],
+    tos: u8,
+    to: std::net::SocketAddr,
+) -> io::Result<usize> {
+    let value = libc::c_int::from(tos);
+    let v4 = match to.ip() {
+        std::net::IpAddr::V4(_) => true,
+        std::net::IpAddr::V6(a) => a.to_ipv4_mapped().is_some(),
+    };
+    let addr = socket2::SockAddr::from(to);
+    if v4 {
+        send_to_with_cmsg(
+            sock,
+            buf,
+            Some(&addr),
+            libc::IPPROTO_IP,
+            libc::IP_TOS,
+            value,
+        )
+    } else {
+        send_to_with_cmsg(
+            sock,
+            buf,
+            Some(&addr),
+            libc::IPPROTO_IPV6,
+            libc::IPV6_TCLASS,
+            value,
+        )
+    }
 }
 
 /// Sends one datagram with its own TOS / traffic class (per-packet

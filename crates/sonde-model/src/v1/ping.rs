@@ -91,6 +91,7 @@ impl PingResult {
                     size_bytes: s.size,
                     figures: s.counts.figures(),
                     one_way: s.one_way,
+                    cos: None,
                 })
                 .collect(),
             server_output: None,

@@ -55,6 +55,7 @@ use std::fmt;
 
 pub mod key;
 mod timestamp;
+pub mod tlv;
 
 pub use timestamp::{ErrorEstimate, NtpTimestamp, TimestampFormat, NTP_UNIX_OFFSET_SECS};
 

@@ -3,8 +3,9 @@
 //! against sonde's reflector and sonde's sender against its reflector,
 //! unauthenticated and authenticated (HMAC-SHA-256, one key file), each
 //! field of the answers checked: sequence numbers, timestamps, the TTL
-//! the request arrived with, the error estimate; and a wrong key gets no
-//! answer counted.
+//! the request arrived with, the error estimate; a wrong key gets no
+//! answer counted; and RFC 8972's Class of Service TLV, each side asking
+//! the other.
 
 use crate::common;
 use common::{sonde, ServerProc};
@@ -243,5 +244,81 @@ fn sondes_sender_is_answered_by_stamp_suites_reflector() {
             (fwd + back - rtt).abs() < 0.001 + rtt * 0.01,
             "{fwd} + {back} against {rtt} ms"
         );
+    }
+}
+
+/// RFC 8972's Class of Service TLV both ways: stamp-suite's sender asks
+/// sonde's reflector, which processes the TLV (U, M and I clear, as
+/// stamp-suite's checks of each reply find); sonde's sender asks
+/// stamp-suite's reflector, whose answers say the DSCP each request
+/// arrived with and come back with the DSCP asked for.
+#[test]
+fn the_class_of_service_tlv_is_answered_both_ways() {
+    if !have_stamp_suite() {
+        return;
+    }
+    let server = ServerProc::start(&["--reflector-port", "0"]);
+    let port = server.reflector_port().to_string();
+    let out = Command::new("stamp-suite")
+        .args(["-r", "::1", "-S", "::1", "-p", &port])
+        .args(["-c", "5", "-d", "20", "--cos", "--dscp", "46"])
+        .args(["--output-format", "json", "--log-format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let summary = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["type"] == "summary")
+        .expect("a summary");
+    assert_eq!(summary["packets_received"], 5, "{summary}");
+    let tlvs = &summary["measurements"]["tlv_validation"];
+    assert_eq!(tlvs["rejected_replies"], 0, "{tlvs}");
+    assert_eq!(tlvs["by_type"]["4"]["observed"], 5, "{tlvs}");
+    for flag in ["unrecognized", "malformed", "integrity_failed"] {
+        assert_eq!(tlvs["flags"][flag], 0, "{flag}: {tlvs}");
+    }
+
+    let port = free_udp_port();
+    let mut reflector = Command::new("stamp-suite")
+        .args([
+            "-i",
+            "-S",
+            "::1",
+            "-o",
+            &port.to_string(),
+            "--log-format",
+            "json",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let ping = |dscp: &str| -> Value {
+        let out = sonde()
+            .args(["ping", "::1", "--proto", "udp", "-p", &port.to_string()])
+            .args(["--cos", "-S", dscp, "-c", "5", "-i", "20ms", "-J"])
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
+    };
+    let mut doc = Value::Null;
+    for _ in 0..50 {
+        doc = ping("AF41");
+        if doc["summary"]["round_trip"]["received_packets"] == 5 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let ef = ping("EF");
+    let _ = reflector.kill();
+    let _ = reflector.wait();
+    for (doc, dscp) in [(&doc, "34"), (&ef, "46")] {
+        let cos = &doc["series"][0]["cos"];
+        assert_eq!(cos["at_reflector"], serde_json::json!({ dscp: 5 }), "{doc}");
+        assert_eq!(cos["returned"], serde_json::json!({ dscp: 5 }), "{doc}");
+        assert_eq!(cos["not_understood"], 0, "{doc}");
+        // Room for the TLV: 44 bytes and 8 more.
+        assert_eq!(doc["series"][0]["size_bytes"], 52, "{doc}");
     }
 }

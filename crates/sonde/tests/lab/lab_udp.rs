@@ -1,6 +1,7 @@
 //! Lab tests of `sonde udp` against known truths on emulated paths:
 //! a router shaping to 9 Mbit/s with TBF, random loss injected with
-//! nftables, DSCP rewritten on the path, and an on/off profile.
+//! nftables, DSCP rewritten on the path (and which way, by STAMP's Class
+//! of Service TLV), and an on/off profile.
 //! Needs root; `SONDE_LAB=skip` skips elsewhere.
 
 use crate::common;
@@ -309,6 +310,42 @@ fn dscp_rewritten_on_the_path_is_reported() {
         .unwrap_or_else(|| panic!("no EF class: {s}"));
     let share = f(&remarks[0]["packets"]) * 100.0 / f(&ef["received_packets"]);
     assert_eq!(format!("{share:.1}"), "100.0", "{s}");
+
+    // STAMP with RFC 8972's Class of Service TLV tells which way was
+    // remarked: the reflector says what each request arrived with, the
+    // replies (asked to carry EF) arrive back with what the way back left.
+    let stamp = |rule: &str| -> serde_json::Value {
+        chain.router_nft("flush chain inet lab pass").unwrap();
+        chain
+            .router_nft(&format!("add rule inet lab pass {rule}"))
+            .unwrap();
+        let args = [
+            "--proto", "udp", "--cos", "-S", "EF", "-c", "5", "-i", "50ms",
+        ];
+        let r = lab_json(&chain.a, "ping", &chain.b6, 862, &args);
+        assert_eq!(r["summary"]["round_trip"]["received_packets"], 5, "{r}");
+        r["series"][0]["cos"].clone()
+    };
+    let forward = stamp(&format!(
+        "ip6 daddr {} ip6 dscp ef ip6 dscp set cs0",
+        chain.b6
+    ));
+    assert_eq!(
+        forward["at_reflector"],
+        serde_json::json!({"0": 5}),
+        "{forward}"
+    );
+    assert_eq!(
+        forward["returned"],
+        serde_json::json!({"46": 5}),
+        "{forward}"
+    );
+    let back = stamp(&format!(
+        "ip6 saddr {} ip6 dscp ef ip6 dscp set af11",
+        chain.b6
+    ));
+    assert_eq!(back["at_reflector"], serde_json::json!({"46": 5}), "{back}");
+    assert_eq!(back["returned"], serde_json::json!({"10": 5}), "{back}");
 }
 
 /// The video profile's loss per frame type behind a policer: I frames
