@@ -3,6 +3,10 @@
 //! (the kernel's receive time) and when the answer left; drops sources
 //! above a packet-rate limit, and all sources together above an overall
 //! one ([`crate::stamp_limit`]); ignores and counts what it cannot read.
+//! A TWAMP-Light session-sender's unauthenticated packet shorter than
+//! STAMP's base (14 to 43 bytes, RFC 5357 Appendix I) is answered with a
+//! base-size answer, its missing bytes read as zeros (RFC 8762 §4.6),
+//! unless `twamp_light` is off.
 //! The bytes after the base packet come back as they went, but for the
 //! RFC 8972 TLVs it knows: a Class of Service TLV is filled with the DSCP
 //! and ECN the test packet arrived with, and the reply is sent with the
@@ -44,6 +48,9 @@ pub struct ReflectorOptions {
     /// Most packets per second answered for all sources together, on
     /// every socket of the reflector (one cap, shared).
     pub total: Arc<TotalCap>,
+    /// Unauthenticated: answer TWAMP-Light senders' packets of 14 to 43
+    /// bytes with a 44-byte answer (RFC 8762 §4.6).
+    pub twamp_light: bool,
 }
 
 fn unix_nanos(t: SystemTime) -> i128 {
@@ -102,7 +109,14 @@ pub fn run_reflector(
                 stats.over_total.fetch_add(1, Ordering::Relaxed);
                 continue;
             }
-            let request = match SenderPacket::decode(d.payload, &opts.mode) {
+            let short = d.payload.len() < opts.mode.base_len();
+            let decoded = match &opts.mode {
+                Mode::Unauthenticated if short && opts.twamp_light => {
+                    SenderPacket::decode_twamp_light(d.payload)
+                }
+                mode => SenderPacket::decode(d.payload, mode),
+            };
+            let request = match decoded {
                 Ok(r) if !d.truncated => r,
                 Err(StampError::BadHmac) => {
                     stats.bad_hmac.fetch_add(1, Ordering::Relaxed);
@@ -125,7 +139,8 @@ pub fn run_reflector(
                 d.ttl.unwrap_or(255),
                 error_estimate(),
             );
-            // Exactly the request's length: never more bytes than came in.
+            // Exactly the request's length (never more bytes than came
+            // in), but for a TWAMP-Light sender's short packet: the base.
             let Ok(len) = answer.encode_into(&opts.mode, &mut reply) else {
                 stats.malformed.fetch_add(1, Ordering::Relaxed);
                 continue;
@@ -134,7 +149,7 @@ pub fn run_reflector(
             // RFC 8972's TLVs among it are answered.
             let base = opts.mode.base_len();
             let mut marked = None;
-            if len > base {
+            if len > base && !short {
                 reply[base..len].copy_from_slice(&d.payload[base..len]);
                 marked = sonde_wire::stamp::tlv::reflect(&mut reply[base..len], d.tos.unwrap_or(0));
             }

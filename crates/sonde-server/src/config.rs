@@ -42,6 +42,12 @@ pub struct ReflectorConfig {
     /// A file holding the authentication key in hex: authenticated mode
     /// (HMAC-SHA-256); without it, unauthenticated.
     pub key_file: Option<std::path::PathBuf>,
+    /// Unauthenticated: answer TWAMP-Light session-senders' test packets
+    /// shorter than STAMP's 44 bytes (14 or more, RFC 5357 Appendix I)
+    /// with a 44-byte answer, as RFC 8762 §4.6 has a STAMP reflector do.
+    /// Such an answer is up to 3.1 times its request (the rate limits
+    /// bound it); `false` drops them.
+    pub twamp_light: bool,
 }
 
 impl Default for ReflectorConfig {
@@ -52,6 +58,7 @@ impl Default for ReflectorConfig {
             rate_limit: 1000,
             total_rate_limit: 10_000,
             key_file: None,
+            twamp_light: true,
         }
     }
 }

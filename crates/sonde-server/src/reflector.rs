@@ -108,6 +108,7 @@ impl Reflector {
                 mode,
                 rate_pps: config.rate_limit,
                 total: Arc::new(TotalCap::new(config.total_rate_limit)),
+                twamp_light: config.twamp_light,
             },
             stats: Arc::new(ReflectorStats::default()),
         }))

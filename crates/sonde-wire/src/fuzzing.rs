@@ -132,6 +132,12 @@ fn stamp_sender_round_trip(data: &[u8], mode: &Mode) {
 fn stamp_reflector_round_trip(data: &[u8], mode: &Mode) {
     if let Ok(packet) = ReflectorPacket::decode(data, mode) {
         assert_eq!(packet.len, data.len());
+        // A TWAMP-Light reflector's short answer (41 to 43 bytes) is read,
+        // never written: sonde's reflector answers with the base size.
+        if packet.len < mode.base_len() {
+            assert!(packet.len >= crate::stamp::TWAMP_LIGHT_REFLECTOR_MIN);
+            return;
+        }
         let again = packet.encode(mode);
         assert_eq!(again.as_ref().map(Vec::len), Ok(data.len()));
         assert_eq!(

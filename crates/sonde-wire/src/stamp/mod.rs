@@ -62,6 +62,14 @@ pub use timestamp::{ErrorEstimate, NtpTimestamp, TimestampFormat, NTP_UNIX_OFFSE
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
+/// The shortest test packet a TWAMP-Light session-sender sends (RFC 5357
+/// §4.1.2, Appendix I): Sequence Number, Timestamp and Error Estimate,
+/// with no padding. Unauthenticated only.
+pub const TWAMP_LIGHT_SENDER_MIN: usize = 14;
+/// The shortest answer a TWAMP-Light session-reflector sends (RFC 5357
+/// §4.2.1): the fields through the Sender TTL at byte 40, no padding.
+pub const TWAMP_LIGHT_REFLECTOR_MIN: usize = 41;
+
 /// Base size of every packet in unauthenticated mode.
 pub const UNAUTH_LEN: usize = 44;
 /// Base size of every packet in authenticated mode.
@@ -178,6 +186,11 @@ impl Mode {
     /// received packet.
     fn open(&self, packet: &[u8]) -> Result<(), StampError> {
         self.check_len(packet.len())?;
+        self.verify(packet)
+    }
+
+    /// The HMAC of a received packet at least the base size long.
+    fn verify(&self, packet: &[u8]) -> Result<(), StampError> {
         match self {
             Mode::Unauthenticated => Ok(()),
             Mode::Authenticated(key) => {
@@ -320,6 +333,30 @@ impl SenderPacket {
         self.encode_into(mode, &mut buf)?;
         Ok(buf)
     }
+
+    /// Reads an unauthenticated test packet of a TWAMP-Light
+    /// session-sender (RFC 5357 Appendix I), which may be as short as
+    /// [`TWAMP_LIGHT_SENDER_MIN`] bytes: its first 14 bytes are STAMP's.
+    /// Its `len` is at least the base size (44): what the reflector
+    /// answers with, the missing bytes read as zeros (RFC 8762 §4.6).
+    pub fn decode_twamp_light(buf: &[u8]) -> Result<Self, StampError> {
+        if buf.len() >= UNAUTH_LEN {
+            return Self::decode(buf, &Mode::Unauthenticated);
+        }
+        if buf.len() < TWAMP_LIGHT_SENDER_MIN {
+            return Err(StampError::TooShort {
+                len: buf.len(),
+                min: TWAMP_LIGHT_SENDER_MIN,
+            });
+        }
+        let at = SenderLayout::of(&Mode::Unauthenticated);
+        Ok(Self {
+            seq: read_u32(buf, 0),
+            timestamp: read_timestamp(buf, at.timestamp),
+            error_estimate: read_error_estimate(buf, at.error_estimate),
+            len: UNAUTH_LEN,
+        })
+    }
 }
 
 /// A Session-Reflector test packet, the reply to a [`SenderPacket`]
@@ -377,9 +414,18 @@ impl ReflectorPacket {
 
     /// Reads a reflector packet: at least the mode's base size, and in
     /// authenticated mode with a matching HMAC. MBZ and padding bytes are
-    /// ignored.
+    /// ignored. Unauthenticated, a TWAMP-Light reflector's answer of 41
+    /// to 43 bytes (RFC 5357 §4.2.1, no padding) is read too: its fields
+    /// sit where STAMP's do.
     pub fn decode(buf: &[u8], mode: &Mode) -> Result<Self, StampError> {
-        mode.open(buf)?;
+        match mode {
+            Mode::Unauthenticated
+                if (TWAMP_LIGHT_REFLECTOR_MIN..UNAUTH_LEN).contains(&buf.len()) =>
+            {
+                mode.verify(buf)?;
+            }
+            _ => mode.open(buf)?,
+        }
         let at = ReflectorLayout::of(mode);
         Ok(Self {
             seq: read_u32(buf, 0),

@@ -130,9 +130,14 @@ fn packets_shorter_than_the_base_size_are_refused() {
         SenderPacket::decode(&bytes[..43], &unauth),
         Err(StampError::TooShort { len: 43, min: 44 })
     );
+    // A TWAMP-Light reflector's answer may end at the Sender TTL (41).
     assert_eq!(
-        ReflectorPacket::decode(&bytes[..43], &unauth),
-        Err(StampError::TooShort { len: 43, min: 44 })
+        ReflectorPacket::decode(&bytes[..40], &unauth),
+        Err(StampError::TooShort { len: 40, min: 44 })
+    );
+    assert_eq!(
+        ReflectorPacket::decode(&bytes[..41], &unauth).unwrap().len,
+        41
     );
     assert_eq!(SenderPacket::decode(&bytes[..44], &unauth).unwrap().len, 44);
     assert_eq!(SenderPacket::decode(&bytes, &unauth).unwrap().len, 200);
@@ -447,4 +452,33 @@ proptest! {
         prop_assert_eq!(bytes.len(), packet.len);
         prop_assert_eq!(ReflectorPacket::decode(&bytes, &mode), Ok(packet));
     }
+}
+
+// ---- TWAMP-Light (RFC 5357 Appendix I) ----
+
+#[test]
+fn a_twamp_light_senders_short_packet_is_read_and_answered_at_the_base_size() {
+    // RFC 5357 §4.1.2's unauthenticated test packet with no padding:
+    // sequence number 7, a timestamp, an error estimate (S=1, scale 0,
+    // multiplier 1).
+    let mut short = vec![0u8, 0, 0, 7];
+    short.extend_from_slice(&0xe000_0000_8000_0000u64.to_be_bytes());
+    short.extend_from_slice(&[0x80, 0x01]);
+    assert_eq!(short.len(), TWAMP_LIGHT_SENDER_MIN);
+    let p = SenderPacket::decode_twamp_light(&short).unwrap();
+    assert_eq!(
+        (p.seq, p.timestamp, p.error_estimate.to_bits(), p.len),
+        (7, NtpTimestamp(0xe000_0000_8000_0000), 0x8001, 44)
+    );
+    assert!(SenderPacket::decode(&short, &Mode::Unauthenticated).is_err());
+    // RFC 6038's recommended 27 octets of padding: 41 bytes.
+    short.resize(41, 0);
+    assert_eq!(SenderPacket::decode_twamp_light(&short).unwrap().len, 44);
+    assert_eq!(
+        SenderPacket::decode_twamp_light(&short[..13]),
+        Err(StampError::TooShort { len: 13, min: 14 })
+    );
+    // 44 bytes and more: STAMP's own reading, length kept.
+    short.resize(60, 0);
+    assert_eq!(SenderPacket::decode_twamp_light(&short).unwrap().len, 60);
 }

@@ -12,7 +12,10 @@
 //!
 //! Flags (§4): a sender sends each TLV with U set; a reflector clears U,
 //! M and I of the TLVs it knows and processed, leaves U set on those it
-//! does not know, and sets M on one whose length runs past the packet.
+//! does not know, and sets M on a Class of Service TLV of the wrong
+//! length. Bytes that do not read as TLVs end to end (a length that runs
+//! past the packet, stray bytes after the last one) are an RFC 8762
+//! sender's padding, not TLVs: they come back exactly as they went.
 //! So a reply whose TLV still has U came from a reflector that did not
 //! process it: one that knows RFC 8972 but not the TLV, or one of RFC
 //! 8762 alone, which echoes what follows the base packet unchanged.
@@ -111,6 +114,9 @@ pub fn find_cos(tlvs: &[u8]) -> Option<ClassOfService> {
 /// that runs past the end. Returns the DSCP the reply is asked to carry,
 /// if a Class of Service TLV asked for one.
 pub fn reflect(tlvs: &mut [u8], received_tos: u8) -> Option<u8> {
+    if !well_formed(tlvs) {
+        return None;
+    }
     let mut asked = None;
     let mut at = 0;
     while at + HEADER_LEN <= tlvs.len() {
@@ -145,6 +151,20 @@ pub fn reflect(tlvs: &mut [u8], received_tos: u8) -> Option<u8> {
         at = end;
     }
     asked
+}
+
+/// Whether `tlvs` reads as TLVs end to end: each one's length within
+/// the bytes, and nothing after the last but fewer zeros than a header.
+fn well_formed(tlvs: &[u8]) -> bool {
+    let mut at = 0;
+    while at + HEADER_LEN <= tlvs.len() {
+        let len = usize::from(u16::from_be_bytes([tlvs[at + 2], tlvs[at + 3]]));
+        at += HEADER_LEN + len;
+        if at > tlvs.len() {
+            return false;
+        }
+    }
+    tlvs[at.min(tlvs.len())..].iter().all(|b| *b == 0)
 }
 
 #[cfg(test)]
@@ -203,11 +223,19 @@ mod tests {
         let mut zeros = [0u8; 27];
         assert_eq!(reflect(&mut zeros, 0xb8), None);
         assert_eq!(zeros, [0u8; 27]);
-        // A TLV whose length runs past the packet: M, and nothing read.
+        // A length that runs past the packet: not TLVs but padding, left
+        // exactly as it came; so are bytes that are no TLV at all.
         let mut short = [0, TYPE_COS, 0, 40, 1, 2];
         assert_eq!(reflect(&mut short, 0), None);
-        assert_eq!(short[0], FLAG_M);
+        assert_eq!(short, [0, TYPE_COS, 0, 40, 1, 2]);
         assert_eq!(find_cos(&short), None);
+        let mut counting: Vec<u8> = (44..100).collect();
+        let copy = counting.clone();
+        assert_eq!(reflect(&mut counting, 0xb8), None);
+        assert_eq!(counting, copy);
+        let mut stray = ClassOfService::request(46).to_vec();
+        stray.push(7);
+        assert_eq!(reflect(&mut stray, 0xb8), None, "a stray byte after it");
         // A Class of Service TLV of the wrong length is malformed.
         let mut wrong = [0, TYPE_COS, 0, 2, 1, 2];
         assert_eq!(reflect(&mut wrong, 0), None);

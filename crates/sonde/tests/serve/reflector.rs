@@ -1,5 +1,6 @@
 //! The STAMP reflector of `sonde serve`, from the outside: answers of
-//! exactly the request's length, a per-source rate limit, malformed and
+//! exactly the request's length (a TWAMP-Light sender's shorter packet:
+//! the base size), a per-source rate limit, malformed and
 //! wrongly keyed packets ignored and counted, and the server serving on
 //! afterwards; `sonde ping --proto udp` against it.
 
@@ -99,17 +100,69 @@ fn an_answer_is_never_longer_than_its_request() {
             "sent after received"
         );
     }
-    // Too short to be STAMP: no answer at all, and counted.
-    for short in [0usize, 1, 20, 43] {
+    // Too short to be STAMP or TWAMP-Light (14 bytes at least): no
+    // answer at all, and counted.
+    for short in [0usize, 1, 13] {
         assert_eq!(
             unexpected_answer(&s, &vec![0u8; short]),
             None,
             "{short} bytes"
         );
     }
-    assert!(server.wait_for_log("malformed=4"), "{}", server.log());
+    assert!(server.wait_for_log("malformed=3"), "{}", server.log());
     // Still serving.
     assert_eq!(answer_len(&s, &request(8, 44, &mode)), Some(44));
+}
+
+/// A TWAMP-Light session-sender's unauthenticated test packet (RFC 5357
+/// §4.1.2): sequence number, timestamp, error estimate, then `padding`
+/// zero bytes (RFC 6038 recommends 27).
+fn twamp_light_request(seq: u32, padding: usize) -> Vec<u8> {
+    let mut p = seq.to_be_bytes().to_vec();
+    p.extend_from_slice(&0xe8a3_1c00_4000_0000u64.to_be_bytes());
+    // S = 1, scale 2, multiplier 9.
+    p.extend_from_slice(&[0x82, 0x09]);
+    p.resize(14 + padding, 0);
+    p
+}
+
+#[test]
+fn a_twamp_light_senders_short_packets_are_answered_at_the_base_size() {
+    let (server, port) = reflector(&[]);
+    let s = client(port);
+    let mode = Mode::Unauthenticated;
+    for (seq, padding) in [(3u32, 0usize), (4, 27), (5, 29)] {
+        let p = twamp_light_request(seq, padding);
+        s.send(&p).unwrap();
+        let mut buf = [0u8; 2048];
+        let n = s.recv(&mut buf).expect("an answer");
+        // RFC 8762 §4.6: a STAMP reflector's base-size answer, which a
+        // TWAMP-Light sender reads as a reflector packet with padding.
+        assert_eq!(n, 44, "a {}-byte request", p.len());
+        let r = ReflectorPacket::decode(&buf[..n], &mode).unwrap();
+        assert_eq!(r.sender_seq, seq);
+        assert_eq!(r.sender_timestamp, NtpTimestamp(0xe8a3_1c00_4000_0000));
+        assert_eq!(r.sender_error_estimate.to_bits(), 0x8209);
+        assert_eq!(r.sender_ttl, 64, "the hop limit the request came with");
+        assert!(r.timestamp.0 >= r.receive_timestamp.0);
+        assert_eq!(&buf[41..44], &[0, 0, 0], "MBZ");
+    }
+    drop(server);
+
+    // Turned off, they are dropped and counted as STAMP drops them.
+    let dir = common::TempDir::new("twamp-light-off");
+    let config = dir.join("serve.toml");
+    std::fs::write(&config, "[reflector]\ntwamp_light = false\n").unwrap();
+    let (server, port) = reflector(&["--config", config.to_str().unwrap()]);
+    let s = client(port);
+    for padding in [0, 27] {
+        assert_eq!(
+            unexpected_answer(&s, &twamp_light_request(9, padding)),
+            None
+        );
+    }
+    assert!(server.wait_for_log("malformed=2"), "{}", server.log());
+    assert_eq!(answer_len(&s, &request(10, 44, &mode)), Some(44));
 }
 
 #[test]
