@@ -1,23 +1,30 @@
 #!/usr/bin/env bash
 # Builds sonde's Debian package (docs/install.md) with dpkg-deb:
-#   scripts/package.sh [--binary PATH] [--out DIR] [--compress xz|gzip|none]
+#   scripts/package.sh [--binary PATH] [--out DIR] [--compress xz|gzip|none] [--version V]
 # Without --binary it builds the release binary first (cargo build
 # --release); the tests package the binary they built. The package has
 # the binary, its man pages and shell completions, a commented
 # /etc/sonde/serve.toml (a conffile), the systemd unit and the maintainer
-# scripts of packaging/. It prints the .deb's path.
+# scripts of packaging/. It prints the .deb's path. --version gives the
+# package another version than Cargo.toml's (the tests' upgrade from one
+# version to the next).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-binary="" out="dist" compress="xz"
+binary="" out="dist" compress="xz" version=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --binary) binary="$2"; shift 2 ;;
         --out) out="$2"; shift 2 ;;
         --compress) compress="$2"; shift 2 ;;
-        *) echo "package.sh: unknown argument '$1' (--binary PATH, --out DIR, --compress xz|gzip|none)" >&2; exit 2 ;;
+        --version) version="$2"; shift 2 ;;
+        *) echo "package.sh: unknown argument '$1' (--binary PATH, --out DIR, --compress xz|gzip|none, --version V)" >&2; exit 2 ;;
     esac
 done
+if [ -n "$version" ] && ! [[ "$version" =~ ^[0-9][A-Za-z0-9.+~-]*$ ]]; then
+    echo "package.sh: --version '$version' is not a Debian version (a digit, then letters, digits, . + ~ -)" >&2
+    exit 2
+fi
 for tool in dpkg-deb dpkg strip gzip; do
     command -v "$tool" >/dev/null 2>&1 || { echo "package.sh: $tool is missing (scripts/system-deps.sh installs it)" >&2; exit 1; }
 done
@@ -27,7 +34,7 @@ if [ -z "$binary" ]; then
 fi
 [ -x "$binary" ] || { echo "package.sh: $binary is not an executable" >&2; exit 2; }
 
-version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -1)
+[ -n "$version" ] || version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -1)
 arch=$(dpkg --print-architecture)
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT

@@ -89,6 +89,16 @@ fn stamp_sender(port: u16, key: Option<&Path>) -> (Value, Vec<Reply>) {
     (summary, replies(&common::stderr(&out)))
 }
 
+/// stamp-suite's reflector on `port` of ::1, quiet (to be spawned).
+fn stamp_reflector(port: u16) -> Command {
+    let mut cmd = Command::new("stamp-suite");
+    cmd.args(["-i", "-S", "::1", "-o", &port.to_string()])
+        .args(["--log-format", "json"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    cmd
+}
+
 /// NTP time (32.32 fixed point) as seconds since the Unix epoch.
 fn unix_s(ntp: u64) -> f64 {
     (ntp >> 32) as f64 - NTP_TO_UNIX as f64 + (ntp & 0xffff_ffff) as f64 / 4_294_967_296.0
@@ -167,19 +177,7 @@ fn sondes_sender_is_answered_by_stamp_suites_reflector() {
     let key = key_file(&dir, "stamp.key", 0x3c);
     for authenticated in [false, true] {
         let port = free_udp_port();
-        let mut reflector = Command::new("stamp-suite");
-        reflector
-            .args([
-                "-i",
-                "-S",
-                "::1",
-                "-o",
-                &port.to_string(),
-                "--log-format",
-                "json",
-            ])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null());
+        let mut reflector = stamp_reflector(port);
         if authenticated {
             reflector.args(["-A", "A", "--hmac-key-file"]).arg(&key);
         }
@@ -280,20 +278,7 @@ fn the_class_of_service_tlv_is_answered_both_ways() {
     }
 
     let port = free_udp_port();
-    let mut reflector = Command::new("stamp-suite")
-        .args([
-            "-i",
-            "-S",
-            "::1",
-            "-o",
-            &port.to_string(),
-            "--log-format",
-            "json",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut reflector = stamp_reflector(port).spawn().unwrap();
     let ping = |dscp: &str| -> Value {
         let out = sonde()
             .args(["ping", "::1", "--proto", "udp", "-p", &port.to_string()])

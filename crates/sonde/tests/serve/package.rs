@@ -3,7 +3,9 @@
 //! its files, user and permissions, its unit checked by
 //! `systemd-analyze verify`, the binary started as the unit starts it
 //! (the `sonde` user, the unit's capabilities, through setpriv) and
-//! serving a TCP, a UDP, an ICMP and a STAMP test; an upgrade keeps the
+//! serving a TCP, a UDP, an ICMP and a STAMP test; an upgrade (the same
+//! version again, then the next over an archive of the schema's first
+//! version, which the new binary migrates) keeps the
 //! edited config and backs the archive up; removal keeps config and
 //! archive, purge takes them and the user.
 
@@ -23,6 +25,25 @@ fn must(cmd: &mut Command) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The package of the binary under test (of `version`, else Cargo's),
+/// built into `out` by scripts/package.sh: its path.
+fn package(root: &Path, out: &Path, version: Option<&str>) -> String {
+    let mut cmd = Command::new("bash");
+    cmd.arg(root.join("scripts/package.sh"))
+        .args([
+            "--binary",
+            env!("CARGO_BIN_EXE_sonde"),
+            "--compress",
+            "gzip",
+        ])
+        .arg("--out")
+        .arg(out);
+    if let Some(v) = version {
+        cmd.args(["--version", v]);
+    }
+    must(&mut cmd).trim().to_string()
 }
 
 /// Purges the package when the test ends, however it ends.
@@ -69,19 +90,7 @@ fn the_package_installs_runs_as_its_unit_upgrades_and_purges() {
     let dir = common::TempDir::new("package");
     let out = dir.join("dist");
     let root: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let deb = must(
-        Command::new("bash")
-            .arg(root.join("scripts/package.sh"))
-            .args([
-                "--binary",
-                env!("CARGO_BIN_EXE_sonde"),
-                "--compress",
-                "gzip",
-            ])
-            .arg("--out")
-            .arg(&out),
-    );
-    let deb = deb.trim().to_string();
+    let deb = package(&root, &out, None);
     let listing = must(Command::new("dpkg-deb").args(["-c", &deb]));
     for (path, perms) in [
         ("./usr/bin/sonde", "-rwxr-xr-x"),
@@ -240,6 +249,56 @@ fn the_package_installs_runs_as_its_unit_upgrades_and_purges() {
     assert_eq!(
         std::fs::metadata("/var/lib/sonde/sonde.db").unwrap().uid(),
         uid
+    );
+
+    // The next version over an archive of the schema's first version (as
+    // sonde's first release left it): dpkg backs the archive up before
+    // it unpacks, and the new binary's first open migrates it, keeping
+    // its result.
+    let next = package(&root, &out, Some(&format!("{version}+next")));
+    let _ = std::fs::remove_file("/var/lib/sonde/sonde.db");
+    let id = tcp["id"].as_str().unwrap().to_string();
+    {
+        let db = rusqlite::Connection::open("/var/lib/sonde/sonde.db").unwrap();
+        db.execute_batch(sonde_archive::schema::VERSION_TABLE)
+            .unwrap();
+        db.execute_batch(sonde_archive::schema::MIGRATIONS[0])
+            .unwrap();
+        db.execute_batch("INSERT INTO sonde_schema (version) VALUES (1)")
+            .unwrap();
+        db.execute(
+            "INSERT INTO results (id, test, target, start_ns, duration_s, interrupted, \
+             throughput_bps, doc) VALUES (?1, 'tcp', '::1', 1, 1.0, FALSE, 1.0, ?2)",
+            rusqlite::params![id, tcp.to_string()],
+        )
+        .unwrap();
+    }
+    must(Command::new("chown").args(["sonde:sonde", "/var/lib/sonde/sonde.db"]));
+    let first = std::fs::read("/var/lib/sonde/sonde.db").unwrap();
+    must(Command::new("dpkg").args(["-i", "--force-confold", &next]));
+    let backup = format!("/var/lib/sonde/sonde.db.before-{version}");
+    assert_eq!(std::fs::read(&backup).unwrap(), first, "{backup}");
+    let listed = must(
+        Command::new("setpriv")
+            .args(["--reuid=sonde", "--regid=sonde", "--init-groups", "--"])
+            .args([
+                "/usr/bin/sonde",
+                "results",
+                "--archive=/var/lib/sonde/sonde.db",
+                "list",
+            ]),
+    );
+    assert!(listed.contains(&id[..8]), "{listed}");
+    // Read as a file, not through a Store (which would migrate it).
+    let version_now: i64 = rusqlite::Connection::open("/var/lib/sonde/sonde.db")
+        .unwrap()
+        .query_row("SELECT MAX(version) FROM sonde_schema", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version_now, i64::from(sonde_archive::schema::current()));
+    assert_eq!(
+        std::fs::metadata("/var/lib/sonde/sonde.db").unwrap().uid(),
+        uid,
+        "migrated by the sonde user, still its own"
     );
 
     // Removed: the binary goes, config and archive stay. Purged: all go.
