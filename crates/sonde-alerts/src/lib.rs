@@ -14,6 +14,7 @@ mod incident;
 pub mod incident_desk;
 mod notice;
 pub mod pattern;
+mod reading_select;
 pub mod rule;
 pub mod template;
 
