@@ -13,6 +13,19 @@ pub fn now_ns() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
 }
 
+/// Sleeps until `until`, or until `stop` is set (looked at every 200 ms):
+/// a sampler's wait between two samples that a stop does not outlast.
+pub fn sleep_until_or(until: std::time::Instant, stop: &std::sync::atomic::AtomicBool) {
+    use std::sync::atomic::Ordering;
+    while !stop.load(Ordering::Relaxed) {
+        let left = until.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(200)));
+    }
+}
+
 /// `at_ns` (ns since the epoch) as RFC 3339 in UTC, to the second
 /// (truncated): `2026-11-26T09:00:00Z`. Times before the epoch are
 /// written as the epoch.

@@ -21,7 +21,7 @@ use sonde_archive::Store;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Starts one thread per target that polls it every `every` into the
 /// archive at `archive` until `stop`. An agent that does not answer, or an
@@ -46,17 +46,6 @@ pub fn spawn(
     Ok(threads)
 }
 
-/// Sleeps until `until` or `stop`, in short steps.
-fn wait(until: Instant, stop: &AtomicBool) {
-    while !stop.load(Ordering::Relaxed) {
-        let left = until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return;
-        }
-        std::thread::sleep(left.min(Duration::from_millis(200)));
-    }
-}
-
 fn follow(archive: &str, target: SnmpTarget, stop: &AtomicBool) {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -75,7 +64,7 @@ fn follow(archive: &str, target: SnmpTarget, stop: &AtomicBool) {
     let mut store: Option<Store> = None;
     let mut next = Instant::now();
     while !stop.load(Ordering::Relaxed) {
-        wait(next, stop);
+        sonde_model::clock::sleep_until_or(next, stop);
         if stop.load(Ordering::Relaxed) {
             break;
         }

@@ -83,12 +83,7 @@ pub fn spawn_sampler(
                         store = None;
                     }
                 }
-                let mut slept = Duration::ZERO;
-                while slept < every && !stop.load(Ordering::Relaxed) {
-                    let step = Duration::from_millis(200).min(every - slept);
-                    std::thread::sleep(step);
-                    slept += step;
-                }
+                sonde_model::clock::sleep_until_or(std::time::Instant::now() + every, &stop);
             }
         })
 }

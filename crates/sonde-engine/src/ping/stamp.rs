@@ -8,7 +8,7 @@ use crate::sys::{enable_rx_timestamps, enable_rx_tos, RecvBatch};
 use crate::EngineError;
 use socket2::{Domain, Socket, Type};
 use sonde_model::ProbeMethod;
-use sonde_wire::stamp::tlv::{ClassOfService, FLAG_U, HEADER_LEN};
+use sonde_wire::stamp::tlv::ClassOfService;
 use sonde_wire::stamp::{
     ErrorEstimate, Mode, NtpTimestamp, ReflectorPacket, SenderPacket, TimestampFormat,
 };
@@ -138,14 +138,11 @@ impl Prober for StampProber {
 }
 
 /// The DSCP and ECN a reply's Class of Service TLV says its request
-/// arrived at the reflector with; `None` when the reflector flagged the
-/// TLV as unknown or the TLV is not there.
+/// arrived at the reflector with; `None` when the TLV is not there or
+/// the reflector did not process it (its U flag still set).
 fn reflector_cos(tlvs: &[u8]) -> Option<(u8, u8)> {
-    // This prober writes the TLV first after the base packet.
-    let header = tlvs.get(..HEADER_LEN)?;
-    if header[0] & FLAG_U != 0 {
-        return None;
+    match sonde_wire::stamp::tlv::find_cos(tlvs)? {
+        (cos, true) => Some((cos.dscp2, cos.ecn)),
+        (_, false) => None,
     }
-    let cos = sonde_wire::stamp::tlv::find_cos(tlvs)?;
-    Some((cos.dscp2, cos.ecn))
 }

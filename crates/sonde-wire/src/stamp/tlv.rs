@@ -91,52 +91,85 @@ impl ClassOfService {
     }
 }
 
-/// The Class of Service TLV among `tlvs` (the bytes after the base
-/// packet), if there is one well formed.
-pub fn find_cos(tlvs: &[u8]) -> Option<ClassOfService> {
-    let mut at = 0;
-    while at + HEADER_LEN <= tlvs.len() {
-        let kind = tlvs[at + 1];
-        let len = usize::from(u16::from_be_bytes([tlvs[at + 2], tlvs[at + 3]]));
-        let value = tlvs.get(at + HEADER_LEN..at + HEADER_LEN + len)?;
-        if kind == TYPE_COS && len == COS_LEN {
-            return ClassOfService::read(value);
-        }
-        at += HEADER_LEN + len;
+/// Where one TLV sits: its first byte (the flags), its type, and the end
+/// of its value (which may lie past the bytes given).
+struct Span {
+    at: usize,
+    kind: u8,
+    end: usize,
+}
+
+impl Span {
+    fn value_len(&self) -> usize {
+        self.end - self.at - HEADER_LEN
     }
-    None
+}
+
+/// The TLV whose header starts at `at`, if a header fits there.
+fn span_at(tlvs: &[u8], at: usize) -> Option<Span> {
+    let header = tlvs.get(at..at.checked_add(HEADER_LEN)?)?;
+    let len = usize::from(u16::from_be_bytes([header[2], header[3]]));
+    Some(Span {
+        at,
+        kind: header[1],
+        end: at + HEADER_LEN + len,
+    })
+}
+
+/// The TLVs of `tlvs` one after the other, as far as a header fits.
+fn spans(tlvs: &[u8]) -> impl Iterator<Item = Span> + '_ {
+    std::iter::successors(span_at(tlvs, 0), move |s| span_at(tlvs, s.end))
+}
+
+/// Whether `tlvs` reads as TLVs end to end: each one's value within the
+/// bytes, and nothing after the last but fewer zeros than a header.
+fn well_formed(tlvs: &[u8]) -> bool {
+    let mut end = 0;
+    for span in spans(tlvs) {
+        if span.end > tlvs.len() {
+            return false;
+        }
+        end = span.end;
+    }
+    tlvs[end..].iter().all(|b| *b == 0)
+}
+
+/// The Class of Service TLV among `tlvs` (the bytes after the base
+/// packet), if there is one of the right length, and whether the
+/// reflector processed it (its U flag cleared).
+pub fn find_cos(tlvs: &[u8]) -> Option<(ClassOfService, bool)> {
+    let span = spans(tlvs)
+        .take_while(|s| s.end <= tlvs.len())
+        .find(|s| s.kind == TYPE_COS && s.value_len() == COS_LEN)?;
+    let cos = ClassOfService::read(&tlvs[span.at + HEADER_LEN..span.end])?;
+    Some((cos, tlvs[span.at] & FLAG_U == 0))
 }
 
 /// A reflector's work on the TLVs of a reply (a copy of the request's
-/// bytes after the base packet): fills each Class of Service TLV with
-/// `received_tos` (the test packet's TOS / traffic class) and clears its
-/// U, M and I; leaves U on the types it does not know; marks M a TLV
-/// that runs past the end. Returns the DSCP the reply is asked to carry,
-/// if a Class of Service TLV asked for one.
+/// bytes after the base packet), when they read as TLVs end to end (else
+/// they are padding and stay as they are): fills each Class of Service
+/// TLV with `received_tos` (the test packet's TOS / traffic class) and
+/// clears its U, M and I; leaves U on the types it does not know; marks
+/// M a Class of Service TLV of the wrong length. Returns the DSCP the
+/// reply is asked to carry, if a Class of Service TLV asked for one.
 pub fn reflect(tlvs: &mut [u8], received_tos: u8) -> Option<u8> {
     if !well_formed(tlvs) {
         return None;
     }
     let mut asked = None;
-    let mut at = 0;
-    while at + HEADER_LEN <= tlvs.len() {
-        let kind = tlvs[at + 1];
-        let len = usize::from(u16::from_be_bytes([tlvs[at + 2], tlvs[at + 3]]));
-        let end = at + HEADER_LEN + len;
-        let flags = |f: u8| (tlvs[at] & !FLAGS_UMI) | f;
-        if end > tlvs.len() {
-            if kind != 0 || len != 0 {
-                tlvs[at] = flags(FLAG_M);
-            }
-            break;
-        }
-        match kind {
+    // Walked by position, not by `spans`, as the bytes change on the way
+    // (no allocation per reflected packet).
+    let mut next = span_at(tlvs, 0);
+    while let Some(span) = next {
+        next = span_at(tlvs, span.end);
+        let flags = |f: u8| (tlvs[span.at] & !FLAGS_UMI) | f;
+        match span.kind {
             // Zero padding (RFC 8762): left as it came.
             0 => {}
-            TYPE_PADDING => tlvs[at] = flags(0),
-            TYPE_COS if len == COS_LEN => {
-                tlvs[at] = flags(0);
-                let value = &mut tlvs[at + HEADER_LEN..end];
+            TYPE_PADDING => tlvs[span.at] = flags(0),
+            TYPE_COS if span.value_len() == COS_LEN => {
+                tlvs[span.at] = flags(0);
+                let value = &mut tlvs[span.at + HEADER_LEN..span.end];
                 if let Some(mut cos) = ClassOfService::read(value) {
                     cos.dscp2 = received_tos >> 2;
                     cos.ecn = received_tos & 0x03;
@@ -145,26 +178,11 @@ pub fn reflect(tlvs: &mut [u8], received_tos: u8) -> Option<u8> {
                     asked = Some(cos.dscp1);
                 }
             }
-            TYPE_COS => tlvs[at] = flags(FLAG_M),
-            _ => tlvs[at] = flags(FLAG_U),
+            TYPE_COS => tlvs[span.at] = flags(FLAG_M),
+            _ => tlvs[span.at] = flags(FLAG_U),
         }
-        at = end;
     }
     asked
-}
-
-/// Whether `tlvs` reads as TLVs end to end: each one's length within
-/// the bytes, and nothing after the last but fewer zeros than a header.
-fn well_formed(tlvs: &[u8]) -> bool {
-    let mut at = 0;
-    while at + HEADER_LEN <= tlvs.len() {
-        let len = usize::from(u16::from_be_bytes([tlvs[at + 2], tlvs[at + 3]]));
-        at += HEADER_LEN + len;
-        if at > tlvs.len() {
-            return false;
-        }
-    }
-    tlvs[at.min(tlvs.len())..].iter().all(|b| *b == 0)
 }
 
 #[cfg(test)]
@@ -207,12 +225,20 @@ mod tests {
         );
         assert_eq!(
             find_cos(&tlvs),
-            Some(ClassOfService {
-                dscp1: 46,
-                dscp2: 10,
-                ecn: 3,
-                rp: 0
-            })
+            Some((
+                ClassOfService {
+                    dscp1: 46,
+                    dscp2: 10,
+                    ecn: 3,
+                    rp: 0
+                },
+                true
+            ))
+        );
+        assert_eq!(
+            find_cos(&ClassOfService::request(46)).map(|(_, processed)| processed),
+            Some(false),
+            "as a sender sends it: U set"
         );
         assert_eq!(tlvs[14], FLAG_U, "type 200 is not known");
         assert_eq!(tlvs[18], 9, "its value is left");

@@ -167,34 +167,68 @@ fn a_twamp_light_senders_short_packets_are_answered_at_the_base_size() {
 
 #[test]
 fn a_flood_above_the_rate_limit_is_dropped_not_answered() {
-    // 200 answers a second per source, a burst of 20.
-    let (server, port) = reflector(&["--reflector-rate", "200"]);
+    // STAMP's 44-byte requests, then TWAMP-Light's 14-byte ones, whose
+    // 44-byte answers are the most the reflector amplifies (3.1 times).
+    for p in [
+        request(1, 44, &Mode::Unauthenticated),
+        twamp_light_request(1, 0),
+    ] {
+        // 200 answers a second per source, a burst of 20.
+        let (server, port) = reflector(&["--reflector-rate", "200"]);
+        let s = client(port);
+        s.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+        let start = Instant::now();
+        let mut sent = 0u32;
+        while sent < 5000 && start.elapsed() < Duration::from_millis(500) {
+            s.send(&p).unwrap();
+            sent += 1;
+        }
+        let elapsed = start.elapsed().as_secs_f64();
+        let (mut answers, mut bytes) = (0u32, 0usize);
+        let mut buf = [0u8; 128];
+        while let Ok(n) = s.recv(&mut buf) {
+            answers += 1;
+            bytes += n;
+        }
+        // The reflector refills its bucket by the time it handles a
+        // packet, not when it arrived: after a stall it works through its
+        // backlog later than the client sent it, so allow 0.3 s more (as
+        // abuse_refusals does).
+        let allowed = 20.0 + 200.0 * (elapsed + 0.3);
+        eprintln!(
+            "flood of {} bytes: {sent} requests in {elapsed:.3} s, {answers} answered \
+             (at most {allowed:.0}), {bytes} bytes back",
+            p.len()
+        );
+        assert!(f64::from(answers) <= allowed, "{answers} answers");
+        assert!(answers >= 20, "the burst is answered: {answers}");
+        assert_eq!(bytes, 44 * answers as usize, "no answer above 44 bytes");
+        assert!(server.wait_for_log("rate_limited="), "{}", server.log());
+    }
+}
+
+#[test]
+fn hostile_tlvs_are_answered_at_their_length_and_padding_is_not_read_as_tlvs() {
+    let (_server, port) = reflector(&[]);
     let s = client(port);
-    s.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
-    let p = request(1, 44, &Mode::Unauthenticated);
-    let start = Instant::now();
-    let mut sent = 0u32;
-    while sent < 5000 && start.elapsed() < Duration::from_millis(500) {
+    let mode = Mode::Unauthenticated;
+    let ask = |extra: &[u8]| -> Vec<u8> {
+        let mut p = request(5, 44, &mode);
+        p.extend_from_slice(extra);
         s.send(&p).unwrap();
-        sent += 1;
-    }
-    let elapsed = start.elapsed().as_secs_f64();
-    let mut answers = 0u32;
-    let mut buf = [0u8; 128];
-    while s.recv(&mut buf).is_ok() {
-        answers += 1;
-    }
-    // The reflector refills its bucket by the time it handles a packet,
-    // not when it arrived: after a stall it works through its backlog
-    // later than the client sent it, so allow 0.3 s more (as
-    // abuse_refusals does).
-    let allowed = 20.0 + 200.0 * (elapsed + 0.3);
-    eprintln!(
-        "flood: {sent} requests in {elapsed:.3} s, {answers} answered (at most {allowed:.0})"
-    );
-    assert!(f64::from(answers) <= allowed, "{answers} answers");
-    assert!(answers >= 20, "the burst is answered: {answers}");
-    assert!(server.wait_for_log("rate_limited="), "{}", server.log());
+        let mut buf = [0u8; 2048];
+        let n = s.recv(&mut buf).expect("an answer");
+        assert_eq!(n, p.len(), "an answer of the request's length");
+        buf[44..n].to_vec()
+    };
+    // A TLV that claims 65,535 bytes of value: padding, not a TLV; back
+    // as it went.
+    let claims = [0x80, 4, 0xff, 0xff, 1, 2, 3, 4];
+    assert_eq!(ask(&claims), claims);
+    // A Class of Service TLV of the wrong length: M set, nothing filled.
+    assert_eq!(ask(&[0x80, 4, 0, 2, 0xb8, 0]), [0x40, 4, 0, 2, 0xb8, 0]);
+    // A type nobody knows: U kept, its value untouched.
+    assert_eq!(ask(&[0x80, 200, 0, 3, 9, 9, 9]), [0x80, 200, 0, 3, 9, 9, 9]);
 }
 
 #[test]
