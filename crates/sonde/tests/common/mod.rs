@@ -122,6 +122,17 @@ impl ServerProc {
     }
 
     pub fn start_with(mut cmd: Command, bind: &[&str], extra: &[&str]) -> Self {
+        // A server's default archive is this test process's, never the
+        // machine's (as root, /var/lib/sonde/sonde.db, which the package
+        // test installs and checks byte for byte while other tests run).
+        if !cmd.get_envs().any(|(k, _)| k == "SONDE_ARCHIVE") {
+            cmd.env(
+                "SONDE_ARCHIVE",
+                std::env::temp_dir()
+                    .join(format!("sonde-test-{}-default", std::process::id()))
+                    .join("sonde.db"),
+            );
+        }
         let mut child = cmd
             .args(["serve", "-p", "0"])
             .args(bind)
