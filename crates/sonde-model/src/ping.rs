@@ -308,6 +308,50 @@ pub struct ClassOfServiceSeen {
     pub not_understood: u64,
 }
 
+/// How many times of a series each clock gave: the network card's
+/// (`hardware`), the kernel's as the packet passed the device
+/// (`kernel`), or sonde's own, read just before a send or after a
+/// receive (`user`).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+pub struct StampCounts {
+    pub hardware: u64,
+    pub kernel: u64,
+    pub user: u64,
+}
+
+impl StampCounts {
+    /// Counts one time of the given kind.
+    pub fn add(&mut self, kind: StampKind) {
+        match kind {
+            StampKind::Hardware => self.hardware += 1,
+            StampKind::Kernel => self.kernel += 1,
+            StampKind::User => self.user += 1,
+        }
+    }
+}
+
+/// Which clock took one time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StampKind {
+    Hardware,
+    Kernel,
+    User,
+}
+
+/// The timestamps a series' round trips were measured with: a round
+/// trip is taken between two times of one kind (hardware with hardware,
+/// else the kernel's where both ends have one), so `send` counts the
+/// requests and `receive` the answers by the kind each round trip used.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+pub struct TimestampsUsed {
+    pub send: StampCounts,
+    pub receive: StampCounts,
+}
+
 /// One answer.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PingReply {

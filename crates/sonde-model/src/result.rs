@@ -303,6 +303,9 @@ pub struct PingSeries {
     /// STAMP with `cos`: the DSCP each way (RFC 8972's Class of Service).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cos: Option<crate::ping::ClassOfServiceSeen>,
+    /// Where the send and receive times of the series came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamps: Option<crate::ping::TimestampsUsed>,
 }
 
 /// The result of one test: what `-J` prints and the archive stores.

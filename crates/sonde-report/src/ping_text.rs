@@ -137,6 +137,39 @@ fn cos_lines(out: &mut String, s: &PingSeries, sized: bool) {
     }
 }
 
+/// Which clocks the round trips were taken with, over every series:
+/// `timestamps: send kernel 10; receive kernel 10`.
+fn timestamps_line(out: &mut String, series: &[PingSeries]) {
+    let mut used = sonde_model::ping::TimestampsUsed::default();
+    for t in series.iter().filter_map(|s| s.timestamps.as_ref()) {
+        for (sum, one) in [(&mut used.send, &t.send), (&mut used.receive, &t.receive)] {
+            sum.hardware += one.hardware;
+            sum.kernel += one.kernel;
+            sum.user += one.user;
+        }
+    }
+    let side = |c: &sonde_model::ping::StampCounts| {
+        [
+            ("hardware", c.hardware),
+            ("kernel", c.kernel),
+            ("user", c.user),
+        ]
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+    };
+    if used != sonde_model::ping::TimestampsUsed::default() {
+        let _ = writeln!(
+            out,
+            "timestamps: send {}; receive {}",
+            side(&used.send),
+            side(&used.receive)
+        );
+    }
+}
+
 fn one_way_lines(out: &mut String, s: &PingSeries) {
     let Some(o) = &s.one_way else { return };
     let f = |name: &str, v: &Option<sonde_model::RttStats>| {
@@ -212,6 +245,7 @@ pub fn ping_summary(r: &TestResult) -> String {
     for s in &r.series {
         cos_lines(&mut out, s, r.series.len() > 1);
     }
+    timestamps_line(&mut out, &r.series);
     if r.series.len() != 1 {
         let _ = writeln!(
             out,

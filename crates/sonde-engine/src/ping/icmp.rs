@@ -4,8 +4,10 @@
 
 use super::echo::{self, ECHO_HEADER};
 use super::probe_opts::ProbeOptions;
+use super::sent_times::TxStamper;
 use super::series::{recv_until, Answer, Prober};
 use crate::sys::RecvBatch;
+use crate::sys::TxStamp;
 use crate::EngineError;
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 pub use sonde_model::clock::now_ns;
@@ -37,6 +39,7 @@ pub struct IcmpProber {
     method: IcmpMethod,
     id: u16,
     batch: RecvBatch,
+    stamper: TxStamper,
 }
 
 fn denied(e: &io::Error) -> bool {
@@ -91,12 +94,14 @@ impl IcmpProber {
         }
         // A raw socket sees every echo reply on the host: ours carry this id.
         let id = (std::process::id() as u16) ^ 0x5d00;
+        let stamper = TxStamper::on(&sock);
         Ok(Self {
             sock,
             v6,
             method,
             id,
             batch: RecvBatch::new(16, 65_536),
+            stamper,
         })
     }
 }
@@ -114,7 +119,12 @@ impl Prober for IcmpProber {
         let t = now_ns();
         let p = echo::request(self.v6, self.id, seq as u16, size as usize, t as u64);
         self.sock.send(&p)?;
+        self.stamper.sent(seq);
         Ok(t)
+    }
+
+    fn sent_stamps(&mut self, out: &mut Vec<(u64, TxStamp)>) {
+        self.stamper.collect(&self.sock, out);
     }
 
     fn recv(&mut self, until: Instant, out: &mut Vec<Answer>) -> io::Result<()> {
@@ -133,6 +143,8 @@ impl Prober for IcmpProber {
             out.push(Answer {
                 seq_low: u64::from(r.seq),
                 rx_ns: d.rx_ns.unwrap_or_else(now_ns),
+                rx_kernel: d.rx_ns.is_some(),
+                rx_hw_ns: d.rx_hw_ns,
                 ttl: r.ttl.or(d.ttl),
                 bytes: r.payload_len + ECHO_HEADER,
                 remote: None,

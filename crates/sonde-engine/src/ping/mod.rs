@@ -5,6 +5,7 @@ pub(crate) mod echo;
 pub mod icmp;
 pub mod latency;
 pub mod probe_opts;
+pub mod sent_times;
 pub mod series;
 pub mod stamp;
 
@@ -185,6 +186,7 @@ pub fn run_ping(
             figures: counts(o.sent, &replies, Some(o.reordered)),
             one_way: one_way(&replies, spec.clock_synced),
             cos: spec.cos.then(|| class_of_service(spec, &replies)),
+            timestamps: Some(o.timestamps),
         });
         all_intervals.extend(intervals(
             &o,

@@ -1,8 +1,10 @@
 //! One ping series: requests every interval, answers matched to them,
 //! first answers, duplicates and late (reordered) ones told apart.
 
-use crate::sys::RecvBatch;
+use super::sent_times::SentTimes;
+use crate::sys::{RecvBatch, TxStamp};
 use sonde_model::ping::PingReply;
+use sonde_model::ping::TimestampsUsed;
 use std::collections::HashMap;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,6 +24,10 @@ pub struct Answer {
     pub seq_low: u64,
     /// Receive time, ns since the Unix epoch (kernel stamp where there is one).
     pub rx_ns: i64,
+    /// `rx_ns` is the kernel's (else sonde read its clock on receiving).
+    pub rx_kernel: bool,
+    /// The network card's receive time, where it gave one.
+    pub rx_hw_ns: Option<i64>,
     pub ttl: Option<u8>,
     pub bytes: usize,
     pub remote: Option<RemoteTimes>,
@@ -51,6 +57,9 @@ pub trait Prober {
     fn send(&mut self, seq: u64, size: u32) -> io::Result<i64>;
     /// Waits until `until` at most for answers and appends them.
     fn recv(&mut self, until: Instant, out: &mut Vec<Answer>) -> io::Result<()>;
+    /// Kernel send times that came in since the last call, by request
+    /// (a prober without them has none).
+    fn sent_stamps(&mut self, _out: &mut Vec<(u64, TxStamp)>) {}
 }
 
 /// Waits until `until` at most for a batch of datagrams on `sock`; how
@@ -105,6 +114,8 @@ pub struct SeriesOutcome {
     pub interrupted: bool,
     /// The deadline ended it.
     pub deadline_reached: bool,
+    /// Which clocks the first answers' round trips were taken with.
+    pub timestamps: TimestampsUsed,
 }
 
 /// The full sequence number of `low` (its low `bits`), the one nearest
@@ -126,7 +137,17 @@ pub fn run(
     on_reply: &mut dyn FnMut(&PingReply),
 ) -> io::Result<SeriesOutcome> {
     let mut out = SeriesOutcome::default();
-    let mut tx_ns: HashMap<u64, i64> = HashMap::new();
+    let mut tx_ns: HashMap<u64, SentTimes> = HashMap::new();
+    let mut stamps = Vec::new();
+    let mut take_stamps = |prober: &mut dyn Prober, tx_ns: &mut HashMap<u64, SentTimes>| {
+        stamps.clear();
+        prober.sent_stamps(&mut stamps);
+        for (seq, s) in &stamps {
+            if let Some(t) = tx_ns.get_mut(seq) {
+                t.take(s);
+            }
+        }
+    };
     let mut answered: HashMap<u64, ()> = HashMap::new();
     let mut highest: Option<u64> = None;
     let mut answers = Vec::new();
@@ -161,7 +182,8 @@ pub fn run(
         let more = drain_until.is_none() && (plan.count == 0 || counted < plan.count);
         if more && now >= next_send {
             let seq = out.sent + 1;
-            tx_ns.insert(seq, prober.send(seq, plan.size)?);
+            tx_ns.insert(seq, SentTimes::user(prober.send(seq, plan.size)?));
+            take_stamps(prober, &mut tx_ns);
             out.sent_at_s.push(now.duration_since(t0).as_secs_f64());
             out.sent += 1;
             last_send = now;
@@ -186,6 +208,9 @@ pub fn run(
         }
         answers.clear();
         prober.recv(until, &mut answers)?;
+        if !answers.is_empty() {
+            take_stamps(prober, &mut tx_ns);
+        }
         for a in &answers {
             // With a deadline, `count` answers end the series at once (as
             // iputils reads them one by one): later ones are not taken.
@@ -195,13 +220,17 @@ pub fn run(
             let Some(seq) = widen(a.seq_low, prober.seq_bits(), out.sent + 1) else {
                 continue;
             };
-            let Some(&sent_ns) = tx_ns.get(&seq) else {
+            let Some(sent) = tx_ns.get(&seq) else {
                 continue;
             };
+            let sent_ns = sent.system();
+            let (round_trip_ns, tx_kind, rx_kind) = sent.round_trip(a);
             let duplicate = answered.insert(seq, ()).is_some();
-            let rtt = Duration::from_nanos(u64::try_from(a.rx_ns - sent_ns).unwrap_or(0));
+            let rtt = Duration::from_nanos(u64::try_from(round_trip_ns).unwrap_or(0));
             longest = longest.max(rtt);
             if !duplicate {
+                out.timestamps.send.add(tx_kind);
+                out.timestamps.receive.add(rx_kind);
                 if highest.is_some_and(|h| seq < h) {
                     out.reordered += 1;
                 }
@@ -214,10 +243,10 @@ pub fn run(
                         Some((r.received_ns - sent_ns) as f64 / 1e6),
                         Some((a.rx_ns - r.sent_ns) as f64 / 1e6),
                         Some(dwell as f64 / 1e6),
-                        a.rx_ns - sent_ns - dwell,
+                        round_trip_ns - dwell,
                     )
                 }
-                None => (None, None, None, a.rx_ns - sent_ns),
+                None => (None, None, None, round_trip_ns),
             };
             let reply = PingReply {
                 seq,
@@ -305,6 +334,8 @@ mod tests {
                 out.push(Answer {
                     seq_low: seq & 0xffff,
                     rx_ns: t + 2_000_000,
+                    rx_kernel: true,
+                    rx_hw_ns: None,
                     ttl: None,
                     bytes: 64,
                     remote: None,

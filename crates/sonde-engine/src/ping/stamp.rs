@@ -3,7 +3,9 @@
 
 use super::icmp::now_ns;
 use super::probe_opts::ProbeOptions;
+use super::sent_times::TxStamper;
 use super::series::{recv_until, Answer, CosAnswer, Prober, RemoteTimes};
+use crate::sys::TxStamp;
 use crate::sys::{enable_rx_timestamps, enable_rx_tos, RecvBatch};
 use crate::EngineError;
 use socket2::{Domain, Socket, Type};
@@ -22,6 +24,7 @@ pub struct StampProber {
     mode: Mode,
     synced: bool,
     batch: RecvBatch,
+    stamper: TxStamper,
     /// The DSCP the replies are asked to carry, when each request has a
     /// Class of Service TLV (RFC 8972).
     cos: Option<u8>,
@@ -54,11 +57,13 @@ impl StampProber {
             enable_rx_tos(&sock, target.is_ipv6())
                 .map_err(EngineError::io("the replies' traffic class"))?;
         }
+        let stamper = TxStamper::on(&sock);
         Ok(Self {
             sock,
             mode,
             synced,
             batch: RecvBatch::new(16, 65_536),
+            stamper,
             cos: cos.then(|| opts.dscp.map_or(0, sonde_model::Dscp::value)),
         })
     }
@@ -101,7 +106,12 @@ impl Prober for StampProber {
             }
         }
         self.sock.send(&packet)?;
+        self.stamper.sent(seq);
         Ok(t)
+    }
+
+    fn sent_stamps(&mut self, out: &mut Vec<(u64, TxStamp)>) {
+        self.stamper.collect(&self.sock, out);
     }
 
     fn recv(&mut self, until: Instant, out: &mut Vec<Answer>) -> io::Result<()> {
@@ -124,6 +134,8 @@ impl Prober for StampProber {
             out.push(Answer {
                 seq_low: u64::from(r.sender_seq) + 1,
                 rx_ns,
+                rx_kernel: d.rx_ns.is_some(),
+                rx_hw_ns: d.rx_hw_ns,
                 ttl: None,
                 bytes: d.payload.len(),
                 remote: Some(RemoteTimes {

@@ -6,9 +6,11 @@
 #![allow(unsafe_code)]
 
 mod sendfile;
+mod tx_stamps;
 mod udp;
 
 pub use sendfile::SendFile;
+pub use tx_stamps::{enable_tx_timestamps, read_tx_stamps, StampSource, TxStamp};
 
 pub use udp::{
     enable_rx_hop_limit, enable_rx_timestamps, enable_rx_tos, enable_rx_ttl, enable_udp_gro,

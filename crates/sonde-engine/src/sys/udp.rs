@@ -76,6 +76,9 @@ pub struct Datagram<'a> {
     pub payload: &'a [u8],
     /// Kernel receive time, ns since the Unix epoch.
     pub rx_ns: Option<i64>,
+    /// The network card's receive time, where it stamps packets and the
+    /// socket asked ([`super::enable_tx_timestamps`]).
+    pub rx_hw_ns: Option<i64>,
     /// TOS / traffic-class byte as it arrived.
     pub tos: Option<u8>,
     /// The datagram was longer than the buffer.
@@ -198,6 +201,7 @@ impl RecvBatch {
         let payload = &self.bufs[i * self.cap..i * self.cap + len];
         let Cmsgs {
             rx_ns,
+            rx_hw_ns,
             tos,
             segment,
             ttl,
@@ -207,6 +211,7 @@ impl RecvBatch {
         Some(Datagram {
             payload,
             rx_ns,
+            rx_hw_ns,
             tos,
             truncated: h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0,
             segment,
@@ -251,6 +256,7 @@ fn socket_addr(ss: &libc::sockaddr_storage, len: libc::socklen_t) -> Option<std:
 #[derive(Default)]
 struct Cmsgs {
     rx_ns: Option<i64>,
+    rx_hw_ns: Option<i64>,
     tos: Option<u8>,
     segment: Option<u16>,
     ttl: Option<u8>,
@@ -286,6 +292,7 @@ fn parse_cmsgs(msg: &libc::msghdr) -> Cmsgs {
     let mut found = Cmsgs::default();
     let Cmsgs {
         rx_ns,
+        rx_hw_ns,
         tos,
         segment,
         ttl,
@@ -311,6 +318,9 @@ fn parse_cmsgs(msg: &libc::msghdr) -> Cmsgs {
                             .saturating_mul(1_000_000_000)
                             .saturating_add(ts.tv_nsec),
                     );
+                }
+                (libc::SOL_SOCKET, _) if super::tx_stamps::hardware_rx_ns(c).is_some() => {
+                    *rx_hw_ns = super::tx_stamps::hardware_rx_ns(c);
                 }
                 (libc::IPPROTO_IP, libc::IP_TOS) if len >= libc::CMSG_LEN(1) as usize => {
                     *tos = Some(*data);

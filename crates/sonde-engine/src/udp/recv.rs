@@ -438,6 +438,7 @@ mod tests {
             let d = Datagram {
                 payload: datagram(&mut buf, stream, seq, end),
                 rx_ns: Some(rx_ns),
+                rx_hw_ns: None,
                 tos: None,
                 truncated: false,
                 segment: None,

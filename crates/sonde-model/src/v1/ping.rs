@@ -92,6 +92,7 @@ impl PingResult {
                     figures: s.counts.figures(),
                     one_way: s.one_way,
                     cos: None,
+                    timestamps: None,
                 })
                 .collect(),
             server_output: None,

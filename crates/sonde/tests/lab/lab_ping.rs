@@ -30,6 +30,17 @@ fn sonde_ping(labname: &str, args: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
+/// Every round trip was taken between the kernel's send and receive
+/// times (the lab's veth links stamp both; they have no hardware clock).
+fn assert_kernel_stamps(r: &serde_json::Value, n: u64) {
+    let t = &r["series"][0]["timestamps"];
+    for side in ["send", "receive"] {
+        assert_eq!(t[side]["kernel"], n, "{side}: {t}");
+        assert_eq!(t[side]["user"], 0, "{side}: {t}");
+        assert_eq!(t[side]["hardware"], 0, "{side}: {t}");
+    }
+}
+
 #[test]
 fn sonde_ping_and_the_system_ping_agree_on_an_emulated_delay() {
     if !lab_allowed() {
@@ -52,6 +63,7 @@ fn sonde_ping_and_the_system_ping_agree_on_an_emulated_delay() {
                 r["env"]["method"]
             );
             assert_eq!(rt["received_packets"], 20, "{r}");
+            assert_kernel_stamps(&r, 20);
             assert_rtt_of(&format!("{target} {proto}"), ours, 40.0);
             assert!(
                 (ours.0 - system.0).abs() <= 0.2,
@@ -73,6 +85,7 @@ fn sonde_ping_and_the_system_ping_agree_on_an_emulated_delay() {
     assert!(allow.status.success());
     let r = sonde_ping("lp1", &["-c", "5", "-i", "50ms", "2001:2:0:1::2"]);
     assert_eq!(r["env"]["method"], "icmp-datagram");
+    assert_kernel_stamps(&r, 5);
     let rtt = &r["summary"]["round_trip"]["rtt_ms"];
     assert_rtt_of("icmp-datagram", (num(&rtt["min"]), num(&rtt["p50"])), 40.0);
 }
