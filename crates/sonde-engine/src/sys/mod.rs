@@ -13,9 +13,9 @@ pub use sendfile::SendFile;
 pub use tx_stamps::{enable_tx_timestamps, read_tx_stamps, StampSource, TxStamp};
 
 pub use udp::{
-    enable_rx_hop_limit, enable_rx_timestamps, enable_rx_tos, enable_rx_ttl, enable_udp_gro,
-    enable_udp_rx_info, recv_stamped, send_gso, send_to_with_tos, send_with_tos, Datagram,
-    RecvBatch,
+    disable_udp_gro, enable_rx_hop_limit, enable_rx_timestamps, enable_rx_tos, enable_rx_ttl,
+    enable_udp_gro, enable_udp_rx_info, recv_stamped, send_gso, send_to_with_tos, send_with_tos,
+    udp_gro_enabled, Datagram, RecvBatch,
 };
 
 use std::io;

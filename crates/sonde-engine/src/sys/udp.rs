@@ -70,6 +70,33 @@ pub fn enable_udp_gro(sock: &impl AsRawFd) -> bool {
     setsockopt_raw(sock, libc::SOL_UDP, UDP_GRO, &on).is_ok()
 }
 
+/// Turns UDP GRO off again ([`enable_udp_gro`]).
+pub fn disable_udp_gro(sock: &impl AsRawFd) -> io::Result<()> {
+    let off: libc::c_int = 0;
+    setsockopt_raw(sock, libc::SOL_UDP, UDP_GRO, &off)
+}
+
+/// Whether UDP GRO is on for the socket.
+pub fn udp_gro_enabled(sock: &impl AsRawFd) -> io::Result<bool> {
+    let mut v: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: v is a live c_int and len its size; the kernel writes at
+    // most len bytes into it.
+    let rc = unsafe {
+        libc::getsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_UDP,
+            UDP_GRO,
+            std::ptr::from_mut(&mut v).cast(),
+            &mut len,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(v != 0)
+}
+
 /// One datagram of a [`RecvBatch`].
 #[derive(Debug, Clone, Copy)]
 pub struct Datagram<'a> {

@@ -22,6 +22,9 @@ use std::time::{Duration, Instant};
 const BATCH: usize = 64;
 /// Buffers per `recvmmsg` with UDP GRO (each up to 64 KiB of datagrams).
 const GRO_BATCH: usize = 8;
+/// Full GRO batches in a row without a coalesced datagram after which a
+/// receiver takes plain batches instead.
+const UNCOALESCED_SWITCH: u32 = 16;
 /// After the sender's end marker, how long stragglers may still arrive.
 const END_LINGER: Duration = Duration::from_millis(200);
 
@@ -375,12 +378,14 @@ pub fn udp_receive_loop(
     // Unpaced streams take runs of datagrams per buffer (UDP GRO): far
     // fewer system calls per packet, at the cost of one receive time for
     // all packets of a run.
-    let gro = coalesce && crate::sys::enable_udp_gro(sock);
+    let mut gro = coalesce && crate::sys::enable_udp_gro(sock);
     let mut batch = if gro {
         RecvBatch::new(GRO_BATCH, 65_536)
     } else {
         RecvBatch::new(BATCH, max_len + 1)
     };
+    // Full batches in a row in which the kernel coalesced nothing.
+    let mut uncoalesced = 0u32;
     let mut end_seen: Option<Instant> = None;
     while !stop.load(Ordering::Relaxed) {
         let now = Instant::now();
@@ -393,7 +398,50 @@ pub fn udp_receive_loop(
             Err(e) => return Err(e),
         };
         let wall = wall_ns();
-        let Ok(mut st) = state.lock() else { break };
+        if gro {
+            // A path that hands over datagrams one by one (no offloads on
+            // its devices, as on a per-packet veth path) fills the GRO
+            // buffers one datagram each: 8 per call. Such a stream does
+            // better with a plain batch of 64, and GRO off so that nothing
+            // coalesced later can be longer than the plain buffers.
+            let coalesced = (0..n).any(|i| batch.get(i).is_some_and(|d| d.segment.is_some()));
+            uncoalesced = if n == GRO_BATCH && !coalesced {
+                uncoalesced + 1
+            } else {
+                0
+            };
+            if uncoalesced >= UNCOALESCED_SWITCH && crate::sys::disable_udp_gro(sock).is_ok() {
+                tracing::debug!(stream, "no datagrams coalesced: receiving in plain batches");
+                gro = false;
+                let plain = RecvBatch::new(BATCH, max_len + 1);
+                let old = std::mem::replace(&mut batch, plain);
+                if !handle(&old, n, stream, state, wall, &mut end_seen) {
+                    break;
+                }
+                continue;
+            }
+        }
+        if !handle(&batch, n, stream, state, wall, &mut end_seen) {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Feeds the `n` datagrams of `batch` to the stream's state; false when
+/// that state is gone (a thread holding it panicked).
+fn handle(
+    batch: &RecvBatch,
+    n: usize,
+    stream: u16,
+    state: &Mutex<RxStream>,
+    wall: i64,
+    end_seen: &mut Option<Instant>,
+) -> bool {
+    {
+        let Ok(mut st) = state.lock() else {
+            return false;
+        };
         for i in 0..n {
             let Some(d) = batch.get(i) else { continue };
             let seg = d.segment.map_or(d.payload.len(), usize::from).max(1);
@@ -404,12 +452,12 @@ pub fn udp_receive_loop(
                     ..d
                 };
                 if st.on_datagram(stream, &one, wall) && end_seen.is_none() {
-                    end_seen = Some(Instant::now());
+                    *end_seen = Some(Instant::now());
                 }
             }
         }
     }
-    Ok(())
+    true
 }
 
 #[cfg(test)]
@@ -457,5 +505,73 @@ mod tests {
         arrive(&mut st, 7, 3, false, 9_000);
         assert!(arrive(&mut st, 0, 3, true, 9_000));
         assert_eq!(st.last_rx_ns(), Some(5_000));
+    }
+}
+
+#[cfg(test)]
+mod socket_tests {
+    use super::*;
+    use std::sync::Arc;
+
+    /// Datagrams sent one by one on loopback are never coalesced (only a
+    /// GSO send is): the receiver that asked for UDP GRO goes over to
+    /// plain batches part of the way, and every datagram still counts
+    /// once, none truncated or stray.
+    #[test]
+    fn a_receiver_that_gets_nothing_coalesced_takes_plain_batches_and_loses_nothing() {
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        rx.set_read_timeout(Some(Duration::from_millis(20)))
+            .unwrap();
+        // Room for every datagram before the receiver starts, so that its
+        // batches are full whatever the machine's pace (as root).
+        if !crate::sys::force_buffers(&rx, 64 << 20) {
+            eprintln!("not root: no receive buffer for the whole run; skipped");
+            return;
+        }
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        tx.connect(rx.local_addr().unwrap()).unwrap();
+        let watch = rx.try_clone().unwrap();
+        const N: u64 = 20_000;
+        let mut buf = [0u8; 64];
+        for seq in 0..N {
+            let p = TestPacket {
+                stream: 0,
+                seq,
+                send_ns: 1,
+                dscp: 0,
+                warmup: false,
+                end: false,
+            };
+            p.encode(&mut buf).unwrap();
+            tx.send(&buf).unwrap();
+        }
+        let end = TestPacket {
+            stream: 0,
+            seq: N,
+            send_ns: 1,
+            dscp: 0,
+            warmup: false,
+            end: true,
+        };
+        end.encode(&mut buf).unwrap();
+        tx.send(&buf).unwrap();
+        let state = Arc::new(Mutex::new(RxStream::default()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let receiver = {
+            let (state, stop) = (state.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let end = Instant::now() + Duration::from_secs(30);
+                udp_receive_loop(&rx, 0, &state, end, 64, true, &stop)
+            })
+        };
+        receiver.join().unwrap().unwrap();
+        stop.store(true, Ordering::Relaxed);
+        // It had asked for GRO, and turned it off on going over.
+        assert!(!crate::sys::udp_gro_enabled(&watch).unwrap());
+        let mut st = state.lock().unwrap();
+        assert_eq!(st.strays, 0);
+        let t = st.measured().tally(None, false);
+        assert_eq!(t.packets, N, "{t:?}");
+        assert_eq!(t.duplicates, Some(0));
     }
 }
