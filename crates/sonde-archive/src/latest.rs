@@ -1,11 +1,52 @@
 //! The latest result of each path: what the portal's overview, its mesh
 //! grid and `/metrics` show. Read from the indexed columns (no document
-//! is parsed), newest first, and kept once per path.
+//! is parsed), newest first, and kept once per path: `result_latest`
+//! names each path's latest result, kept as results are stored.
 
 use crate::filter::ResultFilter;
-use crate::sql::Value;
+use crate::sql::{Sql, Value};
 use crate::{ArchiveError, Store};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Between the parts of a path's key in `result_latest` (the ASCII unit
+/// separator: no name, address or step holds it).
+const KEY_SEPARATOR: &str = "\u{1f}";
+
+/// A path's key from a result's stored row and labels, in SQL: what
+/// [`ResultRow::path`] says, its parts joined by the separator `$1`.
+fn key_sql() -> String {
+    format!(
+        "test || $1 || COALESCE({}, source, '') || $1 || COALESCE({}, target, '') || $1 || \
+         COALESCE(family, '') || $1 || COALESCE(direction, '') || $1 || COALESCE({}, '')",
+        label("from"),
+        label("to"),
+        label("step"),
+    )
+}
+
+/// Makes the result `id` (just stored, with its labels, not a method's
+/// trial) its path's latest unless the path has a newer one: newest
+/// start first, and of two at once the smaller id, as the scan orders.
+pub(crate) fn keep(tx: &mut dyn Sql, id: &str) -> Result<(), ArchiveError> {
+    tx.execute(
+        &format!(
+            "INSERT INTO result_latest (path_key, result_id, latest_ns) SELECT {}, id, start_ns \
+             FROM results WHERE id = $2 ON CONFLICT (path_key) DO UPDATE SET result_id = \
+             excluded.result_id, latest_ns = excluded.latest_ns WHERE excluded.latest_ns > \
+             result_latest.latest_ns OR (excluded.latest_ns = result_latest.latest_ns AND \
+             excluded.result_id < result_latest.result_id)",
+            key_sql()
+        ),
+        &[
+            Value::Text(Some(KEY_SEPARATOR.to_string())),
+            Value::Text(Some(id.to_string())),
+        ],
+    )?;
+    Ok(())
+}
+
+/// Rows written per statement when `result_latest` is filled.
+const BACKFILL_ROWS: usize = 200;
 
 /// One result's indexed columns, with the campaign endpoints it ran
 /// between (the `from` and `to` labels a campaign step puts on it).
@@ -77,11 +118,16 @@ fn label(key: &str) -> String {
 /// The indexed columns of results, and the campaign step and endpoints
 /// from their labels.
 fn select() -> String {
+    format!("{} FROM results", select_columns())
+}
+
+/// [`select`] without its `FROM`.
+fn select_columns() -> String {
     format!(
         "SELECT id, test, COALESCE(source, ''), COALESCE(target, ''), COALESCE(family, ''), \
          COALESCE(direction, ''), campaign, {}, {}, {}, start_ns, throughput_bps, loss_pct, \
          pdr_pct, jitter_ms, rtt_p50_ms, {}, source_addr, target_addr, CASE WHEN test = 'trace' \
-         THEN (SELECT COUNT(*) FROM path_changes p WHERE p.result_id = results.id) END FROM results",
+         THEN (SELECT COUNT(*) FROM path_changes p WHERE p.result_id = results.id) END",
         label("step"),
         label("from"),
         label("to"),
@@ -135,8 +181,78 @@ impl Store {
         Ok(out)
     }
 
-    /// The newest result of each path among the `scan` newest results
-    /// `filter` selects (methods' trials never count).
+    /// Fills `result_latest` from every result kept (not methods' trials)
+    /// when it is empty and they are not: an archive made before it, or
+    /// one whose filling was cut short (it is all or nothing, in one
+    /// transaction).
+    pub(crate) fn backfill_result_latest(&mut self) -> Result<(), ArchiveError> {
+        let sql = self.backend.sql();
+        let have = sql.int(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM result_latest LIMIT 1) x",
+            &[],
+        )?;
+        let results = sql.int(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM results WHERE method_id IS NULL LIMIT 1) x",
+            &[],
+        )?;
+        if have.unwrap_or(0) > 0 || results.unwrap_or(0) == 0 {
+            return Ok(());
+        }
+        let rows = sql.rows(
+            &format!(
+                "SELECT {}, id, start_ns FROM results WHERE method_id IS NULL \
+                 ORDER BY start_ns DESC, id",
+                key_sql()
+            ),
+            &[Value::Text(Some(KEY_SEPARATOR.to_string()))],
+        )?;
+        // Newest first: the first of each path is its latest.
+        let mut latest: BTreeMap<&str, (&str, i64)> = BTreeMap::new();
+        for r in &rows {
+            let (Some(key), Some(id), Some(at)) = (
+                r.first().and_then(Value::text),
+                r.get(1).and_then(Value::text),
+                r.get(2).and_then(Value::int),
+            ) else {
+                continue;
+            };
+            latest.entry(key).or_insert((id, at));
+        }
+        let latest: Vec<(&str, (&str, i64))> = latest.into_iter().collect();
+        self.backend.transaction(&mut |tx| {
+            for chunk in latest.chunks(BACKFILL_ROWS) {
+                let marks: Vec<String> = (0..chunk.len())
+                    .map(|i| format!("(${}, ${}, ${})", i * 3 + 1, i * 3 + 2, i * 3 + 3))
+                    .collect();
+                let params: Vec<Value> = chunk
+                    .iter()
+                    .flat_map(|(key, (id, at))| {
+                        [
+                            Value::Text(Some((*key).to_string())),
+                            Value::Text(Some((*id).to_string())),
+                            Value::Int(Some(*at)),
+                        ]
+                    })
+                    .collect();
+                tx.execute(
+                    &format!(
+                        "INSERT INTO result_latest (path_key, result_id, latest_ns) VALUES {} \
+                         ON CONFLICT (path_key) DO NOTHING",
+                        marks.join(", ")
+                    ),
+                    &params,
+                )?;
+            }
+            Ok(())
+        })
+    }
+
+    /// The newest result of each path that `filter` selects, at most
+    /// `scan` paths, newest first (methods' trials never count). A filter
+    /// on what names a path (test, target, family, direction) reads each
+    /// path's latest from `result_latest`, however old; one on anything
+    /// else (a campaign, a time, a label) looks through the `scan` newest
+    /// results it selects.
     pub fn latest_per_path(
         &mut self,
         filter: &ResultFilter,
@@ -148,9 +264,18 @@ impl Store {
         };
         let (clause, mut params) = filter.clause();
         params.push(Value::Int(Some(scan)));
+        let by_path = filter.campaign.is_none()
+            && filter.since_ns.is_none()
+            && filter.until_ns.is_none()
+            && filter.label.is_none();
+        let from = if by_path {
+            "FROM result_latest JOIN results ON results.id = result_latest.result_id"
+        } else {
+            "FROM results"
+        };
         let sql = format!(
-            "{} WHERE {clause} ORDER BY start_ns DESC, id LIMIT ${}",
-            select(),
+            "{} {from} WHERE {clause} ORDER BY start_ns DESC, id LIMIT ${}",
+            select_columns(),
             params.len()
         );
         let rows = self.backend.sql().rows(&sql, &params)?;

@@ -193,6 +193,7 @@ impl Store {
         if found < i64::from(schema::PATH_LATEST) {
             self.backfill_path_latest()?;
         }
+        self.backfill_result_latest()?;
         self.index_new_metrics()?;
         Ok(())
     }
@@ -529,6 +530,7 @@ fn put_result_in(
     // A method's trials are not their path's latest (as the overview),
     // nor its route's history.
     if at.method_id.is_none() {
+        latest::keep(tx, &r.id.to_string())?;
         path_latest::upsert(tx, r)?;
         path_changes::record(tx, r)?;
     }

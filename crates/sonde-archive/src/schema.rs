@@ -428,6 +428,18 @@ ALTER TABLE path_latest DROP COLUMN loss_pct;
 ALTER TABLE path_latest DROP COLUMN jitter_ms;
 ALTER TABLE path_latest DROP COLUMN rtt_p50_ms;
 "#,
+    // 15: each path's latest result as the overview and the mesh grid
+    // name a path (test, from, to, family, direction, step), kept in the
+    // transaction that keeps the result: the grid reads every path's
+    // latest without scanning the newest results. The store fills it
+    // from every result kept before it (`latest::backfill`).
+    r#"
+CREATE TABLE result_latest (
+    path_key TEXT PRIMARY KEY,
+    result_id TEXT NOT NULL,
+    latest_ns BIGINT NOT NULL
+);
+"#,
 ];
 
 /// The migration that made `result_figures` (one row per figure since

@@ -141,6 +141,81 @@ fn each_paths_latest_figures_are_kept_as_results_are_stored() {
     });
 }
 
+/// A path measured once, long ago, among many newer results of another.
+fn quiet_and_busy(s: &mut sonde_archive::Store) -> (TestResult, TestResult) {
+    let quiet = tcp("quiet.example", 1_000, 1);
+    s.put_result(&quiet, &step("q", "a", "quiet")).unwrap();
+    let mut busy = quiet.clone();
+    for i in 0..30 {
+        busy = tcp("busy.example", 2_000 + i, 2);
+        s.put_result(&busy, &step("b", "a", "busy")).unwrap();
+    }
+    // Kept late, started early: not the busy path's latest.
+    let late = tcp("busy.example", 1_500, 3);
+    s.put_result(&late, &step("b", "a", "busy")).unwrap();
+    (quiet, busy)
+}
+
+#[test]
+fn every_paths_latest_is_found_however_many_newer_results_others_have() {
+    on_both("every", |open, _| {
+        let mut s = open();
+        let (quiet, busy) = quiet_and_busy(&mut s);
+        // Ten paths at most, not the ten newest results: both paths.
+        let rows = s.latest_per_path(&ResultFilter::default(), 10).unwrap();
+        let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, [busy.id.to_string(), quiet.id.to_string()]);
+        // Filtered on what names a path, too.
+        let tcp_only = ResultFilter {
+            test: Some("tcp".into()),
+            ..ResultFilter::default()
+        };
+        assert_eq!(s.latest_per_path(&tcp_only, 10).unwrap().len(), 2);
+        // A campaign or a time is not part of a path: those look through
+        // the newest results they select, as many as asked.
+        let in_campaign = ResultFilter {
+            campaign: Some("mesh".into()),
+            ..ResultFilter::default()
+        };
+        let rows = s.latest_per_path(&in_campaign, 10).unwrap();
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        assert_eq!(rows[0].id, busy.id.to_string());
+        assert_eq!(s.latest_per_path(&in_campaign, 100).unwrap().len(), 2);
+    });
+}
+
+#[test]
+fn an_archive_from_before_result_latest_is_filled_from_every_result() {
+    on_both("fill15", |open, location| {
+        let mut s = open();
+        let (quiet, busy) = quiet_and_busy(&mut s);
+        drop(s);
+        // As schema 14 left it.
+        raw(
+            location,
+            "DROP TABLE result_latest; DELETE FROM sonde_schema WHERE version >= 15;",
+        );
+        let mut s = open();
+        assert_eq!(
+            s.schema_version().unwrap(),
+            i64::from(sonde_archive::schema::current())
+        );
+        let rows = s.latest_per_path(&ResultFilter::default(), 10).unwrap();
+        let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, [busy.id.to_string(), quiet.id.to_string()]);
+        // Emptied (a filling cut short): filled again on opening.
+        drop(s);
+        raw(location, "DELETE FROM result_latest;");
+        let mut s = open();
+        assert_eq!(
+            s.latest_per_path(&ResultFilter::default(), 10)
+                .unwrap()
+                .len(),
+            2
+        );
+    });
+}
+
 #[test]
 fn an_archive_from_before_path_latest_is_filled_from_its_results() {
     on_both("backfill", |open, location| {

@@ -58,7 +58,8 @@ pub fn on_both(test: &str, body: impl Fn(&(dyn Fn() -> Store + Sync), &str)) {
 /// Undoes the migrations after 11 (run steps, campaigns' overrides,
 /// results' addresses, path changes), for a test that takes an archive
 /// back to an older schema.
-pub const UNDO_AFTER_11: &str = "DROP TABLE indexed_metrics; ALTER TABLE path_latest ADD COLUMN \
+pub const UNDO_AFTER_11: &str =
+    "DROP TABLE result_latest; DROP TABLE indexed_metrics; ALTER TABLE path_latest ADD COLUMN \
      throughput_bps DOUBLE PRECISION; ALTER TABLE path_latest ADD COLUMN loss_pct DOUBLE \
      PRECISION; ALTER TABLE path_latest ADD COLUMN jitter_ms DOUBLE PRECISION; ALTER TABLE \
      path_latest ADD COLUMN rtt_p50_ms DOUBLE PRECISION; DROP TABLE path_changes; DROP TABLE \
