@@ -277,7 +277,13 @@ fn main() {
         Some("tokens") => match args.next().and_then(|n| n.parse::<usize>().ok()) {
             Some(n) => {
                 let list: Vec<String> = (0..n)
-                    .map(|i| format!("{{ name = \"{}\", token = \"{}\" }}", name(i), token(i)))
+                    .map(|i| {
+                        format!(
+                            "{{ name = \"{}\", token = \"{}\", may = [\"ingest\", \"mesh\"] }}",
+                            name(i),
+                            token(i)
+                        )
+                    })
                     .collect();
                 println!("tokens = [\n{}\n]", list.join(",\n"));
                 Ok(())
