@@ -247,27 +247,8 @@ fn run(a: &Args) -> Result<(), String> {
         );
     }
 
-    let client = sonde_mesh::api_client::ApiClient::new(&a.central, token(0), None)
-        .map_err(|e| e.to_string())?;
-    let mut times = Vec::new();
-    let mut cells = 0;
-    for _ in 0..5 {
-        let t = Instant::now();
-        let (status, body) = client
-            .get("/api/v1/mesh?test=ping&metric=rtt_ms")
-            .map_err(|e| e.to_string())?;
-        times.push(t.elapsed().as_secs_f64() * 1000.0);
-        if !status.is_success() {
-            return Err(format!("grid: {status}"));
-        }
-        let v: serde_json::Value = serde_json::from_slice(&body).map_err(|e| e.to_string())?;
-        cells = v["cells"].as_array().map_or(0, Vec::len);
-    }
-    times.sort_by(f64::total_cmp);
-    println!(
-        "grid query (ping, RTT): median {:.0} ms of 5 (min {:.0}, max {:.0}), {cells} agent pairs",
-        times[2], times[0], times[4]
-    );
+    // The grid is timed by bench/mesh-scale/run (its answer for 10,000
+    // agents is more than this client takes from a central).
     Ok(())
 }
 
