@@ -30,12 +30,16 @@ pub struct TxStamp {
     pub source: StampSource,
 }
 
-/// Asks the kernel for each datagram's send time (software, and the
-/// card's where it stamps packets), numbered from 0, without the packet
-/// itself (OPT_TSONLY), and for hardware receive times beside the
-/// software ones SO_TIMESTAMPNS gives.
+/// Asks the kernel for each datagram's send time, numbered from 0,
+/// without the packet itself (OPT_TSONLY), and for hardware receive
+/// times beside the software ones SO_TIMESTAMPNS gives. The kernel's time
+/// is taken as the packet enters the device's queue (TX_SCHED), not as
+/// the driver takes it (TX_SOFTWARE): a packet that waits in this host's
+/// own queue (a shaper on its egress, a full qdisc) has waited on the
+/// path, and a round trip from the driver's time would hide it. The
+/// card's time (where it stamps packets) is as it leaves the card.
 pub fn enable_tx_timestamps(sock: &impl AsRawFd) -> io::Result<()> {
-    let flags: libc::c_uint = libc::SOF_TIMESTAMPING_TX_SOFTWARE
+    let flags: libc::c_uint = libc::SOF_TIMESTAMPING_TX_SCHED
         | libc::SOF_TIMESTAMPING_SOFTWARE
         | libc::SOF_TIMESTAMPING_TX_HARDWARE
         | libc::SOF_TIMESTAMPING_RX_HARDWARE
