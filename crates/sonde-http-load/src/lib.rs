@@ -281,13 +281,25 @@ fn sender_thread(
     // not tasks of their own: no scheduling through the runtime's queue
     // for every answer. The LocalSet is there for HTTP/2's connection
     // drivers, which are tasks.
-    local.block_on(&runtime, async {
-        let mut all: futures_util::stream::FuturesUnordered<_> = connections
-            .iter()
-            .map(|i| connection(Arc::clone(shared), thread, *i, Rc::clone(&recorder)))
-            .collect();
-        while futures_util::StreamExt::next(&mut all).await.is_some() {}
-    });
+    //
+    // Unconstrained by tokio's cooperative budget: it allows a task 128
+    // socket operations a poll, then makes every further read return
+    // Pending until the task is polled again. With all connections in one
+    // task, a thread of 256 connections had half of them held back each
+    // round, answers they had already received waiting unread: sonde's
+    // p99 at 256 connections on one thread was 3.4 times wrk's at the
+    // same rate (bench/http-vs-wrk). The task is the thread's only work,
+    // so it has nothing to be fair to.
+    local.block_on(
+        &runtime,
+        tokio::task::unconstrained(async {
+            let mut all: futures_util::stream::FuturesUnordered<_> = connections
+                .iter()
+                .map(|i| connection(Arc::clone(shared), thread, *i, Rc::clone(&recorder)))
+                .collect();
+            while futures_util::StreamExt::next(&mut all).await.is_some() {}
+        }),
+    );
     let out = recorder.borrow().clone();
     Ok(out)
 }
