@@ -9,6 +9,7 @@ use std::os::fd::AsRawFd;
 /// `SO_TIMESTAMPING` (and its control message `SCM_TIMESTAMPING`) from
 /// asm-generic/socket.h: the libc crate names them for Android only.
 const SO_TIMESTAMPING: libc::c_int = 37;
+pub(super) const SCM_TIMESTAMPING: libc::c_int = SO_TIMESTAMPING;
 
 /// Where a send timestamp came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,7 +105,7 @@ unsafe fn stamps(c: *const libc::cmsghdr) -> Option<[libc::timespec; 3]> {
     unsafe {
         let need = libc::CMSG_LEN(std::mem::size_of::<[libc::timespec; 3]>() as u32) as usize;
         if (*c).cmsg_level != libc::SOL_SOCKET
-            || (*c).cmsg_type != SO_TIMESTAMPING
+            || (*c).cmsg_type != SCM_TIMESTAMPING
             || (*c).cmsg_len < need
         {
             return None;

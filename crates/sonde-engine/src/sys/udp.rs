@@ -346,7 +346,7 @@ fn parse_cmsgs(msg: &libc::msghdr) -> Cmsgs {
                             .saturating_add(ts.tv_nsec),
                     );
                 }
-                (libc::SOL_SOCKET, _) if super::tx_stamps::hardware_rx_ns(c).is_some() => {
+                (libc::SOL_SOCKET, super::tx_stamps::SCM_TIMESTAMPING) => {
                     *rx_hw_ns = super::tx_stamps::hardware_rx_ns(c);
                 }
                 (libc::IPPROTO_IP, libc::IP_TOS) if len >= libc::CMSG_LEN(1) as usize => {

@@ -464,7 +464,7 @@ fn handle(
 mod tests {
     use super::*;
 
-    fn datagram(buf: &mut [u8], stream: u16, seq: u64, end: bool) -> &[u8] {
+    pub(super) fn datagram(buf: &mut [u8], stream: u16, seq: u64, end: bool) -> &[u8] {
         let p = TestPacket {
             stream,
             seq,
@@ -533,28 +533,11 @@ mod socket_tests {
         let watch = rx.try_clone().unwrap();
         const N: u64 = 20_000;
         let mut buf = [0u8; 64];
-        for seq in 0..N {
-            let p = TestPacket {
-                stream: 0,
-                seq,
-                send_ns: 1,
-                dscp: 0,
-                warmup: false,
-                end: false,
-            };
-            p.encode(&mut buf).unwrap();
-            tx.send(&buf).unwrap();
+        // Every test packet, then the end marker.
+        for seq in 0..=N {
+            tx.send(tests::datagram(&mut buf, 0, seq, seq == N))
+                .unwrap();
         }
-        let end = TestPacket {
-            stream: 0,
-            seq: N,
-            send_ns: 1,
-            dscp: 0,
-            warmup: false,
-            end: true,
-        };
-        end.encode(&mut buf).unwrap();
-        tx.send(&buf).unwrap();
         let state = Arc::new(Mutex::new(RxStream::default()));
         let stop = Arc::new(AtomicBool::new(false));
         let receiver = {
