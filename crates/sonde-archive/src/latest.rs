@@ -4,9 +4,12 @@
 //! names each path's latest result, kept as results are stored.
 
 use crate::filter::ResultFilter;
+use crate::row::{self, direction_of, family_name, Placement};
 use crate::sql::{Sql, Value};
 use crate::{ArchiveError, Store};
-use std::collections::{BTreeMap, BTreeSet};
+use sonde_model::method::family_used;
+use sonde_model::{Metric, TestResult};
+use std::collections::{BTreeSet, HashMap};
 
 /// Between the parts of a path's key in `result_latest` (the ASCII unit
 /// separator: no name, address or step holds it).
@@ -24,29 +27,99 @@ fn key_sql() -> String {
     )
 }
 
-/// Makes the result `id` (just stored, with its labels, not a method's
-/// trial) its path's latest unless the path has a newer one: newest
-/// start first, and of two at once the smaller id, as the scan orders.
-pub(crate) fn keep(tx: &mut dyn Sql, id: &str) -> Result<(), ArchiveError> {
-    tx.execute(
-        &format!(
-            "INSERT INTO result_latest (path_key, result_id, latest_ns) SELECT {}, id, start_ns \
-             FROM results WHERE id = $2 ON CONFLICT (path_key) DO UPDATE SET result_id = \
-             excluded.result_id, latest_ns = excluded.latest_ns WHERE excluded.latest_ns > \
-             result_latest.latest_ns OR (excluded.latest_ns = result_latest.latest_ns AND \
-             excluded.result_id < result_latest.result_id)",
-            key_sql()
-        ),
-        &[
-            Value::Text(Some(KEY_SEPARATOR.to_string())),
-            Value::Text(Some(id.to_string())),
-        ],
-    )?;
-    Ok(())
+/// The key in `result_latest` of `r` placed at `at`: what [`key_sql`]
+/// makes of its stored row and labels.
+pub(crate) fn path_key(r: &TestResult, at: &Placement) -> String {
+    let label = |k: &str| at.labels.get(k).cloned();
+    let source = Some(r.env.client.hostname.clone()).filter(|s| !s.is_empty());
+    [
+        r.spec.kind().name().to_string(),
+        label("from").or(source).unwrap_or_default(),
+        label("to").unwrap_or_else(|| r.spec.host().to_string()),
+        family_name(family_used(r)).unwrap_or_default().to_string(),
+        direction_of(r).unwrap_or_default().to_string(),
+        label("step").unwrap_or_default(),
+    ]
+    .join(KEY_SEPARATOR)
 }
 
-/// Rows written per statement when `result_latest` is filled.
-const BACKFILL_ROWS: usize = 200;
+/// A path's latest result as `result_latest` keeps it: the path's key,
+/// the result, its start, and the labels the grid shows.
+pub(crate) struct Latest<'a> {
+    pub key: String,
+    pub id: &'a str,
+    pub at: i64,
+    /// The `from`, `to`, `step` and `agent` labels.
+    pub labels: [Option<String>; 4],
+}
+
+/// The labels [`Latest`] keeps, in its order.
+const KEPT_LABELS: [&str; 4] = ["from", "to", "step", "agent"];
+
+impl<'a> Latest<'a> {
+    /// `r`, placed at `at`, stored as `id`.
+    pub(crate) fn of(r: &TestResult, placed: &Placement, id: &'a str) -> Self {
+        Latest {
+            key: path_key(r, placed),
+            id,
+            at: row::ns(&r.start),
+            labels: KEPT_LABELS.map(|k| placed.labels.get(k).cloned()),
+        }
+    }
+}
+
+/// Makes each of `paths` (results just stored with their labels, not
+/// methods' trials) its path's latest unless the path has a newer one:
+/// newest start first, and of two at once the smaller id, as the scan
+/// orders.
+pub(crate) fn keep<'a>(
+    tx: &mut dyn Sql,
+    paths: impl Iterator<Item = Latest<'a>>,
+) -> Result<(), ArchiveError> {
+    // One row per path in a statement (an upsert may not meet its own row
+    // twice): the batch's own latest of each.
+    let mut newest: HashMap<String, Latest<'a>> = HashMap::new();
+    for p in paths {
+        match newest.get(&p.key) {
+            Some(had) if (had.at, std::cmp::Reverse(had.id)) >= (p.at, std::cmp::Reverse(p.id)) => {
+            }
+            _ => {
+                newest.insert(p.key.clone(), p);
+            }
+        }
+    }
+    let rows: Vec<[Value; 7]> = newest
+        .into_values()
+        .map(|p| {
+            let [from, to, step, agent] = p.labels;
+            [
+                Value::Text(Some(p.key)),
+                Value::Text(Some(p.id.to_string())),
+                Value::Int(Some(p.at)),
+                Value::Text(from),
+                Value::Text(to),
+                Value::Text(step),
+                Value::Text(agent),
+            ]
+        })
+        .collect();
+    crate::row::put_rows(tx, upsert_rows, &rows)
+}
+
+/// The statement that keeps `rows` (path key, result id, start, labels)
+/// each as its path's latest unless the path has a newer one.
+fn upsert_rows(rows: usize) -> String {
+    format!(
+        "INSERT INTO result_latest (path_key, result_id, latest_ns, from_name, to_name, \
+         step_name, agent_name) VALUES {} ON CONFLICT (path_key) DO UPDATE SET result_id = \
+         excluded.result_id, latest_ns = excluded.latest_ns, from_name = excluded.from_name, \
+         to_name = excluded.to_name, step_name = excluded.step_name, agent_name = \
+         excluded.agent_name WHERE excluded.latest_ns > result_latest.latest_ns OR \
+         (excluded.latest_ns = result_latest.latest_ns AND excluded.result_id < \
+         result_latest.result_id)",
+        crate::row::value_rows(rows, 7)
+    )
+}
 
 /// One result's indexed columns, with the campaign endpoints it ran
 /// between (the `from` and `to` labels a campaign step puts on it).
@@ -118,20 +191,24 @@ fn label(key: &str) -> String {
 /// The indexed columns of results, and the campaign step and endpoints
 /// from their labels.
 fn select() -> String {
-    format!("{} FROM results", select_columns())
+    format!("{} FROM results", select_columns(false))
 }
 
-/// [`select`] without its `FROM`.
-fn select_columns() -> String {
+/// [`select`] without its `FROM`: the labels from `result_latest`'s
+/// columns when `from_latest` (it is joined), else from `result_labels`.
+fn select_columns(from_latest: bool) -> String {
+    let labels = if from_latest {
+        KEPT_LABELS.map(|k| format!("result_latest.{k}_name"))
+    } else {
+        KEPT_LABELS.map(label)
+    };
+    let [from, to, step, agent] = labels;
     format!(
         "SELECT id, test, COALESCE(source, ''), COALESCE(target, ''), COALESCE(family, ''), \
-         COALESCE(direction, ''), campaign, {}, {}, {}, start_ns, throughput_bps, loss_pct, \
-         pdr_pct, jitter_ms, rtt_p50_ms, {}, source_addr, target_addr, CASE WHEN test = 'trace' \
-         THEN (SELECT COUNT(*) FROM path_changes p WHERE p.result_id = results.id) END",
-        label("step"),
-        label("from"),
-        label("to"),
-        label("agent"),
+         COALESCE(direction, ''), campaign, {step}, {from}, {to}, start_ns, throughput_bps, \
+         loss_pct, pdr_pct, jitter_ms, rtt_p50_ms, {agent}, source_addr, target_addr, CASE WHEN \
+         test = 'trace' THEN (SELECT COUNT(*) FROM path_changes p WHERE p.result_id = \
+         results.id) END"
     )
 }
 
@@ -200,50 +277,37 @@ impl Store {
         }
         let rows = sql.rows(
             &format!(
-                "SELECT {}, id, start_ns FROM results WHERE method_id IS NULL \
-                 ORDER BY start_ns DESC, id",
-                key_sql()
+                "SELECT {}, id, start_ns, {}, {}, {}, {} FROM results WHERE method_id IS NULL",
+                key_sql(),
+                label("from"),
+                label("to"),
+                label("step"),
+                label("agent"),
             ),
             &[Value::Text(Some(KEY_SEPARATOR.to_string()))],
         )?;
-        // Newest first: the first of each path is its latest.
-        let mut latest: BTreeMap<&str, (&str, i64)> = BTreeMap::new();
-        for r in &rows {
-            let (Some(key), Some(id), Some(at)) = (
-                r.first().and_then(Value::text),
-                r.get(1).and_then(Value::text),
-                r.get(2).and_then(Value::int),
-            ) else {
-                continue;
-            };
-            latest.entry(key).or_insert((id, at));
-        }
-        let latest: Vec<(&str, (&str, i64))> = latest.into_iter().collect();
+        let paths: Vec<Latest<'_>> = rows
+            .iter()
+            .filter_map(|r| {
+                let text = |i: usize| r.get(i).and_then(Value::text).map(str::to_string);
+                Some(Latest {
+                    key: text(0)?,
+                    id: r.get(1).and_then(Value::text)?,
+                    at: r.get(2).and_then(Value::int)?,
+                    labels: [text(3), text(4), text(5), text(6)],
+                })
+            })
+            .collect();
         self.backend.transaction(&mut |tx| {
-            for chunk in latest.chunks(BACKFILL_ROWS) {
-                let marks: Vec<String> = (0..chunk.len())
-                    .map(|i| format!("(${}, ${}, ${})", i * 3 + 1, i * 3 + 2, i * 3 + 3))
-                    .collect();
-                let params: Vec<Value> = chunk
-                    .iter()
-                    .flat_map(|(key, (id, at))| {
-                        [
-                            Value::Text(Some((*key).to_string())),
-                            Value::Text(Some((*id).to_string())),
-                            Value::Int(Some(*at)),
-                        ]
-                    })
-                    .collect();
-                tx.execute(
-                    &format!(
-                        "INSERT INTO result_latest (path_key, result_id, latest_ns) VALUES {} \
-                         ON CONFLICT (path_key) DO NOTHING",
-                        marks.join(", ")
-                    ),
-                    &params,
-                )?;
-            }
-            Ok(())
+            keep(
+                tx,
+                paths.iter().map(|p| Latest {
+                    key: p.key.clone(),
+                    id: p.id,
+                    at: p.at,
+                    labels: p.labels.clone(),
+                }),
+            )
         })
     }
 
@@ -258,12 +322,36 @@ impl Store {
         filter: &ResultFilter,
         scan: i64,
     ) -> Result<Vec<ResultRow>, ArchiveError> {
+        Ok(self
+            .latest_rows(filter, scan, None)?
+            .into_iter()
+            .map(|(row, _)| row)
+            .collect())
+    }
+
+    /// [`Store::latest_per_path`], each with its overall figure of
+    /// `metric` where it has one (what the mesh grid's cells show), read
+    /// in the same query.
+    pub fn latest_per_path_of(
+        &mut self,
+        filter: &ResultFilter,
+        scan: i64,
+        metric: Metric,
+    ) -> Result<Vec<(ResultRow, Option<f64>)>, ArchiveError> {
+        self.latest_rows(filter, scan, Some(metric))
+    }
+
+    fn latest_rows(
+        &mut self,
+        filter: &ResultFilter,
+        scan: i64,
+        metric: Option<Metric>,
+    ) -> Result<Vec<(ResultRow, Option<f64>)>, ArchiveError> {
         let filter = ResultFilter {
             trials: false,
             ..filter.clone()
         };
         let (clause, mut params) = filter.clause();
-        params.push(Value::Int(Some(scan)));
         let by_path = filter.campaign.is_none()
             && filter.since_ns.is_none()
             && filter.until_ns.is_none()
@@ -273,17 +361,29 @@ impl Store {
         } else {
             "FROM results"
         };
+        let mut value = String::new();
+        if let Some(m) = metric {
+            params.push(Value::Text(Some(row::OVERALL.to_string())));
+            params.push(Value::Text(Some(m.name().to_string())));
+            value = format!(
+                ", (SELECT value FROM result_figures f WHERE f.result_id = results.id AND \
+                 f.direction = ${} AND f.metric = ${})",
+                params.len() - 1,
+                params.len()
+            );
+        }
+        params.push(Value::Int(Some(scan)));
         let sql = format!(
-            "{} {from} WHERE {clause} ORDER BY start_ns DESC, id LIMIT ${}",
-            select_columns(),
+            "{}{value} {from} WHERE {clause} ORDER BY start_ns DESC, id LIMIT ${}",
+            select_columns(by_path),
             params.len()
         );
         let rows = self.backend.sql().rows(&sql, &params)?;
         let mut seen = BTreeSet::new();
         Ok(rows
             .iter()
-            .filter_map(|r| read_row(r))
-            .filter(|row| seen.insert(row.path()))
+            .filter_map(|r| Some((read_row(r)?, r.get(20).and_then(Value::real))))
+            .filter(|(row, _)| seen.insert(row.path()))
             .collect())
     }
 }

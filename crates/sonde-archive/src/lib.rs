@@ -25,6 +25,7 @@ mod path_latest;
 mod pg;
 mod pg_tls;
 mod pool;
+mod put_batch;
 mod query;
 mod readings;
 mod row;
@@ -53,7 +54,8 @@ pub use run_steps::{StepKey, StepRow, StepState};
 pub use runs::{CampaignRow, Lease, RunRow, RunState};
 pub use sql::Value;
 
-use sonde_model::{MethodResult, Metric, ResultId, TestResult};
+use put_batch::Keep;
+use sonde_model::{MethodResult, ResultId, TestResult};
 use sql::{Backend, Sql};
 use std::path::PathBuf;
 
@@ -205,7 +207,12 @@ impl Store {
         let doc = self.document(r.id, r)?;
         let mut new = false;
         self.backend.transaction(&mut |tx| {
-            new = put_result_in(tx, r, at, doc.clone())?;
+            let keep = Keep {
+                result: r,
+                at,
+                doc: doc.clone(),
+            };
+            new = !put_batch::put_results_in(tx, &[keep])?.is_empty();
             Ok(())
         })?;
         Ok(new)
@@ -234,12 +241,16 @@ impl Store {
             .collect::<Result<_, _>>()?;
         let mut new = 0;
         self.backend.transaction(&mut |tx| {
-            new = 0;
-            for ((r, at), doc) in results.iter().zip(&docs) {
-                if put_result_in(tx, r, at, doc.clone())? {
-                    new += 1;
-                }
-            }
+            let batch: Vec<Keep<'_>> = results
+                .iter()
+                .zip(&docs)
+                .map(|((result, at), doc)| Keep {
+                    result,
+                    at,
+                    doc: doc.clone(),
+                })
+                .collect();
+            new = put_batch::put_results_in(tx, &batch)?.len();
             Ok(())
         })?;
         Ok(new)
@@ -265,9 +276,15 @@ impl Store {
         let mut new = false;
         self.backend.transaction(&mut |tx| {
             new = put_method_in(tx, &bare, at, doc.clone())?;
-            for (d, t) in &trials {
-                put_result_in(tx, t, &in_method, d.clone())?;
-            }
+            let batch: Vec<Keep<'_>> = trials
+                .iter()
+                .map(|(doc, result)| Keep {
+                    result,
+                    at: &in_method,
+                    doc: doc.clone(),
+                })
+                .collect();
+            put_batch::put_results_in(tx, &batch)?;
             Ok(())
         })?;
         Ok(new)
@@ -494,47 +511,7 @@ fn put_method_in(
     if n == 0 {
         return Ok(false);
     }
-    outbox::enqueue(tx, &m.id.to_string(), outbox::ItemKind::Method)?;
-    Ok(true)
-}
-
-/// Inserts one result and its intervals in the transaction `tx`; whether
-/// it was new (its intervals are written, and it is queued for the
-/// forwarding destinations, only then).
-fn put_result_in(
-    tx: &mut dyn Sql,
-    r: &TestResult,
-    at: &Placement,
-    doc: String,
-) -> Result<bool, ArchiveError> {
-    let n = tx.execute(row::RESULT_INSERT, &row::result_row(r, at, doc))?;
-    if n == 0 {
-        return Ok(false);
-    }
-    // Many rows per statement: one round trip per chunk, not per row.
-    for chunk in row::interval_rows(r).chunks(row::INTERVALS_PER_INSERT) {
-        let params: Vec<Value> = chunk.iter().flatten().cloned().collect();
-        tx.execute(&row::interval_insert(chunk.len()), &params)?;
-    }
-    row::put_figures(tx, &row::figure_rows(r, &Metric::ALL))?;
-    for (k, v) in &at.labels {
-        tx.execute(
-            row::LABEL_INSERT,
-            &[
-                Value::Text(Some(r.id.to_string())),
-                Value::Text(Some(k.clone())),
-                Value::Text(Some(v.clone())),
-            ],
-        )?;
-    }
-    // A method's trials are not their path's latest (as the overview),
-    // nor its route's history.
-    if at.method_id.is_none() {
-        latest::keep(tx, &r.id.to_string())?;
-        path_latest::upsert(tx, r)?;
-        path_changes::record(tx, r)?;
-    }
-    outbox::enqueue(tx, &r.id.to_string(), outbox::ItemKind::Result)?;
+    outbox::enqueue(tx, &[m.id.to_string()], outbox::ItemKind::Method)?;
     Ok(true)
 }
 

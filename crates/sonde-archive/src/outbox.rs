@@ -121,17 +121,38 @@ pub(crate) fn dequeue(
     Ok(gone)
 }
 
-/// Queues item `id` for every destination, in the transaction that keeps
-/// it.
-pub(crate) fn enqueue(tx: &mut dyn Sql, id: &str, kind: ItemKind) -> Result<(), ArchiveError> {
-    // `WHERE true`: SQLite reads `ON CONFLICT` after `INSERT … SELECT`
-    // only after a WHERE clause.
-    tx.execute(
-        "INSERT INTO outbox (destination, item_id, kind, queued_ns) SELECT name, $1, $2, $3 \
-         FROM forward_destinations WHERE true ON CONFLICT DO NOTHING",
-        &[text(id), text(kind.name()), int(now_ns())],
-    )?;
-    Ok(())
+/// Queues the items `ids` for every destination, in the transaction
+/// that keeps them.
+pub(crate) fn enqueue(
+    tx: &mut dyn Sql,
+    ids: &[String],
+    kind: ItemKind,
+) -> Result<(), ArchiveError> {
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let destinations = tx.texts("SELECT name FROM forward_destinations", &[])?;
+    // A nanosecond apart, in the batch's order: the outbox is read in
+    // the order items were kept.
+    let now = now_ns();
+    let rows: Vec<[Value; 4]> = destinations
+        .iter()
+        .flat_map(|d| {
+            ids.iter()
+                .zip(now..)
+                .map(move |(id, at)| [text(d), text(id), text(kind.name()), int(at)])
+        })
+        .collect();
+    crate::row::put_rows(tx, queue_rows, &rows)
+}
+
+/// The statement that queues `rows` (destination, item id, kind, when).
+fn queue_rows(rows: usize) -> String {
+    format!(
+        "INSERT INTO outbox (destination, item_id, kind, queued_ns) VALUES {} ON CONFLICT DO \
+         NOTHING",
+        crate::row::value_rows(rows, 4)
+    )
 }
 
 impl Store {
@@ -426,17 +447,24 @@ impl Store {
         let mut new = 0;
         self.backend.transaction(&mut |tx| {
             new = 0;
+            // Each run of results at once, in the batch's order.
+            let mut results = Vec::new();
             for (item, doc) in items.iter().zip(&docs) {
-                let was_new = match item {
-                    Item::Result { result, placement } => {
-                        crate::put_result_in(tx, result, placement, doc.clone())?
-                    }
+                match item {
                     Item::Method { method, placement } => {
-                        crate::put_method_in(tx, method, placement, doc.clone())?
+                        new += crate::put_batch::put_results_in(tx, &results)?.len();
+                        results.clear();
+                        let kept = crate::put_method_in(tx, method, placement, doc.clone())?;
+                        new += usize::from(kept);
                     }
-                };
-                new += usize::from(was_new);
+                    Item::Result { result, placement } => results.push(crate::Keep {
+                        result,
+                        at: placement,
+                        doc: doc.clone(),
+                    }),
+                }
             }
+            new += crate::put_batch::put_results_in(tx, &results)?.len();
             Ok(())
         })?;
         Ok(new)

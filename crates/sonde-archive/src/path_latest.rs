@@ -10,7 +10,7 @@ use crate::sql::{Sql, Value};
 use crate::{ArchiveError, Store};
 use sonde_model::method::family_used;
 use sonde_model::{Metric, TestResult};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// One path's labels and its latest result's figures.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,30 +66,58 @@ impl PathLatest {
 
 const COLUMNS: &str = "test, source, target, direction, family, dscp, result_id, start_ns";
 
-/// Keeps each direction of `r` as its path's latest unless the path has a
-/// newer one.
-pub(crate) fn upsert(tx: &mut dyn Sql, r: &TestResult) -> Result<(), ArchiveError> {
-    for p in PathLatest::of(r) {
-        tx.execute(
-            &format!(
-                "INSERT INTO path_latest ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
-                 ON CONFLICT (test, source, target, direction, family, dscp) DO UPDATE SET \
-                 result_id = excluded.result_id, start_ns = excluded.start_ns WHERE \
-                 excluded.start_ns >= path_latest.start_ns"
-            ),
-            &[
-                Value::Text(Some(p.test)),
-                Value::Text(Some(p.source)),
-                Value::Text(Some(p.target)),
-                Value::Text(Some(p.direction)),
-                Value::Text(Some(p.family)),
-                Value::Int(Some(i64::from(p.dscp))),
-                Value::Text(Some(p.result_id)),
-                Value::Int(Some(p.start_ns)),
-            ],
-        )?;
+/// Keeps each of `paths` as its path's latest unless the path has a
+/// newer one; of one path twice in `paths`, the later start (and of two
+/// at once the later in `paths`), as one by one would.
+pub(crate) fn keep(
+    tx: &mut dyn Sql,
+    paths: impl Iterator<Item = PathLatest>,
+) -> Result<(), ArchiveError> {
+    let mut newest: HashMap<(String, String, String, String, String, u8), PathLatest> =
+        HashMap::new();
+    for p in paths {
+        let key = (
+            p.test.clone(),
+            p.source.clone(),
+            p.target.clone(),
+            p.direction.clone(),
+            p.family.clone(),
+            p.dscp,
+        );
+        match newest.get(&key) {
+            Some(had) if had.start_ns > p.start_ns => {}
+            _ => {
+                newest.insert(key, p);
+            }
+        }
     }
-    Ok(())
+    let rows: Vec<[Value; 8]> = newest.into_values().map(row).collect();
+    crate::row::put_rows(tx, upsert_rows, &rows)
+}
+
+/// The statement that keeps `rows` rows of [`row`] each as its path's
+/// latest unless the path has a newer one (no path twice among them).
+fn upsert_rows(rows: usize) -> String {
+    format!(
+        "INSERT INTO path_latest ({COLUMNS}) VALUES {} ON CONFLICT (test, source, target, \
+         direction, family, dscp) DO UPDATE SET result_id = excluded.result_id, start_ns = \
+         excluded.start_ns WHERE excluded.start_ns >= path_latest.start_ns",
+        crate::row::value_rows(rows, 8)
+    )
+}
+
+/// The `path_latest` row of `p`, in the order of [`COLUMNS`].
+fn row(p: PathLatest) -> [Value; 8] {
+    [
+        Value::Text(Some(p.test)),
+        Value::Text(Some(p.source)),
+        Value::Text(Some(p.target)),
+        Value::Text(Some(p.direction)),
+        Value::Text(Some(p.family)),
+        Value::Int(Some(i64::from(p.dscp))),
+        Value::Text(Some(p.result_id)),
+        Value::Int(Some(p.start_ns)),
+    ]
 }
 
 fn read(r: &[Value]) -> Option<PathLatest> {
@@ -171,11 +199,7 @@ impl Store {
             .iter()
             .filter_map(|d| sonde_model::load_result(d).ok())
             .collect();
-        self.backend.transaction(&mut |tx| {
-            for r in &results {
-                upsert(tx, r)?;
-            }
-            Ok(())
-        })
+        self.backend
+            .transaction(&mut |tx| keep(tx, results.iter().flat_map(PathLatest::of)))
     }
 }

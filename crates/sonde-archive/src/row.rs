@@ -62,7 +62,7 @@ pub struct Placement {
     pub labels: std::collections::BTreeMap<String, String>,
 }
 
-/// The `results` row of `r`, in the column order of [`RESULT_INSERT`].
+/// The `results` row of `r`, in the column order of [`result_insert`].
 pub fn result_row(r: &TestResult, at: &Placement, doc: String) -> Vec<Value> {
     let h: Figures = r.summary.overall().unwrap_or_default();
     let source = r.env.client.hostname.clone();
@@ -90,15 +90,39 @@ pub fn result_row(r: &TestResult, at: &Placement, doc: String) -> Vec<Value> {
     ]
 }
 
-pub const RESULT_INSERT: &str = "INSERT INTO results (id, test, source, target, family, \
-    direction, start_ns, duration_s, interrupted, campaign, run_id, method_id, throughput_bps, \
-    loss_pct, pdr_pct, jitter_ms, rtt_p50_ms, doc, source_addr, target_addr) VALUES ($1, $2, $3, \
-    $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) ON CONFLICT \
-    (id) DO NOTHING";
+/// The statement that writes `rows` results rows (in the column order of
+/// [`result_row`]) and names those that were new: an id already kept is
+/// left as it is.
+pub fn result_insert(rows: usize) -> String {
+    format!(
+        "INSERT INTO results (id, test, source, target, family, direction, start_ns, \
+         duration_s, interrupted, campaign, run_id, method_id, throughput_bps, loss_pct, \
+         pdr_pct, jitter_ms, rtt_p50_ms, doc, source_addr, target_addr) VALUES {} ON CONFLICT \
+         (id) DO NOTHING RETURNING id",
+        value_rows(rows, 20)
+    )
+}
 
-/// Interval rows written by one statement (11 parameters each: well
-/// under SQLite's and PostgreSQL's limits).
-pub const INTERVALS_PER_INSERT: usize = 200;
+/// `rows` rows of `columns` numbered parameters for a multi-row `VALUES`:
+/// `($1, $2), ($3, $4)`.
+pub fn value_rows(rows: usize, columns: usize) -> String {
+    let mut out = String::with_capacity(rows * columns * 6);
+    for r in 0..rows {
+        if r > 0 {
+            out.push_str(", ");
+        }
+        out.push('(');
+        for c in 1..=columns {
+            if c > 1 {
+                out.push_str(", ");
+            }
+            out.push('$');
+            out.push_str(&(r * columns + c).to_string());
+        }
+        out.push(')');
+    }
+    out
+}
 
 /// The `intervals` column (or expression) of `metric`, if the intervals
 /// keep it: goodput, loss (and PDR from it), jitter and the RTT median.
@@ -116,38 +140,21 @@ pub fn interval_column(metric: Metric) -> Option<&'static str> {
 /// The statement that writes `rows` interval rows, in the column order of
 /// [`interval_rows`].
 pub fn interval_insert(rows: usize) -> String {
-    let values: Vec<String> = (0..rows)
-        .map(|r| {
-            let p: Vec<String> = (1..=11).map(|c| format!("${}", r * 11 + c)).collect();
-            format!("({})", p.join(", "))
-        })
-        .collect();
     format!(
         "INSERT INTO intervals (result_id, direction, start_s, end_s, at_ns, omitted, \
          throughput_bps, loss_pct, jitter_ms, rtt_ms, size_bytes) VALUES {} ON CONFLICT \
          (result_id, direction, size_bytes, start_s) DO NOTHING",
-        values.join(", ")
+        value_rows(rows, 11)
     )
 }
 
 /// The statement that writes `rows` figure rows, in the column order of
 /// [`figure_rows`].
 pub fn figure_insert(rows: usize) -> String {
-    let values: Vec<String> = (0..rows)
-        .map(|r| {
-            format!(
-                "(${}, ${}, ${}, ${})",
-                r * 4 + 1,
-                r * 4 + 2,
-                r * 4 + 3,
-                r * 4 + 4
-            )
-        })
-        .collect();
     format!(
         "INSERT INTO result_figures (result_id, direction, metric, value) VALUES {} ON CONFLICT \
          (result_id, direction, metric) DO NOTHING",
-        values.join(", ")
+        value_rows(rows, 4)
     )
 }
 
@@ -182,21 +189,41 @@ pub fn figure_rows(r: &TestResult, metrics: &[Metric]) -> Vec<[Value; 4]> {
     rows
 }
 
-/// Writes `rows` (from [`figure_rows`]) in `tx`, many to a statement.
-pub fn put_figures(
+/// Parameters in one multi-row statement at most: well under SQLite's
+/// (32,766) and PostgreSQL's (65,535) limits, and few enough that a
+/// statement stays small to parse.
+const PARAMS_PER_STATEMENT: usize = 4000;
+
+/// Writes `rows` in `tx` with the statement `insert(n)` for `n` rows, as
+/// many rows to a statement as [`PARAMS_PER_STATEMENT`] allows: one round
+/// trip per chunk, not per row.
+pub fn put_rows<R: AsRef<[Value]>>(
     tx: &mut dyn crate::sql::Sql,
-    rows: &[[Value; 4]],
+    insert: fn(usize) -> String,
+    rows: &[R],
 ) -> Result<(), crate::ArchiveError> {
-    // 100 rows, 400 parameters: under SQLite's and PostgreSQL's limits.
-    for chunk in rows.chunks(100) {
-        let params: Vec<Value> = chunk.iter().flatten().cloned().collect();
-        tx.execute(&figure_insert(chunk.len()), &params)?;
+    let Some(first) = rows.first() else {
+        return Ok(());
+    };
+    let per = (PARAMS_PER_STATEMENT / first.as_ref().len().max(1)).max(1);
+    for chunk in rows.chunks(per) {
+        let params: Vec<Value> = chunk
+            .iter()
+            .flat_map(|r| r.as_ref().iter().cloned())
+            .collect();
+        tx.execute(&insert(chunk.len()), &params)?;
     }
     Ok(())
 }
 
-pub const LABEL_INSERT: &str = "INSERT INTO result_labels (result_id, key, value) VALUES ($1, \
-    $2, $3) ON CONFLICT (result_id, key) DO NOTHING";
+/// The statement that writes `rows` label rows (result id, key, value).
+pub fn label_insert(rows: usize) -> String {
+    format!(
+        "INSERT INTO result_labels (result_id, key, value) VALUES {} ON CONFLICT (result_id, \
+         key) DO NOTHING",
+        value_rows(rows, 3)
+    )
+}
 
 /// The `intervals` rows of `r`: one per interval and direction measured
 /// (a ping's round trips as `round_trip`).

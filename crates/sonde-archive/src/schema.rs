@@ -440,6 +440,16 @@ CREATE TABLE result_latest (
     latest_ns BIGINT NOT NULL
 );
 "#,
+    // 16: the labels the grid and the overview show of each path's latest
+    // result, beside it: the grid reads no label per row. Emptied, so
+    // that the store fills it again with them.
+    r#"
+ALTER TABLE result_latest ADD COLUMN from_name TEXT;
+ALTER TABLE result_latest ADD COLUMN to_name TEXT;
+ALTER TABLE result_latest ADD COLUMN step_name TEXT;
+ALTER TABLE result_latest ADD COLUMN agent_name TEXT;
+DELETE FROM result_latest;
+"#,
 ];
 
 /// The migration that made `result_figures` (one row per figure since

@@ -364,3 +364,79 @@ fn interface_samples_are_kept_once_and_read_by_range() {
         assert!(s.interface_samples("eth1", 0, 100).unwrap().is_empty());
     });
 }
+
+#[test]
+fn a_batch_keeps_what_one_result_at_a_time_keeps() {
+    on_both("batch", |open, location| {
+        let mut s = open();
+        s.forward_to("central").unwrap();
+        let quiet = tcp("quiet.example", 1_000, 1);
+        let plain = tcp("c.example", 1_200, 5);
+        let late = tcp("busy.example", 1_500, 3);
+        let (first, second) = (tcp("busy.example", 2_000, 2), tcp("busy.example", 2_000, 4));
+        // Of two at once, the smaller id is the path's latest.
+        let newest = if first.id < second.id {
+            &first
+        } else {
+            &second
+        };
+        let batch: Vec<(TestResult, Placement)> = vec![
+            (first.clone(), step("b", "a", "busy")),
+            (quiet.clone(), step("q", "a", "quiet")),
+            (second.clone(), step("b", "a", "busy")),
+            (late.clone(), step("b", "a", "busy")),
+            (plain.clone(), Placement::default()),
+            // Twice in one batch: kept once.
+            (first.clone(), step("b", "a", "busy")),
+        ];
+        assert_eq!(s.put_results(&batch).unwrap(), 5);
+        assert_eq!(s.put_results(&batch).unwrap(), 0, "a batch sent again");
+        let queued = s.outbox("central", 100).unwrap();
+        assert_eq!(queued.items.len(), 5, "each new result queued once");
+
+        let expect = [
+            newest.id.to_string(),
+            plain.id.to_string(),
+            quiet.id.to_string(),
+        ];
+        let ids = |s: &mut sonde_archive::Store| -> Vec<String> {
+            s.latest_per_path(&ResultFilter::default(), 10)
+                .unwrap()
+                .into_iter()
+                .map(|r| r.id)
+                .collect()
+        };
+        assert_eq!(ids(&mut s), expect);
+        let rows = s.latest_per_path(&ResultFilter::default(), 10).unwrap();
+        assert_eq!(rows[0].from.as_deref(), Some("a"), "labels kept");
+        assert_eq!(rows[0].step.as_deref(), Some("b"));
+        assert_eq!(
+            kept(&mut s)[0],
+            (
+                "busy.example".to_string(),
+                0,
+                second.id.to_string(),
+                Some(4.0)
+            ),
+            "/metrics' row: of two at once, the later kept"
+        );
+        // The paths' keys the batch made are the ones the archive makes
+        // from the stored rows when it fills the table itself.
+        drop(s);
+        raw(location, "DELETE FROM result_latest;");
+        let mut s = open();
+        assert_eq!(ids(&mut s), expect);
+        // And one more result on a path only replaces that path's latest.
+        let newer = tcp("c.example", 3_000, 6);
+        s.put_results(&[(newer.clone(), Placement::default())])
+            .unwrap();
+        assert_eq!(
+            ids(&mut s),
+            [
+                newer.id.to_string(),
+                newest.id.to_string(),
+                quiet.id.to_string()
+            ]
+        );
+    });
+}

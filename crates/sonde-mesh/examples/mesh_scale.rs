@@ -4,10 +4,13 @@
 //! they go to the central agent's `POST /api/v1/ingest` as the forwarder
 //! sends them (`crate::destination`), with the agent's own token.
 //! A simulated agent is not a process: a few worker threads take turns
-//! at the agents' archives, so a thousand fit on two cores.
+//! at the agents' archives, so a thousand fit on two cores. Each archive
+//! is opened once and kept open, as a running agent keeps its own, as
+//! far as the file descriptors allow (three an archive, `--keep-open`);
+//! the others are opened for each use.
 //!
 //!     mesh_scale tokens N                 # the central's [http] tokens for N agents
-//!     mesh_scale run --central URL --dir DIR [--agents N] [--hours H] [--workers W] TEMPLATE.json…
+//!     mesh_scale run --central URL --dir DIR [--agents N] [--hours H] [--workers W] [--keep-open N] TEMPLATE.json…
 //!
 //! The templates are real results (`sonde tcp|udp|ping -J`); an hourly
 //! battery is the GEANT/sTESTA one (000 §3): three TCP, three UDP and two
@@ -20,6 +23,7 @@ use sonde_model::{ResultId, TestResult, Timestamp};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
 fn token(i: usize) -> String {
@@ -36,6 +40,8 @@ struct Args {
     agents: usize,
     hours: usize,
     workers: usize,
+    /// Archives kept open at most (the others opened for each use).
+    keep_open: usize,
     templates: Vec<PathBuf>,
 }
 
@@ -46,6 +52,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         agents: 1000,
         hours: 24,
         workers: 8,
+        keep_open: usize::MAX,
         templates: Vec::new(),
     };
     while let Some(arg) = args.next() {
@@ -67,6 +74,11 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
                 a.workers = value("--workers")?
                     .parse()
                     .map_err(|e| format!("--workers: {e}"))?
+            }
+            "--keep-open" => {
+                a.keep_open = value("--keep-open")?
+                    .parse()
+                    .map_err(|e| format!("--keep-open: {e}"))?
             }
             other if other.starts_with("--") => return Err(format!("unknown flag {other}")),
             file => a.templates.push(PathBuf::from(file)),
@@ -147,12 +159,49 @@ fn archive(dir: &Path, i: usize) -> String {
     dir.join(format!("{}.db", name(i))).display().to_string()
 }
 
+/// Every agent's archive, opened on first use and kept open for the
+/// first `keep_open` agents.
+struct Archives {
+    dir: PathBuf,
+    open: Vec<Mutex<Option<Store>>>,
+    keep_open: usize,
+}
+
+impl Archives {
+    fn new(dir: &Path, agents: usize, keep_open: usize) -> Self {
+        Self {
+            dir: dir.to_path_buf(),
+            open: (0..agents).map(|_| Mutex::new(None)).collect(),
+            keep_open,
+        }
+    }
+
+    /// `work` with agent `i`'s archive.
+    fn with<T>(
+        &self,
+        i: usize,
+        work: impl FnOnce(&mut Store) -> Result<T, String>,
+    ) -> Result<T, String> {
+        let mut slot = self.open[i].lock().map_err(|e| e.to_string())?;
+        if slot.is_none() {
+            *slot = Some(Store::open(&archive(&self.dir, i)).map_err(|e| e.to_string())?);
+        }
+        let done = match slot.as_mut() {
+            Some(store) => work(store),
+            None => Err("no archive".into()),
+        };
+        if i >= self.keep_open {
+            *slot = None;
+        }
+        done
+    }
+}
+
 /// Delivers every agent's whole backlog through the forwarding path;
 /// the results delivered.
-fn drain(a: &Args) -> usize {
+fn drain(a: &Args, archives: &Archives) -> usize {
     let delivered = AtomicUsize::new(0);
     each_agent(a.agents, a.workers, &|i| {
-        let mut store = Store::open(&archive(&a.dir, i)).map_err(|e| e.to_string())?;
         let config = ForwardConfig {
             name: "central".into(),
             to: a.central.clone(),
@@ -162,7 +211,7 @@ fn drain(a: &Args) -> usize {
             retry_max: Duration::from_secs(30),
         };
         let mut destination = sonde_mesh::destination::open(&config).map_err(|e| e.to_string())?;
-        loop {
+        archives.with(i, |store| loop {
             let queued = store
                 .outbox("central", config.batch)
                 .map_err(|e| e.to_string())?;
@@ -177,21 +226,28 @@ fn drain(a: &Args) -> usize {
                 .forward_done("central", &ids, true)
                 .map_err(|e| e.to_string())?;
             delivered.fetch_add(d.received, Ordering::Relaxed);
-        }
+        })
     });
     delivered.into_inner()
 }
 
 /// Queues hours `hours` of every agent's day in its archive.
-fn queue(a: &Args, templates: &[TestResult], day: SystemTime, hours: std::ops::Range<usize>) {
+fn queue(
+    a: &Args,
+    archives: &Archives,
+    templates: &[TestResult],
+    day: SystemTime,
+    hours: std::ops::Range<usize>,
+) {
     each_agent(a.agents, a.workers, &|i| {
-        let mut store = Store::open(&archive(&a.dir, i)).map_err(|e| e.to_string())?;
-        store.forward_to("central").map_err(|e| e.to_string())?;
         let results: Vec<(TestResult, Placement)> = hours
             .clone()
             .flat_map(|h| battery(templates, i, a.agents, h, day))
             .collect();
-        store.put_results(&results).map_err(|e| e.to_string())?;
+        archives.with(i, |store| {
+            store.forward_to("central").map_err(|e| e.to_string())?;
+            store.put_results(&results).map_err(|e| e.to_string())
+        })?;
         std::fs::write(a.dir.join(format!("{}.token", name(i))), token(i))
             .map_err(|e| e.to_string())
     });
@@ -208,6 +264,7 @@ fn run(a: &Args) -> Result<(), String> {
         })
         .collect::<Result<_, _>>()?;
     let day = SystemTime::now() - Duration::from_secs(24 * 3600);
+    let archives = Archives::new(&a.dir, a.agents, a.keep_open);
     let per_hour = a.agents * 8;
     println!(
         "{} agents, {} workers, batteries of 8 results an hour, {} hours",
@@ -215,13 +272,13 @@ fn run(a: &Args) -> Result<(), String> {
     );
 
     let t = Instant::now();
-    queue(a, &templates, day, 0..1);
+    queue(a, &archives, &templates, day, 0..1);
     println!(
         "queued the first hour ({per_hour} results) in {:.1} s (not timed below)",
         t.elapsed().as_secs_f64()
     );
     let t = Instant::now();
-    let n = drain(a);
+    let n = drain(a, &archives);
     let s = t.elapsed().as_secs_f64();
     println!(
         "one-hour backlog: {n} results drained in {s:.1} s ({:.0} results/s)",
@@ -230,14 +287,14 @@ fn run(a: &Args) -> Result<(), String> {
 
     if a.hours > 1 {
         let t = Instant::now();
-        queue(a, &templates, day, 1..a.hours);
+        queue(a, &archives, &templates, day, 1..a.hours);
         println!(
             "queued hours 2..{} in {:.1} s (not timed below)",
             a.hours,
             t.elapsed().as_secs_f64()
         );
         let t = Instant::now();
-        let n = drain(a);
+        let n = drain(a, &archives);
         let s = t.elapsed().as_secs_f64();
         let rate = n as f64 / s;
         println!(

@@ -400,16 +400,16 @@ async fn mesh(
         test: q.test.clone(),
         ..ResultFilter::default()
     };
-    let (rows, registry, values) = with_store(&state, move |s| {
-        let rows = s.latest_per_path(&filter, SCAN)?;
-        let values = match m {
-            Some(m) => {
-                let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
-                s.overall_values(&ids, m)?
-            }
-            None => BTreeMap::new(),
+    let (rows, registry) = with_store(&state, move |s| {
+        let rows = match m {
+            Some(m) => s.latest_per_path_of(&filter, SCAN, m)?,
+            None => s
+                .latest_per_path(&filter, SCAN)?
+                .into_iter()
+                .map(|row| (row, None))
+                .collect(),
         };
-        Ok((rows, s.mesh_agents()?, values))
+        Ok((rows, s.mesh_agents()?))
     })
     .await?;
     let now = now_ns();
@@ -418,10 +418,10 @@ async fn mesh(
     let mut pairs: BTreeMap<(String, String), (Option<MeshCell>, Option<MeshCell>)> =
         BTreeMap::new();
     let mut agents = BTreeSet::new();
-    for row in &rows {
+    for (row, value) in &rows {
+        let value = *value;
         let (_, from, to, _, direction, _) = row.path();
         let (status, why) = path_status(row, &state, now, &silent);
-        let value = values.get(&row.id).copied();
         if m.is_some() && value.is_none() {
             continue;
         }
