@@ -96,3 +96,11 @@ impl PacketSocket {
         })
     }
 }
+
+/// Sets the nice value of process `pid` (negative: ahead of ordinary
+/// processes; needs root or CAP_SYS_NICE).
+pub fn set_nice(pid: u32, nice: i32) -> io::Result<()> {
+    let pid = libc::id_t::from(pid);
+    // SAFETY: setpriority(2) takes plain integers; the result is checked.
+    check(unsafe { libc::setpriority(libc::PRIO_PROCESS, pid, nice) })
+}

@@ -328,3 +328,27 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 pub fn serial() -> std::sync::MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// A measurement held against its lab's truth, taken a second time when
+/// the first misses it. The lab's links run through a user-space emulator
+/// on a shared two-core host: a quiet host measures within a fraction of
+/// a percent of the truth, but a host slowed from outside (CI's once:
+/// GEANT's TCP at 72 Mbit/s of its 94, then 82, then 91 over 24 s) can
+/// take one battery off its line. A fault of sonde's misses twice; what
+/// missed the first time is printed. `check` says why a measurement
+/// misses; the test then asserts on what is returned, the second
+/// measurement when there was one.
+pub fn measured_twice_if_missed<T>(
+    what: &str,
+    mut measure: impl FnMut(u32) -> T,
+    check: impl Fn(&T) -> Result<(), String>,
+) -> T {
+    let first = measure(1);
+    match check(&first) {
+        Ok(()) => first,
+        Err(why) => {
+            eprintln!("{what}: the first measurement missed its truth ({why}); measuring again");
+            measure(2)
+        }
+    }
+}

@@ -142,7 +142,24 @@ fn study_002_finds_the_no_drop_rate_of_each_size_and_family_the_link_carries() {
     let _lab = example_up_as("002-twaren/lab.toml", "tw002");
     let _server = KillOnDrop(serve_in("tw002", "ndhu", "::"));
     let dir = common::TempDir::new("lab-002");
-    let db = dir.join("002.db");
+    let rows = common::lab_cli::measured_twice_if_missed(
+        "002's no-drop rates",
+        |attempt| study_002_rows(&dir.join(format!("002-{attempt}.db"))),
+        |rows| {
+            study_002_misses(rows)
+                .into_iter()
+                .next()
+                .map_or(Ok(()), Err)
+        },
+    );
+    assert_eq!(rows.len(), 4, "two sizes, two families");
+    let misses = study_002_misses(&rows);
+    assert!(misses.is_empty(), "{misses:?}");
+}
+
+/// The battery run once on the lab into archive `db`: the NDR search's
+/// rows, (family, payload bytes, packets/s).
+fn study_002_rows(db: &std::path::Path) -> Vec<(String, f64, f64)> {
     // The far end by its name, which resolves in the lab to both
     // families' addresses.
     let archive = format!("--archive={}", db.display());
@@ -164,15 +181,25 @@ fn study_002_finds_the_no_drop_rate_of_each_size_and_family_the_link_carries() {
         .expect("the NDR search was kept");
     let doc = serde_json::to_value(ndr).unwrap();
     let rows = doc["results"].as_array().expect("results");
-    assert_eq!(rows.len(), 4, "two sizes, two families");
+    rows.iter()
+        .map(|row| {
+            let family = row["family"].as_str().unwrap().to_string();
+            (family, num(&row["payload_bytes"]), num(&row["rate_pps"]))
+        })
+        .collect()
+}
+
+/// What of 002's rows misses the lab's truth: each size's rate against
+/// what the link carries, and IPv6's share of IPv4's payload.
+fn study_002_misses(rows: &[(String, f64, f64)]) -> Vec<String> {
+    let mut misses = Vec::new();
     let mut payload_rate = std::collections::BTreeMap::new();
-    for row in rows {
-        let (family, payload) = (row["family"].as_str().unwrap(), num(&row["payload_bytes"]));
+    for (family, payload, got) in rows {
+        let (payload, got) = (*payload, *got);
         // TBF counts the IP packet and its Ethernet header: UDP 8, IPv6
         // 40 (IPv4 20), Ethernet 14.
         let per_packet = if family == "v6" { 62.0 } else { 42.0 };
         let truth = 100e6 / (8.0 * (payload + per_packet));
-        let got = num(&row["rate_pps"]);
         let frame = payload + per_packet + 4.0;
         // Seed 002 Table 1's throughput ratio at this frame size.
         let table_1 = frame / (frame + 24.0);
@@ -187,23 +214,31 @@ fn study_002_finds_the_no_drop_rate_of_each_size_and_family_the_link_carries() {
         // the last rate that lost nothing: a step or more below the line
         // (a quiet clean-clone run found 512 B at -2.92 % over IPv6 and
         // -3.07 % over IPv4). Never above the line.
-        assert!(
-            got <= truth * 1.01 && got >= truth * 0.95,
-            "{family} {payload} B: {got} packets/s, the link carries {truth:.0}"
-        );
-        payload_rate.insert((payload as u32, family.to_string()), got * payload * 8.0);
+        if !(got <= truth * 1.01 && got >= truth * 0.95) {
+            misses.push(format!(
+                "{family} {payload} B: {got} packets/s, the link carries {truth:.0}"
+            ));
+        }
+        payload_rate.insert((payload as u32, family.clone()), got * payload * 8.0);
     }
     // IPv6 against IPv4 at each size: the share its 20 more bytes of
     // header cost (the study's 87.5 % was its hosts' limit, not the wire's).
     for payload in [512u32, 1408] {
-        let ratio = payload_rate[&(payload, "v6".into())] / payload_rate[&(payload, "v4".into())];
+        let (Some(v6), Some(v4)) = (
+            payload_rate.get(&(payload, "v6".into())),
+            payload_rate.get(&(payload, "v4".into())),
+        ) else {
+            misses.push(format!("{payload} B: a family is missing"));
+            continue;
+        };
+        let ratio = v6 / v4;
         let truth = (f64::from(payload) + 42.0) / (f64::from(payload) + 62.0);
         eprintln!("002 {payload} B: IPv6 carries {ratio:.4} of IPv4's payload (truth {truth:.4})");
-        assert!(
-            (ratio - truth).abs() < 0.02,
-            "{payload} B: {ratio} against {truth}"
-        );
+        if (ratio - truth).abs() >= 0.02 {
+            misses.push(format!("{payload} B: IPv6/IPv4 {ratio} against {truth}"));
+        }
     }
+    misses
 }
 
 /// Seed 003 on its lab (1 Gbit/s, 12.3 ms): the monitor's hourly TCP
