@@ -8,6 +8,9 @@
 # certificate for localhost and 127.0.0.1 made with openssl; the CA is
 # /var/tmp/sonde-pg-tls/certs/ca.pem): the archive's PostgreSQL tests run
 # over TLS against it. Left alone if it is up; started if it is stopped.
+# A PostgreSQL primary on 127.0.0.1:5434 and its streaming replica on
+# 5435 (/var/tmp/sonde-pg-replica; role `root`, database `test`): the
+# API's reads from a replica.
 # And the MQTT broker (Mosquitto) on 127.0.0.1:1883 the readings' tests
 # publish to: started (in the background, loopback only) if it is not up.
 set -euo pipefail
@@ -164,6 +167,76 @@ CONF
         as_postgres "${psql[@]}" -d postgres -c "CREATE DATABASE test OWNER root"
 }
 
+# A primary on 5434 and its streaming replica (hot standby) on 5435,
+# clusters of our own in /var/tmp/sonde-pg-replica (trust, role `root`,
+# database `test`): the API's reads from a replica (`[http]
+# archive_read`) are tested against them.
+REP_DIR=/var/tmp/sonde-pg-replica
+REP_PRIMARY=$REP_DIR/primary
+REP_STANDBY=$REP_DIR/standby
+REP_PRIMARY_PORT=5434
+REP_STANDBY_PORT=5435
+
+rep_up() { pg_isready -q -h 127.0.0.1 -p "$1" 2>/dev/null; }
+
+# Starts the cluster in $1 and waits (bounded) for port $2.
+rep_start() {
+    as_postgres "$bin/pg_ctl" -D "$1" -l "$1/server.log" -w -t 30 start >/dev/null || true
+    for _ in $(seq 1 30); do
+        rep_up "$2" && return 0
+        sleep 0.5
+    done
+    echo "services: PostgreSQL did not start on 127.0.0.1:$2; see $1/server.log" >&2
+    return 1
+}
+
+pg_replica() {
+    rep_up "$REP_PRIMARY_PORT" && rep_up "$REP_STANDBY_PORT" && return 0
+    local bin
+    bin=$(pg_bindir) || bin=
+    if [ -z "$bin" ] || ! id postgres >/dev/null 2>&1 || [ "$(id -u)" -ne 0 ]; then
+        echo "services: no primary and replica on 127.0.0.1:$REP_PRIMARY_PORT/$REP_STANDBY_PORT" >&2
+        echo "          (needs root, the postgres user and the server binaries)" >&2
+        return 1
+    fi
+    install -d -m 0755 -o postgres -g postgres "$REP_DIR"
+    if [ ! -s "$REP_PRIMARY/PG_VERSION" ]; then
+        rm -rf "$REP_PRIMARY" "$REP_STANDBY"
+        install -d -m 0700 -o postgres -g postgres "$REP_PRIMARY"
+        as_postgres "$bin/initdb" -D "$REP_PRIMARY" -U postgres -A trust -E UTF8 --no-locale >/dev/null ||
+            { echo "services: initdb failed for $REP_PRIMARY" >&2; return 1; }
+        cat >>"$REP_PRIMARY/postgresql.conf" <<CONF
+
+# sonde's tests: the primary of a streaming replica (scripts/services.sh)
+listen_addresses = '127.0.0.1'
+port = $REP_PRIMARY_PORT
+unix_socket_directories = '$REP_DIR'
+wal_level = replica
+max_wal_senders = 4
+CONF
+    fi
+    rep_up "$REP_PRIMARY_PORT" || rep_start "$REP_PRIMARY" "$REP_PRIMARY_PORT" || return 1
+    local psql=("$bin/psql" -X -q -v ON_ERROR_STOP=1 -h "$REP_DIR" -p "$REP_PRIMARY_PORT" -U postgres)
+    [ "$(as_postgres "${psql[@]}" -d postgres -Atc "SELECT 1 FROM pg_roles WHERE rolname = 'root'")" = 1 ] ||
+        as_postgres "${psql[@]}" -d postgres -c "CREATE ROLE root SUPERUSER LOGIN"
+    [ "$(as_postgres "${psql[@]}" -d postgres -Atc "SELECT 1 FROM pg_database WHERE datname = 'test'")" = 1 ] ||
+        as_postgres "${psql[@]}" -d postgres -c "CREATE DATABASE test OWNER root"
+    if [ ! -s "$REP_STANDBY/PG_VERSION" ]; then
+        rm -rf "$REP_STANDBY"
+        install -d -m 0700 -o postgres -g postgres "$REP_STANDBY"
+        # A copy of the primary that follows it (-R: standby.signal and
+        # its primary_conninfo), on a port and socket of its own.
+        as_postgres "$bin/pg_basebackup" -h 127.0.0.1 -p "$REP_PRIMARY_PORT" -U postgres \
+            -D "$REP_STANDBY" -R -X stream >/dev/null ||
+            { echo "services: pg_basebackup failed for $REP_STANDBY" >&2; return 1; }
+        printf '%s\n' "port = $REP_STANDBY_PORT" "unix_socket_directories = '$REP_DIR'" \
+            "hot_standby = on" >>"$REP_STANDBY/postgresql.auto.conf"
+        chown postgres:postgres "$REP_STANDBY/postgresql.auto.conf"
+    fi
+    rep_up "$REP_STANDBY_PORT" || rep_start "$REP_STANDBY" "$REP_STANDBY_PORT"
+}
+
 pg_plain || failed=1
 pg_tls || failed=1
+pg_replica || failed=1
 exit "$failed"

@@ -73,6 +73,18 @@ pub enum ArchiveError {
         found: i64,
         supported: u32,
     },
+    /// A read-only archive (a streaming replica) whose schema is not
+    /// this build's: its primary has not been opened by this sonde yet,
+    /// or the replica has not caught up with the migration.
+    #[error(
+        "archive {location} (read-only) has schema version {found}, this sonde reads {supported}: \
+         open the primary with this sonde first (it migrates), then wait for the replica"
+    )]
+    ReadOnlyVersion {
+        location: String,
+        found: i64,
+        supported: u32,
+    },
     /// An incident, constituency or template refused (bad, missing or
     /// already there): no fault of the database.
     #[error("{0}")]
@@ -100,6 +112,18 @@ pub fn default_path(system: bool) -> PathBuf {
     data.join("sonde").join("sonde.db")
 }
 
+/// The backend of the archive at `location`: PostgreSQL for a
+/// `postgres://` (or `postgresql://`) URL, else a SQLite file.
+fn backend(location: &str, read_only: bool) -> Result<Box<dyn Backend>, ArchiveError> {
+    Ok(
+        if location.starts_with("postgres://") || location.starts_with("postgresql://") {
+            Box::new(pg::PgBackend::open(location, read_only)?)
+        } else {
+            Box::new(sqlite::SqliteBackend::open(std::path::Path::new(location))?)
+        },
+    )
+}
+
 /// The archive.
 pub struct Store {
     backend: Box<dyn Backend>,
@@ -110,14 +134,30 @@ impl Store {
     /// `postgresql://`) URL, or a SQLite file path; migrating it to this
     /// build's schema.
     pub fn open(location: &str) -> Result<Self, ArchiveError> {
-        let backend: Box<dyn Backend> =
-            if location.starts_with("postgres://") || location.starts_with("postgresql://") {
-                Box::new(pg::PgBackend::open(location)?)
-            } else {
-                Box::new(sqlite::SqliteBackend::open(std::path::Path::new(location))?)
-            };
-        let mut store = Self { backend };
+        let mut store = Self {
+            backend: backend(location, false)?,
+        };
         store.migrate()?;
+        Ok(store)
+    }
+
+    /// Opens the archive at `location` to read only (a PostgreSQL
+    /// streaming replica, which refuses every write): nothing is migrated
+    /// or filled in, and its schema must be this build's.
+    pub fn open_read_only(location: &str) -> Result<Self, ArchiveError> {
+        let mut store = Self {
+            backend: backend(location, true)?,
+        };
+        // No version table at all: an archive no sonde has made yet.
+        let found = store.schema_version().unwrap_or(0);
+        let supported = schema::current();
+        if found != i64::from(supported) {
+            return Err(ArchiveError::ReadOnlyVersion {
+                location: store.location().to_string(),
+                found,
+                supported,
+            });
+        }
         Ok(store)
     }
 

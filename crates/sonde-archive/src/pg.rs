@@ -50,7 +50,9 @@ fn split_schema(url: &str) -> (String, Option<String>) {
 }
 
 impl PgBackend {
-    pub fn open(url: &str) -> Result<Self, ArchiveError> {
+    /// Connects to `url`; `read_only`: a replica, where a `schema=` is
+    /// only looked in, never created.
+    pub fn open(url: &str, read_only: bool) -> Result<Self, ArchiveError> {
         let location = crate::redacted(url);
         let (conn_url, schema) = split_schema(url);
         let mut client = crate::pg_tls::connect(&conn_url, &location)?;
@@ -68,11 +70,16 @@ impl PgBackend {
             }
             // Two openers of a new schema at once: one creates it, the
             // other waits for the lock and finds it there.
-            client
-                .batch_execute(&format!(
+            let create = if read_only {
+                String::new()
+            } else {
+                format!(
                     "BEGIN; SELECT pg_advisory_xact_lock({MIGRATION_LOCK}); \
-                     CREATE SCHEMA IF NOT EXISTS {s}; COMMIT; SET search_path TO {s}"
-                ))
+                     CREATE SCHEMA IF NOT EXISTS {s}; COMMIT; "
+                )
+            };
+            client
+                .batch_execute(&format!("{create}SET search_path TO {s}"))
                 .map_err(err(&location))?;
         }
         Ok(Self { client, location })

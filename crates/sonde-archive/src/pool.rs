@@ -21,6 +21,8 @@ pub struct StorePool {
     /// Idle stores, each with when it was put back.
     idle: Mutex<Vec<(Store, Instant)>>,
     max_idle: usize,
+    /// Its stores are opened to read only ([`Store::open_read_only`]).
+    read_only: bool,
 }
 
 impl StorePool {
@@ -32,7 +34,16 @@ impl StorePool {
             location: location.to_string(),
             idle: Mutex::new(Vec::new()),
             max_idle,
+            read_only: false,
         }
+    }
+
+    /// A pool of stores opened to read only: a streaming replica's
+    /// (`[http] archive_read`), which migrates nothing.
+    pub fn read_only(location: &str, max_idle: usize) -> Self {
+        let mut pool = Self::new(location, max_idle);
+        pool.read_only = true;
+        pool
     }
 
     /// Where the archive is.
@@ -57,6 +68,7 @@ impl StorePool {
         let reused = self.take();
         let mut store = match reused {
             Some(s) => s,
+            None if self.read_only => Store::open_read_only(&self.location)?,
             None => Store::open(&self.location)?,
         };
         let out = work(&mut store);

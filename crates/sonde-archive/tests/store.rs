@@ -536,3 +536,58 @@ fn a_step_is_claimed_once_and_a_run_settled_once() {
         );
     });
 }
+
+/// A read-only store (a replica's) migrates nothing: an archive not yet
+/// at this build's schema is refused, naming what to do, and left as it
+/// was; once its primary is migrated, it opens.
+#[test]
+fn a_read_only_store_migrates_nothing_and_wants_this_builds_schema() {
+    let dir = std::env::temp_dir().join(format!("sonde-readonly-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("a.db").display().to_string();
+    // An empty database: no sonde_schema table at all.
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch("CREATE TABLE other (x INTEGER)")
+        .unwrap();
+    assert!(matches!(
+        Store::open_read_only(&path),
+        Err(ArchiveError::ReadOnlyVersion { found: 0, .. })
+    ));
+    let tables: i64 = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(tables, 1, "nothing was made in a read-only open");
+    // An archive at an older version: refused, saying so.
+    let mut store = Store::open(&path).unwrap();
+    let current = store.schema_version().unwrap();
+    drop(store);
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute("DELETE FROM sonde_schema WHERE version = ?1", [current])
+        .unwrap();
+    match Store::open_read_only(&path) {
+        Err(e @ ArchiveError::ReadOnlyVersion { .. }) => {
+            let text = e.to_string();
+            assert!(
+                text.contains("read-only") && text.contains("open the primary"),
+                "{text}"
+            );
+        }
+        Err(e) => panic!("refused for another reason: {e}"),
+        Ok(_) => panic!("an archive one version behind opened read-only"),
+    }
+    // Its primary migrated (the version row back as a migration leaves it).
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute("INSERT INTO sonde_schema (version) VALUES (?1)", [current])
+        .unwrap();
+    let mut read = Store::open_read_only(&path).unwrap();
+    assert_eq!(read.schema_version().unwrap(), current);
+    let _ = std::fs::remove_dir_all(&dir);
+}

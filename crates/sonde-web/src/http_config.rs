@@ -30,6 +30,11 @@ pub struct HttpConfig {
     /// Archive connections kept open between requests (0: each request
     /// opens its own, as before there was a pool).
     pub archive_connections: usize,
+    /// Where the API and portal read from, beside the archive they write
+    /// to: a `postgres://` URL of a streaming replica of the archive's
+    /// database (`None`: the archive itself). Writes (ingest, readings,
+    /// agents, pausing) still go to the archive.
+    pub archive_read: Option<String>,
     /// A PEM file with the server's certificate chain: the API is served
     /// over TLS (rustls) when this and `tls_key` are set.
     pub tls_cert: Option<std::path::PathBuf>,
@@ -90,6 +95,7 @@ impl Default for HttpConfig {
             max_body_bytes: 1 << 20,
             max_ingest_bytes: 64 << 20,
             archive_connections: 8,
+            archive_read: None,
             tls_cert: None,
             tls_key: None,
             interface_interval: Duration::from_secs(10),
@@ -246,6 +252,17 @@ impl HttpConfig {
                     self.archive_connections
                 ),
             ));
+        }
+        if let Some(url) = &self.archive_read {
+            if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+                return Err((
+                    "http.archive_read",
+                    format!(
+                        "'{}' is not a postgres:// URL: a read replica is PostgreSQL's",
+                        sonde_archive::redacted(url)
+                    ),
+                ));
+            }
         }
         if self.tls_cert.is_some() != self.tls_key.is_some() {
             return Err((

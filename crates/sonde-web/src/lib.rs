@@ -91,23 +91,27 @@ pub fn spawn(
         header: config.http.header_timeout,
         idle: config.http.idle_timeout,
     };
-    let state = Arc::new(state::State {
-        guards: Arc::clone(&guards),
-        tokens: Arc::new(tokens::Tokens::new(config.http.tokens.clone())),
-        stores: sonde_archive::StorePool::new(&config.archive, config.http.archive_connections),
-        archive: config.archive,
-        http: config.http,
-        gate: config.gate,
-        runs: running_requests::RunningRequests::default(),
-        campaigns_dir: config.campaigns_dir,
-        live: config.live,
-        counters: config.counters,
-        hostname: hostname(),
-        mesh: config.mesh,
-        audit: config.audit,
-        mailer: config.mailer,
-        readings: config.readings,
-    });
+    let state =
+        Arc::new(state::State {
+            guards: Arc::clone(&guards),
+            tokens: Arc::new(tokens::Tokens::new(config.http.tokens.clone())),
+            stores: sonde_archive::StorePool::new(&config.archive, config.http.archive_connections),
+            read_stores: config.http.archive_read.as_deref().map(|url| {
+                sonde_archive::StorePool::read_only(url, config.http.archive_connections)
+            }),
+            archive: config.archive,
+            http: config.http,
+            gate: config.gate,
+            runs: running_requests::RunningRequests::default(),
+            campaigns_dir: config.campaigns_dir,
+            live: config.live,
+            counters: config.counters,
+            hostname: hostname(),
+            mesh: config.mesh,
+            audit: config.audit,
+            mailer: config.mailer,
+            readings: config.readings,
+        });
     let handle = std::thread::Builder::new()
         .name("sonde-http".into())
         .spawn(move || {

@@ -38,8 +38,19 @@ pub struct State {
     pub mailer: Option<sonde_incidents::Mailer>,
     /// Open stores of `archive`, reused from request to request.
     pub stores: sonde_archive::StorePool,
+    /// Open stores of `[http] archive_read` (a streaming replica), for
+    /// what only reads; `None`: reads go to `stores`.
+    pub read_stores: Option<sonde_archive::StorePool>,
     /// The MQTT readings' counts for `/metrics`, when the agent subscribes.
     pub readings: Option<Arc<crate::readings_ingest::IngestStats>>,
+}
+
+impl State {
+    /// The stores what only reads is served from: the read replica's, or
+    /// the archive's.
+    pub fn read_pool(&self) -> &sonde_archive::StorePool {
+        self.read_stores.as_ref().unwrap_or(&self.stores)
+    }
 }
 
 pub type Shared = Arc<State>;
@@ -50,12 +61,38 @@ pub async fn with_store<T: Send + 'static>(
     state: &Shared,
     work: impl FnOnce(&mut Store) -> Result<T, sonde_archive::ArchiveError> + Send + 'static,
 ) -> Result<T, ApiError> {
+    on_pool(state, false, work).await
+}
+
+/// Runs `work`, which only reads, on the read replica when the agent has
+/// one (`[http] archive_read`), else as [`with_store`]. What a client
+/// wrote a moment ago may not be there yet: the replica follows its
+/// primary by the replication lag.
+pub async fn with_read_store<T: Send + 'static>(
+    state: &Shared,
+    work: impl FnOnce(&mut Store) -> Result<T, sonde_archive::ArchiveError> + Send + 'static,
+) -> Result<T, ApiError> {
+    on_pool(state, true, work).await
+}
+
+async fn on_pool<T: Send + 'static>(
+    state: &Shared,
+    read: bool,
+    work: impl FnOnce(&mut Store) -> Result<T, sonde_archive::ArchiveError> + Send + 'static,
+) -> Result<T, ApiError> {
     let state = Arc::clone(state);
-    tokio::task::spawn_blocking(move || state.stores.with(work))
-        .await
-        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
-        .map_err(|e| {
-            tracing::warn!("http: {e}");
-            unavailable()
-        })
+    tokio::task::spawn_blocking(move || {
+        let pool = if read {
+            state.read_pool()
+        } else {
+            &state.stores
+        };
+        pool.with(work)
+    })
+    .await
+    .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+    .map_err(|e| {
+        tracing::warn!("http: {e}");
+        unavailable()
+    })
 }

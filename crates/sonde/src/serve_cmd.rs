@@ -96,6 +96,11 @@ pub struct ServeArgs {
     /// else ~/.local/share/sonde/sonde.db).
     #[arg(long, value_name = "PATH|URL")]
     pub archive: Option<String>,
+    /// Serve the API's and portal's reads from this PostgreSQL URL, a
+    /// streaming replica of the archive's database; writes still go to
+    /// --archive ([http] archive_read).
+    #[arg(long, value_name = "URL")]
+    pub archive_read: Option<String>,
     /// Started as root: become this user before binding anything, keeping
     /// only CAP_NET_RAW (and CAP_NET_BIND_SERVICE for a port below 1024).
     #[arg(long, value_name = "NAME")]
@@ -139,6 +144,9 @@ impl ServeArgs {
         }
         if !self.third_party_allow.is_empty() {
             l.third_party_allow.clone_from(&self.third_party_allow);
+        }
+        if let Some(url) = &self.archive_read {
+            c.http.archive_read = Some(url.clone());
         }
         let r = &mut c.reflector;
         if let Some(p) = self.reflector_port {

@@ -4,7 +4,7 @@
 
 use super::openapi::{Op, Routes, Shape, JSON};
 use super::reply::{bad, query, ApiError};
-use crate::state::{with_store, Shared};
+use crate::state::{with_read_store, Shared};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::Json;
@@ -69,7 +69,7 @@ async fn alerts(
     if !(1..=10_000).contains(&limit) {
         return Err(bad(format!("limit {limit}: 1 to 10000")));
     }
-    let (states, events) = with_store(&state, move |s| {
+    let (states, events) = with_read_store(&state, move |s| {
         Ok((s.alert_states()?, s.alert_events(since_ns, limit)?))
     })
     .await?;

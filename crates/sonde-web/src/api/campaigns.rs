@@ -8,7 +8,7 @@
 use super::list::{self, ListQ};
 use super::openapi::{Op, Routes, Shape, JSON};
 use super::reply::{bad, not_found, ApiError, ApiRefusal};
-use crate::state::{with_store, Shared};
+use crate::state::{with_read_store, with_store, Shared};
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -109,7 +109,7 @@ fn campaign_err(e: sonde_campaign::CampaignError) -> sonde_archive::ArchiveError
 
 async fn list(State(state): State<Shared>, q: ListQ) -> Result<Response, ApiError> {
     let limit = list::limit(q)?;
-    let (all, more) = with_store(&state, move |s| {
+    let (all, more) = with_read_store(&state, move |s| {
         let names: Vec<String> = s.campaigns()?.into_iter().map(|c| c.name).collect();
         // Cut before each status is read: the limit bounds the work too.
         let (names, more) = list::cut(names, limit);
@@ -204,7 +204,7 @@ async fn one(
 ) -> Result<Json<Campaign>, ApiError> {
     let n = name.clone();
     let token = caller.is_some();
-    let found = with_store(&state, move |s| {
+    let found = with_read_store(&state, move |s| {
         let Some(status) = campaign_status(s, &n, RECENT).map_err(campaign_err)? else {
             return Ok(None);
         };
@@ -243,7 +243,7 @@ async fn runs(
 ) -> Result<Response, ApiError> {
     let limit = list::limit(q)?;
     let n = name.clone();
-    let found = with_store(&state, move |s| {
+    let found = with_read_store(&state, move |s| {
         if !s.campaigns()?.iter().any(|c| c.name == n) {
             return Ok(None);
         }
@@ -266,7 +266,7 @@ async fn events(
     q: ListQ,
 ) -> Result<Response, ApiError> {
     let limit = list::limit(q)?;
-    let events = with_store(&state, move |s| s.run_events_upto(&id, limit as i64 + 1)).await?;
+    let events = with_read_store(&state, move |s| s.run_events_upto(&id, limit as i64 + 1)).await?;
     let (events, more) = list::cut(events, limit);
     let lines: Vec<RunEvent> = events
         .into_iter()

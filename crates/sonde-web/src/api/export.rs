@@ -82,7 +82,7 @@ async fn next_chunk(mut p: Progress) -> Option<(Result<Bytes, std::io::Error>, P
     let (filter, after, format) = (p.filter.clone(), p.after.clone(), p.format);
     let state = Arc::clone(&p.state);
     let read = tokio::task::spawn_blocking(move || {
-        state.stores.with(|s: &mut Store| {
+        state.read_pool().with(|s: &mut Store| {
             let ids = s.page_cursors(&filter, after.as_ref(), want)?;
             let of = match format {
                 Format::Csv(rows) => PageOf::Rows(rows),
@@ -202,7 +202,7 @@ pub async fn export(
     // first byte goes out (the headers say so).
     let next = {
         let (filter, after) = (filter.clone(), after.clone());
-        crate::state::with_store(&state, move |s| {
+        crate::state::with_read_store(&state, move |s| {
             let end = s.page_end(&filter, after.as_ref(), limit)?;
             Ok(match end {
                 Some(end) => s.page_end(&filter, Some(&end), 1)?.map(|_| end),

@@ -6,7 +6,7 @@
 use super::openapi::{Op, Routes, Shape, JSON};
 use super::reply::ApiError;
 use super::reply::ItemRefusal;
-use crate::state::{with_store, Shared};
+use crate::state::{with_read_store, with_store, Shared};
 use crate::tokens::Caller;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -38,7 +38,7 @@ pub fn routes(max_ingest_bytes: usize) -> Routes {
 }
 
 async fn forwarding(State(state): State<Shared>) -> Result<Json<Vec<ForwardStatus>>, ApiError> {
-    Ok(Json(with_store(&state, |s| s.forward_status()).await?))
+    Ok(Json(with_read_store(&state, |s| s.forward_status()).await?))
 }
 
 /// The first item of a batch that can never be kept, by its index, and

@@ -5,7 +5,7 @@
 use super::list::{self, ListQ};
 use super::openapi::{Op, Routes, Shape, JSON};
 use super::reply::{body, ApiError};
-use crate::state::{with_store, Shared};
+use crate::state::{with_read_store, with_store, Shared};
 use crate::tokens::Caller;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -135,7 +135,7 @@ async fn share(
             shares: Vec::new(),
         }));
     };
-    let registry = with_store(&state, |s| s.mesh_agents()).await?;
+    let registry = with_read_store(&state, |s| s.mesh_agents()).await?;
     let me = agent.clone();
     let shares = tokio::task::spawn_blocking(move || {
         let (plans, errors) = sonde_mesh::plan::load_dir(&dir);
@@ -191,7 +191,7 @@ async fn agents(
     q: ListQ,
 ) -> Result<axum::response::Response, ApiError> {
     let limit = list::limit(q)?;
-    let (registry, more) = list::cut(with_store(&state, |s| s.mesh_agents()).await?, limit);
+    let (registry, more) = list::cut(with_read_store(&state, |s| s.mesh_agents()).await?, limit);
     let now = now_ns();
     let agents: Vec<Listed> = registry
         .into_iter()

@@ -98,6 +98,10 @@ struct Info {
     hostname: String,
     /// Where its archive is (a password left out).
     archive: String,
+    /// Where it reads from when that is a read replica
+    /// (`http.archive_read`; a password left out).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    archive_read: Option<String>,
     /// Whether reading needs no token (`http.read_public`).
     read_public: bool,
     /// Whether campaigns may be made through the API.
@@ -111,6 +115,11 @@ async fn info(AxState(state): AxState<Shared>) -> Json<Info> {
         sonde_version: sonde_model::SONDE_VERSION,
         hostname: state.hostname.clone(),
         archive: sonde_archive::redacted(&state.archive),
+        archive_read: state
+            .http
+            .archive_read
+            .as_deref()
+            .map(sonde_archive::redacted),
         read_public: state.http.read_public,
         campaigns: state.campaigns_dir.is_some(),
         metrics: registry(),

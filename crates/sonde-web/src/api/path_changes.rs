@@ -4,7 +4,7 @@
 
 use super::openapi::{Op, Routes, Shape, JSON};
 use super::reply::{bad, query, ApiError};
-use crate::state::{with_store, Shared};
+use crate::state::{with_read_store, Shared};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::Json;
@@ -52,6 +52,6 @@ async fn changes(
     if !(1..=10_000).contains(&limit) {
         return Err(bad(format!("limit {limit}: 1 to 10000")));
     }
-    let rows = with_store(&state, move |s| s.path_changes(target.as_deref(), limit)).await?;
+    let rows = with_read_store(&state, move |s| s.path_changes(target.as_deref(), limit)).await?;
     Ok(Json(rows))
 }

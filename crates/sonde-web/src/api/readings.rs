@@ -17,7 +17,7 @@ use super::list::{self, ListQ};
 use super::openapi::{Op, Routes, Shape, JSON};
 use super::reply::ItemRefusal;
 use super::reply::{bad, body, not_found, query, ApiError};
-use crate::state::{with_store, Shared};
+use crate::state::{with_read_store, with_store, Shared};
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{Query, State};
@@ -260,7 +260,7 @@ async fn series(
         .unwrap_or_else(|| format_time(now_ns()).chars().take(10).collect());
     let periods = interval.periods(&date).map_err(|e| bad(e.to_string()))?;
     let (probe, metric) = (q.probe.clone(), q.metric.clone());
-    let found = with_store(&state, move |s| {
+    let found = with_read_store(&state, move |s| {
         s.query_readings(&probe, &metric, interval, &periods)
     })
     .await?
@@ -277,7 +277,10 @@ async fn series(
 
 async fn probes(State(state): State<Shared>, q: ListQ) -> Result<Response, ApiError> {
     let limit = list::limit(q)?;
-    let (all, more) = list::cut(with_store(&state, |s| s.reading_series()).await?, limit);
+    let (all, more) = list::cut(
+        with_read_store(&state, |s| s.reading_series()).await?,
+        limit,
+    );
     Ok(list::answer(
         ReadingSeriesList {
             series: all

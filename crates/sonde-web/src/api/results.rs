@@ -4,7 +4,7 @@
 use super::openapi::{Op, Routes, Shape, JSON};
 use super::redact::{has_token, shown};
 use super::reply::{bad, not_found, query, ApiError};
-use crate::state::{with_store, Shared};
+use crate::state::{with_read_store, Shared};
 use crate::tokens::Caller;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
@@ -178,7 +178,7 @@ async fn list(
 ) -> Result<Json<Value>, ApiError> {
     let q = query(q)?;
     let filter = q.filter.to_filter(q.limit, 100, 10_000)?;
-    let found: Vec<TestResult> = with_store(&state, move |s| s.list_results(&filter)).await?;
+    let found: Vec<TestResult> = with_read_store(&state, move |s| s.list_results(&filter)).await?;
     Ok(Json(shown(&found, has_token(caller.as_ref()))))
 }
 
@@ -188,7 +188,7 @@ async fn one(
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let rid = result_id(&id)?;
-    with_store(&state, move |s| s.get_result(rid))
+    with_read_store(&state, move |s| s.get_result(rid))
         .await?
         .map(|r| Json(shown(&r, has_token(caller.as_ref()))))
         .ok_or_else(|| not_found(format!("no result {id}")))
@@ -203,7 +203,7 @@ async fn view(
     Path(id): Path<String>,
 ) -> Result<Json<ResultView>, ApiError> {
     let rid = result_id(&id)?;
-    let found = with_store(&state, move |s| {
+    let found = with_read_store(&state, move |s| {
         let Some(r) = s.get_result(rid)? else {
             return Ok(None);
         };
@@ -272,7 +272,7 @@ async fn intervals(
     let q = query(q)?;
     let metric = metric(&q.metric)?;
     let direction = q.direction;
-    let found = with_store(&state, move |s| {
+    let found = with_read_store(&state, move |s| {
         let Some(r) = s.get_result(rid)? else {
             return Ok(None);
         };
@@ -348,7 +348,7 @@ async fn methods(
         ..Filter::default()
     }
     .to_filter(None, 1, 1)?;
-    let found = with_store(&state, move |s| {
+    let found = with_read_store(&state, move |s| {
         s.list_methods(q.campaign.as_deref(), range.since_ns, range.until_ns, limit)
     })
     .await?;
@@ -361,7 +361,7 @@ async fn method(
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let rid = result_id(&id)?;
-    with_store(&state, move |s| s.get_method(rid))
+    with_read_store(&state, move |s| s.get_method(rid))
         .await?
         .map(|m: MethodResult| Json(shown(&m, has_token(caller.as_ref()))))
         .ok_or_else(|| not_found(format!("no method result {id}")))

@@ -7,7 +7,7 @@ use super::list::{self, ListQ};
 use super::openapi::{Op, Routes, Shape, JSON};
 use super::reply::{query, ApiError};
 use super::results::{metric, Filter};
-use crate::state::{with_store, Shared};
+use crate::state::{with_read_store, Shared};
 use crate::status::{self, Status};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
@@ -209,7 +209,7 @@ fn view(row: &ResultRow, state: &Shared, now: i64, silent: &BTreeMap<String, i64
 }
 
 async fn overview(State(state): State<Shared>) -> Result<Json<Overview>, ApiError> {
-    let (rows, registry) = with_store(&state, |s| {
+    let (rows, registry) = with_read_store(&state, |s| {
         Ok((
             s.latest_per_path(&ResultFilter::default(), SCAN)?,
             s.mesh_agents()?,
@@ -268,7 +268,7 @@ async fn chart(
     let q = query(q)?;
     let m = metric(&q.metric)?;
     let filter = chart_filter(&q.filter)?;
-    let points = with_store(&state, move |s| {
+    let points = with_read_store(&state, move |s| {
         s.metric_points(&filter, m, &Grouping::Direction)
     })
     .await?;
@@ -315,7 +315,7 @@ async fn heatmap(
     let q = query(q)?;
     let m = metric(&q.metric)?;
     let filter = q.filter.to_filter(None, 1, 1)?;
-    let cells = with_store(&state, move |s| s.day_heat_map(&filter, m)).await?;
+    let cells = with_read_store(&state, move |s| s.day_heat_map(&filter, m)).await?;
     let (label, unit, scale) = drawn(m);
     let days: Vec<i64> = cells
         .iter()
@@ -400,7 +400,7 @@ async fn mesh(
         test: q.test.clone(),
         ..ResultFilter::default()
     };
-    let (rows, registry) = with_store(&state, move |s| {
+    let (rows, registry) = with_read_store(&state, move |s| {
         let rows = match m {
             Some(m) => s.latest_per_path_of(&filter, SCAN, m)?,
             None => s
@@ -475,7 +475,10 @@ async fn interfaces(
     q: ListQ,
 ) -> Result<axum::response::Response, ApiError> {
     let limit = list::limit(q)?;
-    let (names, more) = list::cut(with_store(&state, |s| s.interface_names()).await?, limit);
+    let (names, more) = list::cut(
+        with_read_store(&state, |s| s.interface_names()).await?,
+        limit,
+    );
     let named: Vec<Interface> = names.into_iter().map(|name| Interface { name }).collect();
     Ok(list::answer(named, more))
 }
@@ -512,7 +515,7 @@ async fn load(
     // An empty range draws nothing.
     let until = range.until_ns.unwrap_or(i64::MAX).max(since);
     let interface = q.interface.clone();
-    let (samples, rtts) = with_store(&state, move |s| {
+    let (samples, rtts) = with_read_store(&state, move |s| {
         let samples = s.interface_samples(&interface, since, until)?;
         let rtts = s.metric_points(&range, Metric::RttP50Ms, &Grouping::None)?;
         Ok((samples, rtts))

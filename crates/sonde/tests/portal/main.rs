@@ -14,4 +14,5 @@ mod http_writes;
 mod incidents_api;
 mod incidents_cli;
 mod portal_browser;
+mod read_replica;
 mod readings;
