@@ -88,11 +88,14 @@ pub(crate) fn keep<'a>(
             }
         }
     }
-    let rows: Vec<[Value; 7]> = newest
+    let rows: Vec<[Value; 8]> = newest
         .into_values()
         .map(|p| {
             let [from, to, step, agent] = p.labels;
+            // The key's first part is the path's test.
+            let test = p.key.split(KEY_SEPARATOR).next().map(str::to_string);
             [
+                Value::Text(test),
                 Value::Text(Some(p.key)),
                 Value::Text(Some(p.id.to_string())),
                 Value::Int(Some(p.at)),
@@ -110,14 +113,14 @@ pub(crate) fn keep<'a>(
 /// each as its path's latest unless the path has a newer one.
 fn upsert_rows(rows: usize) -> String {
     format!(
-        "INSERT INTO result_latest (path_key, result_id, latest_ns, from_name, to_name, \
-         step_name, agent_name) VALUES {} ON CONFLICT (path_key) DO UPDATE SET result_id = \
+        "INSERT INTO result_latest (test_name, path_key, result_id, latest_ns, from_name, \
+         to_name, step_name, agent_name) VALUES {} ON CONFLICT (path_key) DO UPDATE SET result_id = \
          excluded.result_id, latest_ns = excluded.latest_ns, from_name = excluded.from_name, \
          to_name = excluded.to_name, step_name = excluded.step_name, agent_name = \
          excluded.agent_name WHERE excluded.latest_ns > result_latest.latest_ns OR \
          (excluded.latest_ns = result_latest.latest_ns AND excluded.result_id < \
          result_latest.result_id)",
-        crate::row::value_rows(rows, 7)
+        crate::row::value_rows(rows, 8)
     )
 }
 
@@ -351,18 +354,30 @@ impl Store {
             trials: false,
             ..filter.clone()
         };
-        let (clause, mut params) = filter.clause();
+        let (mut clause, mut params) = filter.clause();
         let by_path = filter.campaign.is_none()
             && filter.since_ns.is_none()
             && filter.until_ns.is_none()
             && filter.label.is_none();
-        let from = if by_path {
-            "FROM result_latest JOIN results ON results.id = result_latest.result_id"
+        // By path: that test's paths from `result_latest`'s index, newest
+        // first, then each one's row.
+        let (from, order) = if by_path {
+            if let Some(test) = &filter.test {
+                params.push(Value::Text(Some(test.clone())));
+                clause += &format!(" AND result_latest.test_name = ${}", params.len());
+            }
+            (
+                "FROM result_latest JOIN results ON results.id = result_latest.result_id",
+                "result_latest.latest_ns DESC, result_latest.result_id",
+            )
         } else {
-            "FROM results"
+            ("FROM results", "start_ns DESC, id")
         };
+        // A metric the row has a column of is read from it (the same
+        // overall figure); another from `result_figures`.
+        let column = metric.and_then(row_value);
         let mut value = String::new();
-        if let Some(m) = metric {
+        if let Some(m) = metric.filter(|_| column.is_none()) {
             params.push(Value::Text(Some(row::OVERALL.to_string())));
             params.push(Value::Text(Some(m.name().to_string())));
             value = format!(
@@ -374,7 +389,7 @@ impl Store {
         }
         params.push(Value::Int(Some(scan)));
         let sql = format!(
-            "{}{value} {from} WHERE {clause} ORDER BY start_ns DESC, id LIMIT ${}",
+            "{}{value} {from} WHERE {clause} ORDER BY {order} LIMIT ${}",
             select_columns(by_path),
             params.len()
         );
@@ -382,9 +397,30 @@ impl Store {
         let mut seen = BTreeSet::new();
         Ok(rows
             .iter()
-            .filter_map(|r| Some((read_row(r)?, r.get(20).and_then(Value::real))))
+            .filter_map(|r| {
+                let row = read_row(r)?;
+                let value = match column {
+                    Some(of) => of(&row).filter(|v| v.is_finite()),
+                    None => r.get(20).and_then(Value::real),
+                };
+                Some((row, value))
+            })
             .filter(|(row, _)| seen.insert(row.path()))
             .collect())
+    }
+}
+
+/// How to read `metric` from a result's row, where the row has it: the
+/// results table's columns are its overall figures, as
+/// `result_figures`' `overall` rows are.
+fn row_value(metric: Metric) -> Option<fn(&ResultRow) -> Option<f64>> {
+    match metric {
+        Metric::ThroughputBps => Some(|r| r.throughput_bps),
+        Metric::LossPct => Some(|r| r.loss_pct),
+        Metric::PdrPct => Some(|r| r.pdr_pct),
+        Metric::JitterMs => Some(|r| r.jitter_ms),
+        Metric::RttP50Ms => Some(|r| r.rtt_ms),
+        _ => None,
     }
 }
 

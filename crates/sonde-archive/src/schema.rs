@@ -450,6 +450,15 @@ ALTER TABLE result_latest ADD COLUMN step_name TEXT;
 ALTER TABLE result_latest ADD COLUMN agent_name TEXT;
 DELETE FROM result_latest;
 "#,
+    // 17: each path's test beside it, indexed with the start: the grid of
+    // one test reads that test's paths, newest first, from this table
+    // alone and then each one's row (it scanned every result kept for
+    // the test's). Emptied, so that the store fills it again.
+    r#"
+ALTER TABLE result_latest ADD COLUMN test_name TEXT;
+DELETE FROM result_latest;
+CREATE INDEX result_latest_by_test ON result_latest (test_name, latest_ns DESC);
+"#,
 ];
 
 /// The migration that made `result_figures` (one row per figure since

@@ -440,3 +440,34 @@ fn a_batch_keeps_what_one_result_at_a_time_keeps() {
         );
     });
 }
+
+/// The grid's read: one test's paths, each with its figure of a metric,
+/// read from the row's columns where it has one and from the figures
+/// otherwise; the same value either way as the result's overall figure.
+#[test]
+fn each_paths_figure_is_read_for_one_test() {
+    on_both("latestof", |open, _| {
+        let mut s = open();
+        let old = tcp("b.example", 1_000, 5);
+        let mut new = tcp("b.example", 2_000, 7);
+        if let Some(f) = new.summary.forward.as_mut() {
+            f.sender_throughput_bps = Some(9);
+        }
+        s.put_result(&old, &step("ab", "a", "b")).unwrap();
+        s.put_result(&new, &step("ab", "a", "b")).unwrap();
+        let of = |s: &mut sonde_archive::Store, test: &str, m: sonde_model::Metric| {
+            let filter = ResultFilter {
+                test: Some(test.into()),
+                ..ResultFilter::default()
+            };
+            s.latest_per_path_of(&filter, 1000, m).unwrap()
+        };
+        let rows = of(&mut s, "tcp", sonde_model::Metric::ThroughputBps);
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        assert_eq!(rows[0].0.id, new.id.to_string());
+        assert_eq!(rows[0].1, Some(7.0), "from the row's column");
+        let rows = of(&mut s, "tcp", sonde_model::Metric::SenderThroughputBps);
+        assert_eq!(rows[0].1, Some(9.0), "from the figures");
+        assert!(of(&mut s, "ping", sonde_model::Metric::RttP50Ms).is_empty());
+    });
+}
