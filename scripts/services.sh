@@ -218,16 +218,21 @@ CONF
     rep_up "$REP_PRIMARY_PORT" || rep_start "$REP_PRIMARY" "$REP_PRIMARY_PORT" || return 1
     local psql=("$bin/psql" -X -q -v ON_ERROR_STOP=1 -h "$REP_DIR" -p "$REP_PRIMARY_PORT" -U postgres)
     [ "$(as_postgres "${psql[@]}" -d postgres -Atc "SELECT 1 FROM pg_roles WHERE rolname = 'root'")" = 1 ] ||
-        as_postgres "${psql[@]}" -d postgres -c "CREATE ROLE root SUPERUSER LOGIN"
+        as_postgres "${psql[@]}" -d postgres -c "CREATE ROLE root SUPERUSER LOGIN" || return 1
     [ "$(as_postgres "${psql[@]}" -d postgres -Atc "SELECT 1 FROM pg_database WHERE datname = 'test'")" = 1 ] ||
-        as_postgres "${psql[@]}" -d postgres -c "CREATE DATABASE test OWNER root"
+        as_postgres "${psql[@]}" -d postgres -c "CREATE DATABASE test OWNER root" || return 1
     if [ ! -s "$REP_STANDBY/PG_VERSION" ]; then
         rm -rf "$REP_STANDBY"
         install -d -m 0700 -o postgres -g postgres "$REP_STANDBY"
         # A copy of the primary that follows it (-R: standby.signal and
-        # its primary_conninfo), on a port and socket of its own.
+        # its primary_conninfo), on a port and socket of its own, through a
+        # replication slot (-C -S: the primary keeps the WAL a stopped
+        # standby has not replayed). A slot left by a standby removed
+        # before goes first.
+        as_postgres "${psql[@]}" -d postgres -Atc "SELECT pg_drop_replication_slot(slot_name) \
+            FROM pg_replication_slots WHERE slot_name = 'sonde_standby'" >/dev/null
         as_postgres "$bin/pg_basebackup" -h 127.0.0.1 -p "$REP_PRIMARY_PORT" -U postgres \
-            -D "$REP_STANDBY" -R -X stream >/dev/null ||
+            -D "$REP_STANDBY" -R -X stream -C -S sonde_standby >/dev/null ||
             { echo "services: pg_basebackup failed for $REP_STANDBY" >&2; return 1; }
         printf '%s\n' "port = $REP_STANDBY_PORT" "unix_socket_directories = '$REP_DIR'" \
             "hot_standby = on" >>"$REP_STANDBY/postgresql.auto.conf"

@@ -115,7 +115,7 @@ fn upsert_rows(rows: usize) -> String {
     format!(
         "INSERT INTO result_latest (test_name, path_key, result_id, latest_ns, from_name, \
          to_name, step_name, agent_name) VALUES {} ON CONFLICT (path_key) DO UPDATE SET result_id = \
-         excluded.result_id, latest_ns = excluded.latest_ns, from_name = excluded.from_name, \
+         excluded.result_id, test_name = excluded.test_name, latest_ns = excluded.latest_ns, from_name = excluded.from_name, \
          to_name = excluded.to_name, step_name = excluded.step_name, agent_name = \
          excluded.agent_name WHERE excluded.latest_ns > result_latest.latest_ns OR \
          (excluded.latest_ns = result_latest.latest_ns AND excluded.result_id < \

@@ -58,9 +58,14 @@ impl PgBackend {
         let mut client = crate::pg_tls::connect(&conn_url, &location)?;
         // The server's NOTICEs ("schema … already exists, skipping" for
         // every IF NOT EXISTS) are no news: warnings and errors only.
-        client
-            .batch_execute("SET client_min_messages TO warning")
-            .map_err(err(&location))?;
+        // A read-only store's session refuses writes too, should its URL
+        // name a primary by mistake.
+        let session = if read_only {
+            "SET client_min_messages TO warning; SET default_transaction_read_only = on"
+        } else {
+            "SET client_min_messages TO warning"
+        };
+        client.batch_execute(session).map_err(err(&location))?;
         if let Some(s) = schema {
             if s.is_empty() || !s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
                 return Err(ArchiveError::Database {

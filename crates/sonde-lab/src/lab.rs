@@ -193,9 +193,6 @@ fn veth(
     node.ip(&args).map(|_| ())
 }
 
-/// The emulators' nice value.
-const EMULATOR_NICE: i32 = -10;
-
 /// Brings up the emulator namespace of link `n` and starts the emulator
 /// process in it (it lives until `sonde lab down` kills it).
 fn start_emulator(emu: &Netns, exe: &Path, l: &LinkSpec, n: usize) -> Result<(), LabError> {
@@ -227,11 +224,6 @@ fn start_emulator(emu: &Netns, exe: &Path, l: &LinkSpec, n: usize) -> Result<(),
         program: exe.to_path_buf(),
         source,
     })?;
-    // The kernel's netem forwards in softirq, ahead of every process; the
-    // emulator that stands in for it runs ahead of ordinary ones, so that
-    // a busy host (a build, a database's vacuum) does not slow the link it
-    // emulates. Without the privilege it keeps the ordinary priority.
-    let _ = crate::sys::set_nice(child.id(), EMULATOR_NICE);
     if let Some(share) = l.cpu {
         crate::cpu_share::confine(emu.name(), child.id(), share)
             .map_err(|source| LabError::CpuShare { link: n, source })?;

@@ -97,10 +97,11 @@ impl PacketSocket {
     }
 }
 
-/// Sets the nice value of process `pid` (negative: ahead of ordinary
-/// processes; needs root or CAP_SYS_NICE).
-pub fn set_nice(pid: u32, nice: i32) -> io::Result<()> {
-    let pid = libc::id_t::from(pid);
+/// Sets the nice value of thread `tid` (0: the calling one; threads it
+/// starts afterwards inherit it). Negative: ahead of ordinary processes;
+/// needs root or CAP_SYS_NICE.
+pub fn set_nice(tid: u32, nice: i32) -> io::Result<()> {
+    let tid = libc::id_t::from(tid);
     // SAFETY: setpriority(2) takes plain integers; the result is checked.
-    check(unsafe { libc::setpriority(libc::PRIO_PROCESS, pid, nice) })
+    check(unsafe { libc::setpriority(libc::PRIO_PROCESS, tid, nice) })
 }

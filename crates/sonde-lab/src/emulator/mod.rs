@@ -209,7 +209,16 @@ fn writer(tx: PacketSocket, q: Queue) {
 
 /// Runs the emulator between interfaces `left` and `right` until the
 /// process is killed (`sonde lab down` kills it with its namespace).
+/// The emulator's nice value.
+const EMULATOR_NICE: i32 = -10;
+
 pub fn run(left: &str, right: &str, l2r: Impairment, r2l: Impairment) -> std::io::Result<()> {
+    // The kernel's netem forwards in softirq, ahead of every process; the
+    // emulator that stands in for it runs ahead of ordinary ones (its
+    // threads, started below, inherit it), so that a busy host (a build,
+    // a database's vacuum) does not slow the link it emulates. Without
+    // the privilege it keeps the ordinary priority.
+    let _ = crate::sys::set_nice(0, EMULATOR_NICE);
     let poll = Duration::from_millis(200);
     let l = PacketSocket::bind(left, poll)?;
     let r = PacketSocket::bind(right, poll)?;

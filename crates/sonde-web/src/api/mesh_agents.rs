@@ -135,7 +135,7 @@ async fn share(
             shares: Vec::new(),
         }));
     };
-    let registry = with_read_store(&state, |s| s.mesh_agents()).await?;
+    let registry = with_store(&state, |s| s.mesh_agents()).await?;
     let me = agent.clone();
     let shares = tokio::task::spawn_blocking(move || {
         let (plans, errors) = sonde_mesh::plan::load_dir(&dir);

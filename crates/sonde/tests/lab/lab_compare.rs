@@ -35,10 +35,13 @@ fn geant_is_more_than_ten_times_faster_than_stesta_with_its_interval() {
         "GEANT against sTESTA",
         |attempt| battery_and_compare(&dir, attempt),
         |(_, v)| {
-            let ratio = v["rows"][0]["ratio"].as_f64().unwrap_or(0.0);
-            (ratio > 10.0)
+            let row = &v["rows"][0];
+            let ratio = row["ratio"].as_f64().unwrap_or(0.0);
+            let lo = row["ci95"][0].as_f64().unwrap_or(0.0);
+            let p = row["p"].as_f64().unwrap_or(1.0);
+            (ratio > 10.0 && lo > 0.0 && p < 0.05)
                 .then_some(())
-                .ok_or(format!("GEANT / sTESTA = {ratio}"))
+                .ok_or(format!("GEANT / sTESTA = {ratio}, CI from {lo}, p {p}"))
         },
     );
     assert!(text.contains("95 % CI of B − A"), "{text}");
