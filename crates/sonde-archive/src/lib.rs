@@ -19,6 +19,7 @@ mod interfaces;
 mod latest;
 mod mail_templates;
 mod mesh_agents;
+mod open;
 mod outbox;
 mod path_changes;
 mod path_latest;
@@ -112,134 +113,12 @@ pub fn default_path(system: bool) -> PathBuf {
     data.join("sonde").join("sonde.db")
 }
 
-/// The backend of the archive at `location`: PostgreSQL for a
-/// `postgres://` (or `postgresql://`) URL, else a SQLite file.
-fn backend(location: &str, read_only: bool) -> Result<Box<dyn Backend>, ArchiveError> {
-    Ok(
-        if location.starts_with("postgres://") || location.starts_with("postgresql://") {
-            Box::new(pg::PgBackend::open(location, read_only)?)
-        } else {
-            Box::new(sqlite::SqliteBackend::open(std::path::Path::new(location))?)
-        },
-    )
-}
-
 /// The archive.
 pub struct Store {
     backend: Box<dyn Backend>,
 }
 
 impl Store {
-    /// Opens the archive at `location`: a `postgres://` (or
-    /// `postgresql://`) URL, or a SQLite file path; migrating it to this
-    /// build's schema.
-    pub fn open(location: &str) -> Result<Self, ArchiveError> {
-        let mut store = Self {
-            backend: backend(location, false)?,
-        };
-        store.migrate()?;
-        Ok(store)
-    }
-
-    /// Opens the archive at `location` to read only (a PostgreSQL
-    /// streaming replica, which refuses every write): nothing is migrated
-    /// or filled in, and its schema must be this build's.
-    pub fn open_read_only(location: &str) -> Result<Self, ArchiveError> {
-        let mut store = Self {
-            backend: backend(location, true)?,
-        };
-        // No version table at all: an archive no sonde has made yet.
-        let found = store.schema_version().unwrap_or(0);
-        let supported = schema::current();
-        if found != i64::from(supported) {
-            return Err(ArchiveError::ReadOnlyVersion {
-                location: store.location().to_string(),
-                found,
-                supported,
-            });
-        }
-        Ok(store)
-    }
-
-    /// Where the archive is, as messages name it (no password:
-    /// [`redacted`]).
-    pub fn location(&self) -> &str {
-        self.backend.location()
-    }
-
-    /// Whether its connection is known to be gone (a PostgreSQL server
-    /// that closed it); a pool opens another instead.
-    pub fn is_closed(&self) -> bool {
-        self.backend.is_closed()
-    }
-
-    /// The schema version the archive has.
-    pub fn schema_version(&mut self) -> Result<i64, ArchiveError> {
-        Ok(self
-            .backend
-            .sql()
-            .int("SELECT MAX(version) FROM sonde_schema", &[])?
-            .unwrap_or(0))
-    }
-
-    /// Applies the migrations the archive lacks, each in its own
-    /// transaction with its version; refuses an archive newer than this
-    /// build.
-    fn migrate(&mut self) -> Result<(), ArchiveError> {
-        // An archive already made is only read here: opening it takes no
-        // write lock (every test kept, every API request opens one).
-        let found = match self.schema_version() {
-            Ok(v) => v,
-            Err(_) => {
-                self.backend.transaction(&mut |tx| {
-                    tx.lock_migrations()?;
-                    tx.batch(schema::VERSION_TABLE)
-                })?;
-                self.schema_version()?
-            }
-        };
-        let supported = schema::current();
-        if found > i64::from(supported) {
-            return Err(ArchiveError::TooNew {
-                location: self.location().to_string(),
-                found,
-                supported,
-            });
-        }
-        for (i, step) in schema::MIGRATIONS.iter().enumerate().skip(found as usize) {
-            let version = i as i64 + 1;
-            let mut applied = false;
-            self.backend.transaction(&mut |tx| {
-                // Another process may have migrated meanwhile (it held
-                // the lock until its migration was committed).
-                tx.lock_migrations()?;
-                let now = tx
-                    .int("SELECT MAX(version) FROM sonde_schema", &[])?
-                    .unwrap_or(0);
-                if now >= version {
-                    return Ok(());
-                }
-                tx.batch(step)?;
-                tx.execute(
-                    "INSERT INTO sonde_schema (version) VALUES ($1)",
-                    &[Value::Int(Some(version))],
-                )?;
-                applied = true;
-                Ok(())
-            })?;
-            // Said once, by the process that did it.
-            if applied {
-                tracing::info!(archive = %self.location(), version, "archive migrated");
-            }
-        }
-        if found < i64::from(schema::PATH_LATEST) {
-            self.backfill_path_latest()?;
-        }
-        self.backfill_result_latest()?;
-        self.index_new_metrics()?;
-        Ok(())
-    }
-
     /// Keeps `r` (placed in a campaign's run or a method, if so): its
     /// document, its columns and its interval series, in one transaction.
     /// Returns whether it was new: a result already kept is left as it is.
