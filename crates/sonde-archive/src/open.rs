@@ -3,7 +3,7 @@
 //! for a replica, only checking that it is at that schema.
 
 use crate::sql::{Backend, Value};
-use crate::{pg, schema, sqlite, ArchiveError, Store};
+use crate::{partition, pg, schema, sqlite, ArchiveError, Store};
 
 /// The backend of the archive at `location`: PostgreSQL for a
 /// `postgres://` (or `postgresql://`) URL, else a SQLite file.
@@ -107,7 +107,11 @@ impl Store {
                 if now >= version {
                     return Ok(());
                 }
-                tx.batch(step)?;
+                if version == i64::from(schema::PARTITIONED) && tx.postgres() {
+                    partition::partition_pg(tx)?;
+                } else {
+                    tx.batch(step)?;
+                }
                 tx.execute(
                     "INSERT INTO sonde_schema (version) VALUES ($1)",
                     &[Value::Int(Some(version))],
@@ -125,6 +129,7 @@ impl Store {
         }
         self.backfill_result_latest()?;
         self.index_new_metrics()?;
+        self.prepare_months()?;
         Ok(())
     }
 }

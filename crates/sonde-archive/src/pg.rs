@@ -114,6 +114,9 @@ struct On<'a, C: GenericClient> {
 }
 
 impl<C: GenericClient> Sql for On<'_, C> {
+    fn postgres(&self) -> bool {
+        true
+    }
     fn lock_migrations(&mut self) -> Result<(), ArchiveError> {
         self.c
             .execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
@@ -208,6 +211,9 @@ impl Backend for PgBackend {
 }
 
 impl Sql for PgBackend {
+    fn postgres(&self) -> bool {
+        true
+    }
     fn batch(&mut self, sql: &str) -> Result<(), ArchiveError> {
         On {
             c: &mut self.client,

@@ -53,19 +53,21 @@ pub(crate) fn put_results_in(
         .flat_map(|(k, _)| row::interval_rows(k.result))
         .collect();
     row::put_rows(tx, row::interval_insert, &intervals)?;
-    let figures: Vec<[Value; 4]> = new
+    let figures: Vec<[Value; 5]> = new
         .iter()
         .flat_map(|(k, _)| row::figure_rows(k.result, &Metric::ALL))
         .collect();
     row::put_rows(tx, row::figure_insert, &figures)?;
-    let labels: Vec<[Value; 3]> = new
+    let labels: Vec<[Value; 4]> = new
         .iter()
         .flat_map(|(k, id)| {
-            k.at.labels.iter().map(|(key, value)| {
+            let start = row::ns(&k.result.start);
+            k.at.labels.iter().map(move |(key, value)| {
                 [
                     Value::Text(Some(id.clone())),
                     Value::Text(Some(key.clone())),
                     Value::Text(Some(value.clone())),
+                    Value::Int(Some(start)),
                 ]
             })
         })

@@ -97,8 +97,8 @@ pub fn result_insert(rows: usize) -> String {
     format!(
         "INSERT INTO results (id, test, source, target, family, direction, start_ns, \
          duration_s, interrupted, campaign, run_id, method_id, throughput_bps, loss_pct, \
-         pdr_pct, jitter_ms, rtt_p50_ms, doc, source_addr, target_addr) VALUES {} ON CONFLICT \
-         (id) DO NOTHING RETURNING id",
+         pdr_pct, jitter_ms, rtt_p50_ms, doc, source_addr, target_addr) VALUES {} ON CONFLICT DO \
+         NOTHING RETURNING id",
         value_rows(rows, 20)
     )
 }
@@ -142,8 +142,8 @@ pub fn interval_column(metric: Metric) -> Option<&'static str> {
 pub fn interval_insert(rows: usize) -> String {
     format!(
         "INSERT INTO intervals (result_id, direction, start_s, end_s, at_ns, omitted, \
-         throughput_bps, loss_pct, jitter_ms, rtt_ms, size_bytes) VALUES {} ON CONFLICT \
-         (result_id, direction, size_bytes, start_s) DO NOTHING",
+         throughput_bps, loss_pct, jitter_ms, rtt_ms, size_bytes) VALUES {} ON CONFLICT DO \
+         NOTHING",
         value_rows(rows, 11)
     )
 }
@@ -152,9 +152,9 @@ pub fn interval_insert(rows: usize) -> String {
 /// [`figure_rows`].
 pub fn figure_insert(rows: usize) -> String {
     format!(
-        "INSERT INTO result_figures (result_id, direction, metric, value) VALUES {} ON CONFLICT \
-         (result_id, direction, metric) DO NOTHING",
-        value_rows(rows, 4)
+        "INSERT INTO result_figures (result_id, direction, metric, value, start_ns) VALUES {} ON \
+         CONFLICT DO NOTHING",
+        value_rows(rows, 5)
     )
 }
 
@@ -166,7 +166,7 @@ pub const OVERALL: &str = "overall";
 /// The `result_figures` rows of `r` for `metrics`, in the column order of
 /// [`figure_insert`]: one per metric measured in each direction (never
 /// their sum), and one per metric of the overall figures ([`OVERALL`]).
-pub fn figure_rows(r: &TestResult, metrics: &[Metric]) -> Vec<[Value; 4]> {
+pub fn figure_rows(r: &TestResult, metrics: &[Metric]) -> Vec<[Value; 5]> {
     let overall = r.summary.overall();
     let directions = r
         .summary
@@ -182,6 +182,7 @@ pub fn figure_rows(r: &TestResult, metrics: &[Metric]) -> Vec<[Value; 4]> {
                     Value::Text(Some(direction.to_string())),
                     Value::Text(Some(m.name().to_string())),
                     Value::Real(Some(v)),
+                    Value::Int(Some(ns(&r.start))),
                 ]);
             }
         }
@@ -216,12 +217,13 @@ pub fn put_rows<R: AsRef<[Value]>>(
     Ok(())
 }
 
-/// The statement that writes `rows` label rows (result id, key, value).
+/// The statement that writes `rows` label rows (result id, key, value,
+/// the result's start).
 pub fn label_insert(rows: usize) -> String {
     format!(
-        "INSERT INTO result_labels (result_id, key, value) VALUES {} ON CONFLICT (result_id, \
-         key) DO NOTHING",
-        value_rows(rows, 3)
+        "INSERT INTO result_labels (result_id, key, value, start_ns) VALUES {} ON CONFLICT DO \
+         NOTHING",
+        value_rows(rows, 4)
     )
 }
 

@@ -459,7 +459,22 @@ ALTER TABLE result_latest ADD COLUMN test_name TEXT;
 DELETE FROM result_latest;
 CREATE INDEX result_latest_by_test ON result_latest (test_name, latest_ns DESC);
 "#,
+    // 18: results by month. Figures and labels keep their result's start
+    // beside them. On PostgreSQL this is not run: `partition::partition_pg`
+    // moves results, intervals, figures and labels into monthly
+    // partitions instead (their start as the partition key), and drops
+    // the foreign keys to `results` a partitioned table cannot have.
+    r#"
+ALTER TABLE result_figures ADD COLUMN start_ns BIGINT;
+ALTER TABLE result_labels ADD COLUMN start_ns BIGINT;
+UPDATE result_figures SET start_ns = (SELECT r.start_ns FROM results r WHERE r.id = result_figures.result_id);
+UPDATE result_labels SET start_ns = (SELECT r.start_ns FROM results r WHERE r.id = result_labels.result_id);
+"#,
 ];
+
+/// The migration that partitions the archive by month on PostgreSQL (its
+/// SQL is SQLite's only).
+pub const PARTITIONED: u32 = 18;
 
 /// The migration that made `result_figures` (one row per figure since
 /// 14, filled from the results' documents as `indexed_metrics` says).

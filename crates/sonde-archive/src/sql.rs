@@ -61,6 +61,11 @@ pub trait Sql {
     fn lock_migrations(&mut self) -> Result<(), ArchiveError> {
         Ok(())
     }
+    /// Whether this is PostgreSQL (whose archive is partitioned by
+    /// month), not SQLite.
+    fn postgres(&self) -> bool {
+        false
+    }
 }
 
 /// A backend: a connection that runs work in transactions.

@@ -139,6 +139,7 @@ fn an_archive_from_before_is_given_each_directions_figures() {
         s.put_result(&udp("c", Direction::Reverse, 60), &Placement::default())
             .unwrap();
         drop(s);
+        common::back_to_17(location);
         raw(
             location,
             &format!(

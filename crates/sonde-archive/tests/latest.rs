@@ -191,6 +191,7 @@ fn an_archive_from_before_result_latest_is_filled_from_every_result() {
         let (quiet, busy) = quiet_and_busy(&mut s);
         drop(s);
         // As schema 14 left it.
+        common::back_to_17(location);
         raw(
             location,
             "DROP TABLE result_latest; DELETE FROM sonde_schema WHERE version >= 15;",
@@ -227,6 +228,7 @@ fn an_archive_from_before_path_latest_is_filled_from_its_results() {
         drop(s);
         // The archive as schema 8 left it: no table, results kept (and
         // none of the tables of the migrations after it).
+        common::back_to_17(location);
         raw(
             location,
             &format!(
@@ -300,6 +302,7 @@ fn a_bidirectional_result_is_a_path_per_direction_never_their_sum() {
         drop(s);
         // An archive of schema 10 kept the sum under `bidir`: reopened,
         // the row is gone and the directions are filled from the results.
+        common::back_to_17(location);
         raw(
             location,
             &format!(

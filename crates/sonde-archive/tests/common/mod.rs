@@ -79,3 +79,55 @@ pub fn raw(location: &str, sql: &str) {
             .unwrap();
     }
 }
+
+/// Takes the archive at `location` back to schema 17, rows and all, as
+/// a test of an older schema's archive starts: figures and labels without
+/// their start, and on PostgreSQL each table whole again, not
+/// partitioned, with its foreign keys.
+pub fn back_to_17(location: &str) {
+    if location.contains("schema=") {
+        raw(location, &unpartition_sql());
+    } else {
+        raw(
+            location,
+            "ALTER TABLE result_figures DROP COLUMN start_ns; ALTER TABLE result_labels DROP \
+             COLUMN start_ns; DELETE FROM sonde_schema WHERE version = 18;",
+        );
+    }
+}
+
+/// SQL that takes a partitioned archive of schema 18 back to schema 17's
+/// tables, rows and all (PostgreSQL).
+fn unpartition_sql() -> String {
+    let mut sql = String::new();
+    for (t, cols) in [
+        ("results", "*"),
+        ("intervals", "*"),
+        ("result_figures", "result_id, direction, metric, value"),
+        ("result_labels", "result_id, key, value"),
+    ] {
+        sql.push_str(&format!(
+            "CREATE TABLE {t}_old AS SELECT {cols} FROM {t}; DROP TABLE {t} CASCADE; \
+             ALTER TABLE {t}_old RENAME TO {t}; "
+        ));
+    }
+    sql.push_str(
+        "ALTER TABLE results ADD PRIMARY KEY (id); \
+         CREATE INDEX results_by_start ON results (start_ns); \
+         CREATE INDEX results_by_target ON results (target, start_ns); \
+         CREATE INDEX results_by_source ON results (source, start_ns); \
+         CREATE INDEX results_by_campaign ON results (campaign, start_ns); \
+         CREATE INDEX results_by_method ON results (method_id); \
+         ALTER TABLE intervals ADD PRIMARY KEY (result_id, direction, size_bytes, start_s); \
+         ALTER TABLE intervals ADD FOREIGN KEY (result_id) REFERENCES results (id); \
+         CREATE INDEX intervals_by_time ON intervals (at_ns); \
+         ALTER TABLE result_figures ADD PRIMARY KEY (result_id, direction, metric); \
+         ALTER TABLE result_figures ADD FOREIGN KEY (result_id) REFERENCES results (id); \
+         ALTER TABLE result_labels ADD PRIMARY KEY (result_id, key); \
+         ALTER TABLE result_labels ADD FOREIGN KEY (result_id) REFERENCES results (id); \
+         CREATE INDEX result_labels_by_key ON result_labels (key, value); \
+         ALTER TABLE path_changes ADD FOREIGN KEY (result_id) REFERENCES results (id); \
+         DELETE FROM sonde_schema WHERE version = 18;",
+    );
+    sql
+}
