@@ -4,7 +4,8 @@
 //! `[limits]`, `[reflector]`, `[auth]`) by sonde-server, `[http]` by
 //! sonde-web, `[mesh]` and `[[forward]]` by sonde-mesh, `[readings]` by
 //! sonde-readings, `[[snmp]]` by sonde-snmp, `[[alert]]` by sonde-alerts, `[smtp]` by
-//! sonde-incidents, `[targets]` by sonde-gate, `[client]` here. Read once,
+//! sonde-incidents, `[targets]` by sonde-gate, `[client]` and `[archive]`
+//! here. Read once,
 //! overridden by flags, checked once by [`AgentConfig::validate`]. Every
 //! key is documented in `docs/serve.md`.
 
@@ -60,6 +61,8 @@ pub struct AgentConfig {
     /// Keys such requests may name (`[keys]`, `name = "/path/to/key"`):
     /// authenticated STAMP without naming a file.
     pub keys: BTreeMap<String, PathBuf>,
+    /// The archive's upkeep: retention by whole months (`[archive]`).
+    pub archive: crate::archive_upkeep::ArchiveConfig,
 }
 
 impl Default for AgentConfig {
@@ -81,6 +84,7 @@ impl Default for AgentConfig {
             smtp: None,
             targets: sonde_gate::TargetsConfig::default(),
             keys: BTreeMap::new(),
+            archive: crate::archive_upkeep::ArchiveConfig::default(),
         }
     }
 }
@@ -140,6 +144,7 @@ impl AgentConfig {
                 reason,
             })?;
         self.mesh.check().map_err(pair)?;
+        self.archive.check().map_err(pair)?;
         self.client.token().map_err(pair)?;
         let mut names = std::collections::BTreeSet::new();
         for f in &self.forward {

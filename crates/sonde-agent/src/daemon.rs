@@ -198,6 +198,16 @@ impl Daemon {
         )
         .map_err(|e| config_error(&e))?;
         threads.extend(ingest);
+        // SQLite has no months to make: its upkeep is retention only.
+        if config.archive.keep_months > 0 || archive.starts_with("postgres") {
+            let upkeep = crate::archive_upkeep::spawn(
+                archive.clone(),
+                config.archive.clone(),
+                Arc::clone(stop),
+            )
+            .map_err(|e| start_error("start the archive's upkeep", &e))?;
+            threads.push(upkeep);
+        }
         let snmp = sonde_snmp::spawn(archive, &config.snmp, stop).map_err(|e| config_error(&e))?;
         threads.extend(snmp);
         let member =

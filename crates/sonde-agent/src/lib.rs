@@ -1,6 +1,7 @@
 //! sonde's daemon: what `sonde serve` starts around the test endpoint
 //! (`sonde-server`).
 //!
+//! - [`archive_upkeep`]: `[archive]`, months made ahead and retention.
 //! - [`config`]: the serve file, one typed document ([`AgentConfig`])
 //!   whose sections are defined and checked by the crates that use them.
 //! - [`client_config`]: `[client]`, how the agent's own tests present
@@ -16,6 +17,7 @@
 //! - [`reload`]: SIGHUP: `[limits]` and `[auth]` read again and put in
 //!   force for new tests.
 
+pub mod archive_upkeep;
 pub mod campaign_watch;
 pub mod client_config;
 pub mod config;

@@ -116,7 +116,8 @@ pub(crate) fn figures_from(filter: &ResultFilter, metric: Metric) -> (String, Ve
     let (clause, mut params) = of_results.clause();
     params.push(Value::Text(Some(metric.name().to_string())));
     let mut sql = format!(
-        "FROM result_figures f JOIN results ON results.id = f.result_id WHERE results.id IN \
+        "FROM result_figures f JOIN results ON results.id = f.result_id AND results.start_ns = \
+         f.start_ns WHERE results.id IN \
          (SELECT id FROM results WHERE {clause}) AND f.metric = ${} AND f.direction <> '{}'",
         params.len(),
         row::OVERALL

@@ -367,7 +367,10 @@ impl Store {
                 clause += &format!(" AND result_latest.test_name = ${}", params.len());
             }
             (
-                "FROM result_latest JOIN results ON results.id = result_latest.result_id",
+                // The start too: PostgreSQL then looks in the result's
+                // month only (results are partitioned by it).
+                "FROM result_latest JOIN results ON results.id = result_latest.result_id AND \
+                 results.start_ns = result_latest.latest_ns",
                 "result_latest.latest_ns DESC, result_latest.result_id",
             )
         } else {
@@ -382,7 +385,7 @@ impl Store {
             params.push(Value::Text(Some(m.name().to_string())));
             value = format!(
                 ", (SELECT value FROM result_figures f WHERE f.result_id = results.id AND \
-                 f.direction = ${} AND f.metric = ${})",
+                 f.start_ns = results.start_ns AND f.direction = ${} AND f.metric = ${})",
                 params.len() - 1,
                 params.len()
             );

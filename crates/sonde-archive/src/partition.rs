@@ -6,7 +6,7 @@
 //! `DROP TABLE` of each table's month, however many rows it holds,
 //! instead of deleting them row by row.
 //!
-//! Months are made ahead (this one and the next [`AHEAD`]) when the
+//! Months are made ahead (the last one, this one and the next [`AHEAD`]) when the
 //! archive is opened and by the daemon's upkeep, so that the default
 //! partition stays empty. A month made while the default holds rows of
 //! it takes them along. SQLite keeps each table whole; its retention
@@ -42,7 +42,8 @@ pub struct Month {
 impl Month {
     /// The month `ns` (nanoseconds since the Unix epoch) falls in.
     pub fn of_ns(ns: i64) -> Self {
-        let t = jiff::Timestamp::from_nanosecond(i128::from(ns)).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+        let t =
+            jiff::Timestamp::from_nanosecond(i128::from(ns)).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
         let d = t.to_zoned(TimeZone::UTC).date();
         Self {
             year: d.year(),
@@ -52,7 +53,9 @@ impl Month {
 
     /// The month now is in.
     pub fn now() -> Self {
-        Self::of_ns(crate::row::ns(&sonde_model::Timestamp(std::time::SystemTime::now())))
+        Self::of_ns(crate::row::ns(&sonde_model::Timestamp(
+            std::time::SystemTime::now(),
+        )))
     }
 
     /// `n` months later (earlier for a negative `n`).
@@ -119,7 +122,9 @@ pub(crate) fn partition_pg(tx: &mut dyn Sql) -> Result<(), ArchiveError> {
     )?;
     let months = months_wanted(tx, "unpartitioned")?;
     for (t, _) in TABLES {
-        tx.batch(&format!("CREATE TABLE {t}_default PARTITION OF {t} DEFAULT"))?;
+        tx.batch(&format!(
+            "CREATE TABLE {t}_default PARTITION OF {t} DEFAULT"
+        ))?;
     }
     for m in &months {
         create_month(tx, *m)?;
@@ -149,8 +154,9 @@ pub(crate) fn partition_pg(tx: &mut dyn Sql) -> Result<(), ArchiveError> {
     )
 }
 
-/// The months that should have partitions: this one, the next
-/// [`AHEAD`], and those of the last [`HISTORY`] that `results_{from}` or
+/// The months that should have partitions: the last one (a backlog
+/// delivered after the month's turn), this one, the next [`AHEAD`], and
+/// those of the last [`HISTORY`] that `results_{from}` or
 /// `intervals_{from}` hold rows of (the tables before partitioning, or
 /// the default partitions).
 fn months_wanted(
@@ -159,7 +165,7 @@ fn months_wanted(
 ) -> Result<std::collections::BTreeSet<Month>, ArchiveError> {
     let now = Month::now();
     let oldest = now.plus(-HISTORY);
-    let mut months: std::collections::BTreeSet<Month> = (0..=AHEAD).map(|n| now.plus(n)).collect();
+    let mut months: std::collections::BTreeSet<Month> = (-1..=AHEAD).map(|n| now.plus(n)).collect();
     for (t, column) in [("results", "start_ns"), ("intervals", "at_ns")] {
         // One row per month with rows: its first row's time.
         let q = format!(
@@ -235,8 +241,8 @@ pub struct Dropped {
 }
 
 impl Store {
-    /// Makes this month's partitions and the next [`AHEAD`] months' where
-    /// they are missing, and those of months the default partition holds
+    /// Makes the last month's partitions, this month's and the next
+    /// [`AHEAD`] months' where they are missing, and those of months the default partition holds
     /// rows of (a backlog from before the month was made), moving the
     /// rows into them (PostgreSQL; nothing on SQLite). Returns the months
     /// made.
@@ -350,9 +356,27 @@ mod tests {
             year: 2026,
             month: 12,
         };
-        assert_eq!(m.plus(1), Month { year: 2027, month: 1 });
-        assert_eq!(m.plus(-12), Month { year: 2025, month: 12 });
-        assert_eq!(m.plus(-11), Month { year: 2026, month: 1 });
+        assert_eq!(
+            m.plus(1),
+            Month {
+                year: 2027,
+                month: 1
+            }
+        );
+        assert_eq!(
+            m.plus(-12),
+            Month {
+                year: 2025,
+                month: 12
+            }
+        );
+        assert_eq!(
+            m.plus(-11),
+            Month {
+                year: 2026,
+                month: 1
+            }
+        );
         // 2026-12-01T00:00:00Z.
         assert_eq!(m.start_ns(), 1_796_083_200 * 1_000_000_000);
         assert_eq!(Month::of_ns(m.start_ns()), m);

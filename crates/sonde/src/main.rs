@@ -26,6 +26,7 @@ mod results_changes;
 mod results_cmd;
 mod results_filter;
 mod results_io;
+mod results_prune;
 mod results_stats;
 mod run_args;
 mod run_cmd;

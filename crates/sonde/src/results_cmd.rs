@@ -1,6 +1,7 @@
 //! `sonde results`: what the archive keeps: `list` (filtered, newest
 //! first), `show ID` (the text a live run printed, or its JSON), `export`
-//! and `import` (results_io.rs), `stats` (results_stats.rs).
+//! and `import` (results_io.rs), `stats` (results_stats.rs), `prune`
+//! (results_prune.rs).
 
 use crate::archive_args::ArchiveArgs;
 use crate::failure::Failure;
@@ -45,6 +46,9 @@ pub enum ResultsCommand {
     /// Route changes: traces that took another route than the trace
     /// before them on their path, newest first.
     Changes(crate::results_changes::ChangesArgs),
+    /// Retention: drops every month older than the last N, whole (a
+    /// partition of each table on PostgreSQL).
+    Prune(crate::results_prune::PruneArgs),
 }
 
 #[derive(Debug, Args)]
@@ -159,6 +163,7 @@ pub fn run(args: ResultsArgs) -> Result<(), Failure> {
         ResultsCommand::Changes(a) => crate::results_changes::run(&mut store, &a)?,
         ResultsCommand::Import(a) => crate::results_io::import(&mut store, &a)?,
         ResultsCommand::Stats(a) => crate::results_stats::stats(&mut store, &a)?,
+        ResultsCommand::Prune(a) => crate::results_prune::run(&mut store, &a)?,
     }
     Ok(())
 }

@@ -351,3 +351,64 @@ fn a_kept_bidirectional_test_is_drawn_over_time_a_line_each_way() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains(missing), "{}", stderr(&out));
 }
+
+#[test]
+fn prune_drops_the_months_older_than_it_keeps_and_nothing_newer() {
+    let xdg = dir("prune");
+    let schema = format!("sonde_prune{}", std::process::id());
+    let pg = format!("postgres://root@127.0.0.1:5432/test?sslmode=disable&schema={schema}");
+    let file = xdg.join("prune.db");
+    // A real ping, and the same result as if it had run in January 2020
+    // (its start moved, another id).
+    let out = run(&["ping", "::1", "-c", "3", "-i", "10ms", "-J"], &xdg);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let now: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut old = now.clone();
+    old["start"] = "2020-01-15T10:00:00Z".into();
+    let id = now["id"].as_str().unwrap();
+    old["id"] = format!("{}0", &id[..id.len() - 1]).into();
+    if old["id"] == now["id"] {
+        old["id"] = format!("{}1", &id[..id.len() - 1]).into();
+    }
+    let docs = xdg.join("two.json");
+    std::fs::write(&docs, serde_json::to_string(&[&now, &old]).unwrap()).unwrap();
+    for archive in [
+        format!("--archive={}", file.display()),
+        format!("--archive={pg}"),
+    ] {
+        let out = run(
+            &["results", &archive, "import", docs.to_str().unwrap()],
+            &xdg,
+        );
+        assert!(out.status.success(), "{archive}: {}", stderr(&out));
+        let out = run(
+            &["results", &archive, "prune", "--keep-months", "2", "-J"],
+            &xdg,
+        );
+        assert!(out.status.success(), "{archive}: {}", stderr(&out));
+        let said: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            said["months"],
+            serde_json::json!(["2020-01"]),
+            "{archive}: {said}"
+        );
+        let listed = ids(&run(&["results", &archive, "list", "-J"], &xdg));
+        assert_eq!(listed, [now["id"].as_str().unwrap()], "{archive}");
+        // Again: nothing is left to drop, and it says so.
+        let out = run(&["results", &archive, "prune", "--keep-months", "2"], &xdg);
+        assert!(
+            String::from_utf8_lossy(&out.stdout).starts_with("nothing before"),
+            "{archive}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        // A month count of 0 would drop this month too: a usage error.
+        let out = run(&["results", &archive, "prune", "--keep-months", "0"], &xdg);
+        assert_eq!(out.status.code(), Some(2), "{archive}: {}", stderr(&out));
+        assert!(stderr(&out).contains("--keep-months"), "{}", stderr(&out));
+    }
+    let mut admin =
+        postgres::Client::connect("postgres://root@127.0.0.1:5432/test", postgres::NoTls).unwrap();
+    admin
+        .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+        .unwrap();
+}

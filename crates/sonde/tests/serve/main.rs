@@ -12,6 +12,7 @@ mod common;
 mod abuse_handshake;
 mod abuse_refusals;
 mod abuse_work;
+mod archive_upkeep;
 mod auth_abuse;
 mod auth_classes;
 mod auth_handshake;
