@@ -15,7 +15,9 @@
 //! The templates are real results (`sonde tcp|udp|ping -J`); an hourly
 //! battery is the GEANT/sTESTA one (000 §3): three TCP, three UDP and two
 //! ping results per agent and hour, each labelled with its pair and step
-//! as a campaign labels them.
+//! as a campaign labels them. The day is one of last month's (it ends
+//! a day before this month began): what a central archive keeps by month
+//! then holds a month whole, which `bench/mesh-scale` drops by retention.
 
 use sonde_archive::{Placement, Store};
 use sonde_mesh::ForwardConfig;
@@ -263,7 +265,9 @@ fn run(a: &Args) -> Result<(), String> {
             sonde_model::load_result(&text).map_err(|e| format!("{}: {e}", p.display()))
         })
         .collect::<Result<_, _>>()?;
-    let day = SystemTime::now() - Duration::from_secs(24 * 3600);
+    let this_month = sonde_archive::Month::now().start_ns();
+    let day = SystemTime::UNIX_EPOCH + Duration::from_nanos(this_month.max(0) as u64)
+        - Duration::from_secs(2 * 24 * 3600);
     let archives = Archives::new(&a.dir, a.agents, a.keep_open);
     let per_hour = a.agents * 8;
     println!(
