@@ -292,7 +292,7 @@ impl Store {
                 tx.lock_migrations()?;
                 for m in months_made(tx)?.into_iter().filter(|m| *m < keep_from) {
                     let parts: Vec<String> = TABLES.iter().map(|(t, _)| m.table(t)).collect();
-                    tx.batch(&format!("DROP TABLE {}", parts.join(", ")))?;
+                    tx.batch(&format!("DROP TABLE IF EXISTS {}", parts.join(", ")))?;
                     out.months.push(m.to_string());
                 }
                 for (t, column) in TABLES {
