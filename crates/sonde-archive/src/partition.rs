@@ -187,13 +187,17 @@ fn months_wanted(
 /// Makes month `m`'s partition of each table, taking along the rows the
 /// default partition holds of it (none, unless a result came before its
 /// month was made). Each is made whole, then attached: PostgreSQL checks
-/// the default partition holds no row of the new range.
+/// the default partition holds no row of the new range. The default
+/// partition is locked against writes first, so that no row of the
+/// month can arrive between the move and the attach (an ingest waits
+/// for the transaction; rows of other months are not held up).
 fn create_month(tx: &mut dyn Sql, m: Month) -> Result<(), ArchiveError> {
     let (lo, hi) = (m.start_ns(), m.plus(1).start_ns());
     for (t, column) in TABLES {
         let part = m.table(t);
         tx.batch(&format!(
-            "CREATE TABLE {part} (LIKE {t} INCLUDING DEFAULTS); \
+            "LOCK TABLE {t}_default IN SHARE ROW EXCLUSIVE MODE; \
+             CREATE TABLE {part} (LIKE {t} INCLUDING DEFAULTS); \
              WITH moved AS (DELETE FROM {t}_default WHERE {column} >= {lo} AND {column} < {hi} \
                  RETURNING *) INSERT INTO {part} SELECT * FROM moved; \
              ALTER TABLE {t} ATTACH PARTITION {part} FOR VALUES FROM ({lo}) TO ({hi})"
@@ -231,6 +235,15 @@ fn partitioned(sql: &mut dyn Sql) -> Result<bool, ArchiveError> {
             > 0)
 }
 
+/// How long a month's making or dropping waits for a lock on PostgreSQL
+/// (a long export holds one on the table it reads).
+const LOCK_TIMEOUT: &str = "SET LOCAL lock_timeout = '5s'";
+
+/// The results SQLite's retention deletes: those before `$1` that no
+/// destination still waits for.
+const SQLITE_DROPPED: &str = "SELECT id FROM results WHERE start_ns < $1 AND id NOT IN (SELECT \
+                              item_id FROM outbox WHERE kind = 'result')";
+
 /// What retention did: the months dropped, and the rows deleted beside
 /// them (SQLite's rows, PostgreSQL's default partition and the tables
 /// that are not partitioned).
@@ -258,20 +271,41 @@ impl Store {
             return Ok(Vec::new());
         }
         let mut made = Vec::new();
+        let mut detached = Vec::new();
         self.backend.transaction(&mut |tx| {
             made.clear();
+            detached.clear();
+            // Never a long wait behind a reader's lock (and every write
+            // behind this one): the next upkeep tries again.
+            tx.batch(LOCK_TIMEOUT)?;
             // Two agents on one archive: one makes the months, the
             // other then finds them.
             tx.lock_migrations()?;
             let have = months_made(tx)?;
             for m in &wanted {
-                if !have.contains(m) {
-                    create_month(tx, *m)?;
-                    made.push(*m);
+                if have.contains(m) {
+                    continue;
                 }
+                // A month detached by hand (to move it elsewhere) is
+                // left as it is: its rows stay in the default partition.
+                let name = Value::Text(Some(m.table("results")));
+                if tx.int(
+                    "SELECT COUNT(*) FROM pg_class WHERE oid = to_regclass($1::TEXT)",
+                    &[name],
+                )? != Some(0)
+                {
+                    detached.push(*m);
+                    continue;
+                }
+                create_month(tx, *m)?;
+                made.push(*m);
             }
             Ok(())
         })?;
+        for m in &detached {
+            tracing::warn!(archive = %self.location(), month = %m,
+                "archive month {m} is not a partition of results (detached?): left as it is");
+        }
         for m in &made {
             tracing::info!(archive = %self.location(), month = %m, "archive month made");
         }
@@ -289,6 +323,7 @@ impl Store {
         self.backend.transaction(&mut |tx| {
             out = Dropped::default();
             if partitioned(tx)? {
+                tx.batch(LOCK_TIMEOUT)?;
                 tx.lock_migrations()?;
                 for m in months_made(tx)?.into_iter().filter(|m| *m < keep_from) {
                     let parts: Vec<String> = TABLES.iter().map(|(t, _)| m.table(t)).collect();
@@ -303,8 +338,10 @@ impl Store {
                 }
             } else {
                 let months = tx.rows(
-                    "SELECT MIN(start_ns) FROM results WHERE start_ns < $1 GROUP BY \
-                     start_ns / 86400000000000",
+                    &format!(
+                        "SELECT MIN(start_ns) FROM results WHERE id IN ({SQLITE_DROPPED}) GROUP \
+                         BY start_ns / 86400000000000"
+                    ),
                     std::slice::from_ref(&cutoff),
                 )?;
                 let mut seen: Vec<String> = months
@@ -315,25 +352,42 @@ impl Store {
                 seen.sort();
                 seen.dedup();
                 out.months = seen;
-                for t in ["intervals", "result_figures", "result_labels"] {
+                // An agent's results still queued for a destination
+                // stay until they are delivered; route changes go
+                // before their results (their foreign key).
+                for t in [
+                    "path_changes",
+                    "intervals",
+                    "result_figures",
+                    "result_labels",
+                ] {
                     out.rows += tx.execute(
-                        &format!(
-                            "DELETE FROM {t} WHERE result_id IN (SELECT id FROM results WHERE \
-                             start_ns < $1)"
-                        ),
+                        &format!("DELETE FROM {t} WHERE result_id IN ({SQLITE_DROPPED})"),
                         std::slice::from_ref(&cutoff),
                     )?;
                 }
                 out.rows += tx.execute(
-                    "DELETE FROM results WHERE start_ns < $1",
+                    &format!("DELETE FROM results WHERE id IN ({SQLITE_DROPPED})"),
                     std::slice::from_ref(&cutoff),
                 )?;
             }
-            for sql in [
-                "DELETE FROM path_changes WHERE at_ns < $1",
-                "DELETE FROM result_latest WHERE latest_ns < $1",
-                "DELETE FROM path_latest WHERE start_ns < $1",
-            ] {
+            // What points at a result dropped: a route change, a path's
+            // latest result.
+            let gone: &[&str] = if tx.postgres() {
+                &[
+                    "DELETE FROM path_changes WHERE at_ns < $1",
+                    "DELETE FROM result_latest WHERE latest_ns < $1",
+                    "DELETE FROM path_latest WHERE start_ns < $1",
+                ]
+            } else {
+                &[
+                    "DELETE FROM result_latest WHERE latest_ns < $1 AND result_id NOT IN (SELECT \
+                     id FROM results)",
+                    "DELETE FROM path_latest WHERE start_ns < $1 AND result_id NOT IN (SELECT id \
+                     FROM results)",
+                ]
+            };
+            for sql in gone {
                 out.rows += tx.execute(sql, std::slice::from_ref(&cutoff))?;
             }
             Ok(())

@@ -4,7 +4,7 @@
 //! both backends.
 
 mod common;
-use common::{back_to_17, on_both};
+use common::{back_to_17, on_both, raw};
 use sonde_archive::{Month, Placement, Store};
 use sonde_model::{
     Direction, Figures, HostEnv, Interval, PeerKind, Summary, TcpSpec, TestEnv, TestResult,
@@ -200,6 +200,53 @@ fn retention_drops_whole_months_and_nothing_newer() {
         assert!(s.put_result(&r, &labelled("s9")).unwrap());
         assert!(!s.put_result(&r, &labelled("s9")).unwrap(), "kept once");
         assert_eq!(month_rows(now), [3, 9, 6, 3]);
+    });
+}
+
+#[test]
+fn retention_keeps_what_an_agent_still_owes_and_takes_route_changes_along() {
+    on_both("owed", |open, location| {
+        let mut s = open();
+        let kept = four_months(&mut s);
+        let now = Month::now();
+        let (month, old) = &kept[0];
+        assert_eq!(*month, now.plus(-3));
+        // A route change found at the oldest result (a trace's, as
+        // `sonde trace` keeps them; on SQLite it points at its result).
+        raw(
+            location,
+            &format!(
+                "INSERT INTO path_changes (result_id, previous_id, source_addr, target_addr, \
+                 at_ns, at_hop, route_before, route_after) VALUES ('{}', 'x', NULL, '::1', {}, 1, \
+                 '[]', '[]')",
+                old.id,
+                month.start_ns() + 1_000_000_000
+            ),
+        );
+        // Everything queued for a destination that has not taken it.
+        assert!(s.forward_to("central").unwrap());
+        let dropped = s.drop_months_before(now.plus(-1)).unwrap();
+        if location.contains("schema=") {
+            // A central archive drops its months whole.
+            assert!(s.get_result(old.id).unwrap().is_none());
+        } else {
+            // An agent keeps what it still owes.
+            assert_eq!(dropped.months, Vec::<String>::new());
+            assert!(s.get_result(old.id).unwrap().is_some());
+            assert_eq!(count(location, "SELECT COUNT(*) FROM path_changes"), 1);
+        }
+        // Delivered (the queue gone), it goes, its route change with it.
+        s.drop_queue("central").unwrap();
+        s.drop_months_before(now.plus(-1)).unwrap();
+        assert!(s.get_result(old.id).unwrap().is_none());
+        assert_eq!(count(location, "SELECT COUNT(*) FROM path_changes"), 0);
+        for (m, r) in &kept {
+            assert_eq!(
+                s.get_result(r.id).unwrap().is_some(),
+                *m >= now.plus(-1),
+                "{m}"
+            );
+        }
     });
 }
 
