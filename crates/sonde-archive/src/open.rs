@@ -129,11 +129,6 @@ impl Store {
         }
         self.backfill_result_latest()?;
         self.index_new_metrics()?;
-        // A month that cannot be made now (a lock held too long) is made
-        // by the next opening or the daemon's upkeep; the archive opens.
-        if let Err(e) = self.prepare_months() {
-            tracing::warn!(archive = %self.location(), "archive months not made: {e}");
-        }
         Ok(())
     }
 }

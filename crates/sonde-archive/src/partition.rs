@@ -6,8 +6,8 @@
 //! `DROP TABLE` of each table's month, however many rows it holds,
 //! instead of deleting them row by row.
 //!
-//! Months are made ahead (the last one, this one and the next [`AHEAD`]) when the
-//! archive is opened and by the daemon's upkeep, so that the default
+//! Months are made ahead (the last one, this one and the next [`AHEAD`]) by
+//! migration 18 and by the daemon's upkeep (and `sonde results prune`), so that the default
 //! partition stays empty. A month made while the default holds rows of
 //! it takes them along. SQLite keeps each table whole; its retention
 //! deletes the rows of the months it drops.
@@ -260,7 +260,6 @@ impl Store {
     /// rows into them (PostgreSQL; nothing on SQLite). Returns the months
     /// made.
     pub fn prepare_months(&mut self) -> Result<Vec<Month>, ArchiveError> {
-        // Every opening looks (three small queries when all are there).
         let sql = self.backend.sql();
         if !partitioned(sql)? {
             return Ok(Vec::new());
