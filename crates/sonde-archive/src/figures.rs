@@ -52,7 +52,7 @@ impl Store {
                 .flat_map(|r| row::figure_rows(&r, &missing))
                 .collect();
             self.backend
-                .transaction(&mut |tx| row::put_rows(tx, row::figure_insert, &figures))?;
+                .transaction(&mut |tx| row::put_rows(tx, row::figure_insert_kept, &figures))?;
         }
         self.backend.transaction(&mut |tx| {
             for m in &missing {

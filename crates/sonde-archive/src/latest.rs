@@ -9,7 +9,7 @@ use crate::sql::{Sql, Value};
 use crate::{ArchiveError, Store};
 use sonde_model::method::family_used;
 use sonde_model::{Metric, TestResult};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{HashMap, HashSet};
 
 /// Between the parts of a path's key in `result_latest` (the ASCII unit
 /// separator: no name, address or step holds it).
@@ -44,26 +44,43 @@ pub(crate) fn path_key(r: &TestResult, at: &Placement) -> String {
 }
 
 /// A path's latest result as `result_latest` keeps it: the path's key,
-/// the result, its start, and the labels the grid shows.
+/// the result, its start, the labels the grid shows and the columns of
+/// its `results` row the grid and the overview read.
 pub(crate) struct Latest<'a> {
     pub key: String,
     pub id: &'a str,
     pub at: i64,
     /// The `from`, `to`, `step` and `agent` labels.
     pub labels: [Option<String>; 4],
+    /// The result's [`KEPT_COLUMNS`], as its `results` row has them.
+    pub columns: Vec<Value>,
 }
 
 /// The labels [`Latest`] keeps, in its order.
 const KEPT_LABELS: [&str; 4] = ["from", "to", "step", "agent"];
 
+// The columns of a result's `results` row that `result_latest` keeps a
+// copy of (schema 19), by the same names: each path's latest is read
+// from that table alone, no lookup of its result (10,000 agents' grid:
+// 20,000 lookups of a row by its key were most of its time).
+use crate::schema::LATEST_COLUMNS as KEPT_COLUMNS;
+
+/// Where each of [`KEPT_COLUMNS`] is in [`row::result_row`].
+const KEPT_AT: [usize; 12] = [2, 3, 4, 5, 9, 12, 13, 14, 15, 16, 18, 19];
+
 impl<'a> Latest<'a> {
     /// `r`, placed at `at`, stored as `id`.
     pub(crate) fn of(r: &TestResult, placed: &Placement, id: &'a str) -> Self {
+        let mut row = row::result_row(r, placed, String::new());
         Latest {
             key: path_key(r, placed),
             id,
             at: row::ns(&r.start),
             labels: KEPT_LABELS.map(|k| placed.labels.get(k).cloned()),
+            columns: KEPT_AT
+                .iter()
+                .map(|&i| std::mem::replace(&mut row[i], Value::Bool(false)))
+                .collect(),
         }
     }
 }
@@ -88,13 +105,17 @@ pub(crate) fn keep<'a>(
             }
         }
     }
-    let rows: Vec<[Value; 8]> = newest
-        .into_values()
+    // Each path's own order: two batches at once meet their paths in
+    // one order, never wait on each other crosswise.
+    let mut newest: Vec<Latest<'a>> = newest.into_values().collect();
+    newest.sort_by(|a, b| a.key.cmp(&b.key));
+    let rows: Vec<Vec<Value>> = newest
+        .into_iter()
         .map(|p| {
             let [from, to, step, agent] = p.labels;
             // The key's first part is the path's test.
             let test = p.key.split(KEY_SEPARATOR).next().map(str::to_string);
-            [
+            let mut row = vec![
                 Value::Text(test),
                 Value::Text(Some(p.key)),
                 Value::Text(Some(p.id.to_string())),
@@ -103,24 +124,51 @@ pub(crate) fn keep<'a>(
                 Value::Text(to),
                 Value::Text(step),
                 Value::Text(agent),
-            ]
+            ];
+            row.extend(p.columns);
+            row
         })
         .collect();
     crate::row::put_rows(tx, upsert_rows, &rows)
 }
 
-/// The statement that keeps `rows` (path key, result id, start, labels)
-/// each as its path's latest unless the path has a newer one.
+/// The statement that keeps `rows` (path key, result id, start, labels,
+/// [`KEPT_COLUMNS`]) each as its path's latest unless the path has a
+/// newer one.
 fn upsert_rows(rows: usize) -> String {
+    let kept = KEPT_COLUMNS.join(", ");
+    let set: Vec<String> = [
+        "result_id",
+        "test_name",
+        "latest_ns",
+        "from_name",
+        "to_name",
+        "step_name",
+        "agent_name",
+    ]
+    .iter()
+    .chain(KEPT_COLUMNS.iter())
+    .map(|c| format!("{c} = excluded.{c}"))
+    .collect();
     format!(
         "INSERT INTO result_latest (test_name, path_key, result_id, latest_ns, from_name, \
-         to_name, step_name, agent_name) VALUES {} ON CONFLICT (path_key) DO UPDATE SET result_id = \
-         excluded.result_id, test_name = excluded.test_name, latest_ns = excluded.latest_ns, from_name = excluded.from_name, \
-         to_name = excluded.to_name, step_name = excluded.step_name, agent_name = \
-         excluded.agent_name WHERE excluded.latest_ns > result_latest.latest_ns OR \
-         (excluded.latest_ns = result_latest.latest_ns AND excluded.result_id < \
-         result_latest.result_id)",
-        crate::row::value_rows(rows, 8)
+         to_name, step_name, agent_name, {kept}) VALUES {} ON CONFLICT (path_key) DO UPDATE SET \
+         {} WHERE excluded.latest_ns > result_latest.latest_ns OR (excluded.latest_ns = \
+         result_latest.latest_ns AND excluded.result_id < result_latest.result_id)",
+        crate::row::value_rows(rows, 8 + KEPT_COLUMNS.len()),
+        set.join(", ")
+    )
+}
+
+/// `result_latest` read as `results` is: each path's latest result, its
+/// columns by their names in `results` (its own copy of them), and the
+/// labels it keeps.
+fn latest_as_results() -> String {
+    format!(
+        "(SELECT result_id AS id, test_name AS test, latest_ns AS start_ns, {}, \
+         CAST(NULL AS TEXT) AS method_id, from_name, to_name, step_name, agent_name FROM \
+         result_latest) results",
+        KEPT_COLUMNS.join(", ")
     )
 }
 
@@ -173,6 +221,16 @@ impl ResultRow {
         }
     }
 
+    /// The path's `from`: the campaign step's, else the source.
+    pub fn from_name(&self) -> &str {
+        self.from.as_deref().unwrap_or(&self.source)
+    }
+
+    /// The path's `to`: the campaign step's, else the target.
+    pub fn to_name(&self) -> &str {
+        self.to.as_deref().unwrap_or(&self.target)
+    }
+
     pub fn path(&self) -> (String, String, String, String, String, String) {
         (
             self.test.clone(),
@@ -197,11 +255,12 @@ fn select() -> String {
     format!("{} FROM results", select_columns(false))
 }
 
-/// [`select`] without its `FROM`: the labels from `result_latest`'s
-/// columns when `from_latest` (it is joined), else from `result_labels`.
+/// [`select`] without its `FROM`: the labels from the columns
+/// `result_latest` keeps them in when `from_latest` (it is read as
+/// [`LATEST_AS_RESULTS`]), else from `result_labels`.
 fn select_columns(from_latest: bool) -> String {
     let labels = if from_latest {
-        KEPT_LABELS.map(|k| format!("result_latest.{k}_name"))
+        KEPT_LABELS.map(|k| format!("results.{k}_name"))
     } else {
         KEPT_LABELS.map(label)
     };
@@ -280,12 +339,13 @@ impl Store {
         }
         let rows = sql.rows(
             &format!(
-                "SELECT {}, id, start_ns, {}, {}, {}, {} FROM results WHERE method_id IS NULL",
+                "SELECT {}, id, start_ns, {}, {}, {}, {}, {} FROM results WHERE method_id IS NULL",
                 key_sql(),
                 label("from"),
                 label("to"),
                 label("step"),
                 label("agent"),
+                KEPT_COLUMNS.join(", "),
             ),
             &[Value::Text(Some(KEY_SEPARATOR.to_string()))],
         )?;
@@ -298,6 +358,7 @@ impl Store {
                     id: r.get(1).and_then(Value::text)?,
                     at: r.get(2).and_then(Value::int)?,
                     labels: [text(3), text(4), text(5), text(6)],
+                    columns: r.get(7..)?.to_vec(),
                 })
             })
             .collect();
@@ -309,6 +370,7 @@ impl Store {
                     id: p.id,
                     at: p.at,
                     labels: p.labels.clone(),
+                    columns: p.columns.clone(),
                 }),
             )
         })
@@ -354,39 +416,19 @@ impl Store {
             trials: false,
             ..filter.clone()
         };
-        let (mut clause, mut params) = filter.clause();
+        let (clause, mut params) = filter.clause();
         let by_path = filter.campaign.is_none()
             && filter.since_ns.is_none()
             && filter.until_ns.is_none()
             && filter.label.is_none();
-        // By path: that test's paths from `result_latest`'s index, newest
-        // first, then each one's row.
-        let postgres = self.backend.sql().postgres();
-        let (from, order) = if by_path {
-            if let Some(test) = &filter.test {
-                params.push(Value::Text(Some(test.clone())));
-                clause += &format!(" AND result_latest.test_name = ${}", params.len());
-            }
-            (
-                if postgres {
-                    // Each path's row by its id and start: one month's
-                    // partition, pruned as the query runs. A lateral
-                    // lookup (`OFFSET 0` keeps it one), whatever the
-                    // planner's statistics say: a month's partition
-                    // loaded within the last minute has none yet, and
-                    // a join planned on that scanned it once per path
-                    // (39 s for 10,000 agents).
-                    "FROM result_latest CROSS JOIN LATERAL (SELECT * FROM results WHERE \
-                     results.id = result_latest.result_id AND results.start_ns = \
-                     result_latest.latest_ns OFFSET 0) results"
-                } else {
-                    "FROM result_latest JOIN results ON results.id = result_latest.result_id"
-                },
-                "result_latest.latest_ns DESC, result_latest.result_id",
-            )
+        // By path: each path's latest from `result_latest` alone, its
+        // test's paths by its index, newest first; no result is looked up.
+        let from = if by_path {
+            latest_as_results()
         } else {
-            ("FROM results", "start_ns DESC, id")
+            "results".to_string()
         };
+        let order = "start_ns DESC, id";
         // A metric the row has a column of is read from it (the same
         // overall figure); another from `result_figures`.
         let column = metric.and_then(row_value);
@@ -403,12 +445,12 @@ impl Store {
         }
         params.push(Value::Int(Some(scan)));
         let sql = format!(
-            "{}{value} {from} WHERE {clause} ORDER BY {order} LIMIT ${}",
+            "{}{value} FROM {from} WHERE {clause} ORDER BY {order} LIMIT ${}",
             select_columns(by_path),
             params.len()
         );
         let rows = self.backend.sql().rows(&sql, &params)?;
-        let mut seen = BTreeSet::new();
+        let mut seen = HashSet::new();
         Ok(rows
             .iter()
             .filter_map(|r| {
@@ -419,7 +461,9 @@ impl Store {
                 };
                 Some((row, value))
             })
-            .filter(|(row, _)| seen.insert(row.path()))
+            // `result_latest` has a row per path (its key is the path):
+            // only the newest results need their first of each path.
+            .filter(|(row, _)| by_path || seen.insert(row.path()))
             .collect())
     }
 }
@@ -469,7 +513,8 @@ mod tests {
 
     #[test]
     fn only_a_paths_owner_speaks_for_it() {
-        let agents: BTreeSet<String> = ["a", "b"].iter().map(|s| s.to_string()).collect();
+        let agents: std::collections::BTreeSet<String> =
+            ["a", "b"].iter().map(|s| s.to_string()).collect();
         assert!(row(Some("a"), Some("a")).from_owner(&agents));
         assert!(
             !row(Some("a"), Some("b")).from_owner(&agents),

@@ -91,7 +91,11 @@ pub(crate) fn keep(
             }
         }
     }
-    let rows: Vec<[Value; 8]> = newest.into_values().map(row).collect();
+    // In the paths' order, as `result_latest`: two batches at once never
+    // wait on each other crosswise.
+    let mut newest: Vec<_> = newest.into_iter().collect();
+    newest.sort_by(|a, b| a.0.cmp(&b.0));
+    let rows: Vec<[Value; 8]> = newest.into_iter().map(|(_, p)| row(p)).collect();
     crate::row::put_rows(tx, upsert_rows, &rows)
 }
 

@@ -7,11 +7,45 @@
 use crate::sql::{Backend, Sql, Value};
 use crate::ArchiveError;
 use postgres::types::ToSql;
-use postgres::{Client, GenericClient};
+use postgres::{Client, GenericClient, Statement};
+use std::collections::HashMap;
 
 pub struct PgBackend {
     client: Client,
     location: String,
+    statements: Statements,
+}
+
+/// The statements this connection has prepared, by their text: a
+/// statement is parsed and planned by the server once, not on every
+/// call (the `postgres` crate prepares each text it is given, a round
+/// trip of its own, unless handed a prepared one). An ingest runs the
+/// same few multi-row statements again and again.
+#[derive(Default)]
+struct Statements(HashMap<String, Statement>);
+
+/// Statements kept prepared at most: the texts vary by row count (up to
+/// a few hundred of them); past this, they are all let go and prepared
+/// again as they come.
+const STATEMENTS_KEPT: usize = 512;
+
+impl Statements {
+    /// `sql` prepared on `c`, prepared now if it was not.
+    fn get<C: GenericClient>(
+        &mut self,
+        c: &mut C,
+        sql: &str,
+    ) -> Result<Statement, postgres::Error> {
+        if let Some(s) = self.0.get(sql) {
+            return Ok(s.clone());
+        }
+        let s = c.prepare(sql)?;
+        if self.0.len() >= STATEMENTS_KEPT {
+            self.0.clear();
+        }
+        self.0.insert(sql.to_string(), s.clone());
+        Ok(s)
+    }
 }
 
 fn err(location: &str) -> impl Fn(postgres::Error) -> ArchiveError + '_ {
@@ -66,6 +100,20 @@ impl PgBackend {
             "SET client_min_messages TO warning"
         };
         client.batch_execute(session).map_err(err(&location))?;
+        // A result's document is compressed as it is stored (TOAST):
+        // with LZ4 where the server has it (PostgreSQL 14 on, built with
+        // it), several times cheaper to write and read than the default
+        // pglz, which took a twentieth of the server's time in a mesh's
+        // ingest. A server without it keeps its default.
+        if !read_only
+            && client
+                .batch_execute("SET default_toast_compression = lz4")
+                .is_err()
+        {
+            tracing::debug!(
+                "{location}: no LZ4 on this server; documents are compressed with its default"
+            );
+        }
         if let Some(s) = schema {
             if s.is_empty() || !s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
                 return Err(ArchiveError::Database {
@@ -87,7 +135,11 @@ impl PgBackend {
                 .batch_execute(&format!("{create}SET search_path TO {s}"))
                 .map_err(err(&location))?;
         }
-        Ok(Self { client, location })
+        Ok(Self {
+            client,
+            location,
+            statements: Statements::default(),
+        })
     }
 }
 
@@ -111,6 +163,48 @@ fn refs(b: &[Box<dyn ToSql + Sync>]) -> Vec<&(dyn ToSql + Sync)> {
 struct On<'a, C: GenericClient> {
     c: &'a mut C,
     location: &'a str,
+    statements: &'a mut Statements,
+    /// Within a transaction, where a refused statement ends it: no
+    /// second try.
+    in_transaction: bool,
+}
+
+impl<C: GenericClient> On<'_, C> {
+    /// The rows `sql` returns for `params`, by its prepared statement.
+    /// After an error every statement is prepared again: one whose
+    /// tables changed under it (a migration, a partition made) may be
+    /// refused by the server ("cached plan must not change result type").
+    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<postgres::Row>, ArchiveError> {
+        let b = boxed(params);
+        self.prepared(sql, |c, s| c.query(s, &refs(&b)))
+    }
+
+    /// `run` with `sql`'s prepared statement. A statement the server
+    /// refuses as prepared for tables since changed (by another
+    /// connection: a newer sonde's migration) is prepared again and run
+    /// once more, outside a transaction; any error lets every statement
+    /// go, to be prepared again as it comes.
+    fn prepared<T>(
+        &mut self,
+        sql: &str,
+        run: impl Fn(&mut C, &Statement) -> Result<T, postgres::Error>,
+    ) -> Result<T, ArchiveError> {
+        let mut outcome = self
+            .statements
+            .get(self.c, sql)
+            .and_then(|s| run(self.c, &s));
+        if let Err(e) = &outcome {
+            self.statements.0.clear();
+            let stale = e.code() == Some(&postgres::error::SqlState::FEATURE_NOT_SUPPORTED);
+            if stale && !self.in_transaction {
+                outcome = self
+                    .statements
+                    .get(self.c, sql)
+                    .and_then(|s| run(self.c, &s));
+            }
+        }
+        outcome.map_err(err(self.location))
+    }
 }
 
 impl<C: GenericClient> Sql for On<'_, C> {
@@ -124,30 +218,30 @@ impl<C: GenericClient> Sql for On<'_, C> {
             .map_err(err(self.location))
     }
     fn batch(&mut self, sql: &str) -> Result<(), ArchiveError> {
+        // What a batch does (tables made, altered, dropped) may change
+        // what a prepared statement returns.
+        self.statements.0.clear();
         self.c.batch_execute(sql).map_err(err(self.location))
     }
     fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, ArchiveError> {
         let b = boxed(params);
-        self.c.execute(sql, &refs(&b)).map_err(err(self.location))
+        self.prepared(sql, |c, s| c.execute(s, &refs(&b)))
     }
     fn texts(&mut self, sql: &str, params: &[Value]) -> Result<Vec<String>, ArchiveError> {
-        let b = boxed(params);
-        let rows = self.c.query(sql, &refs(&b)).map_err(err(self.location))?;
+        let rows = self.query(sql, params)?;
         rows.iter()
             .map(|r| r.try_get::<_, String>(0).map_err(err(self.location)))
             .collect()
     }
     fn int(&mut self, sql: &str, params: &[Value]) -> Result<Option<i64>, ArchiveError> {
-        let b = boxed(params);
-        let rows = self.c.query(sql, &refs(&b)).map_err(err(self.location))?;
+        let rows = self.query(sql, params)?;
         match rows.first() {
             Some(r) => r.try_get::<_, Option<i64>>(0).map_err(err(self.location)),
             None => Ok(None),
         }
     }
     fn rows(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>, ArchiveError> {
-        let b = boxed(params);
-        let rows = self.c.query(sql, &refs(&b)).map_err(err(self.location))?;
+        let rows = self.query(sql, params)?;
         rows.iter()
             .map(|r| {
                 (0..r.len())
@@ -162,18 +256,18 @@ impl<C: GenericClient> Sql for On<'_, C> {
 /// Column `i` of `r`, typed by its column's type.
 fn cell(r: &postgres::Row, i: usize) -> Result<Value, postgres::Error> {
     use postgres::types::Type;
-    let t = r.columns()[i].type_().clone();
-    Ok(if t == Type::INT8 {
+    let t = r.columns()[i].type_();
+    Ok(if *t == Type::INT8 {
         Value::Int(r.try_get(i)?)
-    } else if t == Type::INT4 {
+    } else if *t == Type::INT4 {
         Value::Int(r.try_get::<_, Option<i32>>(i)?.map(i64::from))
-    } else if t == Type::INT2 {
+    } else if *t == Type::INT2 {
         Value::Int(r.try_get::<_, Option<i16>>(i)?.map(i64::from))
-    } else if t == Type::FLOAT8 {
+    } else if *t == Type::FLOAT8 {
         Value::Real(r.try_get(i)?)
-    } else if t == Type::FLOAT4 {
+    } else if *t == Type::FLOAT4 {
         Value::Real(r.try_get::<_, Option<f32>>(i)?.map(f64::from))
-    } else if t == Type::BOOL {
+    } else if *t == Type::BOOL {
         match r.try_get::<_, Option<bool>>(i)? {
             Some(b) => Value::Bool(b),
             None => Value::Text(None),
@@ -193,6 +287,8 @@ impl Backend for PgBackend {
         work(&mut On {
             c: &mut tx,
             location: &location,
+            statements: &mut self.statements,
+            in_transaction: true,
         })?;
         tx.commit().map_err(err(&location))
     }
@@ -218,6 +314,8 @@ impl Sql for PgBackend {
         On {
             c: &mut self.client,
             location: &self.location,
+            statements: &mut self.statements,
+            in_transaction: false,
         }
         .batch(sql)
     }
@@ -225,6 +323,8 @@ impl Sql for PgBackend {
         On {
             c: &mut self.client,
             location: &self.location,
+            statements: &mut self.statements,
+            in_transaction: false,
         }
         .execute(sql, params)
     }
@@ -232,6 +332,8 @@ impl Sql for PgBackend {
         On {
             c: &mut self.client,
             location: &self.location,
+            statements: &mut self.statements,
+            in_transaction: false,
         }
         .texts(sql, params)
     }
@@ -239,6 +341,8 @@ impl Sql for PgBackend {
         On {
             c: &mut self.client,
             location: &self.location,
+            statements: &mut self.statements,
+            in_transaction: false,
         }
         .int(sql, params)
     }
@@ -246,6 +350,8 @@ impl Sql for PgBackend {
         On {
             c: &mut self.client,
             location: &self.location,
+            statements: &mut self.statements,
+            in_transaction: false,
         }
         .rows(sql, params)
     }

@@ -48,14 +48,18 @@ pub(crate) fn put_results_in(
         return Ok(Vec::new());
     }
 
+    // The results are new: their rows are written without looking for
+    // them first, each key once.
     let intervals: Vec<Vec<Value>> = new
         .iter()
-        .flat_map(|(k, _)| row::interval_rows(k.result))
+        .flat_map(|(k, _)| row::first_of_each(row::interval_rows(k.result), row::INTERVAL_KEY))
         .collect();
     row::put_rows(tx, row::interval_insert, &intervals)?;
     let figures: Vec<[Value; 5]> = new
         .iter()
-        .flat_map(|(k, _)| row::figure_rows(k.result, &Metric::ALL))
+        .flat_map(|(k, _)| {
+            row::first_of_each(row::figure_rows(k.result, &Metric::ALL), row::FIGURE_KEY)
+        })
         .collect();
     row::put_rows(tx, row::figure_insert, &figures)?;
     let labels: Vec<[Value; 4]> = new

@@ -138,24 +138,88 @@ pub fn interval_column(metric: Metric) -> Option<&'static str> {
 }
 
 /// The statement that writes `rows` interval rows, in the column order of
-/// [`interval_rows`].
+/// [`interval_rows`], of results new in this transaction: none of their
+/// rows can be there already, so no row is first looked for in the
+/// unique index (as `ON CONFLICT` does, a second descent of it per row);
+/// a key twice in one result is left out before ([`first_of_each`]).
 pub fn interval_insert(rows: usize) -> String {
     format!(
         "INSERT INTO intervals (result_id, direction, start_s, end_s, at_ns, omitted, \
-         throughput_bps, loss_pct, jitter_ms, rtt_ms, size_bytes) VALUES {} ON CONFLICT DO \
-         NOTHING",
+         throughput_bps, loss_pct, jitter_ms, rtt_ms, size_bytes) VALUES {}",
         value_rows(rows, 11)
     )
 }
 
+/// The columns of an `intervals` row ([`interval_rows`]) its key is made
+/// of: result, direction, start, time, size.
+pub const INTERVAL_KEY: &[usize] = &[0, 1, 2, 4, 10];
+
+/// The columns of a `result_figures` row ([`figure_rows`]) its key is
+/// made of: result, direction, metric.
+pub const FIGURE_KEY: &[usize] = &[0, 1, 2];
+
+/// `rows` without any whose `key` columns are those of a row before it:
+/// what `ON CONFLICT DO NOTHING` would have kept of them.
+pub fn first_of_each<R: AsRef<[Value]>>(rows: Vec<R>, key: &[usize]) -> Vec<R> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::with_capacity(rows.len());
+    for r in rows {
+        let k: Vec<KeyPart> = key
+            .iter()
+            .map(|&i| KeyPart::of(r.as_ref().get(i)))
+            .collect();
+        if seen.insert(k) {
+            out.push(r);
+        }
+    }
+    out
+}
+
+/// A key column's value, comparable and hashable as the index compares
+/// it: a real by its bits, with every zero one and every NaN one.
+#[derive(PartialEq, Eq, Hash)]
+enum KeyPart {
+    Text(Option<String>),
+    Int(Option<i64>),
+    Real(Option<u64>),
+    Bool(bool),
+    Missing,
+}
+
+impl KeyPart {
+    fn of(v: Option<&Value>) -> Self {
+        match v {
+            Some(Value::Text(t)) => KeyPart::Text(t.clone()),
+            Some(Value::Int(i)) => KeyPart::Int(*i),
+            Some(Value::Real(r)) => KeyPart::Real(r.map(|x| {
+                if x.is_nan() {
+                    f64::NAN.to_bits()
+                } else if x == 0.0 {
+                    0
+                } else {
+                    x.to_bits()
+                }
+            })),
+            Some(Value::Bool(b)) => KeyPart::Bool(*b),
+            None => KeyPart::Missing,
+        }
+    }
+}
+
 /// The statement that writes `rows` figure rows, in the column order of
-/// [`figure_rows`].
+/// [`figure_rows`], of results new in this transaction (as
+/// [`interval_insert`]).
 pub fn figure_insert(rows: usize) -> String {
     format!(
-        "INSERT INTO result_figures (result_id, direction, metric, value, start_ns) VALUES {} ON \
-         CONFLICT DO NOTHING",
+        "INSERT INTO result_figures (result_id, direction, metric, value, start_ns) VALUES {}",
         value_rows(rows, 5)
     )
+}
+
+/// [`figure_insert`] for results kept before: a figure one of them has
+/// already is left as it is.
+pub fn figure_insert_kept(rows: usize) -> String {
+    format!("{} ON CONFLICT DO NOTHING", figure_insert(rows))
 }
 
 /// The direction name of a result's overall figures (a bidirectional
@@ -218,11 +282,11 @@ pub fn put_rows<R: AsRef<[Value]>>(
 }
 
 /// The statement that writes `rows` label rows (result id, key, value,
-/// the result's start).
+/// the result's start) of results new in this transaction (as
+/// [`interval_insert`]; a placement's labels are a map, each key once).
 pub fn label_insert(rows: usize) -> String {
     format!(
-        "INSERT INTO result_labels (result_id, key, value, start_ns) VALUES {} ON CONFLICT DO \
-         NOTHING",
+        "INSERT INTO result_labels (result_id, key, value, start_ns) VALUES {}",
         value_rows(rows, 4)
     )
 }
@@ -260,4 +324,34 @@ pub fn interval_rows(r: &TestResult) -> Vec<Vec<Value>> {
         }
     }
     rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_of_each_keeps_the_first_row_of_a_key_as_the_index_compares_it() {
+        let row = |id: &str, start: f64, value: f64| {
+            vec![
+                Value::Text(Some(id.into())),
+                Value::Real(Some(start)),
+                Value::Real(Some(value)),
+            ]
+        };
+        let rows = vec![
+            row("a", 0.0, 1.0),
+            row("a", -0.0, 2.0),
+            row("a", 1.0, 3.0),
+            row("b", 0.0, 4.0),
+            row("a", f64::NAN, 5.0),
+            row("a", -f64::NAN, 6.0),
+            row("a", 1.0, 7.0),
+        ];
+        let kept: Vec<f64> = first_of_each(rows, &[0, 1])
+            .iter()
+            .filter_map(|r| r[2].real())
+            .collect();
+        assert_eq!(kept, [1.0, 3.0, 4.0, 5.0]);
+    }
 }

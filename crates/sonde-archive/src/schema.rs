@@ -470,6 +470,46 @@ ALTER TABLE result_labels ADD COLUMN start_ns BIGINT;
 UPDATE result_figures SET start_ns = (SELECT r.start_ns FROM results r WHERE r.id = result_figures.result_id);
 UPDATE result_labels SET start_ns = (SELECT r.start_ns FROM results r WHERE r.id = result_labels.result_id);
 "#,
+    // 19: each path's latest keeps a copy of the columns of its result's
+    // row the grid and the overview read (`latest::KEPT_COLUMNS`), filled
+    // here from the results: they read `result_latest` alone, with no
+    // lookup of each path's result (a partitioned one on PostgreSQL).
+    r#"
+ALTER TABLE result_latest ADD COLUMN source TEXT;
+ALTER TABLE result_latest ADD COLUMN target TEXT;
+ALTER TABLE result_latest ADD COLUMN family TEXT;
+ALTER TABLE result_latest ADD COLUMN direction TEXT;
+ALTER TABLE result_latest ADD COLUMN campaign TEXT;
+ALTER TABLE result_latest ADD COLUMN throughput_bps DOUBLE PRECISION;
+ALTER TABLE result_latest ADD COLUMN loss_pct DOUBLE PRECISION;
+ALTER TABLE result_latest ADD COLUMN pdr_pct DOUBLE PRECISION;
+ALTER TABLE result_latest ADD COLUMN jitter_ms DOUBLE PRECISION;
+ALTER TABLE result_latest ADD COLUMN rtt_p50_ms DOUBLE PRECISION;
+ALTER TABLE result_latest ADD COLUMN source_addr TEXT;
+ALTER TABLE result_latest ADD COLUMN target_addr TEXT;
+UPDATE result_latest SET source = r.source, target = r.target, family = r.family,
+    direction = r.direction, campaign = r.campaign, throughput_bps = r.throughput_bps,
+    loss_pct = r.loss_pct, pdr_pct = r.pdr_pct, jitter_ms = r.jitter_ms,
+    rtt_p50_ms = r.rtt_p50_ms, source_addr = r.source_addr, target_addr = r.target_addr
+    FROM results r WHERE r.id = result_latest.result_id AND r.start_ns = result_latest.latest_ns;
+"#,
+];
+
+/// The columns of a result's `results` row that `result_latest` keeps a
+/// copy of since 19, by the same names.
+pub const LATEST_COLUMNS: [&str; 12] = [
+    "source",
+    "target",
+    "family",
+    "direction",
+    "campaign",
+    "throughput_bps",
+    "loss_pct",
+    "pdr_pct",
+    "jitter_ms",
+    "rtt_p50_ms",
+    "source_addr",
+    "target_addr",
 ];
 
 /// The migration that partitions the archive by month on PostgreSQL (its

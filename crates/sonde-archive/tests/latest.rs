@@ -218,6 +218,41 @@ fn an_archive_from_before_result_latest_is_filled_from_every_result() {
 }
 
 #[test]
+fn an_archive_of_schema_18_gives_each_paths_latest_its_results_columns() {
+    // 19 copies each path's latest result's columns beside it, from the
+    // results kept: the grid reads the same rows as before, figures,
+    // campaign and labels and all.
+    on_both("fill19", |open, location| {
+        let mut s = open();
+        let (quiet, busy) = quiet_and_busy(&mut s);
+        let before = s.latest_per_path(&ResultFilter::default(), 10).unwrap();
+        let figures: Vec<Option<f64>> = before.iter().map(|r| r.throughput_bps).collect();
+        assert_eq!(figures, [Some(2.0), Some(1.0)], "{before:?}");
+        assert_eq!(before[0].id, busy.id.to_string());
+        assert_eq!(before[1].id, quiet.id.to_string());
+        assert_eq!(before[0].campaign.as_deref(), Some("mesh"));
+        drop(s);
+        common::back_to_18(location);
+        let mut s = open();
+        assert_eq!(
+            s.schema_version().unwrap(),
+            i64::from(sonde_archive::schema::current())
+        );
+        assert_eq!(
+            s.latest_per_path(&ResultFilter::default(), 10).unwrap(),
+            before
+        );
+        // And a newer result of a path replaces its row, columns and all.
+        let newer = tcp("quiet.example", 9_000, 7);
+        s.put_result(&newer, &step("q", "a", "quiet")).unwrap();
+        let rows = s.latest_per_path(&ResultFilter::default(), 10).unwrap();
+        assert_eq!(rows[0].id, newer.id.to_string());
+        assert_eq!(rows[0].throughput_bps, Some(7.0));
+        assert_eq!(rows[0].start_ns, 9_000_000_000_000);
+    });
+}
+
+#[test]
 fn an_archive_from_before_path_latest_is_filled_from_its_results() {
     on_both("backfill", |open, location| {
         let mut s = open();

@@ -113,6 +113,21 @@ fn every_kind_round_trips_and_a_second_write_changes_nothing() {
 }
 
 #[test]
+fn a_result_with_an_interval_twice_is_kept_with_it_once() {
+    // Its rows are written without looking for them first (the result is
+    // new): a key twice in one result must not refuse the result.
+    on_both("twice", |open, _| {
+        let mut s = open();
+        let mut r = tcp(3);
+        let again = r.intervals[1].clone();
+        r.intervals.push(again);
+        assert!(s.put_result(&r, &Placement::default()).unwrap());
+        assert_eq!(s.get_result(r.id).unwrap().as_ref(), Some(&r));
+        assert_eq!(s.count_intervals(r.id).unwrap(), 3);
+    });
+}
+
+#[test]
 fn interval_series_are_kept_per_direction() {
     on_both("intervals", |open, _| {
         let mut s = open();
@@ -463,6 +478,46 @@ fn a_new_postgresql_schema_opened_by_many_at_once_opens_for_all() {
             .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
             .unwrap();
     }
+}
+
+#[test]
+fn on_postgresql_documents_are_lz4_and_a_column_added_by_another_breaks_no_read() {
+    let schema = format!("sonde_session_{}", std::process::id());
+    let url = common::schema_url(&schema);
+    let mut admin = common::admin();
+    admin
+        .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+        .unwrap();
+    let mut s = Store::open(&url).unwrap();
+    // 300 intervals: a document well over the size PostgreSQL compresses.
+    let big = tcp(300);
+    assert!(s.put_result(&big, &Placement::default()).unwrap());
+    let how: String = admin
+        .query_one(
+            &format!("SELECT pg_column_compression(doc) FROM {schema}.results"),
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(how, "lz4", "the document's compression");
+
+    // The statements this store has prepared read `results`; another
+    // connection (a newer sonde migrating) gives it a column: every read
+    // still answers, and answers the same.
+    let filter = sonde_archive::ResultFilter::default();
+    let before = s.latest_per_path(&filter, 100).unwrap();
+    assert_eq!(before.len(), 1);
+    admin
+        .batch_execute(&format!(
+            "ALTER TABLE {schema}.results ADD COLUMN later TEXT"
+        ))
+        .unwrap();
+    assert_eq!(s.latest_per_path(&filter, 100).unwrap(), before);
+    assert_eq!(s.get_result(big.id).unwrap().as_ref(), Some(&big));
+    assert_eq!(s.count_results().unwrap(), 1);
+    admin
+        .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+        .unwrap();
 }
 
 /// A run's steps, as two hosts sharing one archive use them: a step is

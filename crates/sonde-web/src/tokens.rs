@@ -2,7 +2,7 @@
 //! token a request came with.
 
 use sha2::{Digest, Sha256};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 /// The name of the token a request came with (for logs and the archive).
@@ -18,6 +18,9 @@ pub struct Tokens {
     /// `tokens` (a mesh's central agent has a token per agent: one
     /// lookup, not a digest of each of 10,000 tokens per request).
     clear: HashMap<[u8; 32], usize>,
+    /// Every token's name: the agents of a mesh, each sending with its
+    /// own (an ingest checks a batch's `from` labels against them).
+    names: HashSet<String>,
     verified: Mutex<HashMap<[u8; 32], usize>>,
     /// One Argon2 verification at a time: wrong tokens cost the agent
     /// one core at most, and their sources are held to
@@ -37,9 +40,11 @@ impl Tokens {
             .filter(|(_, t)| t.hash.is_none())
             .map(|(i, t)| (Sha256::digest(t.token.as_bytes()).into(), i))
             .collect();
+        let names = tokens.iter().map(|t| t.name.clone()).collect();
         Self {
             tokens,
             clear,
+            names,
             verified: Mutex::new(HashMap::new()),
             argon: tokio::sync::Semaphore::new(1),
         }
@@ -58,6 +63,11 @@ impl Tokens {
             found = self.hashed(presented, asked).await;
         }
         found.map(|i| &self.tokens[i])
+    }
+
+    /// Whether a token is named `name`.
+    pub fn has_name(&self, name: &str) -> bool {
+        self.names.contains(name)
     }
 
     async fn hashed(self: &Arc<Self>, presented: &str, asked: [u8; 32]) -> Option<usize> {

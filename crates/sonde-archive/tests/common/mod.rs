@@ -81,10 +81,12 @@ pub fn raw(location: &str, sql: &str) {
 }
 
 /// Takes the archive at `location` back to schema 17, rows and all, as
-/// a test of an older schema's archive starts: figures and labels without
-/// their start, and on PostgreSQL each table whole again, not
-/// partitioned, with its foreign keys.
+/// a test of an older schema's archive starts: `result_latest` without
+/// its results' columns (19), figures and labels without their start,
+/// and on PostgreSQL each table whole again, not partitioned, with its
+/// foreign keys (18).
 pub fn back_to_17(location: &str) {
+    back_to_18(location);
     if location.contains("schema=") {
         raw(location, &unpartition_sql());
     } else {
@@ -94,6 +96,22 @@ pub fn back_to_17(location: &str) {
              COLUMN start_ns; DELETE FROM sonde_schema WHERE version = 18;",
         );
     }
+}
+
+/// Takes the archive at `location` back to schema 18: `result_latest`
+/// without its copy of each result's columns.
+pub fn back_to_18(location: &str) {
+    raw(location, &undo_19());
+}
+
+/// SQL that takes an archive of schema 19 back to 18 ([`back_to_18`]).
+fn undo_19() -> String {
+    let mut sql: String = sonde_archive::schema::LATEST_COLUMNS
+        .iter()
+        .map(|c| format!("ALTER TABLE result_latest DROP COLUMN {c}; "))
+        .collect();
+    sql.push_str("DELETE FROM sonde_schema WHERE version = 19;");
+    sql
 }
 
 /// SQL that takes a partitioned archive of schema 18 back to schema 17's

@@ -68,20 +68,34 @@ fn unkeepable(items: &[Item]) -> Option<(usize, String)> {
         })
 }
 
+/// The `from` labels of `items` that name another than `agent`, each
+/// once: what [`claimed_for_another`] must look up (none when an agent
+/// sends its own results, as it does).
+fn foreign_senders<'a>(items: &'a [Item], agent: &str) -> std::collections::BTreeSet<&'a str> {
+    items
+        .iter()
+        .filter_map(|item| {
+            let (Item::Result { placement, .. } | Item::Method { placement, .. }) = item;
+            placement.labels.get("from").map(String::as_str)
+        })
+        .filter(|from| *from != agent)
+        .collect()
+}
+
 /// The first item of a batch whose `from` label names another agent (one
-/// of `agents`: a token's name, or a registered agent of the mesh) than
-/// the one whose token sent it: an agent speaks for the paths it measures
-/// from, never for another's. (`to`, the far end, may be anyone; a
-/// campaign's own endpoint names are not agents.)
+/// `is_agent` says is: a token's name, or a registered agent of the mesh)
+/// than the one whose token sent it: an agent speaks for the paths it
+/// measures from, never for another's. (`to`, the far end, may be anyone;
+/// a campaign's own endpoint names are not agents.)
 fn claimed_for_another(
     items: &[Item],
     agent: &str,
-    agents: &std::collections::BTreeSet<String>,
+    is_agent: impl Fn(&str) -> bool,
 ) -> Option<(usize, String)> {
     items.iter().enumerate().find_map(|(index, item)| {
         let (Item::Result { placement, .. } | Item::Method { placement, .. }) = item;
         match placement.labels.get("from") {
-            Some(from) if from != agent && agents.contains(from) => Some((
+            Some(from) if from != agent && is_agent(from) => Some((
                 index,
                 format!("item {index} is labelled from {from:?}: the token of {agent} sends {agent}'s own results only"),
             )),
@@ -146,15 +160,27 @@ async fn ingest(
     }
     let agent = caller.map(|Extension(Caller(name))| name);
     if let Some(agent) = &agent {
-        let mut agents: std::collections::BTreeSet<String> =
-            state.http.tokens.iter().map(|t| t.name.clone()).collect();
-        agents.extend(
+        // Only the labels that name another are looked up: the mesh's
+        // registered agents are read only when one of them is not a
+        // token's name (a central agent takes an ingest per agent per
+        // battery; the common batch costs no query).
+        let foreign = foreign_senders(&request.items, agent);
+        let unknown: Vec<&str> = foreign
+            .iter()
+            .copied()
+            .filter(|from| !state.tokens.has_name(from))
+            .collect();
+        let registered: std::collections::BTreeSet<String> = if unknown.is_empty() {
+            std::collections::BTreeSet::new()
+        } else {
             with_store(&state, |s| s.mesh_agents())
                 .await?
                 .into_iter()
-                .map(|a| a.info.name),
-        );
-        if let Some((index, why)) = claimed_for_another(&request.items, agent, &agents) {
+                .map(|a| a.info.name)
+                .collect()
+        };
+        let is_agent = |from: &str| state.tokens.has_name(from) || registered.contains(from);
+        if let Some((index, why)) = claimed_for_another(&request.items, agent, is_agent) {
             tracing::warn!(%agent, "ingest: {why}");
             let answer = ItemRefusal {
                 error: why,

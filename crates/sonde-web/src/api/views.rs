@@ -161,8 +161,8 @@ fn path_status(
     now: i64,
     silent: &BTreeMap<String, i64>,
 ) -> (Status, String) {
-    let (_, from, ..) = row.path();
-    match silent.get(&from) {
+    let from = row.from_name();
+    match silent.get(from) {
         Some(&last) => (
             Status::Unknown,
             format!(
@@ -420,7 +420,7 @@ async fn mesh(
     let mut agents = BTreeSet::new();
     for (row, value) in &rows {
         let value = *value;
-        let (_, from, to, _, direction, _) = row.path();
+        let (from, to) = (row.from_name(), row.to_name());
         let (status, why) = path_status(row, &state, now, &silent);
         if m.is_some() && value.is_none() {
             continue;
@@ -433,10 +433,10 @@ async fn mesh(
             start_ns: row.start_ns,
         };
         // The data's way: a reverse test from A to B carries B → A.
-        let (a, b) = if direction == "reverse" {
-            (to.clone(), from.clone())
+        let (a, b) = if row.direction == "reverse" {
+            (to.to_string(), from.to_string())
         } else {
-            (from.clone(), to.clone())
+            (from.to_string(), to.to_string())
         };
         agents.insert(a.clone());
         agents.insert(b.clone());

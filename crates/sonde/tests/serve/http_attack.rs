@@ -457,14 +457,17 @@ fn an_agent_cannot_pass_its_results_off_as_anothers() {
             "placement": {"labels": {"from": from, "to": to, "agent": "agent-b"}}}]})
         .to_string()
     };
-    let (status, body) = send(
-        a.port,
-        "POST",
-        "/api/v1/ingest",
-        "agent-a-token-0123456789",
-        "application/json",
-        &result("agent-b", "agent-c"),
-    );
+    let ingest = |body: &str| {
+        send(
+            a.port,
+            "POST",
+            "/api/v1/ingest",
+            "agent-a-token-0123456789",
+            "application/json",
+            body,
+        )
+    };
+    let (status, body) = ingest(&result("agent-b", "agent-c"));
     assert_eq!(status, 422, "{body}");
     let body = json(&body);
     assert_eq!(body["item"], 0);
@@ -481,30 +484,47 @@ fn an_agent_cannot_pass_its_results_off_as_anothers() {
     );
 
     // Its own path is kept, under its own name whatever label it sent.
-    let (status, body) = send(
-        a.port,
-        "POST",
-        "/api/v1/ingest",
-        "agent-a-token-0123456789",
-        "application/json",
-        &result("agent-a", "agent-c"),
-    );
+    let (status, body) = ingest(&result("agent-a", "agent-c"));
     assert_eq!(status, 200, "{body}");
     let (_, kept) = get_as(a.port, "/api/v1/results?label=agent=agent-a", TOKEN);
     assert_eq!(json(&kept).as_array().unwrap().len(), 1);
     let (_, kept) = get_as(a.port, "/api/v1/results?label=agent=agent-b", TOKEN);
     assert_eq!(json(&kept).as_array().unwrap().len(), 0);
 
+    // An agent registered with the mesh whose token has since gone is
+    // an agent all the same: no other may speak for it.
+    let db = a.dir.join("a.db");
+    sonde_archive::Store::open(db.to_str().unwrap())
+        .unwrap()
+        .register_agent(
+            &sonde_archive::AgentInfo {
+                name: "agent-gone".into(),
+                addresses: vec!["2001:db8::9".into()],
+                location: None,
+                version: None,
+            },
+            1,
+        )
+        .unwrap();
+    let (status, body) = ingest(&result("agent-gone", "agent-c"));
+    assert_eq!(status, 422, "{body}");
+    assert!(
+        json(&body)["error"]
+            .as_str()
+            .unwrap()
+            .contains("agent-gone"),
+        "{body}"
+    );
+    let (_, kept) = get_as(a.port, "/api/v1/results?label=from=agent-gone", TOKEN);
+    assert_eq!(
+        json(&kept).as_array().unwrap().len(),
+        0,
+        "the forged result was kept"
+    );
+
     // A campaign's own endpoint names are no agent's: kept, as the
     // token's agent's.
-    let (status, body) = send(
-        a.port,
-        "POST",
-        "/api/v1/ingest",
-        "agent-a-token-0123456789",
-        "application/json",
-        &result("A", "B"),
-    );
+    let (status, body) = ingest(&result("A", "B"));
     assert_eq!(status, 200, "{body}");
     let (_, kept) = get_as(a.port, "/api/v1/results?label=agent=agent-a", TOKEN);
     assert_eq!(json(&kept).as_array().unwrap().len(), 2);
