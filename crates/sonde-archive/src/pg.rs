@@ -24,10 +24,15 @@ pub struct PgBackend {
 #[derive(Default)]
 struct Statements(HashMap<String, Statement>);
 
-/// Statements kept prepared at most: the texts vary by row count (up to
-/// a few hundred of them); past this, they are all let go and prepared
-/// again as they come.
-const STATEMENTS_KEPT: usize = 512;
+/// Statements kept prepared at most: the texts vary by row count; past
+/// this, they are all let go and prepared again as they come.
+const STATEMENTS_KEPT: usize = 256;
+
+/// The longest statement kept prepared: an ingest's batch of a few
+/// results is well under it; a statement of thousands of parameters (an
+/// import's chunk) is planned by the server at every call, as before,
+/// rather than held in the server's memory for the connection's life.
+const KEPT_TEXT: usize = 8192;
 
 impl Statements {
     /// `sql` prepared on `c`, prepared now if it was not.
@@ -40,6 +45,9 @@ impl Statements {
             return Ok(s.clone());
         }
         let s = c.prepare(sql)?;
+        if sql.len() > KEPT_TEXT {
+            return Ok(s);
+        }
         if self.0.len() >= STATEMENTS_KEPT {
             self.0.clear();
         }
@@ -114,6 +122,13 @@ impl PgBackend {
                 "{location}: no LZ4 on this server; documents are compressed with its default"
             );
         }
+        // Statements are prepared and kept (`Statements`), but planned
+        // for their parameters at every call, as unnamed ones were: a
+        // generic plan, which the server may otherwise choose after five
+        // calls, cannot leave out the months a time range or a key does
+        // not touch before it runs. (PostgreSQL 12 on; older servers
+        // plan as they do.)
+        let _ = client.batch_execute("SET plan_cache_mode = force_custom_plan");
         if let Some(s) = schema {
             if s.is_empty() || !s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
                 return Err(ArchiveError::Database {

@@ -48,13 +48,13 @@ pub(crate) fn put_results_in(
         return Ok(Vec::new());
     }
 
-    // The results are new: their rows are written without looking for
-    // them first, each key once.
     let intervals: Vec<Vec<Value>> = new
         .iter()
-        .flat_map(|(k, _)| row::first_of_each(row::interval_rows(k.result), row::INTERVAL_KEY))
+        .flat_map(|(k, _)| row::interval_rows(k.result))
         .collect();
     row::put_rows(tx, row::interval_insert, &intervals)?;
+    // The results are new: their figures and labels are written without
+    // looking for them first, each key once.
     let figures: Vec<[Value; 5]> = new
         .iter()
         .flat_map(|(k, _)| {

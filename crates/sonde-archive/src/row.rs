@@ -138,21 +138,18 @@ pub fn interval_column(metric: Metric) -> Option<&'static str> {
 }
 
 /// The statement that writes `rows` interval rows, in the column order of
-/// [`interval_rows`], of results new in this transaction: none of their
-/// rows can be there already, so no row is first looked for in the
-/// unique index (as `ON CONFLICT` does, a second descent of it per row);
-/// a key twice in one result is left out before ([`first_of_each`]).
+/// [`interval_rows`]. An interval kept already is left as it is: on
+/// PostgreSQL intervals are kept by month of their own time, not their
+/// result's, so the intervals of a result that began at a month's end
+/// outlive its month's retention, and the result sent again finds them.
 pub fn interval_insert(rows: usize) -> String {
     format!(
         "INSERT INTO intervals (result_id, direction, start_s, end_s, at_ns, omitted, \
-         throughput_bps, loss_pct, jitter_ms, rtt_ms, size_bytes) VALUES {}",
+         throughput_bps, loss_pct, jitter_ms, rtt_ms, size_bytes) VALUES {} ON CONFLICT DO \
+         NOTHING",
         value_rows(rows, 11)
     )
 }
-
-/// The columns of an `intervals` row ([`interval_rows`]) its key is made
-/// of: result, direction, start, time, size.
-pub const INTERVAL_KEY: &[usize] = &[0, 1, 2, 4, 10];
 
 /// The columns of a `result_figures` row ([`figure_rows`]) its key is
 /// made of: result, direction, metric.
@@ -207,8 +204,11 @@ impl KeyPart {
 }
 
 /// The statement that writes `rows` figure rows, in the column order of
-/// [`figure_rows`], of results new in this transaction (as
-/// [`interval_insert`]).
+/// [`figure_rows`], of results new in this transaction: none of their
+/// rows can be there already (they are kept by their result's month, and
+/// go with it), so no row is first looked for in the unique index (as
+/// `ON CONFLICT` does, a second descent of it per row); a key twice in
+/// one result is left out before ([`first_of_each`]).
 pub fn figure_insert(rows: usize) -> String {
     format!(
         "INSERT INTO result_figures (result_id, direction, metric, value, start_ns) VALUES {}",
@@ -283,7 +283,7 @@ pub fn put_rows<R: AsRef<[Value]>>(
 
 /// The statement that writes `rows` label rows (result id, key, value,
 /// the result's start) of results new in this transaction (as
-/// [`interval_insert`]; a placement's labels are a map, each key once).
+/// [`figure_insert`]; a placement's labels are a map, each key once).
 pub fn label_insert(rows: usize) -> String {
     format!(
         "INSERT INTO result_labels (result_id, key, value, start_ns) VALUES {}",

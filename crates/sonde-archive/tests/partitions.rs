@@ -315,3 +315,23 @@ fn an_archive_of_schema_17_moves_into_months_with_every_row() {
         assert_eq!(count(location, "SELECT COUNT(*) FROM results"), 2);
     });
 }
+
+#[test]
+fn a_result_sent_again_after_its_month_went_is_kept_again() {
+    // A result that began a second before a month's end has an interval
+    // in the next month: on PostgreSQL intervals are kept by their own
+    // time, so that one outlives the month's retention. The result sent
+    // again (an agent's outbox, an import) is kept again, not refused.
+    on_both("again", |open, location| {
+        let mut s = open();
+        let next = Month::now().plus(-1);
+        let r = tcp("edge", next.start_ns() - 1_500_000_000);
+        assert!(s.put_result(&r, &labelled("edge")).unwrap());
+        s.prepare_months().unwrap();
+        s.drop_months_before(next).unwrap();
+        assert_eq!(count(location, "SELECT COUNT(*) FROM results"), 0);
+        assert!(s.put_result(&r, &labelled("edge")).unwrap());
+        assert_eq!(s.get_result(r.id).unwrap().as_ref(), Some(&r));
+        assert_eq!(s.count_intervals(r.id).unwrap(), 3);
+    });
+}

@@ -114,8 +114,8 @@ fn every_kind_round_trips_and_a_second_write_changes_nothing() {
 
 #[test]
 fn a_result_with_an_interval_twice_is_kept_with_it_once() {
-    // Its rows are written without looking for them first (the result is
-    // new): a key twice in one result must not refuse the result.
+    // A key twice in one result (an interval repeated) refuses nothing:
+    // the first is kept, as the index would have it.
     on_both("twice", |open, _| {
         let mut s = open();
         let mut r = tcp(3);
