@@ -34,10 +34,15 @@ def main() -> int:
 
 
 def record(lines, out):
-    """Copies `lines` to `out`; each binary's (seconds, name)."""
-    times = []
+    """Copies `lines` to `out`; each binary's (seconds, name), then each
+    test's (seconds, "test:BINARY NAME"): the time from the test before it
+    in its binary finishing (or the binary starting) to its own end. Where
+    a binary's tests run one at a time (the lab's take turns) that is the
+    test's own time; where they run side by side it over-counts none and
+    under-counts some, which still names the slow ones."""
+    times, tests = [], []
     current = None
-    started = time.monotonic()
+    started = last = time.monotonic()
     for line in lines:
         out.write(line)
         out.flush()
@@ -50,25 +55,41 @@ def record(lines, out):
             if current is not None:
                 times.append((now - started, current))
             current = binary_name(text)
-            started = now
+            started = last = now
+        # "test lab_tcp::a_shaped_link ... ok"
+        elif text.startswith("test ") and " ... " in text and current is not None:
+            now = time.monotonic()
+            name = text[len("test "):text.index(" ... ")]
+            tests.append((now - last, f"test:{current.split()[0]} {name}"))
+            last = now
     if current is not None:
         times.append((time.monotonic() - started, current))
-    return times
+    return times + tests
 
 
 def summary(files, top: int) -> int:
-    times = []
+    times, tests = [], []
     for path in files:
         try:
             with open(path, encoding="utf-8") as f:
                 for line in f:
                     seconds, name = line.rstrip("\n").split("\t", 1)
-                    times.append((float(seconds), name))
+                    if name.startswith("test:"):
+                        tests.append((float(seconds), name[len("test:"):]))
+                    else:
+                        times.append((float(seconds), name))
         except FileNotFoundError:
             print(f"binary-times: no {path}", file=sys.stderr)
     times.sort(reverse=True)
+    tests.sort(reverse=True)
     print(f"\nslowest test binaries (of {len(times)}, {sum(t for t, _ in times):.0f} s in all):")
     for seconds, name in times[:top]:
+        print(f"  {seconds:7.1f} s  {name}")
+    print(
+        f"\nslowest tests (of {len(tests)}; each from the end of the test before it "
+        "in its binary, its own time where the binary runs one at a time, as the lab does):"
+    )
+    for seconds, name in tests[: top * 2]:
         print(f"  {seconds:7.1f} s  {name}")
     return 0
 

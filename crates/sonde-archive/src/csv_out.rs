@@ -14,6 +14,8 @@ fn cell(column: &str, v: &Value) -> String {
         (_, Value::Int(i)) => i.map(|i| i.to_string()).unwrap_or_default(),
         (_, Value::Real(r)) => r.map(|r| r.to_string()).unwrap_or_default(),
         (_, Value::Bool(b)) => b.to_string(),
+        // An array is a parameter of a batch, never a row's cell.
+        (_, Value::Texts(_) | Value::Ints(_) | Value::Reals(_)) => String::new(),
     }
 }
 

@@ -158,21 +158,21 @@ impl PgBackend {
     }
 }
 
-fn boxed(p: &[Value]) -> Vec<Box<dyn ToSql + Sync>> {
+/// The parameters as the driver takes them, borrowed, not copied.
+fn refs(p: &[Value]) -> Vec<&(dyn ToSql + Sync)> {
     p.iter()
-        .map(|v| -> Box<dyn ToSql + Sync> {
+        .map(|v| -> &(dyn ToSql + Sync) {
             match v {
-                Value::Text(t) => Box::new(t.clone()),
-                Value::Int(i) => Box::new(*i),
-                Value::Real(r) => Box::new(*r),
-                Value::Bool(b) => Box::new(*b),
+                Value::Text(t) => t,
+                Value::Int(i) => i,
+                Value::Real(r) => r,
+                Value::Bool(b) => b,
+                Value::Texts(a) => a,
+                Value::Ints(a) => a,
+                Value::Reals(a) => a,
             }
         })
         .collect()
-}
-
-fn refs(b: &[Box<dyn ToSql + Sync>]) -> Vec<&(dyn ToSql + Sync)> {
-    b.iter().map(|v| v.as_ref()).collect()
 }
 
 struct On<'a, C: GenericClient> {
@@ -190,8 +190,8 @@ impl<C: GenericClient> On<'_, C> {
     /// tables changed under it (a migration, a partition made) may be
     /// refused by the server ("cached plan must not change result type").
     fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<postgres::Row>, ArchiveError> {
-        let b = boxed(params);
-        self.prepared(sql, |c, s| c.query(s, &refs(&b)))
+        let p = refs(params);
+        self.prepared(sql, |c, s| c.query(s, &p))
     }
 
     /// `run` with `sql`'s prepared statement. A statement the server
@@ -239,8 +239,8 @@ impl<C: GenericClient> Sql for On<'_, C> {
         self.c.batch_execute(sql).map_err(err(self.location))
     }
     fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, ArchiveError> {
-        let b = boxed(params);
-        self.prepared(sql, |c, s| c.execute(s, &refs(&b)))
+        let p = refs(params);
+        self.prepared(sql, |c, s| c.execute(s, &p))
     }
     fn texts(&mut self, sql: &str, params: &[Value]) -> Result<Vec<String>, ArchiveError> {
         let rows = self.query(sql, params)?;

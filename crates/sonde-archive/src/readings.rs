@@ -7,16 +7,17 @@
 //!   reading sent twice (a retry, a broker's redelivery) changes nothing:
 //!   the first one kept stays;
 //! - `readings_15min` and `readings_day`: the [`Summary`] of each
-//!   15-minute bucket and each UTC day, recomputed for every bucket and
-//!   day a write touches, in the write's transaction: a reading that
-//!   arrives late corrects them at once.
+//!   15-minute bucket and each UTC day, kept in the write's transaction:
+//!   the summary of a write's new readings is added to each bucket and
+//!   day they fall in, so a reading that arrives late corrects them at
+//!   once, and a write reads nothing back.
 
 use crate::sql::{Sql, Value};
 use crate::{ArchiveError, Store};
 use serde::Serialize;
 use sonde_readings::aggregate::{bucket_start, day_start, series, Interval, Point};
-use sonde_readings::{Reading, Sample, Summary, BUCKET_NS, DAY_NS};
-use std::collections::{BTreeMap, BTreeSet};
+use sonde_readings::{Reading, Sample, Summary};
+use std::collections::BTreeMap;
 
 /// What a write of readings did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -76,32 +77,57 @@ fn summary_of(row: &[Value]) -> Option<Summary> {
     })
 }
 
-fn put_summary(
+/// Adds `s`, the summary of a write's new readings in one bucket or day
+/// whose values sum to `total`, to `table`'s summary of that span, as
+/// [`Summary::combine`] of the two would: counts and sums added, the mean
+/// their quotient, the lower low and the higher high (the earlier of two
+/// equal), with the high's `with`. One statement, nothing read back. A
+/// reading is added once, when it is new to the archive, so a summary is
+/// what recomputing it from its readings would give (the sum in another
+/// order); a reading that arrives late corrects it at once. (A summary
+/// written before schema 20 without its sum takes mean × count.)
+fn add_to_summary(
     tx: &mut dyn Sql,
     table: &str,
     probe: &str,
     metric: &str,
     s: &Summary,
+    total: f64,
 ) -> Result<(), ArchiveError> {
+    let lower = format!(
+        "excluded.min < {table}.min OR (excluded.min = {table}.min \
+         AND excluded.min_at_ns < {table}.min_at_ns)"
+    );
+    let higher = format!(
+        "excluded.max > {table}.max OR (excluded.max = {table}.max \
+         AND excluded.max_at_ns < {table}.max_at_ns)"
+    );
+    let sum = format!("COALESCE({table}.total, {table}.mean * {table}.count) + excluded.total");
     tx.execute(
         &format!(
-            "INSERT INTO {table} (probe, metric, {SUMMARY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, \
-             $6, $7, $8, $9, $10) ON CONFLICT (probe, metric, start_ns) DO UPDATE SET \
-             count = excluded.count, mean = excluded.mean, min = excluded.min, \
-             min_at_ns = excluded.min_at_ns, max = excluded.max, max_at_ns = excluded.max_at_ns, \
-             with_at_max = excluded.with_at_max"
+            "INSERT INTO {table} (probe, metric, {SUMMARY_COLUMNS}, total) VALUES ($1, $2, $3, \
+             $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (probe, metric, start_ns) DO UPDATE \
+             SET count = {table}.count + excluded.count, total = {sum}, \
+             mean = ({sum}) / ({table}.count + excluded.count), \
+             min = CASE WHEN {lower} THEN excluded.min ELSE {table}.min END, \
+             min_at_ns = CASE WHEN {lower} THEN excluded.min_at_ns ELSE {table}.min_at_ns END, \
+             max = CASE WHEN {higher} THEN excluded.max ELSE {table}.max END, \
+             max_at_ns = CASE WHEN {higher} THEN excluded.max_at_ns ELSE {table}.max_at_ns END, \
+             with_at_max = CASE WHEN {higher} THEN excluded.with_at_max \
+             ELSE {table}.with_at_max END"
         ),
         &[
             text(probe),
             text(metric),
             int(s.start_ns),
             int(s.count),
-            Value::Real(Some(s.mean)),
+            Value::Real(Some(total / s.count as f64)),
             Value::Real(Some(s.min)),
             int(s.min_at_ns),
             Value::Real(Some(s.max)),
             int(s.max_at_ns),
             Value::Real(s.with_at_max),
+            Value::Real(Some(total)),
         ],
     )?;
     Ok(())
@@ -130,51 +156,93 @@ fn summaries(
         .collect())
 }
 
-/// Recomputes the bucket starting at `start` from its raw readings.
-fn recompute_bucket(
-    tx: &mut dyn Sql,
-    probe: &str,
-    metric: &str,
-    start: i64,
-) -> Result<(), ArchiveError> {
-    let samples: Vec<Sample> = tx
-        .rows(
-            "SELECT at_ns, value, with_value FROM readings WHERE probe = $1 AND metric = $2 \
-             AND at_ns >= $3 AND at_ns < $4",
-            &[
-                text(probe),
-                text(metric),
-                int(start),
-                int(start + BUCKET_NS),
-            ],
-        )?
-        .iter()
-        .filter_map(|r| {
-            Some(Sample {
-                at_ns: r.first()?.int()?,
-                value: r.get(1)?.real()?,
-                with: r.get(2).and_then(Value::real),
-            })
-        })
-        .collect();
-    if let Some(s) = Summary::of_samples(start, &samples) {
-        put_summary(tx, "readings_15min", probe, metric, &s)?;
-    }
-    Ok(())
+/// A reading the write kept that was not kept before.
+struct NewReading {
+    probe: String,
+    metric: String,
+    sample: Sample,
 }
 
-/// Recomputes the day starting at `start` from its buckets.
-fn recompute_day(
+const RETURNED: &str = "RETURNING probe, metric, at_ns, value, with_value";
+
+fn new_reading(r: &[Value]) -> Option<NewReading> {
+    Some(NewReading {
+        probe: r.first()?.text()?.to_string(),
+        metric: r.get(1)?.text()?.to_string(),
+        sample: Sample {
+            at_ns: r.get(2)?.int()?,
+            value: r.get(3)?.real()?,
+            with: r.get(4).and_then(Value::real),
+        },
+    })
+}
+
+/// Inserts `readings`; those that were not kept before (the first of a
+/// probe's metric's time twice in the batch).
+fn insert_readings(
     tx: &mut dyn Sql,
-    probe: &str,
-    metric: &str,
-    start: i64,
-) -> Result<(), ArchiveError> {
-    let buckets = summaries(tx, "readings_15min", probe, metric, start, start + DAY_NS)?;
-    if let Some(s) = Summary::combine(start, &buckets) {
-        put_summary(tx, "readings_day", probe, metric, &s)?;
+    readings: &[Reading],
+    received_ns: i64,
+) -> Result<Vec<NewReading>, ArchiveError> {
+    let mut rows = Vec::new();
+    if tx.postgres() {
+        // One statement of fixed text for any batch: each column an
+        // array, one parameter (prepared once per connection; a
+        // multi-row VALUES is a statement of its own per row count,
+        // parsed and planned with thousands of parameters).
+        rows = tx.rows(
+            &format!(
+                "INSERT INTO readings (probe, metric, at_ns, value, with_value, received_ns) \
+                 SELECT probe, metric, at_ns, value, with_value, $6 \
+                 FROM UNNEST($1::text[], $2::text[], $3::int8[], $4::float8[], $5::float8[]) \
+                 AS r (probe, metric, at_ns, value, with_value) \
+                 ON CONFLICT (probe, metric, at_ns) DO NOTHING {RETURNED}"
+            ),
+            &[
+                Value::Texts(readings.iter().map(|r| r.probe.clone()).collect()),
+                Value::Texts(readings.iter().map(|r| r.metric.clone()).collect()),
+                Value::Ints(readings.iter().map(|r| r.at_ns).collect()),
+                Value::Reals(readings.iter().map(|r| Some(r.value)).collect()),
+                Value::Reals(readings.iter().map(|r| r.with).collect()),
+                int(received_ns),
+            ],
+        )?;
+    } else {
+        for chunk in readings.chunks(ROWS_PER_INSERT) {
+            let mut sql = String::from(
+                "INSERT INTO readings (probe, metric, at_ns, value, with_value, received_ns) \
+                 VALUES ",
+            );
+            let mut params = Vec::with_capacity(chunk.len() * 6);
+            for (i, r) in chunk.iter().enumerate() {
+                let p = i * 6;
+                if i > 0 {
+                    sql.push_str(", ");
+                }
+                sql.push_str(&format!(
+                    "(${}, ${}, ${}, ${}, ${}, ${})",
+                    p + 1,
+                    p + 2,
+                    p + 3,
+                    p + 4,
+                    p + 5,
+                    p + 6
+                ));
+                params.extend([
+                    text(&r.probe),
+                    text(&r.metric),
+                    int(r.at_ns),
+                    Value::Real(Some(r.value)),
+                    Value::Real(r.with),
+                    int(received_ns),
+                ]);
+            }
+            sql.push_str(" ON CONFLICT (probe, metric, at_ns) DO NOTHING ");
+            sql.push_str(RETURNED);
+            rows.extend(tx.rows(&sql, &params)?);
+        }
     }
-    Ok(())
+    Ok(rows.iter().filter_map(|r| new_reading(r)).collect())
 }
 
 /// Writes `readings` in the transaction `tx` (see [`Store::put_readings`]).
@@ -196,25 +264,23 @@ fn put_in(
         e.1 = e.1.min(r.at_ns);
         e.2 = e.2.max(r.at_ns);
     }
+    // Each series' row is made or widened, in a fixed order, and its unit
+    // read back in the same statement: the row is locked until this
+    // write ends, so two writers of a new metric in two units cannot both
+    // find none (the second waits, then reads the first's unit), and the
+    // writes of one metric's readings take turns. A unit other than the
+    // archive's refuses the write, and its rollback takes back what this
+    // statement changed.
     for (&(probe, metric), &(unit, first, last)) in &metrics {
-        // The series row is made if new and locked before its unit is
-        // read: on PostgreSQL two writers of a new metric in two units
-        // would otherwise both find no row, and the second's readings be
-        // kept under the first's unit. (A no-op UPDATE takes the row's
-        // lock in both backends; SQLite's write transactions already
-        // exclude each other.)
-        tx.execute(
-            "INSERT INTO reading_series (probe, metric, unit, first_ns, last_ns) \
-             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (probe, metric) DO NOTHING",
-            &[text(probe), text(metric), text(unit), int(first), int(last)],
-        )?;
-        tx.execute(
-            "UPDATE reading_series SET unit = unit WHERE probe = $1 AND metric = $2",
-            &[text(probe), text(metric)],
-        )?;
         let known = tx.texts(
-            "SELECT unit FROM reading_series WHERE probe = $1 AND metric = $2",
-            &[text(probe), text(metric)],
+            "INSERT INTO reading_series (probe, metric, unit, first_ns, last_ns) \
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (probe, metric) DO UPDATE SET \
+             first_ns = CASE WHEN excluded.first_ns < reading_series.first_ns \
+             THEN excluded.first_ns ELSE reading_series.first_ns END, \
+             last_ns = CASE WHEN excluded.last_ns > reading_series.last_ns \
+             THEN excluded.last_ns ELSE reading_series.last_ns END \
+             RETURNING unit",
+            &[text(probe), text(metric), text(unit), int(first), int(last)],
         )?;
         if let Some(k) = known.first().filter(|k| k.as_str() != unit) {
             let index = readings
@@ -224,73 +290,35 @@ fn put_in(
             return Ok(unit_conflict(index, &readings[index], k));
         }
     }
-    // The series' row is written first, in a fixed order: on PostgreSQL
-    // its row lock makes a concurrent write to the same metric wait until
-    // this one commits, so each recomputation below sees every reading
-    // committed before it (SQLite's write transactions already exclude
-    // each other).
-    for (&(probe, metric), &(unit, first, last)) in &metrics {
-        tx.execute(
-            "INSERT INTO reading_series (probe, metric, unit, first_ns, last_ns) \
-             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (probe, metric) DO UPDATE SET \
-             first_ns = CASE WHEN excluded.first_ns < reading_series.first_ns \
-             THEN excluded.first_ns ELSE reading_series.first_ns END, \
-             last_ns = CASE WHEN excluded.last_ns > reading_series.last_ns \
-             THEN excluded.last_ns ELSE reading_series.last_ns END",
-            &[text(probe), text(metric), text(unit), int(first), int(last)],
-        )?;
+    let new = insert_readings(tx, readings, received_ns)?;
+    // The new readings' summaries, by bucket, added to the buckets'; the
+    // buckets' (of new readings only), by day, added to the days'.
+    let mut buckets: BTreeMap<(&str, &str, i64), Vec<Sample>> = BTreeMap::new();
+    for n in &new {
+        let start = bucket_start(n.sample.at_ns);
+        buckets
+            .entry((&n.probe, &n.metric, start))
+            .or_default()
+            .push(n.sample);
     }
-    let mut new = 0usize;
-    for chunk in readings.chunks(ROWS_PER_INSERT) {
-        let mut sql = String::from(
-            "INSERT INTO readings (probe, metric, at_ns, value, with_value, received_ns) VALUES ",
-        );
-        let mut params = Vec::with_capacity(chunk.len() * 6);
-        for (i, r) in chunk.iter().enumerate() {
-            let p = i * 6;
-            if i > 0 {
-                sql.push_str(", ");
-            }
-            sql.push_str(&format!(
-                "(${}, ${}, ${}, ${}, ${}, ${})",
-                p + 1,
-                p + 2,
-                p + 3,
-                p + 4,
-                p + 5,
-                p + 6
-            ));
-            params.extend([
-                text(&r.probe),
-                text(&r.metric),
-                int(r.at_ns),
-                Value::Real(Some(r.value)),
-                Value::Real(r.with),
-                int(received_ns),
-            ]);
+    let mut days: BTreeMap<(&str, &str, i64), (Vec<Summary>, f64)> = BTreeMap::new();
+    for (&(probe, metric, start), samples) in &buckets {
+        if let Some(s) = Summary::of_samples(start, samples) {
+            let total = samples.iter().map(|x| x.value).sum::<f64>();
+            add_to_summary(tx, "readings_15min", probe, metric, &s, total)?;
+            let day = days.entry((probe, metric, day_start(start))).or_default();
+            day.0.push(s);
+            day.1 += total;
         }
-        sql.push_str(" ON CONFLICT (probe, metric, at_ns) DO NOTHING");
-        new += tx.execute(&sql, &params)? as usize;
     }
-    if new > 0 {
-        let buckets: BTreeSet<(&str, &str, i64)> = readings
-            .iter()
-            .map(|r| (r.probe.as_str(), r.metric.as_str(), bucket_start(r.at_ns)))
-            .collect();
-        for &(probe, metric, start) in &buckets {
-            recompute_bucket(tx, probe, metric, start)?;
-        }
-        let days: BTreeSet<(&str, &str, i64)> = buckets
-            .iter()
-            .map(|&(p, m, b)| (p, m, day_start(b)))
-            .collect();
-        for (probe, metric, start) in days {
-            recompute_day(tx, probe, metric, start)?;
+    for (&(probe, metric, start), (parts, total)) in &days {
+        if let Some(s) = Summary::combine(start, parts) {
+            add_to_summary(tx, "readings_day", probe, metric, &s, *total)?;
         }
     }
     Ok(ReadingsWrite::Kept {
-        new,
-        duplicate: readings.len() - new,
+        new: new.len(),
+        duplicate: readings.len() - new.len(),
     })
 }
 

@@ -198,7 +198,8 @@ impl KeyPart {
                 }
             })),
             Some(Value::Bool(b)) => KeyPart::Bool(*b),
-            None => KeyPart::Missing,
+            // An array is a parameter of a batch, never a row's cell.
+            Some(Value::Texts(_) | Value::Ints(_) | Value::Reals(_)) | None => KeyPart::Missing,
         }
     }
 }

@@ -12,6 +12,13 @@ pub enum Value {
     Int(Option<i64>),
     Real(Option<f64>),
     Bool(bool),
+    /// Arrays, PostgreSQL's only: a batch of rows as one parameter per
+    /// column (`UNNEST($1::text[], …)`), so that one statement of fixed
+    /// text, prepared once, writes any number of rows. SQLite refuses
+    /// them; a caller asks [`Sql::postgres`] first.
+    Texts(Vec<String>),
+    Ints(Vec<i64>),
+    Reals(Vec<Option<f64>>),
 }
 
 impl Value {

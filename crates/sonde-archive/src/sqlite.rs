@@ -13,14 +13,29 @@ pub struct SqliteBackend {
     location: String,
 }
 
-fn lite(v: &Value) -> Lite {
-    match v {
+fn lite(v: &Value) -> Option<Lite> {
+    Some(match v {
         Value::Text(Some(s)) => Lite::Text(s.clone()),
         Value::Int(Some(i)) => Lite::Integer(*i),
         Value::Real(Some(r)) => Lite::Real(*r),
         Value::Bool(b) => Lite::Integer(i64::from(*b)),
         Value::Text(None) | Value::Int(None) | Value::Real(None) => Lite::Null,
-    }
+        Value::Texts(_) | Value::Ints(_) | Value::Reals(_) => return None,
+    })
+}
+
+/// The parameters as SQLite takes them; an array (PostgreSQL's only) is
+/// refused, not bound as something else.
+fn lites(location: &str, p: &[Value]) -> Result<Vec<Lite>, ArchiveError> {
+    p.iter()
+        .map(|v| {
+            lite(v).ok_or_else(|| ArchiveError::Database {
+                location: location.to_string(),
+                message: "an array parameter: SQLite has none (a statement of PostgreSQL's)"
+                    .to_string(),
+            })
+        })
+        .collect()
 }
 
 fn err(location: &str) -> impl Fn(rusqlite::Error) -> ArchiveError + '_ {
@@ -115,7 +130,7 @@ fn run_execute(
     sql: &str,
     p: &[Value],
 ) -> Result<u64, ArchiveError> {
-    let params: Vec<Lite> = p.iter().map(lite).collect();
+    let params = lites(location, p)?;
     c.execute(&numbered(sql), rusqlite::params_from_iter(params))
         .map(|n| n as u64)
         .map_err(err(location))
@@ -127,7 +142,7 @@ fn run_texts(
     sql: &str,
     p: &[Value],
 ) -> Result<Vec<String>, ArchiveError> {
-    let params: Vec<Lite> = p.iter().map(lite).collect();
+    let params = lites(location, p)?;
     let mut st = c.prepare(&numbered(sql)).map_err(err(location))?;
     let rows = st
         .query_map(rusqlite::params_from_iter(params), |row| {
@@ -143,7 +158,7 @@ fn run_int(
     sql: &str,
     p: &[Value],
 ) -> Result<Option<i64>, ArchiveError> {
-    let params: Vec<Lite> = p.iter().map(lite).collect();
+    let params = lites(location, p)?;
     let mut st = c.prepare(&numbered(sql)).map_err(err(location))?;
     let mut rows = st
         .query_map(rusqlite::params_from_iter(params), |row| {
@@ -163,7 +178,7 @@ fn run_rows(
     p: &[Value],
 ) -> Result<Vec<Vec<Value>>, ArchiveError> {
     use rusqlite::types::ValueRef;
-    let params: Vec<Lite> = p.iter().map(lite).collect();
+    let params = lites(location, p)?;
     let mut st = c.prepare(&numbered(sql)).map_err(err(location))?;
     let n = st.column_count();
     let rows = st

@@ -54,25 +54,10 @@ fn labelled(step: &str) -> Placement {
     }
 }
 
-/// The first value of `sql` on the archive at `location`.
-fn count(location: &str, sql: &str) -> i64 {
-    if let Some((_, schema)) = location.split_once("schema=") {
-        let mut c = common::admin();
-        c.batch_execute(&format!("SET search_path TO {schema}"))
-            .unwrap();
-        c.query_one(sql, &[]).unwrap().get(0)
-    } else {
-        rusqlite::Connection::open(location)
-            .unwrap()
-            .query_row(sql, [], |r| r.get(0))
-            .unwrap()
-    }
-}
-
 /// Rows of each table the results live in, of results in `[lo, hi)`.
 fn rows_between(location: &str, lo: i64, hi: i64) -> [i64; 4] {
     let of = |t: &str| {
-        count(
+        common::count(
             location,
             &format!(
                 "SELECT COUNT(*) FROM {t} WHERE result_id IN (SELECT id FROM results WHERE \
@@ -81,7 +66,7 @@ fn rows_between(location: &str, lo: i64, hi: i64) -> [i64; 4] {
         )
     };
     [
-        count(
+        common::count(
             location,
             &format!("SELECT COUNT(*) FROM results WHERE start_ns >= {lo} AND start_ns < {hi}"),
         ),
@@ -174,7 +159,7 @@ fn retention_drops_whole_months_and_nothing_newer() {
         // Every row of what was dropped is gone, not only the results.
         for t in ["intervals", "result_figures", "result_labels"] {
             assert_eq!(
-                count(
+                common::count(
                     location,
                     &format!(
                         "SELECT COUNT(*) FROM {t} WHERE result_id NOT IN (SELECT id FROM results)"
@@ -186,7 +171,7 @@ fn retention_drops_whole_months_and_nothing_newer() {
         }
         // No path's latest result is one that was dropped.
         assert_eq!(
-            count(
+            common::count(
                 location,
                 "SELECT COUNT(*) FROM result_latest WHERE result_id NOT IN (SELECT id FROM \
                  results)"
@@ -233,13 +218,19 @@ fn retention_keeps_what_an_agent_still_owes_and_takes_route_changes_along() {
             // An agent keeps what it still owes.
             assert_eq!(dropped.months, Vec::<String>::new());
             assert!(s.get_result(old.id).unwrap().is_some());
-            assert_eq!(count(location, "SELECT COUNT(*) FROM path_changes"), 1);
+            assert_eq!(
+                common::count(location, "SELECT COUNT(*) FROM path_changes"),
+                1
+            );
         }
         // Delivered (the queue gone), it goes, its route change with it.
         s.drop_queue("central").unwrap();
         s.drop_months_before(now.plus(-1)).unwrap();
         assert!(s.get_result(old.id).unwrap().is_none());
-        assert_eq!(count(location, "SELECT COUNT(*) FROM path_changes"), 0);
+        assert_eq!(
+            common::count(location, "SELECT COUNT(*) FROM path_changes"),
+            0
+        );
         for (m, r) in &kept {
             assert_eq!(
                 s.get_result(r.id).unwrap().is_some(),
@@ -265,7 +256,10 @@ fn an_archive_of_schema_17_moves_into_months_with_every_row() {
             .map(|(m, _)| rows_between(location, m.start_ns(), m.plus(1).start_ns()))
             .collect();
         back_to_17(location);
-        assert_eq!(count(location, "SELECT MAX(version) FROM sonde_schema"), 17);
+        assert_eq!(
+            common::count(location, "SELECT MAX(version) FROM sonde_schema"),
+            17
+        );
 
         let mut s = open();
         assert_eq!(
@@ -284,20 +278,20 @@ fn an_archive_of_schema_17_moves_into_months_with_every_row() {
         // Figures and labels carry their result's start.
         for t in ["result_figures", "result_labels"] {
             assert_eq!(
-                count(
+                common::count(
                     location,
                     &format!(
                         "SELECT COUNT(*) FROM {t} x JOIN results r ON r.id = x.result_id WHERE \
                          x.start_ns = r.start_ns"
                     )
                 ),
-                count(location, &format!("SELECT COUNT(*) FROM {t}")),
+                common::count(location, &format!("SELECT COUNT(*) FROM {t}")),
                 "{t}"
             );
         }
         if location.contains("schema=") {
             assert_eq!(
-                count(
+                common::count(
                     location,
                     "SELECT COUNT(*) FROM pg_partitioned_table p JOIN pg_class c ON c.oid = \
                      p.partrelid WHERE c.relname IN ('results', 'intervals', 'result_figures', \
@@ -306,13 +300,16 @@ fn an_archive_of_schema_17_moves_into_months_with_every_row() {
                 4
             );
             // Nothing but 1970 in the default partitions.
-            assert_eq!(count(location, "SELECT COUNT(*) FROM results_default"), 2);
+            assert_eq!(
+                common::count(location, "SELECT COUNT(*) FROM results_default"),
+                2
+            );
         }
         // Retention works on what was moved.
         let now = Month::now();
         let dropped = s.drop_months_before(now).unwrap();
         assert!(dropped.months.contains(&now.plus(-1).to_string()));
-        assert_eq!(count(location, "SELECT COUNT(*) FROM results"), 2);
+        assert_eq!(common::count(location, "SELECT COUNT(*) FROM results"), 2);
     });
 }
 
@@ -329,7 +326,7 @@ fn a_result_sent_again_after_its_month_went_is_kept_again() {
         assert!(s.put_result(&r, &labelled("edge")).unwrap());
         s.prepare_months().unwrap();
         s.drop_months_before(next).unwrap();
-        assert_eq!(count(location, "SELECT COUNT(*) FROM results"), 0);
+        assert_eq!(common::count(location, "SELECT COUNT(*) FROM results"), 0);
         assert!(s.put_result(&r, &labelled("edge")).unwrap());
         assert_eq!(s.get_result(r.id).unwrap().as_ref(), Some(&r));
         assert_eq!(s.count_intervals(r.id).unwrap(), 3);

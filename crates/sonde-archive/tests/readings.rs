@@ -235,3 +235,50 @@ fn concurrent_writers_to_one_bucket_lose_no_reading_from_its_summary() {
         assert_eq!((b0.count, b0.mean, b0.min, b0.max), (200, 99.5, 0.0, 199.0));
     });
 }
+
+#[test]
+fn a_schema_19_archive_gets_its_summaries_sums_and_later_writes_add_to_them() {
+    common::on_both("readings_sums", |open, location| {
+        let mut s = open();
+        let first = [wind(1, 1.0, None), wind(2, 2.0, None), wind(3, 4.0, None)];
+        assert_eq!(s.put_readings(&first, 0).unwrap(), kept(3, 0));
+        drop(s);
+        // As a sonde of schema 19 left it: summaries with no sum.
+        common::back_to_19(location);
+        let mut s = open();
+        for table in ["readings_15min", "readings_day"] {
+            assert_eq!(
+                common::count(
+                    location,
+                    &format!("SELECT COUNT(*) FROM {table} WHERE total = 7")
+                ),
+                1,
+                "{table}: its sum from the readings"
+            );
+        }
+        // A late reading and one of the next bucket, added to them.
+        let late = [wind(0, 5.0, Some(9.0)), wind(15, 6.0, None)];
+        assert_eq!(s.put_readings(&late, 0).unwrap(), kept(2, 0));
+        let day = Interval::Day.periods("2025-11-26").unwrap();
+        let q = s
+            .query_readings("mast-1", "wind_speed", Interval::Day, &day)
+            .unwrap()
+            .unwrap();
+        let b0 = q.points[0].summary.unwrap();
+        assert_eq!((b0.count, b0.mean), (4, 3.0));
+        assert_eq!(
+            (b0.max, b0.max_at_ns, b0.with_at_max),
+            (5.0, DAY, Some(9.0))
+        );
+        assert_eq!((b0.min, b0.min_at_ns), (1.0, DAY + MIN));
+        let b1 = q.points[1].summary.unwrap();
+        assert_eq!((b1.count, b1.mean), (1, 6.0));
+        let month = Interval::Month.periods("2025-11-26").unwrap();
+        let q = s
+            .query_readings("mast-1", "wind_speed", Interval::Month, &month)
+            .unwrap()
+            .unwrap();
+        let d = q.points[25].summary.unwrap();
+        assert_eq!((d.count, d.mean, d.max), (5, 3.6, 6.0));
+    });
+}

@@ -99,9 +99,21 @@ pub fn back_to_17(location: &str) {
 }
 
 /// Takes the archive at `location` back to schema 18: `result_latest`
-/// without its copy of each result's columns.
+/// without its copy of each result's columns (and readings' summaries
+/// without their sums, 20).
 pub fn back_to_18(location: &str) {
+    back_to_19(location);
     raw(location, &undo_19());
+}
+
+/// Takes the archive at `location` back to schema 19: readings'
+/// summaries without their sums.
+pub fn back_to_19(location: &str) {
+    raw(
+        location,
+        "ALTER TABLE readings_15min DROP COLUMN total; ALTER TABLE readings_day DROP COLUMN \
+         total; DELETE FROM sonde_schema WHERE version = 20;",
+    );
 }
 
 /// SQL that takes an archive of schema 19 back to 18 ([`back_to_18`]).
@@ -148,4 +160,20 @@ fn unpartition_sql() -> String {
          DELETE FROM sonde_schema WHERE version = 18;",
     );
     sql
+}
+
+/// The integer `sql` gives (its first column of its first row) on the
+/// archive at `location`.
+pub fn count(location: &str, sql: &str) -> i64 {
+    if let Some((_, schema)) = location.split_once("schema=") {
+        let mut c = admin();
+        c.batch_execute(&format!("SET search_path TO {schema}"))
+            .unwrap();
+        c.query_one(sql, &[]).unwrap().get(0)
+    } else {
+        rusqlite::Connection::open(location)
+            .unwrap()
+            .query_row(sql, [], |r| r.get(0))
+            .unwrap()
+    }
 }
