@@ -84,8 +84,12 @@ fn summary_of(row: &[Value]) -> Option<Summary> {
 /// equal), with the high's `with`. One statement, nothing read back. A
 /// reading is added once, when it is new to the archive, so a summary is
 /// what recomputing it from its readings would give (the sum in another
-/// order); a reading that arrives late corrects it at once. (A summary
-/// written before schema 20 without its sum takes mean × count.)
+/// order); a reading that arrives late corrects it at once.
+///
+/// The sum is trusted only while `total_count`, the count it is the sum
+/// of, is the row's count: a summary written before schema 20, or since
+/// by an older sonde still running (which recomputes count and mean from
+/// the readings and leaves the sum as it was), takes mean × count.
 fn add_to_summary(
     tx: &mut dyn Sql,
     table: &str,
@@ -102,12 +106,17 @@ fn add_to_summary(
         "excluded.max > {table}.max OR (excluded.max = {table}.max \
          AND excluded.max_at_ns < {table}.max_at_ns)"
     );
-    let sum = format!("COALESCE({table}.total, {table}.mean * {table}.count) + excluded.total");
+    let sum = format!(
+        "CASE WHEN {table}.total_count = {table}.count THEN {table}.total \
+         ELSE {table}.mean * {table}.count END + excluded.total"
+    );
     tx.execute(
         &format!(
-            "INSERT INTO {table} (probe, metric, {SUMMARY_COLUMNS}, total) VALUES ($1, $2, $3, \
-             $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (probe, metric, start_ns) DO UPDATE \
+            "INSERT INTO {table} (probe, metric, {SUMMARY_COLUMNS}, total, total_count) VALUES \
+             ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $4) \
+             ON CONFLICT (probe, metric, start_ns) DO UPDATE \
              SET count = {table}.count + excluded.count, total = {sum}, \
+             total_count = {table}.count + excluded.count, \
              mean = ({sum}) / ({table}.count + excluded.count), \
              min = CASE WHEN {lower} THEN excluded.min ELSE {table}.min END, \
              min_at_ns = CASE WHEN {lower} THEN excluded.min_at_ns ELSE {table}.min_at_ns END, \
@@ -334,8 +343,8 @@ fn unit_conflict(index: usize, r: &Reading, unit: &str) -> ReadingsWrite {
 
 impl Store {
     /// Keeps `readings` (received at `received_ns`) in one transaction,
-    /// and recomputes the 15-minute and daily summaries they touch in it:
-    /// all or nothing. A reading already kept (same probe, metric and
+    /// and adds the new ones to the 15-minute and daily summaries they
+    /// fall in, in it: all or nothing. A reading already kept (same probe, metric and
     /// time) changes nothing; a reading in another unit than its
     /// metric's refuses the whole write.
     pub fn put_readings(

@@ -494,17 +494,22 @@ UPDATE result_latest SET source = r.source, target = r.target, family = r.family
     FROM results r WHERE r.id = result_latest.result_id AND r.start_ns = result_latest.latest_ns;
 "#,
     // 20: each 15-minute and daily summary of readings keeps the sum of
-    // its readings beside their mean: a write adds its new readings'
-    // count and sum to the summaries they fall in (the mean is their
-    // quotient, exact as a recomputation's), and reads nothing back.
-    // Filled here from the readings, and the days from their buckets.
+    // its readings beside their mean, and the count that sum is of: a
+    // write adds its new readings' count and sum to the summaries they
+    // fall in (the mean is their quotient, exact as a recomputation's),
+    // and reads nothing back. A sum whose count is not the row's (an
+    // older sonde still writing recomputes count and mean, not the sum)
+    // is not trusted. Filled here from the readings, the days from their
+    // buckets.
     r#"
 ALTER TABLE readings_15min ADD COLUMN total DOUBLE PRECISION;
+ALTER TABLE readings_15min ADD COLUMN total_count BIGINT;
 ALTER TABLE readings_day ADD COLUMN total DOUBLE PRECISION;
-UPDATE readings_15min SET total = (SELECT SUM(r.value) FROM readings r
+ALTER TABLE readings_day ADD COLUMN total_count BIGINT;
+UPDATE readings_15min SET total_count = count, total = (SELECT SUM(r.value) FROM readings r
     WHERE r.probe = readings_15min.probe AND r.metric = readings_15min.metric
     AND r.at_ns >= readings_15min.start_ns AND r.at_ns < readings_15min.start_ns + 900000000000);
-UPDATE readings_day SET total = (SELECT SUM(b.total) FROM readings_15min b
+UPDATE readings_day SET total_count = count, total = (SELECT SUM(b.total) FROM readings_15min b
     WHERE b.probe = readings_day.probe AND b.metric = readings_day.metric
     AND b.start_ns >= readings_day.start_ns AND b.start_ns < readings_day.start_ns + 86400000000000);
 "#,

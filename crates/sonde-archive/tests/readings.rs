@@ -237,7 +237,8 @@ fn concurrent_writers_to_one_bucket_lose_no_reading_from_its_summary() {
 }
 
 #[test]
-fn a_schema_19_archive_gets_its_summaries_sums_and_later_writes_add_to_them() {
+fn a_schema_19_archive_gets_its_summaries_sums_and_later_writes_add_to_them_not_to_an_older_sondes()
+{
     common::on_both("readings_sums", |open, location| {
         let mut s = open();
         let first = [wind(1, 1.0, None), wind(2, 2.0, None), wind(3, 4.0, None)];
@@ -280,5 +281,38 @@ fn a_schema_19_archive_gets_its_summaries_sums_and_later_writes_add_to_them() {
             .unwrap();
         let d = q.points[25].summary.unwrap();
         assert_eq!((d.count, d.mean, d.max), (5, 3.6, 6.0));
+
+        // An older sonde still writing (schema 19's code: it recomputes a
+        // bucket's count and mean from the readings, and the day's from
+        // its buckets, and knows no sum) keeps 10.0 at minute 5; the next
+        // write of this one does not add to the sum it left behind.
+        common::raw(
+            location,
+            &format!(
+                "INSERT INTO readings (probe, metric, at_ns, value, received_ns) VALUES \
+                 ('mast-1', 'wind_speed', {}, 10.0, 0); \
+                 UPDATE readings_15min SET count = 5, mean = 22.0 / 5 WHERE start_ns = {DAY}; \
+                 UPDATE readings_day SET count = 6, mean = 28.0 / 6 WHERE start_ns = {DAY};",
+                DAY + 5 * MIN
+            ),
+        );
+        assert_eq!(
+            s.put_readings(&[wind(6, 8.0, None)], 0).unwrap(),
+            kept(1, 0)
+        );
+        let q = s
+            .query_readings("mast-1", "wind_speed", Interval::Day, &day)
+            .unwrap()
+            .unwrap();
+        let b0 = q.points[0].summary.unwrap();
+        assert_eq!(b0.count, 6);
+        assert!((b0.mean - 30.0 / 6.0).abs() < 1e-9, "{}", b0.mean);
+        let q = s
+            .query_readings("mast-1", "wind_speed", Interval::Month, &month)
+            .unwrap()
+            .unwrap();
+        let d = q.points[25].summary.unwrap();
+        assert_eq!(d.count, 7);
+        assert!((d.mean - 36.0 / 7.0).abs() < 1e-9, "{}", d.mean);
     });
 }

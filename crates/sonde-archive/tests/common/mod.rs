@@ -111,8 +111,9 @@ pub fn back_to_18(location: &str) {
 pub fn back_to_19(location: &str) {
     raw(
         location,
-        "ALTER TABLE readings_15min DROP COLUMN total; ALTER TABLE readings_day DROP COLUMN \
-         total; DELETE FROM sonde_schema WHERE version = 20;",
+        "ALTER TABLE readings_15min DROP COLUMN total; ALTER TABLE readings_15min DROP COLUMN \
+         total_count; ALTER TABLE readings_day DROP COLUMN total; ALTER TABLE readings_day DROP \
+         COLUMN total_count; DELETE FROM sonde_schema WHERE version = 20;",
     );
 }
 
