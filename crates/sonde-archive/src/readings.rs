@@ -165,19 +165,20 @@ fn summaries(
         .collect())
 }
 
-/// A reading the write kept that was not kept before.
-struct NewReading {
-    probe: String,
-    metric: String,
+/// A reading the write kept that was not kept before, as the insert
+/// returned it (its names borrowed from the returned row).
+struct NewReading<'r> {
+    probe: &'r str,
+    metric: &'r str,
     sample: Sample,
 }
 
 const RETURNED: &str = "RETURNING probe, metric, at_ns, value, with_value";
 
-fn new_reading(r: &[Value]) -> Option<NewReading> {
+fn new_reading(r: &[Value]) -> Option<NewReading<'_>> {
     Some(NewReading {
-        probe: r.first()?.text()?.to_string(),
-        metric: r.get(1)?.text()?.to_string(),
+        probe: r.first()?.text()?,
+        metric: r.get(1)?.text()?,
         sample: Sample {
             at_ns: r.get(2)?.int()?,
             value: r.get(3)?.real()?,
@@ -186,13 +187,14 @@ fn new_reading(r: &[Value]) -> Option<NewReading> {
     })
 }
 
-/// Inserts `readings`; those that were not kept before (the first of a
-/// probe's metric's time twice in the batch).
+/// Inserts `readings`; the rows of those that were not kept before (the
+/// first of a probe's metric's time twice in the batch), as
+/// [`new_reading`] reads them.
 fn insert_readings(
     tx: &mut dyn Sql,
     readings: &[Reading],
     received_ns: i64,
-) -> Result<Vec<NewReading>, ArchiveError> {
+) -> Result<Vec<Vec<Value>>, ArchiveError> {
     let mut rows = Vec::new();
     if tx.postgres() {
         // One statement of fixed text for any batch: each column an
@@ -251,7 +253,7 @@ fn insert_readings(
             rows.extend(tx.rows(&sql, &params)?);
         }
     }
-    Ok(rows.iter().filter_map(|r| new_reading(r)).collect())
+    Ok(rows)
 }
 
 /// Writes `readings` in the transaction `tx` (see [`Store::put_readings`]).
@@ -299,14 +301,15 @@ fn put_in(
             return Ok(unit_conflict(index, &readings[index], k));
         }
     }
-    let new = insert_readings(tx, readings, received_ns)?;
+    let rows = insert_readings(tx, readings, received_ns)?;
+    let new: Vec<NewReading> = rows.iter().filter_map(|r| new_reading(r)).collect();
     // The new readings' summaries, by bucket, added to the buckets'; the
     // buckets' (of new readings only), by day, added to the days'.
     let mut buckets: BTreeMap<(&str, &str, i64), Vec<Sample>> = BTreeMap::new();
     for n in &new {
         let start = bucket_start(n.sample.at_ns);
         buckets
-            .entry((&n.probe, &n.metric, start))
+            .entry((n.probe, n.metric, start))
             .or_default()
             .push(n.sample);
     }
