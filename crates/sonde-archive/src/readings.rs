@@ -302,7 +302,7 @@ fn put_in(
         }
     }
     let rows = insert_readings(tx, readings, received_ns)?;
-    let new: Vec<NewReading> = rows.iter().filter_map(|r| new_reading(r)).collect();
+    let new: Vec<NewReading<'_>> = rows.iter().filter_map(|r| new_reading(r)).collect();
     // The new readings' summaries, by bucket, added to the buckets'; the
     // buckets' (of new readings only), by day, added to the days'.
     let mut buckets: BTreeMap<(&str, &str, i64), Vec<Sample>> = BTreeMap::new();
