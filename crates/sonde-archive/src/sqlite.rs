@@ -190,10 +190,12 @@ fn run_rows(
     use rusqlite::types::ValueRef;
     let params = lites(location, p)?;
     let mut st = c.prepare_cached(&numbered(sql)).map_err(err(location))?;
-    let n = st.column_count();
     let rows = st
         .query_map(rusqlite::params_from_iter(params), |row| {
-            (0..n)
+            // The row's own count: a kept statement is compiled again by
+            // SQLite at its first step after a migration, and its columns
+            // known before that step could be the old ones.
+            (0..row.as_ref().column_count())
                 .map(|i| {
                     Ok(match row.get_ref(i)? {
                         ValueRef::Null => Value::Text(None),
