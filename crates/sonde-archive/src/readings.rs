@@ -328,9 +328,10 @@ fn put_in(
             add_to_summary(tx, "readings_day", probe, metric, &s, *total)?;
         }
     }
+    // Counted by the rows the insert returned, as kept.
     Ok(ReadingsWrite::Kept {
-        new: new.len(),
-        duplicate: readings.len() - new.len(),
+        new: rows.len(),
+        duplicate: readings.len().saturating_sub(rows.len()),
     })
 }
 
@@ -347,8 +348,8 @@ fn unit_conflict(index: usize, r: &Reading, unit: &str) -> ReadingsWrite {
 impl Store {
     /// Keeps `readings` (received at `received_ns`) in one transaction,
     /// and adds the new ones to the 15-minute and daily summaries they
-    /// fall in, in it: all or nothing. A reading already kept (same probe, metric and
-    /// time) changes nothing; a reading in another unit than its
+    /// fall in, in it: all or nothing. A reading already kept (same
+    /// probe, metric and time) changes nothing; a reading in another unit than its
     /// metric's refuses the whole write.
     pub fn put_readings(
         &mut self,

@@ -5,7 +5,7 @@
 mod common;
 
 use sonde_archive::ReadingsWrite;
-use sonde_readings::{Interval, Reading};
+use sonde_readings::{Interval, Reading, Summary};
 
 const DAY: i64 = 1_764_115_200_000_000_000; // 2025-11-26T00:00:00Z
 const MIN: i64 = 60_000_000_000;
@@ -236,6 +236,19 @@ fn concurrent_writers_to_one_bucket_lose_no_reading_from_its_summary() {
     });
 }
 
+/// mast-1's wind speed over the day (or its month) of 2025-11-26: each
+/// point's summary.
+fn wind_on(s: &mut sonde_archive::Store, interval: Interval) -> Vec<Option<Summary>> {
+    let periods = interval.periods("2025-11-26").unwrap();
+    s.query_readings("mast-1", "wind_speed", interval, &periods)
+        .unwrap()
+        .unwrap()
+        .points
+        .iter()
+        .map(|p| p.summary)
+        .collect()
+}
+
 #[test]
 fn a_schema_19_archive_gets_its_summaries_sums_and_later_writes_add_to_them_not_to_an_older_sondes()
 {
@@ -260,26 +273,18 @@ fn a_schema_19_archive_gets_its_summaries_sums_and_later_writes_add_to_them_not_
         // A late reading and one of the next bucket, added to them.
         let late = [wind(0, 5.0, Some(9.0)), wind(15, 6.0, None)];
         assert_eq!(s.put_readings(&late, 0).unwrap(), kept(2, 0));
-        let day = Interval::Day.periods("2025-11-26").unwrap();
-        let q = s
-            .query_readings("mast-1", "wind_speed", Interval::Day, &day)
-            .unwrap()
-            .unwrap();
-        let b0 = q.points[0].summary.unwrap();
+        let q = wind_on(&mut s, Interval::Day);
+        let b0 = q[0].unwrap();
         assert_eq!((b0.count, b0.mean), (4, 3.0));
         assert_eq!(
             (b0.max, b0.max_at_ns, b0.with_at_max),
             (5.0, DAY, Some(9.0))
         );
         assert_eq!((b0.min, b0.min_at_ns), (1.0, DAY + MIN));
-        let b1 = q.points[1].summary.unwrap();
+        let b1 = q[1].unwrap();
         assert_eq!((b1.count, b1.mean), (1, 6.0));
-        let month = Interval::Month.periods("2025-11-26").unwrap();
-        let q = s
-            .query_readings("mast-1", "wind_speed", Interval::Month, &month)
-            .unwrap()
-            .unwrap();
-        let d = q.points[25].summary.unwrap();
+        let q = wind_on(&mut s, Interval::Month);
+        let d = q[25].unwrap();
         assert_eq!((d.count, d.mean, d.max), (5, 3.6, 6.0));
 
         // An older sonde still writing (schema 19's code: it recomputes a
@@ -300,18 +305,12 @@ fn a_schema_19_archive_gets_its_summaries_sums_and_later_writes_add_to_them_not_
             s.put_readings(&[wind(6, 8.0, None)], 0).unwrap(),
             kept(1, 0)
         );
-        let q = s
-            .query_readings("mast-1", "wind_speed", Interval::Day, &day)
-            .unwrap()
-            .unwrap();
-        let b0 = q.points[0].summary.unwrap();
+        let q = wind_on(&mut s, Interval::Day);
+        let b0 = q[0].unwrap();
         assert_eq!(b0.count, 6);
         assert!((b0.mean - 30.0 / 6.0).abs() < 1e-9, "{}", b0.mean);
-        let q = s
-            .query_readings("mast-1", "wind_speed", Interval::Month, &month)
-            .unwrap()
-            .unwrap();
-        let d = q.points[25].summary.unwrap();
+        let q = wind_on(&mut s, Interval::Month);
+        let d = q[25].unwrap();
         assert_eq!(d.count, 7);
         assert!((d.mean - 36.0 / 7.0).abs() < 1e-9, "{}", d.mean);
     });
