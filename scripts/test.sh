@@ -11,6 +11,11 @@ bash scripts/system-deps.sh
 bash scripts/python-deps.sh
 bash scripts/rust-tools.sh
 bash scripts/services.sh
+# A clean clone (CI's) gains nothing from incremental compilation's
+# records and pays for writing them: CI builds without them.
+if [ "${CI:-}" = true ]; then
+    export CARGO_INCREMENTAL=0
+fi
 cargo fmt --all -- --check
 cargo clippy --locked --workspace --all-targets -q -- -D warnings
 

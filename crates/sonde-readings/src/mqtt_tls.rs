@@ -1,8 +1,8 @@
 //! The MQTT subscriber's login and TLS (docs/readings.md): a password
 //! that never shows, the rustls client configuration (ring; the CA file
-//! or the system's roots), and what a refused connection says. rumqttc
-//! 0.24's TLS is built on rustls 0.22, which it re-exports: that one is
-//! used here.
+//! or the system's roots), and what a refused connection says. rumqttc's
+//! TLS is built on the rustls it re-exports (the workspace's 0.23): that
+//! one is used here.
 
 use rumqttc::tokio_rustls::rustls;
 use rumqttc::{ConnectReturnCode, ConnectionError};

@@ -200,9 +200,16 @@ impl Walkthrough {
                     }
                     continue;
                 }
+                let began = std::time::Instant::now();
                 let out = run.output().unwrap();
                 let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-                eprintln!("{}: {}\n{stdout}", cmd.at, cmd.text);
+                // Each line's time, for the suite's budget.
+                eprintln!(
+                    "{}: {} ({:.1} s)\n{stdout}",
+                    cmd.at,
+                    cmd.text,
+                    began.elapsed().as_secs_f64()
+                );
                 assert!(
                     out.status.success(),
                     "{}: {}\n{}",
