@@ -129,6 +129,12 @@ impl PgBackend {
         // not touch before it runs. (PostgreSQL 12 on; older servers
         // plan as they do.)
         let _ = client.batch_execute("SET plan_cache_mode = force_custom_plan");
+        // No compiling of queries (JIT, PostgreSQL 11 on): the server
+        // compiles a query whose estimated cost passes a threshold, and
+        // the archive's are short reads of an index or a partition whose
+        // estimates run high; the grid of 10,000 agents took 280 ms
+        // compiled where it runs in 55 (bench/mesh-scale, docs/mesh.md).
+        let _ = client.batch_execute("SET jit = off");
         if let Some(s) = schema {
             if s.is_empty() || !s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
                 return Err(ArchiveError::Database {

@@ -90,13 +90,28 @@ fn summary_of(row: &[Value]) -> Option<Summary> {
 /// of, is the row's count: a summary written before schema 20, or since
 /// by an older sonde still running (which recomputes count and mean from
 /// the readings and leaves the sum as it was), takes mean × count.
-fn add_to_summary(
+/// A summary to add to its bucket's (or day's) row: the probe's metric,
+/// the summary of the new readings in it and their sum.
+struct SummaryAdd<'r> {
+    probe: &'r str,
+    metric: &'r str,
+    summary: Summary,
+    total: f64,
+}
+
+/// Summaries added by one statement: 12 parameters each, well under
+/// both backends' limits. A batch of readings a second apart for a few
+/// hours touches a few dozen buckets: one statement, not one each.
+const SUMMARIES_PER_UPSERT: usize = 300;
+
+/// Adds each of `adds` to its row of `table` (made where there is none),
+/// a statement for many rows. Each row's key is once in `adds` (a
+/// statement may not update a row twice), in the key's order, so two
+/// writers lock the rows they share in the same order.
+fn add_to_summaries(
     tx: &mut dyn Sql,
     table: &str,
-    probe: &str,
-    metric: &str,
-    s: &Summary,
-    total: f64,
+    adds: &[SummaryAdd<'_>],
 ) -> Result<(), ArchiveError> {
     let lower = format!(
         "excluded.min < {table}.min OR (excluded.min = {table}.min \
@@ -110,35 +125,46 @@ fn add_to_summary(
         "CASE WHEN {table}.total_count = {table}.count THEN {table}.total \
          ELSE {table}.mean * {table}.count END + excluded.total"
     );
-    tx.execute(
-        &format!(
-            "INSERT INTO {table} (probe, metric, {SUMMARY_COLUMNS}, total, total_count) VALUES \
-             ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $4) \
-             ON CONFLICT (probe, metric, start_ns) DO UPDATE \
-             SET count = {table}.count + excluded.count, total = {sum}, \
-             total_count = {table}.count + excluded.count, \
-             mean = ({sum}) / ({table}.count + excluded.count), \
-             min = CASE WHEN {lower} THEN excluded.min ELSE {table}.min END, \
-             min_at_ns = CASE WHEN {lower} THEN excluded.min_at_ns ELSE {table}.min_at_ns END, \
-             max = CASE WHEN {higher} THEN excluded.max ELSE {table}.max END, \
-             max_at_ns = CASE WHEN {higher} THEN excluded.max_at_ns ELSE {table}.max_at_ns END, \
-             with_at_max = CASE WHEN {higher} THEN excluded.with_at_max \
-             ELSE {table}.with_at_max END"
-        ),
-        &[
-            text(probe),
-            text(metric),
-            int(s.start_ns),
-            int(s.count),
-            Value::Real(Some(total / s.count as f64)),
-            Value::Real(Some(s.min)),
-            int(s.min_at_ns),
-            Value::Real(Some(s.max)),
-            int(s.max_at_ns),
-            Value::Real(s.with_at_max),
-            Value::Real(Some(total)),
-        ],
-    )?;
+    for chunk in adds.chunks(SUMMARIES_PER_UPSERT) {
+        let params: Vec<Value> = chunk
+            .iter()
+            .flat_map(|a| {
+                let s = &a.summary;
+                [
+                    text(a.probe),
+                    text(a.metric),
+                    int(s.start_ns),
+                    int(s.count),
+                    Value::Real(Some(a.total / s.count as f64)),
+                    Value::Real(Some(s.min)),
+                    int(s.min_at_ns),
+                    Value::Real(Some(s.max)),
+                    int(s.max_at_ns),
+                    Value::Real(s.with_at_max),
+                    Value::Real(Some(a.total)),
+                    int(s.count),
+                ]
+            })
+            .collect();
+        tx.execute(
+            &format!(
+                "INSERT INTO {table} (probe, metric, {SUMMARY_COLUMNS}, total, total_count) \
+                 VALUES {} \
+                 ON CONFLICT (probe, metric, start_ns) DO UPDATE \
+                 SET count = {table}.count + excluded.count, total = {sum}, \
+                 total_count = {table}.count + excluded.count, \
+                 mean = ({sum}) / ({table}.count + excluded.count), \
+                 min = CASE WHEN {lower} THEN excluded.min ELSE {table}.min END, \
+                 min_at_ns = CASE WHEN {lower} THEN excluded.min_at_ns ELSE {table}.min_at_ns END, \
+                 max = CASE WHEN {higher} THEN excluded.max ELSE {table}.max END, \
+                 max_at_ns = CASE WHEN {higher} THEN excluded.max_at_ns ELSE {table}.max_at_ns END, \
+                 with_at_max = CASE WHEN {higher} THEN excluded.with_at_max \
+                 ELSE {table}.with_at_max END",
+                crate::row::value_rows(chunk.len(), 12)
+            ),
+            &params,
+        )?;
+    }
     Ok(())
 }
 
@@ -314,20 +340,34 @@ fn put_in(
             .push(n.sample);
     }
     let mut days: BTreeMap<(&str, &str, i64), (Vec<Summary>, f64)> = BTreeMap::new();
+    let mut quarters = Vec::with_capacity(buckets.len());
     for (&(probe, metric, start), samples) in &buckets {
-        if let Some(s) = Summary::of_samples(start, samples) {
+        if let Some(summary) = Summary::of_samples(start, samples) {
             let total = samples.iter().map(|x| x.value).sum::<f64>();
-            add_to_summary(tx, "readings_15min", probe, metric, &s, total)?;
             let day = days.entry((probe, metric, day_start(start))).or_default();
-            day.0.push(s);
+            day.0.push(summary);
             day.1 += total;
+            quarters.push(SummaryAdd {
+                probe,
+                metric,
+                summary,
+                total,
+            });
         }
     }
-    for (&(probe, metric, start), (parts, total)) in &days {
-        if let Some(s) = Summary::combine(start, parts) {
-            add_to_summary(tx, "readings_day", probe, metric, &s, *total)?;
-        }
-    }
+    add_to_summaries(tx, "readings_15min", &quarters)?;
+    let whole_days: Vec<SummaryAdd<'_>> = days
+        .iter()
+        .filter_map(|(&(probe, metric, start), (parts, total))| {
+            Some(SummaryAdd {
+                probe,
+                metric,
+                summary: Summary::combine(start, parts)?,
+                total: *total,
+            })
+        })
+        .collect();
+    add_to_summaries(tx, "readings_day", &whole_days)?;
     // Counted by the rows the insert returned, as kept.
     Ok(ReadingsWrite::Kept {
         new: rows.len(),

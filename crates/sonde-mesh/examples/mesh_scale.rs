@@ -18,11 +18,16 @@
 //! as a campaign labels them. The day is one of last month's (it ends
 //! a day before this month began): what a central archive keeps by month
 //! then holds a month whole, which `bench/mesh-scale` drops by retention.
+//!
+//! After each timed phase it prints the CPU time each party spent on a
+//! result: the central agents (every process named `sonde`), PostgreSQL
+//! (every `postgres` process) and these simulated agents, and the rate
+//! their sum allows on this machine's cores, were each core theirs.
 
 use sonde_archive::{Placement, Store};
 use sonde_mesh::ForwardConfig;
 use sonde_model::{ResultId, TestResult, Timestamp};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -34,6 +39,80 @@ fn token(i: usize) -> String {
 
 fn name(i: usize) -> String {
     format!("agent-{i:05}")
+}
+
+/// CPU time so far (user and system, in clock ticks) of every process
+/// named `sonde` and `postgres`, by pid, and of this one.
+struct CpuSnapshot {
+    by_pid: HashMap<u32, (&'static str, u64)>,
+    own: u64,
+}
+
+/// The kernel's clock tick for /proc's times (USER_HZ): 100 on every
+/// Linux ABI sonde builds for.
+const TICKS_PER_S: f64 = 100.0;
+
+/// A process's `comm` and its user + system ticks, from its `stat`.
+fn proc_ticks(stat: &str) -> Option<(&str, u64)> {
+    let open = stat.find('(')?;
+    let close = stat.rfind(')')?;
+    let comm = stat.get(open + 1..close)?;
+    // After the comm: state is field 3; utime and stime are 14 and 15.
+    let mut rest = stat.get(close + 2..)?.split(' ');
+    let utime: u64 = rest.nth(11)?.parse().ok()?;
+    let stime: u64 = rest.next()?.parse().ok()?;
+    Some((comm, utime + stime))
+}
+
+impl CpuSnapshot {
+    fn now() -> Self {
+        let mut by_pid = HashMap::new();
+        if let Ok(dir) = std::fs::read_dir("/proc") {
+            for e in dir.flatten() {
+                let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+                    continue;
+                };
+                let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+                    continue;
+                };
+                match proc_ticks(&stat) {
+                    Some(("sonde", t)) => by_pid.insert(pid, ("central", t)),
+                    Some(("postgres", t)) => by_pid.insert(pid, ("PostgreSQL", t)),
+                    _ => None,
+                };
+            }
+        }
+        let own = std::fs::read_to_string("/proc/self/stat")
+            .ok()
+            .and_then(|s| proc_ticks(&s).map(|(_, t)| t))
+            .unwrap_or(0);
+        CpuSnapshot { by_pid, own }
+    }
+
+    /// Each party's CPU per result since `self`, over `results`, and the
+    /// rate their sum allows on this machine's cores. A process that
+    /// started since counts from zero; one that ended is not counted.
+    fn report(&self, results: usize) -> String {
+        let later = CpuSnapshot::now();
+        let mut parties: BTreeMap<&str, u64> = BTreeMap::new();
+        for (pid, (party, t)) in &later.by_pid {
+            let before = self.by_pid.get(pid).map_or(0, |(_, b)| *b);
+            *parties.entry(party).or_default() += t.saturating_sub(before);
+        }
+        parties.insert("simulated agents", later.own.saturating_sub(self.own));
+        let per = |ticks: u64| ticks as f64 / TICKS_PER_S / results.max(1) as f64 * 1e6;
+        let sum: f64 = parties.values().map(|&t| per(t)).sum();
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let shares: Vec<String> = parties
+            .iter()
+            .map(|(p, &t)| format!("{p} {:.0} µs", per(t)))
+            .collect();
+        format!(
+            "CPU per result: {} (sum {sum:.0} µs: {cores} cores allow {:.0} results/s)",
+            shares.join(", "),
+            cores as f64 * 1e6 / sum.max(1.0)
+        )
+    }
 }
 
 struct Args {
@@ -281,6 +360,7 @@ fn run(a: &Args) -> Result<(), String> {
         "queued the first hour ({per_hour} results) in {:.1} s (not timed below)",
         t.elapsed().as_secs_f64()
     );
+    let cpu = CpuSnapshot::now();
     let t = Instant::now();
     let n = drain(a, &archives);
     let s = t.elapsed().as_secs_f64();
@@ -288,6 +368,7 @@ fn run(a: &Args) -> Result<(), String> {
         "one-hour backlog: {n} results drained in {s:.1} s ({:.0} results/s)",
         n as f64 / s
     );
+    println!("  {}", cpu.report(n));
 
     if a.hours > 1 {
         let t = Instant::now();
@@ -297,6 +378,7 @@ fn run(a: &Args) -> Result<(), String> {
             a.hours,
             t.elapsed().as_secs_f64()
         );
+        let cpu = CpuSnapshot::now();
         let t = Instant::now();
         let n = drain(a, &archives);
         let s = t.elapsed().as_secs_f64();
@@ -306,6 +388,7 @@ fn run(a: &Args) -> Result<(), String> {
              a whole day of this mesh in {:.0} s)",
             (a.agents * 8 * 24) as f64 / rate
         );
+        println!("  {}", cpu.report(n));
     }
 
     // The grid is timed by bench/mesh-scale/run (its answer for 10,000

@@ -1,10 +1,9 @@
 //! The MQTT subscriber's login and TLS (docs/readings.md): a password
 //! that never shows, the rustls client configuration (ring; the CA file
 //! or the system's roots), and what a refused connection says. rumqttc's
-//! TLS is built on the rustls it re-exports (the workspace's 0.23): that
-//! one is used here.
+//! TLS is built on the workspace's rustls 0.23 (it re-exports it), the
+//! one named here.
 
-use rumqttc::tokio_rustls::rustls;
 use rumqttc::{ConnectReturnCode, ConnectionError};
 use std::fmt;
 use std::path::PathBuf;

@@ -18,7 +18,7 @@ use sonde_model::clock::now_ns;
 use sonde_model::Metric;
 use sonde_report::chart::{Chart, Panel, Series};
 use sonde_report::heatmap::HeatMap;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 pub fn routes() -> Routes {
     Routes::new()
@@ -414,17 +414,18 @@ async fn mesh(
     .await?;
     let now = now_ns();
     let silent = silent_agents(&registry, &state, now);
-    // (from, to) → (forward, reverse), newest first wins.
-    let mut pairs: BTreeMap<(String, String), (Option<MeshCell>, Option<MeshCell>)> =
-        BTreeMap::new();
-    let mut agents = BTreeSet::new();
+    // (a, b) with a <= b → (a to b, b to a), newest first wins. Keyed by
+    // the rows' own names: a grid of 10,000 agents has 20,000 rows, and
+    // ordered once at the end.
+    type Cells = (Option<MeshCell>, Option<MeshCell>);
+    let mut pairs: HashMap<(&str, &str), Cells> = HashMap::with_capacity(rows.len());
     for (row, value) in &rows {
         let value = *value;
-        let (from, to) = (row.from_name(), row.to_name());
-        let (status, why) = path_status(row, &state, now, &silent);
         if m.is_some() && value.is_none() {
             continue;
         }
+        let (from, to) = (row.from_name(), row.to_name());
+        let (status, why) = path_status(row, &state, now, &silent);
         let cell = MeshCell {
             status,
             why,
@@ -434,12 +435,10 @@ async fn mesh(
         };
         // The data's way: a reverse test from A to B carries B → A.
         let (a, b) = if row.direction == "reverse" {
-            (to.to_string(), from.to_string())
+            (to, from)
         } else {
-            (from.to_string(), to.to_string())
+            (from, to)
         };
-        agents.insert(a.clone());
-        agents.insert(b.clone());
         let (key, forward) = if a <= b {
             ((a, b), true)
         } else {
@@ -451,12 +450,18 @@ async fn mesh(
             *slot = Some(cell);
         }
     }
-    agents.extend(registry.iter().map(|a| a.info.name.clone()));
+    let mut names: Vec<&str> = pairs.keys().flat_map(|&(a, b)| [a, b]).collect();
+    names.extend(registry.iter().map(|a| a.info.name.as_str()));
+    names.sort_unstable();
+    names.dedup();
+    let agents: BTreeSet<String> = names.into_iter().map(str::to_string).collect();
+    let mut pairs: Vec<((&str, &str), Cells)> = pairs.into_iter().collect();
+    pairs.sort_unstable_by(|x, y| x.0.cmp(&y.0));
     let cells: Vec<MeshPair> = pairs
         .into_iter()
         .map(|((source, target), (forward, reverse))| MeshPair {
-            source,
-            target,
+            source: source.to_string(),
+            target: target.to_string(),
             forward,
             reverse,
         })
