@@ -265,7 +265,7 @@ fn select() -> String {
 /// counted; a query of another test leaves that column out (NULL), as
 /// the planner costs its subquery for every row whatever the test, and a
 /// grid of 20,000 paths' estimate then passed PostgreSQL's threshold for
-/// compiling the query (JIT): 280 ms where it runs in 45.
+/// compiling the query (JIT): 280 ms where it runs in 55.
 fn select_columns(from_latest: bool, traces: bool) -> String {
     let labels = if from_latest {
         KEPT_LABELS.map(|k| format!("results.{k}_name"))

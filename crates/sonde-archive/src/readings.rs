@@ -77,19 +77,6 @@ fn summary_of(row: &[Value]) -> Option<Summary> {
     })
 }
 
-/// Adds `s`, the summary of a write's new readings in one bucket or day
-/// whose values sum to `total`, to `table`'s summary of that span, as
-/// [`Summary::combine`] of the two would: counts and sums added, the mean
-/// their quotient, the lower low and the higher high (the earlier of two
-/// equal), with the high's `with`. One statement, nothing read back. A
-/// reading is added once, when it is new to the archive, so a summary is
-/// what recomputing it from its readings would give (the sum in another
-/// order); a reading that arrives late corrects it at once.
-///
-/// The sum is trusted only while `total_count`, the count it is the sum
-/// of, is the row's count: a summary written before schema 20, or since
-/// by an older sonde still running (which recomputes count and mean from
-/// the readings and leaves the sum as it was), takes mean × count.
 /// A summary to add to its bucket's (or day's) row: the probe's metric,
 /// the summary of the new readings in it and their sum.
 struct SummaryAdd<'r> {
@@ -99,15 +86,24 @@ struct SummaryAdd<'r> {
     total: f64,
 }
 
-/// Summaries added by one statement: 12 parameters each, well under
-/// both backends' limits. A batch of readings a second apart for a few
-/// hours touches a few dozen buckets: one statement, not one each.
-const SUMMARIES_PER_UPSERT: usize = 300;
-
-/// Adds each of `adds` to its row of `table` (made where there is none),
-/// a statement for many rows. Each row's key is once in `adds` (a
-/// statement may not update a row twice), in the key's order, so two
-/// writers lock the rows they share in the same order.
+/// Adds each of `adds`, the summary of a write's new readings in one
+/// bucket or day and their sum, to `table`'s summary of that span, as
+/// [`Summary::combine`] of the two would: counts and sums added, the mean
+/// their quotient, the lower low and the higher high (the earlier of two
+/// equal), with the high's `with`. Many spans to a statement (a batch a
+/// few hours long touches a few dozen buckets), nothing read back. A
+/// reading is added once, when it is new to the archive, so a summary is
+/// what recomputing it from its readings would give (the sum in another
+/// order); a reading that arrives late corrects it at once.
+///
+/// The sum is trusted only while `total_count`, the count it is the sum
+/// of, is the row's count: a summary written before schema 20, or since
+/// by an older sonde still running (which recomputes count and mean from
+/// the readings and leaves the sum as it was), takes mean × count.
+///
+/// Each span is once in `adds` (a statement may not update a row twice),
+/// in the key's order, so two writers lock the rows they share in the
+/// same order.
 fn add_to_summaries(
     tx: &mut dyn Sql,
     table: &str,
@@ -125,47 +121,44 @@ fn add_to_summaries(
         "CASE WHEN {table}.total_count = {table}.count THEN {table}.total \
          ELSE {table}.mean * {table}.count END + excluded.total"
     );
-    for chunk in adds.chunks(SUMMARIES_PER_UPSERT) {
-        let params: Vec<Value> = chunk
-            .iter()
-            .flat_map(|a| {
-                let s = &a.summary;
-                [
-                    text(a.probe),
-                    text(a.metric),
-                    int(s.start_ns),
-                    int(s.count),
-                    Value::Real(Some(a.total / s.count as f64)),
-                    Value::Real(Some(s.min)),
-                    int(s.min_at_ns),
-                    Value::Real(Some(s.max)),
-                    int(s.max_at_ns),
-                    Value::Real(s.with_at_max),
-                    Value::Real(Some(a.total)),
-                    int(s.count),
-                ]
-            })
-            .collect();
-        tx.execute(
-            &format!(
-                "INSERT INTO {table} (probe, metric, {SUMMARY_COLUMNS}, total, total_count) \
-                 VALUES {} \
-                 ON CONFLICT (probe, metric, start_ns) DO UPDATE \
-                 SET count = {table}.count + excluded.count, total = {sum}, \
-                 total_count = {table}.count + excluded.count, \
-                 mean = ({sum}) / ({table}.count + excluded.count), \
-                 min = CASE WHEN {lower} THEN excluded.min ELSE {table}.min END, \
-                 min_at_ns = CASE WHEN {lower} THEN excluded.min_at_ns ELSE {table}.min_at_ns END, \
-                 max = CASE WHEN {higher} THEN excluded.max ELSE {table}.max END, \
-                 max_at_ns = CASE WHEN {higher} THEN excluded.max_at_ns ELSE {table}.max_at_ns END, \
-                 with_at_max = CASE WHEN {higher} THEN excluded.with_at_max \
-                 ELSE {table}.with_at_max END",
-                crate::row::value_rows(chunk.len(), 12)
-            ),
-            &params,
-        )?;
-    }
-    Ok(())
+    let rows: Vec<[Value; 12]> = adds
+        .iter()
+        .map(|a| {
+            let s = &a.summary;
+            [
+                text(a.probe),
+                text(a.metric),
+                int(s.start_ns),
+                int(s.count),
+                Value::Real(Some(a.total / s.count as f64)),
+                Value::Real(Some(s.min)),
+                int(s.min_at_ns),
+                Value::Real(Some(s.max)),
+                int(s.max_at_ns),
+                Value::Real(s.with_at_max),
+                Value::Real(Some(a.total)),
+                int(s.count),
+            ]
+        })
+        .collect();
+    let upsert = |n: usize| {
+        format!(
+            "INSERT INTO {table} (probe, metric, {SUMMARY_COLUMNS}, total, total_count) \
+             VALUES {} \
+             ON CONFLICT (probe, metric, start_ns) DO UPDATE \
+             SET count = {table}.count + excluded.count, total = {sum}, \
+             total_count = {table}.count + excluded.count, \
+             mean = ({sum}) / ({table}.count + excluded.count), \
+             min = CASE WHEN {lower} THEN excluded.min ELSE {table}.min END, \
+             min_at_ns = CASE WHEN {lower} THEN excluded.min_at_ns ELSE {table}.min_at_ns END, \
+             max = CASE WHEN {higher} THEN excluded.max ELSE {table}.max END, \
+             max_at_ns = CASE WHEN {higher} THEN excluded.max_at_ns ELSE {table}.max_at_ns END, \
+             with_at_max = CASE WHEN {higher} THEN excluded.with_at_max \
+             ELSE {table}.with_at_max END",
+            crate::row::value_rows(n, 12)
+        )
+    };
+    crate::row::put_rows(tx, upsert, &rows)
 }
 
 /// The summaries of `table` for `probe`'s `metric` starting in

@@ -265,7 +265,7 @@ const PARAMS_PER_STATEMENT: usize = 4000;
 /// trip per chunk, not per row.
 pub fn put_rows<R: AsRef<[Value]>>(
     tx: &mut dyn crate::sql::Sql,
-    insert: fn(usize) -> String,
+    insert: impl Fn(usize) -> String,
     rows: &[R],
 ) -> Result<(), crate::ArchiveError> {
     let Some(first) = rows.first() else {
