@@ -176,11 +176,10 @@ fn reader(rx: PacketSocket, mut ring: RxRing, q: Queue, mut dir: Direction, star
         // only when a frame comes before that (with a steady delay, almost
         // never), not once per frame.
         let first = ready.iter().map(|h| h.release).min();
-        let wake = match (flight.held.first_release(), first) {
-            (None, _) => true,
-            (Some(held), Some(first)) => first < held,
-            (Some(_), None) => false,
-        };
+        let wake = flight
+            .held
+            .first_release()
+            .is_none_or(|held| first < Some(held));
         for h in ready.drain(..) {
             if flight.held.len() < MAX_HELD {
                 flight.held.push(h);
